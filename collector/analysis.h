@@ -1,0 +1,49 @@
+// Correlation join and per-range aggregation over a decoded log: the numbers behind `kcount summary`
+// and `kcount kernels`. GPU-free, no CUDA headers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collector/log_reader.h"
+
+namespace kc {
+
+/// Per kernel name within one range: how many ran and for how long.
+struct KernelTally {
+  uint64_t count = 0;
+  uint64_t gpu_ns = 0;
+};
+
+/// Numbers for one node of the range tree. "Exclusive" counts only launches made while this range was
+/// the innermost open range of the launching thread; "inclusive" adds all descendants.
+struct RangeStats {
+  uint32_t scope_id = 0;
+  uint64_t instances = 0;      // range instances closed (or unclosed at exit) with this path
+  uint64_t cpu_ns = 0;         // sum over instances of (end - begin), host clock
+  uint64_t launches = 0;       // launch API calls (once per correlation id)
+  uint64_t graph_launches = 0; // of which cudaGraphLaunch/cuGraphLaunch
+  uint64_t launch_api_ns = 0;  // sum of (exit - enter) of those launch calls
+  uint64_t kernels = 0;        // GPU kernel records joined to those launches
+  uint64_t gpu_ns = 0;         // sum of kernel (end - start)
+  std::map<uint32_t, KernelTally> by_kernel;  // kernel name id -> tally
+};
+
+/// Result of joining kernels to launches by correlation id.
+struct Summary {
+  std::vector<RangeStats> exclusive;  // indexed by scope id (same size as LogData::scopes)
+  std::vector<RangeStats> inclusive;  // indexed by scope id; inclusive[0] is the whole process
+  uint64_t launches = 0;
+  uint64_t kernels = 0;
+  uint64_t unmatched_kernels = 0;       // kernel records whose correlation id matches no launch
+  uint64_t launches_without_kernel = 0; // launches no kernel record matched
+  std::vector<uint32_t> children_order; // scope ids in depth-first order of first appearance (root first)
+  std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
+};
+
+/// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
+Summary summarize(const LogData& log);
+
+}  // namespace kc

@@ -1,0 +1,155 @@
+// kcount binary log: on-disk layout.
+//
+// A log is a FileHeader followed by chunks. Each chunk is a ChunkHeader and a payload of records; the
+// payload's XXH3-64 checksum is in the header, so a damaged chunk is detected and skipped, and a file
+// cut short is readable up to its last complete chunk. Each record is a RecordHeader (type, body size)
+// and a body; readers skip types they do not know and ignore body bytes past the fields they know, so
+// the format only grows at the end (NVTX's size-prefixed structs, Kineto's unpaddedStructSize).
+// Strings and scopes are interned: defined once by a String/Scope record, referred to by id afterwards;
+// a chunk can be decoded knowing only the chunks before it. All integers are little-endian.
+// History and field meanings: docs/format.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace kc {
+
+inline constexpr char kLogMagic[8] = {'K', 'C', 'O', 'U', 'N', 'T', 'L', 'G'};
+inline constexpr uint16_t kLogMajor = 1;  // incompatible changes
+inline constexpr uint16_t kLogMinor = 0;  // additions readers may ignore
+inline constexpr uint32_t kChunkMagic = 0x4b484b43;  // "CKHK" little-endian bytes 'C','K','H','K'
+
+/// Readers refuse chunk payloads larger than this (bytes): a corrupt length cannot make them allocate.
+inline constexpr uint32_t kMaxChunkPayload = 64u << 20;
+/// Writers close a chunk once its payload reaches this many bytes.
+inline constexpr uint32_t kTargetChunkPayload = 1u << 20;
+/// Longest string stored (bytes); longer kernel or range names are cut at this length.
+inline constexpr uint32_t kMaxStringBytes = 60000;
+
+/// Scope id 0 is the root of the range tree: a launch with scope 0 ran with no NVTX range open.
+inline constexpr uint32_t kRootScope = 0;
+/// String id 0 is the empty string and means "none".
+inline constexpr uint32_t kNoString = 0;
+
+struct FileHeader {
+  char magic[8];
+  uint16_t major;
+  uint16_t minor;
+  uint32_t header_bytes;  // sizeof(FileHeader) when written; readers skip to this offset
+};
+static_assert(sizeof(FileHeader) == 16);
+
+struct ChunkHeader {
+  uint32_t magic;          // kChunkMagic
+  uint32_t payload_bytes;  // bytes of records after this header
+  uint64_t checksum;       // XXH3_64bits(payload)
+  uint32_t sequence;       // 0, 1, 2, ... in write order
+  uint32_t record_count;   // records in the payload
+};
+static_assert(sizeof(ChunkHeader) == 24);
+
+enum class RecordType : uint16_t {
+  kMetadata = 1,  // key/value pair about the process (MetadataBody + key + value bytes)
+  kString = 2,    // interned string (StringBody + bytes)
+  kScope = 3,     // range-tree node (ScopeBody)
+  kLaunch = 4,    // one launch API call, once per correlation id (LaunchBody)
+  kKernel = 5,    // one kernel execution from a CUPTI activity record (KernelBody)
+  kRange = 6,     // one closed (or unclosed at exit) NVTX range instance (RangeBody)
+  kStats = 7,     // counters, written in the final chunk (StatsBody)
+  kEnd = 8,       // last record of a complete log (no body)
+};
+
+struct RecordHeader {
+  uint16_t type;        // RecordType
+  uint16_t reserved;    // 0
+  uint32_t body_bytes;  // bytes after this header
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+struct MetadataBody {
+  uint32_t key_bytes;  // followed by key bytes, then value bytes (the rest of the body)
+};
+
+struct StringBody {
+  uint32_t string_id;  // followed by the string's bytes (the rest of the body), no terminator
+};
+
+/// Node of the range tree. A path such as step/gate is scope(gate) whose parent is scope(step).
+struct ScopeBody {
+  uint32_t scope_id;
+  uint32_t parent_id;  // kRootScope for a top-level range
+  uint32_t name_id;    // string id of the range's message
+  uint32_t domain_id;  // string id of the NVTX domain's name; kNoString for the default domain
+};
+static_assert(sizeof(ScopeBody) == 16);
+
+/// Which CUPTI callback domain a launch API belongs to.
+enum class ApiDomain : uint8_t { kRuntime = 1, kDriver = 2 };
+
+struct LaunchBody {
+  uint64_t correlation_id;  // CUPTI correlation id, shared by the runtime call and the driver call inside
+  uint64_t enter_ns;        // host clock (CLOCK_MONOTONIC ns) at API enter of the outermost call
+  uint64_t exit_ns;         // host clock at API exit of the outermost call
+  uint32_t scope_id;        // innermost NVTX range of the launching thread at API enter
+  uint32_t thread_id;       // OS thread id (gettid) of the launching thread
+  uint32_t api_id;          // string id of the outermost API's name, e.g. "cudaLaunchKernel"
+  uint32_t cbid;            // CUPTI callback id of the outermost API
+  uint8_t domain;           // ApiDomain of the outermost API
+  uint8_t is_graph_launch;  // 1 for cudaGraphLaunch/cuGraphLaunch (one launch, many kernels)
+  uint8_t reserved[6];
+};
+static_assert(sizeof(LaunchBody) == 48);
+
+struct KernelBody {
+  uint64_t correlation_id;  // matches LaunchBody::correlation_id of the launch that issued it
+  uint64_t start_ns;        // GPU start, converted by CUPTI to the host clock (CLOCK_MONOTONIC ns)
+  uint64_t end_ns;          // GPU end, same clock
+  uint64_t graph_node_id;   // CUDA graph node id, 0 when not launched from a graph
+  uint32_t name_id;         // string id of the kernel's (mangled) name
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id;
+  int32_t grid[3];
+  int32_t block[3];
+  uint32_t graph_id;        // CUDA graph id, 0 when not launched from a graph
+  uint32_t shared_bytes;    // static + dynamic shared memory per block
+  uint32_t cluster[3];      // thread block cluster shape (0 when none)
+  uint32_t registers;       // registers per thread
+};
+static_assert(sizeof(KernelBody) == 96);
+
+enum RangeFlags : uint32_t {
+  kRangeProcessWide = 1u << 0,  // nvtxRangeStart/End: not on a thread's stack, may end on another thread
+  kRangeUnclosed = 1u << 1,     // still open when the log was closed; end_ns is the close time
+};
+
+struct RangeBody {
+  uint64_t begin_ns;       // host clock at push/start
+  uint64_t end_ns;         // host clock at pop/end
+  uint32_t scope_id;       // the range's node in the range tree (its full path)
+  uint32_t thread_id;      // thread that pushed/started it
+  uint32_t end_thread_id;  // thread that popped/ended it
+  uint32_t flags;          // RangeFlags
+};
+static_assert(sizeof(RangeBody) == 32);
+
+/// Counters of the whole run; the reader sums them if several appear.
+struct StatsBody {
+  uint64_t launches;                // launch records written
+  uint64_t kernels;                 // kernel records written
+  uint64_t ranges;                  // range records written
+  uint64_t dropped_host_records;    // launches/ranges lost because the host buffer cap was reached
+  uint64_t dropped_activity_records;  // CUPTI's count (cuptiActivityGetNumDroppedRecords)
+  uint64_t activity_buffers_refused;  // buffer requests refused because the activity buffer cap was reached
+  uint64_t nvtx_pop_underflow;      // pops with no range pushed on that thread and domain
+  uint64_t late_activity_records;   // activity records delivered after the log was closed (lost)
+  uint64_t bytes_dropped;           // bytes that could not be written (disk full, unwritable)
+};
+static_assert(sizeof(StatsBody) == 72);
+
+static_assert(std::is_trivially_copyable_v<LaunchBody> && std::is_trivially_copyable_v<KernelBody> &&
+              std::is_trivially_copyable_v<RangeBody> && std::is_trivially_copyable_v<ScopeBody>);
+
+}  // namespace kc

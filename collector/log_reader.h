@@ -1,0 +1,60 @@
+// kcount binary log reader: bounds-checked, never trusts a length field, reports damage with byte offsets
+// and keeps what is intact. Format: collector/log_format.h, docs/format.md.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collector/log_format.h"
+
+namespace kc {
+
+/// A problem found while reading. Warnings leave the data usable (a truncated tail); errors mean a part
+/// of the file was skipped or the file is not a kcount log at all.
+struct ReadIssue {
+  enum class Severity { kWarning, kError };
+  Severity severity = Severity::kError;
+  uint64_t offset = 0;    // byte offset in the file where the problem was found
+  int64_t chunk = -1;     // chunk index (0-based, in file order) or -1 for the file header
+  std::string message;    // what was wrong, in words
+};
+
+/// Everything a log holds, decoded into memory. Ids index the vectors: strings[id], scopes[id].
+/// Not thread-safe; build one per thread.
+struct LogData {
+  uint16_t major = 0, minor = 0;
+  std::vector<std::pair<std::string, std::string>> metadata;  // in file order; later keys may repeat
+  std::vector<std::string> strings;  // strings[0] == "" (kNoString)
+  std::vector<ScopeBody> scopes;     // scopes[0] is the root; unknown ids have name_id 0
+  std::vector<LaunchBody> launches;
+  std::vector<KernelBody> kernels;
+  std::vector<RangeBody> ranges;
+  StatsBody stats{};                 // summed over Stats records
+  bool has_stats = false;
+  bool complete = false;             // an End record was read: the process closed the log itself
+  uint32_t chunks_read = 0;          // chunks whose checksum matched and that were decoded
+  uint32_t chunks_skipped = 0;       // chunks skipped for a bad checksum or a bad record inside
+  uint64_t file_bytes = 0;
+  std::vector<ReadIssue> issues;
+
+  /// Value of the last metadata entry named key, or "" if absent.
+  std::string meta(std::string_view key) const;
+  /// String for an id; "<bad string id N>" when out of range (never throws).
+  std::string_view str(uint32_t id) const;
+  /// Path of a scope from the root, names joined by '/', e.g. "step/gate"; "(no range)" for the root.
+  std::string scopePath(uint32_t scope_id) const;
+  /// True if any issue is an error.
+  bool damaged() const;
+};
+
+/// Decodes a whole log held in memory. Never throws on bad input: problems go to LogData::issues.
+/// Throws std::bad_alloc only if memory runs out.
+LogData readLog(std::span<const uint8_t> bytes);
+
+/// Reads a file and decodes it. A file that cannot be opened gives an error issue at offset 0.
+LogData readLogFile(const std::string& path);
+
+}  // namespace kc

@@ -1,0 +1,94 @@
+#include "collector/log_writer.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace kc {
+
+bool MemorySink::write(const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  bytes.insert(bytes.end(), p, p + n);
+  return true;
+}
+
+// payload_ starts with room for the ChunkHeader, filled in by flush(), so a chunk goes out in one write
+// without moving the payload.
+LogWriter::LogWriter(ByteSink* sink) : sink_(sink) {
+  payload_.reserve(kTargetChunkPayload + 4096);
+  payload_.resize(sizeof(ChunkHeader));
+}
+
+void LogWriter::append(RecordType type, const void* body, uint32_t body_bytes, const void* tail,
+                       uint32_t tail_bytes) {
+  RecordHeader h{static_cast<uint16_t>(type), 0, body_bytes + tail_bytes};
+  const size_t at = payload_.size();
+  payload_.resize(at + sizeof(h) + body_bytes + tail_bytes);
+  uint8_t* p = payload_.data() + at;
+  std::memcpy(p, &h, sizeof(h));
+  if (body_bytes) std::memcpy(p + sizeof(h), body, body_bytes);
+  if (tail_bytes) std::memcpy(p + sizeof(h) + body_bytes, tail, tail_bytes);
+  ++records_;
+}
+
+void LogWriter::writeMetadata(std::string_view key, std::string_view value) {
+  key = key.substr(0, kMaxStringBytes);
+  value = value.substr(0, kMaxStringBytes);
+  std::vector<uint8_t> tail(key.size() + value.size());
+  std::memcpy(tail.data(), key.data(), key.size());
+  std::memcpy(tail.data() + key.size(), value.data(), value.size());
+  MetadataBody b{static_cast<uint32_t>(key.size())};
+  append(RecordType::kMetadata, &b, sizeof(b), tail.data(), static_cast<uint32_t>(tail.size()));
+}
+
+void LogWriter::writeString(uint32_t string_id, std::string_view text) {
+  text = text.substr(0, kMaxStringBytes);
+  StringBody b{string_id};
+  append(RecordType::kString, &b, sizeof(b), text.data(), static_cast<uint32_t>(text.size()));
+}
+
+void LogWriter::writeScope(const ScopeBody& s) { append(RecordType::kScope, &s, sizeof(s)); }
+void LogWriter::writeLaunch(const LaunchBody& l) { append(RecordType::kLaunch, &l, sizeof(l)); }
+void LogWriter::writeKernel(const KernelBody& k) { append(RecordType::kKernel, &k, sizeof(k)); }
+void LogWriter::writeRange(const RangeBody& r) { append(RecordType::kRange, &r, sizeof(r)); }
+void LogWriter::writeStats(const StatsBody& s) { append(RecordType::kStats, &s, sizeof(s)); }
+void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
+
+bool LogWriter::writeToSink(const void* data, size_t bytes) {
+  if (sink_ != nullptr && sink_->write(data, bytes)) {
+    bytes_written_ += bytes;
+    return true;
+  }
+  dropped_bytes_ += bytes;
+  return false;
+}
+
+bool LogWriter::flush() {
+  if (payload_.size() == sizeof(ChunkHeader)) return true;
+  bool ok = true;
+  if (!header_written_) {
+    FileHeader fh{};
+    std::memcpy(fh.magic, kLogMagic, sizeof(kLogMagic));
+    fh.major = kLogMajor;
+    fh.minor = kLogMinor;
+    fh.header_bytes = sizeof(FileHeader);
+    ok = writeToSink(&fh, sizeof(fh));
+    header_written_ = true;
+  }
+  ChunkHeader ch{};
+  ch.magic = kChunkMagic;
+  const size_t payload_bytes = payload_.size() - sizeof(ChunkHeader);
+  ch.payload_bytes = static_cast<uint32_t>(payload_bytes);
+  ch.checksum = XXH3_64bits(payload_.data() + sizeof(ChunkHeader), payload_bytes);
+  ch.sequence = sequence_++;
+  ch.record_count = records_;
+  // One write per chunk, so a crash leaves either the whole chunk or a cut tail the reader detects.
+  std::memcpy(payload_.data(), &ch, sizeof(ch));
+  ok = writeToSink(payload_.data(), payload_.size()) && ok;
+  payload_.resize(sizeof(ChunkHeader));
+  records_ = 0;
+  return ok;
+}
+
+}  // namespace kc

@@ -1,0 +1,71 @@
+// kcount binary log writer: encodes records into chunks and hands finished chunks to a ByteSink.
+// Format: collector/log_format.h, docs/format.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "collector/log_format.h"
+
+namespace kc {
+
+/// Where finished bytes go. write() returns false when the bytes could not be stored (disk full,
+/// file not creatable); the writer then counts them in droppedBytes() and carries on.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual bool write(const void* data, size_t bytes) = 0;
+};
+
+/// Collects bytes in memory; for tests and for the tools.
+class MemorySink final : public ByteSink {
+ public:
+  bool write(const void* data, size_t bytes) override;
+  std::vector<uint8_t> bytes;
+};
+
+/// Encodes records into the current chunk; flush() seals the chunk (size, checksum, sequence) and
+/// writes it. The file header is written before the first chunk. Not thread-safe: one owner, or the
+/// owner's lock. Appending a record never fails; only flush() touches the sink. Memory: the current
+/// chunk's payload, about kTargetChunkPayload bytes, reused across chunks.
+class LogWriter {
+ public:
+  explicit LogWriter(ByteSink* sink);
+
+  void writeMetadata(std::string_view key, std::string_view value);
+  /// Defines string id. Strings longer than kMaxStringBytes are cut.
+  void writeString(uint32_t string_id, std::string_view text);
+  void writeScope(const ScopeBody& scope);
+  void writeLaunch(const LaunchBody& launch);
+  void writeKernel(const KernelBody& kernel);
+  void writeRange(const RangeBody& range);
+  void writeStats(const StatsBody& stats);
+  /// Marks the log complete. Call last, then flush().
+  void writeEnd();
+
+  /// True once the current chunk has reached kTargetChunkPayload bytes and should be flushed.
+  bool chunkFull() const { return payload_.size() >= kTargetChunkPayload + sizeof(ChunkHeader); }
+  /// Seals and writes the current chunk (no-op if empty). Returns false if the sink refused the bytes.
+  bool flush();
+
+  uint64_t bytesWritten() const { return bytes_written_; }
+  uint64_t droppedBytes() const { return dropped_bytes_; }
+  uint32_t chunksWritten() const { return sequence_; }
+
+ private:
+  void append(RecordType type, const void* body, uint32_t body_bytes, const void* tail = nullptr,
+              uint32_t tail_bytes = 0);
+  bool writeToSink(const void* data, size_t bytes);
+
+  ByteSink* sink_;
+  std::vector<uint8_t> payload_;
+  uint32_t records_ = 0;
+  uint32_t sequence_ = 0;
+  bool header_written_ = false;
+  uint64_t bytes_written_ = 0;
+  uint64_t dropped_bytes_ = 0;
+};
+
+}  // namespace kc
