@@ -1,0 +1,423 @@
+#include "collector/log_reader.h"
+
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+#include <unordered_set>
+
+namespace kc {
+namespace {
+
+/// Ids above this are treated as corrupt: a bad id must not make the reader allocate gigabytes.
+constexpr uint32_t kMaxId = 16u << 20;
+/// Deepest range nesting scopePath() follows before giving up (corrupt parents must not loop).
+constexpr int kMaxScopeDepth = 256;
+
+/// Bounds-checked view over bytes. Every read checks what remains; nothing reads past the span.
+class Cursor {
+ public:
+  explicit Cursor(std::span<const uint8_t> bytes, uint64_t base = 0) : bytes_(bytes), base_(base) {}
+
+  size_t remaining() const { return bytes_.size() - pos_; }
+  size_t pos() const { return pos_; }
+  uint64_t offset() const { return base_ + pos_; }  // offset in the file
+  void seek(size_t pos) { pos_ = pos <= bytes_.size() ? pos : bytes_.size(); }
+
+  /// Copies sizeof(T) bytes into out; false (and nothing consumed) if fewer remain.
+  template <typename T>
+  bool read(T& out) {
+    if (remaining() < sizeof(T)) return false;
+    std::memcpy(&out, bytes_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  /// Reads the first sizeof(T) bytes of a body of body_bytes (>= sizeof(T)), zero-filling nothing.
+  std::span<const uint8_t> take(size_t n) {
+    if (remaining() < n) return {};
+    auto s = bytes_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+
+ private:
+  std::span<const uint8_t> bytes_;
+  uint64_t base_;
+  size_t pos_ = 0;
+};
+
+void addIssue(LogData& log, ReadIssue::Severity sev, uint64_t offset, int64_t chunk, std::string msg) {
+  log.issues.push_back(ReadIssue{sev, offset, chunk, std::move(msg)});
+}
+void error(LogData& log, uint64_t offset, int64_t chunk, std::string msg) {
+  addIssue(log, ReadIssue::Severity::kError, offset, chunk, std::move(msg));
+}
+void warning(LogData& log, uint64_t offset, int64_t chunk, std::string msg) {
+  addIssue(log, ReadIssue::Severity::kWarning, offset, chunk, std::move(msg));
+}
+
+const char* recordTypeName(uint16_t type) {
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kMetadata: return "metadata";
+    case RecordType::kString: return "string";
+    case RecordType::kScope: return "scope";
+    case RecordType::kLaunch: return "launch";
+    case RecordType::kKernel: return "kernel";
+    case RecordType::kRange: return "range";
+    case RecordType::kStats: return "stats";
+    case RecordType::kEnd: return "end";
+  }
+  return "unknown";
+}
+
+/// Known body size of a record type; 0 for End and for types this reader does not know.
+size_t knownBodyBytes(uint16_t type) {
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kMetadata: return sizeof(MetadataBody);
+    case RecordType::kString: return sizeof(StringBody);
+    case RecordType::kScope: return sizeof(ScopeBody);
+    case RecordType::kLaunch: return sizeof(LaunchBody);
+    case RecordType::kKernel: return sizeof(KernelBody);
+    case RecordType::kRange: return sizeof(RangeBody);
+    case RecordType::kStats: return sizeof(StatsBody);
+    case RecordType::kEnd: return 0;
+  }
+  return 0;
+}
+
+/// True if a chunk whose header starts at `at` is complete within bytes and its checksum verifies.
+bool chunkVerifies(std::span<const uint8_t> bytes, size_t at) {
+  if (at > bytes.size() || bytes.size() - at < sizeof(ChunkHeader)) return false;
+  ChunkHeader h;
+  std::memcpy(&h, bytes.data() + at, sizeof(h));
+  if (h.magic != kChunkMagic || h.payload_bytes > kMaxChunkPayload) return false;
+  if (bytes.size() - at - sizeof(ChunkHeader) < h.payload_bytes) return false;
+  return XXH3_64bits(bytes.data() + at + sizeof(ChunkHeader), h.payload_bytes) == h.checksum;
+}
+
+/// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
+size_t resync(std::span<const uint8_t> bytes, size_t from) {
+  uint8_t magic[4];
+  std::memcpy(magic, &kChunkMagic, 4);
+  for (size_t at = from; at + sizeof(ChunkHeader) <= bytes.size(); ++at) {
+    const void* hit = std::memchr(bytes.data() + at, magic[0], bytes.size() - at);
+    if (hit == nullptr) break;
+    at = static_cast<size_t>(static_cast<const uint8_t*>(hit) - bytes.data());
+    if (at + sizeof(ChunkHeader) > bytes.size()) break;
+    if (std::memcmp(bytes.data() + at, magic, 4) == 0 && chunkVerifies(bytes, at)) return at;
+  }
+  return bytes.size();
+}
+
+template <typename T>
+T prefix(std::span<const uint8_t> body) {
+  T out{};
+  std::memcpy(&out, body.data(), sizeof(T));  // caller checked body.size() >= sizeof(T)
+  return out;
+}
+
+/// Decodes the records of one verified payload. Returns false if a bad record stopped the chunk.
+bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base, int64_t chunk,
+                   uint32_t announced_records) {
+  Cursor c(payload, base);
+  uint32_t records = 0;
+  while (c.remaining() > 0) {
+    const uint64_t at = c.offset();
+    RecordHeader rh;
+    if (!c.read(rh)) {
+      error(log, at, chunk,
+            "record " + std::to_string(records) + " in chunk " + std::to_string(chunk) + " at byte " +
+                std::to_string(at) + ": record header needs 8 bytes, " + std::to_string(c.remaining()) +
+                " remain in the chunk");
+      return false;
+    }
+    if (rh.body_bytes > c.remaining()) {
+      error(log, at, chunk,
+            std::string(recordTypeName(rh.type)) + " record " + std::to_string(records) + " in chunk " +
+                std::to_string(chunk) + " at byte " + std::to_string(at) + " announces " +
+                std::to_string(rh.body_bytes) + " body bytes, " + std::to_string(c.remaining()) +
+                " remain in the chunk");
+      return false;
+    }
+    std::span<const uint8_t> body = c.take(rh.body_bytes);
+    ++records;
+    const size_t need = knownBodyBytes(rh.type);
+    if (body.size() < need) {
+      error(log, at, chunk,
+            std::string(recordTypeName(rh.type)) + " record in chunk " + std::to_string(chunk) +
+                " at byte " + std::to_string(at) + " has a body of " + std::to_string(body.size()) +
+                " bytes, needs " + std::to_string(need));
+      return false;
+    }
+    switch (static_cast<RecordType>(rh.type)) {
+      case RecordType::kMetadata: {
+        auto m = prefix<MetadataBody>(body);
+        auto rest = body.subspan(sizeof(MetadataBody));
+        if (m.key_bytes > rest.size()) {
+          error(log, at, chunk,
+                "metadata record at byte " + std::to_string(at) + " announces a key of " +
+                    std::to_string(m.key_bytes) + " bytes, the body holds " + std::to_string(rest.size()));
+          break;
+        }
+        const auto* p = reinterpret_cast<const char*>(rest.data());
+        const size_t key_len = std::min<size_t>(m.key_bytes, kMaxStringBytes);
+        const size_t value_len = std::min<size_t>(rest.size() - m.key_bytes, kMaxStringBytes);
+        log.metadata.emplace_back(std::string(p, key_len), std::string(p + m.key_bytes, value_len));
+        break;
+      }
+      case RecordType::kString: {
+        auto s = prefix<StringBody>(body);
+        auto text = body.subspan(sizeof(StringBody));
+        if (s.string_id >= kMaxId) {
+          error(log, at, chunk, "string id " + std::to_string(s.string_id) + " at byte " + std::to_string(at) +
+                                    " is out of range (limit " + std::to_string(kMaxId) + ")");
+          break;
+        }
+        if (s.string_id == kNoString) break;  // id 0 is always ""
+        if (text.size() > kMaxStringBytes) text = text.subspan(0, kMaxStringBytes);
+        if (log.strings.size() <= s.string_id) log.strings.resize(s.string_id + 1);
+        log.strings[s.string_id].assign(reinterpret_cast<const char*>(text.data()), text.size());
+        break;
+      }
+      case RecordType::kScope: {
+        auto s = prefix<ScopeBody>(body);
+        if (s.scope_id >= kMaxId) {
+          error(log, at, chunk, "scope id " + std::to_string(s.scope_id) + " at byte " + std::to_string(at) +
+                                    " is out of range (limit " + std::to_string(kMaxId) + ")");
+          break;
+        }
+        if (s.scope_id == kRootScope) break;  // the root is implicit and stays all zero
+        if (log.scopes.size() <= s.scope_id) log.scopes.resize(s.scope_id + 1);
+        log.scopes[s.scope_id] = s;
+        break;
+      }
+      case RecordType::kLaunch: log.launches.push_back(prefix<LaunchBody>(body)); break;
+      case RecordType::kKernel: log.kernels.push_back(prefix<KernelBody>(body)); break;
+      case RecordType::kRange: log.ranges.push_back(prefix<RangeBody>(body)); break;
+      case RecordType::kStats: {
+        auto s = prefix<StatsBody>(body);
+        log.stats.launches += s.launches;
+        log.stats.kernels += s.kernels;
+        log.stats.ranges += s.ranges;
+        log.stats.dropped_host_records += s.dropped_host_records;
+        log.stats.dropped_activity_records += s.dropped_activity_records;
+        log.stats.activity_buffers_refused += s.activity_buffers_refused;
+        log.stats.nvtx_pop_underflow += s.nvtx_pop_underflow;
+        log.stats.late_activity_records += s.late_activity_records;
+        log.stats.bytes_dropped += s.bytes_dropped;
+        log.has_stats = true;
+        break;
+      }
+      case RecordType::kEnd: log.complete = true; break;
+      default: break;  // unknown record type: skipped (the format only grows)
+    }
+  }
+  if (records != announced_records) {
+    warning(log, base - sizeof(ChunkHeader), chunk,
+            "chunk " + std::to_string(chunk) + " header announces " + std::to_string(announced_records) +
+                " records, its payload holds " + std::to_string(records));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string LogData::meta(std::string_view key) const {
+  for (auto it = metadata.rbegin(); it != metadata.rend(); ++it)
+    if (it->first == key) return it->second;
+  return {};
+}
+
+std::string_view LogData::str(uint32_t id) const {
+  if (id < strings.size()) return strings[id];
+  if (id == kNoString) return {};
+  // Kept per thread so the returned view stays valid until the next bad id on this thread.
+  thread_local std::string bad;
+  bad = "<bad string id " + std::to_string(id) + ">";
+  return bad;
+}
+
+std::string LogData::scopePath(uint32_t scope_id) const {
+  if (scope_id == kRootScope) return "(no range)";
+  if (scope_id >= scopes.size()) return "<bad scope id " + std::to_string(scope_id) + ">";
+  std::vector<uint32_t> chain;
+  std::unordered_set<uint32_t> seen;
+  uint32_t id = scope_id;
+  bool broken = false;
+  while (id != kRootScope) {
+    if (id >= scopes.size() || !seen.insert(id).second || chain.size() >= kMaxScopeDepth) {
+      broken = true;  // bad parent id, a cycle, or absurd depth: show what we have
+      break;
+    }
+    chain.push_back(id);
+    id = scopes[id].parent_id;
+  }
+  std::string path = broken ? "<broken parent>/" : "";
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const ScopeBody& s = scopes[*it];
+    if (s.name_id == kNoString)
+      path += "<scope " + std::to_string(*it) + ">";
+    else
+      path += str(s.name_id);
+    if (std::next(it) != chain.rend()) path += '/';
+  }
+  return path;
+}
+
+bool LogData::damaged() const {
+  for (const auto& i : issues)
+    if (i.severity == ReadIssue::Severity::kError) return true;
+  return false;
+}
+
+LogData readLog(std::span<const uint8_t> bytes) {
+  LogData log;
+  log.file_bytes = bytes.size();
+  log.strings.resize(1);
+  log.scopes.resize(1);
+
+  FileHeader fh;
+  Cursor c(bytes);
+  if (bytes.size() < sizeof(FileHeader) &&
+      (bytes.empty() ||
+       std::memcmp(bytes.data(), kLogMagic, std::min(bytes.size(), sizeof(kLogMagic))) == 0)) {
+    // Empty, or cut inside the file header: a log whose process wrote (almost) nothing.
+    warning(log, bytes.size(), -1,
+            "truncated at byte " + std::to_string(bytes.size()) + " in the file header (needs " +
+                std::to_string(sizeof(FileHeader)) + " bytes, " + std::to_string(bytes.size()) + " remain)");
+    return log;
+  }
+  if (!c.read(fh) || std::memcmp(fh.magic, kLogMagic, sizeof(kLogMagic)) != 0) {
+    error(log, 0, -1, "not a kcount log");
+    return log;
+  }
+  log.major = fh.major;
+  log.minor = fh.minor;
+  if (fh.major != kLogMajor) {
+    error(log, 8, -1,
+          "unsupported version " + std::to_string(fh.major) + "." + std::to_string(fh.minor) +
+              " (this reader supports " + std::to_string(kLogMajor) + ".x)");
+    return log;
+  }
+  size_t pos = sizeof(FileHeader);
+  if (fh.header_bytes < sizeof(FileHeader) || fh.header_bytes > bytes.size()) {
+    error(log, 12, -1,
+          "file header announces " + std::to_string(fh.header_bytes) + " header bytes; reading chunks from byte " +
+              std::to_string(sizeof(FileHeader)));
+  } else {
+    pos = fh.header_bytes;
+  }
+
+  int64_t chunk = 0;
+  while (pos < bytes.size()) {
+    const size_t remain = bytes.size() - pos;
+    ChunkHeader h{};
+    const bool header_fits = remain >= sizeof(ChunkHeader);
+    if (header_fits) std::memcpy(&h, bytes.data() + pos, sizeof(h));
+
+    // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
+    // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
+    auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
+      const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from);
+      if (next >= bytes.size()) {
+        error(log, pos, chunk, why + "; no intact chunk follows");
+        return false;
+      }
+      error(log, pos, chunk,
+            why + "; skipped " + std::to_string(next - pos) + " bytes to the next intact chunk at byte " +
+                std::to_string(next));
+      ++log.chunks_skipped;
+      pos = next;
+      ++chunk;
+      return true;
+    };
+
+    if (!header_fits) {
+      // Too few bytes for a header: a cut tail, unless an intact chunk follows (then it is damage).
+      if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1) >= bytes.size()) {
+        warning(log, pos, chunk,
+                "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
+                    " (chunk header needs " + std::to_string(sizeof(ChunkHeader)) + " bytes, " +
+                    std::to_string(remain) + " remain)");
+        break;
+      }
+    }
+    if (!header_fits || h.magic != kChunkMagic) {
+      if (!resyncFrom(pos + 1, "bad chunk magic at byte " + std::to_string(pos) + " in chunk " +
+                                   std::to_string(chunk)))
+        break;
+      continue;
+    }
+    if (h.payload_bytes > kMaxChunkPayload) {
+      if (!resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
+                                   " announces " + std::to_string(h.payload_bytes) +
+                                   " payload bytes (limit " + std::to_string(kMaxChunkPayload) + ")"))
+        break;
+      continue;
+    }
+    const size_t payload_at = pos + sizeof(ChunkHeader);
+    const size_t payload_remain = bytes.size() - payload_at;
+    if (h.payload_bytes > payload_remain) {
+      // Either the file was cut short, or the length field is corrupt and intact chunks follow.
+      const size_t next = resync(bytes, pos + 1);
+      if (next < bytes.size()) {
+        resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
+                                " announces " + std::to_string(h.payload_bytes) + " payload bytes but " +
+                                std::to_string(payload_remain) + " remain and an intact chunk follows");
+        continue;
+      }
+      warning(log, pos, chunk,
+              "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
+                  " (payload needs " + std::to_string(h.payload_bytes) + " bytes, " +
+                  std::to_string(payload_remain) + " remain)");
+      break;
+    }
+    auto payload = bytes.subspan(payload_at, h.payload_bytes);
+    if (XXH3_64bits(payload.data(), payload.size()) != h.checksum) {
+      error(log, pos, chunk, "checksum mismatch in chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos));
+      ++log.chunks_skipped;
+      const size_t end = payload_at + h.payload_bytes;
+      // Trust the length only if it leads to the end of the file or to a chunk that verifies.
+      pos = (end == bytes.size() || chunkVerifies(bytes, end)) ? end : resync(bytes, pos + 1);
+      ++chunk;
+      continue;
+    }
+    if (decodePayload(log, payload, payload_at, chunk, h.record_count))
+      ++log.chunks_read;
+    else
+      ++log.chunks_skipped;
+    pos = payload_at + h.payload_bytes;
+    ++chunk;
+  }
+
+  if (!log.complete) {
+    warning(log, bytes.size(), -1,
+            "log has no end record: the process did not close it (crash, kill, or still running)");
+  }
+  return log;
+}
+
+LogData readLogFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    LogData log;
+    log.strings.resize(1);
+    log.scopes.resize(1);
+    error(log, 0, -1, "cannot open " + path + ": " + std::strerror(errno));
+    return log;
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    LogData log;
+    log.strings.resize(1);
+    log.scopes.resize(1);
+    error(log, 0, -1, "cannot read " + path + ": " + std::strerror(errno));
+    return log;
+  }
+  return readLog(bytes);
+}
+
+}  // namespace kc
