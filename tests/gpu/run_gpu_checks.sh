@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# Every kcount check that needs a CUDA GPU, in one command:
+#
+#     bash tests/gpu/run_gpu_checks.sh [BUILD_DIR]        (BUILD_DIR defaults to "build")
+#
+# Uses BUILD_DIR/bin/kcount and BUILD_DIR/lib/libkcount.so. Logs, summaries (JSON) and each program's
+# stdout/stderr go to ${OUT:-/tmp/kcount-gpu}. Set PYTHON to use another interpreter than python3.
+# Keeps going after a failing check, prints a table last, exits 1 if any check failed.
+#
+# Rows:
+#   a  linear eager          step x20: 20 launches, 20 kernels; step/linear one GEMM with "bias"
+#   b  geglu eager           step x20: 100 kernels; gate/up/down one GEMM each; act 2 pointwise kernels
+#   c  geglu compiled        step x20: 80 kernels; same GEMM names as (b) byte for byte + 1 triton_ kernel
+#   d  last step             geglu eager --steps 1 --warmup 3: step kernels == 5 (no sync before exit)
+#   e  torch.profiler        kernels per step of linear/geglu eager/geglu compiled equal kcount's (1, 5, 4)
+#   f  --inject cuda         (b) again through CUDA_INJECTION64_PATH: step subtree identical to (b)
+#   g  one libcupti          only one libcupti file mapped in a profiled PyTorch process
+#   h  no GPU work           LD_PRELOAD on python3 -c 'print(1)' and /bin/true: same output, no log file
+
+set -u
+
+BUILD_DIR=${1:-build}
+OUTDIR=${OUT:-/tmp/kcount-gpu}
+PY=${PYTHON:-python3}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD_DIR=$(cd "$BUILD_DIR" 2>/dev/null && pwd || echo "$BUILD_DIR")
+KCOUNT=$BUILD_DIR/bin/kcount
+LIB=$BUILD_DIR/lib/libkcount.so
+CHECK=("$PY" "$REPO/tests/gpu/check_summary.py")
+EX=$REPO/examples
+STEPS=20
+
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+
+ROW_NAMES=()
+ROW_STATUS=()
+ROW_DETAIL=()
+FAILED=0
+
+add_row() {  # name status detail
+  ROW_NAMES+=("$1")
+  ROW_STATUS+=("$2")
+  ROW_DETAIL+=("$3")
+  [[ $2 == PASS ]] || FAILED=1
+  echo "==> $1: $2 $3"
+}
+
+show_tail() {  # tag: last 20 lines of the captured stdout/stderr
+  local f
+  for f in "$OUTDIR/$1.stdout.txt" "$OUTDIR/$1.stderr.txt"; do
+    if [[ -s $f ]]; then
+      echo "---- last 20 lines of $f"
+      tail -n 20 "$f"
+    fi
+  done
+}
+
+run_cmd() {  # tag cmd...: print, run, capture; returns the command's exit status
+  local tag=$1; shift
+  echo
+  echo "+ $*"
+  "$@" >"$OUTDIR/$tag.stdout.txt" 2>"$OUTDIR/$tag.stderr.txt"
+  local rc=$?
+  if [[ $rc -ne 0 ]]; then
+    echo "!! exit status $rc"
+    show_tail "$tag"
+  fi
+  return $rc
+}
+
+# kcount_run TAG INJECT_MODE(-|preload|cuda) PROGRAM_ARGS...
+# Runs the program under `kcount run`, renames the process's log to $OUTDIR/TAG.kcount and writes its
+# summary to $OUTDIR/TAG.json. On failure sets RUN_ERR (and returns 1).
+RUN_ERR=""
+kcount_run() {
+  local tag=$1 inject=$2; shift 2
+  RUN_ERR=""
+  rm -f "$OUTDIR/tmp-$tag-"*.kcount "$OUTDIR/$tag.kcount" "$OUTDIR/$tag.json"
+  local cmd=("$KCOUNT" run)
+  [[ $inject == - ]] || cmd+=(--inject "$inject")
+  cmd+=(--output "$OUTDIR/tmp-$tag-%p.kcount" -- "$@")
+  local rc
+  run_cmd "$tag" "${cmd[@]}"
+  rc=$?
+  [[ $rc -eq 0 ]] || RUN_ERR="kcount run exit status $rc"
+  # The log: the one kcount run names on stderr ("kcount: log: PATH"), else the only file written.
+  local logs=() named="" f
+  for f in "$OUTDIR/tmp-$tag-"*.kcount; do [[ -e $f ]] && logs+=("$f"); done
+  while IFS= read -r f; do
+    [[ -f $f ]] && named=$f
+  done < <(sed -n 's/^.*kcount: log: //p' "$OUTDIR/$tag.stderr.txt")
+  if [[ -z $named && ${#logs[@]} -eq 1 ]]; then named=${logs[0]}; fi
+  if [[ -z $named ]]; then
+    RUN_ERR="${RUN_ERR:+$RUN_ERR; }no log found (${#logs[@]} files match tmp-$tag-*.kcount)"
+    return 1
+  fi
+  if [[ ${#logs[@]} -gt 1 ]]; then
+    # Only the process that used CUDA may write a log (torch.compile workers must not).
+    RUN_ERR="${RUN_ERR:+$RUN_ERR; }${#logs[@]} logs written (want 1): ${logs[*]##*/}"
+  fi
+  mv -f "$named" "$OUTDIR/$tag.kcount"
+  echo "   log: $OUTDIR/$tag.kcount"
+  if ! run_cmd "$tag-summary" "$KCOUNT" summary --format json "$OUTDIR/$tag.kcount"; then
+    RUN_ERR="${RUN_ERR:+$RUN_ERR; }kcount summary failed"
+    return 1
+  fi
+  cp "$OUTDIR/$tag-summary.stdout.txt" "$OUTDIR/$tag.json"
+  [[ -z $RUN_ERR ]]
+}
+
+check_row() {  # row-name prefix-detail check_summary-args...: runs the checker, adds a row
+  local row=$1 pre=$2; shift 2
+  local out line rc
+  echo "+ check_summary.py $*"
+  out=$("${CHECK[@]}" "$@" 2>&1)
+  rc=$?
+  line=$(printf '%s\n' "$out" | tail -n 1)
+  local status=${line%% *} detail=${line#* }
+  if [[ $rc -ne 0 || $status != PASS ]]; then status=FAIL; fi
+  if [[ -n $pre ]]; then
+    status=FAIL
+    detail="$pre | $detail"
+  fi
+  add_row "$row" "$status" "$detail"
+}
+
+echo "kcount GPU checks: kcount=$KCOUNT lib=$LIB out=$OUTDIR python=$PY"
+
+# ---- setup
+setup_err=""
+[[ -x $KCOUNT ]] || setup_err+="no $KCOUNT; "
+[[ -f $LIB ]] || setup_err+="no $LIB; "
+if run_cmd setup "$PY" -c 'import torch; assert torch.cuda.is_available(); print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(0))'; then
+  add_row "0 setup" "$([[ -z $setup_err ]] && echo PASS || echo FAIL)" "${setup_err}torch $(head -n 1 "$OUTDIR/setup.stdout.txt")"
+else
+  add_row "0 setup" FAIL "${setup_err}torch with CUDA not available"
+fi
+
+# ---- a: linear eager
+kcount_run linear-eager - "$PY" "$EX/linear.py" --steps $STEPS
+check_row "a linear eager" "$RUN_ERR" linear "$OUTDIR/linear-eager.json" --steps $STEPS
+
+# ---- b: geglu eager
+kcount_run geglu-eager - "$PY" "$EX/geglu.py" --steps $STEPS
+check_row "b geglu eager" "$RUN_ERR" geglu-eager "$OUTDIR/geglu-eager.json" --steps $STEPS
+
+# ---- c: geglu compiled
+kcount_run geglu-compiled - "$PY" "$EX/geglu.py" --compile --steps $STEPS
+check_row "c geglu compiled" "$RUN_ERR" geglu-compiled "$OUTDIR/geglu-compiled.json" \
+  --eager "$OUTDIR/geglu-eager.json" --steps $STEPS
+
+# ---- d: the last step before exit is attributed exactly
+kcount_run geglu-last-step - "$PY" "$EX/geglu.py" --steps 1 --warmup 3
+check_row "d last step exact" "$RUN_ERR" last-step "$OUTDIR/geglu-last-step.json" --steps 1 --per-step 5
+
+# ---- e: torch.profiler (without kcount) agrees on kernels per step
+e_run() {  # row tag expect kcount-summary program-args...
+  local row=$1 tag=$2 expect=$3 summary=$4; shift 4
+  rm -f "$OUTDIR/$tag.json"
+  local err=""
+  run_cmd "$tag" "$PY" "$@" --steps $STEPS --torch-profiler "$OUTDIR/$tag.json" || err="example exit status $?"
+  check_row "$row" "$err" torch-agree "$OUTDIR/$tag.json" "$summary" --expect "$expect"
+}
+e_run "e torch.profiler linear" torch-linear-eager 1 "$OUTDIR/linear-eager.json" "$EX/linear.py"
+e_run "e torch.profiler geglu" torch-geglu-eager 5 "$OUTDIR/geglu-eager.json" "$EX/geglu.py"
+e_run "e torch.profiler geglu compiled" torch-geglu-compiled 4 "$OUTDIR/geglu-compiled.json" \
+  "$EX/geglu.py" --compile
+
+# ---- f: CUDA_INJECTION64_PATH mode gives the same step subtree as (b)
+kcount_run geglu-eager-inject-cuda cuda "$PY" "$EX/geglu.py" --steps $STEPS
+check_row "f --inject cuda = b" "$RUN_ERR" same-subtree "$OUTDIR/geglu-eager.json" \
+  "$OUTDIR/geglu-eager-inject-cuda.json" --root step
+
+# ---- g: one libcupti in the process
+kcount_run maps-probe - "$PY" "$REPO/tests/gpu/maps_probe.py" "$EX/geglu.py" --steps 2
+check_row "g one libcupti" "$RUN_ERR" maps "$OUTDIR/maps-probe.stdout.txt"
+
+# ---- h: no CUDA, no NVTX: the preloaded library changes nothing and writes nothing
+h_run() {  # row tag expected-stdout cmd...
+  local row=$1 tag=$2 want=$3; shift 3
+  local tmp errs="" rc files
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcount-h.XXXXXX")
+  echo
+  echo "+ (cd $tmp && LD_PRELOAD=$LIB $*)"
+  (cd "$tmp" && LD_PRELOAD=$LIB "$@") >"$OUTDIR/$tag.stdout.txt" 2>"$OUTDIR/$tag.stderr.txt"
+  rc=$?
+  [[ $rc -eq 0 ]] || errs+="exit status $rc; "
+  if ! printf '%s' "$want" | cmp -s - "$OUTDIR/$tag.stdout.txt"; then
+    errs+="stdout '$(head -c 80 "$OUTDIR/$tag.stdout.txt" | tr '\n' ' ')' (want '$(printf '%s' "$want" | tr '\n' ' ')'); "
+  fi
+  [[ ! -s $OUTDIR/$tag.stderr.txt ]] || errs+="stderr not empty ($(wc -c <"$OUTDIR/$tag.stderr.txt") bytes); "
+  files=$(cd "$tmp" && ls -A)
+  if [[ -z $files ]]; then
+    rmdir "$tmp"
+  else
+    errs+="files written: $(echo "$files" | tr '\n' ' ')(kept in $tmp); "
+  fi
+  if [[ -n $errs ]]; then
+    show_tail "$tag"
+    add_row "$row" FAIL "${errs%; }"
+  else
+    add_row "$row" PASS "rc=0, stdout as expected, no file written"
+  fi
+}
+if [[ -f $LIB ]]; then
+  h_run "h no GPU: python print(1)" nogpu-python $'1\n' "$PY" -c 'print(1)'
+  h_run "h no GPU: /bin/true" nogpu-true "" /bin/true
+else
+  add_row "h no GPU" FAIL "no $LIB"
+fi
+
+# ---- table
+echo
+echo "kcount GPU checks ($OUTDIR)"
+printf '%-34s %-5s %s\n' CHECK RESULT DETAILS
+for i in "${!ROW_NAMES[@]}"; do
+  printf '%-34s %-5s %s\n' "${ROW_NAMES[$i]}" "${ROW_STATUS[$i]}" "${ROW_DETAIL[$i]}"
+done
+if [[ $FAILED -ne 0 ]]; then
+  echo "RESULT: FAIL"
+  exit 1
+fi
+echo "RESULT: PASS"
+exit 0
