@@ -1,0 +1,108 @@
+#include "collector/file_sink.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace kc {
+
+std::string expandOutputPattern(const std::string& pattern_in, int pid, const std::string& host,
+                                const std::string& rank) {
+  std::string pattern = pattern_in.empty() ? std::string("./kcount-%h-%p.kcount") : pattern_in;
+  struct stat st {};
+  if (pattern.back() == '/' || (::stat(pattern.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    if (pattern.back() != '/') pattern += '/';
+    pattern += "kcount-%h-%p.kcount";
+  }
+  std::string out;
+  out.reserve(pattern.size() + 32);
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    switch (pattern[++i]) {
+      case 'p': out += std::to_string(pid); break;
+      case 'h': out += host; break;
+      case 'r': out += rank.empty() ? std::string("norank") : rank; break;
+      case '%': out += '%'; break;
+      default: out += '%'; out += pattern[i]; break;
+    }
+  }
+  return out;
+}
+
+FileSink::FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn)
+    : path_(std::move(path)), mode_(mode), max_bytes_(max_bytes), warn_(std::move(warn)) {}
+
+FileSink::~FileSink() { close(); }
+
+void FileSink::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  failed_ = true;
+}
+
+static int createExclusive(const std::string& base, unsigned mode, std::string* chosen) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string p = attempt == 0 ? base : base + "." + std::to_string(attempt);
+    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+    if (fd >= 0) {
+      *chosen = p;
+      return fd;
+    }
+    if (errno != EEXIST) return -1;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+bool FileSink::open() {
+  std::string chosen;
+  fd_ = createExclusive(path_, mode_, &chosen);
+  if (fd_ < 0) {
+    const int err = errno;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+    const size_t slash = path_.rfind('/');
+    std::string fallback = dir + "/" + (slash == std::string::npos ? path_ : path_.substr(slash + 1));
+    fd_ = createExclusive(fallback, mode_, &chosen);
+    if (fd_ < 0) {
+      if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(err) + ") nor " + fallback + " (" +
+                       std::strerror(errno) + "); records are counted as dropped");
+      failed_ = true;
+      return false;
+    }
+    if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(err) + "); writing " + chosen + " instead");
+  }
+  actual_path_ = chosen;
+  return true;
+}
+
+bool FileSink::write(const void* data, size_t bytes) {
+  if (failed_) return false;
+  if (fd_ < 0 && !open()) return false;
+  if (max_bytes_ != 0 && written_ + bytes > max_bytes_) return false;
+  const auto* p = static_cast<const uint8_t*>(data);
+  size_t left = bytes;
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (warn_) warn_("writing " + actual_path_ + " failed (" + std::strerror(errno) +
+                       "); further records are counted as dropped");
+      failed_ = true;
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  written_ += bytes;
+  return true;
+}
+
+}  // namespace kc

@@ -1,0 +1,121 @@
+// Per-thread buffers of host-side records (launches, ranges): the launch hot path appends a fixed-size
+// record to its own thread's buffer without locking or allocating; the writer thread drains them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "collector/log_format.h"
+
+namespace kc {
+
+/// One host-side record as produced on an application thread.
+struct HostEvent {
+  enum Kind : uint32_t { kLaunch = 1, kRange = 2 };
+  uint32_t kind;
+  uint32_t reserved;
+  union {
+    LaunchBody launch;
+    RangeBody range;
+  };
+};
+static_assert(sizeof(HostEvent) == 56);
+
+inline constexpr uint32_t kEventsPerBlock = 1024;  // 56 KiB per block
+
+/// A fixed array of events filled by one producer thread and read by one consumer.
+/// `count` is published with release order after each event is written.
+struct HostEventBlock {
+  std::atomic<uint32_t> count{0};
+  std::atomic<HostEventBlock*> next{nullptr};
+  HostEvent events[kEventsPerBlock];
+};
+
+/// Recycles blocks and caps their number (memory cap = max_blocks * sizeof(HostEventBlock)).
+/// Thread-safe (one mutex; taken once per kEventsPerBlock events by a producer, never per event).
+class BlockPool {
+ public:
+  explicit BlockPool(size_t max_blocks) : max_blocks_(max_blocks) {}
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
+  ~BlockPool();
+  /// A reset block, or nullptr when the cap is reached (the caller counts a drop). No throw.
+  HostEventBlock* acquire() noexcept;
+  void release(HostEventBlock* block) noexcept;
+  size_t blocksAllocated() const;
+  size_t maxBlocks() const { return max_blocks_; }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<HostEventBlock*> free_;
+  size_t allocated_ = 0;
+  size_t max_blocks_;
+};
+
+/// Single-producer single-consumer chain of blocks for one application thread.
+/// Producer: the owning thread calls append(). Consumer: one drainer at a time (the writer, under the
+/// session's writer lock) calls drain(). append() is wait-free except when a block fills up.
+class ThreadBuffer {
+ public:
+  ThreadBuffer(BlockPool* pool, uint32_t thread_id) : pool_(pool), thread_id_(thread_id) {}
+  ThreadBuffer(const ThreadBuffer&) = delete;
+  ThreadBuffer& operator=(const ThreadBuffer&) = delete;
+
+  /// Appends a copy of e. Returns false (and counts a drop) if the pool's cap is reached.
+  bool append(const HostEvent& e) noexcept {
+    HostEventBlock* t = tail_;
+    uint32_t n = t != nullptr ? t->count.load(std::memory_order_relaxed) : kEventsPerBlock;
+    if (n == kEventsPerBlock) [[unlikely]] {
+      t = grow();
+      if (t == nullptr) return false;
+      n = 0;
+    }
+    t->events[n] = e;
+    t->count.store(n + 1, std::memory_order_release);
+    return true;
+  }
+
+  /// Calls fn(const HostEvent&) for every event published since the last drain, in order; returns
+  /// how many. Blocks fully read are returned to the pool.
+  template <typename Fn>
+  size_t drain(Fn&& fn) {
+    size_t n = 0;
+    HostEventBlock* b = head_.load(std::memory_order_acquire);
+    while (b != nullptr) {
+      const uint32_t c = b->count.load(std::memory_order_acquire);
+      for (uint32_t i = consumed_; i < c; ++i, ++n) fn(b->events[i]);
+      consumed_ = c;
+      if (c < kEventsPerBlock) break;
+      HostEventBlock* next = b->next.load(std::memory_order_acquire);
+      if (next == nullptr) break;  // producer has not moved on yet; keep the full block
+      head_.store(next, std::memory_order_relaxed);
+      pool_->release(b);
+      b = next;
+      consumed_ = 0;
+    }
+    return n;
+  }
+
+  /// Consumer side: returns every block to the pool. Only after the producer has exited and a final
+  /// drain() has run.
+  void releaseAll() noexcept;
+
+  uint32_t threadId() const { return thread_id_; }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+  /// Set by the owning thread when it exits (pthread key destructor); the writer then frees it.
+  std::atomic<bool> exited{false};
+
+ private:
+  HostEventBlock* grow() noexcept;
+
+  BlockPool* pool_;
+  uint32_t thread_id_;
+  HostEventBlock* tail_ = nullptr;               // producer only
+  std::atomic<HostEventBlock*> head_{nullptr};   // set once by the producer, then consumer only
+  uint32_t consumed_ = 0;                        // consumer only
+  std::atomic<uint64_t> dropped_{0};
+};
+
+}  // namespace kc

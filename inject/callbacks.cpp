@@ -1,0 +1,144 @@
+#include "inject/callbacks.h"
+
+#include <cstring>
+#include <vector>
+
+#include "collector/clock.h"
+#include "inject/session.h"
+#include "inject/thread_state.h"
+
+namespace kc::inject {
+
+namespace {
+
+constexpr LaunchApi kLaunchApis[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020, "cudaLaunch", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000, "cudaLaunch_ptsz", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, "cudaLaunchKernel_ptsz", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+     "cudaLaunchCooperativeKernel", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+     "cudaLaunchCooperativeKernel_ptsz", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000,
+     "cudaLaunchCooperativeKernelMultiDevice", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch", true},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, "cudaGraphLaunch_ptsz", true},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, "cudaLaunchKernelExC", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+     "cudaLaunchKernelExC_ptsz", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "__cudaLaunchKernel", false},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+     "__cudaLaunchKernel_ptsz", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunch, "cuLaunch", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid, "cuLaunchGrid", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync, "cuLaunchGridAsync", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, "cuLaunchKernel_ptsz", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel",
+     false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+     "cuLaunchCooperativeKernel_ptsz", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice,
+     "cuLaunchCooperativeKernelMultiDevice", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch", true},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz", true},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx", false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, "cuLaunchKernelEx_ptsz", false},
+};
+
+// Callback id -> (string id of the API name, graph flag), per domain; filled once by initLaunchApiNames.
+constexpr uint32_t kMaxCbid = 1024;
+struct ApiSlot {
+  uint32_t name_id;
+  bool graph;
+};
+ApiSlot g_runtime[kMaxCbid];
+ApiSlot g_driver[kMaxCbid];
+
+}  // namespace
+
+const LaunchApi* launchApis(size_t* count) {
+  *count = sizeof(kLaunchApis) / sizeof(kLaunchApis[0]);
+  return kLaunchApis;
+}
+
+void initLaunchApiNames(StringTable& strings) {
+  for (const LaunchApi& api : kLaunchApis) {
+    if (api.cbid >= kMaxCbid) continue;
+    ApiSlot* table = api.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime : g_driver;
+    table[api.cbid] = ApiSlot{strings.intern(api.name), api.graph_launch};
+  }
+}
+
+void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  ThreadState* ts = threadState();
+  if (ts == nullptr || data == nullptr) return;
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    if (ts->open_launches < ThreadState::kMaxOpenLaunches) {
+      ts->launches[ts->open_launches] =
+          OpenLaunch{data->correlationId, nowNs(), ts->currentScope(), cbid,
+                     static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::kRuntime
+                                                                                : ApiDomain::kDriver)};
+    }
+    ++ts->open_launches;
+    return;
+  }
+  // API exit.
+  if (ts->open_launches == 0) return;  // enabled between enter and exit
+  const uint32_t d = --ts->open_launches;
+  if (d >= ThreadState::kMaxOpenLaunches) return;
+  const OpenLaunch& l = ts->launches[d];
+  if (d > 0 && ts->launches[d - 1].correlation_id == l.correlation_id) return;  // inner call, same launch
+  const ApiSlot* table = l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) ? g_runtime : g_driver;
+  const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false};
+  HostEvent e;
+  e.kind = HostEvent::kLaunch;
+  e.reserved = 0;
+  e.launch = LaunchBody{l.correlation_id, l.enter_ns, nowNs(), l.scope_id, ts->thread_id, slot.name_id,
+                        l.cbid, l.domain, static_cast<uint8_t>(slot.graph ? 1 : 0), {}};
+  ts->buffer->append(e);
+}
+
+KernelBody toKernelBody(const CUpti_ActivityKernel10& r, StringTable& strings) noexcept {
+  KernelBody k{};
+  k.correlation_id = r.correlationId;
+  k.start_ns = r.start;
+  k.end_ns = r.end;
+  k.graph_node_id = r.graphNodeId;
+  k.name_id = r.name != nullptr ? strings.intern(r.name) : kNoString;
+  k.device_id = r.deviceId;
+  k.context_id = r.contextId;
+  k.stream_id = r.streamId;
+  k.grid[0] = r.gridX;
+  k.grid[1] = r.gridY;
+  k.grid[2] = r.gridZ;
+  k.block[0] = r.blockX;
+  k.block[1] = r.blockY;
+  k.block[2] = r.blockZ;
+  k.graph_id = r.graphId;
+  k.shared_bytes = static_cast<uint32_t>(r.staticSharedMemory) + static_cast<uint32_t>(r.dynamicSharedMemory);
+  k.cluster[0] = r.clusterX;
+  k.cluster[1] = r.clusterY;
+  k.cluster[2] = r.clusterZ;
+  k.registers = r.registersPerThread;
+  return k;
+}
+
+void onKernelRecords(const CUpti_Activity* const* records, size_t count) noexcept {
+  Session& s = Session::get();
+  thread_local std::vector<KernelBody> batch;  // CUPTI's buffer thread only
+  try {
+    batch.clear();
+    for (size_t i = 0; i < count; ++i) {
+      const CUpti_Activity* a = records[i];
+      if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+        batch.push_back(toKernelBody(*reinterpret_cast<const CUpti_ActivityKernel10*>(a), s.strings()));
+    }
+    s.addKernels(batch.data(), batch.size());
+  } catch (...) {
+    s.counters().dropped_kernel_records.fetch_add(count, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace kc::inject

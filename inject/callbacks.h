@@ -1,0 +1,44 @@
+// CUPTI-facing handlers of libkcount.so. The static CUPTIAPI trampolines in cupti_injection.cpp forward
+// here; tests call these directly with CUpti_CallbackData and CUpti_ActivityKernel10 values built from
+// the real CUPTI headers (Kineto's MockCuptiActivityBuffer style), no GPU needed.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "collector/log_format.h"
+#include "collector/string_table.h"
+
+namespace kc::inject {
+
+/// One kernel launch entry point kcount subscribes to.
+struct LaunchApi {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  const char* name;
+  bool graph_launch;  // one launch, many kernels
+};
+
+/// Every kernel launch entry point of CUPTI 13's runtime and driver callback id lists (including the
+/// _ptsz variants, cooperative launches, the CUDA 13 __cudaLaunchKernel ids and graph launches).
+/// Source: cupti_runtime_cbid.h and cupti_driver_cbid.h of CUDA 13.0.
+const LaunchApi* launchApis(size_t* count);
+
+/// Interns the API names into `strings`; call once before callbacks are enabled.
+void initLaunchApiNames(StringTable& strings);
+
+/// Launch API enter/exit on the calling (application) thread. Records one LaunchBody per correlation
+/// id at the exit of the outermost call (a runtime launch and the driver launch inside it share the
+/// id). No allocation, no lock, except the first call on a new thread. Never throws.
+void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
+
+/// Converts one CUPTI kernel activity record. Interns the kernel name (takes the string table's lock).
+KernelBody toKernelBody(const CUpti_ActivityKernel10& record, StringTable& strings) noexcept;
+
+/// Converts the CONCURRENT_KERNEL/KERNEL records among `records` and hands them to the session.
+/// Records of other kinds are ignored. Called on CUPTI's buffer-completion thread.
+void onKernelRecords(const CUpti_Activity* const* records, size_t count) noexcept;
+
+}  // namespace kc::inject

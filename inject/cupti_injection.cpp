@@ -1,0 +1,229 @@
+// CUDA injection entry point (InitializeInjection, called by the driver during cuInit when
+// CUDA_INJECTION64_PATH names this library) and the CUPTI trampolines. The only file that calls CUPTI.
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "collector/clock.h"
+#include "inject/callbacks.h"
+#include "inject/cupti_api.h"
+#include "inject/entry.h"
+#include "inject/log.h"
+#include "inject/session.h"
+
+namespace kc::inject {
+
+namespace {
+
+CuptiApi& g_cupti = *new CuptiApi();  // immortal: callbacks may arrive during exit
+CUpti_SubscriberHandle g_subscriber = nullptr;
+std::atomic<bool> g_cupti_active{false};
+
+// ---- Activity buffers: pooled and capped (Kineto's buffer cap). -------------------------------------
+std::mutex g_buffers_mutex;            // guards g_free_buffers, g_buffers_allocated
+std::vector<uint8_t*>* g_free_buffers = new std::vector<uint8_t*>();  // immortal
+uint64_t g_buffers_allocated = 0;
+
+uint64_t maxActivityBuffers() {
+  const Config& c = Session::get().config();
+  return std::max<uint64_t>(2, c.max_activity_bytes / c.activity_buffer_bytes);
+}
+
+void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  *buffer = nullptr;
+  *size = 0;
+  try {
+    const size_t bytes = Session::get().config().activity_buffer_bytes;
+    std::lock_guard<std::mutex> lock(g_buffers_mutex);
+    if (!g_free_buffers->empty()) {
+      *buffer = g_free_buffers->back();
+      g_free_buffers->pop_back();
+    } else if (g_buffers_allocated < maxActivityBuffers()) {
+      *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+      if (*buffer != nullptr) ++g_buffers_allocated;
+    }
+    if (*buffer != nullptr) {
+      *size = bytes;
+    } else {
+      // CUPTI drops the records it cannot store and counts them (cuptiActivityGetNumDroppedRecords).
+      Session::get().counters().activity_buffers_refused.fetch_add(1, std::memory_order_relaxed);
+    }
+  } catch (...) {
+  }
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t, size_t valid) {
+  try {
+    thread_local std::vector<const CUpti_Activity*> records;
+    records.clear();
+    CUpti_Activity* record = nullptr;
+    while (valid > 0 && g_cupti.activityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+      records.push_back(record);
+    }
+    onKernelRecords(records.data(), records.size());
+    size_t dropped = 0;
+    if (g_cupti.activityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped > 0)
+      Session::get().counters().dropped_activity_records.fetch_add(dropped, std::memory_order_relaxed);
+  } catch (...) {
+  }
+  if (buffer != nullptr) {
+    try {
+      std::lock_guard<std::mutex> lock(g_buffers_mutex);
+      g_free_buffers->push_back(buffer);
+    } catch (...) {
+      std::free(buffer);
+    }
+  }
+}
+
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)
+    onLaunchCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+}
+
+uint64_t CUPTIAPI onTimestamp() { return nowNs(); }
+
+// ---- Driver calls used at the edges (never on the hot path). -----------------------------------------
+using CuCtxSynchronize = int (*)();
+using CuDriverGetVersion = int (*)(int*);
+using CuDeviceGetCount = int (*)(int*);
+using CuDeviceGet = int (*)(int*, int);
+using CuDeviceGetName = int (*)(char*, int, int);
+
+void* libcuda() { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
+
+void recordDeviceMetadata() {
+  void* cuda = libcuda();
+  if (cuda == nullptr) return;
+  auto count_fn = reinterpret_cast<CuDeviceGetCount>(dlsym(cuda, "cuDeviceGetCount"));
+  auto get_fn = reinterpret_cast<CuDeviceGet>(dlsym(cuda, "cuDeviceGet"));
+  auto name_fn = reinterpret_cast<CuDeviceGetName>(dlsym(cuda, "cuDeviceGetName"));
+  int n = 0;
+  if (count_fn == nullptr || get_fn == nullptr || name_fn == nullptr || count_fn(&n) != 0) return;
+  for (int i = 0; i < n && i < 64; ++i) {
+    int dev = 0;
+    char name[256] = {};
+    if (get_fn(&dev, i) == 0 && name_fn(name, sizeof(name) - 1, dev) == 0)
+      Session::get().addMetadata("gpu." + std::to_string(i), name);
+  }
+}
+
+// Final activity flush: wait for GPU work the program already queued on this thread's context (its
+// kernel records exist only once the kernels ended), then make CUPTI hand over every buffer.
+void flushActivityForExit() {
+  if (!g_cupti_active.load()) return;
+  recordDeviceMetadata();
+  if (void* cuda = libcuda()) {
+    if (auto sync = reinterpret_cast<CuCtxSynchronize>(dlsym(cuda, "cuCtxSynchronize"))) sync();
+  }
+  g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void onProcessExit() { Session::get().finish(&flushActivityForExit); }
+
+void afterForkChild() { Session::get().abandonAfterFork(); }
+
+// Calls a CUPTI function; on failure disables the tool with the call's text and CUPTI's message.
+bool check(CUptiResult r, const char* call) {
+  if (r == CUPTI_SUCCESS) return true;
+  std::string hint;
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    hint = " (another CUPTI client, e.g. torch.profiler or Nsight, already subscribed in this process)";
+  Session::get().disable(std::string(call) + " failed: " + g_cupti.describe(r) + hint);
+  return false;
+}
+
+void keepLoaded() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&onProcessExit), &info) != 0 && info.dli_fname != nullptr)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+}  // namespace
+
+bool startRecording() noexcept {
+  Session& s = Session::get();
+  if (s.state() == SessionState::kDormant) {
+    static std::once_flag exit_once;
+    if (s.activate()) {
+      try {
+        std::call_once(exit_once, [] {
+          keepLoaded();  // atexit handlers of an unloaded library would crash
+          std::atexit(onProcessExit);
+          pthread_atfork(nullptr, nullptr, afterForkChild);
+        });
+      } catch (...) {
+      }
+    }
+  }
+  return s.recording();
+}
+
+}  // namespace kc::inject
+
+using namespace kc::inject;
+
+/// CUDA injection entry point, called once by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH
+/// names this library (LD_PRELOAD sets that variable). Loads CUPTI, subscribes to the launch callbacks
+/// and enables kernel activity. Always returns 1: a failure disables kcount, never CUDA.
+KC_EXPORT int InitializeInjection(void) {
+  static std::atomic<bool> once{false};
+  if (once.exchange(true)) return 1;
+  try {
+    Session& s = Session::get();
+    if (s.state() == SessionState::kDisabled) return 1;
+    std::string error;
+    if (!g_cupti.load(s.config().cupti_path, &error)) {
+      s.disable(error);
+      return 1;
+    }
+    KC_LOG(info, "CUPTI {} (API version {}, {})", g_cupti.path, g_cupti.version, g_cupti.how);
+    if (!startRecording()) return 1;
+    s.addMetadata("cupti_path", g_cupti.path);
+    s.addMetadata("cupti_version", std::to_string(g_cupti.version));
+    if (void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+      int v = 0;
+      auto fn = reinterpret_cast<int (*)(int*)>(dlsym(cuda, "cuDriverGetVersion"));
+      if (fn != nullptr && fn(&v) == 0) s.addMetadata("cuda_driver_version", std::to_string(v));
+    }
+    initLaunchApiNames(s.strings());
+
+    if (g_cupti.activityRegisterTimestampCallback != nullptr &&
+        g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS) {
+      s.addMetadata("kernel_clock", "CLOCK_MONOTONIC (CUPTI timestamp callback)");
+    } else {
+      s.addMetadata("kernel_clock", "CUPTI default (not aligned with host times)");
+      KC_LOG(warn, "cuptiActivityRegisterTimestampCallback unavailable: GPU times are on CUPTI's own clock");
+    }
+    if (!check(g_cupti.subscribe(&g_subscriber, &onCallback, nullptr), "cuptiSubscribe")) return 1;
+    size_t n = 0;
+    const LaunchApi* apis = launchApis(&n);
+    for (size_t i = 0; i < n; ++i) {
+      if (!check(g_cupti.enableCallback(1, g_subscriber, apis[i].domain, apis[i].cbid), "cuptiEnableCallback")) {
+        g_cupti.unsubscribe(g_subscriber);
+        return 1;
+      }
+    }
+    if (!check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
+               "cuptiActivityRegisterCallbacks") ||
+        !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
+               "cuptiActivityEnable(CONCURRENT_KERNEL)")) {
+      g_cupti.unsubscribe(g_subscriber);
+      return 1;
+    }
+    g_cupti_active.store(true);
+  } catch (const std::exception& e) {
+    Session::get().disable(std::string("InitializeInjection: ") + e.what());
+  } catch (...) {
+    Session::get().disable("InitializeInjection: unknown error");
+  }
+  return 1;
+}

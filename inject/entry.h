@@ -1,0 +1,12 @@
+// Shared pieces of the entry points (CUDA injection, NVTX injection, LD_PRELOAD constructor).
+#pragma once
+
+#define KC_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace kc::inject {
+
+/// Activates the session if it is dormant and makes sure the final flush runs at process exit.
+/// Returns true if the session is recording. Thread-safe, never throws.
+bool startRecording() noexcept;
+
+}  // namespace kc::inject

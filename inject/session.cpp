@@ -1,0 +1,348 @@
+#include "inject/session.h"
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <new>
+
+#include "collector/clock.h"
+#include "inject/log.h"
+#include "inject/thread_state.h"
+
+namespace kc::inject {
+
+namespace {
+
+constexpr uint64_t kDrainIntervalMs = 100;
+constexpr uint64_t kFlushIntervalNs = 1000000000ull;
+constexpr size_t kMaxPendingKernels = 4u << 20;  // ~384 MiB of KernelBody at most
+
+Session* g_session = nullptr;  // immortal: never deleted
+std::once_flag g_session_once;
+
+thread_local ThreadState* t_state = nullptr;
+pthread_key_t g_thread_key;
+std::once_flag g_key_once;
+
+// pthread key destructors run when a thread (not the main thread) exits: hand its buffer to the
+// writer, which frees it after the last drain.
+void onThreadExit(void* p) {
+  auto* ts = static_cast<ThreadState*>(p);
+  if (ts == nullptr) return;
+  if (ts->buffer != nullptr) ts->buffer->exited.store(true, std::memory_order_release);
+  t_state = nullptr;
+  delete ts;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string rankFromEnv() {
+  for (const char* var : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var); v != nullptr && *v != '\0') return v;
+  }
+  return {};
+}
+
+std::string commandLine() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  for (char& c : s)
+    if (c == '\0') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+Session& Session::get() noexcept {
+  std::call_once(g_session_once, [] { g_session = new Session(); });
+  return *g_session;
+}
+
+Config Session::loadConfig() {
+  std::string problems;
+  Config c = readConfig(&problems);
+  initLog(c.log_level);
+  if (!problems.empty()) KC_LOG(warn, "{}", problems);
+  return c;
+}
+
+Session::Session()
+    : config_(loadConfig()),
+      scopes_(StringTable::overflowId()),
+      pool_(std::max<uint64_t>(2, config_.max_host_bytes / sizeof(HostEventBlock))) {
+  if (config_.disabled) state_.store(SessionState::kDisabled, std::memory_order_release);
+}
+
+bool Session::activate() noexcept {
+  try {
+    std::call_once(activate_once_, [this] {
+      SessionState expected = SessionState::kDormant;
+      if (!state_.compare_exchange_strong(expected, SessionState::kActive)) return;
+      const std::string host = hostName();
+      const std::string rank = rankFromEnv();
+      const std::string path = expandOutputPattern(config_.output, getpid(), host, rank);
+      {
+        std::lock_guard<std::mutex> lock(writer_mutex_);
+        sink_ = std::make_unique<FileSink>(path, config_.file_mode, config_.max_file_bytes,
+                                           [](const std::string& m) { KC_LOG(warn, "{}", m); });
+        writer_ = std::make_unique<LogWriter>(sink_.get());
+      }
+      addMetadata("kcount_version", KCOUNT_VERSION);
+      addMetadata("pid", std::to_string(getpid()));
+      addMetadata("host", host);
+      if (!rank.empty()) addMetadata("rank", rank);
+      addMetadata("command_line", commandLine());
+      addMetadata("clock", "CLOCK_MONOTONIC");
+      addMetadata("start_ns", std::to_string(nowNs()));
+      addMetadata("start_unix_ns",
+                  std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count()));
+      writer_thread_ = std::thread([this] { writerLoop(); });
+    });
+  } catch (const std::exception& e) {
+    disable(std::string("cannot start recording: ") + e.what());
+  } catch (...) {
+    disable("cannot start recording");
+  }
+  return recording();
+}
+
+void Session::disable(const std::string& why) noexcept {
+  SessionState prev = state_.exchange(SessionState::kDisabled, std::memory_order_acq_rel);
+  if (prev != SessionState::kDisabled) KC_LOG(error, "disabled: {}; the program continues unprofiled", why);
+}
+
+ThreadBuffer* Session::registerThread(uint32_t thread_id) noexcept {
+  try {
+    auto* b = new ThreadBuffer(&pool_, thread_id);
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    threads_.push_back(b);
+    return b;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void Session::addKernels(const KernelBody* kernels, size_t count) noexcept {
+  if (count == 0) return;
+  const SessionState s = state();
+  if (s == SessionState::kFinished) {
+    counters_.late_activity_records.fetch_add(count, std::memory_order_relaxed);
+    return;
+  }
+  if (s != SessionState::kActive) return;
+  try {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    size_t room = pending_kernels_.size() < kMaxPendingKernels ? kMaxPendingKernels - pending_kernels_.size() : 0;
+    size_t take = count < room ? count : room;
+    pending_kernels_.insert(pending_kernels_.end(), kernels, kernels + take);
+    if (take < count) counters_.dropped_kernel_records.fetch_add(count - take, std::memory_order_relaxed);
+  } catch (...) {
+    counters_.dropped_kernel_records.fetch_add(count, std::memory_order_relaxed);
+  }
+}
+
+void Session::addMetadata(std::string key, std::string value) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(metadata_mutex_);
+    pending_metadata_.emplace_back(std::move(key), std::move(value));
+  } catch (...) {
+  }
+}
+
+std::string Session::logPath() const {
+  std::lock_guard<std::mutex> lock(writer_mutex_);
+  return sink_ ? sink_->path() : std::string();
+}
+
+void Session::writerLoop() {
+  std::unique_lock<std::mutex> wake_lock(wake_mutex_);
+  while (!stop_writer_) {
+    wake_.wait_for(wake_lock, std::chrono::milliseconds(kDrainIntervalMs));
+    if (stop_writer_) break;
+    wake_lock.unlock();
+    try {
+      std::lock_guard<std::mutex> lock(writer_mutex_);
+      drainLocked(false);
+    } catch (...) {
+    }
+    wake_lock.lock();
+  }
+}
+
+// Order matters: host events and kernels are taken first, then the string and scope tables are
+// snapshotted, so every id a taken record refers to is defined before it in the log.
+void Session::drainLocked(bool final_chunk) {
+  if (!writer_) return;
+  scratch_events_.clear();
+  std::vector<ThreadBuffer*> threads;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    threads = threads_;
+  }
+  std::vector<ThreadBuffer*> gone;
+  for (ThreadBuffer* b : threads) {
+    const bool exited = b->exited.load(std::memory_order_acquire);
+    b->drain([this](const HostEvent& e) { scratch_events_.push_back(e); });
+    if (exited) gone.push_back(b);
+  }
+  scratch_kernels_.clear();
+  {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    scratch_kernels_.swap(pending_kernels_);
+  }
+  scratch_metadata_.clear();
+  {
+    std::lock_guard<std::mutex> lock(metadata_mutex_);
+    scratch_metadata_.swap(pending_metadata_);
+  }
+
+  for (const auto& [k, v] : scratch_metadata_) writer_->writeMetadata(k, v);
+  strings_written_ =
+      strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
+  scopes_written_ = scopes_.forEachFrom(scopes_written_, [this](const ScopeBody& s) { writer_->writeScope(s); });
+  for (const HostEvent& e : scratch_events_) {
+    if (e.kind == HostEvent::kLaunch) {
+      writer_->writeLaunch(e.launch);
+      counters_.launches.fetch_add(1, std::memory_order_relaxed);
+    } else if (e.kind == HostEvent::kRange) {
+      writer_->writeRange(e.range);
+      counters_.ranges.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (writer_->chunkFull()) writer_->flush();
+  }
+  for (const KernelBody& k : scratch_kernels_) {
+    writer_->writeKernel(k);
+    if (writer_->chunkFull()) writer_->flush();
+  }
+  counters_.kernels.fetch_add(scratch_kernels_.size(), std::memory_order_relaxed);
+
+  if (!gone.empty()) {
+    std::lock_guard<std::mutex> lock(registry_mutex_);
+    for (ThreadBuffer* b : gone) {
+      counters_.dropped_host_records.fetch_add(b->dropped(), std::memory_order_relaxed);
+      b->releaseAll();
+      std::erase(threads_, b);
+      delete b;
+    }
+  }
+
+  const uint64_t now = nowNs();
+  if (final_chunk || writer_->chunkFull() || now - last_flush_ns_ >= kFlushIntervalNs) {
+    writer_->flush();
+    last_flush_ns_ = now;
+  }
+}
+
+void Session::finish(void (*flush_activity)()) noexcept {
+  if (finishing_.exchange(true)) return;
+  try {
+    if (state() != SessionState::kActive) return;
+    if (flush_activity != nullptr) flush_activity();  // no lock held: CUPTI calls addKernels
+    {
+      std::lock_guard<std::mutex> lock(wake_mutex_);
+      stop_writer_ = true;
+    }
+    wake_.notify_all();
+    if (writer_thread_.joinable()) {
+      if (writer_thread_.get_id() == std::this_thread::get_id()) {
+        writer_thread_.detach();
+      } else {
+        writer_thread_.join();
+      }
+    }
+    // Ranges still open on the finishing thread are written as unclosed.
+    if (ThreadState* ts = t_state; ts != nullptr && ts->buffer != nullptr) {
+      const uint64_t now = nowNs();
+      const uint32_t d = ts->depth < ThreadState::kMaxDepth ? ts->depth : ThreadState::kMaxDepth;
+      for (uint32_t i = d; i-- > 0;) {
+        HostEvent e{};
+        e.kind = HostEvent::kRange;
+        e.range = RangeBody{ts->stack[i].begin_ns, now, ts->stack[i].scope_id, ts->thread_id, ts->thread_id,
+                            kRangeUnclosed};
+        ts->buffer->append(e);
+      }
+    }
+    std::lock_guard<std::mutex> lock(writer_mutex_);
+    drainLocked(false);
+    StatsBody stats{};
+    stats.launches = counters_.launches.load();
+    stats.kernels = counters_.kernels.load();
+    stats.ranges = counters_.ranges.load();
+    uint64_t dropped_host = counters_.dropped_host_records.load();
+    {
+      std::lock_guard<std::mutex> rl(registry_mutex_);
+      for (ThreadBuffer* b : threads_) dropped_host += b->dropped();
+    }
+    stats.dropped_host_records = dropped_host;
+    stats.dropped_activity_records =
+        counters_.dropped_activity_records.load() + counters_.dropped_kernel_records.load();
+    stats.activity_buffers_refused = counters_.activity_buffers_refused.load();
+    stats.nvtx_pop_underflow = counters_.nvtx_pop_underflow.load();
+    stats.late_activity_records = counters_.late_activity_records.load();
+    stats.bytes_dropped = writer_ ? writer_->droppedBytes() : 0;
+    state_.store(SessionState::kFinished, std::memory_order_release);
+    if (writer_) {
+      writer_->writeStats(stats);
+      writer_->writeEnd();
+      writer_->flush();
+      const std::string path = sink_ ? sink_->path() : std::string();
+      if (sink_) sink_->close();
+      if (!path.empty()) {
+        KC_LOG(info, "log: {} ({} launches, {} kernels, {} ranges, {} bytes)", path, stats.launches, stats.kernels,
+               stats.ranges, writer_->bytesWritten());
+      }
+      if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused > 0) {
+        KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused",
+               stats.dropped_host_records, stats.dropped_activity_records, stats.activity_buffers_refused);
+      }
+    }
+  } catch (...) {
+    state_.store(SessionState::kFinished, std::memory_order_release);
+  }
+}
+
+void Session::abandonAfterFork() noexcept {
+  // The child has no writer thread and must not write the parent's log. Locks may be held by threads
+  // that no longer exist: touch nothing that locks.
+  state_.store(SessionState::kDisabled, std::memory_order_release);
+  finishing_.store(true);
+  t_state = nullptr;
+}
+
+ThreadState* threadState() noexcept {
+  ThreadState* ts = t_state;
+  if (ts != nullptr) [[likely]]
+    return ts;
+  Session& s = Session::get();
+  if (!s.recording()) return nullptr;
+  try {
+    std::call_once(g_key_once, [] { pthread_key_create(&g_thread_key, onThreadExit); });
+    ts = new (std::nothrow) ThreadState();
+    if (ts == nullptr) return nullptr;
+    ts->thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
+    ts->buffer = s.registerThread(ts->thread_id);
+    if (ts->buffer == nullptr) {
+      delete ts;
+      return nullptr;
+    }
+    t_state = ts;
+    pthread_setspecific(g_thread_key, ts);
+    return ts;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+}  // namespace kc::inject

@@ -1,0 +1,64 @@
+// All per-thread state of the library in one struct (Proton's ThreadState): the NVTX range stack, the
+// open launch calls, the thread's record buffer and a cache in front of the scope tree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "collector/host_buffer.h"
+#include "collector/log_format.h"
+
+namespace kc::inject {
+
+/// One open NVTX push range on this thread.
+struct OpenRange {
+  uint64_t begin_ns;
+  uint32_t scope_id;
+  uint32_t name_id;
+  uint32_t domain_id;  // kNoString for the default domain
+};
+
+/// One launch API call between its enter and exit callbacks.
+struct OpenLaunch {
+  uint64_t correlation_id;
+  uint64_t enter_ns;
+  uint32_t scope_id;
+  uint32_t cbid;
+  uint8_t domain;  // ApiDomain
+};
+
+/// Cache entry mapping (parent scope, domain, range message) to a scope id without taking a lock.
+struct ScopeCacheEntry {
+  uint64_t hash = 0;                 // XXH3 of the message, or id|1<<63 for registered strings
+  const std::string* text = nullptr; // interned text (stable), nullptr for registered strings
+  uint32_t parent = UINT32_MAX;
+  uint32_t domain = 0;
+  uint32_t scope = 0;
+  uint32_t name_id = 0;
+};
+
+struct ThreadState {
+  static constexpr uint32_t kMaxDepth = 256;       // deeper pushes are counted but not tracked
+  static constexpr uint32_t kMaxOpenLaunches = 8;  // nested launch API calls (runtime -> driver)
+  static constexpr uint32_t kCacheSlots = 256;
+
+  uint32_t thread_id = 0;
+  ThreadBuffer* buffer = nullptr;  // owned by the session once registered
+  uint32_t depth = 0;              // may exceed kMaxDepth; only the first kMaxDepth are in stack
+  OpenRange stack[kMaxDepth];
+  uint32_t open_launches = 0;
+  OpenLaunch launches[kMaxOpenLaunches];
+  ScopeCacheEntry cache[kCacheSlots];
+
+  /// Innermost open range of this thread (the scope a launch is attributed to); root if none.
+  uint32_t currentScope() const {
+    const uint32_t d = depth < kMaxDepth ? depth : kMaxDepth;
+    return d == 0 ? kRootScope : stack[d - 1].scope_id;
+  }
+};
+
+/// This thread's state, created and registered on first use (one allocation per thread). nullptr if
+/// the session is not recording or memory ran out. Async-signal-unsafe.
+ThreadState* threadState() noexcept;
+
+}  // namespace kc::inject
