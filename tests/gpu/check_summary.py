@@ -30,7 +30,7 @@ import json
 import sys
 
 GEMM_MARKS = ("nvjet", "gemm", "xmma", "cutlass")
-ZERO_TOTALS = ("unmatched_kernels", "dropped_host_records", "dropped_activity_records",
+ZERO_TOTALS = ("unmatched_kernels", "dropped_host_records", "dropped_activity_records", "late_activity_records",
                "activity_buffers_refused", "nvtx_pop_underflow")
 COUNT_KEYS = ("launches", "graph_launches", "kernels")
 
@@ -395,6 +395,29 @@ def cmd_maps(a):
 
 # -------------------------------------------------------------------------------------------------- CLI
 
+def cmd_expect(a):
+    """Generic exact values: PATH:FIELD=VALUE, FIELD one of instances, exclusive.X, inclusive.X, or
+    totals.X (with PATH empty). Also requires check_common (complete log, nothing dropped/unmatched)."""
+    res = Result()
+    log = load_log(a.summary, res)
+    check_common(log, res)
+    ranges = ranges_by_path(log)
+    for spec in a.values:
+        where, _, want = spec.rpartition("=")
+        path, _, field = where.rpartition(":")
+        keys = field.split(".")
+        if keys[0] == "totals":
+            got = get(log, *keys)
+        else:
+            r = find_range(ranges, path, res)
+            if r is None:
+                continue
+            got = get(r, *keys)
+        res.eq(f"{path}:{field}" if path else field, got, int(want))
+    res.note(f"{len(a.values)} exact values")
+    return res
+
+
 def build_parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -432,6 +455,11 @@ def build_parser():
     s.add_argument("summary")
     s.add_argument("--expect", type=float, default=None)
     s.set_defaults(func=cmd_torch_agree)
+
+    s = sub.add_parser("expect", help="exact values PATH:FIELD=VALUE (e.g. step:inclusive.kernels=20)")
+    s.add_argument("summary")
+    s.add_argument("values", nargs="+")
+    s.set_defaults(func=cmd_expect)
 
     s = sub.add_parser("maps", help="exactly one libcupti mapped (maps_probe.py output)")
     s.add_argument("probe_stdout")

@@ -15,6 +15,7 @@
 #   e  torch.profiler        kernels per step of linear/geglu eager/geglu compiled equal kcount's (1, 5, 4)
 #   f  --inject cuda         (b) again through CUDA_INJECTION64_PATH: step subtree identical to (b)
 #   g  one libcupti          only one libcupti file mapped in a profiled PyTorch process
+#   i  C++ launch paths    runtime, cuLaunchKernel, graph replay, 4 threads, exit without sync: exact
 #   h  no GPU work           LD_PRELOAD on python3 -c 'print(1)' and /bin/true: same output, no log file
 
 set -u
@@ -84,13 +85,19 @@ kcount_run() {
   run_cmd "$tag" "${cmd[@]}"
   rc=$?
   [[ $rc -eq 0 ]] || RUN_ERR="kcount run exit status $rc"
-  # The log: the one kcount run names on stderr ("kcount: log: PATH"), else the only file written.
-  local logs=() named="" f
+  # The log: among the files kcount run names on stderr ("kcount: log: PATH") and the files matching
+  # the pattern, the largest (the process that ran the kernels); more than one file is an error below.
+  local logs=() named="" f size best=-1
   for f in "$OUTDIR/tmp-$tag-"*.kcount; do [[ -e $f ]] && logs+=("$f"); done
   while IFS= read -r f; do
-    [[ -f $f ]] && named=$f
+    [[ -f $f ]] && logs+=("$f")
   done < <(sed -n 's/^.*kcount: log: //p' "$OUTDIR/$tag.stderr.txt")
-  if [[ -z $named && ${#logs[@]} -eq 1 ]]; then named=${logs[0]}; fi
+  for f in "${logs[@]}"; do
+    size=$(stat -c %s "$f" 2>/dev/null || echo 0)
+    if [[ $size -gt $best ]]; then best=$size; named=$f; fi
+  done
+  # A file named twice (pattern and stderr) counts once.
+  mapfile -t logs < <(for f in "${logs[@]}"; do realpath "$f"; done | sort -u)
   if [[ -z $named ]]; then
     RUN_ERR="${RUN_ERR:+$RUN_ERR; }no log found (${#logs[@]} files match tmp-$tag-*.kcount)"
     return 1
@@ -175,6 +182,25 @@ check_row "f --inject cuda = b" "$RUN_ERR" same-subtree "$OUTDIR/geglu-eager.jso
 # ---- g: one libcupti in the process
 kcount_run maps-probe - "$PY" "$REPO/tests/gpu/maps_probe.py" "$EX/geglu.py" --steps 2
 check_row "g one libcupti" "$RUN_ERR" maps "$OUTDIR/maps-probe.stdout.txt"
+
+# ---- i: C++ launch paths (runtime <<<>>>, cuLaunchKernel, CUDA graph, 4 threads, exit without sync)
+LAUNCHES_BIN=$OUTDIR/launches
+if run_cmd nvcc-launches nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launches.cu" -lcuda -o "$LAUNCHES_BIN"; then
+  kcount_run launches - "$LAUNCHES_BIN"
+  check_row "i C++ launch paths" "$RUN_ERR" expect "$OUTDIR/launches.json" \
+    runtime:instances=1 runtime:exclusive.launches=1000 runtime:exclusive.kernels=1000 \
+    driver:exclusive.launches=500 driver:exclusive.kernels=500 \
+    capture:exclusive.kernels=0 \
+    replay:exclusive.launches=100 replay:exclusive.graph_launches=100 replay:exclusive.kernels=500 \
+    worker:instances=4 worker:exclusive.launches=8000 worker:exclusive.kernels=8000 \
+    exit:exclusive.launches=50 exit:exclusive.kernels=50
+  kcount_run launches-inject-cuda cuda "$LAUNCHES_BIN"
+  check_row "i C++ launch paths (--inject cuda)" "$RUN_ERR" expect "$OUTDIR/launches-inject-cuda.json" \
+    runtime:exclusive.kernels=1000 driver:exclusive.kernels=500 replay:exclusive.kernels=500 \
+    worker:exclusive.kernels=8000 exit:exclusive.kernels=50
+else
+  add_row "i C++ launch paths" FAIL "nvcc failed"
+fi
 
 # ---- h: no CUDA, no NVTX: the preloaded library changes nothing and writes nothing
 h_run() {  # row tag expected-stdout cmd...

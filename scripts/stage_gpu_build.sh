@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Copies the built kcount tool and library (stripped) into .carry/, the folder sent to a GPU machine
+# (which has no spdlog/CLI11 to build with). Usage: scripts/stage_gpu_build.sh [BUILD_DIR]
+set -euo pipefail
+build=${1:-build}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+rm -rf "$root/.carry"
+mkdir -p "$root/.carry/bin" "$root/.carry/lib"
+strip -o "$root/.carry/bin/kcount" "$build/bin/kcount"
+strip -o "$root/.carry/lib/libkcount.so" "$build/lib/libkcount.so"
+du -sh "$root/.carry"

@@ -1,0 +1,90 @@
+// Exact launch and kernel counts through every common launch path, for tests/gpu/run_gpu_checks.sh.
+// Built on the GPU machine: nvcc -O2 -arch=sm_90 launches.cu -lcuda -o launches
+//
+// Ranges and what each must show (launches / kernels):
+//   runtime   1000 <<<>>> launches                             1000 / 1000
+//   driver     500 cuLaunchKernel launches                      500 / 500
+//   graph      a graph of 5 kernels captured in "capture", replayed 100 times in "replay":
+//              replay: 100 graph launches / 500 kernels (each with a graph id);
+//              capture: 0 launches executed on the GPU (captured kernels do not run)
+//   threads    4 threads x 2000 launches, each inside its own range "worker" on its own stream
+//   exit       50 launches, then return from main with no synchronize
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+__global__ void empty_kernel(int* p) {
+  if (p != nullptr && threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(p, 1);
+}
+
+#define CK(x)                                                                               \
+  do {                                                                                      \
+    auto err = (x);                                                                         \
+    if (err != 0) {                                                                         \
+      std::fprintf(stderr, "%s:%d: %s failed with %d\n", __FILE__, __LINE__, #x, int(err)); \
+      std::exit(1);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+int main() {
+  int* counter = nullptr;
+  CK(cudaMalloc(&counter, sizeof(int)));
+  CK(cudaMemset(counter, 0, sizeof(int)));
+  CK(cudaDeviceSynchronize());
+
+  nvtxRangePushA("runtime");
+  for (int i = 0; i < 1000; ++i) empty_kernel<<<1, 32>>>(counter);
+  nvtxRangePop();
+  CK(cudaGetLastError());
+
+  cudaFunction_t fn = nullptr;
+  CK(cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(&empty_kernel)));
+  void* args[] = {&counter};
+  nvtxRangePushA("driver");
+  for (int i = 0; i < 500; ++i) CK(cuLaunchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
+  nvtxRangePop();
+
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  nvtxRangePushA("capture");
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < 5; ++i) empty_kernel<<<1, 32, 0, s>>>(counter);
+  CK(cudaStreamEndCapture(s, &graph));
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  nvtxRangePop();
+  nvtxRangePushA("replay");
+  for (int i = 0; i < 100; ++i) CK(cudaGraphLaunch(exec, s));
+  nvtxRangePop();
+  CK(cudaStreamSynchronize(s));
+
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([counter] {
+      cudaStream_t ws;
+      CK(cudaStreamCreateWithFlags(&ws, cudaStreamNonBlocking));
+      nvtxRangePushA("worker");
+      for (int i = 0; i < 2000; ++i) empty_kernel<<<1, 32, 0, ws>>>(counter);
+      nvtxRangePop();
+      CK(cudaStreamSynchronize(ws));
+    });
+  }
+  for (auto& w : workers) w.join();
+
+  int host = 0;
+  CK(cudaMemcpy(&host, counter, sizeof(int), cudaMemcpyDeviceToHost));
+  const int want = 1000 + 500 + 500 + 8000;
+  std::printf("launches: counter=%d (want %d)\n", host, want);
+  if (host != want) return 3;
+
+  nvtxRangePushA("exit");
+  for (int i = 0; i < 50; ++i) empty_kernel<<<1, 32>>>(counter);
+  nvtxRangePop();
+  return 0;  // no synchronize: the profiler must still see all 50 kernels
+}

@@ -1,0 +1,41 @@
+// A CUDA-free program that emits NVTX3 ranges, for testing libkcount.so's NVTX injection without a GPU.
+// Usage: nvtx_ranges [steps]. Each step: push "step", push "inner", pop, pop. Then one domain range
+// with a registered string, one process-wide start/end range that ends on another thread, one pop with
+// nothing pushed, and a range left open at exit.
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 10;
+  for (int i = 0; i < steps; ++i) {
+    nvtxRangePushA("step");
+    nvtxRangePushA("inner");
+    nvtxRangePop();
+    nvtxRangePop();
+  }
+  nvtxDomainHandle_t domain = nvtxDomainCreateA("mylib");
+  nvtxStringHandle_t name = nvtxDomainRegisterStringA(domain, "registered");
+  nvtxEventAttributes_t attr = {};
+  attr.version = NVTX_VERSION;
+  attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  attr.message.registered = name;
+  nvtxDomainRangePushEx(domain, &attr);
+  nvtxRangePop();  // default domain: nothing pushed there -> counted as underflow, must not pop "registered"
+  nvtxDomainRangePop(domain);
+
+  attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attr.message.ascii = "ex";
+  nvtxRangePushEx(&attr);
+  nvtxRangePop();
+
+  nvtxRangeId_t id = nvtxRangeStartA("crossing");
+  std::thread([id] { nvtxRangeEnd(id); }).join();
+
+  nvtxRangePushA("open_at_exit");
+  std::printf("nvtx_ranges done\n");
+  return 0;
+}
