@@ -1,0 +1,278 @@
+// Correlation join and per-range aggregation, and the summary/kernels JSON built on it.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+#include "tools/report.h"
+
+namespace {
+
+kc::LaunchBody launchAt(uint64_t corr, uint32_t scope, uint64_t enter, uint64_t exit, bool graph = false) {
+  kc::LaunchBody l{};
+  l.correlation_id = corr;
+  l.enter_ns = enter;
+  l.exit_ns = exit;
+  l.scope_id = scope;
+  l.is_graph_launch = graph ? 1 : 0;
+  return l;
+}
+
+kc::KernelBody kernelAt(uint64_t corr, uint32_t name_id, uint64_t start, uint64_t end) {
+  kc::KernelBody k{};
+  k.correlation_id = corr;
+  k.name_id = name_id;
+  k.start_ns = start;
+  k.end_ns = end;
+  k.grid[0] = 4;
+  k.block[0] = 32;
+  return k;
+}
+
+/// step (2 instances) > gate (2 instances), up (1 instance, one graph launch of 3 kernels).
+/// corr 1: no range, kA 10 ns. corr 2: step, kA 20 ns. corr 3: step/gate, kB 100 ns.
+/// corr 4: step/up graph launch, kA 1 ns + kB 2 ns + kB 3 ns. corr 5: step/gate, no kernel.
+/// corr 99: a kernel with no launch (kA, 500 ns).
+kc::LogData nestedLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("host", "node1");
+  w.writeString(1, "step");
+  w.writeString(2, "gate");
+  w.writeString(3, "up");
+  w.writeString(4, "kA");
+  w.writeString(5, "kB");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});
+  w.writeScope({3, 1, 3, 0});
+  w.writeLaunch(launchAt(1, 0, 100, 110));
+  w.writeLaunch(launchAt(2, 1, 200, 230));
+  w.writeLaunch(launchAt(3, 2, 300, 305));
+  w.writeLaunch(launchAt(4, 3, 400, 450, true));
+  w.writeLaunch(launchAt(5, 2, 500, 501));
+  w.writeKernel(kernelAt(1, 4, 1000, 1010));
+  w.writeKernel(kernelAt(2, 4, 2000, 2020));
+  w.writeKernel(kernelAt(3, 5, 3000, 3100));
+  w.writeKernel(kernelAt(4, 4, 4000, 4001));
+  w.writeKernel(kernelAt(4, 5, 4010, 4012));
+  w.writeKernel(kernelAt(4, 5, 4020, 4023));
+  w.writeKernel(kernelAt(99, 4, 9000, 9500));
+  w.writeRange({150, 650, 1, 1, 1, 0});
+  w.writeRange({700, 800, 1, 1, 1, 0});
+  w.writeRange({290, 310, 2, 1, 1, 0});
+  w.writeRange({490, 510, 2, 1, 1, 0});
+  w.writeRange({390, 460, 3, 1, 2, kc::kRangeProcessWide});
+  kc::StatsBody st{};
+  st.dropped_activity_records = 6;
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  return kc::readLog(sink.bytes);
+}
+
+}  // namespace
+
+TEST_CASE("exclusive numbers per range") {
+  const kc::LogData d = nestedLog();
+  REQUIRE(d.issues.empty());
+  const kc::Summary s = kc::summarize(d);
+  REQUIRE(s.exclusive.size() == 4);
+  CHECK(s.launches == 5);
+  CHECK(s.kernels == 7);
+  CHECK(s.unmatched_kernels == 1);
+  CHECK(s.launches_without_kernel == 1);
+
+  const kc::RangeStats& root = s.exclusive[0];
+  CHECK(root.instances == 0);
+  CHECK(root.launches == 1);
+  CHECK(root.kernels == 1);  // the unmatched kernel is not credited to the root
+  CHECK(root.gpu_ns == 10);
+  CHECK(root.launch_api_ns == 10);
+
+  const kc::RangeStats& step = s.exclusive[1];
+  CHECK(step.instances == 2);
+  CHECK(step.cpu_ns == 600);
+  CHECK(step.launches == 1);
+  CHECK(step.kernels == 1);
+  CHECK(step.gpu_ns == 20);
+  CHECK(step.launch_api_ns == 30);
+
+  const kc::RangeStats& gate = s.exclusive[2];
+  CHECK(gate.instances == 2);
+  CHECK(gate.cpu_ns == 40);
+  CHECK(gate.launches == 2);
+  CHECK(gate.kernels == 1);
+  CHECK(gate.gpu_ns == 100);
+  CHECK(gate.launch_api_ns == 6);
+  REQUIRE(gate.by_kernel.size() == 1);
+  CHECK(gate.by_kernel.at(5).count == 1);
+
+  const kc::RangeStats& up = s.exclusive[3];  // one graph launch, three kernels
+  CHECK(up.instances == 1);
+  CHECK(up.cpu_ns == 70);
+  CHECK(up.launches == 1);
+  CHECK(up.graph_launches == 1);
+  CHECK(up.kernels == 3);
+  CHECK(up.gpu_ns == 6);
+  CHECK(up.launch_api_ns == 50);
+  CHECK(up.by_kernel.at(4).count == 1);
+  CHECK(up.by_kernel.at(4).gpu_ns == 1);
+  CHECK(up.by_kernel.at(5).count == 2);
+  CHECK(up.by_kernel.at(5).gpu_ns == 5);
+}
+
+TEST_CASE("inclusive numbers sum launches and kernels, not instances or CPU time") {
+  const kc::Summary s = kc::summarize(nestedLog());
+  const kc::RangeStats& step = s.inclusive[1];
+  CHECK(step.instances == 2);
+  CHECK(step.cpu_ns == 600);
+  CHECK(step.launches == 4);
+  CHECK(step.graph_launches == 1);
+  CHECK(step.kernels == 5);
+  CHECK(step.gpu_ns == 126);
+  CHECK(step.launch_api_ns == 86);
+  CHECK(step.by_kernel.at(4).count == 2);
+  CHECK(step.by_kernel.at(4).gpu_ns == 21);
+  CHECK(step.by_kernel.at(5).count == 3);
+  CHECK(step.by_kernel.at(5).gpu_ns == 105);
+
+  const kc::RangeStats& root = s.inclusive[0];
+  CHECK(root.instances == 0);
+  CHECK(root.cpu_ns == 0);
+  CHECK(root.launches == 5);
+  CHECK(root.kernels == 6);
+  CHECK(root.gpu_ns == 136);
+  CHECK(root.launch_api_ns == 96);
+
+  CHECK(s.inclusive[2].kernels == s.exclusive[2].kernels);  // leaves: inclusive == exclusive
+  CHECK(s.inclusive[3].gpu_ns == 6);
+
+  CHECK(s.children_order == std::vector<uint32_t>{0, 1, 2, 3});
+  REQUIRE(s.children.size() == 4);
+  CHECK(s.children[0] == std::vector<uint32_t>{1});
+  CHECK(s.children[1] == std::vector<uint32_t>{2, 3});
+  CHECK(s.children[2].empty());
+}
+
+TEST_CASE("corrupt parents and scope ids do not loop and lose nothing") {
+  kc::LogData d;
+  d.strings = {"", "a"};
+  d.scopes.resize(8);
+  d.scopes[1] = {1, 0, 1, 0};
+  d.scopes[2] = {2, 999, 1, 0};  // parent out of range -> under the root
+  d.scopes[3] = {3, 4, 1, 0};    // 3 -> 4 -> 5 -> 4: 3 hangs under a cycle
+  d.scopes[4] = {4, 5, 1, 0};
+  d.scopes[5] = {5, 4, 1, 0};
+  d.scopes[6] = {6, 6, 1, 0};    // its own parent
+  d.scopes[7] = {7, 1, 1, 0};
+  d.launches.push_back(launchAt(1, 3, 0, 1));
+  d.launches.push_back(launchAt(2, 77, 0, 1));  // scope id never defined -> root
+  d.launches.push_back(launchAt(3, 7, 0, 1));
+  d.kernels.push_back(kernelAt(1, 1, 0, 5));
+  d.kernels.push_back(kernelAt(2, 1, 0, 5));
+  const kc::Summary s = kc::summarize(d);
+  CHECK(s.children_order.size() == 8);
+  CHECK(std::set<uint32_t>(s.children_order.begin(), s.children_order.end()).size() == 8);
+  CHECK(s.children_order.front() == 0);
+  CHECK(s.exclusive[0].launches == 1);
+  CHECK(s.exclusive[0].kernels == 1);
+  CHECK(s.inclusive[0].launches == 3);  // every launch reaches the root exactly once
+  CHECK(s.inclusive[0].kernels == 2);
+  CHECK(s.inclusive[0].gpu_ns == 10);
+  CHECK(s.inclusive[1].launches == 1);
+}
+
+TEST_CASE("summary JSON has exactly the documented keys and numbers") {
+  kc::LoadedLog l;
+  l.path = "run.kcount";
+  l.data = nestedLog();
+  l.summary = kc::summarize(l.data);
+  const nlohmann::json j = kc::summaryJson(std::vector<kc::LoadedLog>{l});
+  REQUIRE(j.contains("logs"));
+  REQUIRE(j["logs"].size() == 1);
+  const auto& log = j["logs"][0];
+  std::set<std::string> keys;
+  for (const auto& [k, _] : log.items()) keys.insert(k);
+  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "issues", "totals", "ranges"});
+  CHECK(log["path"] == "run.kcount");
+  CHECK(log["metadata"]["host"] == "node1");
+  CHECK(log["complete"] == true);
+  CHECK(log["issues"].empty());
+
+  keys.clear();
+  for (const auto& [k, _] : log["totals"].items()) keys.insert(k);
+  CHECK(keys == std::set<std::string>{"launches", "graph_launches", "kernels", "unmatched_kernels",
+                                      "launches_without_kernel", "gpu_ns", "dropped_host_records",
+                                      "dropped_activity_records", "activity_buffers_refused",
+                                      "late_activity_records", "nvtx_pop_underflow"});
+  CHECK(log["totals"]["launches"] == 5);
+  CHECK(log["totals"]["graph_launches"] == 1);
+  CHECK(log["totals"]["kernels"] == 7);
+  CHECK(log["totals"]["unmatched_kernels"] == 1);
+  CHECK(log["totals"]["launches_without_kernel"] == 1);
+  CHECK(log["totals"]["gpu_ns"] == 636);  // every kernel record, the unmatched one included
+  CHECK(log["totals"]["dropped_activity_records"] == 6);
+
+  const auto& ranges = log["ranges"];
+  REQUIRE(ranges.size() == 4);
+  CHECK(ranges[0]["path"] == "(no range)");
+  CHECK(ranges[0]["name"] == "(no range)");
+  CHECK(ranges[0]["depth"] == 0);
+  CHECK(ranges[0]["kernels_per_instance"].is_null());
+  CHECK(ranges[0]["exclusive"]["kernels"] == 1);
+  CHECK(ranges[0]["inclusive"]["kernels"] == 6);
+  keys.clear();
+  for (const auto& [k, _] : ranges[1].items()) keys.insert(k);
+  CHECK(keys == std::set<std::string>{"path", "name", "depth", "instances", "cpu_ns", "exclusive", "inclusive",
+                                      "kernels_per_instance", "kernels"});
+  keys.clear();
+  for (const auto& [k, _] : ranges[1]["exclusive"].items()) keys.insert(k);
+  CHECK(keys == std::set<std::string>{"launches", "graph_launches", "kernels", "gpu_ns", "launch_api_ns"});
+  CHECK(ranges[1]["path"] == "step");
+  CHECK(ranges[1]["depth"] == 1);
+  CHECK(ranges[1]["instances"] == 2);
+  CHECK(ranges[1]["cpu_ns"] == 600);
+  CHECK(ranges[1]["inclusive"]["launches"] == 4);
+  CHECK(ranges[1]["inclusive"]["launch_api_ns"] == 86);
+  CHECK(ranges[1]["kernels_per_instance"].get<double>() == doctest::Approx(2.5));
+  CHECK(ranges[2]["path"] == "step/gate");
+  CHECK(ranges[2]["name"] == "gate");
+  CHECK(ranges[2]["depth"] == 2);
+  CHECK(ranges[3]["path"] == "step/up");
+  CHECK(ranges[3]["exclusive"]["graph_launches"] == 1);
+  CHECK(ranges[3]["exclusive"]["kernels"] == 3);
+  const auto& ks = ranges[3]["kernels"];
+  REQUIRE(ks.size() == 2);
+  CHECK(ks[0] == nlohmann::json{{"name", "kB"}, {"short", "kB"}, {"count", 2}, {"gpu_ns", 5}});
+  CHECK(ks[1] == nlohmann::json{{"name", "kA"}, {"short", "kA"}, {"count", 1}, {"gpu_ns", 1}});
+}
+
+TEST_CASE("kernels JSON merges by name and keeps unmatched kernels apart") {
+  kc::LoadedLog l;
+  l.path = "run.kcount";
+  l.data = nestedLog();
+  l.summary = kc::summarize(l.data);
+  const nlohmann::json j = kc::kernelsJson({l, l});  // two logs merge by name
+  REQUIRE(j["kernels"].size() == 2);
+  const auto& a = j["kernels"][0];
+  CHECK(a["name"] == "kA");
+  CHECK(a["count"] == 8);
+  CHECK(a["gpu_ns"] == 2 * (10 + 20 + 1 + 500));
+  CHECK(a["ranges"] == nlohmann::json{{"(no range)", 2}, {"step", 2}, {"step/up", 2}, {"(unmatched)", 2}});
+  const auto& b = j["kernels"][1];
+  CHECK(b["name"] == "kB");
+  CHECK(b["count"] == 6);
+  CHECK(b["ranges"] == nlohmann::json{{"step/gate", 2}, {"step/up", 4}});
+}
+
+TEST_CASE("durations print with units") {
+  CHECK(kc::formatDuration(0) == "0 ns");
+  CHECK(kc::formatDuration(999) == "999 ns");
+  CHECK(kc::formatDuration(1500) == "1.50 µs");
+  CHECK(kc::formatDuration(14'000'000) == "14.0 ms");
+  CHECK(kc::formatDuration(250'000'000) == "250 ms");
+  CHECK(kc::formatDuration(2'510'000'000) == "2.51 s");
+}

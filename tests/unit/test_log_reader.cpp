@@ -1,0 +1,431 @@
+// Log reader: round trip through LogWriter, and damaged input of every kind (cut, flipped, lying lengths).
+#include <doctest/doctest.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+
+namespace {
+
+using kc::ReadIssue;
+
+kc::LaunchBody launch(uint64_t corr, uint32_t scope) {
+  kc::LaunchBody l{};
+  l.correlation_id = corr;
+  l.enter_ns = 100 * corr;
+  l.exit_ns = 100 * corr + 7;
+  l.scope_id = scope;
+  l.thread_id = 4242;
+  l.api_id = 3;
+  l.cbid = 211;
+  l.domain = static_cast<uint8_t>(kc::ApiDomain::kRuntime);
+  return l;
+}
+
+kc::KernelBody kernel(uint64_t corr, uint32_t name_id) {
+  kc::KernelBody k{};
+  k.correlation_id = corr;
+  k.start_ns = 1000 * corr;
+  k.end_ns = 1000 * corr + 55;
+  k.name_id = name_id;
+  k.grid[0] = 128;
+  k.block[0] = 256;
+  return k;
+}
+
+bool hasIssue(const kc::LogData& d, ReadIssue::Severity sev, const std::string& text) {
+  for (const auto& i : d.issues)
+    if (i.severity == sev && i.message.find(text) != std::string::npos) return true;
+  return false;
+}
+
+/// Two chunks: chunk 0 holds strings, scopes and 2 launches; chunk 1 holds 2 kernels, a range and End.
+struct TwoChunkLog {
+  std::vector<uint8_t> bytes;
+  size_t chunk1_at = 0;
+};
+
+TwoChunkLog twoChunkLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("command", "python train.py");
+  w.writeString(1, "step");
+  w.writeString(2, "gemm_kernel");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+  w.writeLaunch(launch(1, 1));
+  w.writeLaunch(launch(2, 0));
+  w.flush();
+  TwoChunkLog log;
+  log.chunk1_at = sink.bytes.size();
+  w.writeKernel(kernel(1, 2));
+  w.writeKernel(kernel(2, 2));
+  w.writeRange({50, 500, 1, 4242, 4242, 0});
+  w.writeEnd();
+  w.flush();
+  log.bytes = sink.bytes;
+  return log;
+}
+
+/// A file header plus one chunk holding exactly `payload`, with a correct checksum.
+std::vector<uint8_t> rawLog(const std::vector<uint8_t>& payload, uint32_t records) {
+  std::vector<uint8_t> out(sizeof(kc::FileHeader));
+  kc::FileHeader fh{};
+  std::memcpy(fh.magic, kc::kLogMagic, 8);
+  fh.major = kc::kLogMajor;
+  fh.header_bytes = sizeof(fh);
+  std::memcpy(out.data(), &fh, sizeof(fh));
+  kc::ChunkHeader ch{kc::kChunkMagic, static_cast<uint32_t>(payload.size()),
+                     XXH3_64bits(payload.data(), payload.size()), 0, records};
+  const size_t at = out.size();
+  out.resize(at + sizeof(ch));
+  std::memcpy(out.data() + at, &ch, sizeof(ch));
+  out.insert(out.end(), payload.begin(), payload.end());
+  return out;
+}
+
+void appendRecord(std::vector<uint8_t>& p, kc::RecordType type, const void* body, uint32_t bytes,
+                  uint32_t announced = UINT32_MAX) {
+  kc::RecordHeader h{static_cast<uint16_t>(type), 0, announced == UINT32_MAX ? bytes : announced};
+  const size_t at = p.size();
+  p.resize(at + sizeof(h) + bytes);
+  std::memcpy(p.data() + at, &h, sizeof(h));
+  if (bytes) std::memcpy(p.data() + at + sizeof(h), body, bytes);
+}
+
+}  // namespace
+
+TEST_CASE("round trip through LogWriter and readLog") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("host", "gpu-node-7");
+  w.writeMetadata("pid", "1234");
+  w.writeMetadata("host", "gpu-node-8");
+  w.writeString(1, "step");
+  w.writeString(2, "gate");
+  w.writeString(5, "_Z6kernelPf");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});
+  w.writeLaunch(launch(9, 2));
+  w.writeKernel(kernel(9, 5));
+  w.writeRange({10, 20, 2, 1, 2, kc::kRangeProcessWide});
+  kc::StatsBody st{};
+  st.launches = 1;
+  st.dropped_host_records = 3;
+  w.writeStats(st);
+  w.flush();
+  st.dropped_host_records = 4;
+  st.late_activity_records = 2;
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+
+  const kc::LogData d = kc::readLog(sink.bytes);
+  CHECK(d.issues.empty());
+  CHECK_FALSE(d.damaged());
+  CHECK(d.complete);
+  CHECK(d.major == kc::kLogMajor);
+  CHECK(d.minor == kc::kLogMinor);
+  CHECK(d.chunks_read == 2);
+  CHECK(d.chunks_skipped == 0);
+  CHECK(d.file_bytes == sink.bytes.size());
+  CHECK(d.metadata.size() == 3);
+  CHECK(d.meta("host") == "gpu-node-8");
+  CHECK(d.meta("pid") == "1234");
+  CHECK(d.meta("absent") == "");
+  REQUIRE(d.strings.size() == 6);
+  CHECK(d.strings[0] == "");
+  CHECK(d.strings[3] == "");
+  CHECK(d.str(5) == "_Z6kernelPf");
+  CHECK(d.str(77) == "<bad string id 77>");
+  REQUIRE(d.scopes.size() == 3);
+  CHECK(d.scopes[0].name_id == 0);
+  CHECK(d.scopes[0].parent_id == 0);
+  CHECK(d.scopePath(0) == "(no range)");
+  CHECK(d.scopePath(1) == "step");
+  CHECK(d.scopePath(2) == "step/gate");
+  REQUIRE(d.launches.size() == 1);
+  CHECK(d.launches[0].correlation_id == 9);
+  CHECK(d.launches[0].exit_ns == 907);
+  CHECK(d.launches[0].scope_id == 2);
+  CHECK(d.launches[0].cbid == 211);
+  REQUIRE(d.kernels.size() == 1);
+  CHECK(d.kernels[0].name_id == 5);
+  CHECK(d.kernels[0].end_ns == 9055);
+  CHECK(d.kernels[0].grid[0] == 128);
+  CHECK(d.kernels[0].block[0] == 256);
+  REQUIRE(d.ranges.size() == 1);
+  CHECK(d.ranges[0].end_thread_id == 2);
+  CHECK(d.ranges[0].flags == kc::kRangeProcessWide);
+  CHECK(d.has_stats);
+  CHECK(d.stats.launches == 2);
+  CHECK(d.stats.dropped_host_records == 7);
+  CHECK(d.stats.late_activity_records == 2);
+}
+
+TEST_CASE("a log without End record is read with a warning") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeLaunch(launch(1, 0));
+  w.flush();
+  const kc::LogData d = kc::readLog(sink.bytes);
+  CHECK_FALSE(d.complete);
+  CHECK_FALSE(d.damaged());
+  CHECK(d.launches.size() == 1);
+  REQUIRE(d.issues.size() == 1);
+  CHECK(d.issues[0].severity == ReadIssue::Severity::kWarning);
+  CHECK(d.issues[0].message ==
+        "log has no end record: the process did not close it (crash, kill, or still running)");
+}
+
+TEST_CASE("truncation at every byte offset keeps every complete chunk") {
+  const TwoChunkLog log = twoChunkLog();
+  REQUIRE(log.chunk1_at > sizeof(kc::FileHeader));
+  for (size_t n = 0; n < log.bytes.size(); ++n) {
+    CAPTURE(n);
+    const kc::LogData d = kc::readLog(std::span(log.bytes.data(), n));
+    CHECK_FALSE(d.damaged());
+    CHECK_FALSE(d.complete);
+    CHECK(d.kernels.empty());
+    if (n >= log.chunk1_at) {
+      CHECK(d.launches.size() == 2);
+      CHECK(d.scopePath(1) == "step");
+      CHECK(d.chunks_read == 1);
+    } else {
+      CHECK(d.launches.empty());
+      CHECK(d.chunks_read == 0);
+    }
+    // A cut inside a chunk or a header is a "truncated" warning; a cut exactly between chunks is not.
+    const bool at_boundary = n == sizeof(kc::FileHeader) || n == log.chunk1_at;
+    CHECK(hasIssue(d, ReadIssue::Severity::kWarning, "truncated at byte " + std::to_string(n)) != at_boundary);
+  }
+  const kc::LogData whole = kc::readLog(log.bytes);
+  CHECK(whole.issues.empty());
+  CHECK(whole.kernels.size() == 2);
+}
+
+TEST_CASE("truncation message names the chunk and the missing bytes") {
+  const TwoChunkLog log = twoChunkLog();
+  const size_t n = log.chunk1_at + sizeof(kc::ChunkHeader) + 10;
+  const kc::LogData d = kc::readLog(std::span(log.bytes.data(), n));
+  kc::ChunkHeader h;
+  std::memcpy(&h, log.bytes.data() + log.chunk1_at, sizeof(h));
+  CHECK(hasIssue(d, ReadIssue::Severity::kWarning,
+                 "truncated at byte " + std::to_string(n) + " in chunk 1 (payload needs " +
+                     std::to_string(h.payload_bytes) + " bytes, 10 remain)"));
+}
+
+TEST_CASE("a flipped byte anywhere never crashes and the other chunk survives") {
+  const TwoChunkLog log = twoChunkLog();
+  for (size_t i = 0; i < log.bytes.size(); ++i) {
+    CAPTURE(i);
+    std::vector<uint8_t> b = log.bytes;
+    b[i] ^= 0xFF;
+    const kc::LogData d = kc::readLog(b);
+    if (i < 8) {
+      CHECK(hasIssue(d, ReadIssue::Severity::kError, "not a kcount log"));
+      continue;
+    }
+    if (i == 8 || i == 9) {
+      CHECK(hasIssue(d, ReadIssue::Severity::kError, "unsupported version"));
+      continue;
+    }
+    if (i < sizeof(kc::FileHeader)) {  // minor version or header size: every record is still read
+      CHECK(d.launches.size() == 2);
+      CHECK(d.kernels.size() == 2);
+      continue;
+    }
+    const size_t payload0 = sizeof(kc::FileHeader) + sizeof(kc::ChunkHeader);
+    const size_t payload1 = log.chunk1_at + sizeof(kc::ChunkHeader);
+    if (i < log.chunk1_at) {
+      // Damage in chunk 0: chunk 1 (kernels, range, End) is still read.
+      CHECK(d.kernels.size() == 2);
+      CHECK(d.ranges.size() == 1);
+      CHECK(d.complete);
+      if (i >= payload0) {
+        CHECK(d.damaged());
+        CHECK(d.launches.empty());
+        CHECK(d.chunks_skipped == 1);
+      }
+    } else {
+      // Damage in chunk 1: chunk 0 (strings, scopes, launches) is intact.
+      CHECK(d.launches.size() == 2);
+      CHECK(d.scopePath(1) == "step");
+      CHECK(d.meta("command") == "python train.py");
+      if (i >= payload1) {
+        CHECK(d.damaged());
+        CHECK(d.kernels.empty());
+        CHECK_FALSE(d.complete);
+      }
+    }
+  }
+}
+
+TEST_CASE("checksum mismatch names chunk and byte, and reading continues after it") {
+  TwoChunkLog log = twoChunkLog();
+  log.bytes[sizeof(kc::FileHeader) + sizeof(kc::ChunkHeader) + 3] ^= 0x01;
+  const kc::LogData d = kc::readLog(log.bytes);
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                 "checksum mismatch in chunk 0 at byte " + std::to_string(sizeof(kc::FileHeader))));
+  CHECK(d.chunks_skipped == 1);
+  CHECK(d.chunks_read == 1);
+  CHECK(d.kernels.size() == 2);
+  CHECK(d.complete);
+}
+
+TEST_CASE("wrong magic and unsupported major version") {
+  TwoChunkLog log = twoChunkLog();
+  std::vector<uint8_t> b = log.bytes;
+  b[0] = 'X';
+  kc::LogData d = kc::readLog(b);
+  REQUIRE(d.issues.size() == 1);
+  CHECK(d.issues[0].severity == ReadIssue::Severity::kError);
+  CHECK(d.issues[0].offset == 0);
+  CHECK(d.issues[0].message == "not a kcount log");
+  CHECK(d.launches.empty());
+
+  const std::string text = "#!/bin/sh\necho hello, this is not a log\n";
+  d = kc::readLog(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  CHECK(d.issues.size() == 1);
+  CHECK(d.issues[0].message == "not a kcount log");
+
+  b = log.bytes;
+  const uint16_t major = 2, minor = 3;
+  std::memcpy(b.data() + 8, &major, 2);
+  std::memcpy(b.data() + 10, &minor, 2);
+  d = kc::readLog(b);
+  REQUIRE(d.issues.size() == 1);
+  CHECK(d.issues[0].message == "unsupported version 2.3 (this reader supports 1.x)");
+  CHECK(d.damaged());
+  CHECK(d.launches.empty());
+}
+
+TEST_CASE("lying length fields are refused without allocating") {
+  SUBCASE("chunk payload larger than kMaxChunkPayload") {
+    TwoChunkLog log = twoChunkLog();
+    const uint32_t huge = 0xFFFFFFF0u;
+    std::memcpy(log.bytes.data() + sizeof(kc::FileHeader) + 4, &huge, 4);
+    const kc::LogData d = kc::readLog(log.bytes);
+    CHECK(d.damaged());
+    CHECK(hasIssue(d, ReadIssue::Severity::kError, "announces 4294967280 payload bytes"));
+    CHECK(d.kernels.size() == 2);  // chunk 1 found again by resynchronizing
+    CHECK(d.launches.empty());
+  }
+  SUBCASE("record body longer than the chunk") {
+    std::vector<uint8_t> p;
+    kc::LaunchBody l = launch(1, 0);
+    appendRecord(p, kc::RecordType::kLaunch, &l, sizeof(l));
+    appendRecord(p, kc::RecordType::kLaunch, &l, sizeof(l), 0x7FFFFFFFu);
+    const kc::LogData d = kc::readLog(rawLog(p, 2));
+    CHECK(d.damaged());
+    CHECK(hasIssue(d, ReadIssue::Severity::kError, "announces 2147483647 body bytes"));
+    CHECK(d.launches.size() == 1);
+    CHECK(d.chunks_skipped == 1);
+    CHECK(d.chunks_read == 0);
+  }
+  SUBCASE("metadata key longer than its body") {
+    std::vector<uint8_t> p(4 + 3);
+    const uint32_t key_bytes = 1000;
+    std::memcpy(p.data(), &key_bytes, 4);
+    std::vector<uint8_t> payload;
+    appendRecord(payload, kc::RecordType::kMetadata, p.data(), static_cast<uint32_t>(p.size()));
+    const kc::LogData d = kc::readLog(rawLog(payload, 1));
+    CHECK(d.damaged());
+    CHECK(d.metadata.empty());
+  }
+  SUBCASE("string longer than kMaxStringBytes is cut") {
+    std::vector<uint8_t> body(4 + kc::kMaxStringBytes + 500, 'a');
+    const uint32_t id = 7;
+    std::memcpy(body.data(), &id, 4);
+    std::vector<uint8_t> payload;
+    appendRecord(payload, kc::RecordType::kString, body.data(), static_cast<uint32_t>(body.size()));
+    const kc::LogData d = kc::readLog(rawLog(payload, 1));
+    REQUIRE(d.strings.size() == 8);
+    CHECK(d.strings[7].size() == kc::kMaxStringBytes);
+  }
+  SUBCASE("string and scope ids past the cap are errors, not allocations") {
+    std::vector<uint8_t> payload;
+    std::vector<uint8_t> sbody(8, 'x');
+    const uint32_t big = 0xFFFFFFF0u;
+    std::memcpy(sbody.data(), &big, 4);
+    appendRecord(payload, kc::RecordType::kString, sbody.data(), 8);
+    kc::ScopeBody sc{big, 0, 1, 0};
+    appendRecord(payload, kc::RecordType::kScope, &sc, sizeof(sc));
+    kc::LaunchBody l = launch(3, 0);
+    appendRecord(payload, kc::RecordType::kLaunch, &l, sizeof(l));
+    const kc::LogData d = kc::readLog(rawLog(payload, 3));
+    CHECK(d.strings.size() == 1);
+    CHECK(d.scopes.size() == 1);
+    CHECK(hasIssue(d, ReadIssue::Severity::kError, "string id 4294967280"));
+    CHECK(hasIssue(d, ReadIssue::Severity::kError, "scope id 4294967280"));
+    CHECK(d.launches.size() == 1);  // the records after them are still read
+  }
+}
+
+TEST_CASE("record bodies: short is an error, long keeps the known prefix, unknown types are skipped") {
+  std::vector<uint8_t> payload;
+  // A launch body from a newer writer: 8 more bytes than this reader knows.
+  std::vector<uint8_t> longer(sizeof(kc::LaunchBody) + 8, 0xEE);
+  kc::LaunchBody l = launch(5, 0);
+  std::memcpy(longer.data(), &l, sizeof(l));
+  appendRecord(payload, kc::RecordType::kLaunch, longer.data(), static_cast<uint32_t>(longer.size()));
+  const uint64_t unknown_body = 123;
+  appendRecord(payload, static_cast<kc::RecordType>(99), &unknown_body, sizeof(unknown_body));
+  appendRecord(payload, kc::RecordType::kEnd, nullptr, 0);
+  kc::LogData d = kc::readLog(rawLog(payload, 3));
+  CHECK(d.issues.empty());
+  REQUIRE(d.launches.size() == 1);
+  CHECK(d.launches[0].correlation_id == 5);
+  CHECK(d.launches[0].exit_ns == 507);
+  CHECK(d.complete);
+
+  payload.clear();
+  appendRecord(payload, kc::RecordType::kLaunch, &l, sizeof(l));
+  appendRecord(payload, kc::RecordType::kKernel, &l, 40);  // kernel body needs 96 bytes
+  appendRecord(payload, kc::RecordType::kLaunch, &l, sizeof(l));
+  d = kc::readLog(rawLog(payload, 3));
+  CHECK(d.damaged());
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "has a body of 40 bytes, needs 96"));
+  CHECK(d.launches.size() == 1);  // records before the bad one are kept, the rest of the chunk is not
+  CHECK(d.kernels.empty());
+  CHECK(d.chunks_skipped == 1);
+}
+
+TEST_CASE("scopePath survives bad string ids, bad parents and cycles") {
+  kc::LogData d;
+  d.strings = {"", "a", "b"};
+  d.scopes.resize(7);
+  d.scopes[1] = {1, 0, 999, 0};  // name id out of range
+  d.scopes[2] = {2, 3, 1, 0};    // 2 -> 3 -> 2: a cycle
+  d.scopes[3] = {3, 2, 2, 0};
+  d.scopes[4] = {4, 4, 1, 0};    // its own parent
+  d.scopes[5] = {5, 12345, 2, 0};  // parent out of range
+  d.scopes[6] = {6, 1, 2, 0};
+  CHECK(d.scopePath(1) == "<bad string id 999>");
+  CHECK(d.scopePath(6) == "<bad string id 999>/b");
+  CHECK(d.scopePath(2) == "<broken parent>/b/a");
+  CHECK(d.scopePath(4) == "<broken parent>/a");
+  CHECK(d.scopePath(5) == "<broken parent>/b");
+  CHECK(d.scopePath(100) == "<bad scope id 100>");
+
+  // A chain deeper than the cap ends too.
+  kc::LogData deep;
+  deep.strings = {"", "x"};
+  deep.scopes.resize(1000);
+  for (uint32_t i = 1; i < 1000; ++i) deep.scopes[i] = {i, i - 1, 1, 0};
+  const std::string p = deep.scopePath(999);
+  CHECK(p.starts_with("<broken parent>/"));
+  CHECK(p.size() < 1000);
+}
+
+TEST_CASE("a missing file is an error at offset 0") {
+  const kc::LogData d = kc::readLogFile("/nonexistent/dir/kcount-x-1.kcount");
+  CHECK(d.damaged());
+  REQUIRE(d.issues.size() == 1);
+  CHECK(d.issues[0].offset == 0);
+  CHECK(d.issues[0].message.starts_with("cannot open /nonexistent/dir/kcount-x-1.kcount"));
+}

@@ -1,0 +1,125 @@
+// kcount command line: summary, kernels, check, run. See docs/usage.md.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/report.h"
+#include "tools/run.h"
+
+namespace {
+
+std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths) {
+  std::vector<kc::LoadedLog> logs;
+  logs.reserve(paths.size());
+  for (const auto& p : paths) logs.push_back(kc::loadLog(p));
+  return logs;
+}
+
+/// Exit status of summary/kernels: 0, or 2 if a log could not be read at all.
+int readStatus(const std::vector<kc::LoadedLog>& logs) {
+  for (const auto& l : logs)
+    if (l.data.file_bytes == 0 && l.data.damaged()) return 2;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kcount: kernel launches, GPU kernels and their time per NVTX range"};
+  app.set_version_flag("--version", std::string(KCOUNT_VERSION));
+  app.require_subcommand(1);
+
+  std::vector<std::string> paths;
+  std::string format = "table";
+  std::string view = "tree";
+  int top = 3;
+  bool full_names = false;
+
+  auto* summary = app.add_subcommand("summary", "per-range table of launches, kernels and time");
+  summary->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
+  summary->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  summary->add_option("--view", view, "tree (inclusive, indented), inclusive (flat paths) or innermost (exclusive)")
+      ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
+  summary->add_option("--top", top, "kernels listed per range (0: none)")->check(CLI::NonNegativeNumber);
+  summary->add_flag("--full-names", full_names, "show full demangled kernel names");
+
+  auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
+  kernels->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
+  kernels->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  kernels->add_flag("--full-names", full_names, "show full demangled kernel names");
+
+  auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, 2 damaged");
+  check->add_option("logs", paths, "log files")->required();
+
+  kc::RunOptions run_opt;
+  auto* run = app.add_subcommand("run", "run a command with libkcount.so injected");
+  run->add_option("--output", run_opt.output, "log path pattern (%h host, %p pid, %r rank) or directory");
+  run->add_option("--inject", run_opt.inject, "preload (LD_PRELOAD) or cuda (CUDA_INJECTION64_PATH)")
+      ->check(CLI::IsMember({"preload", "cuda"}));
+  run->add_option("--lib", run_opt.lib, "path of libkcount.so");
+  run->add_option("command", run_opt.command, "command and its arguments, after --")->required();
+  run->prefix_command();  // everything from the first positional on belongs to the command
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*summary) {
+      kc::SummaryOptions opt;
+      opt.view = view == "inclusive" ? kc::SummaryView::kInclusive
+                 : view == "innermost" ? kc::SummaryView::kInnermost
+                                       : kc::SummaryView::kTree;
+      opt.top_kernels = top;
+      opt.full_names = full_names;
+      auto logs = loadAll(paths);
+      if (format == "json") {
+        std::cout << kc::summaryJson(logs).dump(2) << '\n';
+      } else {
+        bool first = true;
+        for (const auto& l : logs) {
+          if (format == "csv") {
+            kc::printSummaryCsv(std::cout, l, first, opt);
+          } else {
+            if (!first) std::cout << '\n';
+            kc::printSummaryTable(std::cout, l, opt);
+          }
+          first = false;
+        }
+      }
+      return readStatus(logs);
+    }
+    if (*kernels) {
+      auto logs = loadAll(paths);
+      if (format == "json")
+        std::cout << kc::kernelsJson(logs).dump(2) << '\n';
+      else if (format == "csv")
+        kc::printKernelsCsv(std::cout, logs, full_names);
+      else
+        kc::printKernelsTable(std::cout, logs, full_names);
+      for (const auto& l : logs)
+        for (const auto& i : l.data.issues)
+          std::cerr << "kcount: " << l.path << ": "
+                    << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message
+                    << '\n';
+      return readStatus(logs);
+    }
+    if (*check) {
+      int rc = 0;
+      for (const auto& p : paths) {
+        auto l = kc::loadLog(p);
+        rc = std::max(rc, kc::printCheck(std::cout, l));
+      }
+      return rc;
+    }
+    if (*run) {
+      // CLI11 keeps a leading "--" in the remaining arguments with prefix_command; drop it.
+      if (!run_opt.command.empty() && run_opt.command.front() == "--") run_opt.command.erase(run_opt.command.begin());
+      return kc::runCommand(run_opt);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "kcount: " << e.what() << '\n';
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,430 @@
+#include "tools/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tools/kernel_names.h"
+
+namespace kc {
+namespace {
+
+using nlohmann::json;
+
+size_t displayWidth(std::string_view s) {
+  size_t n = 0;
+  for (char c : s)
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+/// Plain-text table: columns padded to their widest cell, numbers right-aligned.
+struct Table {
+  std::vector<std::string> head;
+  std::vector<bool> right;
+  std::vector<std::vector<std::string>> rows;
+
+  void print(std::ostream& out) const {
+    std::vector<size_t> w(head.size(), 0);
+    for (size_t i = 0; i < head.size(); ++i) w[i] = displayWidth(head[i]);
+    for (const auto& r : rows)
+      for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
+    auto line = [&](const std::vector<std::string>& r) {
+      std::string s;
+      for (size_t i = 0; i < r.size() && i < w.size(); ++i) {
+        const std::string pad(w[i] - displayWidth(r[i]), ' ');
+        const bool last = i + 1 == r.size();
+        s += right[i] ? pad + r[i] : (last ? r[i] : r[i] + pad);
+        if (!last) s += "  ";
+      }
+      out << s << '\n';
+    };
+    line(head);
+    size_t total = 0;
+    for (size_t x : w) total += x + 2;
+    out << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
+    for (const auto& r : rows) line(r);
+  }
+};
+
+std::string csvField(std::string_view s) {
+  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+const char* severityName(ReadIssue::Severity s) {
+  return s == ReadIssue::Severity::kError ? "error" : "warning";
+}
+
+json countsJson(const RangeStats& r) {
+  return json{{"launches", r.launches},
+              {"graph_launches", r.graph_launches},
+              {"kernels", r.kernels},
+              {"gpu_ns", r.gpu_ns},
+              {"launch_api_ns", r.launch_api_ns}};
+}
+
+/// by_kernel sorted by count (descending), then by name.
+std::vector<std::pair<std::string, KernelTally>> sortedKernels(const LogData& log, const RangeStats& r) {
+  std::vector<std::pair<std::string, KernelTally>> v;
+  v.reserve(r.by_kernel.size());
+  for (const auto& [id, t] : r.by_kernel) v.emplace_back(std::string(log.str(id)), t);
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second.count != b.second.count ? a.second.count > b.second.count : a.first < b.first;
+  });
+  return v;
+}
+
+std::string topKernels(const LogData& log, const RangeStats& r, int top, bool full) {
+  if (top <= 0) return {};
+  auto v = sortedKernels(log, r);
+  std::string s;
+  int shown = 0;
+  for (const auto& [name, t] : v) {
+    if (shown == top) {
+      s += fmt::format(", +{} more", v.size() - static_cast<size_t>(top));
+      break;
+    }
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{} ×{}", displayKernelName(name, full), t.count);
+    ++shown;
+  }
+  return s;
+}
+
+std::string perInstance(uint64_t kernels, uint64_t instances) {
+  if (instances == 0) return "-";
+  return fmt::format("{:.1f}", static_cast<double>(kernels) / static_cast<double>(instances));
+}
+
+uint64_t allKernelGpuNs(const LogData& log) {
+  uint64_t ns = 0;
+  for (const auto& k : log.kernels) ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+  return ns;
+}
+
+void printFooter(std::ostream& out, const LoadedLog& l) {
+  const Summary& s = l.summary;
+  const StatsBody& st = l.data.stats;
+  uint64_t graph = 0;
+  for (const auto& r : s.exclusive) graph += r.graph_launches;
+  out << fmt::format("totals: {} launches ({} graph launches), {} kernels, {} unmatched kernels, "
+                     "{} launches without kernel, GPU time {}\n",
+                     s.launches, graph, s.kernels, s.unmatched_kernels, s.launches_without_kernel,
+                     formatDuration(allKernelGpuNs(l.data)));
+  if (l.data.has_stats)
+    out << fmt::format("dropped: {} host records, {} activity records, {} activity buffers refused, "
+                       "{} late activity records; {} NVTX pops with no push\n",
+                       st.dropped_host_records, st.dropped_activity_records, st.activity_buffers_refused,
+                       st.late_activity_records, st.nvtx_pop_underflow);
+  else
+    out << "dropped: unknown (the log has no stats record)\n";
+  out << (l.data.complete ? "log complete\n" : "log INCOMPLETE (no end record)\n");
+  for (const auto& i : l.data.issues)
+    out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
+}
+
+}  // namespace
+
+LoadedLog loadLog(const std::string& path) {
+  LoadedLog l;
+  l.path = path;
+  l.data = readLogFile(path);
+  l.summary = summarize(l.data);
+  return l;
+}
+
+std::string formatDuration(uint64_t ns) {
+  if (ns < 1000) return fmt::format("{} ns", ns);
+  const double v = static_cast<double>(ns);
+  auto three = [](double x, const char* unit) {
+    const int decimals = x < 10 ? 2 : x < 100 ? 1 : 0;
+    return fmt::format("{:.{}f} {}", x, decimals, unit);
+  };
+  if (ns < 1000000) return three(v / 1e3, "µs");
+  if (ns < 1000000000) return three(v / 1e6, "ms");
+  return three(v / 1e9, "s");
+}
+
+std::vector<uint32_t> scopeDepths(const Summary& s) {
+  std::vector<uint32_t> depth(s.children.size(), 0);
+  for (uint32_t id : s.children_order)
+    if (id < s.children.size())
+      for (uint32_t c : s.children[id])
+        if (c < depth.size()) depth[c] = depth[id] + 1;
+  return depth;
+}
+
+std::vector<uint32_t> shownScopes(const LogData&, const Summary& s) {
+  std::vector<uint32_t> out;
+  for (uint32_t id : s.children_order) {
+    if (id >= s.inclusive.size()) continue;
+    const RangeStats& r = s.inclusive[id];
+    if (id == kRootScope || r.instances > 0 || r.launches > 0 || r.kernels > 0) out.push_back(id);
+  }
+  return out;
+}
+
+json summaryJson(const LoadedLog& l) {
+  const LogData& d = l.data;
+  const Summary& s = l.summary;
+  json meta = json::object();
+  for (const auto& [k, v] : d.metadata) meta[k] = v;
+  json issues = json::array();
+  for (const auto& i : d.issues)
+    issues.push_back(json{{"severity", severityName(i.severity)},
+                          {"offset", i.offset},
+                          {"chunk", i.chunk},
+                          {"message", i.message}});
+  uint64_t graph = 0;
+  for (const auto& r : s.exclusive) graph += r.graph_launches;
+  json totals{{"launches", s.launches},
+              {"graph_launches", graph},
+              {"kernels", s.kernels},
+              {"unmatched_kernels", s.unmatched_kernels},
+              {"launches_without_kernel", s.launches_without_kernel},
+              {"gpu_ns", allKernelGpuNs(d)},
+              {"dropped_host_records", d.stats.dropped_host_records},
+              {"dropped_activity_records", d.stats.dropped_activity_records},
+              {"activity_buffers_refused", d.stats.activity_buffers_refused},
+              {"late_activity_records", d.stats.late_activity_records},
+              {"nvtx_pop_underflow", d.stats.nvtx_pop_underflow}};
+  const auto depth = scopeDepths(s);
+  json ranges = json::array();
+  for (uint32_t id : shownScopes(d, s)) {
+    const RangeStats& ex = s.exclusive[id];
+    const RangeStats& in = s.inclusive[id];
+    std::string path = d.scopePath(id);
+    std::string name = id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
+    json kernels = json::array();
+    for (const auto& [kname, t] : sortedKernels(d, ex))
+      kernels.push_back(json{{"name", kname}, {"short", shortKernelName(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
+    json per_instance = nullptr;
+    if (in.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(in.instances);
+    ranges.push_back(json{{"path", path},
+                          {"name", name},
+                          {"depth", depth[id]},
+                          {"instances", in.instances},
+                          {"cpu_ns", in.cpu_ns},
+                          {"exclusive", countsJson(ex)},
+                          {"inclusive", countsJson(in)},
+                          {"kernels_per_instance", per_instance},
+                          {"kernels", kernels}});
+  }
+  return json{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"issues", issues},
+              {"totals", totals}, {"ranges", ranges}};
+}
+
+json summaryJson(const std::vector<LoadedLog>& logs) {
+  json arr = json::array();
+  for (const auto& l : logs) arr.push_back(summaryJson(l));
+  return json{{"logs", arr}};
+}
+
+void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptions& opt) {
+  const LogData& d = l.data;
+  const Summary& s = l.summary;
+  out << "== " << l.path;
+  for (const char* key : {"command", "host", "pid", "rank"}) {
+    std::string v = d.meta(key);
+    if (!v.empty()) out << "  " << key << "=" << v;
+  }
+  out << '\n';
+  const bool tree = opt.view == SummaryView::kTree;
+  Table t;
+  if (tree)
+    t.head = {"range", "instances", "launches", "kernels", "self", "kernels/inst", "GPU time", "CPU time",
+              "launch CPU", "top kernels (self)"};
+  else
+    t.head = {"range", "instances", "launches", "kernels", "kernels/inst", "GPU time", "CPU time", "launch CPU",
+              "top kernels"};
+  t.right.assign(t.head.size(), true);
+  t.right.front() = false;
+  t.right.back() = false;
+  const auto depth = scopeDepths(s);
+  for (uint32_t id : shownScopes(d, s)) {
+    const RangeStats& ex = s.exclusive[id];
+    // The root row shows what ran outside every range: its exclusive numbers, in every view.
+    const bool incl = id != kRootScope && opt.view != SummaryView::kInnermost;
+    const RangeStats& r = incl ? s.inclusive[id] : ex;
+    std::string label;
+    if (id == kRootScope)
+      label = "(no range)";
+    else if (tree)
+      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + std::string(d.str(d.scopes[id].name_id));
+    else
+      label = d.scopePath(id);
+    std::vector<std::string> row{label,
+                                 std::to_string(ex.instances),
+                                 std::to_string(r.launches),
+                                 std::to_string(r.kernels)};
+    if (tree) row.push_back(std::to_string(ex.kernels));
+    row.push_back(perInstance(r.kernels, ex.instances));
+    row.push_back(formatDuration(r.gpu_ns));
+    row.push_back(ex.instances ? formatDuration(ex.cpu_ns) : "-");
+    row.push_back(formatDuration(r.launch_api_ns));
+    row.push_back(topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names));
+    t.rows.push_back(std::move(row));
+  }
+  t.print(out);
+  printFooter(out, l);
+}
+
+void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const SummaryOptions& opt) {
+  if (header)
+    out << "log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launches,excl_kernels,excl_gpu_ns,"
+           "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
+           "kernels_per_instance,top_kernels\n";
+  const LogData& d = l.data;
+  const Summary& s = l.summary;
+  const auto depth = scopeDepths(s);
+  for (uint32_t id : shownScopes(d, s)) {
+    const RangeStats& ex = s.exclusive[id];
+    const RangeStats& in = s.inclusive[id];
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
+                       csvField(d.scopePath(id)), depth[id], in.instances, in.cpu_ns, ex.launches,
+                       ex.graph_launches, ex.kernels, ex.gpu_ns, ex.launch_api_ns, in.launches, in.graph_launches,
+                       in.kernels, in.gpu_ns, in.launch_api_ns,
+                       in.instances ? fmt::format("{:.3f}", double(in.kernels) / double(in.instances)) : "",
+                       csvField(topKernels(d, ex, opt.top_kernels, opt.full_names)));
+  }
+}
+
+namespace {
+
+struct KernelRow {
+  std::string name;
+  uint64_t count = 0;
+  uint64_t gpu_ns = 0;
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  std::map<std::string, uint64_t> ranges;
+};
+
+std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
+  std::unordered_map<std::string, KernelRow> rows;
+  for (const auto& l : logs) {
+    const LogData& d = l.data;
+    std::unordered_map<uint64_t, uint32_t> scope_of;  // correlation id -> scope (first launch wins)
+    scope_of.reserve(d.launches.size() * 2);
+    for (const auto& ln : d.launches)
+      scope_of.emplace(ln.correlation_id, ln.scope_id < d.scopes.size() ? ln.scope_id : kRootScope);
+    std::unordered_map<uint32_t, std::string> paths;
+    for (const auto& k : d.kernels) {
+      std::string name(d.str(k.name_id));
+      auto [it, fresh] = rows.try_emplace(name);
+      KernelRow& r = it->second;
+      if (fresh) {
+        r.name = name;
+        std::copy(std::begin(k.grid), std::end(k.grid), r.grid);
+        std::copy(std::begin(k.block), std::end(k.block), r.block);
+      }
+      ++r.count;
+      r.gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+      auto sc = scope_of.find(k.correlation_id);
+      if (sc == scope_of.end()) {
+        ++r.ranges["(unmatched)"];
+        continue;
+      }
+      auto p = paths.find(sc->second);
+      if (p == paths.end()) p = paths.emplace(sc->second, d.scopePath(sc->second)).first;
+      ++r.ranges[p->second];
+    }
+  }
+  std::vector<KernelRow> out;
+  out.reserve(rows.size());
+  for (auto& [_, r] : rows) out.push_back(std::move(r));
+  std::sort(out.begin(), out.end(), [](const KernelRow& a, const KernelRow& b) {
+    return a.count != b.count ? a.count > b.count : a.name < b.name;
+  });
+  return out;
+}
+
+std::string rangesText(const std::map<std::string, uint64_t>& ranges) {
+  std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string s;
+  for (const auto& [p, n] : v) s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", p, n);
+  return s;
+}
+
+}  // namespace
+
+json kernelsJson(const std::vector<LoadedLog>& logs) {
+  json arr = json::array();
+  for (const auto& r : collectKernels(logs)) {
+    json ranges = json::object();
+    for (const auto& [p, n] : r.ranges) ranges[p] = n;
+    arr.push_back(json{{"name", r.name},
+                       {"short", shortKernelName(r.name)},
+                       {"count", r.count},
+                       {"gpu_ns", r.gpu_ns},
+                       {"ranges", ranges}});
+  }
+  return json{{"kernels", arr}};
+}
+
+void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
+  Table t;
+  t.head = {"kernel", "count", "GPU total", "GPU avg", "grid", "block", "ranges"};
+  t.right = {false, true, true, true, true, true, false};
+  for (const auto& r : collectKernels(logs))
+    t.rows.push_back({displayKernelName(r.name, full_names), std::to_string(r.count), formatDuration(r.gpu_ns),
+                      formatDuration(r.count ? r.gpu_ns / r.count : 0),
+                      fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]),
+                      fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]), rangesText(r.ranges)});
+  t.print(out);
+}
+
+void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
+  out << "kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges\n";
+  for (const auto& r : collectKernels(logs))
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csvField(displayKernelName(r.name, full_names)),
+                       csvField(r.name), r.count, r.gpu_ns, r.grid[0], r.grid[1], r.grid[2], r.block[0],
+                       r.block[1], r.block[2], csvField(rangesText(r.ranges)));
+}
+
+int printCheck(std::ostream& out, const LoadedLog& l) {
+  const LogData& d = l.data;
+  const Summary& s = l.summary;
+  out << "== " << l.path << '\n';
+  out << fmt::format("format version {}.{}, {} bytes, {} chunks read, {} chunks skipped\n", d.major, d.minor,
+                     d.file_bytes, d.chunks_read, d.chunks_skipped);
+  for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
+  out << fmt::format("records: {} strings, {} scopes, {} launches, {} kernels, {} ranges\n",
+                     d.strings.size() - 1, d.scopes.size() - 1, d.launches.size(), d.kernels.size(),
+                     d.ranges.size());
+  if (d.has_stats) {
+    const StatsBody& st = d.stats;
+    out << fmt::format(
+        "stats: {} launches, {} kernels, {} ranges written; dropped {} host records, {} activity records, "
+        "{} activity buffers refused, {} late activity records, {} bytes; {} NVTX pops with no push\n",
+        st.launches, st.kernels, st.ranges, st.dropped_host_records, st.dropped_activity_records,
+        st.activity_buffers_refused, st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
+  } else {
+    out << "stats: none (the log has no stats record)\n";
+  }
+  out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
+                     s.launches_without_kernel);
+  bool truncated = false;
+  for (const auto& i : d.issues) {
+    out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
+    if (i.severity == ReadIssue::Severity::kWarning && i.message.starts_with("truncated")) truncated = true;
+  }
+  int rc = 0;
+  if (d.damaged() || truncated) rc = 2;
+  else if (!d.complete) rc = 1;
+  out << (rc == 0 ? "OK\n" : rc == 1 ? "INCOMPLETE (no end record)\n" : "DAMAGED\n");
+  return rc;
+}
+
+}  // namespace kc

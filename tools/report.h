@@ -1,0 +1,61 @@
+// Reports behind `kcount summary`, `kcount kernels` and `kcount check`: JSON, CSV and text tables built
+// from a decoded log and its Summary. Pure functions of their inputs (no I/O but the given stream).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+
+namespace kc {
+
+/// A log read from a file, with its analysis.
+struct LoadedLog {
+  std::string path;
+  LogData data;
+  Summary summary;
+};
+
+LoadedLog loadLog(const std::string& path);
+
+/// "812 ns", "3.25 µs", "14.0 ms", "2.51 s".
+std::string formatDuration(uint64_t ns);
+
+enum class SummaryView { kTree, kInclusive, kInnermost };
+
+struct SummaryOptions {
+  SummaryView view = SummaryView::kTree;
+  int top_kernels = 3;   // kernels listed per row in the table
+  bool full_names = false;
+};
+
+/// Scope ids shown by the summary, in depth-first order: the root, then every scope with an instance,
+/// a launch or a kernel (inclusive).
+std::vector<uint32_t> shownScopes(const LogData& log, const Summary& s);
+/// Depth of each scope in the (repaired) range tree; the root is 0, a top-level range 1.
+std::vector<uint32_t> scopeDepths(const Summary& s);
+
+/// One element of summary JSON's "logs" array (schema: docs/usage.md, `kcount summary --format json`).
+nlohmann::json summaryJson(const LoadedLog& log);
+/// {"logs":[...]}.
+nlohmann::json summaryJson(const std::vector<LoadedLog>& logs);
+
+void printSummaryTable(std::ostream& out, const LoadedLog& log, const SummaryOptions& opt);
+void printSummaryCsv(std::ostream& out, const LoadedLog& log, bool header, const SummaryOptions& opt);
+
+/// Kernels merged by name over all logs: {"kernels":[{"name","short","count","gpu_ns","ranges":{path:n}}]},
+/// sorted by count (descending), then name. Kernels with no matching launch count under "(unmatched)".
+nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs);
+void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names);
+void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names);
+
+/// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record) but undamaged,
+/// 2 damaged (an error, or a truncated tail) or unreadable.
+int printCheck(std::ostream& out, const LoadedLog& log);
+
+}  // namespace kc

@@ -1,0 +1,28 @@
+// `kcount run`: runs a command with libkcount.so injected and reports the logs it wrote.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kc {
+
+struct RunOptions {
+  std::string output;            // KCOUNT_OUTPUT for the child; empty: leave the library's default
+  std::string inject = "preload";  // "preload" (LD_PRELOAD) or "cuda" (CUDA/NVTX injection variables)
+  std::string lib;               // path of libkcount.so; empty: look beside the kcount binary
+  std::vector<std::string> command;
+};
+
+/// Finds libkcount.so: explicit path, else <dir of kcount>/../lib/libkcount.so, else <dir>/libkcount.so.
+/// Returns "" if none exists.
+std::string findInjectionLibrary(const std::string& explicit_path);
+
+/// Turns a KCOUNT_OUTPUT value into a directory and a regular expression over file names: %p is a pid,
+/// %h this host's name, %r anything. A value naming an existing directory means DIR/kcount-%h-%p.kcount.
+void logNamePattern(const std::string& output, const std::string& host, std::string& dir, std::string& regex);
+
+/// Runs the command (fork + execvp, no shell), forwarding SIGINT and SIGTERM; returns the exit code to
+/// use: the child's, or 128 + signal. Prints "kcount: log: PATH" to stderr for each log written.
+int runCommand(const RunOptions& opt);
+
+}  // namespace kc
