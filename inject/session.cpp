@@ -227,6 +227,7 @@ void Session::drainLocked(bool final_chunk) {
     if (writer_->chunkFull()) writer_->flush();
   }
   counters_.kernels.fetch_add(scratch_kernels_.size(), std::memory_order_relaxed);
+  if (!scratch_events_.empty() || !scratch_kernels_.empty()) has_records_ = true;
 
   if (!gone.empty()) {
     std::lock_guard<std::mutex> lock(registry_mutex_);
@@ -238,6 +239,9 @@ void Session::drainLocked(bool final_chunk) {
     }
   }
 
+  // No file until the first launch, kernel or range: helper processes that initialize CUDA but launch
+  // nothing (torch.compile's workers) leave no log behind.
+  if (!has_records_) return;
   const uint64_t now = nowNs();
   if (final_chunk || writer_->chunkFull() || now - last_flush_ns_ >= kFlushIntervalNs) {
     writer_->flush();
@@ -293,7 +297,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
     stats.late_activity_records = counters_.late_activity_records.load();
     stats.bytes_dropped = writer_ ? writer_->droppedBytes() : 0;
     state_.store(SessionState::kFinished, std::memory_order_release);
-    if (writer_) {
+    if (writer_ && has_records_) {
       writer_->writeStats(stats);
       writer_->writeEnd();
       writer_->flush();

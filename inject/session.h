@@ -106,6 +106,7 @@ class Session {
   uint32_t strings_written_ = 0;
   uint32_t scopes_written_ = 0;
   uint64_t last_flush_ns_ = 0;
+  bool has_records_ = false;  // a launch, kernel or range was taken: the log file may be created
   std::vector<HostEvent> scratch_events_;
   std::vector<KernelBody> scratch_kernels_;
   std::vector<std::pair<std::string, std::string>> scratch_metadata_;
