@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
 
 namespace fs = std::filesystem;
 
@@ -38,6 +37,31 @@ std::string hostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
   return buf;
+}
+
+/// Matches name against the small regular-expression dialect logNamePattern() writes: escaped literals,
+/// "[0-9]+" and ".*". (std::regex is avoided: heavy, and noisy under GCC 12 sanitizer builds.)
+bool matchPattern(std::string_view re, std::string_view name) {
+  if (re.empty()) return name.empty();
+  if (re.starts_with(".*")) {
+    for (size_t i = 0; i <= name.size(); ++i)
+      if (matchPattern(re.substr(2), name.substr(i))) return true;
+    return false;
+  }
+  if (re.starts_with("[0-9]+")) {
+    size_t n = 0;
+    while (n < name.size() && name[n] >= '0' && name[n] <= '9') ++n;
+    for (size_t i = n; i >= 1; --i)
+      if (matchPattern(re.substr(6), name.substr(i))) return true;
+    return false;
+  }
+  size_t len = 1;
+  char c = re[0];
+  if (c == '\\' && re.size() > 1) {
+    c = re[1];
+    len = 2;
+  }
+  return !name.empty() && name[0] == c && matchPattern(re.substr(len), name.substr(1));
 }
 
 }  // namespace
@@ -148,11 +172,10 @@ int runCommand(const RunOptions& opt) {
   logNamePattern(output, hostName(), dir, pattern);
   std::vector<std::string> found;
   std::error_code ec;
-  const std::regex re(pattern);
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code e2;
     if (!it->is_regular_file(e2)) continue;
-    if (!std::regex_match(it->path().filename().string(), re)) continue;
+    if (!matchPattern(pattern, it->path().filename().string())) continue;
     const auto mtime = fs::last_write_time(it->path(), e2);
     if (e2 || mtime < since) continue;
     found.push_back(it->path().string());
