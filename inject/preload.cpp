@@ -48,10 +48,10 @@ void pointAtSelf(const char* var, const std::string& self, const char* what) {
 
 __attribute__((constructor)) void kcountConstructor() {
   try {
+    const std::string self = selfPath();
+    if (self.empty() || !preloaded(self)) return;  // dlopen()ed by CUDA or NVTX: nothing to set up
     Session& s = Session::get();  // reads KCOUNT_* and sets the log level
     if (s.state() == SessionState::kDisabled) return;
-    const std::string self = selfPath();
-    if (self.empty() || !preloaded(self)) return;
     pointAtSelf("CUDA_INJECTION64_PATH", self, "kernel launches and kernels");
     pointAtSelf("NVTX_INJECTION64_PATH", self, "NVTX ranges");
   } catch (...) {

@@ -1,0 +1,252 @@
+// The library's real handlers driven with records built from the real CUPTI and NVTX3 structs: NVTX
+// injection tables, launch callbacks (runtime + driver sharing a correlation id, driver-only, graph
+// launches), kernel activity records, several threads, and the final flush through the log reader.
+#include <cupti.h>
+#include <doctest/doctest.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "inject/callbacks.h"
+#include "inject/session.h"
+#include "tests/inject/inject_test_env.h"
+
+extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t);
+
+namespace {
+
+using namespace kc;
+using namespace kc::inject;
+
+// A fake NVTX3 client library: function tables as nvtxImpl.h lays them out.
+NvtxFunctionPointer g_core_slots[NVTX_CBID_CORE_SIZE + 1];
+NvtxFunctionPointer* g_core[NVTX_CBID_CORE_SIZE + 1];
+NvtxFunctionPointer g_core2_slots[NVTX_CBID_CORE2_SIZE + 1];
+NvtxFunctionPointer* g_core2[NVTX_CBID_CORE2_SIZE + 1];
+
+int NVTX_API getModuleFunctionTable(NvtxCallbackModule module, NvtxFunctionTable* out, unsigned int* size) {
+  if (module == NVTX_CB_MODULE_CORE) {
+    *out = g_core;
+    *size = NVTX_CBID_CORE_SIZE;
+    return 1;
+  }
+  if (module == NVTX_CB_MODULE_CORE2) {
+    *out = g_core2;
+    *size = NVTX_CBID_CORE2_SIZE;
+    return 1;
+  }
+  return 0;
+}
+const NvtxExportTableCallbacks g_callbacks{sizeof(NvtxExportTableCallbacks), &getModuleFunctionTable};
+const void* NVTX_API getExportTable(uint32_t id) { return id == NVTX_ETID_CALLBACKS ? &g_callbacks : nullptr; }
+
+void installNvtx() {
+  for (unsigned i = 0; i <= NVTX_CBID_CORE_SIZE; ++i) g_core[i] = &g_core_slots[i];
+  for (unsigned i = 0; i <= NVTX_CBID_CORE2_SIZE; ++i) g_core2[i] = &g_core2_slots[i];
+  REQUIRE(InitializeInjectionNvtx2(&getExportTable) == 1);
+  // A second library embedding NVTX3 initializes again; that must work too.
+  REQUIRE(InitializeInjectionNvtx2(&getExportTable) == 1);
+}
+
+int pushA(const char* m) { return reinterpret_cast<nvtxRangePushA_impl_fntype>(g_core_slots[NVTX_CBID_CORE_RangePushA])(m); }
+int pop() { return reinterpret_cast<nvtxRangePop_impl_fntype>(g_core_slots[NVTX_CBID_CORE_RangePop])(); }
+nvtxDomainHandle_t domainCreate(const char* n) {
+  return reinterpret_cast<nvtxDomainCreateA_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainCreateA])(n);
+}
+nvtxStringHandle_t registerString(nvtxDomainHandle_t d, const char* s) {
+  return reinterpret_cast<nvtxDomainRegisterStringA_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainRegisterStringA])(d, s);
+}
+int domainPush(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  return reinterpret_cast<nvtxDomainRangePushEx_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainRangePushEx])(d, a);
+}
+int domainPop(nvtxDomainHandle_t d) {
+  return reinterpret_cast<nvtxDomainRangePop_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainRangePop])(d);
+}
+
+void launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr, bool nested_driver = false) {
+  CUpti_CallbackData d{};
+  d.correlationId = corr;
+  d.callbackSite = CUPTI_API_ENTER;
+  onLaunchCallback(domain, cbid, &d);
+  if (nested_driver) {
+    CUpti_CallbackData inner = d;
+    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
+    inner.callbackSite = CUPTI_API_EXIT;
+    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
+  }
+  d.callbackSite = CUPTI_API_EXIT;
+  onLaunchCallback(domain, cbid, &d);
+}
+
+CUpti_ActivityKernel10 kernelRecord(uint32_t corr, const char* name, uint64_t start, uint32_t graph_id = 0) {
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.correlationId = corr;
+  k.name = name;
+  k.start = start;
+  k.end = start + 1000;
+  k.deviceId = 0;
+  k.streamId = 7;
+  k.gridX = 132;
+  k.gridY = k.gridZ = 1;
+  k.blockX = 256;
+  k.blockY = k.blockZ = 1;
+  k.graphId = graph_id;
+  k.graphNodeId = graph_id != 0 ? 1000 + start : 0;
+  k.registersPerThread = 42;
+  return k;
+}
+
+void deliver(const std::vector<CUpti_ActivityKernel10>& records) {
+  std::vector<const CUpti_Activity*> ptrs;
+  for (const auto& r : records) ptrs.push_back(reinterpret_cast<const CUpti_Activity*>(&r));
+  onKernelRecords(ptrs.data(), ptrs.size());
+}
+
+const RangeStats* rangeAt(const LogData& log, const Summary& s, const std::string& path) {
+  for (uint32_t id = 0; id < log.scopes.size(); ++id)
+    if (log.scopePath(id) == path) return &s.exclusive[id];
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("kernel activity record conversion keeps every field kcount reports") {
+  StringTable strings;
+  CUpti_ActivityKernel10 r = kernelRecord(42, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT", 5000, 3);
+  r.staticSharedMemory = 1024;
+  r.dynamicSharedMemory = 2048;
+  r.clusterX = 2;
+  r.clusterY = 1;
+  r.clusterZ = 1;
+  const KernelBody k = toKernelBody(r, strings);
+  CHECK(k.correlation_id == 42);
+  CHECK(k.start_ns == 5000);
+  CHECK(k.end_ns == 6000);
+  CHECK(*strings.lookup(k.name_id) == "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT");
+  CHECK(k.stream_id == 7);
+  CHECK(k.grid[0] == 132);
+  CHECK(k.block[0] == 256);
+  CHECK(k.graph_id == 3);
+  CHECK(k.graph_node_id == 6000);
+  CHECK(k.shared_bytes == 3072);
+  CHECK(k.cluster[0] == 2);
+  CHECK(k.registers == 42);
+}
+
+TEST_CASE("launch table covers the CUDA 13 launch entry points once each") {
+  size_t n = 0;
+  const LaunchApi* apis = launchApis(&n);
+  bool have_ex = false, have_graph = false, have_cuda13 = false;
+  for (size_t i = 0; i < n; ++i) {
+    have_ex |= apis[i].cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx && apis[i].domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    have_graph |= apis[i].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 && apis[i].graph_launch;
+    have_cuda13 |= apis[i].cbid == CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000;
+    for (size_t j = i + 1; j < n; ++j) CHECK_FALSE((apis[i].cbid == apis[j].cbid && apis[i].domain == apis[j].domain));
+  }
+  CHECK(have_ex);
+  CHECK(have_graph);
+  CHECK(have_cuda13);
+}
+
+// One session per process: everything that goes through it is in this one test, in order.
+TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log") {
+  installNvtx();
+  Session& session = Session::get();
+  CHECK(session.state() == SessionState::kDormant);
+
+  CHECK(pushA("step") == 0);  // the first range starts recording
+  REQUIRE(session.recording());
+  initLaunchApiNames(session.strings());
+  CHECK(pushA("gemm") == 1);
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1, /*nested_driver=*/true);
+  CHECK(pop() == 1);
+  launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 2);  // in step
+  CHECK(pop() == 0);
+  CHECK(pop() == -1);  // nothing pushed: counted, ignored
+  launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 3);  // no range
+
+  // A domain range with a registered string; a default-domain pop must not pop it.
+  nvtxDomainHandle_t dom = domainCreate("mylib");
+  nvtxEventAttributes_t attr{};
+  attr.version = NVTX_VERSION;
+  attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  attr.message.registered = registerString(dom, "graph");
+  CHECK(domainPush(dom, &attr) == 0);
+  CHECK(pop() == -1);
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 4);
+  CHECK(domainPop(dom) == 0);
+
+  // Four threads, each with its own range and 5,000 launches.
+  constexpr uint32_t kPerThread = 5000;
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < 4; ++t) {
+    threads.emplace_back([t] {
+      pushA("worker");
+      for (uint32_t i = 0; i < kPerThread; ++i)
+        launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1000 + t * kPerThread + i,
+               true);
+      pop();
+    });
+  }
+  for (auto& th : threads) th.join();
+
+  std::vector<CUpti_ActivityKernel10> records{
+      kernelRecord(1, "gemm_kernel", 100), kernelRecord(2, "_ZN2at6native18elementwise_kernelEv", 200),
+      kernelRecord(3, "no_range_kernel", 300), kernelRecord(99, "orphan", 400)};
+  for (uint64_t i = 0; i < 3; ++i) records.push_back(kernelRecord(4, "graph_node_kernel", 500 + i, 9));
+  deliver(records);
+  std::vector<CUpti_ActivityKernel10> worker_records;
+  for (uint32_t c = 1000; c < 1000 + 4 * kPerThread; ++c) worker_records.push_back(kernelRecord(c, "worker_kernel", c));
+  deliver(worker_records);
+
+  session.finish(nullptr);
+  CHECK(session.state() == SessionState::kFinished);
+  deliver({kernelRecord(5, "late", 900)});  // after the log is closed: counted as late
+
+  const LogData log = readLogFile(g_log_path);
+  REQUIRE_FALSE(log.damaged());
+  CHECK(log.complete);
+  const Summary s = summarize(log);
+  CHECK(s.launches == 4 + 4 * kPerThread);
+  CHECK(s.kernels == 7 + 4 * kPerThread);
+  CHECK(s.unmatched_kernels == 1);  // correlation id 99
+
+  const RangeStats* gemm = rangeAt(log, s, "step/gemm");
+  REQUIRE(gemm != nullptr);
+  CHECK(gemm->launches == 1);
+  CHECK(gemm->kernels == 1);
+  CHECK(gemm->instances == 1);
+  const RangeStats* step = rangeAt(log, s, "step");
+  REQUIRE(step != nullptr);
+  CHECK(step->launches == 1);
+  CHECK(step->kernels == 1);
+  CHECK(s.exclusive[kRootScope].launches == 1);
+  CHECK(s.exclusive[kRootScope].kernels == 1);
+  const RangeStats* graph = rangeAt(log, s, "graph");
+  REQUIRE(graph != nullptr);
+  CHECK(graph->launches == 1);
+  CHECK(graph->graph_launches == 1);
+  CHECK(graph->kernels == 3);
+  const RangeStats* worker = rangeAt(log, s, "worker");
+  REQUIRE(worker != nullptr);
+  CHECK(worker->instances == 4);
+  CHECK(worker->launches == 4 * kPerThread);
+  CHECK(worker->kernels == 4 * kPerThread);
+
+  // The outermost API names the launch (runtime call around the driver call).
+  bool saw_runtime_name = false;
+  for (const LaunchBody& l : log.launches)
+    if (l.correlation_id == 1) saw_runtime_name = log.str(l.api_id) == "cudaLaunchKernel";
+  CHECK(saw_runtime_name);
+  CHECK(log.stats.nvtx_pop_underflow == 2);
+  CHECK(log.stats.late_activity_records == 0);  // written before the late record arrived
+  CHECK(session.counters().late_activity_records.load() == 1);
+  CHECK(log.stats.dropped_host_records == 0);
+}
