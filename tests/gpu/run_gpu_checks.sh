@@ -17,6 +17,7 @@
 #   g  one libcupti          only one libcupti file mapped in a profiled PyTorch process
 #   i  C++ launch paths    runtime, cuLaunchKernel, graph replay, 4 threads, exit without sync: exact
 #   h  no GPU work           LD_PRELOAD on python3 -c 'print(1)' and /bin/true: same output, no log file
+#   j  one log per run       no run above left a second log (e.g. from torch.compile's worker processes)
 
 set -u
 
@@ -74,10 +75,24 @@ run_cmd() {  # tag cmd...: print, run, capture; returns the command's exit statu
 # Runs the program under `kcount run`, renames the process's log to $OUTDIR/TAG.kcount and writes its
 # summary to $OUTDIR/TAG.json. On failure sets RUN_ERR (and returns 1).
 RUN_ERR=""
+EXTRA_LOGS=()
+describe_log() {  # one line: pid, launches, kernels, ranges, command line of a log
+  "$KCOUNT" summary --format json "$1" 2>/dev/null | "$PY" -c '
+import json, sys
+try:
+    log = json.load(sys.stdin)["logs"][0]
+    m, t = log.get("metadata", {}), log.get("totals", {})
+    print("%s pid=%s launches=%s kernels=%s ranges=%d cmd=%s" % (
+        sys.argv[1].rsplit("/", 1)[-1], m.get("pid"), t.get("launches"), t.get("kernels"),
+        len(log.get("ranges", [])) - 1, m.get("command_line", "?")[:100]))
+except Exception as exc:
+    print("%s (unreadable: %s)" % (sys.argv[1].rsplit("/", 1)[-1], exc))
+' "$1"
+}
 kcount_run() {
   local tag=$1 inject=$2; shift 2
   RUN_ERR=""
-  rm -f "$OUTDIR/tmp-$tag-"*.kcount "$OUTDIR/$tag.kcount" "$OUTDIR/$tag.json"
+  rm -f "$OUTDIR/tmp-$tag-"*.kcount "$OUTDIR/$tag.extra-"*.kcount "$OUTDIR/$tag.kcount" "$OUTDIR/$tag.json"
   local cmd=("$KCOUNT" run)
   [[ $inject == - ]] || cmd+=(--inject "$inject")
   cmd+=(--output "$OUTDIR/tmp-$tag-%p.kcount" -- "$@")
@@ -102,10 +117,16 @@ kcount_run() {
     RUN_ERR="${RUN_ERR:+$RUN_ERR; }no log found (${#logs[@]} files match tmp-$tag-*.kcount)"
     return 1
   fi
-  if [[ ${#logs[@]} -gt 1 ]]; then
-    # Only the process that used CUDA may write a log (torch.compile workers must not).
-    RUN_ERR="${RUN_ERR:+$RUN_ERR; }${#logs[@]} logs written (want 1): ${logs[*]##*/}"
-  fi
+  named=$(realpath "$named")
+  # Other logs of the same run (e.g. torch.compile's compile workers): kept as TAG.extra-N.kcount and
+  # reported by row "j" (only the process that ran the GPU work should write a log).
+  local n=0
+  for f in "${logs[@]}"; do
+    [[ $f == "$named" ]] && continue
+    n=$((n + 1))
+    mv -f "$f" "$OUTDIR/$tag.extra-$n.kcount"
+    EXTRA_LOGS+=("$tag: $(describe_log "$OUTDIR/$tag.extra-$n.kcount")")
+  done
   mv -f "$named" "$OUTDIR/$tag.kcount"
   echo "   log: $OUTDIR/$tag.kcount"
   if ! run_cmd "$tag-summary" "$KCOUNT" summary --format json "$OUTDIR/$tag.kcount"; then
@@ -234,6 +255,15 @@ if [[ -f $LIB ]]; then
   h_run "h no GPU: /bin/true" nogpu-true "" /bin/true
 else
   add_row "h no GPU" FAIL "no $LIB"
+fi
+
+# ---- j: one log per run (processes that ran no GPU work, e.g. torch.compile workers, write none)
+if [[ ${#EXTRA_LOGS[@]} -eq 0 ]]; then
+  add_row "j one log per run" PASS "no extra logs"
+else
+  for f in "${EXTRA_LOGS[@]}"; do echo "   extra log: $f"; done
+  extra=$(printf '%s | ' "${EXTRA_LOGS[@]}")
+  add_row "j one log per run" FAIL "${#EXTRA_LOGS[@]} extra logs: ${extra% | }"
 fi
 
 # ---- table
