@@ -44,9 +44,11 @@ struct Table {
       out << s << '\n';
     };
     line(head);
+    // The rule spans the columns up to the last one's heading (the last column is free text).
     size_t total = 0;
-    for (size_t x : w) total += x + 2;
-    out << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
+    for (size_t i = 0; i + 1 < w.size(); ++i) total += w[i] + 2;
+    if (!head.empty()) total += displayWidth(head.back());
+    out << std::string(total, '-') << '\n';
     for (const auto& r : rows) line(r);
   }
 };

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds kcount into BUILD_DIR (default build/). Extra arguments go to cmake.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD_DIR:-$root/build}
+bash "$root/scripts/install_deps.sh"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+ninja -C "$build"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# libkcount.so must load into any process: run-time dependencies only the C library and the loader,
+# and a dynamic symbol table that exports only the entry points (a leaked fmt/spdlog/libstdc++ symbol
+# could be interposed over PyTorch's own copies). Usage: check_library.sh path/to/libkcount.so
+set -euo pipefail
+lib=$1
+fail=0
+allowed_deps='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|/lib64/ld-linux-x86-64\.so\.2|ld-linux-x86-64\.so\.2)$'
+deps=$(ldd "$lib" | awk '{print $1}')
+for d in $deps; do
+  if [[ ! $d =~ $allowed_deps ]]; then echo "FAIL $lib depends on $d"; fail=1; fi
+done
+exports=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
+want=$(printf '%s\n' InitializeInjection InitializeInjectionNvtx2 | sort)
+if [[ $exports != "$want" ]]; then
+  echo "FAIL exported symbols differ from the entry points:"; diff <(echo "$want") <(echo "$exports") || true; fail=1
+fi
+needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+if [[ $fail -eq 0 ]]; then
+  echo "PASS $lib: NEEDED $needed; exports $(echo $exports)"
+  echo "1 passed, 0 failed"
+else
+  echo "0 passed, 1 failed"
+fi
+exit $fail

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages kcount builds with (only those missing). The CUDA toolkit (headers of
+# CUPTI and NVTX3) is expected at /usr/local/cuda or $CUDAToolkit_ROOT; it is not a Debian package.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev doctest-dev libcli11-dev
+      nlohmann-json3-dev libxxhash-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "kcount: installing ${missing[*]}" >&2
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+cuda=${CUDAToolkit_ROOT:-/usr/local/cuda}
+if [[ ! -f $cuda/include/cupti.h && ! -f $cuda/extras/CUPTI/include/cupti.h ]]; then
+  echo "kcount: no CUPTI headers under $cuda: install the CUDA toolkit 13 or set CUDAToolkit_ROOT" >&2
+  exit 1
+fi

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job. On a machine with a CUDA GPU and PyTorch: builds kcount, profiles the examples
+# (Linear with bias, GeGLU eager and compiled) and prints the per-range tables. Without a GPU: builds
+# the tool and summarizes the logs that were recorded on an NVIDIA H200 (examples/logs/).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export BUILD_DIR=${BUILD_DIR:-$root/build}
+bash "$root/scripts/build.sh" >/dev/null
+kcount=$BUILD_DIR/bin/kcount
+py=${PYTHON:-python3}
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
+   "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  out=${KCOUNT_EXAMPLES_OUT:-$root/out}
+  mkdir -p "$out"
+  echo "== CUDA GPU found: profiling the examples (logs in $out)"
+  for ex in "linear eager:examples/linear.py" "geglu eager:examples/geglu.py" "geglu compiled:examples/geglu.py --compile"; do
+    name=${ex%%:*}
+    log=$out/${name// /-}.kcount
+    rm -f "$log"
+    # shellcheck disable=SC2086
+    "$kcount" run --output "$log" -- "$py" $root/${ex#*:}
+    "$kcount" summary "$log"
+  done
+else
+  echo "== no CUDA GPU here: summarizing the logs recorded on an NVIDIA H200 (examples/logs/)"
+  for log in linear-eager geglu-eager geglu-compiled; do
+    "$kcount" summary "$root/examples/logs/$log.kcount"
+    echo
+  done
+  "$kcount" kernels "$root/examples/logs/geglu-eager.kcount" "$root/examples/logs/geglu-compiled.kcount"
+fi

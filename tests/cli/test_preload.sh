@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# libkcount.so loaded into processes without a GPU: output and exit codes unchanged, no file written
+# unless there was something to record; the NVTX injection path end to end (no CUDA needed).
+# Usage: test_preload.sh BUILD_DIR NVTX_PROGRAM
+set -u
+build=$(cd "$1" && pwd)
+nvtx_prog=$2
+lib=$build/lib/libkcount.so
+kcount=$build/bin/kcount
+py=${PYTHON:-python3}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pass=0
+fail=0
+ok() { echo "PASS $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# 1. /bin/true, python3 -c 'print(1)', a failing exit code: unchanged, silent, no file.
+check_unchanged() {  # name expected_rc expected_stdout cmd...
+  local name=$1 want_rc=$2 want_out=$3; shift 3
+  local d; d=$(mktemp -d "$work/run.XXXX")
+  (cd "$d" && LD_PRELOAD=$lib "$@") >"$d.out" 2>"$d.err"
+  local rc=$?
+  local files; files=$(ls -A "$d")
+  if [[ $rc -eq $want_rc && "$(cat "$d.out")" == "$want_out" && ! -s $d.err && -z $files ]]; then
+    ok "$name: rc=$rc, same stdout, empty stderr, no file"
+  else
+    bad "$name: rc=$rc (want $want_rc), stdout='$(cat "$d.out")' (want '$want_out'), stderr='$(head -c 200 "$d.err")', files='$files'"
+  fi
+}
+check_unchanged "/bin/true" 0 "" /bin/true
+check_unchanged "python3 -c print(1)" 0 "1" "$py" -c 'print(1)'
+check_unchanged "exit code 7" 7 "x" sh -c 'echo x; exit 7'
+check_unchanged "killed by SIGTERM" 143 "" sh -c 'kill -TERM $$'
+
+# 2. NVTX injection through LD_PRELOAD (kcount run) and NVTX_INJECTION64_PATH alone.
+for mode in preload nvtx-env; do
+  log=$work/nvtx-$mode.kcount
+  if [[ $mode == preload ]]; then
+    "$kcount" run --output "$log" -- "$nvtx_prog" 10 >"$work/nvtx.out" 2>"$work/nvtx.err"
+  else
+    NVTX_INJECTION64_PATH=$lib KCOUNT_OUTPUT=$log "$nvtx_prog" 10 >"$work/nvtx.out" 2>"$work/nvtx.err"
+  fi
+  rc=$?
+  if [[ $rc -ne 0 || ! -f $log ]]; then
+    bad "nvtx ($mode): rc=$rc, log $(ls "$log" 2>&1)"; cat "$work/nvtx.err"; continue
+  fi
+  "$kcount" summary --format json "$log" >"$work/nvtx.json" || { bad "nvtx ($mode): summary failed"; continue; }
+  if "$py" "$here/../gpu/check_summary.py" expect "$work/nvtx.json" \
+      step:instances=10 step/inner:instances=10 registered:instances=1 ex:instances=1 crossing:instances=1 \
+      open_at_exit:instances=1 totals.launches=0 totals.kernels=0 --allow-underflow 1 >"$work/check.txt"; then
+    ok "nvtx ($mode): $(cat "$work/check.txt")"
+  else
+    bad "nvtx ($mode): $(cat "$work/check.txt")"
+  fi
+  "$kcount" check "$log" >/dev/null && ok "nvtx ($mode): kcount check exit 0" || bad "nvtx ($mode): kcount check failed"
+done
+
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]
