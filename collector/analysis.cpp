@@ -8,6 +8,13 @@ namespace {
 
 void addCounts(RangeStats& into, const RangeStats& from) {
   into.launches += from.launches;
+  into.captured_launches += from.captured_launches;
+  into.memcpy_count += from.memcpy_count;
+  into.memcpy_bytes += from.memcpy_bytes;
+  into.memcpy_ns += from.memcpy_ns;
+  into.memset_count += from.memset_count;
+  into.memset_bytes += from.memset_bytes;
+  into.memset_ns += from.memset_ns;
   into.graph_launches += from.graph_launches;
   into.launch_api_ns += from.launch_api_ns;
   into.kernels += from.kernels;
@@ -23,7 +30,7 @@ uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin :
 
 }  // namespace
 
-Summary summarize(const LogData& log) {
+Summary summarize(const LogData& log, const JoinOptions& options) {
   Summary s;
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
@@ -34,15 +41,42 @@ Summary summarize(const LogData& log) {
   // Launches: one per correlation id; a repeated id keeps the first launch.
   std::unordered_map<uint64_t, size_t> by_corr;
   by_corr.reserve(log.launches.size() * 2);
+  size_t memop_calls = 0, captured = 0;
   for (size_t i = 0; i < log.launches.size(); ++i) {
     const LaunchBody& l = log.launches[i];
     by_corr.emplace(l.correlation_id, i);
     RangeStats& r = s.exclusive[scopeOf(l.scope_id)];
+    if (l.flags & kLaunchMemOp) {  // a memcpy/memset call: counted with its GPU operation below
+      ++memop_calls;
+      continue;
+    }
     ++r.launches;
     r.graph_launches += l.is_graph_launch ? 1 : 0;
     r.launch_api_ns += span(l.enter_ns, l.exit_ns);
+    if (l.flags & kLaunchCaptured) {
+      ++r.captured_launches;
+      ++captured;
+    }
   }
-  s.launches = log.launches.size();
+  s.launches = log.launches.size() - memop_calls;
+
+  // Capture path: a replayed kernel's node -> (clones) -> the node created during capture -> its range.
+  std::unordered_map<uint64_t, const GraphNodeBody*> nodes;
+  if (options.graph_view == GraphView::kCapturePath) {
+    for (const GraphNodeBody& g : log.graph_nodes) nodes.emplace(g.node_id, &g);
+  }
+  auto captureScope = [&](uint64_t node_id, uint32_t* scope) {
+    for (int hops = 0; hops < 64; ++hops) {
+      auto it = nodes.find(node_id);
+      if (it == nodes.end()) return false;
+      if (it->second->original_node_id == 0 || it->second->original_node_id == node_id) {
+        *scope = it->second->scope_id;
+        return true;
+      }
+      node_id = it->second->original_node_id;
+    }
+    return false;
+  };
 
   std::vector<uint8_t> launch_has_kernel(log.launches.size(), 0);
   for (const KernelBody& k : log.kernels) {
@@ -52,7 +86,9 @@ Summary summarize(const LogData& log) {
       continue;
     }
     launch_has_kernel[it->second] = 1;
-    RangeStats& r = s.exclusive[scopeOf(log.launches[it->second].scope_id)];
+    uint32_t scope = log.launches[it->second].scope_id;
+    if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(k.graph_node_id, &scope);
+    RangeStats& r = s.exclusive[scopeOf(scope)];
     const uint64_t ns = span(k.start_ns, k.end_ns);
     ++r.kernels;
     r.gpu_ns += ns;
@@ -61,7 +97,31 @@ Summary summarize(const LogData& log) {
     t.gpu_ns += ns;
   }
   s.kernels = log.kernels.size();
-  for (uint8_t has : launch_has_kernel) s.launches_without_kernel += has ? 0 : 1;
+  for (const MemOpBody& m : log.mem_ops) {
+    auto it = by_corr.find(m.correlation_id);
+    if (it == by_corr.end()) {
+      ++s.unmatched_mem_ops;
+      continue;
+    }
+    launch_has_kernel[it->second] = 1;
+    RangeStats& r = s.exclusive[scopeOf(log.launches[it->second].scope_id)];
+    const uint64_t ns = span(m.start_ns, m.end_ns);
+    if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
+      ++r.memset_count;
+      r.memset_bytes += m.bytes;
+      r.memset_ns += ns;
+    } else {
+      ++r.memcpy_count;
+      r.memcpy_bytes += m.bytes;
+      r.memcpy_ns += ns;
+    }
+  }
+  s.mem_ops = log.mem_ops.size();
+  // Captured launches run nothing; memory calls without an operation record (e.g. synchronous copies
+  // CUPTI reports differently) are not launches.
+  for (size_t i = 0; i < launch_has_kernel.size(); ++i)
+    if (!launch_has_kernel[i] && !(log.launches[i].flags & (kLaunchCaptured | kLaunchMemOp))) ++s.launches_without_kernel;
+  s.captured_launches = captured;
 
   for (const RangeBody& rb : log.ranges) {
     RangeStats& r = s.exclusive[scopeOf(rb.scope_id)];

@@ -28,7 +28,20 @@ struct RangeStats {
   uint64_t launch_api_ns = 0;  // sum of (exit - enter) of those launch calls
   uint64_t kernels = 0;        // GPU kernel records joined to those launches
   uint64_t gpu_ns = 0;         // sum of kernel (end - start)
+  uint64_t captured_launches = 0;  // of `launches`, issued during stream capture (recorded, not run)
+  uint64_t memcpy_count = 0, memcpy_bytes = 0, memcpy_ns = 0;  // GPU memory copies (format 1.1)
+  uint64_t memset_count = 0, memset_bytes = 0, memset_ns = 0;  // GPU memsets (format 1.1)
   std::map<uint32_t, KernelTally> by_kernel;  // kernel name id -> tally
+};
+
+/// Where kernels replayed from a CUDA graph are credited.
+enum class GraphView {
+  kLaunch,       // the range open around cudaGraphLaunch (default)
+  kCapturePath,  // the range that was open when the kernel was captured into the graph
+};
+
+struct JoinOptions {
+  GraphView graph_view = GraphView::kLaunch;
 };
 
 /// Result of joining kernels to launches by correlation id.
@@ -38,12 +51,15 @@ struct Summary {
   uint64_t launches = 0;
   uint64_t kernels = 0;
   uint64_t unmatched_kernels = 0;       // kernel records whose correlation id matches no launch
-  uint64_t launches_without_kernel = 0; // launches no kernel record matched
+  uint64_t launches_without_kernel = 0; // launches no kernel record matched (captured launches excluded)
+  uint64_t captured_launches = 0;       // launches issued during stream capture
+  uint64_t mem_ops = 0;                 // memcpy/memset operations executed on the GPU
+  uint64_t unmatched_mem_ops = 0;       // memory operations whose correlation id matches no API call
   std::vector<uint32_t> children_order; // scope ids in depth-first order of first appearance (root first)
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
 };
 
 /// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
-Summary summarize(const LogData& log);
+Summary summarize(const LogData& log, const JoinOptions& options = {});
 
 }  // namespace kc

@@ -18,7 +18,7 @@ namespace kc {
 
 inline constexpr char kLogMagic[8] = {'K', 'C', 'O', 'U', 'N', 'T', 'L', 'G'};
 inline constexpr uint16_t kLogMajor = 1;  // incompatible changes
-inline constexpr uint16_t kLogMinor = 0;  // additions readers may ignore
+inline constexpr uint16_t kLogMinor = 1;  // additions readers may ignore (1.1: graph nodes, memory ops)
 inline constexpr uint32_t kChunkMagic = 0x4b484b43;  // "CKHK" little-endian bytes 'C','K','H','K'
 
 /// Readers refuse chunk payloads larger than this (bytes): a corrupt length cannot make them allocate.
@@ -59,6 +59,8 @@ enum class RecordType : uint16_t {
   kRange = 6,     // one closed (or unclosed at exit) NVTX range instance (RangeBody)
   kStats = 7,     // counters, written in the final chunk (StatsBody)
   kEnd = 8,       // last record of a complete log (no body)
+  kGraphNode = 9, // a CUDA graph kernel node created (stream capture or explicit) or cloned (GraphNodeBody), 1.1
+  kMemOp = 10,    // one memcpy/memset executed on the GPU, from a CUPTI activity record (MemOpBody), 1.1
 };
 
 struct RecordHeader {
@@ -98,7 +100,13 @@ struct LaunchBody {
   uint32_t cbid;            // CUPTI callback id of the outermost API
   uint8_t domain;           // ApiDomain of the outermost API
   uint8_t is_graph_launch;  // 1 for cudaGraphLaunch/cuGraphLaunch (one launch, many kernels)
-  uint8_t reserved[6];
+  uint8_t flags;            // LaunchFlags (1.1; 0 in 1.0 logs)
+  uint8_t reserved[5];
+};
+
+enum LaunchFlags : uint8_t {
+  kLaunchCaptured = 1u << 0,  // issued during CUDA stream capture: recorded into a graph, not executed
+  kLaunchMemOp = 1u << 1,     // a memcpy/memset API call (joined to MemOpBody records, not to kernels)
 };
 static_assert(sizeof(LaunchBody) == 48);
 
@@ -148,6 +156,36 @@ struct StatsBody {
   uint64_t bytes_dropped;           // bytes that could not be written (disk full, unwritable)
 };
 static_assert(sizeof(StatsBody) == 72);
+
+/// A kernel node of a CUDA graph (CUPTI resource callbacks GRAPHNODE_CREATED / GRAPHNODE_CLONED). Kernels
+/// replayed from an instantiated graph carry the node id of the clone; following original_node_id back
+/// to the created node gives the range that was open when the kernel was captured (the capture path).
+struct GraphNodeBody {
+  uint64_t node_id;           // cuptiGetGraphNodeId of the node
+  uint64_t original_node_id;  // for a clone: the node it was cloned from; 0 for a created node
+  uint64_t correlation_id;    // launch API call that created it during stream capture; 0 otherwise
+  uint32_t graph_id;          // cuptiGetGraphId of the graph holding the node
+  uint32_t scope_id;          // innermost range of the creating thread (created nodes only)
+  uint32_t thread_id;         // creating/cloning thread
+  uint32_t reserved;
+};
+static_assert(sizeof(GraphNodeBody) == 40);
+
+enum class MemOpKind : uint8_t { kMemcpy = 1, kMemset = 2 };
+
+/// One memory operation executed on the GPU (CUPTI MEMCPY or MEMSET activity record).
+struct MemOpBody {
+  uint64_t correlation_id;  // matches the LaunchBody (flag kLaunchMemOp) of the API call that issued it
+  uint64_t start_ns;        // GPU start, host clock (CLOCK_MONOTONIC ns)
+  uint64_t end_ns;          // GPU end, same clock
+  uint64_t bytes;           // bytes copied or set
+  uint32_t device_id;
+  uint32_t stream_id;
+  uint8_t kind;             // MemOpKind
+  uint8_t copy_kind;        // CUpti_ActivityMemcpyKind for memcpy (1 HtoD, 2 DtoH, 8 DtoD, ...); 0 for memset
+  uint8_t reserved[6];
+};
+static_assert(sizeof(MemOpBody) == 48);
 
 static_assert(std::is_trivially_copyable_v<LaunchBody> && std::is_trivially_copyable_v<KernelBody> &&
               std::is_trivially_copyable_v<RangeBody> && std::is_trivially_copyable_v<ScopeBody>);

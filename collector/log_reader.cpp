@@ -69,6 +69,8 @@ const char* recordTypeName(uint16_t type) {
     case RecordType::kRange: return "range";
     case RecordType::kStats: return "stats";
     case RecordType::kEnd: return "end";
+    case RecordType::kGraphNode: return "graph node";
+    case RecordType::kMemOp: return "memory operation";
   }
   return "unknown";
 }
@@ -84,6 +86,8 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kRange: return sizeof(RangeBody);
     case RecordType::kStats: return sizeof(StatsBody);
     case RecordType::kEnd: return 0;
+    case RecordType::kGraphNode: return sizeof(GraphNodeBody);
+    case RecordType::kMemOp: return sizeof(MemOpBody);
   }
   return 0;
 }
@@ -197,6 +201,8 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
       case RecordType::kLaunch: log.launches.push_back(prefix<LaunchBody>(body)); break;
       case RecordType::kKernel: log.kernels.push_back(prefix<KernelBody>(body)); break;
       case RecordType::kRange: log.ranges.push_back(prefix<RangeBody>(body)); break;
+      case RecordType::kGraphNode: log.graph_nodes.push_back(prefix<GraphNodeBody>(body)); break;
+      case RecordType::kMemOp: log.mem_ops.push_back(prefix<MemOpBody>(body)); break;
       case RecordType::kStats: {
         auto s = prefix<StatsBody>(body);
         log.stats.launches += s.launches;

@@ -32,6 +32,8 @@ struct LogData {
   std::vector<LaunchBody> launches;
   std::vector<KernelBody> kernels;
   std::vector<RangeBody> ranges;
+  std::vector<GraphNodeBody> graph_nodes;  // format 1.1
+  std::vector<MemOpBody> mem_ops;          // format 1.1
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself

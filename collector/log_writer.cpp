@@ -53,6 +53,8 @@ void LogWriter::writeLaunch(const LaunchBody& l) { append(RecordType::kLaunch, &
 void LogWriter::writeKernel(const KernelBody& k) { append(RecordType::kKernel, &k, sizeof(k)); }
 void LogWriter::writeRange(const RangeBody& r) { append(RecordType::kRange, &r, sizeof(r)); }
 void LogWriter::writeStats(const StatsBody& s) { append(RecordType::kStats, &s, sizeof(s)); }
+void LogWriter::writeGraphNode(const GraphNodeBody& n) { append(RecordType::kGraphNode, &n, sizeof(n)); }
+void LogWriter::writeMemOp(const MemOpBody& m) { append(RecordType::kMemOp, &m, sizeof(m)); }
 void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
 
 bool LogWriter::writeToSink(const void* data, size_t bytes) {

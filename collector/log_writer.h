@@ -42,6 +42,8 @@ class LogWriter {
   void writeKernel(const KernelBody& kernel);
   void writeRange(const RangeBody& range);
   void writeStats(const StatsBody& stats);
+  void writeGraphNode(const GraphNodeBody& node);
+  void writeMemOp(const MemOpBody& op);
   /// Marks the log complete. Call last, then flush().
   void writeEnd();
 
