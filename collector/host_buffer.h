@@ -13,12 +13,13 @@ namespace kc {
 
 /// One host-side record as produced on an application thread.
 struct HostEvent {
-  enum Kind : uint32_t { kLaunch = 1, kRange = 2 };
+  enum Kind : uint32_t { kLaunch = 1, kRange = 2, kGraphNode = 3 };
   uint32_t kind;
   uint32_t reserved;
   union {
     LaunchBody launch;
     RangeBody range;
+    GraphNodeBody graph_node;
   };
 };
 static_assert(sizeof(HostEvent) == 56);
@@ -71,6 +72,20 @@ class ThreadBuffer {
       t = grow();
       if (t == nullptr) return false;
       n = 0;
+    }
+    t->events[n] = e;
+    t->count.store(n + 1, std::memory_order_release);
+    return true;
+  }
+
+  /// Like append(), but never takes a new block (no lock): usable from a signal handler. Returns false
+  /// (and counts a drop) if the current block is full.
+  bool appendNoGrow(const HostEvent& e) noexcept {
+    HostEventBlock* t = tail_;
+    const uint32_t n = t != nullptr ? t->count.load(std::memory_order_relaxed) : kEventsPerBlock;
+    if (n == kEventsPerBlock) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return false;
     }
     t->events[n] = e;
     t->count.store(n + 1, std::memory_order_release);

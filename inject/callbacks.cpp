@@ -52,6 +52,7 @@ constexpr uint32_t kMaxCbid = 1024;
 struct ApiSlot {
   uint32_t name_id;
   bool graph;
+  bool memory;
 };
 ApiSlot g_runtime[kMaxCbid];
 ApiSlot g_driver[kMaxCbid];
@@ -67,19 +68,33 @@ void initLaunchApiNames(StringTable& strings) {
   for (const LaunchApi& api : kLaunchApis) {
     if (api.cbid >= kMaxCbid) continue;
     ApiSlot* table = api.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime : g_driver;
-    table[api.cbid] = ApiSlot{strings.intern(api.name), api.graph_launch};
+    table[api.cbid] = ApiSlot{strings.intern(api.name), api.graph_launch, false};
   }
+}
+
+bool registerMemoryApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name, StringTable& strings) {
+  if (cbid >= kMaxCbid) return false;
+  std::string_view n(name != nullptr ? name : "");
+  if (const size_t v = n.rfind("_v"); v != std::string_view::npos && v + 2 < n.size() &&
+                                      n.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+    n = n.substr(0, v);  // "cudaMemcpyAsync_v3020" -> "cudaMemcpyAsync"
+  ApiSlot* table = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime : g_driver;
+  table[cbid] = ApiSlot{strings.intern(n), false, true};
+  return true;
 }
 
 void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   ThreadState* ts = threadState();
-  if (ts == nullptr || data == nullptr) return;
+  if (ts == nullptr || data == nullptr || !Session::get().recording()) return;
   if (data->callbackSite == CUPTI_API_ENTER) {
     if (ts->open_launches < ThreadState::kMaxOpenLaunches) {
       ts->launches[ts->open_launches] =
           OpenLaunch{data->correlationId, nowNs(), ts->currentScope(), cbid,
                      static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::kRuntime
-                                                                                : ApiDomain::kDriver)};
+                                                                                : ApiDomain::kDriver),
+                     0};
+    } else {
+      Session::get().counters().dropped_host_records.fetch_add(1, std::memory_order_relaxed);
     }
     ++ts->open_launches;
     return;
@@ -91,12 +106,36 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   const OpenLaunch& l = ts->launches[d];
   if (d > 0 && ts->launches[d - 1].correlation_id == l.correlation_id) return;  // inner call, same launch
   const ApiSlot* table = l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) ? g_runtime : g_driver;
-  const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false};
+  const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false, false};
   HostEvent e;
   e.kind = HostEvent::kLaunch;
   e.reserved = 0;
+  const uint8_t flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
   e.launch = LaunchBody{l.correlation_id, l.enter_ns, nowNs(), l.scope_id, ts->thread_id, slot.name_id,
-                        l.cbid, l.domain, static_cast<uint8_t>(slot.graph ? 1 : 0), {}};
+                        l.cbid, l.domain, static_cast<uint8_t>(slot.graph ? 1 : 0), flags, {}};
+  ts->buffer->append(e);
+}
+
+void onGraphNode(GraphNodeBody node, bool created) noexcept {
+  ThreadState* ts = threadState();
+  if (ts == nullptr || !Session::get().recording()) return;
+  node.thread_id = ts->thread_id;
+  if (created) {
+    node.scope_id = ts->currentScope();
+    const uint32_t d = ts->open_launches;
+    if (d > 0 && d <= ThreadState::kMaxOpenLaunches) {
+      // Created inside a launch call: the launch was captured into a graph, not executed. Mark every
+      // open call of the same launch (runtime and driver share the correlation id).
+      OpenLaunch& l = ts->launches[d - 1];
+      node.correlation_id = l.correlation_id;
+      for (uint32_t i = 0; i < d; ++i)
+        if (ts->launches[i].correlation_id == l.correlation_id) ts->launches[i].flags |= kLaunchCaptured;
+    }
+  }
+  HostEvent e;
+  e.kind = HostEvent::kGraphNode;
+  e.reserved = 0;
+  e.graph_node = node;
   ts->buffer->append(e);
 }
 
@@ -125,17 +164,36 @@ KernelBody toKernelBody(const CUpti_ActivityKernel10& r, StringTable& strings) n
   return k;
 }
 
-void onKernelRecords(const CUpti_Activity* const* records, size_t count) noexcept {
+MemOpBody toMemOpBody(const CUpti_Activity& a) noexcept {
+  MemOpBody m{};
+  if (a.kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+    const auto& r = reinterpret_cast<const CUpti_ActivityMemcpy6&>(a);
+    m = MemOpBody{r.correlationId, r.start, r.end, r.bytes, r.deviceId, r.streamId,
+                  static_cast<uint8_t>(MemOpKind::kMemcpy), r.copyKind, {}};
+  } else if (a.kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+    const auto& r = reinterpret_cast<const CUpti_ActivityMemset4&>(a);
+    m = MemOpBody{r.correlationId, r.start, r.end, r.bytes, r.deviceId, r.streamId,
+                  static_cast<uint8_t>(MemOpKind::kMemset), 0, {}};
+  }
+  return m;
+}
+
+void onActivityRecords(const CUpti_Activity* const* records, size_t count) noexcept {
   Session& s = Session::get();
-  thread_local std::vector<KernelBody> batch;  // CUPTI's buffer thread only
+  thread_local std::vector<KernelBody> kernels;  // CUPTI's buffer thread only
+  thread_local std::vector<MemOpBody> mem_ops;
   try {
-    batch.clear();
+    kernels.clear();
+    mem_ops.clear();
     for (size_t i = 0; i < count; ++i) {
       const CUpti_Activity* a = records[i];
       if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_KERNEL)
-        batch.push_back(toKernelBody(*reinterpret_cast<const CUpti_ActivityKernel10*>(a), s.strings()));
+        kernels.push_back(toKernelBody(*reinterpret_cast<const CUpti_ActivityKernel10*>(a), s.strings()));
+      else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY || a->kind == CUPTI_ACTIVITY_KIND_MEMSET)
+        mem_ops.push_back(toMemOpBody(*a));
     }
-    s.addKernels(batch.data(), batch.size());
+    s.addKernels(kernels.data(), kernels.size());
+    s.addMemOps(mem_ops.data(), mem_ops.size());
   } catch (...) {
     s.counters().dropped_kernel_records.fetch_add(count, std::memory_order_relaxed);
   }

@@ -29,6 +29,16 @@ const LaunchApi* launchApis(size_t* count);
 /// Interns the API names into `strings`; call once before callbacks are enabled.
 void initLaunchApiNames(StringTable& strings);
 
+/// Registers a memcpy/memset API (from cuptiGetCallbackName) so its calls are recorded like launches,
+/// flagged kLaunchMemOp, and joined to MEMCPY/MEMSET activity records. Call before enabling it.
+/// Returns false if the callback id is out of the table's range.
+bool registerMemoryApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name, StringTable& strings);
+
+/// A CUDA graph kernel node was created (stream capture or explicit) or cloned (instantiation), on the
+/// calling thread. For a node created inside a launch API call (stream capture), that launch is
+/// marked captured and the node carries its correlation id and range.
+void onGraphNode(GraphNodeBody node, bool created) noexcept;
+
 /// Launch API enter/exit on the calling (application) thread. Records one LaunchBody per correlation
 /// id at the exit of the outermost call (a runtime launch and the driver launch inside it share the
 /// id). No allocation, no lock, except the first call on a new thread. Never throws.
@@ -37,8 +47,11 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
 /// Converts one CUPTI kernel activity record. Interns the kernel name (takes the string table's lock).
 KernelBody toKernelBody(const CUpti_ActivityKernel10& record, StringTable& strings) noexcept;
 
-/// Converts the CONCURRENT_KERNEL/KERNEL records among `records` and hands them to the session.
-/// Records of other kinds are ignored. Called on CUPTI's buffer-completion thread.
-void onKernelRecords(const CUpti_Activity* const* records, size_t count) noexcept;
+/// Converts one CUPTI memcpy or memset activity record.
+MemOpBody toMemOpBody(const CUpti_Activity& record) noexcept;
+
+/// Converts the kernel (CONCURRENT_KERNEL/KERNEL) and memory (MEMCPY/MEMSET) records among `records`
+/// and hands them to the session. Records of other kinds are ignored. Called on CUPTI's buffer thread.
+void onActivityRecords(const CUpti_Activity* const* records, size_t count) noexcept;
 
 }  // namespace kc::inject

@@ -118,6 +118,9 @@ bool CuptiApi::load(const std::string& configured_path, std::string* error) {
   need(activityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords");
   need(activityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback", false);
   need(finalize, "cuptiFinalize", false);
+  need(getCallbackName, "cuptiGetCallbackName");
+  need(getGraphNodeId, "cuptiGetGraphNodeId");
+  need(getGraphId, "cuptiGetGraphId");
   if (!ok) {
     *error = path + " lacks:" + missing;
     return false;

@@ -29,6 +29,9 @@ struct CuptiApi {
   decltype(&cuptiActivityGetNumDroppedRecords) activityGetNumDroppedRecords = nullptr;
   decltype(&cuptiActivityRegisterTimestampCallback) activityRegisterTimestampCallback = nullptr;  // optional
   decltype(&cuptiFinalize) finalize = nullptr;  // optional
+  decltype(&cuptiGetCallbackName) getCallbackName = nullptr;
+  decltype(&cuptiGetGraphNodeId) getGraphNodeId = nullptr;
+  decltype(&cuptiGetGraphId) getGraphId = nullptr;
 
   /// Finds and loads libcupti. Order: a libcupti already mapped in the process; KCOUNT_CUPTI_PATH;
   /// the folder of an already-loaded CUDA wheel library (site-packages/nvidia/cu13/lib, where PyTorch's

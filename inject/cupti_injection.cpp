@@ -2,6 +2,13 @@
 // CUDA_INJECTION64_PATH names this library) and the CUPTI trampolines. The only file that calls CUPTI.
 #include <cupti.h>
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <string_view>
 
 #include <pthread.h>
 
@@ -17,6 +24,7 @@
 #include "inject/entry.h"
 #include "inject/log.h"
 #include "inject/session.h"
+#include "inject/thread_state.h"
 
 namespace kc::inject {
 
@@ -68,7 +76,7 @@ void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buff
     while (valid > 0 && g_cupti.activityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
       records.push_back(record);
     }
-    onKernelRecords(records.data(), records.size());
+    onActivityRecords(records.data(), records.size());
     size_t dropped = 0;
     if (g_cupti.activityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped > 0)
       Session::get().counters().dropped_activity_records.fetch_add(dropped, std::memory_order_relaxed);
@@ -84,9 +92,27 @@ void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buff
   }
 }
 
+void onGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
+  const auto* g = data != nullptr ? static_cast<const CUpti_GraphData*>(data->resourceDescriptor) : nullptr;
+  if (g == nullptr || g->nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
+  GraphNodeBody node{};
+  if (g_cupti.getGraphNodeId(g->node, &node.node_id) != CUPTI_SUCCESS) return;
+  if (g->graph != nullptr) g_cupti.getGraphId(g->graph, &node.graph_id);
+  const bool created = cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED;
+  if (!created && g->originalNode != nullptr) g_cupti.getGraphNodeId(g->originalNode, &node.original_node_id);
+  onGraphNode(node, created);
+}
+
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)
-    onLaunchCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+  try {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      onLaunchCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
+               (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {
+      onGraphResource(cbid, static_cast<const CUpti_ResourceData*>(data));
+    }
+  } catch (...) {
+  }
 }
 
 uint64_t CUPTIAPI onTimestamp() { return nowNs(); }
@@ -129,7 +155,47 @@ void flushActivityForExit() {
 
 void onProcessExit() { Session::get().finish(&flushActivityForExit); }
 
-void afterForkChild() { Session::get().abandonAfterFork(); }
+// The writer thread's periodic flush: hand over what CUPTI holds, so a process killed without warning
+// (SIGKILL, OOM killer) leaves a log complete up to the last second.
+void periodicActivityFlush() {
+  if (g_cupti_active.load()) g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+// SIGTERM: taken only when the program left it at its default action when recording started (Python
+// does). The handler asks the writer thread to close the log, waits for it (at most 3 s), then
+// restores the default action and re-raises, so the process still ends by SIGTERM (exit status 143).
+// A handler the program installs later replaces this one.
+void onTerminate(int sig) {
+  const int saved_errno = errno;
+  Session& s = Session::get();
+  if (getpid() == s.pid() && s.state() == SessionState::kActive) {
+    writeUnclosedRanges(/*from_signal_handler=*/true);
+    s.requestFinish(&flushActivityForExit);
+    for (int i = 0; i < 3000 && s.state() == SessionState::kActive; ++i) {
+      timespec ts{0, 1000000};
+      nanosleep(&ts, nullptr);
+    }
+    for (int i = 0; i < 500 && !s.closed(); ++i) {
+      timespec ts{0, 1000000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+  signal(sig, SIG_DFL);
+  errno = saved_errno;
+  raise(sig);  // pending until this handler returns, then the default action ends the process
+}
+
+void installTerminateHandler() {
+  struct sigaction current {};
+  if (sigaction(SIGTERM, nullptr, &current) != 0 || current.sa_handler != SIG_DFL ||
+      (current.sa_flags & SA_SIGINFO))
+    return;
+  struct sigaction sa {};
+  sa.sa_handler = &onTerminate;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 // Calls a CUPTI function; on failure disables the tool with the call's text and CUPTI's message.
 bool check(CUptiResult r, const char* call) {
@@ -140,6 +206,27 @@ bool check(CUptiResult r, const char* call) {
   Session::get().disable(std::string(call) + " failed: " + g_cupti.describe(r) + hint);
   return false;
 }
+
+// Enables the memcpy/memset API callbacks (runtime and driver), found by name.
+bool enableMemoryApis(Session& s) {
+  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    const uint32_t max = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                                                : static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+    for (uint32_t cbid = 1; cbid < max; ++cbid) {
+      const char* name = nullptr;
+      if (g_cupti.getCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+      const std::string_view n(name);
+      const bool memory = n.starts_with("cudaMemcpy") || n.starts_with("cudaMemset") || n.starts_with("cuMemcpy") ||
+                          n.starts_with("cuMemset");
+      if (!memory || !registerMemoryApi(domain, cbid, name, s.strings())) continue;
+      if (!check(g_cupti.enableCallback(1, g_subscriber, domain, cbid), "cuptiEnableCallback(memory API)"))
+        return false;
+    }
+  }
+  return true;
+}
+
+void afterForkChild() { Session::get().abandonAfterFork(); }
 
 void keepLoaded() {
   Dl_info info{};
@@ -159,6 +246,9 @@ bool startRecording() noexcept {
           keepLoaded();  // atexit handlers of an unloaded library would crash
           std::atexit(onProcessExit);
           pthread_atfork(nullptr, nullptr, afterForkChild);
+          Session::get().setPeriodicFlush(&periodicActivityFlush);
+          Session::get().setBeforeFinalDrain(&closeOpenStartedRanges);
+          installTerminateHandler();
         });
       } catch (...) {
       }
@@ -212,10 +302,17 @@ KC_EXPORT int InitializeInjection(void) {
         return 1;
       }
     }
-    if (!check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
+    if (!enableMemoryApis(s) ||
+        !check(g_cupti.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED),
+               "cuptiEnableCallback(GRAPHNODE_CREATED)") ||
+        !check(g_cupti.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
+               "cuptiEnableCallback(GRAPHNODE_CLONED)") ||
+        !check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
                "cuptiActivityRegisterCallbacks") ||
         !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-               "cuptiActivityEnable(CONCURRENT_KERNEL)")) {
+               "cuptiActivityEnable(CONCURRENT_KERNEL)") ||
+        !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)") ||
+        !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)")) {
       g_cupti.unsubscribe(g_subscriber);
       return 1;
     }
@@ -227,3 +324,18 @@ KC_EXPORT int InitializeInjection(void) {
   }
   return 1;
 }
+
+/// _exit/_Exit interposed when the library is preloaded: os._exit() in Python and _exit() in C skip
+/// atexit handlers, so the log is closed here first (only in the process that recorded: a fork or
+/// vfork/posix_spawn child goes straight to the system call). Then the process exits with `status`.
+[[noreturn]] static void closeThenExit(int status) {
+  try {
+    Session& s = Session::get();
+    if (s.state() == SessionState::kActive && getpid() == s.pid()) s.finish(&flushActivityForExit);
+  } catch (...) {
+  }
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+KC_EXPORT void _exit(int status) { closeThenExit(status); }
+KC_EXPORT void _Exit(int status) { closeThenExit(status); }

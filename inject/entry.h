@@ -9,4 +9,8 @@ namespace kc::inject {
 /// Returns true if the session is recording. Thread-safe, never throws.
 bool startRecording() noexcept;
 
+/// Writes every process-wide NVTX range (nvtxRangeStart) still open as unclosed. Called by the final
+/// flush, on the finishing thread.
+void closeOpenStartedRanges() noexcept;
+
 }  // namespace kc::inject

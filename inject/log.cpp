@@ -19,7 +19,13 @@ spdlog::logger* make() {
 void initLog(const std::string& level) noexcept {
   try {
     if (g_logger == nullptr) g_logger = make();
-    g_logger->set_level(spdlog::level::from_str(level));
+    // spdlog maps unknown names to "off", which would hide errors too: keep info and say so.
+    const auto parsed = spdlog::level::from_str(level);
+    if (parsed == spdlog::level::off && level != "off") {
+      g_logger->warn("KCOUNT_LOG_LEVEL={} is not one of off, error, warn, info, debug; using info", level);
+      return;
+    }
+    g_logger->set_level(parsed);
   } catch (...) {
   }
 }

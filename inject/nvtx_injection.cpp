@@ -119,7 +119,7 @@ void emitRange(ThreadState* ts, uint64_t begin, uint32_t scope, uint32_t begin_t
 // and is re-parented (its path no longer contains the popped range).
 int pop(uint32_t domain) {
   ThreadState* ts = threadState();
-  if (ts == nullptr) return -1;
+  if (ts == nullptr || !Session::get().recording()) return -1;
   Session& s = Session::get();
   if (ts->depth > ThreadState::kMaxDepth) {  // untracked deep range
     --ts->depth;
@@ -171,7 +171,7 @@ nvtxRangeId_t start(uint32_t domain, const Message& m) {
 
 void end(nvtxRangeId_t id) {
   ThreadState* ts = threadState();
-  if (ts == nullptr) return;
+  if (ts == nullptr || !Session::get().recording()) return;
   StartedRange r{};
   try {
     std::lock_guard<std::mutex> lock(g_started_mutex);
@@ -184,6 +184,21 @@ void end(nvtxRangeId_t id) {
   }
   emitRange(ts, r.begin_ns, r.scope, r.thread_id, kRangeProcessWide);
 }
+
+}  // namespace
+
+void closeOpenStartedRanges() noexcept {
+  ThreadState* ts = threadState();
+  if (ts == nullptr) return;
+  try {
+    std::lock_guard<std::mutex> lock(g_started_mutex);
+    for (const auto& [id, r] : *g_started) emitRange(ts, r.begin_ns, r.scope, r.thread_id, kRangeProcessWide | kRangeUnclosed);
+    g_started->clear();
+  } catch (...) {
+  }
+}
+
+namespace {
 
 // ---- NVTX API handlers (signatures from nvtxDetail/nvtxTypes.h) ------------------------------------
 constexpr size_t kWideBuf = 1024;

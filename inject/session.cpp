@@ -1,6 +1,7 @@
 #include "inject/session.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -108,6 +109,7 @@ bool Session::activate() noexcept {
                   std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count()));
+      pid_.store(getpid());
       writer_thread_ = std::thread([this] { writerLoop(); });
     });
   } catch (const std::exception& e) {
@@ -134,16 +136,36 @@ ThreadBuffer* Session::registerThread(uint32_t thread_id) noexcept {
   }
 }
 
-void Session::addKernels(const KernelBody* kernels, size_t count) noexcept {
+void Session::addMemOps(const MemOpBody* ops, size_t count) noexcept {
   if (count == 0) return;
-  const SessionState s = state();
-  if (s == SessionState::kFinished) {
-    counters_.late_activity_records.fetch_add(count, std::memory_order_relaxed);
-    return;
-  }
-  if (s != SessionState::kActive) return;
   try {
     std::lock_guard<std::mutex> lock(kernels_mutex_);
+    const SessionState s = state();
+    if (s == SessionState::kFinished) {
+      counters_.late_activity_records.fetch_add(count, std::memory_order_relaxed);
+      return;
+    }
+    if (s != SessionState::kActive) return;
+    size_t room = pending_mem_ops_.size() < kMaxPendingKernels ? kMaxPendingKernels - pending_mem_ops_.size() : 0;
+    size_t take = count < room ? count : room;
+    pending_mem_ops_.insert(pending_mem_ops_.end(), ops, ops + take);
+    if (take < count) counters_.dropped_kernel_records.fetch_add(count - take, std::memory_order_relaxed);
+  } catch (...) {
+    counters_.dropped_kernel_records.fetch_add(count, std::memory_order_relaxed);
+  }
+}
+
+void Session::addKernels(const KernelBody* kernels, size_t count) noexcept {
+  if (count == 0) return;
+  try {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    // Checked under the lock: finish() switches to kFinished under it, after its last drain.
+    const SessionState s = state();
+    if (s == SessionState::kFinished) {
+      counters_.late_activity_records.fetch_add(count, std::memory_order_relaxed);
+      return;
+    }
+    if (s != SessionState::kActive) return;
     size_t room = pending_kernels_.size() < kMaxPendingKernels ? kMaxPendingKernels - pending_kernels_.size() : 0;
     size_t take = count < room ? count : room;
     pending_kernels_.insert(pending_kernels_.end(), kernels, kernels + take);
@@ -166,13 +188,31 @@ std::string Session::logPath() const {
   return sink_ ? sink_->path() : std::string();
 }
 
+void Session::requestFinish(void (*flush_activity)()) noexcept {
+  finish_requested_.store(flush_activity != nullptr ? flush_activity : +[] {}, std::memory_order_release);
+}
+
 void Session::writerLoop() {
+  // The application's signals are never delivered to this thread (a SIGTERM handler waits for it).
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  uint64_t last_periodic = nowNs();
   std::unique_lock<std::mutex> wake_lock(wake_mutex_);
   while (!stop_writer_) {
     wake_.wait_for(wake_lock, std::chrono::milliseconds(kDrainIntervalMs));
     if (stop_writer_) break;
     wake_lock.unlock();
+    if (auto fn = finish_requested_.exchange(nullptr)) {
+      finish(fn);  // sets stop_writer_; detaches this thread
+      wake_lock.lock();
+      break;
+    }
     try {
+      if (auto fn = periodic_flush_.load(); fn != nullptr && nowNs() - last_periodic >= kFlushIntervalNs) {
+        fn();  // no lock held: CUPTI calls back into addKernels
+        last_periodic = nowNs();
+      }
       std::lock_guard<std::mutex> lock(writer_mutex_);
       drainLocked(false);
     } catch (...) {
@@ -198,9 +238,12 @@ void Session::drainLocked(bool final_chunk) {
     if (exited) gone.push_back(b);
   }
   scratch_kernels_.clear();
+  scratch_mem_ops_.clear();
   {
     std::lock_guard<std::mutex> lock(kernels_mutex_);
     scratch_kernels_.swap(pending_kernels_);
+    scratch_mem_ops_.swap(pending_mem_ops_);
+    if (final_chunk) state_.store(SessionState::kFinished, std::memory_order_release);
   }
   scratch_metadata_.clear();
   {
@@ -219,6 +262,8 @@ void Session::drainLocked(bool final_chunk) {
     } else if (e.kind == HostEvent::kRange) {
       writer_->writeRange(e.range);
       counters_.ranges.fetch_add(1, std::memory_order_relaxed);
+    } else if (e.kind == HostEvent::kGraphNode) {
+      writer_->writeGraphNode(e.graph_node);
     }
     if (writer_->chunkFull()) writer_->flush();
   }
@@ -226,8 +271,12 @@ void Session::drainLocked(bool final_chunk) {
     writer_->writeKernel(k);
     if (writer_->chunkFull()) writer_->flush();
   }
+  for (const MemOpBody& m : scratch_mem_ops_) {
+    writer_->writeMemOp(m);
+    if (writer_->chunkFull()) writer_->flush();
+  }
   counters_.kernels.fetch_add(scratch_kernels_.size(), std::memory_order_relaxed);
-  if (!scratch_events_.empty() || !scratch_kernels_.empty()) has_records_ = true;
+  if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
 
   if (!gone.empty()) {
     std::lock_guard<std::mutex> lock(registry_mutex_);
@@ -266,20 +315,10 @@ void Session::finish(void (*flush_activity)()) noexcept {
         writer_thread_.join();
       }
     }
-    // Ranges still open on the finishing thread are written as unclosed.
-    if (ThreadState* ts = t_state; ts != nullptr && ts->buffer != nullptr) {
-      const uint64_t now = nowNs();
-      const uint32_t d = ts->depth < ThreadState::kMaxDepth ? ts->depth : ThreadState::kMaxDepth;
-      for (uint32_t i = d; i-- > 0;) {
-        HostEvent e{};
-        e.kind = HostEvent::kRange;
-        e.range = RangeBody{ts->stack[i].begin_ns, now, ts->stack[i].scope_id, ts->thread_id, ts->thread_id,
-                            kRangeUnclosed};
-        ts->buffer->append(e);
-      }
-    }
+    writeUnclosedRanges(false);  // ranges still open on the finishing thread
+    if (auto fn = before_final_drain_.load()) fn();
     std::lock_guard<std::mutex> lock(writer_mutex_);
-    drainLocked(false);
+    drainLocked(/*final_chunk=*/true);  // switches to kFinished: later activity records count as late
     StatsBody stats{};
     stats.launches = counters_.launches.load();
     stats.kernels = counters_.kernels.load();
@@ -296,7 +335,6 @@ void Session::finish(void (*flush_activity)()) noexcept {
     stats.nvtx_pop_underflow = counters_.nvtx_pop_underflow.load();
     stats.late_activity_records = counters_.late_activity_records.load();
     stats.bytes_dropped = writer_ ? writer_->droppedBytes() : 0;
-    state_.store(SessionState::kFinished, std::memory_order_release);
     if (writer_ && has_records_) {
       writer_->writeStats(stats);
       writer_->writeEnd();
@@ -315,6 +353,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
   } catch (...) {
     state_.store(SessionState::kFinished, std::memory_order_release);
   }
+  closed_.store(true, std::memory_order_release);
 }
 
 void Session::abandonAfterFork() noexcept {
@@ -323,6 +362,25 @@ void Session::abandonAfterFork() noexcept {
   state_.store(SessionState::kDisabled, std::memory_order_release);
   finishing_.store(true);
   t_state = nullptr;
+}
+
+void writeUnclosedRanges(bool from_signal_handler) noexcept {
+  ThreadState* ts = t_state;
+  if (ts == nullptr || ts->buffer == nullptr) return;
+  const uint64_t now = nowNs();
+  const uint32_t d = ts->depth < ThreadState::kMaxDepth ? ts->depth : ThreadState::kMaxDepth;
+  for (uint32_t i = d; i-- > 0;) {
+    HostEvent e;
+    e.kind = HostEvent::kRange;
+    e.reserved = 0;
+    e.range = RangeBody{ts->stack[i].begin_ns, now, ts->stack[i].scope_id, ts->thread_id, ts->thread_id, kRangeUnclosed};
+    if (from_signal_handler) {
+      ts->buffer->appendNoGrow(e);
+    } else {
+      ts->buffer->append(e);
+    }
+  }
+  ts->depth = 0;
 }
 
 ThreadState* threadState() noexcept {

@@ -66,10 +66,24 @@ class Session {
   /// Registers a new thread's buffer (once per thread; takes a lock). Never throws; nullptr on failure.
   ThreadBuffer* registerThread(uint32_t thread_id) noexcept;
   /// Adds kernel records converted from a CUPTI buffer (CUPTI's thread). Takes the kernels lock once.
+  /// Records arriving after the log was closed are counted as late.
   void addKernels(const KernelBody* kernels, size_t count) noexcept;
+  /// Same for memcpy/memset activity records.
+  void addMemOps(const MemOpBody* ops, size_t count) noexcept;
+  /// Sets a function the writer thread calls about once a second, outside any lock (a forced CUPTI
+  /// flush, so a process killed without warning loses at most the last interval).
+  void setPeriodicFlush(void (*fn)()) noexcept { periodic_flush_.store(fn); }
+  /// Sets a function finish() calls before the final drain (process-wide NVTX ranges still open).
+  void setBeforeFinalDrain(void (*fn)()) noexcept { before_final_drain_.store(fn); }
+  /// Async-signal-safe: asks the writer thread to run finish(flush_activity) and returns at once.
+  void requestFinish(void (*flush_activity)()) noexcept;
+  /// Process id at activation (a vfork/posix_spawn child sees another getpid()).
+  int pid() const { return pid_.load(std::memory_order_relaxed); }
   /// Adds a metadata entry written with the next chunk. Thread-safe.
   void addMetadata(std::string key, std::string value) noexcept;
 
+  /// True once finish() has written and closed the log (or found nothing to write).
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
   /// Path of the log file, "" until the first chunk is written.
   std::string logPath() const;
 
@@ -92,8 +106,11 @@ class Session {
   std::mutex registry_mutex_;                 // guards threads_
   std::vector<ThreadBuffer*> threads_;
 
-  std::mutex kernels_mutex_;                  // guards pending_kernels_
+  std::mutex kernels_mutex_;                  // guards pending_kernels_, pending_mem_ops_, and the
+                                              // switch of state_ to kFinished (so no record slips
+                                              // between the final drain and the close)
   std::vector<KernelBody> pending_kernels_;
+  std::vector<MemOpBody> pending_mem_ops_;
 
   std::mutex metadata_mutex_;                 // guards pending_metadata_
   std::vector<std::pair<std::string, std::string>> pending_metadata_;
@@ -109,6 +126,7 @@ class Session {
   bool has_records_ = false;  // a launch, kernel or range was taken: the log file may be created
   std::vector<HostEvent> scratch_events_;
   std::vector<KernelBody> scratch_kernels_;
+  std::vector<MemOpBody> scratch_mem_ops_;
   std::vector<std::pair<std::string, std::string>> scratch_metadata_;
 
   std::mutex wake_mutex_;
@@ -117,6 +135,11 @@ class Session {
   std::thread writer_thread_;
   std::once_flag activate_once_;
   std::atomic<bool> finishing_{false};
+  std::atomic<void (*)()> periodic_flush_{nullptr};
+  std::atomic<void (*)()> before_final_drain_{nullptr};
+  std::atomic<void (*)()> finish_requested_{nullptr};  // set by requestFinish (signal handler)
+  std::atomic<int> pid_{0};
+  std::atomic<bool> closed_{false};
 };
 
 }  // namespace kc::inject

@@ -25,6 +25,7 @@ struct OpenLaunch {
   uint32_t scope_id;
   uint32_t cbid;
   uint8_t domain;  // ApiDomain
+  uint8_t flags;   // LaunchFlags gathered while the call is open (kLaunchCaptured)
 };
 
 /// Cache entry mapping (parent scope, domain, range message) to a scope id without taking a lock.
@@ -60,5 +61,9 @@ struct ThreadState {
 /// This thread's state, created and registered on first use (one allocation per thread). nullptr if
 /// the session is not recording or memory ran out. Async-signal-unsafe.
 ThreadState* threadState() noexcept;
+
+/// Appends the calling thread's open push ranges as unclosed (RangeFlags::kRangeUnclosed), innermost
+/// first, and forgets them. `from_signal_handler`: append without taking a new block (no lock).
+void writeUnclosedRanges(bool from_signal_handler) noexcept;
 
 }  // namespace kc::inject

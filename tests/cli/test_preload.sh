@@ -57,5 +57,25 @@ for mode in preload nvtx-env; do
   "$kcount" check "$log" >/dev/null && ok "nvtx ($mode): kcount check exit 0" || bad "nvtx ($mode): kcount check failed"
 done
 
+# 3. Exit paths: _exit(0) skips atexit handlers; SIGTERM with the default action. The log must be
+#    complete and the exit status unchanged (0, 143).
+for how in _exit sigterm; do
+  log=$work/exit-$how.kcount
+  want_rc=0
+  [[ $how == sigterm ]] && want_rc=143
+  "$kcount" run --output "$log" -- "$nvtx_prog" 3 "$how" >"$work/exit.out" 2>"$work/exit.err"
+  rc=$?
+  if [[ $rc -ne $want_rc || ! -f $log ]]; then
+    bad "exit via $how: rc=$rc (want $want_rc), log: $(ls "$log" 2>&1)"; cat "$work/exit.err"; continue
+  fi
+  "$kcount" summary --format json "$log" >"$work/exit.json"
+  if "$py" "$here/../gpu/check_summary.py" expect "$work/exit.json" step:instances=3 open_at_exit:instances=1 \
+      crossing:instances=1 --allow-underflow 1 >"$work/check.txt"; then
+    ok "exit via $how: rc=$rc, log complete: $(cat "$work/check.txt")"
+  else
+    bad "exit via $how: $(cat "$work/check.txt")"
+  fi
+done
+
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

@@ -1,10 +1,15 @@
 // A CUDA-free program that emits NVTX3 ranges, for testing libkcount.so's NVTX injection without a GPU.
-// Usage: nvtx_ranges [steps]. Each step: push "step", push "inner", pop, pop. Then one domain range
+// Usage: nvtx_ranges [steps] [normal|_exit|sigterm]: how the program ends (return from main, _exit(0)
+// which skips atexit handlers, or SIGTERM to itself with the default action). Each step: push "step", push "inner", pop, pop. Then one domain range
 // with a registered string, one process-wide start/end range that ends on another thread, one pop with
 // nothing pushed, and a range left open at exit.
 #include <nvtx3/nvToolsExt.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <thread>
 
@@ -37,5 +42,12 @@ int main(int argc, char** argv) {
 
   nvtxRangePushA("open_at_exit");
   std::printf("nvtx_ranges done\n");
+  std::fflush(stdout);
+  const char* how = argc > 2 ? argv[2] : "normal";
+  if (std::strcmp(how, "_exit") == 0) _exit(0);
+  if (std::strcmp(how, "sigterm") == 0) {
+    kill(getpid(), SIGTERM);
+    pause();
+  }
   return 0;
 }
