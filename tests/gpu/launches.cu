@@ -8,6 +8,10 @@
 //              replay: 100 graph launches / 500 kernels (each with a graph id);
 //              capture: 0 launches executed on the GPU (captured kernels do not run)
 //   threads    4 threads x 2000 launches, each inside its own range "worker" on its own stream
+//   api.*      one launch each through <<<>>>, cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel,
+//              cuLaunchKernelEx: 1 launch and 1 kernel per range
+//   memops     cudaMemcpyAsync H2D, D2H, D2D (4 KiB each) and cudaMemsetAsync (4 KiB): 3 memcpy, 1 memset,
+//              0 launches, 0 kernels
 //   exit       50 launches, then return from main with no synchronize
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -79,9 +83,57 @@ int main() {
 
   int host = 0;
   CK(cudaMemcpy(&host, counter, sizeof(int), cudaMemcpyDeviceToHost));
-  const int want = 1000 + 500 + 500 + 8000;
+  const int want = 1000 + 500 + 500 + 8000;  // checked before the api.* launches
   std::printf("launches: counter=%d (want %d)\n", host, want);
   if (host != want) return 3;
+
+  // One launch per API, each in its own range.
+  nvtxRangePushA("api.chevron");
+  empty_kernel<<<1, 32>>>(counter);
+  nvtxRangePop();
+  nvtxRangePushA("api.cudaLaunchKernel");
+  CK(cudaLaunchKernel(reinterpret_cast<const void*>(&empty_kernel), dim3(1), dim3(32), args, 0, nullptr));
+  nvtxRangePop();
+  nvtxRangePushA("api.cudaLaunchKernelExC");
+  {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(32);
+    CK(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(&empty_kernel), args));
+  }
+  nvtxRangePop();
+  nvtxRangePushA("api.cuLaunchKernel");
+  CK(cuLaunchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 32, 1, 1, 0, nullptr, args, nullptr));
+  nvtxRangePop();
+  nvtxRangePushA("api.cuLaunchKernelEx");
+  {
+    CUlaunchConfig cfg = {};
+    cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = 32;
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    CK(cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fn), args, nullptr));
+  }
+  nvtxRangePop();
+  CK(cudaDeviceSynchronize());
+
+  // Memory operations: reported as their own kind, never as kernels.
+  {
+    constexpr size_t kBytes = 4096;
+    void* host = nullptr;
+    void* d0 = nullptr;
+    void* d1 = nullptr;
+    CK(cudaMallocHost(&host, kBytes));
+    CK(cudaMalloc(&d0, kBytes));
+    CK(cudaMalloc(&d1, kBytes));
+    CK(cudaDeviceSynchronize());
+    nvtxRangePushA("memops");
+    CK(cudaMemcpyAsync(d0, host, kBytes, cudaMemcpyHostToDevice, nullptr));
+    CK(cudaMemcpyAsync(host, d0, kBytes, cudaMemcpyDeviceToHost, nullptr));
+    CK(cudaMemcpyAsync(d1, d0, kBytes, cudaMemcpyDeviceToDevice, nullptr));
+    CK(cudaMemsetAsync(d1, 0, kBytes, nullptr));
+    nvtxRangePop();
+    CK(cudaDeviceSynchronize());
+  }
 
   nvtxRangePushA("exit");
   for (int i = 0; i < 50; ++i) empty_kernel<<<1, 32>>>(counter);

@@ -105,7 +105,7 @@ CUpti_ActivityKernel10 kernelRecord(uint32_t corr, const char* name, uint64_t st
 void deliver(const std::vector<CUpti_ActivityKernel10>& records) {
   std::vector<const CUpti_Activity*> ptrs;
   for (const auto& r : records) ptrs.push_back(reinterpret_cast<const CUpti_Activity*>(&r));
-  onKernelRecords(ptrs.data(), ptrs.size());
+  onActivityRecords(ptrs.data(), ptrs.size());
 }
 
 const RangeStats* rangeAt(const LogData& log, const Summary& s, const std::string& path) {
