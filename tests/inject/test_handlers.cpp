@@ -183,6 +183,34 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 4);
   CHECK(domainPop(dom) == 0);
 
+  // Stream capture: a launch inside `cap` creates a graph node (captured, not run); instantiation clones
+  // the node; the replay in `rep` runs the clone.
+  CHECK(pushA("cap") == 0);
+  {
+    CUpti_CallbackData d{};
+    d.correlationId = 50;
+    d.callbackSite = CUPTI_API_ENTER;
+    onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+    onGraphNode(GraphNodeBody{500, 0, 0, 7, 0, 0, 0}, /*created=*/true);
+    d.callbackSite = CUPTI_API_EXIT;
+    onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+  }
+  CHECK(pop() == 0);
+  onGraphNode(GraphNodeBody{600, 500, 0, 8, 0, 0, 0}, /*created=*/false);
+  CHECK(pushA("rep") == 0);
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 51);
+  CHECK(pop() == 0);
+
+  // Memory operations: API calls flagged as memory calls, joined to MEMCPY/MEMSET records.
+  REQUIRE(registerMemoryApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                            "cudaMemcpyAsync_v3020", session.strings()));
+  REQUIRE(registerMemoryApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+                            "cudaMemsetAsync_v3020", session.strings()));
+  CHECK(pushA("mem") == 0);
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 60);
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, 61);
+  CHECK(pop() == 0);
+
   // Four threads, each with its own range and 5,000 launches.
   constexpr uint32_t kPerThread = 5000;
   std::vector<std::thread> threads;
@@ -201,7 +229,28 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
       kernelRecord(1, "gemm_kernel", 100), kernelRecord(2, "_ZN2at6native18elementwise_kernelEv", 200),
       kernelRecord(3, "no_range_kernel", 300), kernelRecord(99, "orphan", 400)};
   for (uint64_t i = 0; i < 3; ++i) records.push_back(kernelRecord(4, "graph_node_kernel", 500 + i, 9));
+  CUpti_ActivityKernel10 replayed = kernelRecord(51, "replayed_kernel", 700, 8);
+  replayed.graphNodeId = 600;
+  records.push_back(replayed);
   deliver(records);
+  {
+    CUpti_ActivityMemcpy6 copy{};
+    copy.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    copy.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    copy.bytes = 4096;
+    copy.start = 800;
+    copy.end = 900;
+    copy.correlationId = 60;
+    CUpti_ActivityMemset4 set{};
+    set.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    set.bytes = 1024;
+    set.start = 950;
+    set.end = 1000;
+    set.correlationId = 61;
+    const CUpti_Activity* mem[] = {reinterpret_cast<const CUpti_Activity*>(&copy),
+                                   reinterpret_cast<const CUpti_Activity*>(&set)};
+    onActivityRecords(mem, 2);
+  }
   std::vector<CUpti_ActivityKernel10> worker_records;
   for (uint32_t c = 1000; c < 1000 + 4 * kPerThread; ++c) worker_records.push_back(kernelRecord(c, "worker_kernel", c));
   deliver(worker_records);
@@ -214,9 +263,41 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   REQUIRE_FALSE(log.damaged());
   CHECK(log.complete);
   const Summary s = summarize(log);
-  CHECK(s.launches == 4 + 4 * kPerThread);
-  CHECK(s.kernels == 7 + 4 * kPerThread);
+  CHECK(s.launches == 6 + 4 * kPerThread);  // memory calls are not launches
+  CHECK(s.kernels == 8 + 4 * kPerThread);
   CHECK(s.unmatched_kernels == 1);  // correlation id 99
+  CHECK(s.captured_launches == 1);
+  CHECK(s.launches_without_kernel == 0);  // the captured launch ran nothing, by design
+  CHECK(s.mem_ops == 2);
+
+  const RangeStats* cap = rangeAt(log, s, "cap");
+  const RangeStats* rep = rangeAt(log, s, "rep");
+  REQUIRE(cap != nullptr);
+  REQUIRE(rep != nullptr);
+  CHECK(cap->launches == 1);
+  CHECK(cap->captured_launches == 1);
+  CHECK(cap->kernels == 0);
+  CHECK(rep->launches == 1);
+  CHECK(rep->graph_launches == 1);
+  CHECK(rep->kernels == 1);
+  const Summary by_capture = summarize(log, JoinOptions{GraphView::kCapturePath});
+  CHECK(rangeAt(log, by_capture, "cap")->kernels == 1);  // the replayed kernel, credited where it was captured
+  CHECK(rangeAt(log, by_capture, "rep")->kernels == 0);
+  CHECK(rangeAt(log, by_capture, "rep")->launches == 1);
+
+  const RangeStats* mem = rangeAt(log, s, "mem");
+  REQUIRE(mem != nullptr);
+  CHECK(mem->launches == 0);
+  CHECK(mem->kernels == 0);
+  CHECK(mem->memcpy_count == 1);
+  CHECK(mem->memcpy_bytes == 4096);
+  CHECK(mem->memcpy_ns == 100);
+  CHECK(mem->memset_count == 1);
+  CHECK(mem->memset_bytes == 1024);
+  bool memcpy_named = false;
+  for (const LaunchBody& l : log.launches)
+    if (l.correlation_id == 60) memcpy_named = log.str(l.api_id) == "cudaMemcpyAsync" && (l.flags & kLaunchMemOp);
+  CHECK(memcpy_named);
 
   const RangeStats* gemm = rangeAt(log, s, "step/gemm");
   REQUIRE(gemm != nullptr);
