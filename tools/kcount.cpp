@@ -10,10 +10,12 @@
 
 namespace {
 
+kc::JoinOptions g_join;  // set by --graph-view
+
 std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths) {
   std::vector<kc::LoadedLog> logs;
   logs.reserve(paths.size());
-  for (const auto& p : paths) logs.push_back(kc::loadLog(p));
+  for (const auto& p : paths) logs.push_back(kc::loadLog(p, g_join));
   return logs;
 }
 
@@ -44,6 +46,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
   summary->add_option("--top", top, "kernels listed per range (0: none)")->check(CLI::NonNegativeNumber);
   summary->add_flag("--full-names", full_names, "show full demangled kernel names");
+  std::string graph_view = "launch";
+  summary->add_option("--graph-view", graph_view,
+                      "where CUDA graph kernels are credited: launch (range around the graph launch) or capture "
+                      "(range open when the kernel was captured)")
+      ->check(CLI::IsMember({"launch", "capture"}))
+      ->each([](const std::string& v) {
+        g_join.graph_view = v == "capture" ? kc::GraphView::kCapturePath : kc::GraphView::kLaunch;
+      });
 
   auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
   kernels->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);

@@ -70,9 +70,12 @@ const char* severityName(ReadIssue::Severity s) {
 json countsJson(const RangeStats& r) {
   return json{{"launches", r.launches},
               {"graph_launches", r.graph_launches},
+              {"captured_launches", r.captured_launches},
               {"kernels", r.kernels},
               {"gpu_ns", r.gpu_ns},
-              {"launch_api_ns", r.launch_api_ns}};
+              {"launch_api_ns", r.launch_api_ns},
+              {"memcpy", {{"count", r.memcpy_count}, {"bytes", r.memcpy_bytes}, {"gpu_ns", r.memcpy_ns}}},
+              {"memset", {{"count", r.memset_count}, {"bytes", r.memset_bytes}, {"gpu_ns", r.memset_ns}}}};
 }
 
 /// by_kernel sorted by count (descending), then by name.
@@ -137,11 +140,11 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
 
 }  // namespace
 
-LoadedLog loadLog(const std::string& path) {
+LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
   l.data = readLogFile(path);
-  l.summary = summarize(l.data);
+  l.summary = summarize(l.data, join);
   return l;
 }
 
@@ -194,6 +197,9 @@ json summaryJson(const LoadedLog& l) {
               {"kernels", s.kernels},
               {"unmatched_kernels", s.unmatched_kernels},
               {"launches_without_kernel", s.launches_without_kernel},
+              {"captured_launches", s.captured_launches},
+              {"mem_ops", s.mem_ops},
+              {"unmatched_mem_ops", s.unmatched_mem_ops},
               {"gpu_ns", allKernelGpuNs(d)},
               {"dropped_host_records", d.stats.dropped_host_records},
               {"dropped_activity_records", d.stats.dropped_activity_records},

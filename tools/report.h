@@ -21,7 +21,8 @@ struct LoadedLog {
   Summary summary;
 };
 
-LoadedLog loadLog(const std::string& path);
+/// Reads and joins a log. `join` picks where replayed CUDA graph kernels are credited.
+LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
 
 /// "812 ns", "3.25 µs", "14.0 ms", "2.51 s".
 std::string formatDuration(uint64_t ns);
