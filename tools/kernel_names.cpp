@@ -197,6 +197,14 @@ std::string shortKernelName(std::string_view name) {
   return ellipsize(s ? *s : demangled, kMaxShortName);
 }
 
+std::string shortKernelNameUncut(std::string_view name) {
+  if (!name.starts_with("_Z")) return std::string(name);
+  std::string demangled = demangleKernelName(name);
+  if (demangled == name) return demangled;
+  auto s = shorten(demangled);
+  return s ? *s : demangled;
+}
+
 std::string displayKernelName(std::string_view name, bool full) {
   return full ? demangleKernelName(name) : shortKernelName(name);
 }

@@ -22,6 +22,9 @@ std::string demangleKernelName(std::string_view name);
 /// cut at kMaxShortName characters, never guessed at.
 std::string shortKernelName(std::string_view name);
 
+/// shortKernelName() without the cut at kMaxShortName characters (for decoding, not for tables).
+std::string shortKernelNameUncut(std::string_view name);
+
 /// The name a table shows: the full demangled name when full is true, else shortKernelName().
 std::string displayKernelName(std::string_view name, bool full);
 

@@ -1,0 +1,598 @@
+// Grammars and their sources: docs/kernel-names.md. Each decode* function below handles one grammar and
+// fills only the fields that grammar defines; tokens it cannot name go to DecodedKernel::raw unchanged.
+#include "tools/kernel_decode.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+
+#include "tools/kernel_names.h"
+
+namespace kc {
+namespace {
+
+using Tokens = std::vector<std::string>;
+
+Tokens split(std::string_view s, char sep) {
+  Tokens out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.emplace_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+std::string join(const Tokens& t, size_t from, size_t to, std::string_view sep) {
+  std::string out;
+  for (size_t i = from; i < to && i < t.size(); ++i) {
+    if (!out.empty()) out += sep;
+    out += t[i];
+  }
+  return out;
+}
+
+bool allDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// "256x128" (n == 2) or "128x256x64" (n == 3): n positive decimal numbers joined by 'x'.
+bool isDims(std::string_view s, size_t n) {
+  Tokens parts = split(s, 'x');
+  if (parts.size() != n) return false;
+  return std::all_of(parts.begin(), parts.end(), [](const std::string& p) { return allDigits(p); });
+}
+
+bool isLayout(std::string_view s, size_t min_len, size_t max_len, bool upper) {
+  if (s.size() < min_len || s.size() > max_len) return false;
+  const char t = upper ? 'T' : 't', n = upper ? 'N' : 'n';
+  return std::all_of(s.begin(), s.end(), [&](char c) { return c == t || c == n; });
+}
+
+/// "sm90" -> true (an architecture token as NVIDIA writes it in library kernel names).
+bool isSmArch(std::string_view s) { return s.size() > 2 && s.starts_with("sm") && allDigits(s.substr(2)); }
+
+/// cuBLASLt's documented epilogue names (cublasLtEpilogue_t: CUBLASLT_EPILOGUE_BIAS, _RELU, _GELU, _AUX,
+/// _DRELU, _DGELU, _BGRADA, _BGRADB), lower-cased. A name token equal to one of them is an epilogue.
+bool isEpilogueWord(std::string_view s) {
+  static constexpr std::array<std::string_view, 9> kWords = {"bias",  "relu",   "gelu",   "aux",  "drelu",
+                                                             "dgelu", "bgrada", "bgradb", "bgrad"};
+  return std::find(kWords.begin(), kWords.end(), s) != kWords.end();
+}
+
+void addEpilogue(DecodedKernel& d, std::string_view word) {
+  if (!d.epilogue.empty()) d.epilogue += ' ';
+  d.epilogue += word;
+}
+
+/// The identifier that starts at `at` in s (letters, digits, '_').
+std::string_view identifierAt(std::string_view s, size_t at) {
+  size_t end = at;
+  while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
+  return s.substr(at, end - at);
+}
+
+// ---- cuBLAS nvjet (observed grammar, not documented by NVIDIA) ------------------------------------------
+// nvjet_[smNN_]<variant>_<MxN>_<AxB>_<CxD>_<flag>..._<LAYOUT>, e.g.
+// nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT. Read: MxN -> tile, CxD -> cluster, LAYOUT -> layout,
+// documented cuBLASLt epilogue words -> epilogue; AxB, h/v and the other flags are kept raw.
+bool decodeNvjet(std::string_view name, DecodedKernel& d) {
+  if (!name.starts_with("nvjet_")) return false;
+  Tokens t = split(name, '_');
+  d.grammar = "nvjet";
+  d.library = "cuBLAS (nvjet)";
+  d.category = KernelCategory::kGemm;
+  size_t i = 1;
+  if (i < t.size() && isSmArch(t[i])) d.arch = t[i++];
+  size_t end = t.size();
+  if (end > i && isLayout(t[end - 1], 2, 4, true)) d.layout = t[--end];
+  if (i < end) d.raw.emplace_back("variant", t[i++]);
+  if (i + 2 < end && isDims(t[i], 2) && isDims(t[i + 1], 2) && isDims(t[i + 2], 2)) {
+    d.tile = t[i];
+    d.raw.emplace_back("shape2", t[i + 1]);
+    d.cluster = t[i + 2];
+    i += 3;
+  }
+  std::string flags;
+  for (; i < end; ++i) {
+    if (t[i] == "h" || t[i] == "v") {
+      d.raw.emplace_back("h/v", t[i]);
+    } else if (isEpilogueWord(t[i])) {
+      addEpilogue(d, t[i]);
+    } else {
+      flags += (flags.empty() ? "" : " ") + t[i];
+    }
+  }
+  if (!flags.empty()) d.raw.emplace_back("flags", flags);
+  return true;
+}
+
+// ---- CUTLASS 3.x (cutlass_library/gemm_operation.py, GemmOperation.procedural_name, arch >= 90) ----------
+// cutlass3x_sm{arch}_{opclass}_{core}_{A}_{B}_{acc}_{C}_{D}_{M}x{N}x{K}_{cm}x{cn}x{ck}_{stages}_{abc}_align{n}
+// {tile scheduler}{kernel schedule}{epilogue schedule}
+bool decodeCutlass3x(std::string_view full, DecodedKernel& d) {
+  const size_t at = full.find("cutlass3x_sm");
+  if (at == std::string_view::npos) return false;
+  Tokens t = split(identifierAt(full, at), '_');
+  // Anchor: <MxNxK>_<cmxcnxck>_<stages>_<abc>_align<n>.
+  size_t tile = 0;
+  for (size_t i = 3; i + 4 < t.size(); ++i)
+    if (isDims(t[i], 3) && isDims(t[i + 1], 3) && allDigits(t[i + 2]) && isLayout(t[i + 3], 3, 3, false) &&
+        t[i + 4].starts_with("align")) {
+      tile = i;
+      break;
+    }
+  if (tile == 0 || !isSmArch(t[1])) return false;
+  d.grammar = "cutlass3x";
+  d.library = "CUTLASS 3.x";
+  d.arch = t[1];
+  d.raw.emplace_back("opclass", t[2]);
+  // Core name then A, B, accumulator, C, D element types (the five tokens before the tile).
+  const size_t types = tile >= 5 ? tile - 5 : 3;
+  const std::string core = join(t, 3, types, "_");
+  d.category = core.find("gemm") != std::string::npos ? KernelCategory::kGemm : KernelCategory::kOther;
+  d.kind = core;
+  if (tile >= 8) {
+    d.dtype = t[types] == t[types + 1] ? t[types] : t[types] + "/" + t[types + 1];
+    d.raw.emplace_back("types (A_B_acc_C_D)", join(t, types, tile, "_"));
+  }
+  d.tile = t[tile];
+  d.cluster = t[tile + 1];
+  d.stages = t[tile + 2];
+  d.layout = t[tile + 3];
+  d.raw.emplace_back("alignment", t[tile + 4].substr(5));
+  const std::string schedule = join(t, tile + 5, t.size(), "_");
+  if (!schedule.empty()) d.raw.emplace_back("schedule", schedule);
+  return true;
+}
+
+// ---- CUTLASS 2.x (cutlass_library: "cutlass{p}_{op}_{ex}_{tb}_{l}_align{a}", tb = "MxN_KxStages") ----------
+// The names cuBLAS ships also carry the architecture after "cutlass_": cutlass_80_tensorop_s16816gemm_...
+bool decodeCutlass2x(std::string_view full, DecodedKernel& d) {
+  size_t at = full.find("cutlass_");
+  while (at != std::string_view::npos && at > 0 &&
+         (std::isalnum(static_cast<unsigned char>(full[at - 1])) || full[at - 1] == '_'))
+    at = full.find("cutlass_", at + 1);
+  if (at == std::string_view::npos) return false;
+  Tokens t = split(identifierAt(full, at), '_');
+  size_t i = 1;
+  std::string arch;
+  if (i < t.size() && allDigits(t[i])) arch = "sm" + t[i++];
+  if (i >= t.size()) return false;
+  const std::string opclass = t[i++];
+  size_t tile = 0;
+  for (size_t j = i; j + 3 < t.size(); ++j)
+    if (isDims(t[j], 2) && isDims(t[j + 1], 2) && isLayout(t[j + 2], 2, 2, false) && t[j + 3].starts_with("align")) {
+      tile = j;
+      break;
+    }
+  if (tile == 0) return false;
+  d.grammar = "cutlass2x";
+  d.library = "CUTLASS 2.x";
+  d.arch = arch;
+  d.raw.emplace_back("opclass", opclass);
+  // Extended name: [C type_]<core>[_A type], core = <accumulator letter><instruction shape>gemm.
+  size_t core = tile;
+  for (size_t j = i; j < tile; ++j)
+    if (t[j].ends_with("gemm")) core = j;
+  d.category = core < tile ? KernelCategory::kGemm : KernelCategory::kOther;
+  if (core < tile) {
+    d.kind = t[core];
+    for (size_t j = core + 1; j < tile; ++j) {
+      if (isEpilogueWord(t[j])) addEpilogue(d, t[j]);
+      else if (d.dtype.empty()) d.dtype = t[j];
+      else d.raw.emplace_back("token", t[j]);
+    }
+  }
+  Tokens ks = split(t[tile + 1], 'x');
+  d.tile = t[tile] + "x" + ks[0];
+  d.stages = ks[1];
+  d.layout = t[tile + 2];
+  d.raw.emplace_back("alignment", t[tile + 3].substr(5));
+  return true;
+}
+
+// ---- cuBLAS sm90_xmma (labelled tokens: tilesize..., cgasize..., warpgroupsize...) -------------------------
+bool decodeXmma(std::string_view name, DecodedKernel& d) {
+  const size_t at = name.find("_xmma_");
+  if (at == std::string_view::npos || !isSmArch(name.substr(0, at))) return false;
+  Tokens t = split(identifierAt(name, 0), '_');
+  d.grammar = "xmma";
+  d.arch = t[0];
+  const bool cublas = name.ends_with("_cublas") || identifierAt(name, 0).ends_with("_cublas");
+  d.library = cublas ? "cuBLAS (xmma)" : "xmma";
+  std::string op = t.size() > 2 ? t[2] : "";
+  d.kind = op;
+  if (op == "gemm") d.category = KernelCategory::kGemm;
+  // Element types: the tokens after the op up to the first layout token.
+  size_t i = 3;
+  Tokens types;
+  for (; i < t.size() && !isLayout(t[i], 2, 2, false); ++i) types.push_back(t[i]);
+  if (i < t.size()) {
+    d.dtype = join(types, 0, types.size(), "_");
+    d.layout = t[i++];
+    if (i < t.size() && isLayout(t[i], 1, 1, false)) d.raw.emplace_back("layout suffix", t[i++]);
+  } else {
+    i = 3;
+  }
+  std::string rest;
+  for (; i < t.size(); ++i) {
+    const std::string& k = t[i];
+    if (k.starts_with("tilesize") && isDims(k.substr(8), 3)) d.tile = k.substr(8);
+    else if (k.starts_with("cgasize") && isDims(k.substr(7), 3)) d.cluster = k.substr(7);
+    else if (k.starts_with("warpgroupsize")) d.raw.emplace_back("warpgroupsize", k.substr(13));
+    else rest += (rest.empty() ? "" : "_") + k;
+  }
+  if (!rest.empty()) d.raw.emplace_back("flags", rest);
+  return true;
+}
+
+// ---- cuBLAS names from before nvjet/xmma: <arch>_[C type_]<core>gemm[_A type]_<MxN>_..._[stages_KxS]_<ab> --
+bool decodeCublasLegacy(std::string_view name, DecodedKernel& d) {
+  static constexpr std::array<std::string_view, 5> kArchs = {"maxwell", "pascal", "volta", "turing", "ampere"};
+  Tokens t = split(identifierAt(name, 0), '_');
+  if (t.size() < 3 || std::find(kArchs.begin(), kArchs.end(), t[0]) == kArchs.end()) return false;
+  size_t core = t.size();
+  for (size_t i = 1; i < t.size(); ++i)
+    if (t[i].ends_with("gemm") || t[i].ends_with("gemv")) {
+      core = i;
+      break;
+    }
+  if (core == t.size()) return false;
+  d.grammar = "cublas-legacy";
+  d.library = "cuBLAS";
+  d.category = KernelCategory::kGemm;
+  d.arch = t[0];
+  d.kind = t[core];
+  size_t i = core + 1;
+  if (i < t.size() && !isDims(t[i], 2) && !isLayout(t[i], 2, 2, false)) d.dtype = t[i++];
+  std::string k_tile;
+  std::string rest;
+  for (; i < t.size(); ++i) {
+    if (d.tile.empty() && isDims(t[i], 2)) {
+      d.tile = t[i];
+    } else if (t[i] == "stages" && i + 1 < t.size() && isDims(t[i + 1], 2)) {
+      Tokens ks = split(t[++i], 'x');
+      k_tile = ks[0];
+      d.stages = ks[1];
+    } else if (i + 1 == t.size() && isLayout(t[i], 2, 2, false)) {
+      d.layout = t[i];
+    } else if (isEpilogueWord(t[i])) {
+      addEpilogue(d, t[i]);
+    } else {
+      rest += (rest.empty() ? "" : " ") + t[i];
+    }
+  }
+  if (!d.tile.empty() && !k_tile.empty()) d.tile += "x" + k_tile;
+  if (!rest.empty()) d.raw.emplace_back("flags", rest);
+  return true;
+}
+
+// ---- TorchInductor Triton kernels (torch/_inductor/codegen/triton.py, define_kernel) ---------------------
+// "triton_" + category[:3] + "_" + fused name + "_" + counter; fused name = "fused_" + sorted op names
+// joined with "_" (or "" without descriptive names). Categories (wrapper_benchmark.py): foreach,
+// persistent_reduction, pointwise, reduction, split_scan, template, unknown.
+
+/// Multi-word ATen operator names (overload packet names in aten/src/ATen/native/native_functions.yaml, and
+/// higher-order operator names) that appear in Inductor kernel names. A piece with a "_" inside must be one
+/// of these to be read as one operation.
+constexpr std::string_view kAtenMultiWordOps[] = {
+    "_unsafe_view", "_to_copy", "_softmax", "_log_softmax", "_softmax_backward_data",
+    "_log_softmax_backward_data", "_safe_softmax", "log_softmax", "native_layer_norm",
+    "native_layer_norm_backward", "native_group_norm", "native_group_norm_backward", "native_batch_norm",
+    "native_batch_norm_backward", "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
+    "_native_batch_norm_legit_no_training", "layer_norm", "group_norm", "batch_norm", "rms_norm",
+    "_fused_rms_norm", "_fused_rms_norm_backward", "native_dropout", "native_dropout_backward",
+    "gelu_backward", "silu_backward", "threshold_backward", "sigmoid_backward", "tanh_backward",
+    "hardtanh_backward", "leaky_relu", "leaky_relu_backward", "elu_backward", "hardswish_backward",
+    "hardsigmoid_backward", "mish_backward", "softplus_backward", "log_sigmoid_forward",
+    "log_sigmoid_backward", "embedding_dense_backward", "embedding_backward", "_unsafe_index",
+    "_unsafe_index_put", "_unsafe_masked_index", "index_put", "index_select", "index_add", "index_copy",
+    "index_fill", "index_reduce", "masked_fill", "masked_scatter", "masked_select", "scatter_add",
+    "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter", "as_strided",
+    "as_strided_scatter", "new_zeros", "new_ones", "new_empty", "new_full", "new_empty_strided",
+    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+    "empty_strided", "scalar_tensor", "constant_pad_nd", "reflection_pad1d", "reflection_pad2d",
+    "reflection_pad3d", "replication_pad1d", "replication_pad2d", "replication_pad3d", "upsample_nearest1d",
+    "upsample_nearest2d", "upsample_nearest3d", "upsample_bilinear2d", "upsample_bicubic2d",
+    "_upsample_nearest_exact2d", "_upsample_bilinear2d_aa", "adaptive_avg_pool2d", "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward", "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward", "clamp_min", "clamp_max", "bitwise_and", "bitwise_or",
+    "bitwise_not", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "floor_divide", "true_divide", "var_mean", "std_mean", "nll_loss_forward",
+    "nll_loss_backward", "nll_loss2d_forward", "nll_loss2d_backward", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "_foreach_add", "_foreach_addcdiv", "_foreach_addcmul", "_foreach_div", "_foreach_lerp",
+    "_foreach_mul", "_foreach_neg", "_foreach_pow", "_foreach_sqrt", "_foreach_sub", "_foreach_copy",
+    "_foreach_maximum", "_foreach_norm", "_foreach_zero", "_foreach_exp", "_foreach_sign",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "flex_attention", "flex_attention_backward", "_int_mm",
+    "_scaled_mm", "convolution_backward", "_weight_norm_interface", "linalg_vector_norm", "_local_scalar_dense",
+    "cumsum", "cumprod", "logcumsumexp", "_assert_async", "_assert_scalar", "_to_dtype",
+    "split_with_sizes", "_reshape_alias", "unsafe_split", "_pdist_forward", "grid_sampler_2d",
+    "_grouped_mm", "round_decimals"};
+
+bool acceptedOp(std::string_view piece) {
+  if (piece.empty()) return false;
+  const size_t us = piece.find('_');
+  if (us == std::string_view::npos) return true;                    // one word
+  if (us == piece.size() - 1 && us > 0) return true;                // one word, in-place ("add_")
+  return std::find(std::begin(kAtenMultiWordOps), std::end(kAtenMultiWordOps), piece) != std::end(kAtenMultiWordOps);
+}
+
+/// Counts (up to 2) the splits of s[from..] into accepted, strictly ascending pieces after `prev`.
+void splitOps(std::string_view s, size_t from, std::string_view prev, std::vector<std::string>& cur,
+              std::vector<std::string>& found, int& count) {
+  if (count > 1) return;
+  if (from == s.size()) {
+    if (++count == 1) found = cur;
+    return;
+  }
+  for (size_t end = from + 1; end <= s.size(); ++end) {
+    if (end < s.size() && s[end] != '_') continue;
+    const std::string_view piece = s.substr(from, end - from);
+    if (!acceptedOp(piece) || (!prev.empty() && !(prev < piece))) continue;
+    cur.emplace_back(piece);
+    splitOps(s, end == s.size() ? end : end + 1, piece, cur, found, count);
+    cur.pop_back();
+    if (end + 1 == s.size()) break;  // a trailing "_" cannot start a piece
+  }
+}
+
+bool decodeInductorTriton(std::string_view name, DecodedKernel& d) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kKinds = {{
+      {"poi", "pointwise"}, {"red", "reduction"}, {"per", "persistent_reduction"}, {"tem", "template"},
+      {"for", "foreach"},   {"spl", "split_scan"}, {"unk", "unknown"}}};
+  if (!name.starts_with("triton_") || name.size() < 12 || name[10] != '_') return false;
+  const std::string_view kind3 = name.substr(7, 3);
+  auto k = std::find_if(kKinds.begin(), kKinds.end(), [&](const auto& p) { return p.first == kind3; });
+  if (k == kKinds.end()) return false;
+  std::string_view rest = name.substr(11);
+  const size_t last = rest.rfind('_');
+  if (last == std::string_view::npos || !allDigits(rest.substr(last + 1))) return false;
+  std::string_view middle = rest.substr(0, last);
+  d.grammar = "inductor-triton";
+  d.library = "Triton (Inductor)";
+  d.kind = std::string(k->second);
+  d.raw.emplace_back("counter", std::string(rest.substr(last + 1)));
+  d.identity = "triton_" + std::string(kind3) + "_" + std::string(middle);
+  if (middle == "fused") {
+    d.fused = "";
+  } else if (middle.starts_with("fused_")) {
+    d.fused = std::string(middle.substr(6));
+    d.ops = splitInductorFusedOps(d.fused);
+  } else if (!middle.empty()) {
+    d.raw.emplace_back("name", std::string(middle));
+  }
+  auto has = [&](std::initializer_list<std::string_view> any) {
+    return std::any_of(d.ops.begin(), d.ops.end(),
+                       [&](const std::string& o) { return std::find(any.begin(), any.end(), o) != any.end(); });
+  };
+  if (kind3 == "poi" || kind3 == "for") d.category = KernelCategory::kPointwise;
+  else if (kind3 == "red" || kind3 == "per" || kind3 == "spl") d.category = KernelCategory::kReduction;
+  else d.category = KernelCategory::kOther;
+  if ((kind3 == "red" || kind3 == "per") &&
+      has({"native_layer_norm", "layer_norm", "native_group_norm", "group_norm", "native_batch_norm",
+           "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
+           "_native_batch_norm_legit_no_training", "batch_norm", "rms_norm", "_fused_rms_norm"}))
+    d.category = KernelCategory::kNormalization;
+  if (kind3 == "tem") {
+    if (has({"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm", "convolution", "_grouped_mm"}))
+      d.category = KernelCategory::kGemm;
+    else if (has({"flex_attention", "flex_attention_backward"}))
+      d.category = KernelCategory::kAttention;
+  }
+  return true;
+}
+
+// ---- NCCL (src/device/generate.py: ncclDevKernel_<coll>[_<redop>_<type>]_<ALGO>_<PROTO>) ------------------
+bool decodeNccl(std::string_view full, DecodedKernel& d) {
+  size_t at = full.find("ncclDevKernel_");
+  size_t skip = 14;
+  if (at == std::string_view::npos) {
+    at = full.find("ncclKernel_");
+    skip = 11;
+  }
+  if (at == std::string_view::npos) return false;
+  const std::string_view id = identifierAt(full, at);
+  Tokens t = split(id.substr(skip), '_');
+  d.grammar = "nccl";
+  d.library = "NCCL";
+  d.category = KernelCategory::kCommunication;
+  if (t.empty() || t[0].empty()) return true;
+  d.kind = t[0];
+  static constexpr std::array<std::string_view, 9> kRedOps = {"Sum", "Prod", "Min", "Max", "MinMax",
+                                                             "PreMulSum", "SumPostDiv", "Avg", "Nop"};
+  static constexpr std::array<std::string_view, 4> kProtos = {"LL", "LL128", "SIMPLE", "Simple"};
+  static constexpr std::array<std::string_view, 16> kTypes = {
+      "i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2",
+      "int8_t", "uint8_t", "half", "float"};
+  auto in = [](const auto& set, std::string_view s) { return std::find(set.begin(), set.end(), s) != set.end(); };
+  std::string algo, rest;
+  for (size_t i = 1; i < t.size(); ++i) {
+    const std::string& k = t[i];
+    if (in(kRedOps, k)) d.raw.emplace_back("reduction op", k);
+    else if (in(kTypes, k)) d.dtype = k;
+    else if (in(kProtos, k)) d.raw.emplace_back("protocol", k);
+    else if (k == "RING" || k == "TREE" || k == "NVLS" || k == "PAT" || k == "COLLNET") algo = k;
+    else if (!algo.empty() && (k == "DIRECT" || k == "CHAIN" || (k == "TREE" && algo == "NVLS"))) algo += "_" + k;
+    else rest += (rest.empty() ? "" : " ") + k;
+  }
+  if (!algo.empty()) d.raw.emplace_back("algorithm", algo);
+  if (!rest.empty()) d.raw.emplace_back("flags", rest);
+  return true;
+}
+
+// ---- flash-attention (Dao-AILab/flash-attention csrc/flash_attn/src: flash_fwd_kernel<Kernel_traits, ...>,
+// Flash_fwd_kernel_traits<kHeadDim, kBlockM, kBlockN, kNWarps, ..., elem_type>) ------------------------------
+bool decodeFlash(std::string_view demangled, std::string_view short_name, DecodedKernel& d) {
+  const bool fa2 = short_name.find("flash_fwd") != std::string_view::npos ||
+                   short_name.find("flash_bwd") != std::string_view::npos;
+  const bool fa3 = demangled.find("flash::FlashAttn") != std::string_view::npos;
+  if (!fa2 && !fa3) return false;
+  d.grammar = "flash-attention";
+  d.library = short_name.starts_with("pytorch_flash::") ? "flash-attention (PyTorch)" : "flash-attention";
+  d.category = KernelCategory::kAttention;
+  const size_t lt = short_name.find('<');
+  const std::string_view fn = short_name.substr(0, lt);
+  const size_t colon = fn.rfind("::");
+  d.kind = std::string(colon == std::string_view::npos ? fn : fn.substr(colon + 2));
+  for (std::string_view traits : {"Flash_fwd_kernel_traits<", "Flash_bwd_kernel_traits<"}) {
+    const size_t at = demangled.find(traits);
+    if (at == std::string_view::npos) continue;
+    Tokens args = split(demangled.substr(at + traits.size(), 40), ',');
+    if (args.size() >= 4) {
+      auto trim = [](std::string s) {
+        s.erase(0, s.find_first_not_of(' '));
+        return s;
+      };
+      const std::string hd = trim(args[0]), bm = trim(args[1]), bn = trim(args[2]);
+      if (allDigits(hd) && allDigits(bm) && allDigits(bn)) {
+        d.tile = bm + "x" + bn;
+        d.raw.emplace_back("head dim", hd);
+      }
+    }
+    if (demangled.find("cutlass::bfloat16_t", at) != std::string_view::npos) d.dtype = "bf16";
+    else if (demangled.find("cutlass::half_t", at) != std::string_view::npos) d.dtype = "f16";
+    break;
+  }
+  return true;
+}
+
+// ---- ATen (at::native::<kernel><...>, functor from the demangled template arguments) -----------------------
+bool decodeAten(std::string_view short_name, DecodedKernel& d) {
+  if (!short_name.starts_with("at::native::") && !short_name.starts_with("at::cuda::")) return false;
+  d.grammar = "aten";
+  d.library = "ATen";
+  const size_t lt = short_name.find('<');
+  const std::string_view fn = short_name.substr(0, lt);
+  const size_t colon = fn.rfind("::");
+  d.kind = std::string(colon == std::string_view::npos ? fn : fn.substr(colon + 2));
+  if (lt != std::string_view::npos && short_name.ends_with(">")) {
+    // Top-level template arguments of the short name; the functor is the last one that names a functor
+    // or an Impl (the lambda's enclosing function).
+    std::string_view args = short_name.substr(lt + 1, short_name.size() - lt - 2);
+    int depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= args.size(); ++i) {
+      if (i < args.size() && (args[i] == '<' || args[i] == '(')) ++depth;
+      if (i < args.size() && (args[i] == '>' || args[i] == ')')) --depth;
+      if (i == args.size() || (depth == 0 && args[i] == ',')) {
+        std::string_view a = args.substr(start, i - start);
+        while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
+        if (a.find("Functor") != std::string_view::npos || a.ends_with("Impl") || a.ends_with("Op") ||
+            a.ends_with("Ops"))
+          d.functor = std::string(a);
+        start = i + 1;
+      }
+    }
+  }
+  const std::string& k = d.kind;
+  auto contains = [&](std::string_view s) { return k.find(s) != std::string::npos; };
+  if (d.functor == "FillFunctor" || contains("copy") || contains("Copy") || contains("fill"))
+    d.category = KernelCategory::kCopyMemset;
+  else if (contains("norm") || contains("Norm") || contains("Moments") || contains("GammaBeta"))
+    d.category = KernelCategory::kNormalization;
+  else if (contains("softmax") || contains("SoftMax") || contains("reduce") || contains("scan"))
+    d.category = KernelCategory::kReduction;
+  else if (contains("elementwise"))
+    d.category = KernelCategory::kPointwise;
+  else
+    d.category = KernelCategory::kOther;
+  return true;
+}
+
+// ---- cuDNN (names that carry "cudnn") --------------------------------------------------------------------
+bool decodeCudnn(std::string_view demangled, DecodedKernel& d) {
+  if (demangled.find("cudnn") == std::string_view::npos) return false;
+  d.grammar = "cudnn";
+  d.library = "cuDNN";
+  auto has = [&](std::string_view s) { return demangled.find(s) != std::string_view::npos; };
+  if (has("sdpa") || has("flash") || has("fmha") || has("attention")) d.category = KernelCategory::kAttention;
+  else if (has("bn_") || has("norm")) d.category = KernelCategory::kNormalization;
+  else if (has("gemm") || has("fprop") || has("dgrad") || has("wgrad") || has("conv"))
+    d.category = KernelCategory::kGemm;
+  return true;
+}
+
+// cuBLAS helpers named by their namespace (cublasLt::splitKreduce_kernel, gemv kernels).
+bool decodeCublasHelpers(std::string_view short_name, DecodedKernel& d) {
+  if (short_name.starts_with("cublasLt::") || short_name.starts_with("cublas::")) {
+    d.grammar = "cublas-namespace";
+    d.library = "cuBLAS";
+    d.category = short_name.find("splitK") != std::string_view::npos ||
+                         short_name.find("gemv") != std::string_view::npos ||
+                         short_name.find("gemm") != std::string_view::npos
+                     ? KernelCategory::kGemm
+                     : KernelCategory::kOther;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view categoryName(KernelCategory c) {
+  switch (c) {
+    case KernelCategory::kGemm: return "GEMM";
+    case KernelCategory::kAttention: return "attention";
+    case KernelCategory::kPointwise: return "pointwise";
+    case KernelCategory::kReduction: return "reduction";
+    case KernelCategory::kNormalization: return "normalization";
+    case KernelCategory::kCopyMemset: return "copy/memset";
+    case KernelCategory::kCommunication: return "communication";
+    case KernelCategory::kOther: return "other";
+  }
+  return "other";
+}
+
+std::vector<std::string> splitInductorFusedOps(std::string_view fused) {
+  std::vector<std::string> cur, found;
+  int count = 0;
+  if (fused.empty()) return {};
+  splitOps(fused, 0, {}, cur, found, count);
+  return count == 1 ? found : std::vector<std::string>{};
+}
+
+DecodedKernel decodeKernelName(std::string_view name) {
+  DecodedKernel d;
+  d.name = std::string(name);
+  d.short_name = shortKernelNameUncut(name);
+  const std::string demangled = demangleKernelName(name);
+  d.identity = demangled;
+  // Order matters only where grammars could overlap: names embedding another library's name (a CUTLASS
+  // 2.x name inside cutlass::Kernel2<...>) are tried after the prefix grammars.
+  if (decodeNvjet(name, d) || decodeInductorTriton(name, d) || decodeXmma(name, d) ||
+      decodeCublasLegacy(name, d) || decodeCutlass3x(demangled, d) || decodeNccl(demangled, d) ||
+      decodeFlash(demangled, d.short_name, d) || decodeCutlass2x(demangled, d) || decodeCudnn(demangled, d) ||
+      decodeAten(d.short_name, d) || decodeCublasHelpers(d.short_name, d))
+    return d;
+  return d;  // no grammar matched: category "other", nothing else
+}
+
+nlohmann::json decodedJson(const DecodedKernel& d) {
+  auto s = [](const std::string& v) -> nlohmann::json { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+  nlohmann::json raw = nlohmann::json::object();
+  for (const auto& [k, v] : d.raw) raw[k] = v;
+  return nlohmann::json{{"category", std::string(categoryName(d.category))},
+                        {"library", s(d.library)},
+                        {"grammar", s(d.grammar)},
+                        {"arch", s(d.arch)},
+                        {"tile", s(d.tile)},
+                        {"cluster", s(d.cluster)},
+                        {"stages", s(d.stages)},
+                        {"dtype", s(d.dtype)},
+                        {"layout", s(d.layout)},
+                        {"epilogue", s(d.epilogue)},
+                        {"kind", s(d.kind)},
+                        {"ops", d.ops},
+                        {"fused", d.grammar == "inductor-triton" ? nlohmann::json(d.fused) : nlohmann::json(nullptr)},
+                        {"functor", s(d.functor)},
+                        {"raw", raw},
+                        {"identity", d.identity}};
+}
+
+}  // namespace kc
