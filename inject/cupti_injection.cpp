@@ -275,7 +275,10 @@ KC_EXPORT int InitializeInjection(void) {
       s.disable(error);
       return 1;
     }
-    KC_LOG(info, "CUPTI {} (API version {}, {})", g_cupti.path, g_cupti.version, g_cupti.how);
+    // Said at debug level only: a process that records nothing must print nothing. The closing "log:"
+    // line names the CUPTI that was used.
+    KC_LOG(debug, "CUPTI {} (API version {}, {})", g_cupti.path, g_cupti.version, g_cupti.how);
+    s.setCuptiDescription(g_cupti.path + " (API version " + std::to_string(g_cupti.version) + ")");
     if (!startRecording()) return 1;
     s.addMetadata("cupti_path", g_cupti.path);
     s.addMetadata("cupti_version", std::to_string(g_cupti.version));

@@ -342,8 +342,9 @@ void Session::finish(void (*flush_activity)()) noexcept {
       const std::string path = sink_ ? sink_->path() : std::string();
       if (sink_) sink_->close();
       if (!path.empty()) {
-        KC_LOG(info, "log: {} ({} launches, {} kernels, {} ranges, {} bytes)", path, stats.launches, stats.kernels,
-               stats.ranges, writer_->bytesWritten());
+        KC_LOG(info, "log: {} ({} launches, {} kernels, {} ranges, {} bytes; CUPTI {})", path, stats.launches,
+               stats.kernels, stats.ranges, writer_->bytesWritten(),
+               cupti_description_.empty() ? std::string("not loaded") : cupti_description_);
       }
       if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused > 0) {
         KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused",

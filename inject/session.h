@@ -82,6 +82,8 @@ class Session {
   /// Adds a metadata entry written with the next chunk. Thread-safe.
   void addMetadata(std::string key, std::string value) noexcept;
 
+  /// Which CUPTI was loaded, for the closing message ("path (API version N)"). Call before recording.
+  void setCuptiDescription(std::string d) { cupti_description_ = std::move(d); }
   /// True once finish() has written and closed the log (or found nothing to write).
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   /// Path of the log file, "" until the first chunk is written.
@@ -140,6 +142,7 @@ class Session {
   std::atomic<void (*)()> finish_requested_{nullptr};  // set by requestFinish (signal handler)
   std::atomic<int> pid_{0};
   std::atomic<bool> closed_{false};
+  std::string cupti_description_;  // written once in InitializeInjection, read in finish()
 };
 
 }  // namespace kc::inject

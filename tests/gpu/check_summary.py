@@ -402,6 +402,8 @@ def cmd_expect(a):
     totals.X (with PATH empty). Also requires check_common (complete log, nothing dropped/unmatched)."""
     res = Result()
     log = load_log(a.summary, res)
+    if a.allow_incomplete:
+        log = dict(log, complete=True, issues=[i for i in log.get("issues") or [] if i.get("severity") != "error"])
     check_common(log, res, {"nvtx_pop_underflow": a.allow_underflow})
     ranges = ranges_by_path(log)
     for spec in a.values:
@@ -417,6 +419,31 @@ def cmd_expect(a):
             got = get(r, *keys)
         res.eq(f"{path}:{field}" if path else field, got, int(want))
     res.note(f"{len(a.values)} exact values")
+    return res
+
+
+def cmd_autograd(a):
+    """Backward kernels run on autograd threads: never in `fwd`; in `bwd` only when autograd
+    multithreading is off; the total over fwd+bwd (single-thread run) equals torch.profiler's."""
+    res = Result()
+    multi = ranges_by_path(load_log(a.multi, res))
+    single = ranges_by_path(load_log(a.single, res))
+    prof = load_json(a.profiler)
+
+    def k(r, path):
+        x = r.get(path)
+        return get(x, "exclusive", "kernels") if x else 0
+
+    fwd_m, fwd_s = k(multi, "fwd"), k(single, "fwd")
+    bwd_m, bwd_s = k(multi, "bwd"), k(single, "bwd")
+    nr_m, nr_s = k(multi, "(no range)"), k(single, "(no range)")
+    res.expect(fwd_m > 0, "fwd has no kernels")
+    res.eq("fwd kernels multi-thread vs single-thread", fwd_m, fwd_s)
+    res.expect(bwd_s > bwd_m, f"bwd kernels: single-thread {bwd_s} not above multi-thread {bwd_m}")
+    res.eq("kernels moved from (no range) to bwd", bwd_s - bwd_m, nr_m - nr_s)
+    res.eq("fwd+bwd (single-thread) vs torch.profiler", fwd_s + bwd_s, get(prof, "kernels"))
+    res.note(f"fwd={fwd_m}; bwd multi-thread={bwd_m} (+{nr_m - nr_s} on autograd threads, '(no range)'); "
+             f"bwd single-thread={bwd_s}; torch.profiler={get(prof, 'kernels')}")
     return res
 
 
@@ -463,7 +490,15 @@ def build_parser():
     s.add_argument("values", nargs="+")
     s.add_argument("--allow-underflow", type=int, default=0,
                    help="expected totals.nvtx_pop_underflow (default 0)")
+    s.add_argument("--allow-incomplete", action="store_true",
+                   help="the log may lack its end record (a killed process)")
     s.set_defaults(func=cmd_expect)
+
+    s = sub.add_parser("autograd", help="backward kernels and autograd threads")
+    s.add_argument("multi")
+    s.add_argument("single")
+    s.add_argument("profiler")
+    s.set_defaults(func=cmd_autograd)
 
     s = sub.add_parser("maps", help="exactly one libcupti mapped (maps_probe.py output)")
     s.add_argument("probe_stdout")

@@ -99,7 +99,7 @@ kcount_run() {
   local rc
   run_cmd "$tag" "${cmd[@]}"
   rc=$?
-  [[ $rc -eq 0 ]] || RUN_ERR="kcount run exit status $rc"
+  [[ $rc -eq ${WANT_RC:-0} ]] || RUN_ERR="kcount run exit status $rc (want ${WANT_RC:-0})"
   # The log: among the files kcount run names on stderr ("kcount: log: PATH") and the files matching
   # the pattern, the largest (the process that ran the kernels); more than one file is an error below.
   local logs=() named="" f size best=-1
@@ -265,6 +265,129 @@ else
   extra=$(printf '%s | ' "${EXTRA_LOGS[@]}")
   add_row "j one log per run" FAIL "${#EXTRA_LOGS[@]} extra logs: ${extra% | }"
 fi
+
+# ================================ attribution cases (tests/gpu/cases/) ================================
+CASES=$REPO/tests/gpu/cases
+
+# ---- k1: CUDA graphs: replays credited to `rep` (100 launches, 500 kernels), capture shows 5 captured
+kcount_run graphs - "$PY" "$CASES/graphs.py"
+check_row "k1 graphs: launch view" "$RUN_ERR" expect "$OUTDIR/graphs.json" \
+  rep:exclusive.launches=100 rep:exclusive.graph_launches=100 rep:exclusive.kernels=500 \
+  cap:exclusive.captured_launches=5 cap:exclusive.kernels=0
+if [[ -f $OUTDIR/graphs.kcount ]]; then
+  "$KCOUNT" summary --format json --graph-view capture "$OUTDIR/graphs.kcount" >"$OUTDIR/graphs-capture.json"
+  check_row "k1 graphs: capture view" "" expect "$OUTDIR/graphs-capture.json" \
+    cap:exclusive.kernels=500 rep:exclusive.kernels=0 rep:exclusive.launches=100
+fi
+
+# ---- k2: four threads with their own ranges and streams, main thread synchronizing
+kcount_run threads - "$PY" "$CASES/threads.py"
+check_row "k2 threads" "$RUN_ERR" expect "$OUTDIR/threads.json" \
+  t0:exclusive.kernels=5000 t1:exclusive.kernels=5000 t2:exclusive.kernels=5000 t3:exclusive.kernels=5000 \
+  t0:instances=1 t3:exclusive.launches=5000
+
+# ---- k3: autograd threads
+kcount_run autograd-multi - "$PY" "$CASES/autograd.py"
+err=$RUN_ERR
+kcount_run autograd-single - "$PY" "$CASES/autograd.py" --single-thread
+err+=$RUN_ERR
+run_cmd autograd-prof "$PY" "$CASES/autograd.py" --torch-profiler "$OUTDIR/autograd-prof.json" || err+="torch.profiler run failed"
+check_row "k3 autograd threads" "$err" autograd "$OUTDIR/autograd-multi.json" "$OUTDIR/autograd-single.json" \
+  "$OUTDIR/autograd-prof.json"
+
+# ---- k4: exit paths
+WANT_RC=0 kcount_run exit-_exit - "$PY" "$CASES/exit_paths.py" _exit
+check_row "k4a os._exit(0)" "$RUN_ERR" expect "$OUTDIR/exit-_exit.json" work:exclusive.kernels=50
+WANT_RC=143 kcount_run exit-sigterm - "$PY" "$CASES/exit_paths.py" sigterm
+check_row "k4b SIGTERM (exit 143)" "$RUN_ERR" expect "$OUTDIR/exit-sigterm.json" work:exclusive.kernels=50
+WANT_RC=0 kcount_run exit-finalizer - "$PY" "$CASES/exit_paths.py" finalizer
+check_row "k4c finalizer at shutdown" "$RUN_ERR" expect "$OUTDIR/exit-finalizer.json" \
+  work:exclusive.kernels=55 work:instances=2
+# d: SIGKILL 2 s after the work
+rm -f "$OUTDIR"/exit-sigkill*.kcount
+echo; echo "+ kcount run -- exit_paths.py sigkill (killed with SIGKILL 2 s after READY)"
+"$KCOUNT" run --output "$OUTDIR/exit-sigkill.kcount" -- "$PY" "$CASES/exit_paths.py" sigkill \
+  >"$OUTDIR/exit-sigkill.stdout.txt" 2>"$OUTDIR/exit-sigkill.stderr.txt" &
+runpid=$!
+victim=""
+for _ in $(seq 1 600); do
+  victim=$(sed -n 's/^READY \([0-9]*\)$/\1/p' "$OUTDIR/exit-sigkill.stdout.txt")
+  [[ -n $victim ]] && break
+  sleep 0.1
+done
+d_err=""
+if [[ -n $victim ]]; then
+  sleep 2
+  kill -KILL "$victim"
+else
+  d_err="no READY line"
+fi
+wait $runpid
+echo "   kcount run exit status $?"
+"$KCOUNT" check "$OUTDIR/exit-sigkill.kcount" >"$OUTDIR/exit-sigkill.check.txt" 2>&1
+crc=$?
+cat "$OUTDIR/exit-sigkill.check.txt" | tail -n 5
+[[ $crc -ne 0 ]] || d_err+="kcount check exit 0 on a killed process's log; "
+"$KCOUNT" summary --format json "$OUTDIR/exit-sigkill.kcount" >"$OUTDIR/exit-sigkill.json" 2>/dev/null
+check_row "k4d SIGKILL: log up to last flush" "$d_err" expect "$OUTDIR/exit-sigkill.json" --allow-incomplete \
+  work:exclusive.kernels=50
+
+# ---- k5: fork and DataLoader workers
+kcount_run fork-workers - "$PY" "$CASES/fork_workers.py"
+run_cmd fork-workers-bare "$PY" "$CASES/fork_workers.py"
+t_k=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$OUTDIR/fork-workers.stdout.txt")
+t_b=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$OUTDIR/fork-workers-bare.stdout.txt")
+f_err=$RUN_ERR
+if [[ -n $t_k && -n $t_b ]] && ! awk -v a="$t_k" -v b="$t_b" 'BEGIN{exit !(a - b < 1.0)}'; then
+  f_err+="run time ${t_k}s vs ${t_b}s without kcount; "
+fi
+check_row "k5 fork + DataLoader workers (${t_k}s vs ${t_b}s)" "$f_err" expect "$OUTDIR/fork-workers.json" \
+  step:instances=16 step:exclusive.kernels=16
+
+# ---- k6: torch.profiler in the same process (observation: which CUPTI client gets what)
+WANT_RC=0 kcount_run other-cupti - "$PY" "$CASES/other_cupti.py"
+check_row "k6 torch.profiler inside (observed)" "$RUN_ERR" expect "$OUTDIR/other-cupti.json" \
+  before:exclusive.kernels=10
+echo "   other_cupti stdout: $(tail -n 1 "$OUTDIR/other-cupti.stdout.txt")"
+"$PY" - "$OUTDIR/other-cupti.json" <<'PYEOF' || true
+import json, sys
+log = json.load(open(sys.argv[1]))["logs"][0]
+for r in log["ranges"]:
+    if r["path"] in ("before", "during", "after"):
+        print(f"   kcount {r['path']}: launches={r['exclusive']['launches']} kernels={r['exclusive']['kernels']}")
+print("   totals:", {k: log["totals"][k] for k in ("launches", "kernels", "launches_without_kernel", "unmatched_kernels")})
+PYEOF
+
+# ---- k7: Triton, matmul, elementwise, _sleep in one range
+kcount_run triton-mixed - "$PY" "$CASES/triton_mixed.py"
+check_row "k7 triton + matmul + elementwise + sleep" "$RUN_ERR" expect "$OUTDIR/triton-mixed.json" \
+  mixed:exclusive.launches=4 mixed:exclusive.kernels=4
+
+# ---- k8: one launch per API; memory operations of their own kind (from the C++ program of row i)
+if [[ -f $OUTDIR/launches.json ]]; then
+  check_row "k8 one launch per API + memory ops" "" expect "$OUTDIR/launches.json" \
+    api.chevron:exclusive.kernels=1 api.chevron:exclusive.launches=1 \
+    api.cudaLaunchKernel:exclusive.kernels=1 api.cudaLaunchKernel:exclusive.launches=1 \
+    api.cudaLaunchKernelExC:exclusive.kernels=1 api.cudaLaunchKernelExC:exclusive.launches=1 \
+    api.cuLaunchKernel:exclusive.kernels=1 api.cuLaunchKernel:exclusive.launches=1 \
+    api.cuLaunchKernelEx:exclusive.kernels=1 api.cuLaunchKernelEx:exclusive.launches=1 \
+    memops:exclusive.launches=0 memops:exclusive.kernels=0 memops:exclusive.memcpy.count=3 \
+    memops:exclusive.memcpy.bytes=12288 memops:exclusive.memset.count=1 memops:exclusive.memset.bytes=4096
+fi
+
+# ---- k9: no GPU visible; a program that sets CUDA_VISIBLE_DEVICES itself
+h_run "k9 CUDA_VISIBLE_DEVICES= (CPU-only torch)" novis-python $'False\n' env CUDA_VISIBLE_DEVICES= "$PY" -c \
+  'import torch; print(torch.cuda.is_available())'
+want=$(cd /tmp && "$PY" -c "import os; os.environ['CUDA_VISIBLE_DEVICES']='0'; import torch; print(torch.cuda.device_count())" 2>/dev/null)
+tmpd=$(mktemp -d); got=$(cd "$tmpd" && LD_PRELOAD=$LIB "$PY" -c "import os; os.environ['CUDA_VISIBLE_DEVICES']='0'; import torch; print(torch.cuda.device_count())" 2>"$OUTDIR/setvis.stderr.txt")
+if [[ $got == "$want" ]]; then add_row "k9 program sets CUDA_VISIBLE_DEVICES" PASS "device_count=$got as without kcount; files: $(ls -A "$tmpd" | tr '\n' ' ')"
+else add_row "k9 program sets CUDA_VISIBLE_DEVICES" FAIL "device_count=$got (without kcount: $want)"; fi
+
+# ---- k10: a different CUPTI first on LD_LIBRARY_PATH
+toolkit_cupti_dir=$(dirname "$(ls /usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13 2>/dev/null || echo /usr/local/cuda/lib64/libcupti.so.13)")
+LD_LIBRARY_PATH=$toolkit_cupti_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} kcount_run wrong-cupti - "$PY" "$REPO/tests/gpu/maps_probe.py" "$EX/geglu.py" --steps 2
+check_row "k10 other CUPTI on LD_LIBRARY_PATH" "$RUN_ERR" maps "$OUTDIR/wrong-cupti.stdout.txt"
+echo "   log names CUPTI: $("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['logs'][0]['metadata'].get('cupti_path'))" "$OUTDIR/wrong-cupti.json" 2>/dev/null)"
 
 # ---- table
 echo
