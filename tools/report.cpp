@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 
 namespace kc {
@@ -376,29 +377,48 @@ json kernelsJson(const std::vector<LoadedLog>& logs) {
                        {"short", shortKernelName(r.name)},
                        {"count", r.count},
                        {"gpu_ns", r.gpu_ns},
-                       {"ranges", ranges}});
+                       {"ranges", ranges},
+                       {"decoded", decodedJson(decodeKernelName(r.name))}});
   }
   return json{{"kernels", arr}};
 }
 
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
   Table t;
-  t.head = {"kernel", "count", "GPU total", "GPU avg", "grid", "block", "ranges"};
-  t.right = {false, true, true, true, true, true, false};
-  for (const auto& r : collectKernels(logs))
+  t.head = {"kernel",   "count", "GPU total", "GPU avg", "grid",  "block",    "category",  "library",
+            "tile",     "cluster", "stages",  "dtype",   "layout", "epilogue", "fused ops", "ranges"};
+  t.right = {false, true, true, true, true, true, false, false, false, false, true, false, false, false, false, false};
+  auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+  for (const auto& r : collectKernels(logs)) {
+    const DecodedKernel d = decodeKernelName(r.name);
+    std::string ops;
+    for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
+    if (ops.empty() && !d.fused.empty()) ops = "(" + d.fused + ")";  // not split: shown raw
     t.rows.push_back({displayKernelName(r.name, full_names), std::to_string(r.count), formatDuration(r.gpu_ns),
                       formatDuration(r.count ? r.gpu_ns / r.count : 0),
                       fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]),
-                      fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]), rangesText(r.ranges)});
+                      fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
+                      std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
+                      dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
+                      rangesText(r.ranges)});
+  }
   t.print(out);
 }
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
-  out << "kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges\n";
-  for (const auto& r : collectKernels(logs))
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csvField(displayKernelName(r.name, full_names)),
-                       csvField(r.name), r.count, r.gpu_ns, r.grid[0], r.grid[1], r.grid[2], r.block[0],
-                       r.block[1], r.block[2], csvField(rangesText(r.ranges)));
+  out << "kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges,category,library,tile,"
+         "cluster,stages,dtype,layout,epilogue,fused_ops\n";
+  for (const auto& r : collectKernels(logs)) {
+    const DecodedKernel d = decodeKernelName(r.name);
+    std::string ops;
+    for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                       csvField(displayKernelName(r.name, full_names)), csvField(r.name), r.count, r.gpu_ns,
+                       r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
+                       csvField(rangesText(r.ranges)), categoryName(d.category), csvField(d.library),
+                       d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
+                       csvField(ops));
+  }
 }
 
 int printCheck(std::ostream& out, const LoadedLog& l) {
