@@ -434,7 +434,7 @@ bool decodeFlash(std::string_view demangled, std::string_view short_name, Decode
   const bool fa3 = demangled.find("flash::FlashAttn") != std::string_view::npos;
   if (!fa2 && !fa3) return false;
   d.grammar = "flash-attention";
-  d.library = short_name.starts_with("pytorch_flash::") ? "flash-attention (PyTorch)" : "flash-attention";
+  d.library = demangled.find("pytorch_flash::") != std::string_view::npos ? "flash-attention (PyTorch)" : "flash-attention";
   d.category = KernelCategory::kAttention;
   const size_t lt = short_name.find('<');
   const std::string_view fn = short_name.substr(0, lt);

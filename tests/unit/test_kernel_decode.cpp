@@ -1,0 +1,303 @@
+// Kernel name decoder: every kernel name in the shipped H200 logs, plus real names from other GPUs and
+// libraries found in public sources (each cites where it came from). Grammars: docs/kernel-names.md.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tools/kernel_decode.h"
+
+namespace {
+
+using kc::KernelCategory;
+
+std::string cat(const kc::DecodedKernel& d) { return std::string(kc::categoryName(d.category)); }
+
+std::string raw(const kc::DecodedKernel& d, const std::string& key) {
+  for (const auto& [k, v] : d.raw)
+    if (k == key) return v;
+  return "<absent>";
+}
+
+}  // namespace
+
+// ---- Names in examples/logs/*.kcount and tests/data/launches.kcount (NVIDIA H200, PyTorch 2.11, cuBLAS of
+// CUDA 13.0), dumped with `kcount kernels --format json`.
+
+TEST_CASE("shipped: nvjet GEMMs of the GeGLU and Linear examples") {
+  auto d = kc::decodeKernelName("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuBLAS (nvjet)");
+  CHECK(d.grammar == "nvjet");
+  CHECK(d.arch == "sm90");
+  CHECK(d.tile == "256x128");
+  CHECK(d.cluster == "1x2");
+  CHECK(d.stages.empty());  // "64x4" is not documented: kept raw
+  CHECK(raw(d, "shape2") == "64x4");
+  CHECK(raw(d, "variant") == "tst");
+  CHECK(raw(d, "h/v") == "h");
+  CHECK(raw(d, "flags") == "bz coopA");
+  CHECK(d.epilogue == "bias");
+  CHECK(d.layout == "TNT");
+  CHECK(d.dtype.empty());
+  CHECK(d.identity == "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT");
+
+  d = kc::decodeKernelName("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT");
+  CHECK(d.tile == "256x128");
+  CHECK(d.cluster == "1x2");
+  CHECK(d.epilogue.empty());
+  CHECK(d.layout == "TNT");
+
+  d = kc::decodeKernelName("nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.tile == "192x192");
+  CHECK(d.cluster == "2x1");
+  CHECK(raw(d, "h/v") == "v");
+  CHECK(raw(d, "flags") == "bz coopB");
+  CHECK(d.epilogue.empty());
+  CHECK(d.layout == "TNN");
+}
+
+TEST_CASE("shipped: Inductor's fused GeGLU kernel, with an op that starts with '_'") {
+  auto d = kc::decodeKernelName("triton_poi_fused__unsafe_view_gelu_mul_0");
+  CHECK(cat(d) == "pointwise");
+  CHECK(d.library == "Triton (Inductor)");
+  CHECK(d.kind == "pointwise");
+  CHECK(d.fused == "_unsafe_view_gelu_mul");
+  CHECK(d.ops == std::vector<std::string>{"_unsafe_view", "gelu", "mul"});
+  CHECK(raw(d, "counter") == "0");
+  CHECK(d.identity == "triton_poi_fused__unsafe_view_gelu_mul");
+  // The counter is not part of the identity: the same kernel from another graph matches.
+  CHECK(kc::decodeKernelName("triton_poi_fused__unsafe_view_gelu_mul_7").identity == d.identity);
+}
+
+TEST_CASE("shipped: ATen elementwise kernels") {
+  auto d = kc::decodeKernelName(
+      "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIN3c108BFloat16ES4_S4_NS0_15binary_"
+      "internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_");
+  CHECK(cat(d) == "pointwise");
+  CHECK(d.library == "ATen");
+  CHECK(d.kind == "vectorized_elementwise_kernel");
+  CHECK(d.functor == "MulFunctor");
+  CHECK(d.tile.empty());
+
+  d = kc::decodeKernelName(
+      "_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBaseENS0_"
+      "8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlN3c108BFloat16EE_St5arrayIPcLm2EEEEviT0_T1_");
+  CHECK(cat(d) == "pointwise");
+  CHECK(d.functor == "GeluCUDAKernelImpl");
+
+  for (const char* n :
+       {"_ZN2at6native55_GLOBAL__N__11f7a751_22_DistributionUniform_cu_67fa25cf43distribution_elementwise_grid_"
+        "stride_kernelIfLi4EZNS0_9templates4cuda21uniform_and_transformIN3c108BFloat16EfPNS_17CUDAGeneratorImplEZ"
+        "ZZNS4_14uniform_kernelIS9_EEvRNS_18TensorIteratorBaseEddT_ENKUlvE_clEvENKUlvE2_clEvEUlfE_EEvSC_T1_T2_EUlP"
+        "24curandStatePhilox4_32_10E0_ZNS1_27distribution_nullary_kernelIS7_f6float4S9_SL_SG_EEvSC_SI_RKT3_T4_EUli"
+        "fE_EEvlNS_15PhiloxCudaStateESH_SI_",
+        "_ZN2at6native54_GLOBAL__N__d8ceb000_21_DistributionNormal_cu_0c5b6e8543distribution_elementwise_grid_"
+        "stride_kernelIfLi4EZNS0_9templates4cuda20normal_and_transformIN3c108BFloat16EfPNS_17CUDAGeneratorImplEZ"
+        "ZZNS4_13normal_kernelIS9_EEvRKNS_10TensorBaseEddT_ENKUlvE_clEvENKUlvE2_clEvEUlfE_EEvRNS_18TensorIterator"
+        "BaseET1_T2_EUlP24curandStatePhilox4_32_10E0_ZNS1_27distribution_nullary_kernelIS7_f6float4S9_SO_SH_EEvSJ_"
+        "SL_RKT3_T4_EUlifE_EEvlNS_15PhiloxCudaStateESK_SL_"}) {
+    d = kc::decodeKernelName(n);
+    CHECK(cat(d) == "pointwise");
+    CHECK(d.library == "ATen");
+    CHECK(d.kind == "distribution_elementwise_grid_stride_kernel");
+    CHECK(d.functor.empty());  // no functor argument in this kernel's template arguments
+  }
+}
+
+TEST_CASE("shipped: a plain user kernel matches no grammar and is not guessed") {
+  auto d = kc::decodeKernelName("_Z12empty_kernelPi");
+  CHECK(cat(d) == "other");
+  CHECK(d.library.empty());
+  CHECK(d.grammar.empty());
+  CHECK(d.tile.empty());
+  CHECK(d.kind.empty());
+  CHECK(d.raw.empty());
+  CHECK(d.identity == "empty_kernel(int*)");
+}
+
+// ---- Real names from other GPUs and libraries.
+
+TEST_CASE("public: nvjet names from other GPUs") {
+  // H20 (sm90), public GitHub Markdown NCU notes found by exact-string search in a public code index.
+  auto d = kc::decodeKernelName("nvjet_tst_128x8_64x12_2x1_v_bz_splitK_TNT");
+  CHECK(d.arch.empty());  // no "smNN" token in this cuBLAS version's names
+  CHECK(d.tile == "128x8");
+  CHECK(raw(d, "shape2") == "64x12");
+  CHECK(d.cluster == "2x1");
+  CHECK(raw(d, "flags") == "bz splitK");
+  CHECK(d.layout == "TNT");
+  // Same index, a kernel table of a Kimi K2.5 layer: "2cta" stays a raw flag.
+  d = kc::decodeKernelName("nvjet_tst_128x256_64x6_2x1_2cta_v_bz_TNT");
+  CHECK(d.tile == "128x256");
+  CHECK(d.cluster == "2x1");
+  CHECK(raw(d, "flags") == "2cta bz");
+  // Same index, a transformer probe's notes: bias epilogue.
+  d = kc::decodeKernelName("nvjet_tst_128x96_64x7_4x1_v_bz_bias_TNT");
+  CHECK(d.epilogue == "bias");
+  CHECK(d.tile == "128x96");
+  // Blackwell (sm100), same index.
+  d = kc::decodeKernelName("nvjet_sm100_tst_64x16_64x16_2x4_2cta_h_bz_splitK_TNT");
+  CHECK(d.arch == "sm100");
+  CHECK(d.tile == "64x16");
+  CHECK(d.cluster == "2x4");
+  CHECK(raw(d, "flags") == "2cta bz splitK");
+  // Consumer Blackwell (sm120), same index: a different token order. The shapes are not in the observed
+  // positions, so nothing is read as tile or cluster; everything is kept raw.
+  d = kc::decodeKernelName("nvjet_sm120_tst_mma_64x64x128_3_32x32x128_tmaAB_alignCD4_bz_TNNN");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.arch == "sm120");
+  CHECK(d.tile.empty());
+  CHECK(d.cluster.empty());
+  CHECK(d.layout == "TNNN");
+  CHECK(raw(d, "flags") == "mma 64x64x128 3 32x32x128 tmaAB alignCD4 bz");
+}
+
+TEST_CASE("public: CUTLASS 3.x procedural name") {
+  // The form cutlass_library/gemm_operation.py (NVIDIA/cutlass, GemmOperation.procedural_name) emits for a
+  // bf16 Hopper GEMM with a cooperative warp-specialized kernel schedule and a TMA epilogue.
+  auto d = kc::decodeKernelName(
+      "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_128x256x64_2x1x1_0_tnn_align8_warpspecialized_"
+      "cooperative_epi_tma");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "CUTLASS 3.x");
+  CHECK(d.arch == "sm90");
+  CHECK(d.tile == "128x256x64");
+  CHECK(d.cluster == "2x1x1");
+  CHECK(d.stages == "0");
+  CHECK(d.dtype == "bf16");
+  CHECK(d.layout == "tnn");
+  CHECK(raw(d, "types (A_B_acc_C_D)") == "bf16_bf16_f32_bf16_bf16");
+  CHECK(raw(d, "alignment") == "8");
+  CHECK(raw(d, "schedule") == "warpspecialized_cooperative_epi_tma");
+  // Wrapped in CUTLASS's device_kernel template, as PyTorch's CUTLASS backend launches it.
+  d = kc::decodeKernelName(
+      "void cutlass::device_kernel<cutlass3x_sm90_tensorop_gemm_f16_f16_f32_f16_f16_64x128x64_1x2x1_0_ntn_"
+      "align8_warpspecialized_epi_nosmem>(cutlass3x_sm90_tensorop_gemm_f16_f16_f32_f16_f16_64x128x64_1x2x1_0_"
+      "ntn_align8_warpspecialized_epi_nosmem::Params)");
+  CHECK(d.tile == "64x128x64");
+  CHECK(d.cluster == "1x2x1");
+  CHECK(d.dtype == "f16");
+  CHECK(d.layout == "ntn");
+}
+
+TEST_CASE("public: cuBLAS sm90_xmma, legacy ampere_ and embedded CUTLASS 2.x names") {
+  // NVIDIA developer forum, "Switch from sm90_xmma_gemm.._cublas / cutlass_80_tensorop_.. kernels with
+  // CUDA-12.1 to nvjet_tst kernels with CUDA-12.8" (H100 NVL).
+  auto d = kc::decodeKernelName(
+      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
+      "kernel__5x_cublas");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuBLAS (xmma)");
+  CHECK(d.arch == "sm90");
+  CHECK(d.tile == "128x128x64");
+  CHECK(d.cluster.empty());
+  CHECK(d.dtype == "bf16bf16_bf16f32_f32");
+  CHECK(d.layout == "tn");
+  CHECK(raw(d, "layout suffix") == "n");
+  CHECK(raw(d, "warpgroupsize") == "1x1x1");
+  CHECK(raw(d, "flags") == "execute_segment_k_off_kernel__5x_cublas");
+  // A100 cuBLAS kernel (legacy names): "stages_64x3" labels K-tile x stages.
+  d = kc::decodeKernelName("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuBLAS");
+  CHECK(d.arch == "ampere");
+  CHECK(d.tile == "128x128x64");
+  CHECK(d.stages == "3");
+  CHECK(d.dtype == "bf16");
+  CHECK(d.layout == "tn");
+  CHECK(raw(d, "flags") == "ldg8 f2f");
+  // CUTLASS 2.x kernel inside cuBLAS (also in tests/unit/test_kernel_names.cpp): MxN_KxStages.
+  d = kc::decodeKernelName("_ZN7cutlass7Kernel2I43cutlass_80_simt_sgemm_256x128_8x4_nn_align1EEvNT_6ParamsE");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "CUTLASS 2.x");
+  CHECK(d.arch == "sm80");
+  CHECK(d.tile == "256x128x8");
+  CHECK(d.stages == "4");
+  CHECK(d.layout == "nn");
+  CHECK(raw(d, "opclass") == "simt");
+  // CUTLASS profiler kernel name (rioyokotalab/cutlass, run.sh): no architecture token.
+  d = kc::decodeKernelName("cutlass_tensorop_s16816gemm_f16_128x128_32x5_nt_align8");
+  CHECK(d.library == "CUTLASS 2.x");
+  CHECK(d.arch.empty());
+  CHECK(d.tile == "128x128x32");
+  CHECK(d.stages == "5");
+  CHECK(d.dtype == "f16");
+  CHECK(d.layout == "nt");
+}
+
+TEST_CASE("public: NCCL kernels") {
+  // NCCL's generated device table (src/device/generate.py output, e.g. zy-uestc/yccl
+  // nccl/build/obj/device/gensrc/device_table.cu): <coll>[_<redop>_<type>]_<ALGO>_<PROTO>.
+  auto d = kc::decodeKernelName("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  CHECK(cat(d) == "communication");
+  CHECK(d.library == "NCCL");
+  CHECK(d.kind == "AllReduce");
+  CHECK(d.dtype == "f32");
+  CHECK(raw(d, "reduction op") == "Sum");
+  CHECK(raw(d, "algorithm") == "RING");
+  CHECK(raw(d, "protocol") == "LL");
+  d = kc::decodeKernelName("ncclDevKernel_AllGather_RING_LL");
+  CHECK(d.kind == "AllGather");
+  CHECK(d.dtype.empty());
+  d = kc::decodeKernelName("ncclDevFunc_AllReduce_MinMax_bf16_NVLS_TREE_SIMPLE");  // a device function, not a kernel
+  CHECK(d.library.empty());
+  d = kc::decodeKernelName("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)");
+  CHECK(d.kind == "SendRecv");
+}
+
+TEST_CASE("public: flash-attention and Inductor names") {
+  // flash-attention 2 as vendored in PyTorch (pytorch_flash namespace), kernel traits
+  // Flash_fwd_kernel_traits<kHeadDim, kBlockM, kBlockN, kNWarps, ..., elem_type> (csrc/flash_attn/src).
+  auto d = kc::decodeKernelName(
+      "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+      "cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, "
+      "true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)");
+  CHECK(cat(d) == "attention");
+  CHECK(d.library == "flash-attention (PyTorch)");
+  CHECK(d.kind == "flash_fwd_kernel");
+  CHECK(d.tile == "128x64");
+  CHECK(raw(d, "head dim") == "128");
+  CHECK(d.dtype == "bf16");
+  // Inductor kernel categories (torch/_inductor/wrapper_benchmark.py) and op lists.
+  d = kc::decodeKernelName("triton_red_fused_add_native_layer_norm_sum_3");
+  CHECK(cat(d) == "normalization");
+  CHECK(d.kind == "reduction");
+  CHECK(d.ops == std::vector<std::string>{"add", "native_layer_norm", "sum"});
+  d = kc::decodeKernelName("triton_per_fused__log_softmax_2");
+  CHECK(cat(d) == "reduction");
+  CHECK(d.ops == std::vector<std::string>{"_log_softmax"});
+  d = kc::decodeKernelName("triton_tem_fused_addmm_relu_1");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.ops == std::vector<std::string>{"addmm", "relu"});
+  d = kc::decodeKernelName("triton_poi_fused_0");  // descriptive names with no ATen origin
+  CHECK(d.ops.empty());
+  CHECK(d.fused.empty());
+  d = kc::decodeKernelName("triton_poi_0");  // not the Inductor grammar (no counter after the kind)
+  CHECK(d.grammar.empty());
+}
+
+TEST_CASE("Inductor fused-op splitting: ascending order and the multi-word list decide, or nothing") {
+  CHECK(kc::splitInductorFusedOps("_unsafe_view_gelu_mul") ==
+        std::vector<std::string>{"_unsafe_view", "gelu", "mul"});
+  CHECK(kc::splitInductorFusedOps("add_mul") == std::vector<std::string>{"add", "mul"});
+  CHECK(kc::splitInductorFusedOps("_to_copy_add_mean_mul_pow_rsqrt") ==
+        std::vector<std::string>{"_to_copy", "add", "mean", "mul", "pow", "rsqrt"});
+  CHECK(kc::splitInductorFusedOps("add__mul") == std::vector<std::string>{"add_", "mul"});  // in-place add_
+  // Not ascending as single words and "mul_add" is no ATen op: no split qualifies, nothing is guessed.
+  CHECK(kc::splitInductorFusedOps("mul_add").empty());
+  CHECK(kc::splitInductorFusedOps("").empty());
+}
+
+TEST_CASE("JSON form of decoded fields") {
+  auto j = kc::decodedJson(kc::decodeKernelName("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"));
+  CHECK(j["category"] == "GEMM");
+  CHECK(j["tile"] == "256x128");
+  CHECK(j["stages"].is_null());
+  CHECK(j["raw"]["h/v"] == "h");
+  CHECK(j["ops"].is_array());
+  j = kc::decodedJson(kc::decodeKernelName("triton_poi_fused__unsafe_view_gelu_mul_0"));
+  CHECK(j["ops"] == nlohmann::json::array({"_unsafe_view", "gelu", "mul"}));
+  CHECK(j["fused"] == "_unsafe_view_gelu_mul");
+}
