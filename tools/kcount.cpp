@@ -1,10 +1,12 @@
-// kcount command line: summary, kernels, check, run. See docs/usage.md.
+// kcount command line: summary, kernels, check, run, export. See docs/usage.md.
 #include <CLI/CLI.hpp>
 
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "tools/export.h"
 #include "tools/report.h"
 #include "tools/run.h"
 
@@ -62,6 +64,13 @@ int main(int argc, char** argv) {
 
   auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, 2 damaged");
   check->add_option("logs", paths, "log files")->required();
+
+  std::string output;
+  auto* exp = app.add_subcommand("export", "logs as a Chrome trace (Perfetto), SQLite, CSV or JSON records");
+  exp->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
+  exp->add_option("--format", format, "chrome (trace JSON), sqlite, csv (a folder of files) or json")
+      ->required()->check(CLI::IsMember({"chrome", "sqlite", "csv", "json"}));
+  exp->add_option("-o,--output", output, "output file (a folder for csv)")->required();
 
   kc::RunOptions run_opt;
   auto* run = app.add_subcommand("run", "run a command with libkcount.so injected");
@@ -121,6 +130,22 @@ int main(int argc, char** argv) {
         rc = std::max(rc, kc::printCheck(std::cout, l));
       }
       return rc;
+    }
+    if (*exp) {
+      auto logs = loadAll(paths);
+      if (format == "sqlite") {
+        kc::writeSqlite(output, logs);
+      } else if (format == "csv") {
+        kc::writeCsv(output, logs);
+      } else {
+        std::ofstream out(output, std::ios::binary | std::ios::trunc);
+        if (!out) throw std::runtime_error("cannot write " + output);
+        if (format == "chrome") kc::writeChromeTrace(out, logs);
+        else kc::writeJsonRecords(out, logs);
+        out.close();
+        if (!out) throw std::runtime_error("cannot write " + output);
+      }
+      return readStatus(logs);
     }
     if (*run) {
       // CLI11 keeps a leading "--" in the remaining arguments with prefix_command; drop it.

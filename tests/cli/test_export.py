@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""`kcount export` on the logs recorded on an NVIDIA H200 (examples/logs/, tests/data/launches.kcount).
+
+Every expected number comes from `kcount summary --format json` of the same log (a different code path:
+collector/analysis.cpp), never from this file, except the one fact the README states about the GeGLU
+eager log: 20 measured steps, one GEMM per step in step/gate.
+
+Chrome trace: parses; one "X" kernel slice per kernel record, one "X" launch slice per launch, one "X"
+range slice per push/pop range; every flow start ("s") has at least one finish ("f") with its id and
+every finish a start; each "s" lies inside a launch slice of its thread and each "f" inside a kernel
+slice of its stream (Perfetto binds them to the enclosing slice); the slices of every track nest (what
+Perfetto requires of "X" events on one thread).
+SQLite: kernels per range path equal the summary's exclusive kernels; the Nsight-named views answer.
+CSV and JSON records: row counts equal the log's record counts.
+
+Usage: test_export.py BUILD_DIR
+"""
+import collections
+import csv
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LOGS = [os.path.join(ROOT, "examples", "logs", n + ".kcount") for n in ("linear-eager", "geglu-eager", "geglu-compiled")]
+LOGS.append(os.path.join(ROOT, "tests", "data", "launches.kcount"))
+
+failures = []
+
+
+def check(cond, what):
+    if cond:
+        print("PASS", what)
+    else:
+        print("FAIL", what)
+        failures.append(what)
+
+
+def kcount(*args):
+    return subprocess.run([KCOUNT, *args], check=True, capture_output=True, text=True).stdout
+
+
+def summary(log):
+    return json.loads(kcount("summary", "--format", "json", log))["logs"][0]
+
+
+def check_nesting(slices):
+    """slices: list of (start_ns, end_ns); True if every pair is disjoint or nested."""
+    stack = []
+    for start, end in sorted(slices, key=lambda s: (s[0], -s[1])):
+        while stack and stack[-1] <= start:
+            stack.pop()
+        if stack and stack[-1] < end:
+            return False
+        stack.append(end)
+    return True
+
+
+def ns(us):
+    """Timestamps are written as microseconds with 3 decimals: back to integer ns exactly."""
+    whole, _, frac = str(us).partition(".")
+    return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+def check_chrome(log, s, work):
+    name = os.path.basename(log)
+    out = os.path.join(work, name + ".trace.json")
+    kcount("export", log, "--format", "chrome", "-o", out)
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    totals = s["totals"]
+    kernel_records = totals["kernels"] + totals["unmatched_kernels"]
+    by = collections.defaultdict(list)
+    for e in events:
+        by[(e["ph"], e.get("cat"))].append(e)
+    check(len(by[("X", "kernel")]) == kernel_records, f"{name}: {kernel_records} kernel slices")
+    check(len(by[("X", "cuda_api")]) == totals["launches"], f"{name}: {totals['launches']} launch slices")
+    instances = sum(r["instances"] for r in s["ranges"])
+    check(len(by[("X", "nvtx")]) + len(by[("b", "nvtx")]) == instances, f"{name}: {instances} range slices")
+
+    starts = collections.Counter(e["id"] for e in by[("s", "launch")])
+    finishes = collections.Counter(e["id"] for e in by[("f", "launch")])
+    check(all(c == 1 for c in starts.values()), f"{name}: one flow start per id")
+    check(set(starts) == set(finishes), f"{name}: every flow start has a finish and every finish a start")
+    check(sum(finishes.values()) == totals["kernels"], f"{name}: one flow finish per matched kernel")
+    launches_with_kernel = totals["launches"] - totals["launches_without_kernel"] - totals.get("captured_launches", 0)
+    check(len(starts) == launches_with_kernel, f"{name}: one flow start per launch with kernels")
+
+    tracks = collections.defaultdict(list)
+    for e in events:
+        if e["ph"] == "X":
+            tracks[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e.get("cat")))
+    check(all(check_nesting([(a, b) for a, b, _ in v]) for v in tracks.values()), f"{name}: slices nest on every track")
+
+    def inside(e, cat):
+        t = ns(e["ts"])
+        return any(c == cat and a <= t <= b for a, b, c in tracks[(e["pid"], e["tid"])])
+
+    check(all(inside(e, "cuda_api") for e in by[("s", "launch")]), f"{name}: each flow start inside its launch slice")
+    check(all(inside(e, "kernel") and e.get("bp") == "e" for e in by[("f", "launch")]),
+          f"{name}: each flow finish inside its kernel slice, bound to the enclosing slice")
+    names = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    check(any(n.startswith("GPU 0") for _, n in names), f"{name}: a GPU 0 process")
+
+
+def check_sqlite(log, s, work):
+    name = os.path.basename(log)
+    out = os.path.join(work, name + ".sqlite")
+    kcount("export", log, "--format", "sqlite", "-o", out)
+    db = sqlite3.connect(out)
+    got = dict(db.execute("SELECT s.path, count(*) FROM kernels k JOIN scopes s "
+                          "ON s.processId = k.processId AND s.scopeId = k.scopeId GROUP BY s.path"))
+    want = {r["path"]: r["exclusive"]["kernels"] for r in s["ranges"] if r["exclusive"]["kernels"]}
+    check(got == want, f"{name}: sqlite kernels per range equal the summary's ({len(want)} ranges)")
+    gpu = dict(db.execute("SELECT s.path, sum(k.\"end\" - k.start) FROM kernels k JOIN scopes s "
+                          "ON s.processId = k.processId AND s.scopeId = k.scopeId GROUP BY s.path"))
+    check(gpu == {r["path"]: r["exclusive"]["gpu_ns"] for r in s["ranges"] if r["exclusive"]["kernels"]},
+          f"{name}: sqlite GPU time per range equals the summary's")
+    (n,) = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.shortName").fetchone()
+    check(n == s["totals"]["kernels"] + s["totals"]["unmatched_kernels"], f"{name}: Nsight-named kernel view")
+    (n,) = db.execute("SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + "
+                      "(SELECT count(*) FROM CUPTI_ACTIVITY_KIND_DRIVER)").fetchone()
+    check(n == s["totals"]["launches"], f"{name}: Nsight-named runtime + driver views hold every launch")
+    (pid,) = db.execute("SELECT DISTINCT globalTid / 0x1000000 % 0x1000000 FROM NVTX_EVENTS").fetchone() or (None,)
+    check(str(pid) == s["metadata"]["pid"], f"{name}: NVTX_EVENTS globalTid encodes the pid")
+    if name == "geglu-eager.kcount":
+        (gate,) = db.execute("SELECT count(*) FROM kernels k JOIN scopes s ON s.processId = k.processId "
+                             "AND s.scopeId = k.scopeId WHERE s.path = 'step/gate'").fetchone()
+        check(gate == 20, f"{name}: step/gate has 20 kernels in the 20 measured steps (got {gate})")
+    db.close()
+
+
+def check_csv_json(log, s, work):
+    name = os.path.basename(log)
+    folder = os.path.join(work, name + ".csv")
+    kcount("export", log, "--format", "csv", "-o", folder)
+    out = os.path.join(work, name + ".records.json")
+    kcount("export", log, "--format", "json", "-o", out)
+    with open(out) as f:
+        records = json.load(f)
+    totals = s["totals"]
+    instances = sum(r["instances"] for r in s["ranges"])
+    want = {"kernels": totals["kernels"] + totals["unmatched_kernels"], "launches": totals["launches"],
+            "ranges": instances, "processes": 1}
+    for table, n in want.items():
+        with open(os.path.join(folder, table + ".csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        check(len(rows) == n, f"{name}: {table}.csv has {n} rows")
+        check(len(records[table]) == n, f"{name}: JSON records {table} has {n} rows")
+    with open(os.path.join(folder, "kernels.csv"), newline="") as f:
+        per_path = collections.Counter(r["path"] for r in csv.DictReader(f))
+    check(per_path == collections.Counter({r["path"]: r["exclusive"]["kernels"] for r in s["ranges"]
+                                           if r["exclusive"]["kernels"]}), f"{name}: kernels.csv per range path")
+
+
+def main():
+    global KCOUNT
+    KCOUNT = os.path.join(os.path.abspath(sys.argv[1]), "bin", "kcount")
+    with tempfile.TemporaryDirectory() as work:
+        for log in LOGS:
+            s = summary(log)
+            check_chrome(log, s, work)
+            check_sqlite(log, s, work)
+            check_csv_json(log, s, work)
+        # Several logs in one export: one process each, flow ids kept apart.
+        out = os.path.join(work, "two.trace.json")
+        kcount("export", LOGS[1], LOGS[2], "--format", "chrome", "-o", out)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        starts = [e["id"] for e in events if e["ph"] == "s"]
+        check(len(starts) == len(set(starts)), "two logs: flow ids distinct")
+        db_path = os.path.join(work, "two.sqlite")
+        kcount("export", LOGS[1], LOGS[2], "--format", "sqlite", "-o", db_path)
+        db = sqlite3.connect(db_path)
+        rows = db.execute("SELECT p.processId, count(*) FROM kernels k JOIN processes p USING (processId) "
+                          "GROUP BY p.processId ORDER BY 1").fetchall()
+        check([n for _, n in rows] == [summary(LOGS[1])["totals"]["kernels"], summary(LOGS[2])["totals"]["kernels"]],
+              "two logs: kernels per process in one database")
+        (shared,) = db.execute("SELECT count(DISTINCT a.demangledName) FROM kernels a JOIN kernels b "
+                               "ON a.demangledName = b.demangledName AND a.processId = 0 AND b.processId = 1").fetchone()
+        check(shared > 0, f"two logs: kernel names shared through one strings table ({shared} names in both)")
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

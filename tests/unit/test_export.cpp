@@ -1,0 +1,157 @@
+// `kcount export` writers on a small hand-built log: what the shipped H200 logs do not contain
+// (kernels overlapping on one stream, ranges of two domains closed out of order, a process-wide range,
+// a graph launch, an unmatched kernel). The shipped logs are checked by tests/cli/test_export.py.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+#include "tools/export.h"
+
+namespace {
+
+using nlohmann::json;
+
+kc::LaunchBody launch(uint64_t corr, uint32_t scope, uint64_t enter, uint64_t exit, uint32_t tid, bool graph = false) {
+  kc::LaunchBody l{};
+  l.correlation_id = corr;
+  l.enter_ns = enter;
+  l.exit_ns = exit;
+  l.scope_id = scope;
+  l.thread_id = tid;
+  l.api_id = 3;
+  l.domain = static_cast<uint8_t>(kc::ApiDomain::kRuntime);
+  l.is_graph_launch = graph ? 1 : 0;
+  return l;
+}
+
+kc::KernelBody kernel(uint64_t corr, uint64_t start, uint64_t end, uint32_t stream) {
+  kc::KernelBody k{};
+  k.correlation_id = corr;
+  k.name_id = 4;
+  k.start_ns = start;
+  k.end_ns = end;
+  k.stream_id = stream;
+  k.grid[0] = 2;
+  k.block[0] = 128;
+  return k;
+}
+
+/// Thread 10: range "a" (default domain) 100..500 and range "b" (domain "d") 200..600: b outlives a,
+/// so they overlap without nesting. Launch 1 (in b) 300..310 has kernels 1000..2000 and 1500..2500 on
+/// stream 7 (a graph launch: the kernels overlap). Kernel with corr 9 has no launch. Range "p" is
+/// process-wide, started on thread 10 and ended on thread 11.
+kc::LoadedLog overlapLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("pid", "10");
+  w.writeMetadata("host", "h");
+  w.writeString(1, "a");
+  w.writeString(2, "b");
+  w.writeString(3, "cudaGraphLaunch");
+  w.writeString(4, "kern");
+  w.writeString(5, "d");
+  w.writeString(6, "p");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 5});
+  w.writeScope({3, 0, 6, 0});
+  w.writeLaunch(launch(1, 2, 300, 310, 10, true));
+  w.writeKernel(kernel(1, 1000, 2000, 7));
+  w.writeKernel(kernel(1, 1500, 2500, 7));
+  w.writeKernel(kernel(9, 3000, 3100, 7));
+  w.writeRange({100, 500, 1, 10, 10, 0});
+  w.writeRange({200, 600, 2, 10, 10, 0});
+  w.writeRange({50, 5000, 3, 10, 11, kc::kRangeProcessWide});
+  w.writeEnd();
+  w.flush();
+  kc::LoadedLog l;
+  l.path = "mem";
+  l.data = kc::readLog(sink.bytes);
+  l.summary = kc::summarize(l.data);
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("chrome trace: overlapping slices go to overlap tracks, flows to every kernel of a launch") {
+  std::vector<kc::LoadedLog> logs;
+  logs.push_back(overlapLog());
+  REQUIRE(logs[0].data.issues.empty());
+  std::ostringstream out;
+  kc::writeChromeTrace(out, logs);
+  const json doc = json::parse(out.str());
+  std::map<std::string, std::vector<json>> by_phase;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
+  for (const auto& e : doc["traceEvents"]) {
+    by_phase[e["ph"].get<std::string>()].push_back(e);
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      thread_names[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}] = e["args"]["name"].get<std::string>();
+  }
+  // Two kernels of stream 7 overlap: the second goes to "stream 7 (overlap 1)".
+  std::set<std::string> kernel_tracks;
+  int kernels = 0;
+  for (const auto& e : by_phase["X"])
+    if (e["cat"] == "kernel") {
+      ++kernels;
+      kernel_tracks.insert(thread_names[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}]);
+    }
+  CHECK(kernels == 3);
+  CHECK(kernel_tracks == std::set<std::string>{"stream 7", "stream 7 (overlap 1)"});
+  // Ranges a and b overlap without nesting: b goes to an overlap track of thread 10.
+  std::set<std::string> range_tracks;
+  for (const auto& e : by_phase["X"])
+    if (e["cat"] == "nvtx") range_tracks.insert(thread_names[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}]);
+  CHECK(range_tracks == std::set<std::string>{"main thread 10", "main thread 10 (overlap 1)"});
+  // The graph launch: one flow start, a finish on each of its two kernels; the unmatched kernel has none.
+  REQUIRE(by_phase["s"].size() == 1);
+  CHECK(by_phase["s"][0]["id"] == 1);
+  REQUIRE(by_phase["f"].size() == 2);
+  for (const auto& f : by_phase["f"]) {
+    CHECK(f["id"] == 1);
+    CHECK(f["bp"] == "e");
+  }
+  // The process-wide range is an async pair, begun on thread 10 and ended on thread 11.
+  REQUIRE(by_phase["b"].size() == 1);
+  REQUIRE(by_phase["e"].size() == 1);
+  CHECK(by_phase["b"][0]["id2"] == by_phase["e"][0]["id2"]);
+  CHECK(by_phase["b"][0]["tid"] == 10);
+  CHECK(by_phase["e"][0]["tid"] == 11);
+  CHECK(by_phase["e"][0]["ts"].get<double>() == doctest::Approx(5.0));
+  // Exact microseconds: 1500 ns is 1.500 µs.
+  bool found = false;
+  for (const auto& e : by_phase["X"])
+    if (e["cat"] == "kernel" && e["args"]["correlation id"] == 1 && e["ts"].get<double>() == 1.5) found = true;
+  CHECK(found);
+}
+
+TEST_CASE("JSON records: the unmatched kernel has no range, the graph launch counts its kernels") {
+  std::vector<kc::LoadedLog> logs;
+  logs.push_back(overlapLog());
+  std::ostringstream out;
+  kc::writeJsonRecords(out, logs);
+  const json doc = json::parse(out.str());
+  REQUIRE(doc["kernels"].size() == 3);
+  CHECK(doc["kernels"][0]["path"] == "a/b");
+  CHECK(doc["kernels"][2]["correlationId"] == 9);
+  CHECK(doc["kernels"][2]["path"].is_null());
+  CHECK(doc["kernels"][2]["scopeId"].is_null());
+  REQUIRE(doc["launches"].size() == 1);
+  CHECK(doc["launches"][0]["kernels"] == 2);
+  CHECK(doc["launches"][0]["isGraphLaunch"] == 1);
+  CHECK(doc["launches"][0]["name"] == "cudaGraphLaunch");
+  CHECK(doc["scopes"][2]["path"] == "a/b");
+  CHECK(doc["scopes"][2]["domain"] == "d");
+  CHECK(doc["ranges"][2]["processWide"] == 1);
+  CHECK(doc["ranges"][2]["endTid"] == 11);
+  // globalTid as Nsight Systems serializes it: pid in bits 24..47, thread id below.
+  CHECK(doc["ranges"][0]["globalTid"].get<int64_t>() / 0x1000000 % 0x1000000 == 10);
+  CHECK(doc["ranges"][0]["globalTid"].get<int64_t>() % 0x1000000 == 10);
+  CHECK(doc["processes"][0]["pid"] == 10);
+}

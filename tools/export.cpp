@@ -1,0 +1,743 @@
+#include "tools/export.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/kernel_names.h"
+
+namespace kc {
+namespace {
+
+using nlohmann::json;
+
+/// Per-log lookups shared by the writers: launch by correlation id, range paths, kernel names.
+class LogIndex {
+ public:
+  LogIndex(const LoadedLog& log, uint32_t index) : log_(log), index_(index) {
+    const LogData& d = log.data;
+    pid_ = parseU32(d.meta("pid"));
+    launch_by_corr_.reserve(d.launches.size());
+    for (uint32_t i = 0; i < d.launches.size(); ++i) launch_by_corr_.emplace(d.launches[i].correlation_id, i);
+    kernels_per_launch_.assign(d.launches.size(), 0);
+    for (const auto& k : d.kernels)
+      if (auto l = launchOf(k.correlation_id)) ++kernels_per_launch_[*l];
+    paths_.reserve(d.scopes.size());
+    depths_.reserve(d.scopes.size());
+    for (uint32_t s = 0; s < d.scopes.size(); ++s) {
+      paths_.push_back(d.scopePath(s));
+      uint32_t depth = 0;
+      for (uint32_t p = s; p != kRootScope && p < d.scopes.size() && depth < 256; p = d.scopes[p].parent_id) ++depth;
+      depths_.push_back(depth);
+    }
+  }
+
+  const LogData& data() const { return log_.data; }
+  const std::string& path() const { return log_.path; }
+  uint32_t index() const { return index_; }
+  uint32_t pid() const { return pid_; }
+  int64_t globalPid() const { return exportGlobalPid(index_, pid_); }
+  int64_t globalTid(uint32_t tid) const { return globalPid() | (tid & 0xFFFFFF); }
+
+  std::optional<uint32_t> launchOf(uint64_t correlation_id) const {
+    auto it = launch_by_corr_.find(correlation_id);
+    if (it == launch_by_corr_.end()) return std::nullopt;
+    return it->second;
+  }
+  uint32_t kernelsOfLaunch(uint32_t launch_index) const { return kernels_per_launch_[launch_index]; }
+
+  /// "(no range)" for the root; "<bad scope id N>" for ids the log never defined.
+  std::string_view scopePath(uint32_t scope_id) const {
+    if (scope_id < paths_.size()) return paths_[scope_id];
+    bad_path_ = log_.data.scopePath(scope_id);
+    return bad_path_;
+  }
+  uint32_t scopeDepth(uint32_t scope_id) const { return scope_id < depths_.size() ? depths_[scope_id] : 0; }
+
+  struct KernelName {
+    std::string demangled, short_name;
+  };
+  /// Demangled and short name of a kernel name string id, computed once per id.
+  const KernelName& kernelName(uint32_t name_id) const {
+    auto it = names_.find(name_id);
+    if (it == names_.end()) {
+      std::string_view raw = log_.data.str(name_id);
+      it = names_.emplace(name_id, KernelName{demangleKernelName(raw), shortKernelName(raw)}).first;
+    }
+    return it->second;
+  }
+
+  static uint32_t parseU32(std::string_view s) {
+    uint32_t v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+  }
+
+ private:
+  const LoadedLog& log_;
+  uint32_t index_;
+  uint32_t pid_ = 0;
+  std::unordered_map<uint64_t, uint32_t> launch_by_corr_;
+  std::vector<uint32_t> kernels_per_launch_;
+  std::vector<std::string> paths_;
+  std::vector<uint32_t> depths_;
+  mutable std::string bad_path_;
+  mutable std::unordered_map<uint32_t, KernelName> names_;
+};
+
+std::vector<LogIndex> indexLogs(const std::vector<LoadedLog>& logs) {
+  std::vector<LogIndex> out;
+  out.reserve(logs.size());
+  for (uint32_t i = 0; i < logs.size(); ++i) out.emplace_back(logs[i], i);
+  return out;
+}
+
+const char* apiDomainName(uint8_t domain) {
+  switch (static_cast<ApiDomain>(domain)) {
+    case ApiDomain::kRuntime: return "runtime";
+    case ApiDomain::kDriver: return "driver";
+  }
+  return "unknown";
+}
+
+int64_t i64(uint64_t v) { return static_cast<int64_t>(v); }
+
+// ---------------------------------------------------------------------------------------------------
+// Chrome trace
+
+/// Nanoseconds as microseconds with exactly three decimals (no floating point, no rounding).
+std::string micros(uint64_t ns) { return fmt::format("{}.{:03}", ns / 1000, ns % 1000); }
+
+/// JSON string literal (quotes included); invalid UTF-8 (a name cut mid-character) is replaced.
+std::string jsonQuote(std::string_view s) {
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// Assigns each slice of one track a lane so that the slices of a lane nest (Perfetto and Chrome drop
+/// or misdraw slices that overlap without nesting). Input: (start, end) pairs; output: lane per slice.
+std::vector<uint32_t> assignLanes(const std::vector<std::pair<uint64_t, uint64_t>>& spans) {
+  std::vector<uint32_t> order(spans.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (spans[a].first != spans[b].first) return spans[a].first < spans[b].first;
+    return spans[a].second > spans[b].second;  // the enclosing slice first
+  });
+  std::vector<uint32_t> lane(spans.size(), 0);
+  std::vector<std::vector<uint64_t>> open;  // per lane: ends of the slices still open, innermost last
+  for (uint32_t i : order) {
+    auto [start, end] = spans[i];
+    uint32_t l = 0;
+    for (;; ++l) {
+      if (l == open.size()) open.emplace_back();
+      auto& stack = open[l];
+      while (!stack.empty() && stack.back() <= start) stack.pop_back();
+      if (stack.empty() || stack.back() >= end) break;
+    }
+    open[l].push_back(end);
+    lane[i] = l;
+  }
+  return lane;
+}
+
+/// Thread ids of extra lanes: above every Linux thread id (at most 2^22).
+uint32_t laneTid(uint32_t tid, uint32_t lane) { return lane == 0 ? tid : tid + (lane << 22); }
+
+/// One trace event, kept small for sorting; the text is rendered when written.
+struct TraceEvent {
+  uint64_t ts;
+  uint64_t dur;
+  uint8_t order;  // among equal ts and dur: slices (0) before flow events (1)
+  uint8_t kind;
+  uint32_t lane;
+  uint32_t index;  // record index in its vector
+};
+enum EventKind : uint8_t { kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kFlowStart, kFlowEnd };
+
+void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, bool& first) {
+  const LogData& d = ix.data();
+  const uint64_t flow_base = uint64_t(ix.index()) << 48;
+  auto emit = [&](const std::string& s) {
+    out << (first ? "\n" : ",\n") << s;
+    first = false;
+  };
+  auto gpuPid = [&](uint32_t device) { return 0x40000000u + (ix.index() << 10) + (device & 0x3FF); };
+
+  // Lanes: CPU thread tracks hold push/pop ranges and launches; GPU stream tracks hold kernels.
+  std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> cpu_spans;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> cpu_items;  // per tid: range i or launch (1<<31)|i
+  for (uint32_t i = 0; i < d.ranges.size(); ++i) {
+    const auto& r = d.ranges[i];
+    if (r.flags & kRangeProcessWide) continue;
+    cpu_spans[r.thread_id].emplace_back(r.begin_ns, std::max(r.end_ns, r.begin_ns));
+    cpu_items[r.thread_id].push_back(i);
+  }
+  for (uint32_t i = 0; i < d.launches.size(); ++i) {
+    const auto& l = d.launches[i];
+    cpu_spans[l.thread_id].emplace_back(l.enter_ns, std::max(l.exit_ns, l.enter_ns));
+    cpu_items[l.thread_id].push_back((1u << 31) | i);
+  }
+  std::vector<uint32_t> range_lane(d.ranges.size(), 0), launch_lane(d.launches.size(), 0);
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> cpu_lanes;  // (tid, lane) -> used
+  for (auto& [tid, spans] : cpu_spans) {
+    auto lanes = assignLanes(spans);
+    const auto& items = cpu_items[tid];
+    for (size_t j = 0; j < items.size(); ++j) {
+      if (items[j] >> 31) launch_lane[items[j] & 0x7FFFFFFF] = lanes[j];
+      else range_lane[items[j]] = lanes[j];
+      cpu_lanes[{tid, lanes[j]}] = 1;
+    }
+  }
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint64_t, uint64_t>>> gpu_spans;  // (device, stream)
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> gpu_items;
+  for (uint32_t i = 0; i < d.kernels.size(); ++i) {
+    const auto& k = d.kernels[i];
+    gpu_spans[{k.device_id, k.stream_id}].emplace_back(k.start_ns, std::max(k.end_ns, k.start_ns));
+    gpu_items[{k.device_id, k.stream_id}].push_back(i);
+  }
+  std::vector<uint32_t> kernel_lane(d.kernels.size(), 0);
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> gpu_lanes;  // (device, stream, lane)
+  for (auto& [key, spans] : gpu_spans) {
+    auto lanes = assignLanes(spans);
+    const auto& items = gpu_items[key];
+    for (size_t j = 0; j < items.size(); ++j) {
+      kernel_lane[items[j]] = lanes[j];
+      gpu_lanes[{key.first, key.second, lanes[j]}] = 1;
+    }
+  }
+
+  // Metadata events: process and thread names, and sort order (CPU process first, then its GPUs).
+  std::string host = d.meta("host");
+  std::string command = ellipsize(d.meta("command_line"), 80);
+  std::string pname = fmt::format("{}{}{}", command.empty() ? "process" : command, host.empty() ? "" : " @ ", host);
+  emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", cpu_pid, jsonQuote(pname)));
+  emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", cpu_pid,
+                   ix.index() * 2048));
+  for (auto& [key, used] : cpu_lanes) {
+    auto [tid, lane] = key;
+    std::string tname = tid == ix.pid() ? fmt::format("main thread {}", tid) : fmt::format("thread {}", tid);
+    if (lane) tname += fmt::format(" (overlap {})", lane);
+    emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", cpu_pid,
+                     laneTid(tid, lane), jsonQuote(tname)));
+  }
+  std::map<uint32_t, bool> devices;
+  for (auto& [key, used] : gpu_lanes) devices[std::get<0>(key)] = true;
+  for (auto& [device, used] : devices) {
+    std::string gpu = d.meta(fmt::format("gpu.{}", device));
+    std::string name = fmt::format("GPU {}{}{} (pid {}{}{})", device, gpu.empty() ? "" : ": ", gpu, ix.pid(),
+                                   host.empty() ? "" : " @ ", host);
+    emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", gpuPid(device),
+                     jsonQuote(name)));
+    emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                     gpuPid(device), ix.index() * 2048 + 1 + device));
+  }
+  for (auto& [key, used] : gpu_lanes) {
+    auto [device, stream, lane] = key;
+    std::string tname = fmt::format("stream {}", stream);
+    if (lane) tname += fmt::format(" (overlap {})", lane);
+    uint32_t tid = laneTid(stream, lane);
+    emit(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", gpuPid(device), tid,
+                     jsonQuote(tname)));
+    emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+                     gpuPid(device), tid, stream * 64 + lane));
+  }
+
+  // Timed events, sorted by time (enclosing slices before the slices inside them, flows after slices).
+  std::vector<TraceEvent> events;
+  events.reserve(d.ranges.size() + 3 * d.launches.size() + 2 * d.kernels.size());
+  auto mid = [](uint64_t a, uint64_t b) { return b > a ? a + (b - a) / 2 : a; };
+  for (uint32_t i = 0; i < d.ranges.size(); ++i) {
+    const auto& r = d.ranges[i];
+    uint64_t dur = r.end_ns > r.begin_ns ? r.end_ns - r.begin_ns : 0;
+    if (r.flags & kRangeProcessWide) {
+      events.push_back({r.begin_ns, dur, 0, kRangeAsyncBegin, 0, i});
+      events.push_back({r.begin_ns + dur, 0, 0, kRangeAsyncEnd, 0, i});
+    } else {
+      events.push_back({r.begin_ns, dur, 0, kRangeSlice, range_lane[i], i});
+    }
+  }
+  for (uint32_t i = 0; i < d.launches.size(); ++i) {
+    const auto& l = d.launches[i];
+    uint64_t dur = l.exit_ns > l.enter_ns ? l.exit_ns - l.enter_ns : 0;
+    events.push_back({l.enter_ns, dur, 0, kLaunchSlice, launch_lane[i], i});
+    if (ix.kernelsOfLaunch(i)) events.push_back({mid(l.enter_ns, l.exit_ns), 0, 1, kFlowStart, launch_lane[i], i});
+  }
+  for (uint32_t i = 0; i < d.kernels.size(); ++i) {
+    const auto& k = d.kernels[i];
+    uint64_t dur = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    events.push_back({k.start_ns, dur, 0, kKernelSlice, kernel_lane[i], i});
+    if (ix.launchOf(k.correlation_id)) events.push_back({mid(k.start_ns, k.end_ns), 0, 1, kFlowEnd, kernel_lane[i], i});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.order != b.order) return a.order < b.order;
+    return a.dur > b.dur;
+  });
+
+  std::vector<std::string> escaped_strings(d.strings.size());  // escaped once per string id
+  auto qs = [&](uint32_t id) -> const std::string& {
+    static const std::string bad = "\"<bad string id>\"";
+    if (id >= escaped_strings.size()) return bad;
+    if (escaped_strings[id].empty()) escaped_strings[id] = jsonQuote(d.str(id));
+    return escaped_strings[id];
+  };
+  auto scopeName = [&](uint32_t scope) -> std::string {
+    if (scope < d.scopes.size() && scope != kRootScope) return qs(d.scopes[scope].name_id);
+    return jsonQuote(ix.scopePath(scope));
+  };
+  for (const auto& e : events) {
+    switch (e.kind) {
+      case kRangeSlice: {
+        const auto& r = d.ranges[e.index];
+        uint32_t domain = r.scope_id < d.scopes.size() ? d.scopes[r.scope_id].domain_id : kNoString;
+        emit(fmt::format(
+            R"({{"ph":"X","cat":"nvtx","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"range":{}{}{}}}}})",
+            scopeName(r.scope_id), cpu_pid, laneTid(r.thread_id, e.lane), micros(e.ts), micros(e.dur),
+            jsonQuote(ix.scopePath(r.scope_id)), domain != kNoString ? ",\"domain\":" + qs(domain) : "",
+            (r.flags & kRangeUnclosed) ? ",\"unclosed\":true" : ""));
+        break;
+      }
+      case kRangeAsyncBegin:
+      case kRangeAsyncEnd: {
+        const auto& r = d.ranges[e.index];
+        emit(fmt::format(R"({{"ph":"{}","cat":"nvtx","name":{},"id2":{{"local":"{:x}"}},"pid":{},"tid":{},"ts":{}{}}})",
+                         e.kind == kRangeAsyncBegin ? "b" : "e", scopeName(r.scope_id), e.index, cpu_pid,
+                         e.kind == kRangeAsyncBegin ? r.thread_id : r.end_thread_id, micros(e.ts),
+                         e.kind == kRangeAsyncBegin
+                             ? fmt::format(R"(,"args":{{"range":{}{}}})", jsonQuote(ix.scopePath(r.scope_id)),
+                                           (r.flags & kRangeUnclosed) ? ",\"unclosed\":true" : "")
+                             : std::string()));
+        break;
+      }
+      case kLaunchSlice: {
+        const auto& l = d.launches[e.index];
+        emit(fmt::format(
+            R"({{"ph":"X","cat":"cuda_api","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"correlation id":{},"kernels":{},"range":{},"cbid":{}{}}}}})",
+            qs(l.api_id), cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts), micros(e.dur), l.correlation_id,
+            ix.kernelsOfLaunch(e.index), jsonQuote(ix.scopePath(l.scope_id)), l.cbid,
+            l.is_graph_launch ? ",\"graph launch\":true" : ""));
+        break;
+      }
+      case kFlowStart: {
+        const auto& l = d.launches[e.index];
+        emit(fmt::format(R"({{"ph":"s","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
+                         flow_base | l.correlation_id, cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts)));
+        break;
+      }
+      case kKernelSlice: {
+        const auto& k = d.kernels[e.index];
+        const auto& name = ix.kernelName(k.name_id);
+        auto launch = ix.launchOf(k.correlation_id);
+        std::string range = launch ? jsonQuote(ix.scopePath(d.launches[*launch].scope_id)) : "null";
+        std::string graph = k.graph_id ? fmt::format(R"(,"graph id":{},"graph node id":{})", k.graph_id, k.graph_node_id)
+                                       : std::string();
+        emit(fmt::format(
+            R"({{"ph":"X","cat":"kernel","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"name":{},"correlation id":{},"range":{},"device":{},"stream":{},"grid":"[{}, {}, {}]","block":"[{}, {}, {}]","registers per thread":{},"shared memory bytes":{}{}}}}})",
+            jsonQuote(name.short_name), gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts), micros(e.dur),
+            jsonQuote(name.demangled), k.correlation_id, range, k.device_id, k.stream_id, k.grid[0], k.grid[1], k.grid[2],
+            k.block[0], k.block[1], k.block[2], k.registers, k.shared_bytes, graph));
+        break;
+      }
+      case kFlowEnd: {
+        const auto& k = d.kernels[e.index];
+        emit(fmt::format(
+            R"({{"ph":"f","bp":"e","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
+            flow_base | k.correlation_id, gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts)));
+        break;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Tables
+
+const std::vector<ExportTable>& tables() {
+  using K = ColumnKind;
+  static const std::vector<ExportTable> t = {
+      {"processes",
+       {{"processId", K::kInt, true}, {"globalPid", K::kInt, true}, {"pid", K::kInt, true},
+        {"host", K::kText, true}, {"commandLine", K::kText, true}, {"logPath", K::kText, true},
+        {"formatVersion", K::kText, true}, {"complete", K::kInt, true}, {"damaged", K::kInt, true},
+        {"launches", K::kInt, true}, {"kernels", K::kInt, true}, {"ranges", K::kInt, true},
+        {"droppedHostRecords", K::kInt, true}, {"droppedActivityRecords", K::kInt, true}}},
+      {"metadata", {{"processId", K::kInt, true}, {"name", K::kText, true}, {"value", K::kText, true}}},
+      {"scopes",
+       {{"processId", K::kInt, true}, {"scopeId", K::kInt, true}, {"parentId", K::kInt, true},
+        {"name", K::kName, true}, {"domain", K::kName, true}, {"path", K::kText, true}, {"depth", K::kInt, true}}},
+      {"ranges",
+       {{"processId", K::kInt, true}, {"start", K::kInt, true}, {"end", K::kInt, true},
+        {"scopeId", K::kInt, true}, {"name", K::kName, true}, {"path", K::kText, false},
+        {"globalTid", K::kInt, true}, {"tid", K::kInt, true}, {"endTid", K::kInt, true},
+        {"processWide", K::kInt, true}, {"unclosed", K::kInt, true}}},
+      {"launches",
+       {{"processId", K::kInt, true}, {"correlationId", K::kInt, true}, {"start", K::kInt, true},
+        {"end", K::kInt, true}, {"scopeId", K::kInt, true}, {"path", K::kText, false},
+        {"globalTid", K::kInt, true}, {"tid", K::kInt, true}, {"name", K::kName, true}, {"cbid", K::kInt, true},
+        {"apiDomain", K::kText, true}, {"isGraphLaunch", K::kInt, true}, {"kernels", K::kInt, true}}},
+      {"kernels",
+       {{"processId", K::kInt, true}, {"globalPid", K::kInt, true}, {"correlationId", K::kInt, true},
+        {"start", K::kInt, true}, {"end", K::kInt, true}, {"deviceId", K::kInt, true},
+        {"contextId", K::kInt, true}, {"streamId", K::kInt, true}, {"scopeId", K::kInt, true},
+        {"path", K::kText, false}, {"launchGlobalTid", K::kInt, true}, {"shortName", K::kName, true},
+        {"demangledName", K::kName, true}, {"mangledName", K::kName, true}, {"gridX", K::kInt, true},
+        {"gridY", K::kInt, true}, {"gridZ", K::kInt, true}, {"blockX", K::kInt, true}, {"blockY", K::kInt, true},
+        {"blockZ", K::kInt, true}, {"clusterX", K::kInt, true}, {"clusterY", K::kInt, true},
+        {"clusterZ", K::kInt, true}, {"registersPerThread", K::kInt, true}, {"sharedMemoryBytes", K::kInt, true},
+        {"graphId", K::kInt, true}, {"graphNodeId", K::kInt, true}}},
+  };
+  return t;
+}
+
+void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
+  const auto& defs = tables();
+  std::vector<ExportCell> c;
+  auto begin = [&](size_t t) {
+    sink.beginTable(defs[t]);
+    c.assign(defs[t].columns.size(), std::monostate{});
+  };
+  // processes
+  begin(0);
+  for (const auto& ix : logs) {
+    const LogData& d = ix.data();
+    std::string version = fmt::format("{}.{}", d.major, d.minor);
+    std::string host = d.meta("host"), cmd = d.meta("command_line");
+    c = {int64_t(ix.index()), ix.globalPid(), int64_t(ix.pid()), std::string_view(host), std::string_view(cmd),
+         std::string_view(ix.path()), std::string_view(version), int64_t(d.complete), int64_t(d.damaged()),
+         i64(d.launches.size()), i64(d.kernels.size()), i64(d.ranges.size()), i64(d.stats.dropped_host_records),
+         i64(d.stats.dropped_activity_records)};
+    sink.row(c);
+  }
+  sink.endTable();
+  // metadata
+  begin(1);
+  for (const auto& ix : logs)
+    for (const auto& [k, v] : ix.data().metadata) {
+      c = {int64_t(ix.index()), std::string_view(k), std::string_view(v)};
+      sink.row(c);
+    }
+  sink.endTable();
+  // scopes
+  begin(2);
+  for (const auto& ix : logs) {
+    const LogData& d = ix.data();
+    for (uint32_t s = 0; s < d.scopes.size(); ++s) {
+      const auto& sc = d.scopes[s];
+      c = {int64_t(ix.index()), int64_t(s),
+           s == kRootScope ? ExportCell{} : ExportCell{int64_t(sc.parent_id)},
+           s == kRootScope ? ExportCell{std::string_view("(no range)")} : ExportCell{d.str(sc.name_id)},
+           sc.domain_id == kNoString ? ExportCell{} : ExportCell{d.str(sc.domain_id)}, ix.scopePath(s),
+           int64_t(ix.scopeDepth(s))};
+      sink.row(c);
+    }
+  }
+  sink.endTable();
+  // ranges
+  begin(3);
+  for (const auto& ix : logs) {
+    const LogData& d = ix.data();
+    for (const auto& r : d.ranges) {
+      std::string_view name = r.scope_id < d.scopes.size() ? d.str(d.scopes[r.scope_id].name_id) : ix.scopePath(r.scope_id);
+      c = {int64_t(ix.index()), i64(r.begin_ns), i64(r.end_ns), int64_t(r.scope_id), name, ix.scopePath(r.scope_id),
+           ix.globalTid(r.thread_id), int64_t(r.thread_id), int64_t(r.end_thread_id),
+           int64_t((r.flags & kRangeProcessWide) != 0), int64_t((r.flags & kRangeUnclosed) != 0)};
+      sink.row(c);
+    }
+  }
+  sink.endTable();
+  // launches
+  begin(4);
+  for (const auto& ix : logs) {
+    const LogData& d = ix.data();
+    for (uint32_t i = 0; i < d.launches.size(); ++i) {
+      const auto& l = d.launches[i];
+      c = {int64_t(ix.index()), i64(l.correlation_id), i64(l.enter_ns), i64(l.exit_ns), int64_t(l.scope_id),
+           ix.scopePath(l.scope_id), ix.globalTid(l.thread_id), int64_t(l.thread_id), d.str(l.api_id),
+           int64_t(l.cbid), std::string_view(apiDomainName(l.domain)), int64_t(l.is_graph_launch != 0),
+           int64_t(ix.kernelsOfLaunch(i))};
+      sink.row(c);
+    }
+  }
+  sink.endTable();
+  // kernels
+  begin(5);
+  for (const auto& ix : logs) {
+    const LogData& d = ix.data();
+    for (const auto& k : d.kernels) {
+      const auto& name = ix.kernelName(k.name_id);
+      auto launch = ix.launchOf(k.correlation_id);
+      ExportCell scope, path, tid;
+      if (launch) {
+        const auto& l = d.launches[*launch];
+        scope = int64_t(l.scope_id);
+        path = ix.scopePath(l.scope_id);
+        tid = ix.globalTid(l.thread_id);
+      }
+      c = {int64_t(ix.index()), ix.globalPid(), i64(k.correlation_id), i64(k.start_ns), i64(k.end_ns),
+           int64_t(k.device_id), int64_t(k.context_id), int64_t(k.stream_id), scope, path, tid,
+           std::string_view(name.short_name), std::string_view(name.demangled), d.str(k.name_id), int64_t(k.grid[0]),
+           int64_t(k.grid[1]), int64_t(k.grid[2]), int64_t(k.block[0]), int64_t(k.block[1]), int64_t(k.block[2]),
+           int64_t(k.cluster[0]), int64_t(k.cluster[1]), int64_t(k.cluster[2]), int64_t(k.registers),
+           int64_t(k.shared_bytes), int64_t(k.graph_id), i64(k.graph_node_id)};
+      sink.row(c);
+    }
+  }
+  sink.endTable();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// SQLite
+
+class SqliteSink : public TableSink {
+ public:
+  explicit SqliteSink(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+      std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      throw std::runtime_error("cannot create " + path + ": " + msg);
+    }
+    exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
+    exec("CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);");
+    string_insert_ = prepare("INSERT INTO strings (id, value) VALUES (?, ?);");
+  }
+  ~SqliteSink() override {
+    sqlite3_finalize(insert_);
+    sqlite3_finalize(string_insert_);
+    sqlite3_close(db_);
+  }
+
+  void beginTable(const ExportTable& t) override {
+    table_ = &t;
+    std::string create = fmt::format("CREATE TABLE {} (", t.name), insert = fmt::format("INSERT INTO {} VALUES (", t.name);
+    bool first = true;
+    for (const auto& col : t.columns) {
+      if (!col.in_sqlite) continue;
+      create += fmt::format("{}\"{}\" {}", first ? "" : ", ", col.name,
+                            col.kind == ColumnKind::kText ? "TEXT" : col.kind == ColumnKind::kName ? "INTEGER REFERENCES strings(id)" : "INTEGER");
+      insert += first ? "?" : ", ?";
+      first = false;
+    }
+    exec(create + ");");
+    sqlite3_finalize(insert_);
+    insert_ = prepare(insert + ");");
+  }
+
+  void row(const std::vector<ExportCell>& cells) override {
+    int p = 1;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const auto& col = table_->columns[i];
+      if (!col.in_sqlite) continue;
+      const auto& cell = cells[i];
+      if (std::holds_alternative<std::monostate>(cell)) {
+        sqlite3_bind_null(insert_, p);
+      } else if (auto* v = std::get_if<int64_t>(&cell)) {
+        sqlite3_bind_int64(insert_, p, *v);
+      } else {
+        auto s = std::get<std::string_view>(cell);
+        if (col.kind == ColumnKind::kName)
+          sqlite3_bind_int64(insert_, p, intern(s));
+        else
+          sqlite3_bind_text(insert_, p, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+      }
+      ++p;
+    }
+    step(insert_);
+  }
+
+  void endTable() override {}
+
+  /// Indexes for the joins users make, the Nsight-named views, then commit.
+  void finish() {
+    exec(R"sql(
+CREATE INDEX launches_by_correlation ON launches (processId, correlationId);
+CREATE INDEX kernels_by_correlation ON kernels (processId, correlationId);
+CREATE INDEX kernels_by_scope ON kernels (processId, scopeId);
+CREATE INDEX ranges_by_scope ON ranges (processId, scopeId);
+CREATE UNIQUE INDEX scopes_by_id ON scopes (processId, scopeId);
+CREATE VIEW StringIds AS SELECT id, value FROM strings;
+CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS
+  SELECT start, "end", deviceId, contextId, streamId, correlationId, globalPid, demangledName, shortName,
+         mangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, graphId, graphNodeId
+  FROM kernels;
+CREATE VIEW CUPTI_ACTIVITY_KIND_RUNTIME AS
+  SELECT start, "end", globalTid, correlationId, name AS nameId, cbid FROM launches WHERE apiDomain = 'runtime';
+CREATE VIEW CUPTI_ACTIVITY_KIND_DRIVER AS
+  SELECT start, "end", globalTid, correlationId, name AS nameId, cbid FROM launches WHERE apiDomain = 'driver';
+CREATE VIEW NVTX_EVENTS AS
+  SELECT r.start, r."end", CASE r.processWide WHEN 1 THEN 60 ELSE 59 END AS eventType,
+         s.value AS text, r.name AS textId, r.globalTid,
+         (r.globalTid - r.tid + r.endTid) AS endGlobalTid, sc.domain AS domainId
+  FROM ranges r JOIN strings s ON s.id = r.name
+       LEFT JOIN scopes sc ON sc.processId = r.processId AND sc.scopeId = r.scopeId;
+COMMIT;)sql");
+  }
+
+ private:
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown error";
+      sqlite3_free(err);
+      throw std::runtime_error("sqlite: " + msg);
+    }
+  }
+  sqlite3_stmt* prepare(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+      throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db_));
+    return s;
+  }
+  void step(sqlite3_stmt* s) {
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    if (rc != SQLITE_DONE) throw std::runtime_error(std::string("sqlite: ") + sqlite3_errmsg(db_));
+  }
+  int64_t intern(std::string_view s) {
+    auto it = strings_.find(std::string(s));
+    if (it != strings_.end()) return it->second;
+    int64_t id = static_cast<int64_t>(strings_.size()) + 1;
+    strings_.emplace(std::string(s), id);
+    sqlite3_bind_int64(string_insert_, 1, id);
+    sqlite3_bind_text(string_insert_, 2, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    step(string_insert_);
+    return id;
+  }
+
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;
+  sqlite3_stmt* string_insert_ = nullptr;
+  const ExportTable* table_ = nullptr;
+  std::unordered_map<std::string, int64_t> strings_;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// CSV and JSON records
+
+std::string csvField(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + '"';
+}
+
+class CsvSink : public TableSink {
+ public:
+  explicit CsvSink(std::string dir) : dir_(std::move(dir)) {
+    std::filesystem::create_directories(dir_);
+  }
+  void beginTable(const ExportTable& t) override {
+    auto file = std::filesystem::path(dir_) / (std::string(t.name) + ".csv");
+    out_.open(file, std::ios::binary | std::ios::trunc);
+    if (!out_) throw std::runtime_error("cannot write " + file.string());
+    path_ = file.string();
+    for (size_t i = 0; i < t.columns.size(); ++i) out_ << (i ? "," : "") << t.columns[i].name;
+    out_ << '\n';
+  }
+  void row(const std::vector<ExportCell>& cells) override {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) out_ << ',';
+      if (auto* v = std::get_if<int64_t>(&cells[i])) out_ << *v;
+      else if (auto* s = std::get_if<std::string_view>(&cells[i])) out_ << csvField(*s);
+    }
+    out_ << '\n';
+  }
+  void endTable() override {
+    out_.close();
+    if (!out_) throw std::runtime_error("cannot write " + path_);
+  }
+
+ private:
+  std::string dir_, path_;
+  std::ofstream out_;
+};
+
+class JsonSink : public TableSink {
+ public:
+  explicit JsonSink(std::ostream& out) : out_(out) {}
+  void beginTable(const ExportTable& t) override {
+    table_ = &t;
+    out_ << (first_table_ ? "{\n" : ",\n") << jsonQuote(t.name) << ": [";
+    first_table_ = false;
+    first_row_ = true;
+  }
+  void row(const std::vector<ExportCell>& cells) override {
+    out_ << (first_row_ ? "\n  {" : ",\n  {");
+    first_row_ = false;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      out_ << (i ? "," : "") << '"' << table_->columns[i].name << "\":";
+      if (auto* v = std::get_if<int64_t>(&cells[i])) out_ << *v;
+      else if (auto* s = std::get_if<std::string_view>(&cells[i])) out_ << jsonQuote(*s);
+      else out_ << "null";
+    }
+    out_ << '}';
+  }
+  void endTable() override { out_ << (first_row_ ? "]" : "\n]"); }
+  void finish() { out_ << (first_table_ ? "{}\n" : "\n}\n"); }
+
+ private:
+  std::ostream& out_;
+  const ExportTable* table_ = nullptr;
+  bool first_table_ = true, first_row_ = true;
+};
+
+}  // namespace
+
+int64_t exportGlobalPid(uint32_t process_index, uint32_t pid) {
+  return (int64_t(process_index & 0x7F) << 48) | (int64_t(pid & 0xFFFFFF) << 24);
+}
+
+const std::vector<ExportTable>& exportTableDefinitions() { return tables(); }
+
+void exportTables(const std::vector<LoadedLog>& logs, TableSink& sink) { emitTables(indexLogs(logs), sink); }
+
+void writeChromeTrace(std::ostream& out, const std::vector<LoadedLog>& logs) {
+  auto index = indexLogs(logs);
+  out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"kcount export\",\"clock\":\"CLOCK_MONOTONIC\"},"
+         "\"traceEvents\":[";
+  bool first = true;
+  std::unordered_map<uint32_t, int> pids_used;
+  for (const auto& ix : index) {
+    // Two logs with one pid (two hosts) must not share a process in the trace.
+    uint32_t pid = ix.pid();
+    while (pids_used.count(pid)) pid += 1u << 22;
+    pids_used[pid] = 1;
+    writeLogEvents(out, ix, pid, first);
+  }
+  out << "\n]}\n";
+}
+
+void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs) {
+  SqliteSink sink(path);
+  emitTables(indexLogs(logs), sink);
+  sink.finish();
+}
+
+void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs) {
+  CsvSink sink(dir);
+  emitTables(indexLogs(logs), sink);
+}
+
+void writeJsonRecords(std::ostream& out, const std::vector<LoadedLog>& logs) {
+  JsonSink sink(out);
+  emitTables(indexLogs(logs), sink);
+  sink.finish();
+}
+
+}  // namespace kc

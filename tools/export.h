@@ -1,0 +1,94 @@
+// `kcount export`: a log's records as a Chrome trace (for the Perfetto UI), a SQLite database, CSV files
+// or JSON records (for pandas, DuckDB, Spark). Schema and examples: docs/export.md.
+//
+// Every function reads only the decoded logs it is given and writes only to its output; none keeps
+// state, so calls on different outputs may run on different threads.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "tools/report.h"
+
+namespace kc {
+
+/// Chrome trace event JSON (the "JSON Object Format" of the Trace Event Format document, read by
+/// ui.perfetto.dev and chrome://tracing). Per log: one process (pid from the log's metadata) whose
+/// threads carry the NVTX ranges ("X" slices, push/pop ranges; "b"/"e" async slices for start/end
+/// ranges) and the launch API calls ("X" slices named after the API); one process per GPU ("GPU 0")
+/// whose threads are the streams, carrying the kernels ("X" slices, short names); a flow arrow ("s" at
+/// the launch, "f" with "bp":"e" at each kernel, id = correlation id, plus log index × 2^48 for the
+/// second and later logs) from each launch to each kernel it issued. Timestamps are the log's
+/// CLOCK_MONOTONIC nanoseconds written as microseconds with 3 decimals (exact). Slices that would overlap
+/// without nesting on one thread or stream (kernels of one stream overlapping, ranges of different NVTX
+/// domains closed out of order) go to an extra track of the same thread named "(overlap N)".
+/// Memory: one small entry per record, for sorting. Writes nothing but `out`.
+void writeChromeTrace(std::ostream& out, const std::vector<LoadedLog>& logs);
+
+/// Writes the tables (processes, metadata, strings, scopes, ranges, launches, kernels) to a new SQLite
+/// database at `path`, replacing any file there, plus views named as in Nsight Systems' SQLite export
+/// (StringIds, CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+/// NVTX_EVENTS). Names are ids into `strings`, shared by all logs. Throws std::runtime_error with
+/// SQLite's message if the database cannot be written.
+void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs);
+
+/// Writes one CSV file per table (processes.csv, metadata.csv, scopes.csv, ranges.csv, launches.csv,
+/// kernels.csv) into the folder `dir`, created if missing. Names are written as text (no strings table);
+/// ranges, launches and kernels also carry the range path. RFC 4180 quoting; an empty field is NULL.
+/// Throws std::runtime_error if a file cannot be written.
+void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs);
+
+/// Writes {"processes": [...], "metadata": [...], "scopes": [...], "ranges": [...], "launches": [...],
+/// "kernels": [...]}: one JSON object per row, the same columns as the CSV files (null for NULL), for
+/// `pandas.DataFrame(doc["kernels"])`.
+void writeJsonRecords(std::ostream& out, const std::vector<LoadedLog>& logs);
+
+// ---- The table model shared by the SQLite, CSV and JSON writers (exposed for tests and docs). ----
+
+enum class ColumnKind {
+  kInt,   // integer (SQLite INTEGER)
+  kText,  // text stored as is
+  kName,  // a name: an id into `strings` in SQLite, the text itself in CSV and JSON
+};
+
+struct ExportColumn {
+  const char* name;
+  ColumnKind kind;
+  bool in_sqlite;  // false for convenience columns (range path) that SQLite users get by a join
+};
+
+struct ExportTable {
+  const char* name;
+  std::vector<ExportColumn> columns;
+};
+
+/// One cell: NULL, an integer, or text (valid only during the TableSink::row call).
+using ExportCell = std::variant<std::monostate, int64_t, std::string_view>;
+
+/// Receives the tables one after the other: begin, rows, end.
+class TableSink {
+ public:
+  virtual ~TableSink() = default;
+  virtual void beginTable(const ExportTable& table) = 0;
+  /// cells.size() == table.columns.size(), in column order.
+  virtual void row(const std::vector<ExportCell>& cells) = 0;
+  virtual void endTable() = 0;
+};
+
+/// Emits processes, metadata, scopes, ranges, launches, kernels for all logs (processId = the log's index
+/// in `logs`) into `sink`. Kernels are joined to launches by correlation id to get their range.
+void exportTables(const std::vector<LoadedLog>& logs, TableSink& sink);
+
+/// The table definitions, in the order exportTables emits them.
+const std::vector<ExportTable>& exportTableDefinitions();
+
+/// Nsight Systems' serialized process id: (processId << 48) | (pid << 24). Thread ids: globalPid | tid,
+/// so that globalTid / 0x1000000 % 0x1000000 is the pid and globalTid % 0x1000000 the thread id.
+int64_t exportGlobalPid(uint32_t process_index, uint32_t pid);
+
+}  // namespace kc
