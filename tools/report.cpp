@@ -139,7 +139,39 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
 }
 
+json layersJson(const RangeLayers& y, const RangeStats& r) {
+  return json{{"gemm_gpu_ns", y.gemm_gpu_ns},
+              {"other_gpu_ns", y.other_gpu_ns},
+              {"kernels_per_launch", r.launches ? json(y.kernels_per_launch) : json(nullptr)},
+              {"verdict", y.verdict.empty() ? json(nullptr) : json(y.verdict)}};
+}
+
 }  // namespace
+
+std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
+                         uint64_t launches, uint64_t kernels) {
+  if (instances == 0) return {};
+  const uint64_t c = cpu_ns / instances, l = launch_api_ns / instances, g = gpu_ns / instances;
+  const std::string per = instances > 1 ? " per instance" : "";
+  if (launches == 0 && kernels == 0) return fmt::format("no GPU work: {} in the range{}", formatDuration(c), per);
+  if (gpu_ns >= cpu_ns)
+    return fmt::format("GPU-bound: {} of GPU work in {} of range time{}", formatDuration(g), formatDuration(c), per);
+  if (launch_api_ns >= gpu_ns)
+    return fmt::format("launch-bound: {} of launch calls for {} of GPU work{}", formatDuration(l), formatDuration(g),
+                       per);
+  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}", formatDuration(c),
+                     formatDuration(g), formatDuration(l), per);
+}
+
+RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns) {
+  RangeLayers y;
+  for (const auto& [name_id, t] : r.by_kernel)
+    if (decodeKernelName(log.str(name_id)).category == KernelCategory::kGemm) y.gemm_gpu_ns += t.gpu_ns;
+  y.other_gpu_ns = r.gpu_ns > y.gemm_gpu_ns ? r.gpu_ns - y.gemm_gpu_ns : 0;
+  y.kernels_per_launch = r.launches ? static_cast<double>(r.kernels) / static_cast<double>(r.launches) : 0.0;
+  y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels);
+  return y;
+}
 
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
@@ -219,6 +251,11 @@ json summaryJson(const LoadedLog& l) {
       kernels.push_back(json{{"name", kname}, {"short", shortKernelName(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
     json per_instance = nullptr;
     if (in.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(in.instances);
+    // The root's inclusive numbers are the whole process; its layers use its exclusive numbers, like the table.
+    const RangeLayers ly_in = rangeLayers(d, id == kRootScope ? ex : in, in.instances, in.cpu_ns);
+    const RangeLayers ly_ex = rangeLayers(d, ex, in.instances, in.cpu_ns);
+    json layers{{"inclusive", layersJson(ly_in, id == kRootScope ? ex : in)}, {"innermost", layersJson(ly_ex, ex)}};
+    json flat = layersJson(ly_in, id == kRootScope ? ex : in);
     ranges.push_back(json{{"path", path},
                           {"name", name},
                           {"depth", depth[id]},
@@ -227,7 +264,12 @@ json summaryJson(const LoadedLog& l) {
                           {"exclusive", countsJson(ex)},
                           {"inclusive", countsJson(in)},
                           {"kernels_per_instance", per_instance},
-                          {"kernels", kernels}});
+                          {"kernels", kernels},
+                          {"gemm_gpu_ns", flat["gemm_gpu_ns"]},
+                          {"other_gpu_ns", flat["other_gpu_ns"]},
+                          {"kernels_per_launch", flat["kernels_per_launch"]},
+                          {"verdict", flat["verdict"]},
+                          {"layers", layers}});
   }
   return json{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"issues", issues},
               {"totals", totals}, {"ranges", ranges}};
@@ -251,14 +293,16 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   const bool tree = opt.view == SummaryView::kTree;
   Table t;
   if (tree)
-    t.head = {"range", "instances", "launches", "kernels", "self", "kernels/inst", "GPU time", "CPU time",
-              "launch CPU", "top kernels (self)"};
+    t.head = {"range",    "instances", "launches",   "kernels",        "self",    "kernels/inst",
+              "GPU time", "GEMM GPU",  "other GPU",  "CPU time",       "launch CPU", "kernels/launch",
+              "verdict",  "top kernels (self)"};
   else
-    t.head = {"range", "instances", "launches", "kernels", "kernels/inst", "GPU time", "CPU time", "launch CPU",
-              "top kernels"};
+    t.head = {"range",     "instances", "launches",   "kernels",        "kernels/inst", "GPU time", "GEMM GPU",
+              "other GPU", "CPU time",  "launch CPU", "kernels/launch", "verdict",      "top kernels"};
   t.right.assign(t.head.size(), true);
   t.right.front() = false;
   t.right.back() = false;
+  t.right[t.head.size() - 2] = false;  // verdict
   const auto depth = scopeDepths(s);
   for (uint32_t id : shownScopes(d, s)) {
     const RangeStats& ex = s.exclusive[id];
@@ -278,9 +322,14 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
                                  std::to_string(r.kernels)};
     if (tree) row.push_back(std::to_string(ex.kernels));
     row.push_back(perInstance(r.kernels, ex.instances));
+    const RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
     row.push_back(formatDuration(r.gpu_ns));
+    row.push_back(formatDuration(ly.gemm_gpu_ns));
+    row.push_back(formatDuration(ly.other_gpu_ns));
     row.push_back(ex.instances ? formatDuration(ex.cpu_ns) : "-");
     row.push_back(formatDuration(r.launch_api_ns));
+    row.push_back(r.launches ? fmt::format("{:.2f}", ly.kernels_per_launch) : "-");
+    row.push_back(ly.verdict.empty() ? "-" : ly.verdict);
     row.push_back(topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names));
     t.rows.push_back(std::move(row));
   }

@@ -41,6 +41,30 @@ std::vector<uint32_t> shownScopes(const LogData& log, const Summary& s);
 /// Depth of each scope in the (repaired) range tree; the root is 0, a top-level range 1.
 std::vector<uint32_t> scopeDepths(const Summary& s);
 
+/// The three layers of one range (CPU in the range, CPU inside launch calls, GPU in kernels), for one view
+/// (inclusive or innermost numbers).
+struct RangeLayers {
+  uint64_t gemm_gpu_ns = 0;   // GPU time of kernels the decoder classifies as GEMM (tools/kernel_decode.h)
+  uint64_t other_gpu_ns = 0;  // gpu_ns - gemm_gpu_ns
+  double kernels_per_launch = 0;  // kernels / launches; meaningful only if launches > 0
+  std::string verdict;        // layerVerdict(); "" when the range has no instance (the "(no range)" row)
+};
+
+/// Which layer dominates a range. Rule (docs/usage.md, "Verdict"), with c = CPU wall time in the range,
+/// l = CPU time inside launch calls, g = GPU time of the kernels launched in the range (all summed over the
+/// range's instances; the text shows them per instance):
+///   no launch and no kernel          -> "no GPU work: C in the range"
+///   g >= c                            -> "GPU-bound: G of GPU work in C of range time"
+///   c > g and l >= g                  -> "launch-bound: L of launch calls for G of GPU work"
+///   c > g and l <  g                  -> "CPU-bound: C in the range for G of GPU work (L in launch calls)"
+/// Returns "" if instances == 0 (no CPU time is known). Durations are formatted with formatDuration().
+std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
+                         uint64_t launches, uint64_t kernels);
+
+/// Layers of `r` (inclusive or exclusive stats of one range) whose range has `instances` instances and
+/// `cpu_ns` wall time. GEMM classification decodes each kernel name of r.by_kernel.
+RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns);
+
 /// One element of summary JSON's "logs" array (schema: docs/usage.md, `kcount summary --format json`).
 nlohmann::json summaryJson(const LoadedLog& log);
 /// {"logs":[...]}.

@@ -205,7 +205,8 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   keys.clear();
   for (const auto& [k, _] : log["totals"].items()) keys.insert(k);
   CHECK(keys == std::set<std::string>{"launches", "graph_launches", "kernels", "unmatched_kernels",
-                                      "launches_without_kernel", "gpu_ns", "dropped_host_records",
+                                      "launches_without_kernel", "captured_launches", "mem_ops",
+                                      "unmatched_mem_ops", "gpu_ns", "dropped_host_records",
                                       "dropped_activity_records", "activity_buffers_refused",
                                       "late_activity_records", "nvtx_pop_underflow"});
   CHECK(log["totals"]["launches"] == 5);
@@ -227,10 +228,12 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   keys.clear();
   for (const auto& [k, _] : ranges[1].items()) keys.insert(k);
   CHECK(keys == std::set<std::string>{"path", "name", "depth", "instances", "cpu_ns", "exclusive", "inclusive",
-                                      "kernels_per_instance", "kernels"});
+                                      "kernels_per_instance", "kernels", "gemm_gpu_ns", "other_gpu_ns",
+                                      "kernels_per_launch", "verdict", "layers"});
   keys.clear();
   for (const auto& [k, _] : ranges[1]["exclusive"].items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"launches", "graph_launches", "kernels", "gpu_ns", "launch_api_ns"});
+  CHECK(keys == std::set<std::string>{"launches", "graph_launches", "captured_launches", "kernels", "gpu_ns",
+                                      "launch_api_ns", "memcpy", "memset"});
   CHECK(ranges[1]["path"] == "step");
   CHECK(ranges[1]["depth"] == 1);
   CHECK(ranges[1]["instances"] == 2);

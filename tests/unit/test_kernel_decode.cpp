@@ -301,3 +301,48 @@ TEST_CASE("JSON form of decoded fields") {
   CHECK(j["ops"] == nlohmann::json::array({"_unsafe_view", "gelu", "mul"}));
   CHECK(j["fused"] == "_unsafe_view_gelu_mul");
 }
+
+// ---- The three layers per range (tools/report.h, layerVerdict).
+#include <map>
+
+#include "tools/report.h"
+
+namespace {
+/// The source tree's root, from this file's path (CMake passes absolute source paths).
+std::string sourceRoot() {
+  std::string f = __FILE__;
+  return f.substr(0, f.rfind("/tests/unit/"));
+}
+}  // namespace
+
+TEST_CASE("layer verdict: which layer dominates, by the documented rule") {
+  // 1 instance: 40 µs of launch calls for 6 µs of GPU work, 50 µs in the range.
+  CHECK(kc::layerVerdict(1, 50000, 40000, 6000, 10, 10) == "launch-bound: 40.0 µs of launch calls for 6.00 µs of GPU work");
+  // Per instance: 2 instances, the text divides by 2; the comparison does not depend on it.
+  CHECK(kc::layerVerdict(2, 100000, 10000, 30000, 4, 4) ==
+        "CPU-bound: 50.0 µs in the range for 15.0 µs of GPU work (5.00 µs in launch calls) per instance");
+  CHECK(kc::layerVerdict(1, 30000, 10000, 30000, 1, 1) == "GPU-bound: 30.0 µs of GPU work in 30.0 µs of range time");
+  CHECK(kc::layerVerdict(1, 30000, 30000, 29999, 1, 1).starts_with("launch-bound"));
+  CHECK(kc::layerVerdict(3, 3000, 0, 0, 0, 0) == "no GPU work: 1.00 µs in the range per instance");
+  CHECK(kc::layerVerdict(0, 0, 5000, 5000, 1, 1).empty());
+}
+
+TEST_CASE("layers on the shipped GeGLU eager log: GEMM and other GPU time, verdicts") {
+  const kc::LoadedLog l = kc::loadLog(sourceRoot() + "/examples/logs/geglu-eager.kcount");
+  const auto j = kc::summaryJson(l);
+  std::map<std::string, nlohmann::json> by_path;
+  for (const auto& r : j["ranges"]) by_path[r["path"].get<std::string>()] = r;
+  const auto& step = by_path.at("step");
+  // gate, up and down are nvjet GEMMs; act's GELU and mul are not.
+  CHECK(step["gemm_gpu_ns"].get<uint64_t>() + step["other_gpu_ns"].get<uint64_t>() ==
+        step["inclusive"]["gpu_ns"].get<uint64_t>());
+  CHECK(step["other_gpu_ns"] == by_path.at("step/act")["inclusive"]["gpu_ns"]);
+  CHECK(by_path.at("step/act")["gemm_gpu_ns"] == 0);
+  CHECK(by_path.at("step/gate")["other_gpu_ns"] == 0);
+  CHECK(step["kernels_per_launch"] == 1.0);
+  CHECK(step["verdict"].get<std::string>().starts_with("GPU-bound"));
+  // The first eager act (warm-up) spends more in launch calls than its kernels run.
+  CHECK(by_path.at("warmup/step/act")["verdict"].get<std::string>().starts_with("launch-bound"));
+  CHECK(by_path.at("(no range)")["verdict"].is_null());
+  CHECK(step["layers"]["innermost"]["gemm_gpu_ns"] == 0);  // step itself launches nothing
+}
