@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/export.h"
+#include "tools/diff.h"
 #include "tools/report.h"
 #include "tools/run.h"
 
@@ -62,6 +63,13 @@ int main(int argc, char** argv) {
   kernels->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   kernels->add_flag("--full-names", full_names, "show full demangled kernel names");
 
+  std::vector<std::string> diff_a, diff_b;
+  auto* diff = app.add_subcommand("diff", "compare two runs per range and overall; kernels matched by decoded identity");
+  diff->add_option("logs", paths, "two logs, A then B (or -a/-b for several logs per side)")->check(CLI::ExistingFile);
+  diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)")->check(CLI::ExistingFile);
+  diff->add_option("-b,--b", diff_b, "logs of side B")->check(CLI::ExistingFile);
+  diff->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+
   auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, 2 damaged");
   check->add_option("logs", paths, "log files")->required();
 
@@ -107,6 +115,20 @@ int main(int argc, char** argv) {
         }
       }
       return readStatus(logs);
+    }
+    if (*diff) {
+      if (diff_a.empty() && diff_b.empty() && paths.size() == 2) {
+        diff_a = {paths[0]};
+        diff_b = {paths[1]};
+      } else if (!paths.empty() || diff_a.empty() || diff_b.empty()) {
+        throw std::runtime_error("diff takes two logs (A B), or -a LOG... -b LOG...");
+      }
+      auto a = loadAll(diff_a), b = loadAll(diff_b);
+      if (format == "json")
+        std::cout << kc::diffJson(a, b).dump(2) << '\n';
+      else
+        kc::printDiff(std::cout, a, b);
+      return std::max(readStatus(a), readStatus(b));
     }
     if (*kernels) {
       auto logs = loadAll(paths);
