@@ -106,6 +106,21 @@ TEST_CASE("shipped: ATen elementwise kernels") {
   }
 }
 
+TEST_CASE("shipped: ATen add and fill kernels (CUDA graph and torch.compile logs)") {
+  auto d = kc::decodeKernelName(
+      "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_21CUDAFunctorOnSelf_addIfEESt5arrayIPcLm2EEEEviT0_T1_");
+  CHECK(cat(d) == "pointwise");
+  CHECK(d.functor == "CUDAFunctorOnSelf_add");
+  for (const char* n : {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_",
+                        "_ZN2at6native29vectorized_elementwise_kernelILi2ENS0_11FillFunctorIlEESt5arrayIPcLm1EEEEviT0_T1_",
+                        "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"}) {
+    d = kc::decodeKernelName(n);
+    CHECK(cat(d) == "copy/memset");
+    CHECK(d.library == "ATen");
+    CHECK(d.functor == "FillFunctor");
+  }
+}
+
 TEST_CASE("shipped: a plain user kernel matches no grammar and is not guessed") {
   auto d = kc::decodeKernelName("_Z12empty_kernelPi");
   CHECK(cat(d) == "other");
@@ -345,4 +360,61 @@ TEST_CASE("layers on the shipped GeGLU eager log: GEMM and other GPU time, verdi
   CHECK(by_path.at("warmup/step/act")["verdict"].get<std::string>().starts_with("launch-bound"));
   CHECK(by_path.at("(no range)")["verdict"].is_null());
   CHECK(step["layers"]["innermost"]["gemm_gpu_ns"] == 0);  // step itself launches nothing
+}
+
+// ---- kcount diff on the shipped GeGLU logs (eager vs torch.compile).
+#include "tools/diff.h"
+
+TEST_CASE("diff verdict on the shipped GeGLU logs: GEMMs identical, 2 pointwise kernels became 1") {
+  const std::vector<kc::LoadedLog> a{kc::loadLog(sourceRoot() + "/examples/logs/geglu-eager.kcount")};
+  const std::vector<kc::LoadedLog> b{kc::loadLog(sourceRoot() + "/examples/logs/geglu-compiled.kcount")};
+  const auto j = kc::diffJson(a, b);
+  std::map<std::string, std::vector<std::string>> verdicts;
+  for (const auto& v : j["verdicts"]) verdicts[v["unit"]] = v["lines"].get<std::vector<std::string>>();
+  REQUIRE(verdicts.count("step"));
+  const auto& step = verdicts["step"];
+  // Distinct GEMM names (gate and up share one) and GEMM kernels per step.
+  CHECK(step[0] == "GEMM kernels identical: 2 of 2 distinct names equal; GEMM kernels 3 per step in A, 3 in B");
+  CHECK(step[1].starts_with("pointwise: 2 kernels in A became 1 fused Triton kernel in B (kernels that differ run 2 "
+                            "per step in A, 1 in B; "));
+  CHECK(step[1].ends_with("B: triton_poi_fused__unsafe_view_gelu_mul_0 [_unsafe_view, gelu, mul])"));
+  // The whole run says the same about the GEMMs and the fusion.
+  REQUIRE(verdicts.count("(overall)"));
+  CHECK(verdicts["(overall)"][0].starts_with("GEMM kernels identical: 2 of 2 distinct names equal"));
+  bool fused = false;
+  for (const auto& line : verdicts["(overall)"]) fused |= line.starts_with("pointwise: 2 kernels in A became 1 fused");
+  CHECK(fused);
+  // Ranges matched by path: step is in both; its children differ and that is reported.
+  bool step_row = false;
+  for (const auto& r : j["ranges"])
+    if (r["path"] == "step") {
+      step_row = true;
+      CHECK(r["in"] == "both");
+      CHECK(r["nesting_differs"] == true);
+      CHECK(r["children_a"] == nlohmann::json::array({"act", "down", "gate", "up"}));
+      CHECK(r["children_b"] == nlohmann::json::array({"mlp"}));
+      CHECK(r["change"]["launches"] == -20);  // 5 -> 4 launches per step, 20 steps
+      CHECK(r["change"]["kernels"] == -20);
+    } else if (r["path"] == "step/mlp") {
+      CHECK(r["in"] == "b");
+    } else if (r["path"] == "step/act") {
+      CHECK(r["in"] == "a");
+    }
+  CHECK(step_row);
+  // Kernel identities: the two nvjet GEMMs are the same in both runs.
+  int same_gemm = 0;
+  for (const auto& k : j["kernels"]["same"]) same_gemm += k["category"] == "GEMM";
+  CHECK(same_gemm == 2);
+}
+
+TEST_CASE("diff: a run against itself is identical everywhere") {
+  const std::vector<kc::LoadedLog> a{kc::loadLog(sourceRoot() + "/examples/logs/geglu-eager.kcount")};
+  const auto j = kc::diffJson(a, a);
+  CHECK(j["kernels"]["only_a"].empty());
+  CHECK(j["kernels"]["only_b"].empty());
+  for (const auto& v : j["verdicts"])
+    for (const auto& line : v["lines"]) {
+      const std::string s = line;
+      CHECK((s.find("identical") != std::string::npos || s.starts_with("launches")));
+    }
 }
