@@ -3,7 +3,9 @@
 # CUPTI and NVTX3) is expected at /usr/local/cuda or $CUDAToolkit_ROOT; it is not a Debian package.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev doctest-dev libcli11-dev
-      nlohmann-json3-dev libxxhash-dev)
+      nlohmann-json3-dev libxxhash-dev
+      libsqlite3-dev  # kcount export --format sqlite (linked statically into the tool)
+      chromium)       # tests/cli/test_html_report.py renders kcount report in headless Chromium
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,4 +1,4 @@
-// kcount command line: summary, kernels, check, run, export. See docs/usage.md.
+// kcount command line: summary, kernels, check, run, export, report. See docs/usage.md.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "tools/export.h"
+#include "tools/html_report.h"
 #include "tools/diff.h"
+#include "tools/multi_log.h"
 #include "tools/report.h"
 #include "tools/run.h"
 
@@ -49,6 +51,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
   summary->add_option("--top", top, "kernels listed per range (0: none)")->check(CLI::NonNegativeNumber);
   summary->add_flag("--full-names", full_names, "show full demangled kernel names");
+  std::string metric = "gpu";
+  summary->add_option("--metric", metric, "with several logs: the number compared across logs")
+      ->check(CLI::IsMember({"gpu", "kernels", "launches", "cpu", "launch-cpu"}));
   std::string graph_view = "launch";
   summary->add_option("--graph-view", graph_view,
                       "where CUDA graph kernels are credited: launch (range around the graph launch) or capture "
@@ -80,6 +85,10 @@ int main(int argc, char** argv) {
       ->required()->check(CLI::IsMember({"chrome", "sqlite", "csv", "json"}));
   exp->add_option("-o,--output", output, "output file (a folder for csv)")->required();
 
+  auto* html = app.add_subcommand("report", "one self-contained HTML page: range tree chart, kernels, A vs B for two logs");
+  html->add_option("logs", paths, "log files (two: side by side)")->required()->check(CLI::ExistingFile);
+  html->add_option("-o,--output", output, "HTML file to write")->required();
+
   kc::RunOptions run_opt;
   auto* run = app.add_subcommand("run", "run a command with libkcount.so injected");
   run->add_option("--output", run_opt.output, "log path pattern (%h host, %p pid, %r rank) or directory");
@@ -101,7 +110,9 @@ int main(int argc, char** argv) {
       opt.full_names = full_names;
       auto logs = loadAll(paths);
       if (format == "json") {
-        std::cout << kc::summaryJson(logs).dump(2) << '\n';
+        auto j = kc::summaryJson(logs);
+        if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
+        std::cout << j.dump(2) << '\n';
       } else {
         bool first = true;
         for (const auto& l : logs) {
@@ -112,6 +123,15 @@ int main(int argc, char** argv) {
             kc::printSummaryTable(std::cout, l, opt);
           }
           first = false;
+        }
+        if (format == "table" && logs.size() > 1) {
+          std::cout << '\n';
+          kc::printAcrossLogs(std::cout, logs,
+                              metric == "kernels"      ? kc::AcrossMetric::kKernels
+                              : metric == "launches"   ? kc::AcrossMetric::kLaunches
+                              : metric == "cpu"        ? kc::AcrossMetric::kCpuNs
+                              : metric == "launch-cpu" ? kc::AcrossMetric::kLaunchApiNs
+                                                       : kc::AcrossMetric::kGpuNs);
         }
       }
       return readStatus(logs);
@@ -167,6 +187,15 @@ int main(int argc, char** argv) {
         out.close();
         if (!out) throw std::runtime_error("cannot write " + output);
       }
+      return readStatus(logs);
+    }
+    if (*html) {
+      auto logs = loadAll(paths);
+      std::ofstream out(output, std::ios::binary | std::ios::trunc);
+      if (!out) throw std::runtime_error("cannot write " + output);
+      kc::writeHtmlReport(out, logs);
+      out.close();
+      if (!out) throw std::runtime_error("cannot write " + output);
       return readStatus(logs);
     }
     if (*run) {

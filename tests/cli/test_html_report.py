@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""`kcount report` checked in a real headless browser (Debian's chromium), on the H200 GeGLU logs.
+
+1. The page is self-contained: no script/link/img element, url(), @import, fetch or XMLHttpRequest.
+2. The embedded data matches `kcount summary --format json` of the same logs (another code path).
+3. Chromium runs the page (--dump-dom): #kc-status says "ok"; every range holding at least 1% of the
+   GPU time has a block in the chart; for two logs, ranges present in one log only are marked so; the
+   "#metric=kernels" address switches the chart to kernel counts.
+4. Chromium's screenshot (1400x900) is not blank: many distinct colours, and the chart's top bar colour
+   (#c9d2e3) covers a wide band. The PNG is decoded here with zlib (no imaging library needed).
+
+A missing chromium is a failure, not a skip: scripts/install_deps.sh installs it.
+Usage: test_html_report.py BUILD_DIR
+"""
+import html
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EAGER = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
+COMPILED = os.path.join(ROOT, "examples", "logs", "geglu-compiled.kcount")
+ROOT_BAR = (0xC9, 0xD2, 0xE3)  # fill of the chart's top bar (tools/report_page.html)
+
+failures = []
+
+
+def check(cond, what):
+    print(("PASS " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def browser(exe, url, *mode, work):
+    profile = tempfile.mkdtemp(dir=work)
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + profile,
+           "--window-size=1400,900", *mode, url]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+
+
+def decode_png(path):
+    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA, non-interlaced PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    while pos < len(data):
+        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and color in (2, 6) and interlace == 0, "unsupported PNG layout"
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    bpp = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    prev = bytearray(stride)
+    rows = []
+    for y in range(height):
+        ftype = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if ftype == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 0xFF
+        elif ftype == 2:
+            for i in range(stride):
+                line[i] = (line[i] + prev[i]) & 0xFF
+        elif ftype == 3:
+            for i in range(stride):
+                left = line[i - bpp] if i >= bpp else 0
+                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xFF
+        elif ftype == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b = prev[i]
+                c = prev[i - bpp] if i >= bpp else 0
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
+        prev = line
+    return width, height, rows
+
+
+def embedded_data(page):
+    m = re.search(r'<script id="kcount-data" type="application/json">(.*?)</script>', page, re.S)
+    return json.loads(m.group(1)) if m else None
+
+
+def main():
+    kcount = os.path.join(os.path.abspath(sys.argv[1]), "bin", "kcount")
+    exe = chromium()
+    check(exe is not None, "chromium is installed (scripts/install_deps.sh installs it)")
+    with tempfile.TemporaryDirectory() as work:
+        one = os.path.join(work, "one.html")
+        two = os.path.join(work, "two.html")
+        subprocess.run([kcount, "report", EAGER, "-o", one], check=True)
+        subprocess.run([kcount, "report", EAGER, COMPILED, "-o", two], check=True)
+        summaries = {}
+        for log in (EAGER, COMPILED):
+            out = subprocess.run([kcount, "summary", "--format", "json", log], check=True, capture_output=True, text=True).stdout
+            summaries[log] = json.loads(out)["logs"][0]
+
+        for name, path, logs in (("one log", one, [EAGER]), ("two logs", two, [EAGER, COMPILED])):
+            with open(path, encoding="utf-8") as f:
+                page = f.read()
+            outside = re.findall(r"<script[^>]*\bsrc=|<link\b|<img\b|url\(|@import|\bfetch\(|XMLHttpRequest|<iframe", page)
+            check(not outside, f"{name}: self-contained page (found {outside[:3]})")
+            data = embedded_data(page)
+            check(data is not None and len(data["runs"]) == len(logs), f"{name}: embedded data, one run per log")
+            for run, log in zip(data["runs"], logs):
+                want = {r["path"]: (r["inclusive"]["kernels"], r["inclusive"]["gpu_ns"], r["instances"])
+                        for r in summaries[log]["ranges"] if r["depth"] > 0}
+                got = {r["path"]: (r["incl"]["kernels"], r["incl"]["gpu_ns"], r["instances"]) for r in run["ranges"] if r["parent"] is not None}
+                check(got == want, f"{name}: {run['label']} ranges equal the summary's ({len(want)} ranges)")
+                check(sum(k["count"] for k in run["kernels"]) == summaries[log]["totals"]["kernels"] + summaries[log]["totals"]["unmatched_kernels"],
+                      f"{name}: {run['label']} kernel table counts every kernel")
+                check(all(k["decoded"]["category"] for k in run["kernels"]), f"{name}: {run['label']} kernels carry decoded fields")
+            if exe is None:
+                continue
+
+            dom = browser(exe, "file://" + path, "--dump-dom", work=work)
+            status = re.search(r'<div id="kc-status"([^>]*)>', dom)
+            attrs = dict(re.findall(r'data-([a-z]+)="([^"]*)"', status.group(1))) if status else {}
+            check(attrs.get("state") == "ok", f"{name}: the page rendered ({attrs})")
+            check(attrs.get("runs") == str(len(logs)), f"{name}: {len(logs)} run(s) rendered")
+            for log in logs:
+                s = summaries[log]
+                total = s["ranges"][0]["inclusive"]["gpu_ns"]
+                big = [r["path"] for r in s["ranges"] if r["depth"] > 0 and r["inclusive"]["gpu_ns"] >= total / 100]
+                missing = [p for p in big if f'data-path="{html.escape(p)}"' not in dom]
+                check(big and not missing, f"{name}: chart blocks for the {len(big)} ranges with >= 1% of GPU time (missing {missing})")
+            if len(logs) == 2:
+                paths = [{r["path"] for r in summaries[log]["ranges"] if r["depth"] > 0} for log in logs]
+                only_a, only_b = paths[0] - paths[1], paths[1] - paths[0]
+                text = html.unescape(dom)
+                check(all(p + "  [A only]" in text for p in only_a) and all(p + "  [B only]" in text for p in only_b),
+                      f"{name}: {len(only_a)} ranges marked A only, {len(only_b)} B only")
+                check("A vs B" in text, f"{name}: side-by-side view")
+            dom_k = browser(exe, "file://" + path + "#metric=kernels", "--dump-dom", work=work)
+            check('data-metric="kernels"' in dom_k and re.search(r"whole process, \d+ kernels<", dom_k) is not None,
+                  f"{name}: #metric=kernels sizes the chart by kernel count")
+
+            png = os.path.join(work, name.replace(" ", "_") + ".png")
+            browser(exe, "file://" + path, "--screenshot=" + png, work=work)
+            check(os.path.exists(png), f"{name}: screenshot written")
+            if not os.path.exists(png):
+                continue
+            width, height, rows = decode_png(png)
+            colours = {px for row in rows for px in row}
+            bar = max(sum(1 for px in row if px == ROOT_BAR) for row in rows)
+            print(f"  {name}: {width}x{height}, {len(colours)} distinct colours, top bar {bar} px wide")
+            check(len(colours) >= 20, f"{name}: screenshot not blank ({len(colours)} colours)")
+            check(bar >= width // 3, f"{name}: chart top bar drawn across the page ({bar} px)")
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

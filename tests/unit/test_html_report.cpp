@@ -1,0 +1,62 @@
+// `kcount report` page: the embedded data cannot end its script element, and the tree is depth first.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+#include "tools/html_report.h"
+
+TEST_CASE("report page: a range named </script> stays inside the data; ranges depth first") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("pid", "7");
+  w.writeString(1, "</script><script>alert(1)</script>");
+  w.writeString(2, "inner");
+  w.writeString(3, "k");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});
+  kc::LaunchBody l{};
+  l.correlation_id = 1;
+  l.scope_id = 2;
+  l.exit_ns = 5;
+  w.writeLaunch(l);
+  kc::KernelBody k{};
+  k.correlation_id = 1;
+  k.name_id = 3;
+  k.start_ns = 10;
+  k.end_ns = 30;
+  w.writeKernel(k);
+  w.writeRange({0, 100, 1, 7, 7, 0});
+  w.writeRange({1, 50, 2, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  std::vector<kc::LoadedLog> logs(1);
+  logs[0].path = "/x/run-a.kcount";
+  logs[0].data = kc::readLog(sink.bytes);
+  logs[0].summary = kc::summarize(logs[0].data);
+
+  const auto data = kc::htmlReportData(logs);
+  const auto& run = data["runs"][0];
+  CHECK(run["label"] == "run-a");
+  REQUIRE(run["ranges"].size() == 3);
+  CHECK(run["ranges"][0]["parent"].is_null());
+  CHECK(run["ranges"][1]["depth"] == 1);
+  CHECK(run["ranges"][2]["path"] == "</script><script>alert(1)</script>/inner");
+  CHECK(run["ranges"][2]["excl"]["gpu_ns"] == 20);
+  CHECK(run["ranges"][1]["incl"]["kernels"] == 1);
+  CHECK(run["kernels"][0]["ranges"]["</script><script>alert(1)</script>/inner"] == 1);
+
+  std::ostringstream out;
+  kc::writeHtmlReport(out, logs);
+  const std::string page = out.str();
+  CHECK(page.find("alert(1)") != std::string::npos);
+  CHECK(page.find("<script>alert") == std::string::npos);
+  CHECK(page.find("/*KCOUNT_DATA*/") == std::string::npos);
+  // Exactly the page's own two script elements end.
+  size_t ends = 0;
+  for (size_t at = page.find("</script>"); at != std::string::npos; at = page.find("</script>", at + 1)) ++ends;
+  CHECK(ends == 2);
+}

@@ -1,0 +1,140 @@
+#include "tools/html_report.h"
+
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <stdexcept>
+#include <string_view>
+
+#include "tools/kernel_decode.h"
+#include "tools/kernel_names.h"
+
+namespace kc {
+namespace {
+
+using nlohmann::json;
+
+/// The page, from tools/report_page.html (generated include, see tools/CMakeLists.txt).
+constexpr std::string_view kPage =
+#include "report_page.inc"
+    ;
+constexpr std::string_view kDataPlaceholder = "/*KCOUNT_DATA*/";
+
+json counts(const RangeStats& r) {
+  return {{"launches", r.launches}, {"kernels", r.kernels}, {"gpu_ns", r.gpu_ns}, {"launch_api_ns", r.launch_api_ns}};
+}
+
+json runJson(const LoadedLog& l) {
+  const LogData& d = l.data;
+  const Summary& s = l.summary;
+  std::string label = std::filesystem::path(l.path).filename().string();
+  if (label.size() > 7 && label.ends_with(".kcount")) label.resize(label.size() - 7);
+  uint64_t all_gpu = 0;
+  for (const auto& k : d.kernels) all_gpu += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+  json run = {{"label", label},
+              {"path", l.path},
+              {"host", d.meta("host")},
+              {"pid", d.meta("pid")},
+              {"command", d.meta("command_line")},
+              {"gpu", d.meta("gpu.0")},
+              {"complete", d.complete},
+              {"totals",
+               {{"launches", s.launches},
+                {"kernels", s.kernels},
+                {"unmatched_kernels", s.unmatched_kernels},
+                {"gpu_ns", all_gpu}}}};
+
+  // Range tree, depth first from the root, skipping subtrees with nothing in them.
+  json ranges = json::array();
+  auto shown = [&](uint32_t id) {
+    if (id >= s.inclusive.size()) return false;
+    const auto& r = s.inclusive[id];
+    return id == kRootScope || r.instances || r.launches || r.kernels;
+  };
+  std::vector<std::pair<uint32_t, uint32_t>> stack = {{kRootScope, 0}};  // (scope, depth)
+  std::vector<bool> visited(s.inclusive.size(), false);
+  while (!stack.empty()) {
+    auto [id, depth] = stack.back();
+    stack.pop_back();
+    if (id >= visited.size() || visited[id] || !shown(id)) continue;
+    visited[id] = true;
+    const bool root = id == kRootScope;
+    ranges.push_back({{"id", id},
+                      {"parent", root ? json(nullptr) : json(d.scopes[id].parent_id)},
+                      {"name", root ? std::string("(no range)") : std::string(d.str(d.scopes[id].name_id))},
+                      {"path", d.scopePath(id)},
+                      {"depth", depth},
+                      {"instances", s.inclusive[id].instances},
+                      {"cpu_ns", s.inclusive[id].cpu_ns},
+                      {"incl", counts(s.inclusive[id])},
+                      {"excl", counts(s.exclusive[id])}});
+    if (id < s.children.size())
+      for (auto it = s.children[id].rbegin(); it != s.children[id].rend(); ++it) stack.push_back({*it, depth + 1});
+  }
+  run["ranges"] = std::move(ranges);
+
+  // Kernels by recorded name, with the range of their launch.
+  std::unordered_map<uint64_t, uint32_t> scope_of_corr;
+  scope_of_corr.reserve(d.launches.size());
+  for (const auto& ln : d.launches) scope_of_corr.emplace(ln.correlation_id, ln.scope_id);
+  struct Row {
+    uint64_t count = 0, gpu_ns = 0;
+    const KernelBody* first = nullptr;
+    std::map<std::string, uint64_t> ranges;
+  };
+  std::map<uint32_t, Row> by_name;
+  std::unordered_map<uint32_t, std::string> paths;
+  for (const auto& k : d.kernels) {
+    Row& r = by_name[k.name_id];
+    ++r.count;
+    r.gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    if (!r.first) r.first = &k;
+    auto it = scope_of_corr.find(k.correlation_id);
+    if (it == scope_of_corr.end()) {
+      ++r.ranges["(unmatched)"];
+    } else {
+      auto p = paths.find(it->second);
+      if (p == paths.end()) p = paths.emplace(it->second, d.scopePath(it->second)).first;
+      ++r.ranges[p->second];
+    }
+  }
+  json kernels = json::array();
+  for (const auto& [name_id, r] : by_name) {
+    std::string_view name = d.str(name_id);
+    const KernelBody& k = *r.first;
+    kernels.push_back({{"name", name},
+                       {"short", shortKernelName(name)},
+                       {"demangled", demangleKernelName(name)},
+                       {"count", r.count},
+                       {"gpu_ns", r.gpu_ns},
+                       {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
+                       {"block", {k.block[0], k.block[1], k.block[2]}},
+                       {"ranges", r.ranges},
+                       {"decoded", decodedJson(decodeKernelName(name))}});
+  }
+  run["kernels"] = std::move(kernels);
+  return run;
+}
+
+}  // namespace
+
+json htmlReportData(const std::vector<LoadedLog>& logs) {
+  json runs = json::array();
+  for (const auto& l : logs) runs.push_back(runJson(l));
+  return {{"generator", std::string("kcount ") + KCOUNT_VERSION}, {"runs", std::move(runs)}};
+}
+
+void writeHtmlReport(std::ostream& out, const std::vector<LoadedLog>& logs) {
+  const size_t at = kPage.find(kDataPlaceholder);
+  if (at == std::string_view::npos) throw std::logic_error("report page has no data placeholder");
+  std::string data = htmlReportData(logs).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string escaped;
+  escaped.reserve(data.size() + data.size() / 8);
+  for (char c : data) {
+    if (c == '<') escaped += "\\u003c";
+    else escaped += c;
+  }
+  out << kPage.substr(0, at) << escaped << kPage.substr(at + kDataPlaceholder.size());
+}
+
+}  // namespace kc

@@ -1,0 +1,35 @@
+// `kcount report`: one self-contained HTML page (inline CSS and JS, no network access when opened) with
+// the range tree as an icicle chart sized by GPU time, kernel count or launch count, a ranges table, a
+// kernels table with the decoded name fields (tools/kernel_decode.h), and for two logs a side-by-side
+// view (ranges matched by path, kernels by decoded identity). The page is tools/report_page.html,
+// compiled into the tool; the data is embedded as JSON. Pure functions of their inputs.
+#pragma once
+
+#include <iosfwd>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/report.h"
+
+namespace kc {
+
+/// The data the page renders: {"generator": "kcount VERSION", "runs": [RUN...]}, one RUN per log, in
+/// argument order:
+///   {"label": file name without .kcount, "path", "host", "pid", "command", "gpu": name of GPU 0,
+///    "complete": bool, "totals": {"launches", "kernels", "unmatched_kernels", "gpu_ns"},
+///    "ranges": [{"id": scope id, "parent": parent scope id or null for the root, "name", "path",
+///                "depth", "instances", "cpu_ns", "incl": COUNTS, "excl": COUNTS}],  depth-first, root first;
+///               only ranges with an instance, a launch or a kernel; the root's incl is the whole process,
+///               its excl the "(no range)" launches
+///    "kernels": [{"name": as recorded, "short", "demangled", "count", "gpu_ns", "grid": [x,y,z],
+///                 "block": [x,y,z] (of the first record), "ranges": {path: count}, "decoded": decodedJson()}]}
+/// COUNTS = {"launches", "kernels", "gpu_ns", "launch_api_ns"}. Times in ns. Kernels whose correlation id
+/// matches no launch are listed with range "(unmatched)".
+nlohmann::json htmlReportData(const std::vector<LoadedLog>& logs);
+
+/// Writes the page with htmlReportData(logs) embedded. Every "<" in the embedded JSON is written as
+/// \u003c, so no kernel or range name can end the script element.
+void writeHtmlReport(std::ostream& out, const std::vector<LoadedLog>& logs);
+
+}  // namespace kc
