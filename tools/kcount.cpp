@@ -9,7 +9,6 @@
 #include "tools/export.h"
 #include "tools/html_report.h"
 #include "tools/diff.h"
-#include "tools/multi_log.h"
 #include "tools/report.h"
 #include "tools/run.h"
 
@@ -51,9 +50,6 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
   summary->add_option("--top", top, "kernels listed per range (0: none)")->check(CLI::NonNegativeNumber);
   summary->add_flag("--full-names", full_names, "show full demangled kernel names");
-  std::string metric = "gpu";
-  summary->add_option("--metric", metric, "with several logs: the number compared across logs")
-      ->check(CLI::IsMember({"gpu", "kernels", "launches", "cpu", "launch-cpu"}));
   std::string graph_view = "launch";
   summary->add_option("--graph-view", graph_view,
                       "where CUDA graph kernels are credited: launch (range around the graph launch) or capture "
@@ -110,9 +106,7 @@ int main(int argc, char** argv) {
       opt.full_names = full_names;
       auto logs = loadAll(paths);
       if (format == "json") {
-        auto j = kc::summaryJson(logs);
-        if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
-        std::cout << j.dump(2) << '\n';
+        std::cout << kc::summaryJson(logs).dump(2) << '\n';
       } else {
         bool first = true;
         for (const auto& l : logs) {
@@ -123,15 +117,6 @@ int main(int argc, char** argv) {
             kc::printSummaryTable(std::cout, l, opt);
           }
           first = false;
-        }
-        if (format == "table" && logs.size() > 1) {
-          std::cout << '\n';
-          kc::printAcrossLogs(std::cout, logs,
-                              metric == "kernels"      ? kc::AcrossMetric::kKernels
-                              : metric == "launches"   ? kc::AcrossMetric::kLaunches
-                              : metric == "cpu"        ? kc::AcrossMetric::kCpuNs
-                              : metric == "launch-cpu" ? kc::AcrossMetric::kLaunchApiNs
-                                                       : kc::AcrossMetric::kGpuNs);
         }
       }
       return readStatus(logs);
