@@ -1,0 +1,365 @@
+// libcupti_floor.so: the bare CUPTI subscriber of the overhead benchmark (bench/run_bench.py). It turns
+// on exactly what libkcount.so turns on (inject/cupti_injection.cpp) and does nothing else, so its cost
+// is the floor any CUPTI-based tool pays, and kcount's cost above it is kcount's own:
+//
+//   - the launch callback ids of inject/callbacks.cpp (25 runtime and driver ids; an empty callback),
+//   - activity kind CONCURRENT_KERNEL with buffer-requested/-completed callbacks (buffers of 8 MiB,
+//     kcount's default KCOUNT_ACTIVITY_BUFFER_MB, pooled; a completed buffer is walked record by record
+//     with cuptiActivityGetNextRecord and handed back to the pool),
+//   - a CLOCK_MONOTONIC timestamp callback (cuptiActivityRegisterTimestampCallback),
+//   - with CUPTI_FLOOR_MEMORY=1: the memcpy/memset API callbacks (every runtime and driver callback id
+//     whose cuptiGetCallbackName starts with cudaMemcpy, cudaMemset, cuMemcpy or cuMemset) and activity
+//     kinds MEMCPY and MEMSET, as libkcount.so versions that record memory operations do,
+//   - with CUPTI_FLOOR_GRAPH_NODES=1: the resource callbacks GRAPHNODE_CREATED and GRAPHNODE_CLONED, as
+//     libkcount.so versions that record graph nodes do.
+// bench/run_bench.py sets the last two to match the libkcount.so it measures. Keep this file in step
+// with InitializeInjection in inject/cupti_injection.cpp.
+//
+// Loaded by the CUDA driver inside cuInit:
+//
+//     CUDA_INJECTION64_PATH=/path/to/libcupti_floor.so ./program
+//
+// CUPTI is dlopen()ed like kcount does it (inject/cupti_api.cpp): a libcupti.so.13 already in the
+// process first (PyTorch's copy from its CUDA wheel), then CUPTI_FLOOR_PATH, the CUDA wheel folder next
+// to a loaded site-packages/nvidia/ library, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, the loader's path.
+//
+// Variations, for finding out which CUPTI setting lowers the floor (all optional, read once):
+//   CUPTI_FLOOR_CALLBACKS  all (default: kcount's ids) | driver | runtime | none
+//   CUPTI_FLOOR_ACTIVITY   1 (default) | 0: CONCURRENT_KERNEL activity on or off
+//   CUPTI_FLOOR_BUFFER_MB  size of one activity buffer in MiB (default 8, at least 1)
+//   CUPTI_FLOOR_TIMESTAMP  1 (default) | 0: register the timestamp callback or not
+//   CUPTI_FLOOR_MEMORY     0 (default) | 1: memcpy/memset API callbacks and MEMCPY/MEMSET activity
+//   CUPTI_FLOOR_GRAPH_NODES 0 (default) | 1: resource callbacks GRAPHNODE_CREATED and GRAPHNODE_CLONED
+//
+// One line on stderr at initialization says what was enabled ("cupti_floor: active: ...") or why
+// nothing was ("cupti_floor: inactive: ..."); the benchmark checks for it. The CUDA program is never
+// stopped: InitializeInjection always returns 1.
+#include <cupti.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#define FLOOR_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+/// One launch callback: (CUpti_CallbackDomain, CUpti_CallbackId). Same list and order as kLaunchApis in
+/// inject/callbacks.cpp; tests/bench/floor_callbacks_test.cpp checks that the two lists are equal.
+struct LaunchCallback {
+  uint32_t domain;
+  uint32_t cbid;
+};
+
+constexpr LaunchCallback kLaunchCallbacks[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunch},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
+};
+constexpr size_t kNumLaunchCallbacks = sizeof(kLaunchCallbacks) / sizeof(kLaunchCallbacks[0]);
+
+constexpr const char* kSoname = "libcupti.so.13";
+
+// CUPTI entry points, resolved with dlsym.
+struct CuptiFns {
+  decltype(&cuptiGetVersion) getVersion = nullptr;
+  decltype(&cuptiGetResultString) getResultString = nullptr;
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiEnableCallback) enableCallback = nullptr;
+  decltype(&cuptiActivityEnable) activityEnable = nullptr;
+  decltype(&cuptiActivityRegisterCallbacks) activityRegisterCallbacks = nullptr;
+  decltype(&cuptiActivityGetNextRecord) activityGetNextRecord = nullptr;
+  decltype(&cuptiActivityRegisterTimestampCallback) activityRegisterTimestampCallback = nullptr;
+  decltype(&cuptiGetCallbackName) getCallbackName = nullptr;
+};
+CuptiFns g_cupti;
+
+// ---- Activity buffers: a pool guarded by a mutex (kcount pools and reuses its buffers too). --------
+constexpr size_t kMaxPooledBuffers = 256;
+pthread_mutex_t g_pool_mutex = PTHREAD_MUTEX_INITIALIZER;  // guards g_pool, g_pool_size
+uint8_t* g_pool[kMaxPooledBuffers];
+size_t g_pool_size = 0;
+size_t g_buffer_bytes = 8u << 20;
+
+// ---- The CUPTI callbacks: as little as CUPTI allows. -----------------------------------------------
+void CUPTIAPI onCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  uint8_t* b = nullptr;
+  pthread_mutex_lock(&g_pool_mutex);
+  if (g_pool_size > 0) b = g_pool[--g_pool_size];
+  pthread_mutex_unlock(&g_pool_mutex);
+  if (b == nullptr) b = static_cast<uint8_t*>(std::aligned_alloc(8, g_buffer_bytes));
+  *buffer = b;
+  *size = b != nullptr ? g_buffer_bytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  while (valid > 0 && g_cupti.activityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+  }
+  if (buffer == nullptr) return;
+  bool pooled = false;
+  pthread_mutex_lock(&g_pool_mutex);
+  if (g_pool_size < kMaxPooledBuffers) {
+    g_pool[g_pool_size++] = buffer;
+    pooled = true;
+  }
+  pthread_mutex_unlock(&g_pool_mutex);
+  if (!pooled) std::free(buffer);
+}
+
+uint64_t CUPTIAPI onTimestamp() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// ---- Loading CUPTI. ----------------------------------------------------------------------------------
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? v : nullptr;
+}
+
+// Finds "<prefix>/site-packages/nvidia/" in the path of any loaded object; copies the prefix up to and
+// including "nvidia/" into out. Returns false if no loaded object comes from a CUDA wheel.
+bool cudaWheelRoot(char* out, size_t out_size) {
+  struct Search {
+    char* out;
+    size_t size;
+    bool found;
+  } search{out, out_size, false};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        const char* name = info->dlpi_name;
+        const char* key = "/site-packages/nvidia/";
+        const char* at = name != nullptr ? std::strstr(name, key) : nullptr;
+        if (at == nullptr || s->found) return 0;
+        const size_t n = static_cast<size_t>(at - name) + std::strlen(key);
+        if (n + 1 > s->size) return 0;
+        std::memcpy(s->out, name, n);
+        s->out[n] = '\0';
+        s->found = true;
+        return 1;
+      },
+      &search);
+  return search.found;
+}
+
+void* tryOpen(const char* path, const char* how, const char** how_out) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h != nullptr) *how_out = how;
+  return h;
+}
+
+void* tryOpenIn(const char* dir, const char* sub, const char* how, const char** how_out) {
+  char path[4096];
+  if (std::snprintf(path, sizeof(path), "%s%s%s", dir, sub, kSoname) >= static_cast<int>(sizeof(path))) return nullptr;
+  return tryOpen(path, how, how_out);
+}
+
+// kcount's search order (inject/cupti_api.cpp).
+void* loadCupti(const char** how) {
+  void* h = dlopen(kSoname, RTLD_NOW | RTLD_NOLOAD);
+  if (h != nullptr) {
+    *how = "already loaded in the process";
+    return h;
+  }
+  if (const char* p = env("CUPTI_FLOOR_PATH")) {
+    if ((h = tryOpen(p, "CUPTI_FLOOR_PATH", how)) != nullptr) return h;
+  }
+  char wheel[4096];
+  if (cudaWheelRoot(wheel, sizeof(wheel))) {
+    if ((h = tryOpenIn(wheel, "cu13/lib/", "CUDA wheel", how)) != nullptr) return h;
+    if ((h = tryOpenIn(wheel, "cuda_cupti/lib/", "CUDA wheel", how)) != nullptr) return h;
+  }
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* root = env(var)) {
+      if ((h = tryOpenIn(root, "/lib64/", var, how)) != nullptr) return h;
+      if ((h = tryOpenIn(root, "/extras/CUPTI/lib64/", var, how)) != nullptr) return h;
+    }
+  }
+  for (const char* sub : {"/lib64/", "/extras/CUPTI/lib64/", "/targets/x86_64-linux/lib/"}) {
+    if ((h = tryOpenIn("/usr/local/cuda", sub, "CUDA toolkit", how)) != nullptr) return h;
+  }
+  return tryOpen(kSoname, "loader search path", how);
+}
+
+template <typename Fn>
+bool resolve(void* handle, Fn* fn, const char* name) {
+  *fn = reinterpret_cast<Fn>(dlsym(handle, name));
+  return *fn != nullptr;
+}
+
+const char* resultString(CUptiResult r) {
+  const char* s = nullptr;
+  if (g_cupti.getResultString != nullptr) g_cupti.getResultString(r, &s);
+  return s != nullptr ? s : "CUPTI_ERROR";
+}
+
+bool check(CUptiResult r, const char* call) {
+  if (r == CUPTI_SUCCESS) return true;
+  std::fprintf(stderr, "cupti_floor: inactive: %s failed: %s (code %d)\n", call, resultString(r), static_cast<int>(r));
+  return false;
+}
+
+bool flag(const char* name, bool fallback) {
+  const char* v = env(name);
+  return v == nullptr ? fallback : std::strcmp(v, "0") != 0;
+}
+
+int initialize() {
+  const char* which = env("CUPTI_FLOOR_CALLBACKS");
+  if (which == nullptr) which = "all";
+  if (std::strcmp(which, "all") != 0 && std::strcmp(which, "driver") != 0 && std::strcmp(which, "runtime") != 0 &&
+      std::strcmp(which, "none") != 0) {
+    std::fprintf(stderr, "cupti_floor: inactive: CUPTI_FLOOR_CALLBACKS=%s (want all, driver, runtime or none)\n", which);
+    return 1;
+  }
+  const bool activity = flag("CUPTI_FLOOR_ACTIVITY", true);
+  const bool timestamp = flag("CUPTI_FLOOR_TIMESTAMP", true);
+  const bool memory = flag("CUPTI_FLOOR_MEMORY", false);
+  const bool graph_nodes = flag("CUPTI_FLOOR_GRAPH_NODES", false);
+  if (const char* mb = env("CUPTI_FLOOR_BUFFER_MB")) {
+    const long v = std::strtol(mb, nullptr, 10);
+    if (v >= 1 && v <= 1024) g_buffer_bytes = static_cast<size_t>(v) << 20;
+  }
+
+  const char* how = "";
+  void* handle = loadCupti(&how);
+  if (handle == nullptr) {
+    std::fprintf(stderr, "cupti_floor: inactive: no %s found\n", kSoname);
+    return 1;
+  }
+  const bool ok = resolve(handle, &g_cupti.getVersion, "cuptiGetVersion") &&
+                  resolve(handle, &g_cupti.getResultString, "cuptiGetResultString") &&
+                  resolve(handle, &g_cupti.subscribe, "cuptiSubscribe") &&
+                  resolve(handle, &g_cupti.enableCallback, "cuptiEnableCallback") &&
+                  resolve(handle, &g_cupti.activityEnable, "cuptiActivityEnable") &&
+                  resolve(handle, &g_cupti.activityRegisterCallbacks, "cuptiActivityRegisterCallbacks") &&
+                  resolve(handle, &g_cupti.activityGetNextRecord, "cuptiActivityGetNextRecord");
+  resolve(handle, &g_cupti.activityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback");
+  resolve(handle, &g_cupti.getCallbackName, "cuptiGetCallbackName");
+  char path[4096] = "?";
+  link_map* lm = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm != nullptr && lm->l_name != nullptr)
+    std::snprintf(path, sizeof(path), "%s", lm->l_name);
+  if (!ok) {
+    std::fprintf(stderr, "cupti_floor: inactive: %s lacks a required CUPTI function\n", path);
+    return 1;
+  }
+  uint32_t version = 0;
+  if (g_cupti.getVersion(&version) != CUPTI_SUCCESS) version = 0;
+
+  bool timestamp_on = false;
+  if (timestamp && g_cupti.activityRegisterTimestampCallback != nullptr)
+    timestamp_on = g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS;
+
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (!check(g_cupti.subscribe(&subscriber, &onCallback, nullptr), "cuptiSubscribe")) return 1;
+  size_t enabled = 0;
+  for (const LaunchCallback& cb : kLaunchCallbacks) {
+    const bool want = std::strcmp(which, "all") == 0 ||
+                      (std::strcmp(which, "driver") == 0 && cb.domain == CUPTI_CB_DOMAIN_DRIVER_API) ||
+                      (std::strcmp(which, "runtime") == 0 && cb.domain == CUPTI_CB_DOMAIN_RUNTIME_API);
+    if (!want) continue;
+    if (!check(g_cupti.enableCallback(1, subscriber, static_cast<CUpti_CallbackDomain>(cb.domain), cb.cbid),
+               "cuptiEnableCallback"))
+      return 1;
+    ++enabled;
+  }
+  size_t memory_ids = 0;
+  if (memory) {
+    if (g_cupti.getCallbackName == nullptr) {
+      std::fprintf(stderr, "cupti_floor: inactive: CUPTI_FLOOR_MEMORY=1 needs cuptiGetCallbackName\n");
+      return 1;
+    }
+    const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
+    for (const CUpti_CallbackDomain domain : domains) {
+      const uint32_t max = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                                                  : static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+      for (uint32_t cbid = 1; cbid < max; ++cbid) {
+        const char* name = nullptr;
+        if (g_cupti.getCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+        const bool is_memory = std::strncmp(name, "cudaMemcpy", 10) == 0 || std::strncmp(name, "cudaMemset", 10) == 0 ||
+                               std::strncmp(name, "cuMemcpy", 8) == 0 || std::strncmp(name, "cuMemset", 8) == 0;
+        if (!is_memory) continue;
+        if (!check(g_cupti.enableCallback(1, subscriber, domain, cbid), "cuptiEnableCallback(memory API)")) return 1;
+        ++memory_ids;
+      }
+    }
+  }
+  if (graph_nodes &&
+      (!check(g_cupti.enableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED),
+              "cuptiEnableCallback(GRAPHNODE_CREATED)") ||
+       !check(g_cupti.enableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
+              "cuptiEnableCallback(GRAPHNODE_CLONED)")))
+    return 1;
+  if (activity || memory) {
+    if (!check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
+               "cuptiActivityRegisterCallbacks"))
+      return 1;
+  }
+  if (activity &&
+      !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)"))
+    return 1;
+  if (memory && (!check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)") ||
+                 !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)")))
+    return 1;
+  std::fprintf(stderr,
+               "cupti_floor: active: CUPTI %s (API version %u, %s); %zu launch callback ids (%s); "
+               "activity CONCURRENT_KERNEL %s; memory: %zu callback ids, activity MEMCPY/MEMSET %s; "
+               "graph node callbacks %s; buffers %zu MiB; timestamp callback %s\n",
+               path, version, how, enabled, which, activity ? "on" : "off", memory_ids, memory ? "on" : "off",
+               graph_nodes ? "on" : "off", g_buffer_bytes >> 20, timestamp_on ? "on" : "off");
+  return 1;
+}
+
+}  // namespace
+
+/// CUDA injection entry point, called once by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH
+/// names this library. Loads CUPTI and enables what kcount enables (see the file comment). Always
+/// returns 1: a failure only prints "cupti_floor: inactive: <reason>" on stderr.
+FLOOR_EXPORT int InitializeInjection(void) {
+  static std::atomic<bool> done{false};
+  if (done.exchange(true)) return 1;
+  return initialize();
+}
+
+/// The launch callback ids this library enables with CUPTI_FLOOR_CALLBACKS=all, as (domain, callback
+/// id) pairs of uint32_t, `*count` pairs in all. For the test that compares them with kcount's list.
+FLOOR_EXPORT const uint32_t* cuptiFloorLaunchCallbacks(size_t* count) {
+  static_assert(sizeof(LaunchCallback) == 2 * sizeof(uint32_t), "pairs of uint32_t");
+  *count = kNumLaunchCallbacks;
+  return reinterpret_cast<const uint32_t*>(kLaunchCallbacks);
+}

@@ -1,0 +1,1207 @@
+#!/usr/bin/env python3
+"""kcount overhead benchmark: one command on a CUDA machine; prints a table last and writes JSON.
+
+    python3 bench/run_bench.py --build-dir build --out /tmp/kcount-bench            # --quick (default)
+    python3 bench/run_bench.py --build-dir build --out /tmp/kcount-bench --full
+    python3 bench/run_bench.py --dry-run --out /tmp/kcount-bench-dry               # no GPU, no torch
+
+Uses BUILD_DIR/bin/kcount, BUILD_DIR/lib/libkcount.so and BUILD_DIR/lib/libcupti_floor.so (bench/
+cupti_floor.cpp), compiles bench/launch_loop.cu with nvcc, and runs bench/python_workloads.py with the
+same Python as this script (or --python). Method and configurations: docs/performance.md.
+
+Jobs (one process per run, each run a fresh process):
+  cpp          launch_loop all N M K: N <<<1,1>>> launches, N cuLaunchKernel launches, a graph of K kernels
+               replayed M times (us per launch; graph: us per kernel)
+  py           add_ loop (us per iteration), GeGLU MLP and transformer stack, eager, forward + backward
+               (ms per step)
+  py-compiled  the same two models under torch.compile (ms per step)
+
+Configurations: none; cupti-floor (CUDA_INJECTION64_PATH=libcupti_floor.so: kcount's launch callbacks and
+kernel activity, nothing else); kcount-trace (LD_PRELOAD=libkcount.so); kcount-summary (KCOUNT_MODE=summary)
+and kcount-paused (KCOUNT_START=paused), run only when libkcount.so knows those variables; torch-profiler
+(Python jobs); --full adds floor variants (no activity, no callbacks, driver ids only, 32 MiB buffers).
+
+Runs are interleaved: for repeat r, every job runs each of its configurations once, in the job's order
+rotated by r. With --quick a time budget (--budget-s) stops starting rounds that would not fit.
+
+Exit status: 0 when every run that was started worked (a budget FAIL is a result, not an error), 1 when
+some run failed or nothing could run, 2 on bad arguments. With --dry-run: 0 when the self-checks pass.
+"""
+
+import argparse
+import datetime
+import glob
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(REPO, "bench")
+SCHEMA = 1
+
+CONFIG_INFO = {
+    "none": "no profiler",
+    "cupti-floor": "bare CUPTI subscriber (libcupti_floor.so): kcount's launch callbacks and CONCURRENT_KERNEL "
+                   "activity, empty handlers",
+    "floor-no-activity": "floor with CUPTI_FLOOR_ACTIVITY=0 (launch callbacks only)",
+    "floor-no-callbacks": "floor with CUPTI_FLOOR_CALLBACKS=none (kernel activity only)",
+    "floor-driver-ids": "floor with CUPTI_FLOOR_CALLBACKS=driver (driver-API launch ids only) and activity",
+    "floor-buffer-32mb": "floor with CUPTI_FLOOR_BUFFER_MB=32 (activity buffers of 32 MiB instead of 8)",
+    "kcount-trace": "LD_PRELOAD=libkcount.so, trace mode (the default)",
+    "kcount-summary": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary",
+    "kcount-paused": "LD_PRELOAD=libkcount.so, KCOUNT_START=paused (never started)",
+    "torch-profiler": "torch.profiler.profile(CPU, CUDA) around the timed repeats (Python only)",
+}
+FLOOR_ENV = {
+    "cupti-floor": {},
+    "floor-no-activity": {"CUPTI_FLOOR_ACTIVITY": "0"},
+    "floor-no-callbacks": {"CUPTI_FLOOR_CALLBACKS": "none"},
+    "floor-driver-ids": {"CUPTI_FLOOR_CALLBACKS": "driver"},
+    "floor-buffer-32mb": {"CUPTI_FLOOR_BUFFER_MB": "32"},
+}
+KCOUNT_ENV = {
+    "kcount-trace": {},
+    "kcount-summary": {"KCOUNT_MODE": "summary"},
+    "kcount-paused": {"KCOUNT_START": "paused"},
+}
+# The environment variable a kcount configuration needs libkcount.so to know (detected from its strings).
+KCOUNT_NEEDS = {"kcount-summary": "KCOUNT_MODE", "kcount-paused": "KCOUNT_START"}
+
+JOB_WORKLOADS = {
+    "cpp": ["runtime", "driver", "graph"],
+    "py": ["add_loop", "geglu_eager", "transformer_eager"],
+    "py-compiled": ["geglu_compiled", "transformer_compiled"],
+}
+WORKLOAD_INFO = {  # label, unit, metric key in the child's JSON
+    "runtime": ("runtime <<<>>>", "us/launch", "us_per_launch"),
+    "driver": ("driver cuLaunchKernel", "us/launch", "us_per_launch"),
+    "graph": ("graph replay", "us/kernel", "us_per_kernel"),
+    "add_loop": ("add_ loop", "us/iter", "value"),
+    "geglu_eager": ("geglu eager", "ms/step", "value"),
+    "transformer_eager": ("xfmr eager", "ms/step", "value"),
+    "geglu_compiled": ("geglu compiled", "ms/step", "value"),
+    "transformer_compiled": ("xfmr compiled", "ms/step", "value"),
+}
+STEP_WORKLOADS = ["geglu_eager", "transformer_eager", "geglu_compiled", "transformer_compiled"]
+
+MODES = {
+    "quick": {
+        "launches": 100_000, "graph_replays": 100, "graph_kernels": 1000,
+        "add_iters": 20_000, "steps": 10, "inner_repeats": 3, "warmup_steps": 3, "layers": 4,
+        "repeats": {"cpp": 5, "py": 3, "py-compiled": 3}, "budget_s": 360.0, "export_trace": False,
+    },
+    "full": {
+        "launches": 1_000_000, "graph_replays": 1000, "graph_kernels": 1000,
+        "add_iters": 200_000, "steps": 20, "inner_repeats": 3, "warmup_steps": 3, "layers": 4,
+        "repeats": {"cpp": 7, "py": 5, "py-compiled": 5}, "budget_s": 0.0, "export_trace": True,
+    },
+}
+JOB_TIMEOUT_S = {"cpp": 180.0, "py": 600.0, "py-compiled": 600.0}
+
+BUDGET_TRACE_US = 0.2
+BUDGET_SUMMARY_US = 0.1
+BUDGET_STEP_PCT = 1.0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------------------------------
+
+def describe(values):
+    """Median, min, max, quartiles (inclusive method) and the values; None for no values."""
+    if not values:
+        return None
+    v = sorted(values)
+    d = {"n": len(v), "median": statistics.median(v), "min": v[0], "max": v[-1], "values": list(values)}
+    if len(v) >= 2:
+        q = statistics.quantiles(v, n=4, method="inclusive")
+        d["q1"], d["q3"] = q[0], q[2]
+    else:
+        d["q1"] = d["q3"] = v[0]
+    return d
+
+
+def rotated(items, r):
+    """items rotated left by r (the order of repeat r)."""
+    if not items:
+        return []
+    k = r % len(items)
+    return items[k:] + items[:k]
+
+
+def now_utc():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def fmt(v, digits=2):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def fmt_signed(v, digits=2):
+    if v is None:
+        return "-"
+    text = f"{v:+.{digits}f}"
+    return "+" + text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def tail(path, chars=1500):
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - chars))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def lib_knows(path, name):
+    """True if the bytes of the file at path contain name (what `strings LIB | grep NAME` finds)."""
+    try:
+        with open(path, "rb") as f:
+            return name.encode() in f.read()
+    except OSError:
+        return False
+
+
+def run_process(argv, env, cwd, stdout_path, stderr_path, timeout_s):
+    """Runs argv in its own session with stdout/stderr to files. Returns (exit code, wall seconds,
+    peak RSS in KiB of the child (ru_maxrss from wait4: the child and its waited-for descendants),
+    timed out). On timeout the child's process group is killed."""
+    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                 start_new_session=True)
+        except OSError as exc:
+            err.write(f"run_bench: cannot start {argv[0]}: {exc}\n".encode())
+            return 127, 0.0, 0, False
+        timed_out = False
+        while True:
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                break
+            if time.perf_counter() - t0 > timeout_s:
+                timed_out = True
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                pid, status, ru = os.wait4(p.pid, 0)
+                break
+            time.sleep(0.01)
+        wall = time.perf_counter() - t0
+        rc = os.waitstatus_to_exitcode(status)
+        p.returncode = rc  # reaped here; keeps Popen from waiting again
+    return rc, wall, int(ru.ru_maxrss), timed_out
+
+
+def parse_json_lines(path):
+    """The JSON objects printed one per line (lines starting with '{'), in order."""
+    out = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(obj, dict):
+                        out.append(obj)
+    except OSError:
+        pass
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Plan: jobs, configurations, commands
+# ---------------------------------------------------------------------------------------------------
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description="kcount overhead benchmark (docs/performance.md)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="fits about 6 minutes on an H200 (default)")
+    mode.add_argument("--full", action="store_true", help="the issue's sizes (1M launches), more repeats")
+    p.add_argument("--dry-run", action="store_true",
+                   help="no GPU, no torch: fake workloads exercise the runner, then self-checks")
+    p.add_argument("--build-dir", default=os.path.join(REPO, "build"),
+                   help="folder with bin/kcount, lib/libkcount.so, lib/libcupti_floor.so (default: build)")
+    p.add_argument("--out", default="/tmp/kcount-bench", help="results folder (JSON, table, plot, run outputs)")
+    p.add_argument("--work-dir", default=None, help="scratch folder for logs and the compiled program "
+                                                      "(default: a new temporary folder)")
+    p.add_argument("--jobs", default="cpp,py,py-compiled", help="comma-separated: cpp, py, py-compiled")
+    p.add_argument("--configs", default=None, help="comma-separated subset of configurations to run")
+    p.add_argument("--repeats", type=int, default=None, help="repeats (fresh processes) per configuration, all jobs")
+    p.add_argument("--launches", type=int, default=None, help="launches per C++ loop (quick 100000, full 1000000)")
+    p.add_argument("--graph-replays", type=int, default=None, help="graph replays (quick 100, full 1000)")
+    p.add_argument("--graph-kernels", type=int, default=None, help="kernels per graph (1000)")
+    p.add_argument("--add-iters", type=int, default=None, help="add_ iterations per timed repeat")
+    p.add_argument("--steps", type=int, default=None, help="steps per timed repeat (MLP, transformer)")
+    p.add_argument("--inner-repeats", type=int, default=None, help="timed repeats inside one Python process")
+    p.add_argument("--layers", type=int, default=None, help="transformer blocks (4)")
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="stop starting rounds after this many seconds (quick 360, full: none; 0: none)")
+    p.add_argument("--python", default=sys.executable, help="Python with PyTorch for the Python jobs")
+    p.add_argument("--nvcc", default=None, help="nvcc (default: PATH, then /usr/local/cuda/bin/nvcc)")
+    p.add_argument("--arch", default="sm_90", help="nvcc -arch for launch_loop.cu (sm_90: H100/H200)")
+    p.add_argument("--keep-logs", action="store_true", help="keep the .kcount logs (in the work folder)")
+    p.add_argument("--no-plot", action="store_true", help="do not run bench/plot.py")
+    p.add_argument("--fake-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.rest and not args.fake_child:
+        p.error(f"unexpected arguments: {' '.join(args.rest)}")
+    args.mode = "full" if args.full else "quick"
+    for name in ("repeats", "launches", "graph_replays", "graph_kernels", "add_iters", "steps", "inner_repeats",
+                 "layers"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    args.jobs = [j for j in args.jobs.split(",") if j]
+    bad = [j for j in args.jobs if j not in JOB_WORKLOADS]
+    if bad or not args.jobs:
+        p.error(f"unknown or no jobs: {bad}; choose from {', '.join(JOB_WORKLOADS)}")
+    if args.configs is not None:
+        args.configs = [c for c in args.configs.split(",") if c]
+        bad = [c for c in args.configs if c not in CONFIG_INFO]
+        if bad or not args.configs:
+            p.error(f"unknown or no configurations: {bad}; choose from {', '.join(CONFIG_INFO)}")
+    return args
+
+
+def make_params(args):
+    m = MODES[args.mode]
+    params = {k: m[k] for k in ("launches", "graph_replays", "graph_kernels", "add_iters", "steps",
+                                "inner_repeats", "warmup_steps", "layers", "export_trace")}
+    for k in ("launches", "graph_replays", "graph_kernels", "add_iters", "steps", "inner_repeats", "layers"):
+        if getattr(args, k) is not None:
+            params[k] = getattr(args, k)
+    params["repeats"] = {j: (args.repeats if args.repeats is not None else m["repeats"][j]) for j in JOB_WORKLOADS}
+    params["budget_s"] = args.budget_s if args.budget_s is not None else m["budget_s"]
+    return params
+
+
+def job_configs(job, mode, support, selected):
+    """Configurations of a job, in order. support: {"KCOUNT_MODE": bool, "KCOUNT_START": bool}."""
+    summary = ["kcount-summary"] if support.get("KCOUNT_MODE") else []
+    paused = ["kcount-paused"] if support.get("KCOUNT_START") else []
+    floors = ["cupti-floor"]
+    if mode == "full" and job == "cpp":
+        floors += ["floor-no-activity", "floor-no-callbacks", "floor-driver-ids", "floor-buffer-32mb"]
+    if selected is not None:
+        pool = ["none"] + list(FLOOR_ENV) + ["kcount-trace"] + summary + paused
+        if job != "cpp":
+            pool.append("torch-profiler")
+        return [c for c in pool if c in selected]
+    if job == "cpp":
+        return ["none"] + floors + ["kcount-trace"] + summary + paused
+    if job == "py":
+        if mode == "quick":
+            return ["none", "kcount-trace"] + summary + paused + ["torch-profiler"]
+        return ["none", "cupti-floor", "kcount-trace"] + summary + paused + ["torch-profiler"]
+    # py-compiled: in quick mode only what the "realistic steps" budget needs.
+    if mode == "quick":
+        return ["none"] + (summary or ["kcount-trace"])
+    return ["none", "cupti-floor", "kcount-trace"] + summary + paused + ["torch-profiler"]
+
+
+def job_argv(job, config, params, paths, python):
+    if job == "cpp":
+        return [paths["launch_loop"], "all", str(params["launches"]), str(params["graph_replays"]),
+                str(params["graph_kernels"])]
+    warmup = params["warmup_steps"]
+    argv = [python, os.path.join(BENCH, "python_workloads.py"), "--workloads", ",".join(JOB_WORKLOADS[job]),
+            "--add-iters", str(params["add_iters"]), "--repeats", str(params["inner_repeats"]),
+            "--steps", str(params["steps"]), "--warmup-steps", str(warmup), "--layers", str(params["layers"])]
+    if config == "torch-profiler":
+        argv.append("--torch-profiler")
+        if params["export_trace"]:
+            argv.append("--export-trace")
+    return argv
+
+
+def floor_match(kcount_lib):
+    """CUPTI_FLOOR_* settings that make the floor enable what this libkcount.so enables beyond launch
+    callbacks and kernel activity, detected from the CUPTI calls named in its error messages."""
+    return {"CUPTI_FLOOR_MEMORY": "1" if lib_knows(kcount_lib, "cuptiActivityEnable(MEMCPY)") else "0",
+            "CUPTI_FLOOR_GRAPH_NODES": "1" if lib_knows(kcount_lib, "GRAPHNODE_CREATED") else "0"}
+
+
+def config_env(config, base_env, paths, log_pattern, match=None):
+    """Environment of a run and the variables this configuration added (for the JSON). match: the
+    floor_match() settings, given to every floor configuration."""
+    added = {}
+    if config in FLOOR_ENV:
+        added["CUDA_INJECTION64_PATH"] = paths["floor_lib"]
+        added.update(match or {})
+        added.update(FLOOR_ENV[config])
+    elif config in KCOUNT_ENV:
+        pre = base_env.get("LD_PRELOAD", "")
+        added["LD_PRELOAD"] = paths["kcount_lib"] + (":" + pre if pre else "")
+        added["KCOUNT_OUTPUT"] = log_pattern
+        added.update(KCOUNT_ENV[config])
+    env = dict(base_env)
+    env.update(added)
+    return env, added
+
+
+def clean_base_env():
+    """This process's environment without any profiler injection or KCOUNT_/CUPTI_FLOOR_ settings."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("KCOUNT_", "CUPTI_FLOOR_"))
+           and k not in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")}
+    pre = [p for p in env.get("LD_PRELOAD", "").split(":") if p and "libkcount" not in p]
+    if pre:
+        env["LD_PRELOAD"] = ":".join(pre)
+    else:
+        env.pop("LD_PRELOAD", None)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------------
+
+class Runner:
+    def __init__(self, args, params, paths, support, out_dir, work_dir):
+        self.args = args
+        self.params = params
+        self.paths = paths
+        self.support = support
+        self.out_dir = out_dir
+        self.work_dir = work_dir
+        self.runs = []
+        self.notes = []
+        self.base_env = clean_base_env()
+        self.floor_match = floor_match(paths["kcount_lib"])
+        self.t_start = time.perf_counter()
+        self.last_wall = {}  # (job, config) -> wall seconds of the latest run
+        self.sample_log = os.path.join(REPO, "tests", "data", "launches.kcount")
+        os.makedirs(os.path.join(out_dir, "runs"), exist_ok=True)
+        os.makedirs(os.path.join(work_dir, "logs"), exist_ok=True)
+
+    def elapsed(self):
+        return time.perf_counter() - self.t_start
+
+    def note(self, text):
+        self.notes.append(text)
+        print(f"note: {text}", flush=True)
+
+    def kcount_summary(self, log_path):
+        """Runs `kcount summary --format json` on a log: (seconds, totals dict or None, error)."""
+        kcount = self.paths["kcount"]
+        if not os.path.exists(kcount):
+            return None, None, f"no {kcount}"
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run([kcount, "summary", "--format", "json", log_path], capture_output=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return None, None, f"kcount summary: {exc}"
+        dt = time.perf_counter() - t0
+        if p.returncode != 0:
+            return dt, None, f"kcount summary exit status {p.returncode}: {p.stderr.decode(errors='replace')[-300:]}"
+        try:
+            doc = json.loads(p.stdout)
+            logs = doc["logs"]
+            totals = dict(logs[0]["totals"])
+            totals["complete"] = logs[0].get("complete")
+            return dt, totals, None
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            return dt, None, f"kcount summary output not understood: {exc}"
+
+    def run_one(self, job, config, repeat, order_index, hard_deadline):
+        tag = f"{job}-{config}-r{repeat}"
+        log_prefix = os.path.join(self.work_dir, "logs", tag)
+        for old in glob.glob(log_prefix + "-*"):
+            os.unlink(old)
+        env, added = config_env(config, self.base_env, self.paths, log_prefix + "-%p.kcount", self.floor_match)
+        argv = job_argv(job, config, self.params, self.paths, self.args.python)
+        if self.args.dry_run:
+            # The fake child gets the configuration's variables but no injected library.
+            env.pop("CUDA_INJECTION64_PATH", None)
+            if "LD_PRELOAD" in added:
+                env.pop("LD_PRELOAD", None)
+            env["KCOUNT_BENCH_FAKE_CONFIG"] = config
+            env["KCOUNT_BENCH_FAKE_REPEAT"] = str(repeat)
+            env["KCOUNT_BENCH_SAMPLE_LOG"] = self.sample_log
+            argv = [sys.executable, os.path.abspath(__file__), "--fake-child", "--"] + argv
+        stdout_path = os.path.join(self.out_dir, "runs", tag + ".stdout.txt")
+        stderr_path = os.path.join(self.out_dir, "runs", tag + ".stderr.txt")
+        timeout = JOB_TIMEOUT_S[job]
+        if hard_deadline is not None:
+            timeout = max(5.0, min(timeout, hard_deadline - self.elapsed()))
+        # A child's ru_maxrss includes the memory of the process it was forked from (this runner) up to
+        # its exec; a child peak at or below the runner's own peak is therefore not a measurement.
+        runner_maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rc, wall, maxrss_kb, timed_out = run_process(argv, env, self.work_dir, stdout_path, stderr_path, timeout)
+        self.last_wall[(job, config)] = wall
+
+        run = {"job": job, "config": config, "repeat": repeat, "order": order_index, "argv": argv,
+               "env_added": added, "exit_status": rc, "timed_out": timed_out, "wall_s": wall,
+               "maxrss_kb": maxrss_kb, "runner_maxrss_kb": runner_maxrss_kb, "results": {}, "info": {},
+               "problems": [], "notes": []}
+        if maxrss_kb <= runner_maxrss_kb:
+            run["notes"].append(f"peak RSS {maxrss_kb} KiB not measured: not above the runner's own {runner_maxrss_kb} KiB")
+        for obj in parse_json_lines(stdout_path):
+            w = obj.get("workload")
+            if w == "info":
+                run["info"] = obj
+            elif isinstance(w, str):
+                run["results"][w] = obj
+        if timed_out:
+            run["problems"].append(f"timed out after {timeout:.0f} s")
+        elif rc != 0:
+            run["problems"].append(f"exit status {rc}")
+        for w in JOB_WORKLOADS[job]:
+            r = run["results"].get(w)
+            if r is None:
+                run["problems"].append(f"no result for {w}")
+            elif "error" in r:
+                run["problems"].append(f"{w}: {r['error']}")
+            elif config == "torch-profiler" and "torch_profiler" not in r:
+                run["problems"].append(f"{w}: no torch_profiler section")
+        stderr_text = tail(stderr_path, 1 << 24)
+        if config in FLOOR_ENV:
+            active = [ln for ln in stderr_text.splitlines() if ln.startswith("cupti_floor:")]
+            if not any(ln.startswith("cupti_floor: active") for ln in active):
+                run["problems"].append("floor not in effect: " + (active[-1] if active else "no cupti_floor line"))
+            else:
+                run["floor"] = active[-1]
+        if config in KCOUNT_ENV:
+            self.collect_log(run, log_prefix)
+        if run["problems"]:
+            run["stderr_tail"] = tail(stderr_path)
+        self.runs.append(run)
+        return run
+
+    def collect_log(self, run, log_prefix):
+        """Finds the run's kcount log(s), times `kcount summary` on the largest, records size and totals."""
+        config = run["config"]
+        logs = sorted(glob.glob(log_prefix + "-*.kcount*"), key=lambda p: os.path.getsize(p), reverse=True)
+        info = {"files": len(logs)}
+        run["log"] = info
+        if not logs:
+            if config == "kcount-trace":
+                run["problems"].append("kcount wrote no log (kcount not in effect?)")
+            else:
+                run["notes"].append("no log written")
+            return
+        if len(logs) > 1:
+            run["notes"].append(f"{len(logs)} logs written (largest used)")
+        log = logs[0]
+        info["bytes"] = os.path.getsize(log)
+        seconds, totals, error = self.kcount_summary(log)
+        info["summary_s"] = seconds
+        if error:  # the run's timing still counts: the log exists, only reading it failed
+            info["summary_error"] = error
+            run["notes"].append(error)
+        if totals:
+            info["totals"] = totals
+            kernels = totals.get("kernels") or 0
+            info["kernels"] = kernels
+            if kernels > 0:
+                info["bytes_per_kernel"] = info["bytes"] / kernels
+                if seconds is not None:
+                    info["summary_s_per_million_kernels"] = seconds / kernels * 1e6
+            dropped = {k: v for k, v in totals.items() if k.startswith("dropped") and v}
+            if dropped:
+                run["notes"].append(f"kcount dropped records: {dropped}")
+            if config == "kcount-paused" and kernels > 0:
+                run["notes"].append(f"paused run recorded {kernels} kernels (KCOUNT_START=paused not honored?)")
+            if config == "kcount-trace" and kernels == 0:
+                run["problems"].append("kcount log has no kernels")
+        if not self.args.keep_logs:
+            for p in logs:
+                os.unlink(p)
+        else:
+            info["paths"] = logs
+
+    def progress(self, run, total_repeats):
+        parts = []
+        for w in JOB_WORKLOADS[run["job"]]:
+            r = run["results"].get(w)
+            key = WORKLOAD_INFO[w][2]
+            if r is not None and key in r:
+                parts.append(f"{w} {r[key]:.3g}")
+        extra = ""
+        log = run.get("log")
+        if log and log.get("kernels"):
+            extra = f", log {log['bytes'] / 1e6:.1f} MB {log['kernels']} kernels"
+        status = "" if not run["problems"] else "  PROBLEM: " + "; ".join(run["problems"])[:200]
+        print(f"[{self.elapsed():6.1f}s] {run['job']} r{run['repeat'] + 1}/{total_repeats} {run['config']}: "
+              f"{' '.join(parts)} | {run['wall_s']:.1f} s, rss {run['maxrss_kb'] / 1024:.0f} MB{extra}{status}",
+              flush=True)
+
+    def run_all(self, plan):
+        """plan: {job: [configs]}. Interleaved rounds; a round of a job is skipped when it would not fit
+        the time budget, and a job is dropped when every run of its first round failed."""
+        budget = self.params["budget_s"]
+        hard = budget + 45.0 if budget and budget > 0 else None
+        max_rounds = max(self.params["repeats"][j] for j in plan) if plan else 0
+        dead_jobs = set()
+        for r in range(max_rounds):
+            for job, configs in plan.items():
+                if job in dead_jobs or r >= self.params["repeats"][job]:
+                    continue
+                if budget and budget > 0:
+                    known = [self.last_wall[(job, c)] for c in configs if (job, c) in self.last_wall]
+                    estimate = (sum(known) + max(known) * (len(configs) - len(known))) if known else 0.0
+                    if r > 0 and self.elapsed() + estimate > budget:
+                        self.note(f"{job}: round {r + 1} skipped: {self.elapsed():.0f} s + estimated "
+                                  f"{estimate:.0f} s > budget {budget:.0f} s")
+                        continue
+                    if r == 0 and self.elapsed() > budget:
+                        self.note(f"{job}: not run: budget {budget:.0f} s used up")
+                        continue
+                order = rotated(configs, r)
+                round_runs = []
+                for i, config in enumerate(order):
+                    if hard is not None and self.elapsed() > hard - 5:
+                        self.note(f"{job}: round {r + 1} cut short at {config}: hard time limit")
+                        break
+                    run = self.run_one(job, config, r, i, hard)
+                    round_runs.append(run)
+                    self.progress(run, self.params["repeats"][job])
+                if r == 0 and round_runs and all(run["problems"] for run in round_runs):
+                    dead_jobs.add(job)
+                    self.note(f"{job}: every run of the first round failed; job dropped (see runs/ and the JSON)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Analysis
+# ---------------------------------------------------------------------------------------------------
+
+def run_valid_for(run, workload):
+    """A run's timing counts for a workload if the run worked and the configuration was in effect."""
+    r = run["results"].get(workload)
+    if r is None or "error" in r:
+        return False
+    key = WORKLOAD_INFO[workload][2]
+    if key not in r:
+        return False
+    # Any problem (exit status, floor not active, kcount wrote no log) makes the run's numbers suspect.
+    return not run["problems"]
+
+
+def analyze(runs, plan, params):
+    stats = {}  # job -> workload -> config -> describe()
+    extra = {}  # job -> config -> {...}
+    for job, configs in plan.items():
+        stats[job] = {}
+        for w in JOB_WORKLOADS[job]:
+            key = WORKLOAD_INFO[w][2]
+            stats[job][w] = {}
+            for c in configs:
+                vals = [run["results"][w][key] for run in runs
+                        if run["job"] == job and run["config"] == c and run_valid_for(run, w)]
+                d = describe(vals)
+                if d is not None:
+                    stats[job][w][c] = d
+            if w == "graph":
+                stats[job]["graph_per_launch"] = {}
+                for c in configs:
+                    vals = [run["results"][w]["us_per_launch"] for run in runs
+                            if run["job"] == job and run["config"] == c and run_valid_for(run, w)]
+                    d = describe(vals)
+                    if d is not None:
+                        stats[job]["graph_per_launch"][c] = d
+        extra[job] = {}
+        for c in configs:
+            mine = [run for run in runs if run["job"] == job and run["config"] == c]
+            ok = [run for run in mine if not run["problems"]]
+            e = {"runs": len(mine), "ok_runs": len(ok)}
+            rss = describe([run["maxrss_kb"] for run in ok
+                            if run["maxrss_kb"] and run["maxrss_kb"] > run.get("runner_maxrss_kb", 0)])
+            if rss:
+                e["maxrss_kb"] = rss
+            logs = [run["log"] for run in ok if run.get("log")]
+            for key in ("bytes", "kernels", "bytes_per_kernel", "summary_s", "summary_s_per_million_kernels"):
+                d = describe([lg[key] for lg in logs if lg.get(key) is not None])
+                if d:
+                    e["log_" + key] = d
+            if c == "torch-profiler":
+                post, kernels, events = [], [], []
+                for run in ok:
+                    infos = [r["torch_profiler"] for r in run["results"].values() if "torch_profiler" in r]
+                    if infos:
+                        post.append(sum(i["postprocess_s"] for i in infos))
+                        kernels.append(sum(i["kernel_events"] for i in infos))
+                        events.append(sum(i["events"] for i in infos))
+                if post:
+                    e["profiler_postprocess_s"] = describe(post)
+                    e["profiler_kernel_events"] = describe(kernels)
+                    e["profiler_events"] = describe(events)
+                    per_m = [p / k * 1e6 for p, k in zip(post, kernels) if k]
+                    if per_m:
+                        e["profiler_postprocess_s_per_million_kernels"] = describe(per_m)
+            extra[job][c] = e
+        none_rss = extra[job].get("none", {}).get("maxrss_kb")
+        for c, e in extra[job].items():
+            if none_rss and e.get("maxrss_kb"):
+                e["extra_rss_mb"] = (e["maxrss_kb"]["median"] - none_rss["median"]) / 1024.0
+
+    derived = {}
+    for job in stats:
+        derived[job] = {}
+        for w, per_config in stats[job].items():
+            if w == "graph_per_launch":
+                continue
+            base = per_config.get("none")
+            floor = per_config.get("cupti-floor")
+            derived[job][w] = {}
+            for c, d in per_config.items():
+                x = {}
+                if base:
+                    x["added_vs_none"] = d["median"] - base["median"]
+                    x["relative_pct"] = (d["median"] / base["median"] - 1.0) * 100.0 if base["median"] else None
+                if floor:
+                    x["added_vs_floor"] = d["median"] - floor["median"]
+                derived[job][w][c] = x
+    return stats, extra, derived
+
+
+def find_stat(stats, workload, config):
+    for job in stats:
+        d = stats[job].get(workload, {}).get(config)
+        if d is not None:
+            return d
+    return None
+
+
+def budget_checks(stats, support, dry_run):
+    """The issue's budget, as PASS/FAIL/SKIP lines (dicts: check, status, detail)."""
+    checks = []
+
+    def add(check, status, detail):
+        checks.append({"check": check, "status": status, "detail": detail})
+
+    def missing(cfg):
+        if cfg in KCOUNT_NEEDS and not support.get(KCOUNT_NEEDS[cfg]) and not dry_run:
+            return f"libkcount.so does not know {KCOUNT_NEEDS[cfg]}: {cfg} not run"
+        return f"no valid {cfg} runs"
+
+    for cfg, limit, label in (("kcount-trace", BUDGET_TRACE_US, "trace"), ("kcount-summary", BUDGET_SUMMARY_US, "summary")):
+        for w in ("runtime", "driver"):
+            name = f"{label} <= {limit} us/launch above floor ({WORKLOAD_INFO[w][0]})"
+            k, f = find_stat(stats, w, cfg), find_stat(stats, w, "cupti-floor")
+            if k is None or f is None:
+                add(name, "SKIP", missing(cfg) if k is None else missing("cupti-floor"))
+                continue
+            diff = k["median"] - f["median"]
+            add(name, "PASS" if diff <= limit else "FAIL",
+                f"{diff:+.3f} us (kcount {k['median']:.3f} [{k['min']:.3f}..{k['max']:.3f}], "
+                f"floor {f['median']:.3f} [{f['min']:.3f}..{f['max']:.3f}])")
+
+    for w in ("runtime", "driver", "add_loop"):
+        name = f"paused indistinguishable from none ({WORKLOAD_INFO[w][0]})"
+        p, n = find_stat(stats, w, "kcount-paused"), find_stat(stats, w, "none")
+        if p is None or n is None:
+            add(name, "SKIP", missing("kcount-paused") if p is None else missing("none"))
+            continue
+        diff = p["median"] - n["median"]
+        spread = max(p["max"] - p["min"], n["max"] - n["min"])
+        add(name, "PASS" if abs(diff) <= spread else "FAIL",
+            f"|{diff:+.3f}| vs spread {spread:.3f} {WORKLOAD_INFO[w][1]} (max of the two min..max ranges)")
+
+    prof, none_add = find_stat(stats, "add_loop", "torch-profiler"), find_stat(stats, "add_loop", "none")
+    for cfg in ("kcount-trace", "kcount-summary"):
+        name = f"add_ loop: {cfg} added <= 1/2 of torch.profiler's"
+        k = find_stat(stats, "add_loop", cfg)
+        if k is None or prof is None or none_add is None:
+            add(name, "SKIP", missing(cfg) if k is None else missing("torch-profiler" if prof is None else "none"))
+            continue
+        k_add, p_add = k["median"] - none_add["median"], prof["median"] - none_add["median"]
+        ok = k_add <= 0.5 * p_add
+        add(name, "PASS" if ok else "FAIL", f"kcount {k_add:+.2f} vs torch.profiler {p_add:+.2f} us/iter "
+                                            f"(none {none_add['median']:.2f})")
+
+    for w in STEP_WORKLOADS:
+        name = f"summary <= {BUDGET_STEP_PCT:g}% added step time ({WORKLOAD_INFO[w][0]})"
+        n = find_stat(stats, w, "none")
+        s = find_stat(stats, w, "kcount-summary")
+        if n is None:
+            add(name, "SKIP", "no valid none runs")
+            continue
+        if s is None:
+            t = find_stat(stats, w, "kcount-trace")
+            info = f"; trace mode: {(t['median'] / n['median'] - 1) * 100:+.2f}%" if t else ""
+            add(name, "SKIP", missing("kcount-summary") + info)
+            continue
+        pct = (s["median"] / n["median"] - 1.0) * 100.0
+        add(name, "PASS" if pct <= BUDGET_STEP_PCT else "FAIL",
+            f"{pct:+.2f}% ({s['median']:.3f} vs {n['median']:.3f} ms/step)")
+    return checks
+
+
+# ---------------------------------------------------------------------------------------------------
+# Table
+# ---------------------------------------------------------------------------------------------------
+
+def cell(d, digits=2):
+    if d is None:
+        return "-"
+    return f"{d['median']:.{digits}f} [{d['min']:.{digits}f}..{d['max']:.{digits}f}]"
+
+
+def grid(rows):
+    """Rows of cells as text lines, each column padded to its widest cell, two spaces apart."""
+    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
+    return ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
+
+
+def table_lines(doc):
+    lines = []
+    env = doc["environment"]
+    params = doc["parameters"]
+    stats, extra, derived = doc["stats"], doc["extra"], doc["derived"]
+    plan = doc["plan"]
+    head = f"=== kcount overhead benchmark ({doc['mode']}{', DRY RUN: fake numbers' if doc['dry_run'] else ''}), " \
+           f"{doc['finished']}: {env.get('device', '?')}, driver {env.get('driver', '?')}, " \
+           f"torch {env.get('torch', '-')}, CUDA {env.get('cuda', '-')}"
+    lines.append(head)
+    lines.append(f"    out {doc['out']}; {len(doc['runs'])} runs in {doc['elapsed_s']:.0f} s; values: median [min..max] "
+                 f"over runs (fresh processes, interleaved)")
+    if "cpp" in plan:
+        reps = params["repeats"]["cpp"]
+        lines.append(f"C++ loop: {params['launches']} launches/run, graph {params['graph_kernels']} kernels x "
+                     f"{params['graph_replays']} replays; up to {reps} runs; +none/+floor: added us vs none/cupti-floor")
+        rows = [["config", "runtime us/launch", "+none", "+floor", "driver us/launch", "+none", "+floor",
+                 "graph us/kernel", "+floor", "B/kernel", "+RSS MB", "n"]]
+        for c in plan["cpp"]:
+            row = [c]
+            for w in ("runtime", "driver"):
+                x = derived["cpp"][w].get(c, {})
+                row += [cell(stats["cpp"][w].get(c)),
+                        fmt_signed(x.get("added_vs_none") if c != "none" else None),
+                        fmt_signed(x.get("added_vs_floor") if c not in ("none", "cupti-floor") else None)]
+            x = derived["cpp"]["graph"].get(c, {})
+            e = extra["cpp"].get(c, {})
+            row += [cell(stats["cpp"]["graph"].get(c), 3),
+                    fmt_signed(x.get("added_vs_floor") if c not in ("none", "cupti-floor") else None, 3),
+                    fmt(e.get("log_bytes_per_kernel", {}).get("median"), 1),
+                    fmt_signed(e.get("extra_rss_mb") if c != "none" else None, 0),
+                    str(e.get("ok_runs", 0))]
+            rows.append(row)
+        lines += grid(rows)
+    py_jobs = [j for j in ("py", "py-compiled") if j in plan]
+    if py_jobs:
+        workloads = [w for j in py_jobs for w in JOB_WORKLOADS[j]]
+        configs = []
+        for j in py_jobs:
+            configs += [c for c in plan[j] if c not in configs]
+        reps = "/".join(str(params["repeats"][j]) for j in py_jobs)
+        lines.append(f"Python: add_ {params['add_iters']} iters, steps {params['steps']} (fwd+bwd, bf16); "
+                     f"{params['inner_repeats']} timed repeats per process, up to {reps} runs ({'/'.join(py_jobs)}); "
+                     f"(+x) added vs none")
+        rows = [["config"] + [f"{WORKLOAD_INFO[w][0]} {WORKLOAD_INFO[w][1]}" for w in workloads] +
+                [f"+RSS MB {j}" for j in py_jobs]]
+        for c in configs:
+            row = [c]
+            for w in workloads:
+                job = "py" if w in JOB_WORKLOADS["py"] else "py-compiled"
+                d = stats.get(job, {}).get(w, {}).get(c)
+                if d is None:
+                    row.append("-")
+                    continue
+                x = derived[job][w].get(c, {})
+                if w == "add_loop":
+                    text = cell(d)
+                    if c != "none" and x.get("added_vs_none") is not None:
+                        text += f" ({x['added_vs_none']:+.2f})"
+                elif c != "none" and x.get("relative_pct") is not None:
+                    text = f"{d['median']:.3f} ({x['relative_pct']:+.1f}%)"
+                else:
+                    text = cell(d, 3)
+                row.append(text)
+            for j in py_jobs:
+                row.append(fmt_signed(extra.get(j, {}).get(c, {}).get("extra_rss_mb") if c != "none" else None, 0))
+            rows.append(row)
+        lines += grid(rows)
+    # Post-processing: kcount summary per million kernels vs torch.profiler's.
+    for job in plan:
+        parts = []
+        for c in ("kcount-trace", "kcount-summary"):
+            e = extra.get(job, {}).get(c, {})
+            d = e.get("log_summary_s_per_million_kernels")
+            if d:
+                parts.append(f"{c[7:]} {d['median']:.2f} s ({e['log_kernels']['median'] / 1e6:.3f} M kernels/log, "
+                             f"{fmt(e.get('log_bytes_per_kernel', {}).get('median'), 1)} B/kernel)")
+        if parts:
+            lines.append(f"kcount summary per million kernels, {job}: " + "; ".join(parts))
+    for job in plan:
+        e = extra.get(job, {}).get("torch-profiler", {})
+        d = e.get("profiler_postprocess_s_per_million_kernels")
+        if d:
+            lines.append(f"torch.profiler post-processing per million kernels: {job} {d['median']:.2f} s "
+                         f"({e['profiler_postprocess_s']['median']:.2f} s for {e['profiler_kernel_events']['median'] / 1e6:.3f} "
+                         f"M kernels, {e['profiler_events']['median'] / 1e6:.3f} M events)")
+    bad = [r for r in doc["runs"] if r["problems"]]
+    if bad:
+        lines.append(f"Runs with problems: {len(bad)} (excluded from the statistics; details in the JSON)")
+        for r in bad[:3]:
+            lines.append(f"  {r['job']}/{r['config']}/r{r['repeat'] + 1}: {'; '.join(r['problems'])[:150]}")
+    for n in doc["notes"][:4]:
+        lines.append(f"note: {n[:170]}")
+    if len(doc["notes"]) > 4:
+        lines.append(f"note: ... {len(doc['notes']) - 4} more in the JSON")
+    for b in doc["budget"]:
+        lines.append(f"BUDGET {b['status']:<4} {b['check']}: {b['detail']}")
+    counts = {s: sum(1 for b in doc["budget"] if b["status"] == s) for s in ("PASS", "FAIL", "SKIP")}
+    ok_runs = sum(1 for r in doc["runs"] if not r["problems"])
+    lines.append(f"RESULT: budget {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['SKIP']} SKIP; "
+                 f"runs {ok_runs}/{len(doc['runs'])} ok; JSON {doc['json']}; plot {doc.get('plot') or 'none'}")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------------
+# Environment, setup
+# ---------------------------------------------------------------------------------------------------
+
+def capture(argv, timeout=30):
+    try:
+        p = subprocess.run(argv, capture_output=True, timeout=timeout)
+        return p.returncode, p.stdout.decode(errors="replace").strip(), p.stderr.decode(errors="replace").strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, "", str(exc)
+
+
+def find_nvcc(explicit):
+    if explicit:
+        return explicit
+    return shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+
+
+def compile_launch_loop(nvcc, arch, work_dir):
+    """nvcc -O2 -arch=ARCH launch_loop.cu -lcuda; retried with the toolkit's stub libcuda folder on the
+    link path. Returns (binary path or None, message)."""
+    out = os.path.join(work_dir, "launch_loop")
+    src = os.path.join(BENCH, "launch_loop.cu")
+    base = [nvcc, "-O2", f"-arch={arch}", "-o", out, src]
+    cuda_root = os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if os.path.exists(nvcc) else "/usr/local/cuda"
+    tries = [base + ["-lcuda"], base + [f"-L{cuda_root}/lib64/stubs", "-lcuda"]]
+    msg = ""
+    for argv in tries:
+        rc, so, se = capture(argv, timeout=300)
+        if rc == 0 and os.path.exists(out):
+            return out, " ".join(argv)
+        msg = f"{' '.join(argv)}: exit status {rc}: {(so + ' ' + se)[-400:]}"
+    return None, msg
+
+
+def environment_info(paths, dry_run):
+    env = {"host": platform.node(), "platform": platform.platform(), "cpus": os.cpu_count(),
+           "python_runner": sys.version.split()[0]}
+    if dry_run:
+        env.update({"device": "fake device (dry run)", "driver": "-"})
+        return env
+    rc, so, _ = capture(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    if rc == 0 and so:
+        first = so.splitlines()[0].split(",")
+        env["device"] = first[0].strip()
+        if len(first) > 1:
+            env["driver"] = first[1].strip()
+        env["gpus"] = len(so.splitlines())
+    if os.path.exists(paths["kcount"]):
+        rc, so, _ = capture([paths["kcount"], "--version"])
+        if rc == 0:
+            env["kcount_version"] = so
+    return env
+
+
+# ---------------------------------------------------------------------------------------------------
+# Dry run: fake child and self-checks
+# ---------------------------------------------------------------------------------------------------
+
+FAKE_US = {  # config -> (runtime, driver, graph per kernel) us; floor variants default to cupti-floor's
+    "none": (4.50, 4.00, 1.00),
+    "cupti-floor": (6.60, 6.00, 1.40),
+    "kcount-trace": (6.75, 6.15, 1.45),     # +0.15 over the floor: PASS (<= 0.2)
+    "kcount-summary": (6.75, 6.15, 1.42),   # +0.15 over the floor: FAIL (> 0.1)
+    "kcount-paused": (4.50, 4.00, 1.00),    # same as none: PASS
+}
+FAKE_PY = {  # config -> add_loop us/iter, then ms/step of geglu_eager, transformer_eager, geglu_compiled, xfmr_compiled
+    "none": (9.0, 5.0, 12.0, 4.8, 9.0),
+    "cupti-floor": (10.5, 5.01, 12.2, 4.81, 9.02),
+    "kcount-trace": (10.8, 5.05, 12.4, 4.85, 9.1),
+    "kcount-summary": (10.6, 5.02, 12.3, 4.81, 9.05),   # +0.4%, +2.5% (FAIL), +0.2%, +0.56%
+    "kcount-paused": (9.0, 5.0, 12.0, 4.8, 9.0),
+    "torch-profiler": (13.5, 5.5, 14.0, 5.3, 10.0),     # add_: kcount +1.8/+1.6 vs profiler +4.5: PASS
+}
+FAKE_BASE_RSS_MB = 64
+FAKE_EXTRA_RSS_MB = {"kcount-trace": 24}
+DRY_RUN_EXPECTED = {
+    "trace <= 0.2 us/launch above floor (runtime <<<>>>)": "PASS",
+    "trace <= 0.2 us/launch above floor (driver cuLaunchKernel)": "PASS",
+    "summary <= 0.1 us/launch above floor (runtime <<<>>>)": "FAIL",
+    "summary <= 0.1 us/launch above floor (driver cuLaunchKernel)": "FAIL",
+    "paused indistinguishable from none (runtime <<<>>>)": "PASS",
+    "paused indistinguishable from none (driver cuLaunchKernel)": "PASS",
+    "paused indistinguishable from none (add_ loop)": "PASS",
+    "add_ loop: kcount-trace added <= 1/2 of torch.profiler's": "PASS",
+    "add_ loop: kcount-summary added <= 1/2 of torch.profiler's": "PASS",
+    "summary <= 1% added step time (geglu eager)": "PASS",
+    "summary <= 1% added step time (xfmr eager)": "FAIL",
+    "summary <= 1% added step time (geglu compiled)": "PASS",
+    "summary <= 1% added step time (xfmr compiled)": "PASS",
+}
+
+
+def fake_child(argv):
+    """Stands in for launch_loop / python_workloads.py in --dry-run: same argv, same JSON lines, numbers
+    from the tables above with small seeded noise; simulates the floor's stderr line, kcount's log (a
+    copy of a log recorded on an H200) and kcount's extra memory."""
+    config = os.environ["KCOUNT_BENCH_FAKE_CONFIG"]
+    repeat = int(os.environ.get("KCOUNT_BENCH_FAKE_REPEAT", "0"))
+    if config in FLOOR_ENV:
+        print(f"cupti_floor: active: dry run ({config})", file=sys.stderr)
+    # Every fake child holds FAKE_BASE_RSS_MB (more than the runner, whose memory a child's peak includes)
+    # and a kcount configuration FAKE_EXTRA_RSS_MB on top.
+    ballast = b"\x01" * ((FAKE_BASE_RSS_MB + FAKE_EXTRA_RSS_MB.get(config, 0)) << 20)
+    pattern = os.environ.get("KCOUNT_OUTPUT")
+    if pattern and config in ("kcount-trace", "kcount-summary"):
+        shutil.copyfile(os.environ["KCOUNT_BENCH_SAMPLE_LOG"], pattern.replace("%p", str(os.getpid())))
+
+    def noisy(x, w, rel):
+        rng = random.Random(f"{config}/{repeat}/{w}")
+        return x * (1.0 + rng.uniform(-rel, rel))
+
+    if any(a.endswith("python_workloads.py") for a in argv):
+        workloads = argv[argv.index("--workloads") + 1].split(",")
+        iters = int(argv[argv.index("--add-iters") + 1])
+        repeats = int(argv[argv.index("--repeats") + 1])
+        print(json.dumps({"workload": "info", "torch": "0.0-fake", "cuda": "fake", "device": "fake device"}))
+        names = ["add_loop", "geglu_eager", "transformer_eager", "geglu_compiled", "transformer_compiled"]
+        base = FAKE_PY.get(config, FAKE_PY["cupti-floor"])
+        for w in workloads:
+            v = noisy(base[names.index(w)], w, 0.002)
+            res = {"workload": w, "unit": "us/iter" if w == "add_loop" else "ms/step", "repeats": repeats,
+                   "values": [v] * repeats, "value": v}
+            if "--torch-profiler" in argv:
+                kernels = iters * repeats if w == "add_loop" else 100 * repeats
+                res["torch_profiler"] = {"stop_s": kernels * 2e-5, "key_averages_s": kernels * 5e-6,
+                                         "postprocess_s": kernels * 2.5e-5, "events": 3 * kernels,
+                                         "kernel_events": kernels}
+            print(json.dumps(res))
+    else:
+        n, m, k = int(argv[2]), int(argv[3]), int(argv[4])
+        print(json.dumps({"workload": "info", "device": "fake device", "driver_version": 0, "runtime_version": 0}))
+        base = FAKE_US.get(config, FAKE_US["cupti-floor"])
+        for i, (w, launches, kernels) in enumerate((("runtime", n, n), ("driver", n, n), ("graph", m, m * k))):
+            us_kernel = noisy(base[i], w, 0.003)
+            seconds = us_kernel * kernels / 1e6
+            print(json.dumps({"workload": w, "n": launches, "launches": launches, "kernels": kernels,
+                              "seconds": seconds, "us_per_launch": seconds * 1e6 / launches,
+                              "us_per_kernel": us_kernel}))
+    sys.stdout.flush()
+    del ballast
+    return 0
+
+
+def dry_run_checks(doc, runner, plan, build_dir):
+    """Self-checks of --dry-run: returns a list of failures (empty: all good)."""
+    fail = []
+    runs = doc["runs"]
+    # 1. Interleaving: each round of a job runs each configuration once, as a cyclic shift of the job's
+    #    order that starts at configuration r (mod the number of configurations), in the order run.
+    for job, configs in plan.items():
+        for r in range(doc["parameters"]["repeats"][job]):
+            seq = [x["config"] for x in runs if x["job"] == job and x["repeat"] == r]
+            start = configs[r % len(configs)]
+            want = configs[configs.index(start):] + configs[:configs.index(start)]
+            if seq != want:
+                fail.append(f"{job} round {r}: ran {seq}, want {want}")
+    want_runs = sum(doc["parameters"]["repeats"][j] * len(c) for j, c in plan.items())
+    if len(runs) != want_runs:
+        fail.append(f"{len(runs)} runs, want {want_runs}")
+    bad = [f"{x['job']}/{x['config']}/r{x['repeat']}: {x['problems']}" for x in runs if x["problems"]]
+    if bad:
+        fail.append(f"runs with problems: {bad[:3]}")
+    # 2. The JSON on disk reloads and its statistics match a recomputation from its own runs.
+    with open(doc["json"]) as f:
+        disk = json.load(f)
+    stats, _, _ = analyze(disk["runs"], disk["plan"], disk["parameters"])
+    if json.loads(json.dumps(stats)) != disk["stats"]:
+        fail.append("statistics recomputed from the JSON's runs differ from the JSON's statistics")
+    for job in plan:
+        for w in JOB_WORKLOADS[job]:
+            for c in plan[job]:
+                vals = [x["results"][w][WORKLOAD_INFO[w][2]] for x in runs if x["job"] == job and x["config"] == c]
+                d = disk["stats"][job][w].get(c)
+                if d is None or abs(d["median"] - statistics.median(vals)) > 1e-12:
+                    fail.append(f"median of {job}/{w}/{c} wrong")
+    # 3. Budget verdicts from the fake numbers.
+    got = {b["check"]: b["status"] for b in doc["budget"]}
+    for check, status in DRY_RUN_EXPECTED.items():
+        if got.get(check) != status:
+            fail.append(f"budget '{check}': {got.get(check)}, want {status}")
+    # 4. Log bytes per kernel from the real kcount, checked against the sample log's own numbers.
+    kcount = os.path.join(build_dir, "bin", "kcount")
+    if os.path.exists(kcount):
+        _, totals, err = runner.kcount_summary(runner.sample_log)
+        if err or not totals or not totals.get("kernels"):
+            fail.append(f"kcount summary of the sample log: {err or totals}")
+        else:
+            want = os.path.getsize(runner.sample_log) / totals["kernels"]
+            got_bpk = doc["extra"]["cpp"]["kcount-trace"].get("log_bytes_per_kernel", {}).get("median")
+            if got_bpk is None or abs(got_bpk - want) > 1e-9:
+                fail.append(f"bytes per kernel {got_bpk}, want {want}")
+    else:
+        print(f"dry run: no {kcount}: log size/summary checks skipped", flush=True)
+    # 5. The plot: a PNG when matplotlib is importable, else a note saying why there is none.
+    has_mpl = subprocess.run([sys.executable, "-c", "import matplotlib"], capture_output=True).returncode == 0
+    if doc.get("plot"):
+        with open(doc["plot"], "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                fail.append(f"{doc['plot']} is not a PNG")
+    elif has_mpl and not runner.args.no_plot:
+        fail.append("matplotlib is importable but no plot was made")
+    # 6. Extra memory of the fake kcount-trace child (it holds FAKE_EXTRA_RSS_MB more than none).
+    rss = doc["extra"]["cpp"]["kcount-trace"].get("extra_rss_mb")
+    want_rss = FAKE_EXTRA_RSS_MB["kcount-trace"]
+    if rss is None or not (want_rss * 0.5 <= rss <= want_rss * 1.5):
+        fail.append(f"extra RSS of kcount-trace {rss} MB, want about {want_rss}")
+    return fail
+
+
+# ---------------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------------
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.fake_child:
+        rest = args.rest[1:] if args.rest and args.rest[0] == "--" else args.rest
+        return fake_child(rest)
+
+    params = make_params(args)
+    build_dir = os.path.abspath(args.build_dir)
+    out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
+    for old in glob.glob(os.path.join(out_dir, "runs", "*.txt")):
+        os.unlink(old)
+    work_dir = os.path.abspath(args.work_dir) if args.work_dir else tempfile.mkdtemp(prefix="kcount-bench-")
+    os.makedirs(work_dir, exist_ok=True)
+    paths = {"kcount": os.path.join(build_dir, "bin", "kcount"),
+             "kcount_lib": os.path.join(build_dir, "lib", "libkcount.so"),
+             "floor_lib": os.path.join(build_dir, "lib", "libcupti_floor.so"),
+             "launch_loop": os.path.join(work_dir, "launch_loop")}
+    started = now_utc()
+    t0 = time.perf_counter()
+    print(f"kcount overhead benchmark: mode={args.mode}{' (dry run)' if args.dry_run else ''} build={build_dir} "
+          f"out={out_dir} work={work_dir} budget={params['budget_s'] or 'none'} s", flush=True)
+
+    support = {name: lib_knows(paths["kcount_lib"], name) for name in ("KCOUNT_START", "KCOUNT_MODE")}
+    pre_notes = []
+    unknown = [f"{name} ({cfg})" for name, cfg in (("KCOUNT_MODE", "kcount-summary"), ("KCOUNT_START", "kcount-paused"))
+               if not support[name]]
+    if unknown:
+        pre_notes.append(f"libkcount.so does not contain {' or '.join(unknown)}: "
+                         f"{'exercised anyway (dry run)' if args.dry_run else 'not run'}")
+    if args.dry_run:
+        support = {"KCOUNT_START": True, "KCOUNT_MODE": True}
+
+    plan = {}
+    for job in args.jobs:
+        configs = job_configs(job, args.mode, support, args.configs)
+        if configs:
+            plan[job] = configs
+    setup = {}
+    if not args.dry_run:
+        missing = [p for k, p in paths.items() if k != "launch_loop" and not os.path.exists(p)]
+        for p in missing:
+            pre_notes.append(f"missing {p}: configurations that need it will fail")
+        if "cpp" in plan:
+            nvcc = find_nvcc(args.nvcc)
+            tc = time.perf_counter()
+            binary, msg = compile_launch_loop(nvcc, args.arch, work_dir)
+            setup["nvcc"] = {"command": msg if binary else None, "error": None if binary else msg,
+                             "seconds": time.perf_counter() - tc}
+            rc, so, _ = capture([nvcc, "--version"])
+            if rc == 0:
+                setup["nvcc"]["version"] = so.splitlines()[-1] if so else ""
+            if binary is None:
+                pre_notes.append(f"launch_loop.cu did not compile; C++ job dropped: {msg}")
+                del plan["cpp"]
+    runner = Runner(args, params, paths, support, out_dir, work_dir)
+    runner.t_start = t0
+    if any(c in FLOOR_ENV for cs in plan.values() for c in cs):
+        pre_notes.append("floor matched to libkcount.so: " +
+                         ", ".join(f"{k}={v}" for k, v in runner.floor_match.items()))
+    for n in pre_notes:
+        runner.note(n)
+    for job, configs in plan.items():
+        print(f"plan: {job}: {params['repeats'][job]} rounds x {', '.join(configs)}", flush=True)
+    runner.run_all(plan)
+
+    stats, extra, derived = analyze(runner.runs, plan, params)
+    env = environment_info(paths, args.dry_run)
+    for run in runner.runs:  # versions reported by the workloads themselves
+        info = run.get("info") or {}
+        if run["job"] == "cpp" and info.get("driver_version") is not None and "cuda_driver_api" not in env:
+            env["cuda_driver_api"] = info.get("driver_version")
+            env["cuda_runtime"] = info.get("runtime_version")
+            env.setdefault("device", info.get("device"))
+        if run["job"] != "cpp" and info.get("torch") and "torch" not in env:
+            env["torch"], env["cuda"] = info.get("torch"), info.get("cuda")
+            env.setdefault("device", info.get("device"))
+    env["kcount_supports"] = support
+    env["floor_match"] = runner.floor_match
+    doc = {
+        "schema": SCHEMA, "mode": args.mode, "dry_run": args.dry_run, "started": started, "finished": now_utc(),
+        "elapsed_s": time.perf_counter() - t0, "command": [sys.executable] + sys.argv, "out": out_dir,
+        "work_dir": work_dir, "paths": paths, "environment": env, "setup": setup, "parameters": params,
+        "plan": plan, "configs": {c: CONFIG_INFO[c] for cs in plan.values() for c in cs},
+        "budget_limits": {"trace_us_above_floor": BUDGET_TRACE_US, "summary_us_above_floor": BUDGET_SUMMARY_US,
+                          "summary_step_pct": BUDGET_STEP_PCT},
+        "runs": runner.runs, "stats": stats, "extra": extra, "derived": derived,
+        "budget": budget_checks(stats, support, args.dry_run), "notes": runner.notes,
+        "json": os.path.join(out_dir, "results.json"),
+    }
+    doc["plot"] = None
+    with open(doc["json"], "w") as f:
+        json.dump(doc, f, indent=1)
+    if not args.no_plot:
+        png = os.path.join(out_dir, "results.png")
+        rc, so, se = capture([sys.executable, os.path.join(BENCH, "plot.py"), doc["json"], "--out", png], timeout=120)
+        if rc == 0:
+            doc["plot"] = png
+        else:
+            runner.note(f"plot not made: {(se or so).splitlines()[-1] if (se or so) else f'exit status {rc}'}")
+            doc["notes"] = runner.notes
+    with open(doc["json"], "w") as f:
+        json.dump(doc, f, indent=1)
+
+    status = 0
+    if args.dry_run:
+        failures = dry_run_checks(doc, runner, plan, build_dir)
+        for msg in failures:
+            print(f"DRY RUN CHECK FAILED: {msg}", flush=True)
+        print(f"dry run self-checks: {'FAIL' if failures else 'PASS'} ({len(DRY_RUN_EXPECTED)} budget verdicts, "
+              f"interleaving, statistics, log size, memory)", flush=True)
+        status = 1 if failures else 0
+    elif not runner.runs or any(r["problems"] for r in runner.runs):
+        status = 1
+    lines = table_lines(doc)
+    with open(os.path.join(out_dir, "table.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print()
+    print("\n".join(lines), flush=True)
+    if not args.keep_logs and not args.work_dir:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
