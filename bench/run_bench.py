@@ -451,7 +451,7 @@ class Runner:
         run = {"job": job, "config": config, "repeat": repeat, "order": order_index, "argv": argv,
                "env_added": added, "exit_status": rc, "timed_out": timed_out, "wall_s": wall,
                "maxrss_kb": maxrss_kb, "runner_maxrss_kb": runner_maxrss_kb, "results": {}, "info": {},
-               "problems": [], "notes": []}
+               "problems": [], "invalid": [], "notes": []}
         if maxrss_kb <= runner_maxrss_kb:
             run["notes"].append(f"peak RSS {maxrss_kb} KiB not measured: not above the runner's own {runner_maxrss_kb} KiB")
         for obj in parse_json_lines(stdout_path):
@@ -462,6 +462,7 @@ class Runner:
                 run["results"][w] = obj
         if timed_out:
             run["problems"].append(f"timed out after {timeout:.0f} s")
+            run["invalid"].append("timed out")
         elif rc != 0:
             run["problems"].append(f"exit status {rc}")
         for w in JOB_WORKLOADS[job]:
@@ -472,11 +473,13 @@ class Runner:
                 run["problems"].append(f"{w}: {r['error']}")
             elif config == "torch-profiler" and "torch_profiler" not in r:
                 run["problems"].append(f"{w}: no torch_profiler section")
+                run["invalid"].append("torch.profiler not in effect")
         stderr_text = tail(stderr_path, 1 << 24)
         if config in FLOOR_ENV:
             active = [ln for ln in stderr_text.splitlines() if ln.startswith("cupti_floor:")]
             if not any(ln.startswith("cupti_floor: active") for ln in active):
                 run["problems"].append("floor not in effect: " + (active[-1] if active else "no cupti_floor line"))
+                run["invalid"].append("floor not in effect")
             else:
                 run["floor"] = active[-1]
         if config in KCOUNT_ENV:
@@ -495,6 +498,7 @@ class Runner:
         if not logs:
             if config == "kcount-trace":
                 run["problems"].append("kcount wrote no log (kcount not in effect?)")
+                run["invalid"].append("no kcount log")
             else:
                 run["notes"].append("no log written")
             return
@@ -522,6 +526,7 @@ class Runner:
                 run["notes"].append(f"paused run recorded {kernels} kernels (KCOUNT_START=paused not honored?)")
             if config == "kcount-trace" and kernels == 0:
                 run["problems"].append("kcount log has no kernels")
+                run["invalid"].append("kcount recorded no kernel")
         if not self.args.keep_logs:
             for p in logs:
                 os.unlink(p)
@@ -574,7 +579,8 @@ class Runner:
                     run = self.run_one(job, config, r, i, hard)
                     round_runs.append(run)
                     self.progress(run, self.params["repeats"][job])
-                if r == 0 and round_runs and all(run["problems"] for run in round_runs):
+                if r == 0 and round_runs and not any(run_valid_for(run, w) for run in round_runs
+                                                     for w in JOB_WORKLOADS[job]):
                     dead_jobs.add(job)
                     self.note(f"{job}: every run of the first round failed; job dropped (see runs/ and the JSON)")
 
@@ -584,15 +590,14 @@ class Runner:
 # ---------------------------------------------------------------------------------------------------
 
 def run_valid_for(run, workload):
-    """A run's timing counts for a workload if the run worked and the configuration was in effect."""
+    """A run's timing counts for a workload if the workload reported a result and the configuration was
+    in effect (floor active, kcount wrote a log with kernels, not timed out). A failure of another
+    workload of the same process, or a non-zero exit status after the results were printed, is reported
+    but does not discard this workload's result."""
     r = run["results"].get(workload)
     if r is None or "error" in r:
         return False
-    key = WORKLOAD_INFO[workload][2]
-    if key not in r:
-        return False
-    # Any problem (exit status, floor not active, kcount wrote no log) makes the run's numbers suspect.
-    return not run["problems"]
+    return WORKLOAD_INFO[workload][2] in r and not run.get("invalid")
 
 
 def analyze(runs, plan, params):
@@ -620,7 +625,7 @@ def analyze(runs, plan, params):
         extra[job] = {}
         for c in configs:
             mine = [run for run in runs if run["job"] == job and run["config"] == c]
-            ok = [run for run in mine if not run["problems"]]
+            ok = [run for run in mine if not run.get("invalid") and run["results"]]
             e = {"runs": len(mine), "ok_runs": len(ok)}
             rss = describe([run["maxrss_kb"] for run in ok
                             if run["maxrss_kb"] and run["maxrss_kb"] > run.get("runner_maxrss_kb", 0)])
@@ -849,7 +854,9 @@ def table_lines(doc):
                          f"M kernels, {e['profiler_events']['median'] / 1e6:.3f} M events)")
     bad = [r for r in doc["runs"] if r["problems"]]
     if bad:
-        lines.append(f"Runs with problems: {len(bad)} (excluded from the statistics; details in the JSON)")
+        n_invalid = sum(1 for r in bad if r.get("invalid"))
+        lines.append(f"Runs with problems: {len(bad)} ({n_invalid} left out of the statistics: configuration not in "
+                     f"effect or timed out; details in the JSON)")
         for r in bad[:3]:
             lines.append(f"  {r['job']}/{r['config']}/r{r['repeat'] + 1}: {'; '.join(r['problems'])[:150]}")
     for n in doc["notes"][:4]:
