@@ -9,6 +9,7 @@
 #include "tools/export.h"
 #include "tools/html_report.h"
 #include "tools/diff.h"
+#include "tools/multi_log.h"
 #include "tools/report.h"
 #include "tools/run.h"
 
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
   summary->add_option("--top", top, "kernels listed per range (0: none)")->check(CLI::NonNegativeNumber);
   summary->add_flag("--full-names", full_names, "show full demangled kernel names");
+  std::string metric = "gpu";
+  summary->add_option("--metric", metric, "with several logs: the number compared across logs")
+      ->check(CLI::IsMember({"gpu", "kernels", "launches", "cpu", "launch-cpu"}));
   std::string graph_view = "launch";
   summary->add_option("--graph-view", graph_view,
                       "where CUDA graph kernels are credited: launch (range around the graph launch) or capture "
@@ -106,7 +110,9 @@ int main(int argc, char** argv) {
       opt.full_names = full_names;
       auto logs = loadAll(paths);
       if (format == "json") {
-        std::cout << kc::summaryJson(logs).dump(2) << '\n';
+        auto j = kc::summaryJson(logs);
+        if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
+        std::cout << j.dump(2) << '\n';
       } else {
         bool first = true;
         for (const auto& l : logs) {
@@ -117,6 +123,15 @@ int main(int argc, char** argv) {
             kc::printSummaryTable(std::cout, l, opt);
           }
           first = false;
+        }
+        if (format == "table" && logs.size() > 1) {
+          std::cout << '\n';
+          kc::printAcrossLogs(std::cout, logs,
+                              metric == "kernels"      ? kc::AcrossMetric::kKernels
+                              : metric == "launches"   ? kc::AcrossMetric::kLaunches
+                              : metric == "cpu"        ? kc::AcrossMetric::kCpuNs
+                              : metric == "launch-cpu" ? kc::AcrossMetric::kLaunchApiNs
+                                                       : kc::AcrossMetric::kGpuNs);
         }
       }
       return readStatus(logs);

@@ -418,3 +418,40 @@ TEST_CASE("diff: a run against itself is identical everywhere") {
       CHECK((s.find("identical") != std::string::npos || s.starts_with("launches")));
     }
 }
+
+// ---- Several logs: summary across logs, and diff with several logs per side.
+#include "tools/multi_log.h"
+
+TEST_CASE("several logs: per-log values, total and spread per range") {
+  CHECK(kc::spreadOf({3, 1, 2}).median == 2);
+  CHECK(kc::spreadOf({4, 1, 3, 2}).median == 2.5);
+  CHECK(kc::spreadOf({}).max == 0);
+  const kc::LoadedLog eager = kc::loadLog(sourceRoot() + "/examples/logs/geglu-eager.kcount");
+  const kc::LoadedLog compiled = kc::loadLog(sourceRoot() + "/examples/logs/geglu-compiled.kcount");
+  const auto j = kc::acrossLogsJson({eager, eager, compiled});
+  CHECK(j["logs"].size() == 3);
+  CHECK(j["logs"][0] != j["logs"][1]);  // the same pid twice: labels made unique
+  std::map<std::string, nlohmann::json> by_path;
+  for (const auto& r : j["ranges"]) by_path[r["path"].get<std::string>()] = r;
+  const auto& step = by_path.at("step");
+  CHECK(step["in_logs"] == 3);
+  CHECK(step["per_log"]["kernels"] == nlohmann::json::array({100, 100, 80}));
+  CHECK(step["total"]["kernels"] == 280);
+  CHECK(step["spread"]["kernels"]["min"] == 80.0);
+  CHECK(step["spread"]["kernels"]["median"] == 100.0);
+  CHECK(step["spread"]["kernels"]["max"] == 100.0);
+  const auto& act = by_path.at("step/act");
+  CHECK(act["in_logs"] == 2);
+  CHECK(act["per_log"]["launches"][2].is_null());  // the compiled run has no act range
+  CHECK(by_path.at("step/mlp")["in_logs"] == 1);
+}
+
+TEST_CASE("diff with two logs per side (ranks): counts add up, per-step verdicts do not change") {
+  const kc::LoadedLog eager = kc::loadLog(sourceRoot() + "/examples/logs/geglu-eager.kcount");
+  const kc::LoadedLog compiled = kc::loadLog(sourceRoot() + "/examples/logs/geglu-compiled.kcount");
+  const auto j = kc::diffJson({eager, eager}, {compiled, compiled});
+  CHECK(j["overall"]["a"]["kernels"] == 2 * eager.summary.kernels);
+  for (const auto& v : j["verdicts"])
+    if (v["unit"] == "step")
+      CHECK(v["lines"][0] == "GEMM kernels identical: 2 of 2 distinct names equal; GEMM kernels 3 per step in A, 3 in B");
+}

@@ -1,0 +1,179 @@
+#include "tools/multi_log.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <ostream>
+
+namespace kc {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kMetrics[] = {"launches", "kernels", "gpu_ns", "cpu_ns", "launch_api_ns"};
+
+struct Cell {
+  uint64_t v[5] = {0, 0, 0, 0, 0};  // in kMetrics order
+};
+
+/// path -> per log (nullopt: the log has no such range); paths in first-seen order.
+void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths,
+             std::map<std::string, std::vector<std::optional<Cell>>>& cells) {
+  for (size_t i = 0; i < logs.size(); ++i) {
+    const LogData& d = logs[i].data;
+    const Summary& s = logs[i].summary;
+    for (uint32_t id : shownScopes(d, s)) {
+      const std::string path = d.scopePath(id);
+      auto [it, fresh] = cells.try_emplace(path, logs.size());
+      if (fresh) paths.push_back(path);
+      const RangeStats& r = id == kRootScope ? s.exclusive[id] : s.inclusive[id];
+      Cell c;
+      c.v[0] = r.launches;
+      c.v[1] = r.kernels;
+      c.v[2] = r.gpu_ns;
+      c.v[3] = s.exclusive[id].cpu_ns;
+      c.v[4] = r.launch_api_ns;
+      it->second[i] = c;
+    }
+  }
+}
+
+int metricIndex(AcrossMetric m) {
+  switch (m) {
+    case AcrossMetric::kLaunches: return 0;
+    case AcrossMetric::kKernels: return 1;
+    case AcrossMetric::kGpuNs: return 2;
+    case AcrossMetric::kCpuNs: return 3;
+    case AcrossMetric::kLaunchApiNs: return 4;
+  }
+  return 2;
+}
+
+/// Labels of all logs; a label two logs share gets " [i]" (1-based argument position) appended.
+std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
+  std::vector<std::string> out;
+  for (const auto& l : logs) out.push_back(logLabel(l));
+  std::map<std::string, int> seen;
+  for (const auto& s : out) ++seen[s];
+  for (size_t i = 0; i < out.size(); ++i)
+    if (seen[out[i]] > 1) out[i] += fmt::format(" [{}]", i + 1);
+  return out;
+}
+
+}  // namespace
+
+std::string logLabel(const LoadedLog& log) {
+  const std::string rank = log.data.meta("rank");
+  if (!rank.empty() && rank != "norank") return "rank " + rank;
+  const std::string pid = log.data.meta("pid");
+  if (!pid.empty()) return "pid " + pid;
+  return log.path;
+}
+
+Spread spreadOf(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  const size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+  return s;
+}
+
+json acrossLogsJson(const std::vector<LoadedLog>& logs) {
+  std::vector<std::string> paths;
+  std::map<std::string, std::vector<std::optional<Cell>>> cells;
+  collect(logs, paths, cells);
+  json labels = labelsOf(logs);
+  json ranges = json::array();
+  for (const auto& p : paths) {
+    const auto& row = cells.at(p);
+    json per_log = json::object(), total = json::object(), spread = json::object();
+    size_t in = 0;
+    for (const auto& c : row) in += c.has_value();
+    for (int m = 0; m < 5; ++m) {
+      json vals = json::array();
+      uint64_t sum = 0;
+      std::vector<double> present;
+      for (const auto& c : row) {
+        if (!c) {
+          vals.push_back(nullptr);
+          continue;
+        }
+        vals.push_back(c->v[m]);
+        sum += c->v[m];
+        present.push_back(static_cast<double>(c->v[m]));
+      }
+      const Spread s = spreadOf(present);
+      per_log[kMetrics[m]] = vals;
+      total[kMetrics[m]] = sum;
+      spread[kMetrics[m]] = json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
+    }
+    ranges.push_back(json{{"path", p}, {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}});
+  }
+  return json{{"logs", labels}, {"ranges", ranges}};
+}
+
+void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
+  std::vector<std::string> paths;
+  std::map<std::string, std::vector<std::optional<Cell>>> cells;
+  collect(logs, paths, cells);
+  const int m = metricIndex(metric);
+  const bool time = m >= 2;
+  auto fmtv = [&](double v) {
+    return time ? formatDuration(static_cast<uint64_t>(v + 0.5)) : (v == static_cast<uint64_t>(v)
+                                                                         ? fmt::format("{}", static_cast<uint64_t>(v))
+                                                                         : fmt::format("{:.1f}", v));
+  };
+  static const char* kTitles[] = {"launches", "kernels", "GPU time", "CPU time", "launch CPU"};
+  out << fmt::format("== across {} logs: {} per range (inclusive; spread over the logs that have the range)\n",
+                     logs.size(), kTitles[m]);
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> head{"range"};
+  for (const auto& l : labelsOf(logs)) head.push_back(l);
+  for (const char* h : {"total", "min", "median", "max", "in logs"}) head.push_back(h);
+  rows.push_back(head);
+  for (const auto& p : paths) {
+    std::vector<std::string> r{p};
+    std::vector<double> present;
+    uint64_t sum = 0;
+    for (const auto& c : cells.at(p)) {
+      if (!c) {
+        r.push_back("-");
+        continue;
+      }
+      r.push_back(fmtv(static_cast<double>(c->v[m])));
+      present.push_back(static_cast<double>(c->v[m]));
+      sum += c->v[m];
+    }
+    const Spread s = spreadOf(present);
+    r.push_back(fmtv(static_cast<double>(sum)));
+    r.push_back(fmtv(s.min));
+    r.push_back(fmtv(s.median));
+    r.push_back(fmtv(s.max));
+    r.push_back(fmt::format("{}/{}", present.size(), logs.size()));
+    rows.push_back(r);
+  }
+  std::vector<size_t> w(head.size(), 0);
+  auto width = [](const std::string& s) {
+    size_t n = 0;
+    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+  };
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], width(r[i]));
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::string line;
+    for (size_t i = 0; i < rows[k].size(); ++i) {
+      const std::string pad(w[i] - width(rows[k][i]), ' ');
+      line += i == 0 ? rows[k][i] + pad : "  " + pad + rows[k][i];
+    }
+    out << line << '\n';
+    if (k == 0) out << std::string(width(line), '-') << '\n';
+  }
+}
+
+}  // namespace kc

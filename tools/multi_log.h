@@ -1,0 +1,35 @@
+// Several logs at once (ranks of one job, or runs): per range path, each log's numbers side by side, their
+// total, and the spread across logs (min/median/max). Behind `kcount summary` with more than one log.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/report.h"
+
+namespace kc {
+
+/// The per-range numbers compared across logs (inclusive; "(no range)" exclusive, as in the summary).
+enum class AcrossMetric { kGpuNs, kKernels, kLaunches, kCpuNs, kLaunchApiNs };
+
+/// Short label of a log in column headings: "rank R" if the log has a rank, else "pid P", else the path.
+std::string logLabel(const LoadedLog& log);
+
+/// min, median (mean of the two middle values for an even count) and max of `v`; zeros if v is empty.
+struct Spread {
+  double min = 0, median = 0, max = 0;
+};
+Spread spreadOf(std::vector<double> v);
+
+/// {"logs": [labels (logLabel(), made unique with " [i]")], "ranges": [{"path", "in_logs", "per_log": {metric: [value|null]},
+///  "total": {metric: N}, "spread": {metric: {"min", "median", "max"}}}]}; metrics: launches, kernels,
+/// gpu_ns, cpu_ns, launch_api_ns. Spread is over the logs that have the range.
+nlohmann::json acrossLogsJson(const std::vector<LoadedLog>& logs);
+
+/// Table of one metric: range, one column per log, total, min, median, max, and "in k/N logs".
+void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric);
+
+}  // namespace kc
