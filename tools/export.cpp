@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 
 namespace kc {
@@ -34,6 +35,8 @@ class LogIndex {
     kernels_per_launch_.assign(d.launches.size(), 0);
     for (const auto& k : d.kernels)
       if (auto l = launchOf(k.correlation_id)) ++kernels_per_launch_[*l];
+    for (const auto& m : d.mem_ops)
+      if (auto l = launchOf(m.correlation_id)) ++kernels_per_launch_[*l];  // GPU operations of a memory call
     paths_.reserve(d.scopes.size());
     depths_.reserve(d.scopes.size());
     for (uint32_t s = 0; s < d.scopes.size(); ++s) {
@@ -56,7 +59,9 @@ class LogIndex {
     if (it == launch_by_corr_.end()) return std::nullopt;
     return it->second;
   }
+  /// Kernels of a launch, or GPU memory operations of a memcpy/memset call (LaunchFlags::kLaunchMemOp).
   uint32_t kernelsOfLaunch(uint32_t launch_index) const { return kernels_per_launch_[launch_index]; }
+  bool isMemoryCall(uint32_t launch_index) const { return log_.data.launches[launch_index].flags & kLaunchMemOp; }
 
   /// "(no range)" for the root; "<bad scope id N>" for ids the log never defined.
   std::string_view scopePath(uint32_t scope_id) const {
@@ -68,13 +73,18 @@ class LogIndex {
 
   struct KernelName {
     std::string demangled, short_name;
+    std::string category, library;  // decodeKernelName(); library "" when the name does not say
   };
   /// Demangled and short name of a kernel name string id, computed once per id.
   const KernelName& kernelName(uint32_t name_id) const {
     auto it = names_.find(name_id);
     if (it == names_.end()) {
       std::string_view raw = log_.data.str(name_id);
-      it = names_.emplace(name_id, KernelName{demangleKernelName(raw), shortKernelName(raw)}).first;
+      DecodedKernel decoded = decodeKernelName(raw);
+      it = names_
+               .emplace(name_id, KernelName{demangleKernelName(raw), shortKernelName(raw),
+                                            std::string(categoryName(decoded.category)), decoded.library})
+               .first;
     }
     return it->second;
   }
@@ -151,6 +161,23 @@ std::vector<uint32_t> assignLanes(const std::vector<std::pair<uint64_t, uint64_t
   return lane;
 }
 
+/// "memcpy HtoD" etc. for CUpti_ActivityMemcpyKind values (cupti_activity.h); "memcpy" for others.
+std::string memcpyName(uint8_t copy_kind) {
+  switch (copy_kind) {
+    case 1: return "memcpy HtoD";
+    case 2: return "memcpy DtoH";
+    case 3: return "memcpy HtoA";
+    case 4: return "memcpy AtoH";
+    case 5: return "memcpy AtoA";
+    case 6: return "memcpy AtoD";
+    case 7: return "memcpy DtoA";
+    case 8: return "memcpy DtoD";
+    case 9: return "memcpy HtoH";
+    case 10: return "memcpy PtoP";
+  }
+  return "memcpy";
+}
+
 /// Thread ids of extra lanes: above every Linux thread id (at most 2^22).
 uint32_t laneTid(uint32_t tid, uint32_t lane) { return lane == 0 ? tid : tid + (lane << 22); }
 
@@ -163,7 +190,9 @@ struct TraceEvent {
   uint32_t lane;
   uint32_t index;  // record index in its vector
 };
-enum EventKind : uint8_t { kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kFlowStart, kFlowEnd };
+enum EventKind : uint8_t {
+  kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kFlowStart, kFlowEnd, kMemSlice, kMemFlowEnd
+};
 
 void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, bool& first) {
   const LogData& d = ix.data();
@@ -206,13 +235,19 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     gpu_spans[{k.device_id, k.stream_id}].emplace_back(k.start_ns, std::max(k.end_ns, k.start_ns));
     gpu_items[{k.device_id, k.stream_id}].push_back(i);
   }
-  std::vector<uint32_t> kernel_lane(d.kernels.size(), 0);
+  for (uint32_t i = 0; i < d.mem_ops.size(); ++i) {
+    const auto& m = d.mem_ops[i];
+    gpu_spans[{m.device_id, m.stream_id}].emplace_back(m.start_ns, std::max(m.end_ns, m.start_ns));
+    gpu_items[{m.device_id, m.stream_id}].push_back((1u << 31) | i);
+  }
+  std::vector<uint32_t> kernel_lane(d.kernels.size(), 0), mem_lane(d.mem_ops.size(), 0);
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> gpu_lanes;  // (device, stream, lane)
   for (auto& [key, spans] : gpu_spans) {
     auto lanes = assignLanes(spans);
     const auto& items = gpu_items[key];
     for (size_t j = 0; j < items.size(); ++j) {
-      kernel_lane[items[j]] = lanes[j];
+      if (items[j] >> 31) mem_lane[items[j] & 0x7FFFFFFF] = lanes[j];
+      else kernel_lane[items[j]] = lanes[j];
       gpu_lanes[{key.first, key.second, lanes[j]}] = 1;
     }
   }
@@ -255,8 +290,14 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
 
   // Timed events, sorted by time (enclosing slices before the slices inside them, flows after slices).
   std::vector<TraceEvent> events;
-  events.reserve(d.ranges.size() + 3 * d.launches.size() + 2 * d.kernels.size());
   auto mid = [](uint64_t a, uint64_t b) { return b > a ? a + (b - a) / 2 : a; };
+  events.reserve(d.ranges.size() + 3 * d.launches.size() + 2 * d.kernels.size() + 2 * d.mem_ops.size());
+  for (uint32_t i = 0; i < d.mem_ops.size(); ++i) {
+    const auto& m = d.mem_ops[i];
+    uint64_t dur = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
+    events.push_back({m.start_ns, dur, 0, kMemSlice, mem_lane[i], i});
+    if (ix.launchOf(m.correlation_id)) events.push_back({mid(m.start_ns, m.end_ns), 0, 1, kMemFlowEnd, mem_lane[i], i});
+  }
   for (uint32_t i = 0; i < d.ranges.size(); ++i) {
     const auto& r = d.ranges[i];
     uint64_t dur = r.end_ns > r.begin_ns ? r.end_ns - r.begin_ns : 0;
@@ -322,16 +363,19 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
       }
       case kLaunchSlice: {
         const auto& l = d.launches[e.index];
+        const bool memory = ix.isMemoryCall(e.index);
         emit(fmt::format(
-            R"({{"ph":"X","cat":"cuda_api","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"correlation id":{},"kernels":{},"range":{},"cbid":{}{}}}}})",
-            qs(l.api_id), cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts), micros(e.dur), l.correlation_id,
-            ix.kernelsOfLaunch(e.index), jsonQuote(ix.scopePath(l.scope_id)), l.cbid,
-            l.is_graph_launch ? ",\"graph launch\":true" : ""));
+            R"({{"ph":"X","cat":"{}","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"correlation id":{},"{}":{},"range":{},"cbid":{}{}{}}}}})",
+            memory ? "cuda_api_memory" : "cuda_api", qs(l.api_id), cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts),
+            micros(e.dur), l.correlation_id, memory ? "memory operations" : "kernels", ix.kernelsOfLaunch(e.index),
+            jsonQuote(ix.scopePath(l.scope_id)), l.cbid, l.is_graph_launch ? ",\"graph launch\":true" : "",
+            (l.flags & kLaunchCaptured) ? ",\"captured\":true" : ""));
         break;
       }
       case kFlowStart: {
         const auto& l = d.launches[e.index];
-        emit(fmt::format(R"({{"ph":"s","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
+        const char* cat = ix.isMemoryCall(e.index) ? "memory" : "launch";
+        emit(fmt::format(R"({{"ph":"s","cat":"{}","name":"{}","id":{},"pid":{},"tid":{},"ts":{}}})", cat, cat,
                          flow_base | l.correlation_id, cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts)));
         break;
       }
@@ -347,6 +391,23 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
             jsonQuote(name.short_name), gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts), micros(e.dur),
             jsonQuote(name.demangled), k.correlation_id, range, k.device_id, k.stream_id, k.grid[0], k.grid[1], k.grid[2],
             k.block[0], k.block[1], k.block[2], k.registers, k.shared_bytes, graph));
+        break;
+      }
+      case kMemSlice: {
+        const auto& m = d.mem_ops[e.index];
+        auto call = ix.launchOf(m.correlation_id);
+        const bool memset = m.kind == static_cast<uint8_t>(MemOpKind::kMemset);
+        emit(fmt::format(
+            R"({{"ph":"X","cat":"memory","name":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"correlation id":{},"range":{},"copy kind":{}}}}})",
+            memset ? "memset" : memcpyName(m.copy_kind), gpuPid(m.device_id), laneTid(m.stream_id, e.lane),
+            micros(e.ts), micros(e.dur), m.bytes, m.correlation_id,
+            call ? jsonQuote(ix.scopePath(d.launches[*call].scope_id)) : "null", m.copy_kind));
+        break;
+      }
+      case kMemFlowEnd: {
+        const auto& m = d.mem_ops[e.index];
+        emit(fmt::format(R"({{"ph":"f","bp":"e","cat":"memory","name":"memory","id":{},"pid":{},"tid":{},"ts":{}}})",
+                         flow_base | m.correlation_id, gpuPid(m.device_id), laneTid(m.stream_id, e.lane), micros(e.ts)));
         break;
       }
       case kFlowEnd: {
@@ -385,17 +446,25 @@ const std::vector<ExportTable>& tables() {
        {{"processId", K::kInt, true}, {"correlationId", K::kInt, true}, {"start", K::kInt, true},
         {"end", K::kInt, true}, {"scopeId", K::kInt, true}, {"path", K::kText, false},
         {"globalTid", K::kInt, true}, {"tid", K::kInt, true}, {"name", K::kName, true}, {"cbid", K::kInt, true},
-        {"apiDomain", K::kText, true}, {"isGraphLaunch", K::kInt, true}, {"kernels", K::kInt, true}}},
+        {"apiDomain", K::kText, true}, {"isGraphLaunch", K::kInt, true}, {"captured", K::kInt, true},
+        {"kernels", K::kInt, true}}},
       {"kernels",
        {{"processId", K::kInt, true}, {"globalPid", K::kInt, true}, {"correlationId", K::kInt, true},
         {"start", K::kInt, true}, {"end", K::kInt, true}, {"deviceId", K::kInt, true},
         {"contextId", K::kInt, true}, {"streamId", K::kInt, true}, {"scopeId", K::kInt, true},
         {"path", K::kText, false}, {"launchGlobalTid", K::kInt, true}, {"shortName", K::kName, true},
-        {"demangledName", K::kName, true}, {"mangledName", K::kName, true}, {"gridX", K::kInt, true},
+        {"demangledName", K::kName, true}, {"mangledName", K::kName, true}, {"category", K::kName, true},
+        {"library", K::kName, true}, {"gridX", K::kInt, true},
         {"gridY", K::kInt, true}, {"gridZ", K::kInt, true}, {"blockX", K::kInt, true}, {"blockY", K::kInt, true},
         {"blockZ", K::kInt, true}, {"clusterX", K::kInt, true}, {"clusterY", K::kInt, true},
         {"clusterZ", K::kInt, true}, {"registersPerThread", K::kInt, true}, {"sharedMemoryBytes", K::kInt, true},
         {"graphId", K::kInt, true}, {"graphNodeId", K::kInt, true}}},
+      {"memops",
+       {{"processId", K::kInt, true}, {"globalPid", K::kInt, true}, {"correlationId", K::kInt, true},
+        {"start", K::kInt, true}, {"end", K::kInt, true}, {"deviceId", K::kInt, true}, {"streamId", K::kInt, true},
+        {"kind", K::kText, true}, {"copyKind", K::kInt, true}, {"bytes", K::kInt, true}, {"scopeId", K::kInt, true},
+        {"path", K::kText, false}, {"callGlobalTid", K::kInt, true}, {"callName", K::kName, true},
+        {"callStart", K::kInt, true}, {"callEnd", K::kInt, true}}},
   };
   return t;
 }
@@ -462,10 +531,11 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
     const LogData& d = ix.data();
     for (uint32_t i = 0; i < d.launches.size(); ++i) {
       const auto& l = d.launches[i];
+      if (ix.isMemoryCall(i)) continue;  // memcpy/memset calls: table memops
       c = {int64_t(ix.index()), i64(l.correlation_id), i64(l.enter_ns), i64(l.exit_ns), int64_t(l.scope_id),
            ix.scopePath(l.scope_id), ix.globalTid(l.thread_id), int64_t(l.thread_id), d.str(l.api_id),
            int64_t(l.cbid), std::string_view(apiDomainName(l.domain)), int64_t(l.is_graph_launch != 0),
-           int64_t(ix.kernelsOfLaunch(i))};
+           int64_t((l.flags & kLaunchCaptured) != 0), int64_t(ix.kernelsOfLaunch(i))};
       sink.row(c);
     }
   }
@@ -486,10 +556,36 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
       }
       c = {int64_t(ix.index()), ix.globalPid(), i64(k.correlation_id), i64(k.start_ns), i64(k.end_ns),
            int64_t(k.device_id), int64_t(k.context_id), int64_t(k.stream_id), scope, path, tid,
-           std::string_view(name.short_name), std::string_view(name.demangled), d.str(k.name_id), int64_t(k.grid[0]),
+           std::string_view(name.short_name), std::string_view(name.demangled), d.str(k.name_id),
+           std::string_view(name.category),
+           name.library.empty() ? ExportCell{} : ExportCell{std::string_view(name.library)}, int64_t(k.grid[0]),
            int64_t(k.grid[1]), int64_t(k.grid[2]), int64_t(k.block[0]), int64_t(k.block[1]), int64_t(k.block[2]),
            int64_t(k.cluster[0]), int64_t(k.cluster[1]), int64_t(k.cluster[2]), int64_t(k.registers),
            int64_t(k.shared_bytes), int64_t(k.graph_id), i64(k.graph_node_id)};
+      sink.row(c);
+    }
+  }
+  sink.endTable();
+  // memory operations
+  begin(6);
+  for (const auto& ix : logs) {
+    const LogData& d = ix.data();
+    for (const auto& m : d.mem_ops) {
+      auto call = ix.launchOf(m.correlation_id);
+      ExportCell scope, path, tid, name, start, end;
+      if (call) {
+        const auto& l = d.launches[*call];
+        scope = int64_t(l.scope_id);
+        path = ix.scopePath(l.scope_id);
+        tid = ix.globalTid(l.thread_id);
+        name = d.str(l.api_id);
+        start = i64(l.enter_ns);
+        end = i64(l.exit_ns);
+      }
+      const bool memset = m.kind == static_cast<uint8_t>(MemOpKind::kMemset);
+      c = {int64_t(ix.index()), ix.globalPid(), i64(m.correlation_id), i64(m.start_ns), i64(m.end_ns),
+           int64_t(m.device_id), int64_t(m.stream_id), std::string_view(memset ? "memset" : "memcpy"),
+           int64_t(m.copy_kind), i64(m.bytes), scope, path, tid, name, start, end};
       sink.row(c);
     }
   }
@@ -566,12 +662,17 @@ CREATE INDEX launches_by_correlation ON launches (processId, correlationId);
 CREATE INDEX kernels_by_correlation ON kernels (processId, correlationId);
 CREATE INDEX kernels_by_scope ON kernels (processId, scopeId);
 CREATE INDEX ranges_by_scope ON ranges (processId, scopeId);
+CREATE INDEX memops_by_scope ON memops (processId, scopeId);
 CREATE UNIQUE INDEX scopes_by_id ON scopes (processId, scopeId);
 CREATE VIEW StringIds AS SELECT id, value FROM strings;
 CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS
   SELECT start, "end", deviceId, contextId, streamId, correlationId, globalPid, demangledName, shortName,
          mangledName, gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, graphId, graphNodeId
   FROM kernels;
+CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS
+  SELECT start, "end", deviceId, streamId, correlationId, globalPid, bytes, copyKind FROM memops WHERE kind = 'memcpy';
+CREATE VIEW CUPTI_ACTIVITY_KIND_MEMSET AS
+  SELECT start, "end", deviceId, streamId, correlationId, globalPid, bytes FROM memops WHERE kind = 'memset';
 CREATE VIEW CUPTI_ACTIVITY_KIND_RUNTIME AS
   SELECT start, "end", globalTid, correlationId, name AS nameId, cbid FROM launches WHERE apiDomain = 'runtime';
 CREATE VIEW CUPTI_ACTIVITY_KIND_DRIVER AS

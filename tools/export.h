@@ -20,31 +20,33 @@ namespace kc {
 /// Chrome trace event JSON (the "JSON Object Format" of the Trace Event Format document, read by
 /// ui.perfetto.dev and chrome://tracing). Per log: one process (pid from the log's metadata) whose
 /// threads carry the NVTX ranges ("X" slices, push/pop ranges; "b"/"e" async slices for start/end
-/// ranges) and the launch API calls ("X" slices named after the API); one process per GPU ("GPU 0")
-/// whose threads are the streams, carrying the kernels ("X" slices, short names); a flow arrow ("s" at
-/// the launch, "f" with "bp":"e" at each kernel, id = correlation id, plus log index × 2^48 for the
-/// second and later logs) from each launch to each kernel it issued. Timestamps are the log's
+/// ranges) and the launch API calls ("X" slices named after the API, category "cuda_api"; memcpy/memset
+/// calls: "cuda_api_memory"); one process per GPU ("GPU 0") whose threads are the streams, carrying the
+/// kernels ("X" slices, short names, category "kernel") and memory operations (category "memory"); a
+/// flow arrow ("s" at the launch, "f" with "bp":"e" at each kernel, category and name "launch", id =
+/// correlation id, plus log index × 2^48 for the second and later logs) from each launch to each kernel
+/// it issued, and likewise (category "memory") from each memory call to its GPU operation. Timestamps are the log's
 /// CLOCK_MONOTONIC nanoseconds written as microseconds with 3 decimals (exact). Slices that would overlap
 /// without nesting on one thread or stream (kernels of one stream overlapping, ranges of different NVTX
 /// domains closed out of order) go to an extra track of the same thread named "(overlap N)".
 /// Memory: one small entry per record, for sorting. Writes nothing but `out`.
 void writeChromeTrace(std::ostream& out, const std::vector<LoadedLog>& logs);
 
-/// Writes the tables (processes, metadata, strings, scopes, ranges, launches, kernels) to a new SQLite
+/// Writes the tables (processes, metadata, strings, scopes, ranges, launches, kernels, memops) to a new SQLite
 /// database at `path`, replacing any file there, plus views named as in Nsight Systems' SQLite export
-/// (StringIds, CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
-/// NVTX_EVENTS). Names are ids into `strings`, shared by all logs. Throws std::runtime_error with
+/// (StringIds, CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+/// CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, NVTX_EVENTS). Names are ids into `strings`, shared by all logs. Throws std::runtime_error with
 /// SQLite's message if the database cannot be written.
 void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs);
 
 /// Writes one CSV file per table (processes.csv, metadata.csv, scopes.csv, ranges.csv, launches.csv,
-/// kernels.csv) into the folder `dir`, created if missing. Names are written as text (no strings table);
+/// kernels.csv, memops.csv) into the folder `dir`, created if missing. Names are written as text (no strings table);
 /// ranges, launches and kernels also carry the range path. RFC 4180 quoting; an empty field is NULL.
 /// Throws std::runtime_error if a file cannot be written.
 void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs);
 
 /// Writes {"processes": [...], "metadata": [...], "scopes": [...], "ranges": [...], "launches": [...],
-/// "kernels": [...]}: one JSON object per row, the same columns as the CSV files (null for NULL), for
+/// "kernels": [...], "memops": [...]}: one JSON object per row, the same columns as the CSV files (null for NULL), for
 /// `pandas.DataFrame(doc["kernels"])`.
 void writeJsonRecords(std::ostream& out, const std::vector<LoadedLog>& logs);
 
@@ -80,8 +82,10 @@ class TableSink {
   virtual void endTable() = 0;
 };
 
-/// Emits processes, metadata, scopes, ranges, launches, kernels for all logs (processId = the log's index
-/// in `logs`) into `sink`. Kernels are joined to launches by correlation id to get their range.
+/// Emits processes, metadata, scopes, ranges, launches, kernels, memops for all logs (processId = the
+/// log's index in `logs`) into `sink`. Kernels and memory operations are joined to their API call by
+/// correlation id to get their range. Launches are kernel launches only (memcpy/memset calls, format
+/// 1.1, are in memops), as in `kcount summary`.
 void exportTables(const std::vector<LoadedLog>& logs, TableSink& sink);
 
 /// The table definitions, in the order exportTables emits them.

@@ -78,6 +78,12 @@ def check_chrome(log, s, work):
         by[(e["ph"], e.get("cat"))].append(e)
     check(len(by[("X", "kernel")]) == kernel_records, f"{name}: {kernel_records} kernel slices")
     check(len(by[("X", "cuda_api")]) == totals["launches"], f"{name}: {totals['launches']} launch slices")
+    mem_ops = totals.get("mem_ops", 0)
+    check(len(by[("X", "memory")]) == mem_ops, f"{name}: {mem_ops} memory operation slices")
+    mem_starts = {e["id"] for e in by[("s", "memory")]}
+    mem_finishes = {e["id"] for e in by[("f", "memory")]}
+    check(mem_starts == mem_finishes and len(by[("f", "memory")]) == mem_ops - totals.get("unmatched_mem_ops", 0),
+          f"{name}: a memory flow from each memcpy/memset call to its GPU operation")
     instances = sum(r["instances"] for r in s["ranges"])
     check(len(by[("X", "nvtx")]) + len(by[("b", "nvtx")]) == instances, f"{name}: {instances} range slices")
 
@@ -144,7 +150,7 @@ def check_csv_json(log, s, work):
     totals = s["totals"]
     instances = sum(r["instances"] for r in s["ranges"])
     want = {"kernels": totals["kernels"] + totals["unmatched_kernels"], "launches": totals["launches"],
-            "ranges": instances, "processes": 1}
+            "ranges": instances, "processes": 1, "memops": totals.get("mem_ops", 0)}
     for table, n in want.items():
         with open(os.path.join(folder, table + ".csv"), newline="") as f:
             rows = list(csv.DictReader(f))
