@@ -84,9 +84,18 @@ bool registerMemoryApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
 }
 
 void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
+  if (!Session::recordingNow() || data == nullptr) return;
   ThreadState* ts = threadState();
-  if (ts == nullptr || data == nullptr || !Session::get().recording()) return;
+  if (ts == nullptr) return;
   if (data->callbackSite == CUPTI_API_ENTER) {
+    const uint32_t d = ts->open_launches;
+    if (d > 0 && d <= ThreadState::kMaxOpenLaunches && ts->launches[d - 1].correlation_id == data->correlationId) {
+      // The driver call inside a runtime launch (same correlation id): only the outermost call is timed
+      // and recorded, so this one just keeps the nesting depth.
+      if (d < ThreadState::kMaxOpenLaunches) ts->launches[d] = ts->launches[d - 1];
+      ++ts->open_launches;
+      return;
+    }
     if (ts->open_launches < ThreadState::kMaxOpenLaunches) {
       ts->launches[ts->open_launches] =
           OpenLaunch{data->correlationId, nowNs(), ts->currentScope(), cbid,

@@ -26,7 +26,10 @@ constexpr size_t kMaxPendingKernels = 4u << 20;  // ~384 MiB of KernelBody at mo
 Session* g_session = nullptr;  // immortal: never deleted
 std::once_flag g_session_once;
 
-thread_local ThreadState* t_state = nullptr;
+// initial-exec: a plain %fs-relative load instead of a __tls_get_addr call on every launch callback. One
+// pointer, so it fits the static TLS surplus glibc keeps for libraries loaded with dlopen (the
+// CUDA_INJECTION64_PATH case).
+__attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_state = nullptr;
 pthread_key_t g_thread_key;
 std::once_flag g_key_once;
 

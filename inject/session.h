@@ -48,6 +48,8 @@ class Session {
   const Config& config() const { return config_; }
   SessionState state() const { return state_.load(std::memory_order_acquire); }
   bool recording() const { return state() == SessionState::kActive; }
+  /// recording() without reaching the session object (one atomic load): for the launch hot path.
+  static bool recordingNow() { return state_.load(std::memory_order_acquire) == SessionState::kActive; }
 
   /// Starts recording (writer thread, exit handler). Idempotent, thread-safe. Returns recording().
   bool activate() noexcept;
@@ -99,7 +101,8 @@ class Session {
   void drainLocked(bool final_chunk);  // requires writer_mutex_
 
   Config config_;
-  std::atomic<SessionState> state_{SessionState::kDormant};
+  // One session per process, so its state is a static: the hot path reads it without Session::get().
+  static inline std::atomic<SessionState> state_{SessionState::kDormant};
   SessionCounters counters_;
   StringTable strings_;
   ScopeTree scopes_;
