@@ -65,6 +65,7 @@ void ThreadBuffer::releaseAll() noexcept {
   head_.store(nullptr, std::memory_order_relaxed);
   tail_ = nullptr;
   consumed_ = 0;
+  drained_ = published_.load(std::memory_order_acquire);
 }
 
 }  // namespace kc

@@ -75,6 +75,7 @@ class ThreadBuffer {
     }
     t->events[n] = e;
     t->count.store(n + 1, std::memory_order_release);
+    published_.store(published_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     return true;
   }
 
@@ -89,18 +90,24 @@ class ThreadBuffer {
     }
     t->events[n] = e;
     t->count.store(n + 1, std::memory_order_release);
+    published_.store(published_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     return true;
   }
 
-  /// Calls fn(const HostEvent&) for every event published since the last drain, in order; returns
-  /// how many. Blocks fully read are returned to the pool.
+  /// Calls fn(const HostEvent&) for every event published before the call, in order; returns how
+  /// many. Events the producer publishes meanwhile are left for the next drain, so a drain ends even
+  /// while the producer keeps appending (the final flush at exit must not chase a launching thread).
+  /// Blocks fully read are returned to the pool.
   template <typename Fn>
   size_t drain(Fn&& fn) {
+    const uint64_t target = published_.load(std::memory_order_acquire);
     size_t n = 0;
     HostEventBlock* b = head_.load(std::memory_order_acquire);
-    while (b != nullptr) {
-      const uint32_t c = b->count.load(std::memory_order_acquire);
+    while (b != nullptr && drained_ < target) {
+      uint32_t c = b->count.load(std::memory_order_acquire);
+      if (c - consumed_ > target - drained_) c = consumed_ + static_cast<uint32_t>(target - drained_);
       for (uint32_t i = consumed_; i < c; ++i, ++n) fn(b->events[i]);
+      drained_ += c - consumed_;
       consumed_ = c;
       if (c < kEventsPerBlock) break;
       HostEventBlock* next = b->next.load(std::memory_order_acquire);
@@ -129,7 +136,9 @@ class ThreadBuffer {
   uint32_t thread_id_;
   HostEventBlock* tail_ = nullptr;               // producer only
   std::atomic<HostEventBlock*> head_{nullptr};   // set once by the producer, then consumer only
-  uint32_t consumed_ = 0;                        // consumer only
+  uint32_t consumed_ = 0;                        // consumer only: events read in the head block
+  uint64_t drained_ = 0;                         // consumer only: events read in all
+  std::atomic<uint64_t> published_{0};           // events appended; written by the producer only
   std::atomic<uint64_t> dropped_{0};
 };
 

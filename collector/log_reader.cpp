@@ -2,10 +2,12 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string_view>
 #include <unordered_set>
 
@@ -14,6 +16,15 @@ namespace {
 
 /// Ids above this are treated as corrupt: a bad id must not make the reader allocate gigabytes.
 constexpr uint32_t kMaxId = 16u << 20;
+/// Most out-of-range references reported one by one; the rest are counted in one more issue.
+constexpr size_t kMaxReferenceIssues = 16;
+
+/// Exclusive upper bound for string or scope ids in a file of file_bytes: the writer hands out dense
+/// ids (1, 2, 3, ...) and defines each with one record of at least record_bytes, so a file cannot hold
+/// more definitions than that. Keeps LogData::strings/scopes (indexed by id) proportional to the input.
+uint32_t idLimit(uint64_t file_bytes, size_t record_bytes) {
+  return static_cast<uint32_t>(std::min<uint64_t>(kMaxId, file_bytes / record_bytes + 1));
+}
 /// Deepest range nesting scopePath() follows before giving up (corrupt parents must not loop).
 constexpr int kMaxScopeDepth = 256;
 
@@ -175,9 +186,11 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
       case RecordType::kString: {
         auto s = prefix<StringBody>(body);
         auto text = body.subspan(sizeof(StringBody));
-        if (s.string_id >= kMaxId) {
+        const uint32_t limit = idLimit(log.file_bytes, sizeof(RecordHeader) + sizeof(StringBody));
+        if (s.string_id >= limit) {
           error(log, at, chunk, "string id " + std::to_string(s.string_id) + " at byte " + std::to_string(at) +
-                                    " is out of range (limit " + std::to_string(kMaxId) + ")");
+                                    " is out of range (limit " + std::to_string(limit) + " for a file of " +
+                                    std::to_string(log.file_bytes) + " bytes)");
           break;
         }
         if (s.string_id == kNoString) break;  // id 0 is always ""
@@ -188,9 +201,11 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
       }
       case RecordType::kScope: {
         auto s = prefix<ScopeBody>(body);
-        if (s.scope_id >= kMaxId) {
+        const uint32_t limit = idLimit(log.file_bytes, sizeof(RecordHeader) + sizeof(ScopeBody));
+        if (s.scope_id >= limit) {
           error(log, at, chunk, "scope id " + std::to_string(s.scope_id) + " at byte " + std::to_string(at) +
-                                    " is out of range (limit " + std::to_string(kMaxId) + ")");
+                                    " is out of range (limit " + std::to_string(limit) + " for a file of " +
+                                    std::to_string(log.file_bytes) + " bytes)");
           break;
         }
         if (s.scope_id == kRootScope) break;  // the root is implicit and stays all zero
@@ -227,6 +242,58 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
                 " records, its payload holds " + std::to_string(records));
   }
   return true;
+}
+
+/// Reports every string or scope id a decoded record refers to that no record defined and that lies past
+/// the highest defined id (a lost chunk, or a corrupt record inside a verified chunk). The records are
+/// kept; LogData::str() and scopePath() show such ids as "<bad ... id N>", the analysis credits unknown
+/// scopes to the root. Ids inside the defined range but never defined (gaps) are not reported: they
+/// read as "" like kNoString. Runs after all chunks: a definition may follow its first use by a chunk.
+void checkReferences(LogData& log) {
+  struct Bad {
+    uint64_t records = 0;     // records referring to the id
+    const char* first_kind;   // the first of them: record kind and index in its LogData vector
+    size_t first_index;
+  };
+  const size_t n_strings = log.strings.size(), n_scopes = log.scopes.size();
+  std::map<std::pair<bool, uint32_t>, Bad> bad;  // (is_string, id) -> references; at most kMaxReferenceIssues
+  uint64_t unlisted = 0;                         // references to ids past the first kMaxReferenceIssues
+  auto ref = [&](bool is_string, uint32_t id, const char* kind, size_t index) {
+    if (id < (is_string ? n_strings : n_scopes)) return;
+    auto it = bad.find({is_string, id});
+    if (it == bad.end()) {
+      if (bad.size() >= kMaxReferenceIssues) {
+        ++unlisted;
+        return;
+      }
+      it = bad.emplace(std::make_pair(is_string, id), Bad{0, kind, index}).first;
+    }
+    ++it->second.records;
+  };
+  for (size_t i = 1; i < n_scopes; ++i) {
+    const ScopeBody& s = log.scopes[i];
+    if (s.scope_id == kRootScope) continue;  // a gap, not a record
+    ref(true, s.name_id, "scope", i);
+    ref(true, s.domain_id, "scope", i);
+    ref(false, s.parent_id, "scope", i);
+  }
+  for (size_t i = 0; i < log.launches.size(); ++i) {
+    ref(false, log.launches[i].scope_id, "launch", i);
+    ref(true, log.launches[i].api_id, "launch", i);
+  }
+  for (size_t i = 0; i < log.kernels.size(); ++i) ref(true, log.kernels[i].name_id, "kernel", i);
+  for (size_t i = 0; i < log.ranges.size(); ++i) ref(false, log.ranges[i].scope_id, "range", i);
+  for (const auto& [key, b] : bad) {
+    const auto& [is_string, id] = key;
+    error(log, log.file_bytes, -1,
+          std::string(is_string ? "string" : "scope") + " id " + std::to_string(id) + " out of range (" +
+              std::to_string(is_string ? n_strings : n_scopes) + (is_string ? " strings" : " scopes") +
+              " defined): " + std::to_string(b.records) + " records refer to it, the first is " + b.first_kind +
+              " record " + std::to_string(b.first_index));
+  }
+  if (unlisted > 0)
+    error(log, log.file_bytes, -1,
+          std::to_string(unlisted) + " more references to string or scope ids out of range");
 }
 
 }  // namespace
@@ -291,6 +358,7 @@ LogData readLog(std::span<const uint8_t> bytes) {
       (bytes.empty() ||
        std::memcmp(bytes.data(), kLogMagic, std::min(bytes.size(), sizeof(kLogMagic))) == 0)) {
     // Empty, or cut inside the file header: a log whose process wrote (almost) nothing.
+    log.truncated = true;
     warning(log, bytes.size(), -1,
             "truncated at byte " + std::to_string(bytes.size()) + " in the file header (needs " +
                 std::to_string(sizeof(FileHeader)) + " bytes, " + std::to_string(bytes.size()) + " remain)");
@@ -332,9 +400,10 @@ LogData readLog(std::span<const uint8_t> bytes) {
         error(log, pos, chunk, why + "; no intact chunk follows");
         return false;
       }
+      // For chunk 0 the search starts after the file header, so the next chunk may lie before pos.
       error(log, pos, chunk,
-            why + "; skipped " + std::to_string(next - pos) + " bytes to the next intact chunk at byte " +
-                std::to_string(next));
+            why + (next >= pos ? "; skipped " + std::to_string(next - pos) + " bytes" : std::string("; went back")) +
+                " to the next intact chunk at byte " + std::to_string(next));
       ++log.chunks_skipped;
       pos = next;
       ++chunk;
@@ -344,6 +413,7 @@ LogData readLog(std::span<const uint8_t> bytes) {
     if (!header_fits) {
       // Too few bytes for a header: a cut tail, unless an intact chunk follows (then it is damage).
       if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1) >= bytes.size()) {
+        log.truncated = true;
         warning(log, pos, chunk,
                 "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
                     " (chunk header needs " + std::to_string(sizeof(ChunkHeader)) + " bytes, " +
@@ -375,6 +445,7 @@ LogData readLog(std::span<const uint8_t> bytes) {
                                 std::to_string(payload_remain) + " remain and an intact chunk follows");
         continue;
       }
+      log.truncated = true;
       warning(log, pos, chunk,
               "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
                   " (payload needs " + std::to_string(h.payload_bytes) + " bytes, " +
@@ -399,6 +470,7 @@ LogData readLog(std::span<const uint8_t> bytes) {
     ++chunk;
   }
 
+  checkReferences(log);
   if (!log.complete) {
     warning(log, bytes.size(), -1,
             "log has no end record: the process did not close it (crash, kill, or still running)");

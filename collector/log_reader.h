@@ -37,6 +37,7 @@ struct LogData {
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself
+  bool truncated = false;            // the file ends inside the file header or inside a chunk (cut tail)
   uint32_t chunks_read = 0;          // chunks whose checksum matched and that were decoded
   uint32_t chunks_skipped = 0;       // chunks skipped for a bad checksum or a bad record inside
   uint64_t file_bytes = 0;
@@ -50,6 +51,9 @@ struct LogData {
   std::string scopePath(uint32_t scope_id) const;
   /// True if any issue is an error.
   bool damaged() const;
+  /// True if nothing was lost: no error and no cut tail (an incomplete log, without End record, can be
+  /// intact). `kcount summary`/`kernels`/`check` exit 2 for a log that is not intact.
+  bool intact() const { return !damaged() && !truncated; }
 };
 
 /// Decodes a whole log held in memory. Never throws on bad input: problems go to LogData::issues.

@@ -24,11 +24,48 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths) {
   return logs;
 }
 
-/// Exit status of summary/kernels: 0, or 2 if a log could not be read at all.
-int readStatus(const std::vector<kc::LoadedLog>& logs) {
+/// Exit status for commands without --salvage handling: 2 if a log had nothing intact to read (not a
+/// kcount log, unsupported version, every chunk damaged), else 0.
+[[maybe_unused]] int readStatus(const std::vector<kc::LoadedLog>& logs) {
   for (const auto& l : logs)
-    if (l.data.file_bytes == 0 && l.data.damaged()) return 2;
+    if (!l.data.intact() && l.data.chunks_read == 0) return 2;
   return 0;
+}
+
+void printIssues(const kc::LoadedLog& l) {
+  for (const auto& i : l.data.issues)
+    std::cerr << "kcount: " << l.path << ": "
+              << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message
+              << " (byte " << i.offset << ", chunk " << i.chunk << ")\n";
+}
+
+/// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is
+/// not intact (an error, or a cut tail) makes the status 2 and is left out, unless `salvage`: then it is
+/// reported from what was read intact, and only a log with nothing intact (no chunk read) gives 2.
+/// Issues go to stderr; an intact log's warnings (no End record) are in the report itself.
+int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
+  int rc = 0;
+  std::vector<kc::LoadedLog> kept;
+  for (auto& l : logs) {
+    if (l.data.intact()) {
+      kept.push_back(std::move(l));
+      continue;
+    }
+    printIssues(l);
+    if (!salvage) {
+      std::cerr << "kcount: " << l.path << ": damaged log; --salvage reports the intact part\n";
+      rc = 2;
+    } else if (l.data.chunks_read == 0) {
+      std::cerr << "kcount: " << l.path << ": nothing intact to report\n";
+      rc = 2;
+    } else {
+      kept.push_back(std::move(l));
+    }
+  }
+  // Without --salvage nothing is printed when a log is damaged: partial numbers must be asked for.
+  if (rc != 0 && !salvage) kept.clear();
+  logs = std::move(kept);
+  return rc;
 }
 
 }  // namespace
@@ -43,6 +80,7 @@ int main(int argc, char** argv) {
   std::string view = "tree";
   int top = 3;
   bool full_names = false;
+  bool salvage = false;
 
   auto* summary = app.add_subcommand("summary", "per-range table of launches, kernels and time");
   summary->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
@@ -62,11 +100,13 @@ int main(int argc, char** argv) {
       ->each([](const std::string& v) {
         g_join.graph_view = v == "capture" ? kc::GraphView::kCapturePath : kc::GraphView::kLaunch;
       });
+  summary->add_flag("--salvage", salvage, "summarize the intact part of a damaged log (exit 0 if any)");
 
   auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
   kernels->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
   kernels->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   kernels->add_flag("--full-names", full_names, "show full demangled kernel names");
+  kernels->add_flag("--salvage", salvage, "list the kernels of the intact part of a damaged log (exit 0 if any)");
 
   std::vector<std::string> diff_a, diff_b;
   auto* diff = app.add_subcommand("diff", "compare two runs per range and overall; kernels matched by decoded identity");
@@ -77,6 +117,7 @@ int main(int argc, char** argv) {
 
   auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, 2 damaged");
   check->add_option("logs", paths, "log files")->required();
+  check->add_flag("--salvage", salvage, "also print the summary of the intact part (exit status unchanged)");
 
   std::string output;
   auto* exp = app.add_subcommand("export", "logs as a Chrome trace (Perfetto), SQLite, CSV or JSON records");
@@ -84,6 +125,7 @@ int main(int argc, char** argv) {
   exp->add_option("--format", format, "chrome (trace JSON), sqlite, csv (a folder of files) or json")
       ->required()->check(CLI::IsMember({"chrome", "sqlite", "csv", "json"}));
   exp->add_option("-o,--output", output, "output file (a folder for csv)")->required();
+  exp->add_flag("--salvage", salvage, "export the intact part of a damaged log (exit 0 if any)");
 
   auto* html = app.add_subcommand("report", "one self-contained HTML page: range tree chart, kernels, A vs B for two logs");
   html->add_option("logs", paths, "log files (two: side by side)")->required()->check(CLI::ExistingFile);
@@ -109,10 +151,12 @@ int main(int argc, char** argv) {
       opt.top_kernels = top;
       opt.full_names = full_names;
       auto logs = loadAll(paths);
+      const int rc = selectLogs(logs, salvage);
+      if (logs.empty()) return rc;
       if (format == "json") {
         auto j = kc::summaryJson(logs);
         if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
-        std::cout << j.dump(2) << '\n';
+        std::cout << kc::dumpJson(j) << '\n';
       } else {
         bool first = true;
         for (const auto& l : logs) {
@@ -134,7 +178,7 @@ int main(int argc, char** argv) {
                                                        : kc::AcrossMetric::kGpuNs);
         }
       }
-      return readStatus(logs);
+      return rc;
     }
     if (*diff) {
       if (diff_a.empty() && diff_b.empty() && paths.size() == 2) {
@@ -152,29 +196,34 @@ int main(int argc, char** argv) {
     }
     if (*kernels) {
       auto logs = loadAll(paths);
+      const int rc = selectLogs(logs, salvage);
+      if (logs.empty()) return rc;
       if (format == "json")
-        std::cout << kc::kernelsJson(logs).dump(2) << '\n';
+        std::cout << kc::dumpJson(kc::kernelsJson(logs)) << '\n';
       else if (format == "csv")
         kc::printKernelsCsv(std::cout, logs, full_names);
       else
         kc::printKernelsTable(std::cout, logs, full_names);
       for (const auto& l : logs)
-        for (const auto& i : l.data.issues)
-          std::cerr << "kcount: " << l.path << ": "
-                    << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message
-                    << '\n';
-      return readStatus(logs);
+        if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
+      return rc;
     }
     if (*check) {
       int rc = 0;
       for (const auto& p : paths) {
-        auto l = kc::loadLog(p);
+        auto l = kc::loadLog(p, g_join);
         rc = std::max(rc, kc::printCheck(std::cout, l));
+        if (salvage && l.data.chunks_read > 0) {
+          std::cout << "intact part:\n";
+          kc::printSummaryTable(std::cout, l, kc::SummaryOptions{});
+        }
       }
       return rc;
     }
     if (*exp) {
       auto logs = loadAll(paths);
+      const int rc = selectLogs(logs, salvage);
+      if (logs.empty()) return rc;
       if (format == "sqlite") {
         kc::writeSqlite(output, logs);
       } else if (format == "csv") {
@@ -187,7 +236,7 @@ int main(int argc, char** argv) {
         out.close();
         if (!out) throw std::runtime_error("cannot write " + output);
       }
-      return readStatus(logs);
+      return rc;
     }
     if (*html) {
       auto logs = loadAll(paths);

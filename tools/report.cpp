@@ -275,6 +275,10 @@ json summaryJson(const LoadedLog& l) {
               {"totals", totals}, {"ranges", ranges}};
 }
 
+std::string dumpJson(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 json summaryJson(const std::vector<LoadedLog>& logs) {
   json arr = json::array();
   for (const auto& l : logs) arr.push_back(summaryJson(l));
@@ -492,13 +496,10 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   }
   out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
                      s.launches_without_kernel);
-  bool truncated = false;
-  for (const auto& i : d.issues) {
+  for (const auto& i : d.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
-    if (i.severity == ReadIssue::Severity::kWarning && i.message.starts_with("truncated")) truncated = true;
-  }
   int rc = 0;
-  if (d.damaged() || truncated) rc = 2;
+  if (!d.intact()) rc = 2;
   else if (!d.complete) rc = 1;
   out << (rc == 0 ? "OK\n" : rc == 1 ? "INCOMPLETE (no end record)\n" : "DAMAGED\n");
   return rc;

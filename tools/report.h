@@ -69,6 +69,9 @@ RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instan
 nlohmann::json summaryJson(const LoadedLog& log);
 /// {"logs":[...]}.
 nlohmann::json summaryJson(const std::vector<LoadedLog>& logs);
+/// JSON text as kcount prints it (2-space indent). Strings from a log are bytes as recorded (NVTX
+/// messages, kernel names, or damage): invalid UTF-8 is written as U+FFFD instead of throwing.
+std::string dumpJson(const nlohmann::json& j);
 
 void printSummaryTable(std::ostream& out, const LoadedLog& log, const SummaryOptions& opt);
 void printSummaryCsv(std::ostream& out, const LoadedLog& log, bool header, const SummaryOptions& opt);

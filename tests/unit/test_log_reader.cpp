@@ -170,6 +170,7 @@ TEST_CASE("round trip through LogWriter and readLog") {
 TEST_CASE("a log without End record is read with a warning") {
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
+  w.writeString(3, "cudaLaunchKernel");  // the launch's api_id
   w.writeLaunch(launch(1, 0));
   w.flush();
   const kc::LogData d = kc::readLog(sink.bytes);
@@ -371,6 +372,7 @@ TEST_CASE("record bodies: short is an error, long keeps the known prefix, unknow
   // A launch body from a newer writer: 8 more bytes than this reader knows.
   std::vector<uint8_t> longer(sizeof(kc::LaunchBody) + 8, 0xEE);
   kc::LaunchBody l = launch(5, 0);
+  l.api_id = kc::kNoString;  // no String records in this log: an api_id past them would be an error
   std::memcpy(longer.data(), &l, sizeof(l));
   appendRecord(payload, kc::RecordType::kLaunch, longer.data(), static_cast<uint32_t>(longer.size()));
   const uint64_t unknown_body = 123;
@@ -428,4 +430,42 @@ TEST_CASE("a missing file is an error at offset 0") {
   REQUIRE(d.issues.size() == 1);
   CHECK(d.issues[0].offset == 0);
   CHECK(d.issues[0].message.starts_with("cannot open /nonexistent/dir/kcount-x-1.kcount"));
+}
+
+TEST_CASE("references to string or scope ids past every definition are errors, one per id") {
+  std::vector<uint8_t> payload;
+  const std::string sbody = std::string("\x01\x00\x00\x00", 4) + "step";
+  appendRecord(payload, kc::RecordType::kString, sbody.data(), static_cast<uint32_t>(sbody.size()));
+  kc::ScopeBody sc{1, 0, 1, 0};
+  appendRecord(payload, kc::RecordType::kScope, &sc, sizeof(sc));
+  for (uint64_t c = 1; c <= 3; ++c) {
+    kc::LaunchBody l = launch(c, c == 3 ? 9 : 1);  // scope 9: never defined
+    l.api_id = 1;
+    appendRecord(payload, kc::RecordType::kLaunch, &l, sizeof(l));
+    kc::KernelBody k = kernel(c, 40);  // string 40: never defined
+    appendRecord(payload, kc::RecordType::kKernel, &k, sizeof(k));
+  }
+  appendRecord(payload, kc::RecordType::kEnd, nullptr, 0);
+  const kc::LogData d = kc::readLog(rawLog(payload, 9));
+  CHECK(d.damaged());
+  CHECK(d.kernels.size() == 3);  // the records are kept
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                 "string id 40 out of range (2 strings defined): 3 records refer to it, the first is kernel record 0"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                 "scope id 9 out of range (2 scopes defined): 1 records refer to it, the first is launch record 2"));
+  CHECK(d.issues.size() == 2);
+  CHECK(d.str(40) == "<bad string id 40>");
+}
+
+TEST_CASE("string and scope ids are capped by the file size before any allocation") {
+  // A string record with id 100000 in a file of a few dozen bytes: no 100000-entry table.
+  std::vector<uint8_t> payload;
+  const std::string sbody = std::string("\xa0\x86\x01\x00", 4) + "x";  // id 100000
+  appendRecord(payload, kc::RecordType::kString, sbody.data(), static_cast<uint32_t>(sbody.size()));
+  const std::vector<uint8_t> bytes = rawLog(payload, 1);
+  const kc::LogData d = kc::readLog(bytes);
+  CHECK(d.strings.size() == 1);
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "string id 100000 at byte 40 is out of range (limit " +
+                                                    std::to_string(bytes.size() / 12 + 1) + " for a file of " +
+                                                    std::to_string(bytes.size()) + " bytes)"));
 }

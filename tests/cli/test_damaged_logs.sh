@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Exit codes and messages of kcount summary/kernels/check on damaged input (docs/reader-guarantees.md):
+# not a log, empty, unsupported version, cut tail, flipped byte (checksum mismatch), each with and
+# without --salvage. Damaged files are made from the shipped H200 log tests/data/launches.kcount.
+# Usage: test_damaged_logs.sh BUILD_DIR
+set -u
+kcount=$(cd "$1" && pwd)/bin/kcount
+py=${PYTHON:-python3}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+src=$root/tests/data/launches.kcount
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0
+fail=0
+expect() {  # name want_rc stderr_regex cmd...: runs cmd, checks exit code and stderr
+  local name=$1 want=$2 re=$3; shift 3
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [[ $rc -eq $want ]] && { [[ -z $re ]] || grep -Eq -- "$re" "$work/err"; }; then
+    echo "PASS $name: exit $rc"; pass=$((pass + 1))
+  else
+    echo "FAIL $name: exit $rc (want $want), stderr: $(head -c 400 "$work/err")"; fail=$((fail + 1))
+  fi
+}
+
+printf '#!/bin/sh\necho this is not a kcount log\n' >"$work/script.sh"
+: >"$work/empty.kcount"
+cp "$src" "$work/v2.kcount" && chmod u+w "$work/v2.kcount"
+printf '\x02\x00' | dd of="$work/v2.kcount" bs=1 seek=8 conv=notrunc status=none
+size=$(stat -c %s "$src")
+head -c $((size - 1000)) "$src" >"$work/cut.kcount"
+cp "$src" "$work/flip.kcount" && chmod u+w "$work/flip.kcount"
+printf '\xff' | dd of="$work/flip.kcount" bs=1 seek=$((size / 2)) conv=notrunc status=none
+
+expect "summary: not a kcount log" 2 "error: not a kcount log \(byte 0" "$kcount" summary "$work/script.sh"
+expect "summary --salvage: not a kcount log (nothing intact)" 2 "nothing intact" \
+  "$kcount" summary --salvage "$work/script.sh"
+expect "summary: empty file" 2 "truncated at byte 0" "$kcount" summary "$work/empty.kcount"
+expect "summary: unsupported version" 2 "unsupported version 2\.[0-9]+ \(this reader supports 1\.x\)" \
+  "$kcount" summary "$work/v2.kcount"
+expect "summary: cut tail" 2 "truncated at byte $((size - 1000)) in chunk [0-9]+" "$kcount" summary "$work/cut.kcount"
+[[ ! -s $work/out ]] && { echo "PASS summary: cut tail prints no table"; pass=$((pass + 1)); } ||
+  { echo "FAIL summary: cut tail printed a table without --salvage"; fail=$((fail + 1)); }
+expect "summary --salvage: cut tail" 0 "truncated at byte" "$kcount" summary --salvage "$work/cut.kcount"
+grep -q "^totals: " "$work/out" && { echo "PASS summary --salvage prints the intact part"; pass=$((pass + 1)); } ||
+  { echo "FAIL summary --salvage printed no table"; fail=$((fail + 1)); }
+expect "summary: flipped byte" 2 "checksum mismatch in chunk [0-9]+ at byte [0-9]+" "$kcount" summary "$work/flip.kcount"
+expect "summary --salvage --format json: flipped byte" 0 "checksum mismatch" \
+  "$kcount" summary --salvage --format json "$work/flip.kcount"
+if "$py" -c 'import json,sys; d=json.load(open(sys.argv[1])); l=d["logs"][0]; assert any(i["severity"]=="error" and "checksum mismatch" in i["message"] for i in l["issues"]); assert l["totals"]["launches"] + l["totals"]["kernels"] > 0' "$work/out"; then
+  echo "PASS salvaged JSON lists the error and the intact records"; pass=$((pass + 1))
+else
+  echo "FAIL salvaged JSON"; fail=$((fail + 1))
+fi
+expect "summary: ids whose definitions were lost" 2 \
+  "string id [0-9]+ out of range \([0-9]+ strings defined\): [0-9]+ records refer to it" \
+  "$kcount" summary "$work/flip.kcount"
+expect "kernels: flipped byte" 2 "checksum mismatch" "$kcount" kernels "$work/flip.kcount"
+expect "kernels --salvage: flipped byte" 0 "checksum mismatch" "$kcount" kernels --salvage "$work/flip.kcount"
+expect "check: cut tail" 2 "" "$kcount" check "$work/cut.kcount"
+grep -q "^DAMAGED" "$work/out" && { echo "PASS check says DAMAGED"; pass=$((pass + 1)); } ||
+  { echo "FAIL check output: $(tail -3 "$work/out")"; fail=$((fail + 1)); }
+expect "check --salvage: flipped byte (still exit 2, prints the intact part)" 2 "" \
+  "$kcount" check --salvage "$work/flip.kcount"
+grep -q "^intact part:" "$work/out" && { echo "PASS check --salvage prints the intact part"; pass=$((pass + 1)); } ||
+  { echo "FAIL check --salvage printed no summary"; fail=$((fail + 1)); }
+expect "summary: intact log" 0 "" "$kcount" summary "$src"
+expect "summary: intact and damaged log together" 2 "damaged log" "$kcount" summary "$src" "$work/cut.kcount"
+echo "$pass passed, $fail failed"
+[[ $fail -eq 0 ]]

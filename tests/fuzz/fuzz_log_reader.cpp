@@ -1,0 +1,97 @@
+// libFuzzer target: the whole read path of `kcount` on arbitrary bytes. The input is decoded twice:
+// as given (so damage detection, resynchronization and the file header are fuzzed) and with the
+// checksum of every chunk it can walk recomputed (so mutations reach the record decoder behind the
+// XXH3 check instead of stopping at "checksum mismatch"). Each decoded log goes through the
+// correlation join and every report builder of the tool (JSON, CSV, tables, check). Built by
+// tests/fuzz/run_fuzz.sh with clang's -fsanitize=fuzzer,address,undefined; the same function is
+// linked into kc_fuzz_replay (tests/fuzz/replay_main.cpp), which ctest runs on
+// tests/data/fuzz-regressions/ without libFuzzer.
+#include <xxhash.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "collector/analysis.h"
+#include "collector/log_format.h"
+#include "collector/log_reader.h"
+#include "tools/report.h"
+
+namespace {
+
+/// Aborts (a finding for libFuzzer, a failure for the replay test) when an invariant of the reader or
+/// the analysis does not hold.
+void require(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "invariant violated: %s\n", what);
+    std::abort();
+  }
+}
+
+void exercise(std::span<const uint8_t> bytes) {
+  kc::LoadedLog l;
+  l.path = "fuzz-input.kcount";
+  l.data = kc::readLog(bytes);
+  l.summary = kc::summarize(l.data);
+  const kc::LogData& d = l.data;
+
+  require(d.file_bytes == bytes.size(), "file_bytes is the input size");
+  require(!d.strings.empty() && d.strings[0].empty(), "string id 0 is the empty string");
+  require(!d.scopes.empty(), "scope 0 (the root) exists");
+  require(d.strings.size() <= bytes.size() / 12 + 2, "string table bounded by the input size");
+  require(d.scopes.size() <= bytes.size() / 24 + 2, "scope table bounded by the input size");
+  require(l.summary.launches <= d.launches.size(), "summary launches");
+  require(l.summary.kernels == d.kernels.size(), "summary kernels");
+  require(l.summary.unmatched_kernels <= d.kernels.size(), "unmatched kernels");
+  require(l.summary.children_order.size() == std::max<size_t>(d.scopes.size(), 1),
+          "every scope appears once in the repaired tree");
+  uint64_t excl_kernels = 0;
+  for (const auto& r : l.summary.exclusive) excl_kernels += r.kernels;
+  require(excl_kernels + l.summary.unmatched_kernels == d.kernels.size(), "every kernel credited once");
+  require(l.summary.inclusive[kc::kRootScope].kernels == excl_kernels, "root inclusive holds all kernels");
+  require(d.intact() || !d.issues.empty(), "damage is always reported");
+
+  std::ostringstream out;
+  out << kc::dumpJson(kc::summaryJson(l));
+  out << kc::dumpJson(kc::kernelsJson({l}));
+  for (auto view : {kc::SummaryView::kTree, kc::SummaryView::kInclusive, kc::SummaryView::kInnermost}) {
+    kc::SummaryOptions opt;
+    opt.view = view;
+    opt.full_names = view == kc::SummaryView::kInnermost;
+    kc::printSummaryTable(out, l, opt);
+    kc::printSummaryCsv(out, l, true, opt);
+  }
+  kc::printKernelsTable(out, {l}, false);
+  kc::printKernelsCsv(out, {l}, true);
+  const int rc = kc::printCheck(out, l);
+  require(rc == (d.intact() ? (d.complete ? 0 : 1) : 2), "check exit status");
+}
+
+/// Copy of bytes in which every chunk header found by walking from the file header has its checksum
+/// set to the XXH3 of its payload (as far as the payload fits in the input).
+std::vector<uint8_t> withChecksumsFixed(std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> b(bytes.begin(), bytes.end());
+  size_t pos = sizeof(kc::FileHeader);
+  while (pos + sizeof(kc::ChunkHeader) <= b.size()) {
+    kc::ChunkHeader h;
+    std::memcpy(&h, b.data() + pos, sizeof(h));
+    const size_t payload_at = pos + sizeof(h);
+    const size_t n = std::min<size_t>(h.payload_bytes, b.size() - payload_at);
+    h.checksum = XXH3_64bits(b.data() + payload_at, n);
+    std::memcpy(b.data() + pos, &h, sizeof(h));
+    pos = payload_at + n;
+  }
+  return b;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::span<const uint8_t> bytes(data, size);
+  exercise(bytes);
+  const std::vector<uint8_t> fixed = withChecksumsFixed(bytes);
+  if (fixed != std::vector<uint8_t>(bytes.begin(), bytes.end())) exercise(fixed);
+  return 0;
+}
