@@ -289,11 +289,12 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   const LogData& d = l.data;
   const Summary& s = l.summary;
   out << "== " << l.path;
-  for (const char* key : {"command", "host", "pid", "rank"}) {
+  for (const char* key : {"host", "pid", "rank"}) {
     std::string v = d.meta(key);
     if (!v.empty()) out << "  " << key << "=" << v;
   }
   out << '\n';
+  if (const std::string cmd = d.meta("command_line"); !cmd.empty()) out << "   command: " << cmd << '\n';
   const bool tree = opt.view == SummaryView::kTree;
   Table t;
   if (tree)

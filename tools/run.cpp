@@ -183,7 +183,7 @@ int runCommand(const RunOptions& opt) {
   std::sort(found.begin(), found.end());
   for (const auto& f : found) std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
   if (found.empty())
-    std::fprintf(stderr, "kcount: no log written (the program initialized no CUDA and emitted no NVTX range)\n");
+    std::fprintf(stderr, "kcount: no log written (the program recorded no kernel launch, kernel or NVTX range)\n");
   return rc;
 }
 
