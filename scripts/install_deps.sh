@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev doctest-dev libcli11-dev
       nlohmann-json3-dev libxxhash-dev
       libsqlite3-dev  # kcount export --format sqlite (linked statically into the tool)
+      clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with ASan+UBSan
       chromium)       # tests/cli/test_html_report.py renders kcount report in headless Chromium
 missing=()
 for p in "${pkgs[@]}"; do
