@@ -61,7 +61,14 @@ static int createExclusive(const std::string& base, unsigned mode, std::string* 
   return -1;
 }
 
+// Creates the missing folders of `path` (mode 0700), like mkdir -p; errors are left to open().
+static void makeParents(const std::string& path) {
+  for (size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1))
+    ::mkdir(path.substr(0, at).c_str(), 0700);
+}
+
 bool FileSink::open() {
+  makeParents(path_);
   std::string chosen;
   fd_ = createExclusive(path_, mode_, &chosen);
   if (fd_ < 0) {
@@ -86,7 +93,13 @@ bool FileSink::open() {
 bool FileSink::write(const void* data, size_t bytes) {
   if (failed_) return false;
   if (fd_ < 0 && !open()) return false;
-  if (max_bytes_ != 0 && written_ + bytes > max_bytes_) return false;
+  if (max_bytes_ != 0 && written_ + bytes > max_bytes_) {
+    // Stop at the cap: writing later, smaller chunks would leave holes the reader cannot see.
+    if (warn_) warn_("log " + actual_path_ + " reached KCOUNT_MAX_BYTES=" + std::to_string(max_bytes_) +
+                     " bytes; further records are counted as dropped");
+    failed_ = true;
+    return false;
+  }
   const auto* p = static_cast<const uint8_t*>(data);
   size_t left = bytes;
   while (left > 0) {

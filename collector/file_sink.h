@@ -15,12 +15,13 @@ namespace kc {
 std::string expandOutputPattern(const std::string& pattern, int pid, const std::string& host,
                                 const std::string& rank);
 
-/// Writes to a file created on the first write() with O_CREAT|O_EXCL|O_NOFOLLOW and the given mode:
+/// Writes to a file created on the first write() (missing folders are created, mode 0700) with
+/// O_CREAT|O_EXCL|O_NOFOLLOW and the given mode:
 /// never follows a symbolic link and never overwrites an existing file (".1", ".2", ... are tried
 /// instead). If the folder is not writable, falls back once to $TMPDIR or /tmp (same file name) and
 /// reports it through `warn`. After a failed write (disk full) it refuses further writes; the LogWriter
 /// counts the bytes as dropped. Not thread-safe (owned by the writer). `max_bytes` caps the file size:
-/// a write that would pass it is refused.
+/// the first write that would pass it is refused, with one warning, and so is every later one.
 class FileSink final : public ByteSink {
  public:
   using Warn = std::function<void(const std::string&)>;

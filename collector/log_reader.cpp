@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <sys/stat.h>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -462,9 +464,11 @@ LogData readLog(std::span<const uint8_t> bytes) {
       ++chunk;
       continue;
     }
-    if (decodePayload(log, payload, payload_at, chunk, h.record_count))
+    if (decodePayload(log, payload, payload_at, chunk, h.record_count)) {
       ++log.chunks_read;
-    else
+      log.last_intact_chunk = chunk;
+      log.last_intact_end = payload_at + h.payload_bytes;
+    } else
       ++log.chunks_skipped;
     pos = payload_at + h.payload_bytes;
     ++chunk;
@@ -473,12 +477,25 @@ LogData readLog(std::span<const uint8_t> bytes) {
   checkReferences(log);
   if (!log.complete) {
     warning(log, bytes.size(), -1,
-            "log has no end record: the process did not close it (crash, kill, or still running)");
+            "log has no end record: the process did not close it (crash, kill, or still running); " +
+                (log.last_intact_chunk >= 0
+                     ? "last intact chunk " + std::to_string(log.last_intact_chunk) + " ends at byte " +
+                           std::to_string(log.last_intact_end)
+                     : std::string("no intact chunk")));
   }
   return log;
 }
 
 LogData readLogFile(const std::string& path) {
+  // Only regular files: a folder throws inside the stream, a FIFO would block forever.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    LogData log;
+    log.strings.resize(1);
+    log.scopes.resize(1);
+    error(log, 0, -1, path + " is not a regular file");
+    return log;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     LogData log;

@@ -39,6 +39,8 @@ struct LogData {
   bool complete = false;             // an End record was read: the process closed the log itself
   bool truncated = false;            // the file ends inside the file header or inside a chunk (cut tail)
   uint32_t chunks_read = 0;          // chunks whose checksum matched and that were decoded
+  int64_t last_intact_chunk = -1;    // index of the last chunk decoded, -1 if none
+  uint64_t last_intact_end = 0;      // byte offset just past that chunk
   uint32_t chunks_skipped = 0;       // chunks skipped for a bad checksum or a bad record inside
   uint64_t file_bytes = 0;
   std::vector<ReadIssue> issues;

@@ -29,6 +29,7 @@ Config readConfig(std::string* problems) {
   try {
     if (const char* v = env("KCOUNT_OUTPUT")) c.output = v;
     if (const char* v = env("KCOUNT_CUPTI_PATH")) c.cupti_path = v;
+    if (const char* v = env("KCOUNT_RUN_REPORT")) c.run_report = v;
     if (const char* v = env("KCOUNT_LOG_LEVEL")) c.log_level = v;
     if (const char* v = env("KCOUNT_DISABLE")) c.disabled = std::string_view(v) != "0";
     readNumber("KCOUNT_MAX_HOST_MB", 1ull << 20, 10, &c.max_host_bytes, problems);

@@ -9,6 +9,7 @@ namespace kc::inject {
 struct Config {
   std::string output;            // KCOUNT_OUTPUT: folder or pattern (%p pid, %h host, %r rank)
   std::string cupti_path;        // KCOUNT_CUPTI_PATH: libcupti to load if none is loaded yet
+  std::string run_report;        // KCOUNT_RUN_REPORT: file to which each log's path is appended (kcount run)
   std::string log_level = "info";  // KCOUNT_LOG_LEVEL: off|error|warn|info|debug
   bool disabled = false;         // KCOUNT_DISABLE=1: load, do nothing
   uint64_t max_host_bytes = 256ull << 20;      // KCOUNT_MAX_HOST_MB: launch/range buffers

@@ -1,5 +1,6 @@
 #include "inject/session.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -299,6 +300,19 @@ void Session::drainLocked(bool final_chunk) {
     writer_->flush();
     last_flush_ns_ = now;
   }
+  reportLogPathOnce();
+}
+
+// `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log, appended
+// (O_APPEND) as soon as the file exists, so concurrent processes and killed ones are reported too.
+void Session::reportLogPathOnce() {
+  if (path_reported_ || config_.run_report.empty() || !sink_ || sink_->path().empty()) return;
+  path_reported_ = true;
+  const int fd = ::open(config_.run_report.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return;
+  const std::string line = sink_->path() + "\n";
+  [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());
+  ::close(fd);
 }
 
 void Session::finish(void (*flush_activity)()) noexcept {
@@ -349,9 +363,11 @@ void Session::finish(void (*flush_activity)()) noexcept {
                stats.kernels, stats.ranges, writer_->bytesWritten(),
                cupti_description_.empty() ? std::string("not loaded") : cupti_description_);
       }
-      if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused > 0) {
-        KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused",
-               stats.dropped_host_records, stats.dropped_activity_records, stats.activity_buffers_refused);
+      if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused +
+              writer_->droppedBytes() > 0) {
+        KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused, {} bytes not written",
+               stats.dropped_host_records, stats.dropped_activity_records, stats.activity_buffers_refused,
+               writer_->droppedBytes());
       }
     }
   } catch (...) {

@@ -99,6 +99,7 @@ class Session {
   static Config loadConfig();
   void writerLoop();
   void drainLocked(bool final_chunk);  // requires writer_mutex_
+  void reportLogPathOnce();            // requires writer_mutex_
 
   Config config_;
   // One session per process, so its state is a static: the hot path reads it without Session::get().
@@ -128,7 +129,8 @@ class Session {
   uint32_t strings_written_ = 0;
   uint32_t scopes_written_ = 0;
   uint64_t last_flush_ns_ = 0;
-  bool has_records_ = false;  // a launch, kernel or range was taken: the log file may be created
+  bool has_records_ = false;
+  bool path_reported_ = false;  // a launch, kernel or range was taken: the log file may be created
   std::vector<HostEvent> scratch_events_;
   std::vector<KernelBody> scratch_kernels_;
   std::vector<MemOpBody> scratch_mem_ops_;

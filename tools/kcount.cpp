@@ -24,14 +24,6 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths) {
   return logs;
 }
 
-/// Exit status for commands without --salvage handling: 2 if a log had nothing intact to read (not a
-/// kcount log, unsupported version, every chunk damaged), else 0.
-[[maybe_unused]] int readStatus(const std::vector<kc::LoadedLog>& logs) {
-  for (const auto& l : logs)
-    if (!l.data.intact() && l.data.chunks_read == 0) return 2;
-  return 0;
-}
-
 void printIssues(const kc::LoadedLog& l) {
   for (const auto& i : l.data.issues)
     std::cerr << "kcount: " << l.path << ": "
@@ -114,6 +106,7 @@ int main(int argc, char** argv) {
   diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)")->check(CLI::ExistingFile);
   diff->add_option("-b,--b", diff_b, "logs of side B")->check(CLI::ExistingFile);
   diff->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
 
   auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, 2 damaged");
   check->add_option("logs", paths, "log files")->required();
@@ -130,6 +123,7 @@ int main(int argc, char** argv) {
   auto* html = app.add_subcommand("report", "one self-contained HTML page: range tree chart, kernels, A vs B for two logs");
   html->add_option("logs", paths, "log files (two: side by side)")->required()->check(CLI::ExistingFile);
   html->add_option("-o,--output", output, "HTML file to write")->required();
+  html->add_flag("--salvage", salvage, "report the intact part of damaged logs (exit 0 if any)");
 
   kc::RunOptions run_opt;
   auto* run = app.add_subcommand("run", "run a command with libkcount.so injected");
@@ -140,7 +134,12 @@ int main(int argc, char** argv) {
   run->add_option("command", run_opt.command, "command and its arguments, after --")->required();
   run->prefix_command();  // everything from the first positional on belongs to the command
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage error exits 2, as documented (CLI11's own codes vary).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   try {
     if (*summary) {
@@ -188,11 +187,15 @@ int main(int argc, char** argv) {
         throw std::runtime_error("diff takes two logs (A B), or -a LOG... -b LOG...");
       }
       auto a = loadAll(diff_a), b = loadAll(diff_b);
+      // Damaged logs: reported on stderr; compared only with --salvage (a partial run would look like a
+      // plausible but wrong comparison).
+      const int rc = std::max(selectLogs(a, salvage), selectLogs(b, salvage));
+      if (a.empty() || b.empty()) return rc != 0 ? rc : 2;
       if (format == "json")
         std::cout << kc::diffJson(a, b).dump(2) << '\n';
       else
         kc::printDiff(std::cout, a, b);
-      return std::max(readStatus(a), readStatus(b));
+      return rc;
     }
     if (*kernels) {
       auto logs = loadAll(paths);
@@ -240,12 +243,14 @@ int main(int argc, char** argv) {
     }
     if (*html) {
       auto logs = loadAll(paths);
+      const int rc = selectLogs(logs, salvage);
+      if (logs.empty()) return rc;
       std::ofstream out(output, std::ios::binary | std::ios::trunc);
       if (!out) throw std::runtime_error("cannot write " + output);
       kc::writeHtmlReport(out, logs);
       out.close();
       if (!out) throw std::runtime_error("cannot write " + output);
-      return readStatus(logs);
+      return rc;
     }
     if (*run) {
       // CLI11 keeps a leading "--" in the remaining arguments with prefix_command; drop it.

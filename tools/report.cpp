@@ -129,9 +129,9 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                      formatDuration(allKernelGpuNs(l.data)));
   if (l.data.has_stats)
     out << fmt::format("dropped: {} host records, {} activity records, {} activity buffers refused, "
-                       "{} late activity records; {} NVTX pops with no push\n",
+                       "{} late activity records, {} bytes not written; {} NVTX pops with no push\n",
                        st.dropped_host_records, st.dropped_activity_records, st.activity_buffers_refused,
-                       st.late_activity_records, st.nvtx_pop_underflow);
+                       st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
   else
     out << "dropped: unknown (the log has no stats record)\n";
   out << (l.data.complete ? "log complete\n" : "log INCOMPLETE (no end record)\n");
@@ -238,7 +238,8 @@ json summaryJson(const LoadedLog& l) {
               {"dropped_activity_records", d.stats.dropped_activity_records},
               {"activity_buffers_refused", d.stats.activity_buffers_refused},
               {"late_activity_records", d.stats.late_activity_records},
-              {"nvtx_pop_underflow", d.stats.nvtx_pop_underflow}};
+              {"nvtx_pop_underflow", d.stats.nvtx_pop_underflow},
+              {"bytes_dropped", d.stats.bytes_dropped}};
   const auto depth = scopeDepths(s);
   json ranges = json::array();
   for (uint32_t id : shownScopes(d, s)) {
@@ -499,10 +500,19 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
                      s.launches_without_kernel);
   for (const auto& i : d.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
+  const uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +
+                        d.stats.activity_buffers_refused + d.stats.late_activity_records + d.stats.bytes_dropped;
   int rc = 0;
   if (!d.intact()) rc = 2;
-  else if (!d.complete) rc = 1;
-  out << (rc == 0 ? "OK\n" : rc == 1 ? "INCOMPLETE (no end record)\n" : "DAMAGED\n");
+  else if (!d.complete || lost > 0) rc = 1;
+  if (rc == 2)
+    out << "DAMAGED\n";
+  else if (!d.complete)
+    out << "INCOMPLETE (no end record)\n";
+  else if (lost > 0)
+    out << "INCOMPLETE (records or bytes dropped while recording: see stats)\n";
+  else
+    out << "OK\n";
   return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -24,46 +25,6 @@ void forwardSignal(int sig) {
   if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
 }
 
-std::string regexEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (std::strchr(".^$|()[]{}*+?\\", c)) out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-std::string hostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
-  return buf;
-}
-
-/// Matches name against the small regular-expression dialect logNamePattern() writes: escaped literals,
-/// "[0-9]+" and ".*". (std::regex is avoided: heavy, and noisy under GCC 12 sanitizer builds.)
-bool matchPattern(std::string_view re, std::string_view name) {
-  if (re.empty()) return name.empty();
-  if (re.starts_with(".*")) {
-    for (size_t i = 0; i <= name.size(); ++i)
-      if (matchPattern(re.substr(2), name.substr(i))) return true;
-    return false;
-  }
-  if (re.starts_with("[0-9]+")) {
-    size_t n = 0;
-    while (n < name.size() && name[n] >= '0' && name[n] <= '9') ++n;
-    for (size_t i = n; i >= 1; --i)
-      if (matchPattern(re.substr(6), name.substr(i))) return true;
-    return false;
-  }
-  size_t len = 1;
-  char c = re[0];
-  if (c == '\\' && re.size() > 1) {
-    c = re[1];
-    len = 2;
-  }
-  return !name.empty() && name[0] == c && matchPattern(re.substr(len), name.substr(1));
-}
-
 }  // namespace
 
 std::string findInjectionLibrary(const std::string& explicit_path) {
@@ -77,26 +38,6 @@ std::string findInjectionLibrary(const std::string& explicit_path) {
   return "";
 }
 
-void logNamePattern(const std::string& output, const std::string& host, std::string& dir, std::string& regex) {
-  std::error_code ec;
-  fs::path pattern = output.empty() ? fs::path("kcount-%h-%p.kcount") : fs::path(output);
-  if (!output.empty() && fs::is_directory(output, ec)) pattern = fs::path(output) / "kcount-%h-%p.kcount";
-  dir = pattern.has_parent_path() ? pattern.parent_path().string() : ".";
-  const std::string name = pattern.filename().string();
-  regex.clear();
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (name[i] == '%' && i + 1 < name.size()) {
-      const char c = name[++i];
-      if (c == 'p') regex += "[0-9]+";
-      else if (c == 'h') regex += regexEscape(host);
-      else if (c == 'r') regex += ".*";
-      else if (c == '%') regex += "%";
-      else regex += ".*";  // an escape this tool does not know: match anything rather than miss the log
-      continue;
-    }
-    regex += regexEscape(std::string(1, name[i]));
-  }
-}
 
 int runCommand(const RunOptions& opt) {
   if (opt.command.empty()) {
@@ -129,9 +70,15 @@ int runCommand(const RunOptions& opt) {
   const char* env_output = std::getenv("KCOUNT_OUTPUT");
   const std::string output = env_output ? env_output : "";
 
-  const auto start = fs::file_time_type::clock::now();
-  // Whole seconds on some file systems: allow the log's mtime to round down to the start's second.
-  const auto since = start - std::chrono::seconds(1);
+  // Each process that writes a log appends its path to this file (KCOUNT_RUN_REPORT): the run's own
+  // logs, whatever their names (".1" suffixes, the $TMPDIR fallback), also for concurrent runs.
+  std::string report = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
+                       "/kcount-run.XXXXXX";
+  const int report_fd = mkstemp(report.data());
+  if (report_fd >= 0) {
+    ::close(report_fd);
+    setenv("KCOUNT_RUN_REPORT", report.c_str(), 1);
+  }
 
   std::vector<char*> argv;
   for (const auto& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -168,19 +115,13 @@ int runCommand(const RunOptions& opt) {
   g_child = 0;
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
-  std::string dir, pattern;
-  logNamePattern(output, hostName(), dir, pattern);
   std::vector<std::string> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code e2;
-    if (!it->is_regular_file(e2)) continue;
-    if (!matchPattern(pattern, it->path().filename().string())) continue;
-    const auto mtime = fs::last_write_time(it->path(), e2);
-    if (e2 || mtime < since) continue;
-    found.push_back(it->path().string());
+  if (report_fd >= 0) {
+    std::ifstream in(report);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && std::find(found.begin(), found.end(), line) == found.end()) found.push_back(line);
+    ::unlink(report.c_str());
   }
-  std::sort(found.begin(), found.end());
   for (const auto& f : found) std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
   if (found.empty())
     std::fprintf(stderr, "kcount: no log written (the program recorded no kernel launch, kernel or NVTX range)\n");

@@ -17,10 +17,6 @@ struct RunOptions {
 /// Returns "" if none exists.
 std::string findInjectionLibrary(const std::string& explicit_path);
 
-/// Turns a KCOUNT_OUTPUT value into a directory and a regular expression over file names: %p is a pid,
-/// %h this host's name, %r anything. A value naming an existing directory means DIR/kcount-%h-%p.kcount.
-void logNamePattern(const std::string& output, const std::string& host, std::string& dir, std::string& regex);
-
 /// Runs the command (fork + execvp, no shell), forwarding SIGINT and SIGTERM; returns the exit code to
 /// use: the child's, or 128 + signal. Prints "kcount: log: PATH" to stderr for each log written.
 int runCommand(const RunOptions& opt);

@@ -4,7 +4,7 @@
 # Usage: test_preload.sh BUILD_DIR NVTX_PROGRAM
 set -u
 build=$(cd "$1" && pwd)
-nvtx_prog=$2
+nvtx_prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 lib=$build/lib/libkcount.so
 kcount=$build/bin/kcount
 py=${PYTHON:-python3}
@@ -76,6 +76,41 @@ for how in _exit sigterm; do
     bad "exit via $how: $(cat "$work/check.txt")"
   fi
 done
+
+# 4. kcount run names exactly the logs its own command wrote.
+d=$(mktemp -d "$work/names.XXXX")
+(cd "$d" && "$kcount" run -- "$nvtx_prog" 1 >/dev/null 2>"$d/first.err")
+(cd "$d" && "$kcount" run -- /bin/true 2>"$d/second.err")
+if grep -q "kcount: log:" "$d/second.err" || ! grep -q "no log written" "$d/second.err" ||
+   [[ $(grep -c "kcount: log:" "$d/first.err") -ne 1 ]]; then
+  bad "kcount run names logs: first run: $(cat "$d/first.err" | tr '\n' ' '); second run: $(cat "$d/second.err" | tr '\n' ' ')"
+else
+  ok "kcount run names only the logs of its own command (none for /bin/true after a run that wrote one)"
+fi
+(cd "$d" && "$kcount" run --output "$d/same.kcount" -- "$nvtx_prog" 1 >/dev/null 2>/dev/null)
+(cd "$d" && "$kcount" run --output "$d/same.kcount" -- "$nvtx_prog" 1 >/dev/null 2>"$d/third.err")
+if grep -q "kcount: log: $d/same.kcount.1$" "$d/third.err"; then ok "kcount run reports the .1 file when the name was taken"
+else bad "kcount run with a taken name: $(cat "$d/third.err" | tr '\n' ' ')"; fi
+
+# 5. A size cap: the log stops at the cap, the library warns, check does not call it clean.
+KCOUNT_MAX_BYTES=300 "$kcount" run --output "$work/cap.kcount" -- "$nvtx_prog" 1000 >/dev/null 2>"$work/cap.err"
+"$kcount" check "$work/cap.kcount" >"$work/cap.check"
+rc=$?
+if [[ $rc -eq 1 ]] && grep -q "KCOUNT_MAX_BYTES" "$work/cap.err"; then ok "KCOUNT_MAX_BYTES: warned, check exit 1"
+else bad "KCOUNT_MAX_BYTES: check exit $rc, stderr: $(cat "$work/cap.err" | tr '\n' ' ')"; fi
+
+# 6. Damaged or unsuitable input: diff and report refuse it (exit 2) unless --salvage; folders are not logs.
+log_ok=$work/nvtx-preload.kcount
+head -c 100 "$log_ok" >"$work/cut.kcount"
+"$kcount" diff "$work/cut.kcount" "$log_ok" >/dev/null 2>&1; rc_diff=$?
+"$kcount" report "$work/cut.kcount" -o "$work/cut.html" >/dev/null 2>&1; rc_report=$?
+"$kcount" check "$work" >/dev/null 2>&1; rc_dir=$?
+"$kcount" summary --format bogus "$log_ok" >/dev/null 2>&1; rc_usage=$?
+if [[ $rc_diff -eq 2 && $rc_report -eq 2 && ! -e $work/cut.html && $rc_dir -eq 2 && $rc_usage -eq 2 ]]; then
+  ok "damaged log: diff exit 2, report exit 2 and no page; check on a folder exit 2; usage error exit 2"
+else
+  bad "damaged/unsuitable input: diff $rc_diff, report $rc_report (page: $(ls "$work/cut.html" 2>&1)), check folder $rc_dir, usage $rc_usage (want 2 each)"
+fi
 
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]

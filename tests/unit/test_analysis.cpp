@@ -208,7 +208,7 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
                                       "launches_without_kernel", "captured_launches", "mem_ops",
                                       "unmatched_mem_ops", "gpu_ns", "dropped_host_records",
                                       "dropped_activity_records", "activity_buffers_refused",
-                                      "late_activity_records", "nvtx_pop_underflow"});
+                                      "late_activity_records", "nvtx_pop_underflow", "bytes_dropped"});
   CHECK(log["totals"]["launches"] == 5);
   CHECK(log["totals"]["graph_launches"] == 1);
   CHECK(log["totals"]["kernels"] == 7);

@@ -64,19 +64,3 @@ TEST_CASE("ellipsize counts characters, not bytes") {
   CHECK(kc::ellipsize("abcdefg", 6) == "abcde…");
   CHECK(kc::ellipsize("µµµµµµµ", 4) == "µµµ…");
 }
-
-TEST_CASE("kcount run: log name patterns") {
-  std::string dir, re;
-  kc::logNamePattern("/tmp/logs/kcount-%h-%p.kcount", "node.1", dir, re);
-  CHECK(dir == "/tmp/logs");
-  CHECK(re == "kcount-node\\.1-[0-9]+\\.kcount");
-  kc::logNamePattern("", "h", dir, re);
-  CHECK(dir == ".");
-  CHECK(re == "kcount-h-[0-9]+\\.kcount");
-  kc::logNamePattern("out-%r.kcount", "h", dir, re);
-  CHECK(dir == ".");
-  CHECK(re == "out-.*\\.kcount");
-  kc::logNamePattern("/tmp", "h", dir, re);  // an existing directory
-  CHECK(dir == "/tmp");
-  CHECK(re == "kcount-h-[0-9]+\\.kcount");
-}
