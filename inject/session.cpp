@@ -140,7 +140,11 @@ ThreadBuffer* Session::registerThread(uint32_t thread_id) noexcept {
   }
 }
 
-void Session::addMemOps(const MemOpBody* ops, size_t count) noexcept {
+// Activity records from CUPTI's buffer thread: appended under kernels_mutex_, and checked against the
+// state under it too (finish() switches to kFinished under it, after its last drain), so a record is
+// either written or counted as late, never lost silently.
+template <typename Record>
+void Session::addActivity(std::vector<Record>& pending, const Record* records, size_t count) noexcept {
   if (count == 0) return;
   try {
     std::lock_guard<std::mutex> lock(kernels_mutex_);
@@ -150,9 +154,9 @@ void Session::addMemOps(const MemOpBody* ops, size_t count) noexcept {
       return;
     }
     if (s != SessionState::kActive) return;
-    size_t room = pending_mem_ops_.size() < kMaxPendingKernels ? kMaxPendingKernels - pending_mem_ops_.size() : 0;
-    size_t take = count < room ? count : room;
-    pending_mem_ops_.insert(pending_mem_ops_.end(), ops, ops + take);
+    const size_t room = pending.size() < kMaxPendingKernels ? kMaxPendingKernels - pending.size() : 0;
+    const size_t take = count < room ? count : room;
+    pending.insert(pending.end(), records, records + take);
     if (take < count) counters_.dropped_kernel_records.fetch_add(count - take, std::memory_order_relaxed);
   } catch (...) {
     counters_.dropped_kernel_records.fetch_add(count, std::memory_order_relaxed);
@@ -160,24 +164,10 @@ void Session::addMemOps(const MemOpBody* ops, size_t count) noexcept {
 }
 
 void Session::addKernels(const KernelBody* kernels, size_t count) noexcept {
-  if (count == 0) return;
-  try {
-    std::lock_guard<std::mutex> lock(kernels_mutex_);
-    // Checked under the lock: finish() switches to kFinished under it, after its last drain.
-    const SessionState s = state();
-    if (s == SessionState::kFinished) {
-      counters_.late_activity_records.fetch_add(count, std::memory_order_relaxed);
-      return;
-    }
-    if (s != SessionState::kActive) return;
-    size_t room = pending_kernels_.size() < kMaxPendingKernels ? kMaxPendingKernels - pending_kernels_.size() : 0;
-    size_t take = count < room ? count : room;
-    pending_kernels_.insert(pending_kernels_.end(), kernels, kernels + take);
-    if (take < count) counters_.dropped_kernel_records.fetch_add(count - take, std::memory_order_relaxed);
-  } catch (...) {
-    counters_.dropped_kernel_records.fetch_add(count, std::memory_order_relaxed);
-  }
+  addActivity(pending_kernels_, kernels, count);
 }
+
+void Session::addMemOps(const MemOpBody* ops, size_t count) noexcept { addActivity(pending_mem_ops_, ops, count); }
 
 void Session::addMetadata(std::string key, std::string value) noexcept {
   try {

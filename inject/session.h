@@ -100,6 +100,8 @@ class Session {
   void writerLoop();
   void drainLocked(bool final_chunk);  // requires writer_mutex_
   void reportLogPathOnce();            // requires writer_mutex_
+  template <typename Record>
+  void addActivity(std::vector<Record>& pending, const Record* records, size_t count) noexcept;
 
   Config config_;
   // One session per process, so its state is a static: the hot path reads it without Session::get().
