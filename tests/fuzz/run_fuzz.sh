@@ -15,7 +15,7 @@ mkdir -p "$build/obj-fuzz" "$build/obj-seeds" "$build/corpus" "$build/artifacts"
 common=(-std=c++20 -g -O1 -I"$root" -DXXH_INLINE_ALL -DFMT_HEADER_ONLY -Wall -Wno-unused-command-line-argument)
 fuzz_flags=(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 # The read path: every GPU-free collector file, the report builders and kernel names of the tool.
-sources=("$root"/collector/*.cpp "$root/tools/report.cpp" "$root/tools/kernel_names.cpp")
+sources=("$root"/collector/*.cpp "$root/tools/report.cpp" "$root/tools/kernel_names.cpp" "$root/tools/kernel_decode.cpp")
 
 compile() {  # objdir flags... -- sources...: compiles in parallel (one job per core), prints objects
   local dir=$1; shift
