@@ -14,8 +14,24 @@ mkdir -p "$build/obj-fuzz" "$build/obj-seeds" "$build/corpus" "$build/artifacts"
 
 common=(-std=c++20 -g -O1 -I"$root" -DXXH_INLINE_ALL -DFMT_HEADER_ONLY -Wall -Wno-unused-command-line-argument)
 fuzz_flags=(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-# The read path: every GPU-free collector file, the report builders and kernel names of the tool.
-sources=("$root"/collector/*.cpp "$root/tools/report.cpp" "$root/tools/kernel_names.cpp" "$root/tools/kernel_decode.cpp")
+# The read path: every GPU-free collector file, and the tool's sources the fuzz target reaches: each
+# tools/NAME.h it includes, directly or through them, brings tools/NAME.cpp (so the list follows the code).
+sources=("$root"/collector/*.cpp)
+declare -A seen=()
+queue=("$root/tests/fuzz/fuzz_log_reader.cpp")
+while ((${#queue[@]})); do
+  file=${queue[0]}
+  queue=("${queue[@]:1}")
+  for name in $(sed -n 's|^#include "tools/\([A-Za-z0-9_]*\)\.h".*|\1|p' "$file"); do
+    [[ -n ${seen[$name]:-} ]] && continue
+    seen[$name]=1
+    queue+=("$root/tools/$name.h")
+    if [[ -f $root/tools/$name.cpp ]]; then
+      sources+=("$root/tools/$name.cpp")
+      queue+=("$root/tools/$name.cpp")
+    fi
+  done
+done
 
 compile() {  # objdir flags... -- sources...: compiles in parallel (one job per core), prints objects
   local dir=$1; shift
