@@ -14,58 +14,19 @@
 #include "collector/log_reader.h"
 #include "inject/callbacks.h"
 #include "inject/session.h"
-#include "tests/inject/inject_test_env.h"
-
-extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t);
+#include "tests/support/fake_nvtx.h"
+#include "tests/support/session_log_path.h"
 
 namespace {
 
 using namespace kc;
 using namespace kc::inject;
-
-// A fake NVTX3 client library: function tables as nvtxImpl.h lays them out.
-NvtxFunctionPointer g_core_slots[NVTX_CBID_CORE_SIZE + 1];
-NvtxFunctionPointer* g_core[NVTX_CBID_CORE_SIZE + 1];
-NvtxFunctionPointer g_core2_slots[NVTX_CBID_CORE2_SIZE + 1];
-NvtxFunctionPointer* g_core2[NVTX_CBID_CORE2_SIZE + 1];
-
-int NVTX_API getModuleFunctionTable(NvtxCallbackModule module, NvtxFunctionTable* out, unsigned int* size) {
-  if (module == NVTX_CB_MODULE_CORE) {
-    *out = g_core;
-    *size = NVTX_CBID_CORE_SIZE;
-    return 1;
-  }
-  if (module == NVTX_CB_MODULE_CORE2) {
-    *out = g_core2;
-    *size = NVTX_CBID_CORE2_SIZE;
-    return 1;
-  }
-  return 0;
-}
-const NvtxExportTableCallbacks g_callbacks{sizeof(NvtxExportTableCallbacks), &getModuleFunctionTable};
-const void* NVTX_API getExportTable(uint32_t id) { return id == NVTX_ETID_CALLBACKS ? &g_callbacks : nullptr; }
+using namespace kc::test;
 
 void installNvtx() {
-  for (unsigned i = 0; i <= NVTX_CBID_CORE_SIZE; ++i) g_core[i] = &g_core_slots[i];
-  for (unsigned i = 0; i <= NVTX_CBID_CORE2_SIZE; ++i) g_core2[i] = &g_core2_slots[i];
-  REQUIRE(InitializeInjectionNvtx2(&getExportTable) == 1);
+  REQUIRE(installFakeNvtx() == 1);
   // A second library embedding NVTX3 initializes again; that must work too.
-  REQUIRE(InitializeInjectionNvtx2(&getExportTable) == 1);
-}
-
-int pushA(const char* m) { return reinterpret_cast<nvtxRangePushA_impl_fntype>(g_core_slots[NVTX_CBID_CORE_RangePushA])(m); }
-int pop() { return reinterpret_cast<nvtxRangePop_impl_fntype>(g_core_slots[NVTX_CBID_CORE_RangePop])(); }
-nvtxDomainHandle_t domainCreate(const char* n) {
-  return reinterpret_cast<nvtxDomainCreateA_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainCreateA])(n);
-}
-nvtxStringHandle_t registerString(nvtxDomainHandle_t d, const char* s) {
-  return reinterpret_cast<nvtxDomainRegisterStringA_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainRegisterStringA])(d, s);
-}
-int domainPush(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  return reinterpret_cast<nvtxDomainRangePushEx_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainRangePushEx])(d, a);
-}
-int domainPop(nvtxDomainHandle_t d) {
-  return reinterpret_cast<nvtxDomainRangePop_impl_fntype>(g_core2_slots[NVTX_CBID_CORE2_DomainRangePop])(d);
+  REQUIRE(installFakeNvtx() == 1);
 }
 
 void launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr, bool nested_driver = false) {

@@ -20,39 +20,14 @@
 #include "collector/log_reader.h"
 #include "inject/callbacks.h"
 #include "inject/session.h"
-#include "tests/stress/stress_env.h"
-
-extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t);
+#include "tests/support/fake_nvtx.h"
+#include "tests/support/session_log_path.h"
 
 namespace {
 
 using namespace kc;
 using namespace kc::inject;
-
-// ---- A fake NVTX3 client library: function tables laid out as nvtxImpl.h does. ---------------------
-NvtxFunctionPointer g_core_slots[NVTX_CBID_CORE_SIZE + 1];
-NvtxFunctionPointer* g_core[NVTX_CBID_CORE_SIZE + 1];
-NvtxFunctionPointer g_core2_slots[NVTX_CBID_CORE2_SIZE + 1];
-NvtxFunctionPointer* g_core2[NVTX_CBID_CORE2_SIZE + 1];
-
-int NVTX_API getModuleFunctionTable(NvtxCallbackModule module, NvtxFunctionTable* out, unsigned int* size) {
-  if (module == NVTX_CB_MODULE_CORE) {
-    *out = g_core;
-    *size = NVTX_CBID_CORE_SIZE;
-    return 1;
-  }
-  if (module == NVTX_CB_MODULE_CORE2) {
-    *out = g_core2;
-    *size = NVTX_CBID_CORE2_SIZE;
-    return 1;
-  }
-  return 0;
-}
-const NvtxExportTableCallbacks g_callbacks{sizeof(NvtxExportTableCallbacks), &getModuleFunctionTable};
-const void* NVTX_API getExportTable(uint32_t id) { return id == NVTX_ETID_CALLBACKS ? &g_callbacks : nullptr; }
-
-int pushA(const char* m) { return reinterpret_cast<nvtxRangePushA_impl_fntype>(g_core_slots[NVTX_CBID_CORE_RangePushA])(m); }
-int pop() { return reinterpret_cast<nvtxRangePop_impl_fntype>(g_core_slots[NVTX_CBID_CORE_RangePop])(); }
+using namespace kc::test;
 
 // A runtime launch with the driver launch inside it (one correlation id), as CUPTI reports ATen's.
 void launch(uint64_t corr) {
@@ -131,9 +106,7 @@ TEST_CASE("ThreadBuffer: one producer, one drainer, every accepted event exactly
 
 // One session per process: this is the only test that uses it.
 TEST_CASE("session: 16 threads launch while the writer drains and finish() runs; exact counts") {
-  for (unsigned i = 0; i <= NVTX_CBID_CORE_SIZE; ++i) g_core[i] = &g_core_slots[i];
-  for (unsigned i = 0; i <= NVTX_CBID_CORE2_SIZE; ++i) g_core2[i] = &g_core2_slots[i];
-  REQUIRE(InitializeInjectionNvtx2(&getExportTable) == 1);
+  REQUIRE(installFakeNvtx() == 1);
   Session& session = Session::get();
   CHECK(pushA("main") == 0);  // the first range starts recording; still open at finish()
   REQUIRE(session.recording());
