@@ -21,8 +21,14 @@ namespace {
 
 volatile sig_atomic_t g_child = 0;
 
-void forwardSignal(int sig) {
-  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+/// Signals `kcount run` passes on to the command. Only those sent by a process (kill(1), a job
+/// scheduler, systemd: si_code <= 0) are forwarded; a terminal's Ctrl-C, Ctrl-\ or hangup reaches the
+/// command's process group by itself, and forwarding it again would deliver it twice (a second
+/// KeyboardInterrupt in Python's cleanup).
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+void forwardSignal(int sig, siginfo_t* info, void*) {
+  if (g_child > 0 && (info == nullptr || info->si_code <= 0)) kill(static_cast<pid_t>(g_child), sig);
 }
 
 }  // namespace
@@ -85,12 +91,17 @@ int runCommand(const RunOptions& opt) {
   argv.push_back(nullptr);
 
   struct sigaction sa {};
-  sa.sa_handler = forwardSignal;
+  sa.sa_sigaction = forwardSignal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  struct sigaction old_int {}, old_term {};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  sa.sa_flags = SA_RESTART | SA_SIGINFO;
+  constexpr size_t kSignals = sizeof(kForwardedSignals) / sizeof(kForwardedSignals[0]);
+  struct sigaction old[kSignals] = {};
+  for (size_t i = 0; i < kSignals; ++i) {
+    // A signal ignored when kcount started (nohup, a background job of a script) stays ignored, for
+    // kcount and for the command, as it would be without kcount.
+    sigaction(kForwardedSignals[i], nullptr, &old[i]);
+    if (old[i].sa_handler != SIG_IGN) sigaction(kForwardedSignals[i], &sa, nullptr);
+  }
 
   const pid_t pid = fork();
   if (pid < 0) {
@@ -98,8 +109,7 @@ int runCommand(const RunOptions& opt) {
     return 2;
   }
   if (pid == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
+    for (size_t i = 0; i < kSignals; ++i) sigaction(kForwardedSignals[i], &old[i], nullptr);
     execvp(argv[0], argv.data());
     std::fprintf(stderr, "kcount run: cannot run %s: %s\n", argv[0], std::strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
