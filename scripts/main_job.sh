@@ -5,7 +5,17 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$root/build}
-bash "$root/scripts/build.sh" >/dev/null
+build_log=$(mktemp)
+echo "== building kcount in $BUILD_DIR (installs missing Debian packages; a first build takes several minutes on 2 cores)" >&2
+start=$SECONDS
+if ! bash "$root/scripts/build.sh" >"$build_log" 2>&1; then
+  cat "$build_log" >&2
+  echo "== build failed (output above)" >&2
+  rm -f "$build_log"
+  exit 1
+fi
+rm -f "$build_log"
+echo "== built in $((SECONDS - start)) s" >&2
 kcount=$BUILD_DIR/bin/kcount
 py=${PYTHON:-python3}
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
