@@ -81,6 +81,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
   summary->add_option("--top", top, "kernels listed per range (0: none)")->check(CLI::NonNegativeNumber);
   summary->add_flag("--full-names", full_names, "show full demangled kernel names");
+  bool wide = false;
+  summary->add_flag("--wide", wide, "verdict and top kernels as columns of the table (one long line per range)");
   std::string metric = "gpu";
   summary->add_option("--metric", metric, "with several logs: the number compared across logs")
       ->check(CLI::IsMember({"gpu", "kernels", "launches", "cpu", "launch-cpu"}));
@@ -149,6 +151,7 @@ int main(int argc, char** argv) {
                                        : kc::SummaryView::kTree;
       opt.top_kernels = top;
       opt.full_names = full_names;
+      opt.wide = wide;
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;

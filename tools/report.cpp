@@ -297,18 +297,28 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   out << '\n';
   if (const std::string cmd = d.meta("command_line"); !cmd.empty()) out << "   command: " << cmd << '\n';
   const bool tree = opt.view == SummaryView::kTree;
+  // Memory operations get columns only in logs that have them (format 1.1 and later, with copies).
+  const bool mem = !s.inclusive.empty() && (s.inclusive[kRootScope].memcpy_count + s.inclusive[kRootScope].memset_count) > 0;
   Table t;
-  if (tree)
-    t.head = {"range",    "instances", "launches",   "kernels",        "self",    "kernels/inst",
-              "GPU time", "GEMM GPU",  "other GPU",  "CPU time",       "launch CPU", "kernels/launch",
-              "verdict",  "top kernels (self)"};
-  else
-    t.head = {"range",     "instances", "launches",   "kernels",        "kernels/inst", "GPU time", "GEMM GPU",
-              "other GPU", "CPU time",  "launch CPU", "kernels/launch", "verdict",      "top kernels"};
+  t.head = {"range", "instances", "launches", "kernels"};
+  if (tree) t.head.push_back("self");
+  for (const char* h : {"kernels/inst", "GPU time", "GEMM GPU", "other GPU", "CPU time", "launch CPU", "kernels/launch"})
+    t.head.push_back(h);
+  if (mem)
+    for (const char* h : {"mem ops", "mem GPU"}) t.head.push_back(h);
+  if (opt.wide) {
+    t.head.push_back("verdict");
+    t.head.push_back(tree ? "top kernels (self)" : "top kernels");
+  }
   t.right.assign(t.head.size(), true);
   t.right.front() = false;
-  t.right.back() = false;
-  t.right[t.head.size() - 2] = false;  // verdict
+  if (opt.wide) {
+    t.right.back() = false;
+    t.right[t.head.size() - 2] = false;  // verdict
+  }
+  // Without --wide, each range's verdict and top kernels follow the table, one line each, so the table
+  // itself stays narrow enough for a terminal.
+  std::vector<std::string> notes;
   const auto depth = scopeDepths(s);
   for (uint32_t id : shownScopes(d, s)) {
     const RangeStats& ex = s.exclusive[id];
@@ -335,11 +345,28 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     row.push_back(ex.instances ? formatDuration(ex.cpu_ns) : "-");
     row.push_back(formatDuration(r.launch_api_ns));
     row.push_back(r.launches ? fmt::format("{:.2f}", ly.kernels_per_launch) : "-");
-    row.push_back(ly.verdict.empty() ? "-" : ly.verdict);
-    row.push_back(topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names));
+    if (mem) {
+      row.push_back(std::to_string(r.memcpy_count + r.memset_count));
+      row.push_back(formatDuration(r.memcpy_ns + r.memset_ns));
+    }
+    const std::string verdict = ly.verdict.empty() ? "-" : ly.verdict;
+    const std::string top = topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names);
+    if (opt.wide) {
+      row.push_back(verdict);
+      row.push_back(top);
+    } else if (!ly.verdict.empty() || !top.empty()) {
+      std::string note = "  " + (id == kRootScope ? std::string("(no range)") : d.scopePath(id)) + ": ";
+      note += ly.verdict.empty() ? "" : ly.verdict;
+      if (!top.empty()) note += (ly.verdict.empty() ? "" : "; ") + std::string("top: ") + top;
+      notes.push_back(std::move(note));
+    }
     t.rows.push_back(std::move(row));
   }
   t.print(out);
+  if (!notes.empty()) {
+    out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
+    for (const auto& n : notes) out << n << '\n';
+  }
   printFooter(out, l);
 }
 

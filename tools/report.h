@@ -33,6 +33,7 @@ struct SummaryOptions {
   SummaryView view = SummaryView::kTree;
   int top_kernels = 3;   // kernels listed per row in the table
   bool full_names = false;
+  bool wide = false;     // verdict and top kernels as table columns (one long line per range)
 };
 
 /// Scope ids shown by the summary, in depth-first order: the root, then every scope with an instance,
