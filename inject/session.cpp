@@ -39,6 +39,8 @@ std::once_flag g_key_once;
 void onThreadExit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
   if (ts == nullptr) return;
+  // Push ranges the thread never popped end with the thread: written as unclosed, ended now.
+  if (ts->buffer != nullptr && ts->depth > 0 && Session::recordingNow()) writeUnclosedRanges(ts, false);
   if (ts->buffer != nullptr) ts->buffer->exited.store(true, std::memory_order_release);
   t_state = nullptr;
   delete ts;
@@ -374,8 +376,9 @@ void Session::abandonAfterFork() noexcept {
   t_state = nullptr;
 }
 
-void writeUnclosedRanges(bool from_signal_handler) noexcept {
-  ThreadState* ts = t_state;
+void writeUnclosedRanges(bool from_signal_handler) noexcept { writeUnclosedRanges(t_state, from_signal_handler); }
+
+void writeUnclosedRanges(ThreadState* ts, bool from_signal_handler) noexcept {
   if (ts == nullptr || ts->buffer == nullptr) return;
   const uint64_t now = nowNs();
   const uint32_t d = ts->depth < ThreadState::kMaxDepth ? ts->depth : ThreadState::kMaxDepth;

@@ -65,5 +65,8 @@ ThreadState* threadState() noexcept;
 /// Appends the calling thread's open push ranges as unclosed (RangeFlags::kRangeUnclosed), innermost
 /// first, and forgets them. `from_signal_handler`: append without taking a new block (no lock).
 void writeUnclosedRanges(bool from_signal_handler) noexcept;
+/// The same for `ts`, which must be the calling thread's state (also while the thread exits, from its
+/// thread-specific-data destructor). A thread that exits with push ranges open gets them written this way.
+void writeUnclosedRanges(ThreadState* ts, bool from_signal_handler) noexcept;
 
 }  // namespace kc::inject

@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -185,6 +188,12 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
     });
   }
   for (auto& th : threads) th.join();
+  // A thread that exits with a range still pushed: the range is written as unclosed, by that thread.
+  uint32_t leaver_tid = 0;
+  std::thread([&leaver_tid] {
+    pushA("left-open");
+    leaver_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  }).join();
 
   std::vector<CUpti_ActivityKernel10> records{
       kernelRecord(1, "gemm_kernel", 100), kernelRecord(2, "_ZN2at6native18elementwise_kernelEv", 200),
@@ -281,6 +290,14 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   CHECK(worker->instances == 4);
   CHECK(worker->launches == 4 * kPerThread);
   CHECK(worker->kernels == 4 * kPerThread);
+  const RangeStats* left_open = rangeAt(log, s, "left-open");
+  REQUIRE(left_open != nullptr);
+  CHECK(left_open->instances == 1);
+  int unclosed_by_leaver = 0;
+  for (const RangeBody& r : log.ranges)
+    if (r.scope_id == left_open->scope_id)
+      unclosed_by_leaver += (r.flags & kRangeUnclosed) && r.thread_id == leaver_tid && r.end_ns >= r.begin_ns;
+  CHECK(unclosed_by_leaver == 1);
 
   // The outermost API names the launch (runtime call around the driver call).
   bool saw_runtime_name = false;
