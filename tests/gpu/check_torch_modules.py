@@ -4,7 +4,7 @@ prints ONE line, "PASS <numbers>" or "FAIL <what> | <numbers>", and exits 0 (pas
 
     layers    SUMMARY PROFILER_JSON --layers N   eager --torch-modules vs torch.profiler per module
     off       SUMMARY_OFF SUMMARY_ON             no module range without --torch-modules, same kernels
-    compiled  SUMMARY DYNAMO_JSON                ranges of a compiled model; no graph break
+    compiled  SUMMARY DYNAMO SUMMARY_OFF DYNAMO_OFF  compiled model with/without hooks: same Dynamo counters
     ops       SUMMARY SUMMARY_MODULES            --torch-ops: op ranges, one name per op, same kernels
     backward  SUMMARY --layers N                 --torch-backward: backward range per decoder layer
     bench     BENCH_JSON                         cost per module call (reported)
@@ -114,21 +114,31 @@ def cmd_off(a):
 
 
 def cmd_compiled(a):
+    """Compiled with --torch-modules (SUMMARY, DYNAMO) vs compiled without (SUMMARY_OFF, DYNAMO_OFF): the
+    range around the compiled call, no module range inside it, the same graph breaks, graphs and frames
+    (the hooks are invisible to Dynamo), and the same kernels per step."""
     log, ranges = load(a.summary)
-    with open(a.dynamo) as f:
-        dyn = json.load(f)
+    log_off, ranges_off = load(a.summary_off)
+    dyn, dyn_off = (json.load(open(p)) for p in (a.dynamo, a.dynamo_off))
     fails, notes = [], []
     steps = ranges["step"]["instances"]
     paths = sorted(p for p in step_ranges(ranges) if p != "step")
-    notes.append("ranges under step: %s" % paths)
+    inner = [p for p in paths if p.startswith("step/%s/" % ROOT_CLASS)]
+    notes.append("ranges under step: %s; %d module ranges inside the compiled call%s" % (
+        [p for p in paths if p not in inner], len(inner), (" (run eagerly by Dynamo: %s)" % inner[:3]) if inner else ""))
     if ("step/" + ROOT_CLASS) not in paths:
         fails.append("no range step/%s around the compiled call" % ROOT_CLASS)
     breaks = sum(dyn.get("graph_break", {}).values())
-    notes.append("graph breaks %d, unique graphs %s, frames %s" % (
-        breaks, dyn.get("stats", {}).get("unique_graphs"), dyn.get("frames", {})))
-    if breaks:
-        fails.append("graph breaks: %s" % dyn.get("graph_break"))
-    notes.append("kernels/step %s" % (ranges["step"]["inclusive"]["kernels"] / steps))
+    breaks_off = sum(dyn_off.get("graph_break", {}).values())
+    graphs = (dyn.get("stats", {}).get("unique_graphs"), dyn_off.get("stats", {}).get("unique_graphs"))
+    notes.append("graph breaks %d (without hooks %d), unique graphs %s, frames %s (without hooks %s)" % (
+        breaks, breaks_off, graphs, dyn.get("frames", {}), dyn_off.get("frames", {})))
+    if breaks != breaks_off or graphs[0] != graphs[1] or dyn.get("frames") != dyn_off.get("frames"):
+        fails.append("Dynamo saw the hooks: graph breaks %s vs %s" % (dyn.get("graph_break"), dyn_off.get("graph_break")))
+    k, k_off = ranges["step"]["inclusive"]["kernels"] / steps, ranges_off["step"]["inclusive"]["kernels"] / ranges_off["step"]["instances"]
+    notes.append("kernels/step %s (without hooks %s)" % (k, k_off))
+    if k != k_off:
+        fails.append("kernels per step differ with hooks: %s vs %s" % (k, k_off))
     return finish(fails, notes)
 
 
@@ -188,7 +198,7 @@ def main(argv=None):
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("layers"); s.add_argument("summary"); s.add_argument("profiler"); s.add_argument("--layers", type=int, default=4)
     s = sub.add_parser("off"); s.add_argument("off"); s.add_argument("on")
-    s = sub.add_parser("compiled"); s.add_argument("summary"); s.add_argument("dynamo")
+    s = sub.add_parser("compiled"); s.add_argument("summary"); s.add_argument("dynamo"); s.add_argument("summary_off"); s.add_argument("dynamo_off")
     s = sub.add_parser("ops"); s.add_argument("summary"); s.add_argument("modules")
     s = sub.add_parser("backward"); s.add_argument("summary"); s.add_argument("--layers", type=int, default=4)
     s = sub.add_parser("bench"); s.add_argument("bench")

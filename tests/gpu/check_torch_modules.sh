@@ -14,7 +14,9 @@
 #                           count for that module (m1p); self_attn, mlp, norms, q_proj, down_proj too
 #   m2 modules off          without --torch-modules: no module range, same kernel total as m1
 #   m3 compiled             torch.compile'd model under --torch-modules: the range around the compiled
-#                           call, no graph break (Dynamo's counters); kcount diff eager vs compiled
+#                           call; Dynamo's counters (graph breaks, graphs, frames) and the kernels per
+#                           step equal those of the same compiled run without --torch-modules;
+#                           kcount diff eager vs compiled
 #   m4 ops                  --torch-ops: aten:: op ranges, one name per op, same kernel total as m1
 #   m5 backward             --torch-backward with forward+backward: a backward range per decoder layer
 #   m6 cost                 hooks' cost per module call: recording, kcount not recording (reported)
@@ -86,8 +88,11 @@ krun m2-off -- --steps $STEPS || row "m2 modules off" FAIL "run failed"
 # m3: compiled, --torch-modules; diff against eager
 krun m3-compiled --torch-modules -- --steps $STEPS --compile --dynamo-json "$OUTDIR/m3-dynamo.json" \
   || row "m3 compiled" FAIL "run failed"
-if [[ -f $OUTDIR/m3-compiled.json ]]; then
-  check_row "m3 compiled" compiled "$OUTDIR/m3-compiled.json" "$OUTDIR/m3-dynamo.json"
+krun m3-compiled-off -- --steps $STEPS --compile --dynamo-json "$OUTDIR/m3-dynamo-off.json" \
+  || row "m3 compiled" FAIL "run without --torch-modules failed"
+if [[ -f $OUTDIR/m3-compiled.json && -f $OUTDIR/m3-compiled-off.json ]]; then
+  check_row "m3 compiled" compiled "$OUTDIR/m3-compiled.json" "$OUTDIR/m3-dynamo.json" \
+    "$OUTDIR/m3-compiled-off.json" "$OUTDIR/m3-dynamo-off.json"
   "$KCOUNT" summary "$OUTDIR/m3-compiled.kcount" --top 1 >"$OUTDIR/m3-compiled.summary.txt" 2>&1
   if "$KCOUNT" diff "$OUTDIR/m1-eager.kcount" "$OUTDIR/m3-compiled.kcount" >"$OUTDIR/m3-diff.txt" 2>&1; then
     row "m3 diff eager/compiled" PASS "$(grep -m1 -E 'launches .* -> ' "$OUTDIR/m3-diff.txt" | sed 's/^ *//')"
