@@ -12,7 +12,8 @@ module's forward. Per thread, a stack holds the modules being called:
   replaced child is found under its new name. The answer is cached per (parent, child) and checked
   against `parent._modules` at every use. A module that is not a direct child is looked up in the
   root's tree (first name in `named_modules()` order); one that is not in the root's tree at all is
-  named `<caller>.(ClassName)`.
+  named `<caller>.(ClassName)`. A module called again directly inside its own forward (and the module
+  a compiled wrapper wraps, when PyTorch calls it eagerly) gets no second range.
 - Whether libkcount.so records is asked once per root call: a root called while kcount does not
   record pushes no range, and neither do the modules it calls.
 - Inside code that torch.compile traces, the hooks return at once (`torch.compiler.is_compiling()`),
@@ -84,12 +85,14 @@ class ModuleRanges:
                 tree.setdefault(id(m), n)
             self.trees[root] = tree
             name = tree.get(id(module))
-        if name:  # "" is the root itself, called again inside its own forward
+        if name:  # "" is the root itself, called from inside its own tree
             return name
         cls = "(" + type(module).__name__ + ")"
         return pname + "." + cls if pname else cls
 
     # -- forward ----------------------------------------------------------------------------------
+    # Frames on a thread's stack: (module called, module naming its children, its qualified name,
+    # active: kcount was recording at the root call, pushed: this call opened an NVTX range).
     def pre_forward(self, module, args):
         if self.is_compiling():
             return None
@@ -99,23 +102,28 @@ class ModuleRanges:
             stack = self.tls.stack = []
         if not stack:
             if not self.recording():
-                stack.append((module, None, None, False))
+                stack.append((module, None, None, False, False))
                 return None
             if self.on_root is not None:
                 self.on_root()
             label, base = self.root_label(module)
             self.push(label)
-            stack.append((module, base, "", True))
+            stack.append((module, base, "", True, True))
             if self.track_last:
                 self.last_name[id(module)] = label
             return None
         top = stack[-1]
         if not top[3]:
-            stack.append((module, None, None, False))
+            stack.append((module, None, None, False, False))
+            return None
+        if module is top[1]:
+            # Called again directly inside its own forward (re-entrant), or the module a compiled
+            # wrapper wraps: no second range; its children keep their names.
+            stack.append((module, module, top[2], True, False))
             return None
         name = self.child_name(top[1], top[2], module, stack[0][1])
         self.push(name)
-        stack.append((module, module, name, True))
+        stack.append((module, module, name, True, True))
         if self.track_last:
             self.last_name[id(module)] = name
         return None
@@ -127,7 +135,7 @@ class ModuleRanges:
         if not stack:
             return None
         if stack[-1][0] is module:
-            if stack.pop()[3]:
+            if stack.pop()[4]:
                 self.pop()
             return None
         # The module is lower in the stack: calls above it ended without their post hook (an exception
@@ -135,7 +143,7 @@ class ModuleRanges:
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][0] is module:
                 for frame in reversed(stack[i:]):
-                    if frame[3]:
+                    if frame[4]:
                         self.pop()
                 del stack[i:]
                 return None

@@ -198,8 +198,8 @@ def unit_tests():
     root4 = Model(calls_children, r=rec_mod)
     r, rec = new_ranges()
     root4()
-    check(rec.names() == ["Model", "r", "r", "r"] and rec.balanced(),
-          "re-entrant call: nested ranges with the module's name, balanced: %s" % rec.names())
+    check(rec.names() == ["Model", "r"] and rec.balanced() and depth[0] == 3,
+          "re-entrant call: no second range, balanced: %s" % rec.names())
 
     # The structure changes: a child replaced, a child renamed.
     r, rec = new_ranges()
@@ -246,6 +246,12 @@ def unit_tests():
     wrapper._modules["_orig_mod"] = root2
     wrapper()
     check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"], "compiled wrapper: class of _orig_mod, names relative to it: %s" % rec.names())
+    # ... and when the wrapper calls the wrapped module eagerly (hooks run for it too): no second range.
+    rec.clear()
+    wrapper.body = lambda self: root2()
+    wrapper()
+    check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced(),
+          "compiled wrapper calling the wrapped module eagerly: one range, same names: %s" % rec.names())
 
     # Exception without always_call: the post hooks of the inner calls are missing; the outer post hook
     # closes them (balanced).
