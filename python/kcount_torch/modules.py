@@ -26,6 +26,8 @@ import sys
 import threading
 import weakref
 
+_DATA_PARALLEL = ("DistributedDataParallel", "DataParallel")
+_WRAPPERS = ("OptimizedModule",) + _DATA_PARALLEL
 _CACHE_LIMIT = 1 << 16  # (parent, child) names cached; cleared when full (ids of dead modules)
 
 
@@ -54,10 +56,17 @@ class ModuleRanges:
 
     # -- names ------------------------------------------------------------------------------------
     def root_label(self, module):
-        """(range name, module whose tree names the children) of a root call."""
-        base = getattr(module, "_orig_mod", None)  # torch.compile's OptimizedModule
-        if base is None or not hasattr(base, "_modules"):
-            base = module
+        """(range name, module whose tree names the children) of a root call. Wrappers are seen
+        through: torch.compile's OptimizedModule (`_orig_mod`), DistributedDataParallel and
+        DataParallel (`module`), repeatedly."""
+        base = module
+        for _ in range(4):
+            inner = getattr(base, "_orig_mod", None)
+            if inner is None and type(base).__name__ in _DATA_PARALLEL:
+                inner = getattr(base, "module", None)
+            if inner is None or not hasattr(inner, "_modules"):
+                break
+            base = inner
         return (self.root_name or type(base).__name__), base
 
     def child_name(self, parent, pname, module, root):
@@ -116,10 +125,12 @@ class ModuleRanges:
         if not top[3]:
             stack.append((module, None, None, False, False))
             return None
-        if module is top[1]:
-            # Called again directly inside its own forward (re-entrant), or the module a compiled
-            # wrapper wraps: no second range; its children keep their names.
-            stack.append((module, module, top[2], True, False))
+        if module is top[1] or (top[2] == "" and type(module).__name__ in _WRAPPERS
+                                and self.root_label(module)[1] is top[1]):
+            # Called again directly inside its own forward (re-entrant), or a wrapper between the root
+            # and the module it wraps (DDP -> OptimizedModule -> model): no second range; the
+            # children keep their names.
+            stack.append((module, top[1], top[2], True, False))
             return None
         name = self.child_name(top[1], top[2], module, stack[0][1])
         self.push(name)

@@ -253,6 +253,17 @@ def unit_tests():
     check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced(),
           "compiled wrapper calling the wrapped module eagerly: one range, same names: %s" % rec.names())
 
+    # DistributedDataParallel around a compiled model: both seen through.
+    class DistributedDataParallel(Fake):
+        pass
+    rec.clear()
+    ddp = DistributedDataParallel(lambda self: self.module())
+    ddp.module = wrapper
+    ddp._modules["module"] = wrapper
+    ddp()
+    check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced(),
+          "DistributedDataParallel(compiled(model)): one root range named after the model: %s" % rec.names())
+
     # Exception without always_call: the post hooks of the inner calls are missing; the outer post hook
     # closes them (balanced).
     def boom(self):
