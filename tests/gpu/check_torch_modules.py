@@ -93,6 +93,8 @@ def cmd_layers(a):
     notes.append("decoder layers %s kernels/step each (torch.profiler: %s)" % (
         counts[0] if counts else "?", [prof["per_module"].get("model.layers.%d" % i, 0) / psteps for i in range(a.layers)]))
     notes.append("%d module range paths under step" % (len(step_ranges(ranges)) - 1))
+    notes.append("torch.profiler: %s kernels, %s placed through their aten op, %s unplaced" % (
+        prof.get("kernels"), prof.get("placed_by_op"), prof.get("unmatched")))
     return finish(fails, notes)
 
 

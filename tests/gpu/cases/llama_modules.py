@@ -12,8 +12,9 @@ Run under `kcount run [--torch-modules|--torch-ops|--torch-backward]`. Modes:
   --torch-profiler P  no kcount: torch.profiler around the measured steps, with one record_function per
                       module call named by the same qualified names (kcount_torch.modules.ModuleRanges),
                       and the kernels launched inside each module's annotation counted from the trace
-                      (kernel -> launch by correlation id -> enclosing annotations of the launching
-                      thread); writes {"steps", "kernels", "per_module": {name: kernels}} to P
+                      (kernel -> launch API event by correlation id, else the aten op by External
+                      id -> enclosing annotations on that thread); writes {"steps", "kernels",
+                      "unmatched", "placed_by_op", "per_module": {name: kernels}} to P
   --bench P           cost of the hooks per module call: forward times with the helper's hooks
                       (recording), without hooks, and with the hooks but kcount's state read as not
                       recording, interleaved; writes JSON to P
@@ -127,7 +128,8 @@ def profile(args, step):
         trace = json.load(f)
     os.unlink(path)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    launches = {}
+    launches = {}     # correlation id -> (tid, begin, end) of the launch API call
+    cpu_ops = {}      # External id -> (tid, begin, end) of the aten op (when a launch has no event)
     annotations = collections.defaultdict(list)  # tid -> [(begin, end, name)]
     kernels = []
     for e in events:
@@ -135,16 +137,22 @@ def profile(args, step):
             continue
         cat = e.get("cat", "")
         a = e.get("args", {})
+        span = (e.get("tid"), float(e.get("ts", 0)), float(e.get("ts", 0)) + float(e.get("dur", 0)))
         if cat == "kernel":
-            kernels.append(a.get("correlation"))
+            kernels.append((a.get("correlation"), a.get("External id")))
         elif cat in ("cuda_runtime", "cuda_driver") and "correlation" in a:
-            launches[a["correlation"]] = (e["tid"], float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
+            launches[a["correlation"]] = span
+        elif cat == "cpu_op" and "External id" in a:
+            cpu_ops.setdefault(a["External id"], span)
         elif cat == "user_annotation":
-            annotations[e["tid"]].append((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), e["name"]))
+            annotations[e["tid"]].append((span[1], span[2], e["name"]))
     per_module = collections.Counter()
-    unmatched = 0
-    for corr in kernels:
+    unmatched = by_op = 0
+    for corr, ext in kernels:
         launch = launches.get(corr)
+        if launch is None:
+            launch = cpu_ops.get(ext)
+            by_op += launch is not None
         if launch is None:
             unmatched += 1
             continue
@@ -153,7 +161,7 @@ def profile(args, step):
             if ab <= b and en <= ae:
                 per_module[name] += 1
     with open(args.torch_profiler, "w") as f:
-        json.dump({"steps": args.steps, "kernels": len(kernels), "unmatched": unmatched,
+        json.dump({"steps": args.steps, "kernels": len(kernels), "unmatched": unmatched, "placed_by_op": by_op,
                    "per_module": dict(per_module)}, f)
     return 0
 
