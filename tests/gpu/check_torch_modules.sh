@@ -130,6 +130,7 @@ head -n 32 "$OUTDIR/m1-eager.summary.txt" | cut -c1-160
 echo "---- kcount diff eager compiled (verdicts): $OUTDIR/m3-diff.txt"
 grep -A3 -E '^verdict' "$OUTDIR/m3-diff.txt" | head -n 24 | cut -c1-200
 echo
+echo "elapsed: ${SECONDS}s; outputs in $OUTDIR"
 printf '%-22s %-5s %s\n' check status details
 for r in "${ROWS[@]}"; do echo "$r"; done
 exit $FAILED
