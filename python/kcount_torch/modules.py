@@ -22,7 +22,6 @@ module's forward. Per thread, a stack holds the modules being called:
 Backward (KCOUNT_TORCH_BACKWARD): global full backward pre/post hooks open and close a range named
 `<name> [backward]` on the thread where autograd runs them (see the docs for the limits).
 """
-import sys
 import threading
 import weakref
 
@@ -119,7 +118,7 @@ class ModuleRanges:
             self.push(label)
             stack.append((module, base, "", True, True))
             if self.track_last:
-                self.last_name[id(module)] = label
+                self.remember(module, label)
             return None
         top = stack[-1]
         if not top[3]:
@@ -136,7 +135,7 @@ class ModuleRanges:
         self.push(name)
         stack.append((module, module, name, True, True))
         if self.track_last:
-            self.last_name[id(module)] = name
+            self.remember(module, name)
         return None
 
     def post_forward(self, module, args, output):
@@ -161,6 +160,12 @@ class ModuleRanges:
         return None  # its pre hook ran before the hooks were installed
 
     # -- backward ---------------------------------------------------------------------------------
+    def remember(self, module, name):
+        """Keeps the name of the module's forward range for its backward range (bounded)."""
+        if len(self.last_name) >= _CACHE_LIMIT:
+            self.last_name.clear()
+        self.last_name[id(module)] = name
+
     def pre_backward(self, module, grad_output):
         if self.is_compiling():
             return None
