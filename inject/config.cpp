@@ -32,6 +32,9 @@ Config readConfig(std::string* problems) {
     if (const char* v = env("KCOUNT_RUN_REPORT")) c.run_report = v;
     if (const char* v = env("KCOUNT_LOG_LEVEL")) c.log_level = v;
     if (const char* v = env("KCOUNT_DISABLE")) c.disabled = std::string_view(v) != "0";
+    for (const char* name : {"KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_BACKWARD", "KCOUNT_TORCH_OPS"})
+      if (const char* v = env(name); v != nullptr && std::string_view(v) != "0") c.torch_helper = true;
+    if (const char* v = env("KCOUNT_TORCH_OPS")) c.torch_ops = std::string_view(v) != "0";
     readNumber("KCOUNT_MAX_HOST_MB", 1ull << 20, 10, &c.max_host_bytes, problems);
     readNumber("KCOUNT_ACTIVITY_BUFFER_MB", 1ull << 20, 10, &c.activity_buffer_bytes, problems);
     readNumber("KCOUNT_MAX_ACTIVITY_MB", 1ull << 20, 10, &c.max_activity_bytes, problems);

@@ -17,6 +17,10 @@ struct Config {
   uint64_t max_activity_bytes = 256ull << 20;  // KCOUNT_MAX_ACTIVITY_MB: all CUPTI buffers
   uint64_t max_file_bytes = 0;                 // KCOUNT_MAX_BYTES: log size cap, 0 = none
   unsigned file_mode = 0600;                   // KCOUNT_FILE_MODE (octal)
+  bool torch_helper = false;  // KCOUNT_TORCH_MODULES, KCOUNT_TORCH_BACKWARD or KCOUNT_TORCH_OPS set (not "0"):
+                              // the preload constructor puts the Python helper on PYTHONPATH
+  bool torch_ops = false;     // KCOUNT_TORCH_OPS set (not "0"): PyTorch's emit_nvtx range names are cut at
+                              // ", seq = " / ", op_id = " (docs/torch-modules.md)
 };
 
 /// Reads the environment. Never throws; malformed numbers keep the default (and are reported in

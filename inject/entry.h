@@ -1,6 +1,8 @@
 // Shared pieces of the entry points (CUDA injection, NVTX injection, LD_PRELOAD constructor).
 #pragma once
 
+#include <cstddef>
+
 #define KC_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace kc::inject {
@@ -12,5 +14,11 @@ bool startRecording() noexcept;
 /// Writes every process-wide NVTX range (nvtxRangeStart) still open as unclosed. Called by the final
 /// flush, on the finishing thread.
 void closeOpenStartedRanges() noexcept;
+
+/// Length of a PyTorch NVTX profiler range name (torch.autograd.profiler.emit_nvtx) without its
+/// per-call suffixes: "aten::addmm, seq = 12, op_id = 345" -> length of "aten::addmm". The name is cut
+/// at the first ", seq = " or ", op_id = " after at least one character; other names keep `length`.
+/// Applied to NVTX messages when KCOUNT_TORCH_OPS is set. Pure; thread-safe.
+size_t torchOpNameLength(const char* text, size_t length) noexcept;
 
 }  // namespace kc::inject

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 #include "collector/clock.h"
@@ -94,11 +95,14 @@ uint32_t scopeFor(ThreadState* ts, uint32_t parent, uint32_t domain, const Messa
   return scope;
 }
 
-int push(uint32_t domain, const Message& m) {
+int push(uint32_t domain, Message m) {
   ThreadState* ts = recordingThread();
   if (ts == nullptr) return -1;
   const uint32_t level = ts->depth;
   if (ts->depth < ThreadState::kMaxDepth) {
+    // One range per op name, not per call (KCOUNT_TORCH_OPS); the configuration is fixed once read.
+    static const bool trim_torch_ops = Session::get().config().torch_ops;
+    if (trim_torch_ops && m.text != nullptr) m.length = torchOpNameLength(m.text, m.length);
     uint32_t name_id = 0;
     const uint32_t scope = scopeFor(ts, ts->currentScope(), domain, m, &name_id);
     ts->stack[ts->depth] = OpenRange{nowNs(), scope, name_id, domain};
@@ -186,6 +190,16 @@ void end(nvtxRangeId_t id) {
 }
 
 }  // namespace
+
+size_t torchOpNameLength(const char* text, size_t length) noexcept {
+  const std::string_view name(text, length);
+  size_t cut = length;
+  for (const std::string_view suffix : {std::string_view(", seq = "), std::string_view(", op_id = ")}) {
+    const size_t at = name.find(suffix);
+    if (at != std::string_view::npos && at > 0 && at < cut) cut = at;
+  }
+  return cut;
+}
 
 void closeOpenStartedRanges() noexcept {
   ThreadState* ts = threadState();

@@ -1,7 +1,10 @@
 // LD_PRELOAD entry: a constructor that makes NO CUDA or CUPTI call. It reads the configuration and
 // points CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH at this library, so the CUDA driver calls
-// InitializeInjection inside cuInit and each NVTX3 user calls InitializeInjectionNvtx2.
+// InitializeInjection inside cuInit and each NVTX3 user calls InitializeInjectionNvtx2. With a
+// KCOUNT_TORCH_* switch set it also puts the Python helper's folder first on PYTHONPATH.
+// Also here: kcount_recording(), the recording state for that helper.
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include <climits>
 #include <cstdlib>
@@ -9,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "inject/entry.h"
 #include "inject/log.h"
 #include "inject/session.h"
 
@@ -46,6 +50,33 @@ void pointAtSelf(const char* var, const std::string& self, const char* what) {
   }
 }
 
+// The Python helper shipped with the library: <lib folder>/../share/kcount/python (install and build
+// tree alike). "" if it has no sitecustomize.py.
+std::string helperFolder(const std::string& self) {
+  const size_t slash = self.rfind('/');
+  if (slash == std::string::npos) return {};
+  const std::string folder = self.substr(0, slash) + "/../share/kcount/python";
+  char resolved[PATH_MAX];
+  if (realpath(folder.c_str(), resolved) == nullptr) return {};
+  struct stat st {};
+  if (stat((std::string(resolved) + "/sitecustomize.py").c_str(), &st) != 0) return {};
+  return resolved;
+}
+
+// Prepends `folder` to PYTHONPATH unless an entry of it already names that folder (kcount run sets it).
+void prependPythonPath(const std::string& folder) {
+  const char* current = std::getenv("PYTHONPATH");
+  std::string_view rest = current != nullptr ? current : "";
+  for (std::string_view list = rest; !list.empty();) {
+    const size_t colon = list.find(':');
+    const std::string entry(list.substr(0, colon));
+    if (!entry.empty() && samePath(entry.c_str(), folder)) return;
+    list = colon == std::string_view::npos ? std::string_view() : list.substr(colon + 1);
+  }
+  const std::string value = rest.empty() ? folder : folder + ":" + std::string(rest);
+  setenv("PYTHONPATH", value.c_str(), 1);
+}
+
 __attribute__((constructor)) void kcountConstructor() {
   try {
     const std::string self = selfPath();
@@ -54,9 +85,23 @@ __attribute__((constructor)) void kcountConstructor() {
     if (s.state() == SessionState::kDisabled) return;
     pointAtSelf("CUDA_INJECTION64_PATH", self, "kernel launches and kernels");
     pointAtSelf("NVTX_INJECTION64_PATH", self, "NVTX ranges");
+    if (s.config().torch_helper) {
+      const std::string folder = helperFolder(self);
+      if (folder.empty())
+        KC_LOG(warn, "KCOUNT_TORCH_* is set but the Python helper is not installed beside {} "
+                     "(../share/kcount/python/sitecustomize.py): no torch ranges", self);
+      else
+        prependPythonPath(folder);
+    }
   } catch (...) {
   }
 }
 
 }  // namespace
 }  // namespace kc::inject
+
+/// 1 while the library records (Session::recordingNow(): activated by CUDA's initialization or a first
+/// NVTX range, not paused, log not yet closed), else 0. One atomic load; any thread; never fails. For
+/// the Python helper (python/kcount_torch/_kcount.py), which finds it with ctypes in the global symbol
+/// scope (LD_PRELOAD) or through dlopen(RTLD_NOLOAD) of the injected path.
+KC_EXPORT int kcount_recording(void) { return kc::inject::Session::recordingNow() ? 1 : 0; }

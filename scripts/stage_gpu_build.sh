@@ -8,6 +8,9 @@ rm -rf "$root/.carry"
 mkdir -p "$root/.carry/bin" "$root/.carry/lib"
 strip -o "$root/.carry/bin/kcount" "$build/bin/kcount"
 strip -o "$root/.carry/lib/libkcount.so" "$build/lib/libkcount.so"
+# The Python helper for --torch-modules/--torch-ops (lib/../share/kcount/python)
+mkdir -p "$root/.carry/share/kcount"
+cp -r "$build/share/kcount/python" "$root/.carry/share/kcount/python"
 # The overhead benchmark's CUPTI floor (bench/), when built: bench/run_bench.py --build-dir .carry
 if [[ -f $build/lib/libcupti_floor.so ]]; then
   strip -o "$root/.carry/lib/libcupti_floor.so" "$build/lib/libcupti_floor.so"

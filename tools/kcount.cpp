@@ -133,6 +133,11 @@ int main(int argc, char** argv) {
   run->add_option("--inject", run_opt.inject, "preload (LD_PRELOAD) or cuda (CUDA_INJECTION64_PATH)")
       ->check(CLI::IsMember({"preload", "cuda"}));
   run->add_option("--lib", run_opt.lib, "path of libkcount.so");
+  run->add_flag("--torch-modules", run_opt.torch_modules,
+                "PyTorch: one NVTX range per nn.Module call, named by its qualified name (docs/torch-modules.md)");
+  run->add_flag("--torch-backward", run_opt.torch_backward,
+                "PyTorch: also one range per module backward (implies --torch-modules)");
+  run->add_flag("--torch-ops", run_opt.torch_ops, "PyTorch: one NVTX range per aten op (PyTorch's emit_nvtx)");
   run->add_option("command", run_opt.command, "command and its arguments, after --")->required();
   run->prefix_command();  // everything from the first positional on belongs to the command
 

@@ -43,7 +43,16 @@ std::string findInjectionLibrary(const std::string& explicit_path) {
     if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
   return "";
 }
-
+std::string findTorchHelper(const std::string& lib) {
+  std::error_code ec;
+  std::vector<fs::path> candidates;
+  if (!lib.empty()) candidates.push_back(fs::path(lib).parent_path() / ".." / "share" / "kcount" / "python");
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path() / ".." / "share" / "kcount" / "python");
+  for (const fs::path& p : candidates)
+    if (fs::is_regular_file(p / "sitecustomize.py", ec)) return fs::weakly_canonical(p, ec).string();
+  return "";
+}
 
 int runCommand(const RunOptions& opt) {
   if (opt.command.empty()) {
@@ -73,6 +82,20 @@ int runCommand(const RunOptions& opt) {
     setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
   }
   if (!opt.output.empty()) setenv("KCOUNT_OUTPUT", opt.output.c_str(), 1);
+  if (opt.torch_modules || opt.torch_backward || opt.torch_ops) {
+    const std::string helper = findTorchHelper(lib);
+    if (helper.empty()) {
+      std::fprintf(stderr, "kcount run: --torch-modules/--torch-ops: cannot find the Python helper "
+                           "(share/kcount/python/sitecustomize.py beside the library or the kcount binary)\n");
+      return 2;
+    }
+    const char* old = std::getenv("PYTHONPATH");
+    const std::string value = old && *old ? helper + ":" + old : helper;
+    setenv("PYTHONPATH", value.c_str(), 1);
+    if (opt.torch_modules) setenv("KCOUNT_TORCH_MODULES", "1", 1);
+    if (opt.torch_backward) setenv("KCOUNT_TORCH_BACKWARD", "1", 1);
+    if (opt.torch_ops) setenv("KCOUNT_TORCH_OPS", "1", 1);
+  }
   const char* env_output = std::getenv("KCOUNT_OUTPUT");
   const std::string output = env_output ? env_output : "";
 

@@ -10,12 +10,14 @@
 
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "inject/callbacks.h"
+#include "inject/entry.h"
 #include "inject/session.h"
 #include "tests/support/fake_nvtx.h"
 #include "tests/support/session_log_path.h"
@@ -308,4 +310,15 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   CHECK(log.stats.late_activity_records == 0);  // written before the late record arrived
   CHECK(session.counters().late_activity_records.load() == 1);
   CHECK(log.stats.dropped_host_records == 0);
+}
+
+TEST_CASE("PyTorch emit_nvtx names lose their per-call suffixes (KCOUNT_TORCH_OPS)") {
+  auto len = [](const char* s) { return std::string(s, torchOpNameLength(s, std::strlen(s))); };
+  CHECK(len("aten::addmm, seq = 12, op_id = 345") == "aten::addmm");
+  CHECK(len("aten::mm, op_id = 7") == "aten::mm");
+  CHECK(len("aten::relu, seq = 3") == "aten::relu");
+  CHECK(len("aten::linear, op_id = 9, sizes = [[2, 3]]") == "aten::linear");
+  CHECK(len("model.layers.0.mlp") == "model.layers.0.mlp");
+  CHECK(len(", seq = 1") == ", seq = 1");  // nothing before the suffix: kept
+  CHECK(len("") == "");
 }

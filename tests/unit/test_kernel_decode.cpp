@@ -323,11 +323,9 @@ TEST_CASE("JSON form of decoded fields") {
 #include "tools/report.h"
 
 namespace {
-/// The source tree's root, from this file's path (CMake passes absolute source paths).
-std::string sourceRoot() {
-  std::string f = __FILE__;
-  return f.substr(0, f.rfind("/tests/unit/"));
-}
+/// The source tree's root: KC_SOURCE_DIR from CMake (__FILE__ is relative when ccache rewrites paths
+/// under CCACHE_BASEDIR).
+std::string sourceRoot() { return KC_SOURCE_DIR; }
 }  // namespace
 
 TEST_CASE("layer verdict: which layer dominates, by the documented rule") {
