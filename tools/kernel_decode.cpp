@@ -379,6 +379,10 @@ bool decodeInductorTriton(std::string_view name, DecodedKernel& d) {
            "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
            "_native_batch_norm_legit_no_training", "batch_norm", "rms_norm", "_fused_rms_norm"}))
     d.category = KernelCategory::kNormalization;
+  // A norm that Inductor decomposed before naming the kernel: x * rsqrt(mean(x^2) + eps) (RMSNorm) or
+  // (x - mean) * rsqrt(var + eps) (LayerNorm, from var_mean): a reduction with rsqrt and mean/var_mean.
+  if ((kind3 == "red" || kind3 == "per") && has({"rsqrt"}) && has({"mean", "var_mean"}))
+    d.category = KernelCategory::kNormalization;
   if (kind3 == "tem") {
     if (has({"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm", "convolution", "_grouped_mm"}))
       d.category = KernelCategory::kGemm;

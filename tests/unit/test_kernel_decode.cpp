@@ -280,6 +280,17 @@ TEST_CASE("public: flash-attention and Inductor names") {
   CHECK(cat(d) == "normalization");
   CHECK(d.kind == "reduction");
   CHECK(d.ops == std::vector<std::string>{"add", "native_layer_norm", "sum"});
+  // RMSNorm as Inductor decomposes it (x * rsqrt(mean(x^2) + eps), with the casts): a normalization,
+  // although no norm op is named; a mean without rsqrt stays a reduction.
+  d = kc::decodeKernelName("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0");
+  CHECK(cat(d) == "normalization");
+  CHECK(d.ops == std::vector<std::string>{"_to_copy", "add", "mean", "mul", "pow", "rsqrt"});
+  d = kc::decodeKernelName("triton_per_fused_add_rsqrt_sub_var_mean_1");
+  CHECK(cat(d) == "normalization");
+  d = kc::decodeKernelName("triton_red_fused_mean_0");
+  CHECK(cat(d) == "reduction");
+  d = kc::decodeKernelName("triton_poi_fused_add_mean_mul_rsqrt_2");  // pointwise stays pointwise
+  CHECK(cat(d) == "pointwise");
   d = kc::decodeKernelName("triton_per_fused__log_softmax_2");
   CHECK(cat(d) == "reduction");
   CHECK(d.ops == std::vector<std::string>{"_log_softmax"});
