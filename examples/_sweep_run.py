@@ -5,6 +5,7 @@ import contextlib
 import math
 import sys
 import time
+import traceback
 
 import torch
 import torch.nn.functional as F
@@ -232,6 +233,7 @@ def run_sweep(args, configs):
           f"configurations={len(configs)} device={dev_name} torch={torch.__version__}", flush=True)
     t0 = time.monotonic()
     skipped = []
+    failed = []
     shared_key, shared = None, None
     with torch.inference_mode():
         for n, (name, cfg) in enumerate(configs):
@@ -254,11 +256,20 @@ def run_sweep(args, configs):
                     shared_key = key
                 shared_for_cfg = shared
             t = time.monotonic()
-            out = run_config(name, cfg, args, shared_for_cfg, compiled, block_shape)
+            try:
+                out = run_config(name, cfg, args, shared_for_cfg, compiled, block_shape)
+            except Exception:  # one failing configuration must not cost the others
+                failed.append(name)
+                print(f"[{n + 1}/{len(configs)}] {name}: FAILED after {time.monotonic() - t:.2f} s:", flush=True)
+                traceback.print_exc(file=sys.stdout)
+                sys.stdout.flush()
+                continue
             print(f"[{n + 1}/{len(configs)}] {name}: {time.monotonic() - t:.2f} s, output "
                   f"{list(out.shape)} {str(out.dtype).replace('torch.', '')}", flush=True)
     for name, why in skipped:
         print(f"skipped ({why}): {name}", flush=True)
-    print(f"sweep: done, {len(configs) - len(skipped)} configurations run, {len(skipped)} skipped, "
-          f"{time.monotonic() - t0:.1f} s", flush=True)
-    return 0
+    for name in failed:
+        print(f"failed: {name}", flush=True)
+    print(f"sweep: done, {len(configs) - len(skipped) - len(failed)} configurations run, {len(skipped)} skipped, "
+          f"{len(failed)} failed, {time.monotonic() - t0:.1f} s", flush=True)
+    return 1 if failed else 0

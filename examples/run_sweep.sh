@@ -31,10 +31,11 @@ for mode in eager compiled; do
   if [[ $rc -eq 0 && -f $log ]]; then
     echo "sweep $mode  PASS  exit 0 in ${secs} s, $(stat -c %s "$log") bytes: $(grep '^sweep: done' "$out/sweep-$mode.out")"
   else
-    echo "sweep $mode  FAIL  exit $rc in ${secs} s; last lines of $out/sweep-$mode.out:"
+    echo "sweep $mode  FAIL  exit $rc in ${secs} s; failed configurations and last lines of $out/sweep-$mode.out:"
+    grep '^failed: ' "$out/sweep-$mode.out"
     tail -n 15 "$out/sweep-$mode.out"
     fail=1
-    continue
+    [[ -f $log ]] || continue
   fi
   "$kcount" check "$log" >"$out/sweep-$mode.check" 2>&1
   rc=$?
