@@ -467,7 +467,7 @@ bool decodeFlash(std::string_view demangled, std::string_view short_name, Decode
 }
 
 // ---- ATen (at::native::<kernel><...>, functor from the demangled template arguments) -----------------------
-bool decodeAten(std::string_view short_name, DecodedKernel& d) {
+bool decodeAten(std::string_view short_name, std::string_view demangled, DecodedKernel& d) {
   if (!short_name.starts_with("at::native::") && !short_name.starts_with("at::cuda::")) return false;
   d.grammar = "aten";
   d.library = "ATen";
@@ -494,9 +494,24 @@ bool decodeAten(std::string_view short_name, DecodedKernel& d) {
       }
     }
   }
+  // Copies and casts (aten/src/ATen/native/cuda/Copy.cu): the elementwise kernel's lambda sits in
+  // direct_copy_kernel_cuda, bfloat16_copy_kernel_cuda, float16_copy_kernel_cuda, ...
+  bool copy_lambda = false;
+  for (size_t at = demangled.find("copy_kernel_cuda"); at != std::string_view::npos;
+       at = demangled.find("copy_kernel_cuda", at + 1)) {
+    size_t begin = at;
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(demangled[begin - 1])) || demangled[begin - 1] == '_'))
+      --begin;
+    const std::string_view fn = identifierAt(demangled, begin);
+    if (fn.ends_with("copy_kernel_cuda")) {
+      if (d.functor.empty()) d.functor = std::string(fn);
+      copy_lambda = true;
+      break;
+    }
+  }
   const std::string& k = d.kind;
   auto contains = [&](std::string_view s) { return k.find(s) != std::string::npos; };
-  if (d.functor == "FillFunctor" || contains("copy") || contains("Copy") || contains("fill"))
+  if (d.functor == "FillFunctor" || copy_lambda || contains("copy") || contains("Copy") || contains("fill"))
     d.category = KernelCategory::kCopyMemset;
   else if (contains("norm") || contains("Norm") || contains("Moments") || contains("GammaBeta"))
     d.category = KernelCategory::kNormalization;
@@ -664,7 +679,7 @@ DecodedKernel decodeKernelName(std::string_view name) {
   if (decodeNvjet(name, d) || decodeInductorTriton(name, d) || decodeXmma(name, d) ||
       decodeCublasLegacy(name, d) || decodeCutlass3x(demangled, d) || decodeNccl(demangled, d) ||
       decodeFlash(demangled, d.short_name, d) || decodeCutlass2x(demangled, d) || decodeCudnn(demangled, d) ||
-      decodeMemEffAttention(demangled, d) || decodeCublasKernels(demangled, d) || decodeAten(d.short_name, d) ||
+      decodeMemEffAttention(demangled, d) || decodeCublasKernels(demangled, d) || decodeAten(d.short_name, demangled, d) ||
       decodeCublasHelpers(d.short_name, d))
     return d;
   return d;  // no grammar matched: category "other", nothing else

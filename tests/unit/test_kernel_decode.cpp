@@ -333,6 +333,29 @@ TEST_CASE("public: cuBLAS GEMV kernels (matrix-vector products, e.g. a Linear la
   CHECK(d.library.empty());
 }
 
+TEST_CASE("public: ATen copy and cast kernels (a transpose made contiguous, a dtype cast)") {
+  // Mangled names from public profiles (Triton tutorial output, nsys tables): the elementwise kernel's
+  // lambda sits in direct_copy_kernel_cuda.
+  auto d = kc::decodeKernelName(
+      "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_22gpu_kernel_impl_nocastIZZZNS0_23direct_copy_kernel_cudaERNS_"
+      "18TensorIteratorBaseEENKUlvE1_clEvENKUlvE10_clEvEUlN3c108BFloat16EE_EEvS4_RKT_EUliE_EEviT1_");
+  CHECK(cat(d) == "copy/memset");
+  CHECK(d.library == "ATen");
+  CHECK(d.kind == "elementwise_kernel");
+  CHECK(d.functor == "direct_copy_kernel_cuda");
+  d = kc::decodeKernelName(
+      "_ZN2at6native27unrolled_elementwise_kernelIZZZNS0_23direct_copy_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE1_"
+      "clEvENKUlvE5_clEvEUlfE_NS_6detail5ArrayIPcLi2EEE23TrivialOffsetCalculatorILi1EjESC_NS0_6memory12LoadWithCast"
+      "ILi1EEENSD_13StoreWithCastILi1EEEEEviT_T0_T1_T2_T3_T4_");
+  CHECK(cat(d) == "copy/memset");
+  CHECK(d.functor == "direct_copy_kernel_cuda");
+  // GELU stays pointwise (its lambda is not a copy).
+  d = kc::decodeKernelName(
+      "_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBaseENS0_"
+      "8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlN3c108BFloat16EE_St5arrayIPcLm2EEEEviT0_T1_");
+  CHECK(cat(d) == "pointwise");
+}
+
 TEST_CASE("public: PyTorch memory-efficient attention (SDPA's EFFICIENT backend)") {
   // Demangled form printed by torch.profiler in a public write-up on SDPA backends.
   auto d = kc::decodeKernelName(
