@@ -428,12 +428,27 @@ def section_compiled_subset(runs):
                    f"hidden {', '.join(map(str, hidden))}; dtypes {', '.join(dtypes)}.")
     n_eager = len(runs["eager"])
     out.append("")
-    out.append(f"The eager log holds {n_eager} configurations, the compiled one {len(comp)}. Each compiled "
-               f"configuration is one Dynamo/Inductor compilation with static shapes (`dynamic=False`), which "
-               f"costs seconds of CPU time while the GPU work of a configuration takes milliseconds, so the "
-               f"compiled sweep covers the subset above (`COMPILED_TOKENS`, `COMPILED_HIDDEN` in "
-               f"`examples/sweep.py`) to keep the whole recording within minutes; the eager sweep covers "
-               f"the full grid.")
+    warm = {}
+    total = {}
+    for mode, rs in runs.items():
+        w = [r.log.ranges[f"{n}/warmup"]["cpu_ns"] for n, r in rs.items() if f"{n}/warmup" in r.log.ranges]
+        warm[mode] = statistics.median(w) if w else None
+        total[mode] = sum(r.log.ranges[n]["cpu_ns"] for n, r in rs.items())
+    gpu = statistics.median([r.gpu_ns_per_step for r in comp.values()])
+    text = (f"The eager log holds {n_eager} configurations, the compiled one {len(comp)}: each compiled "
+            f"configuration is one Dynamo/Inductor compilation with static shapes (`dynamic=False`), done in "
+            f"its `warmup` range")
+    if warm.get("compiled") is not None:
+        text += (f", which took a median {fmt_ns(warm['compiled'])} per compiled configuration (host time in "
+                 f"`CONFIG/warmup`")
+        if warm.get("eager") is not None:
+            text += f"; eager: {fmt_ns(warm['eager'])}"
+        text += f") against a median {fmt_ns(gpu)} of GPU time per compiled step"
+    text += (f". The configuration ranges add up to {fmt_ns(total['compiled'])} of host time in the compiled "
+             f"log and {fmt_ns(total['eager'])} in the eager log. So the compiled sweep covers the subset above "
+             f"(`COMPILED_TOKENS`, `COMPILED_HIDDEN` and the blocks in `examples/sweep.py`), and the eager "
+             f"sweep the whole grid.")
+    out.append(text)
     out.append("")
     return out
 
