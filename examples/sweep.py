@@ -8,7 +8,8 @@ Three parts (--part), run in one process per mode (--mode eager | compiled):
           torch.set_float32_matmul_precision("highest")) and tf32 (fp32 tensors, TF32 allowed: "high").
           Eager: every T in TOKENS x every H in HIDDEN x 4 dtypes x 2 models.
           Compiled: the subset COMPILED_TOKENS x COMPILED_HIDDEN (compilation, not the GPU, is the cost:
-          every static shape is one Dynamo/Inductor compilation of a few seconds).
+          every static shape is one Dynamo/Inductor compilation of a few seconds), run in priority order
+          (see configurations) so that a time limit drops the least informative configurations.
   block   A pre-norm transformer block: h = x + attn(norm1(x)); y = h + mlp(norm2(h)) with norm RMSNorm or
           LayerNorm, mlp GeGLU or SwiGLU, attention by torch's scaled_dot_product_attention (causal) or none;
           bf16, x of shape [4, 1024, 2048] (T = 4096 tokens, 16 heads of 128).
@@ -118,6 +119,17 @@ def configurations(mode, part, tiny=False):
                         else:
                             name = config_name(model, dtype=dtype, t=t, h=h, i=intermediate_size(h))
                         out.append((name, parse_config_name(name)))
+    if mode == "compiled":
+        # Compilation dominates the compiled run's time; if --max-seconds stops it early, what was run first
+        # matters most: two blocks (fusion: both norms, both MLPs), then bf16/fp16 GeGLU and Linear, the other blocks, then fp32/TF32.
+        def priority(item):
+            cfg = item[1]
+            if cfg["model"] == "block":
+                first = {("rms", "swiglu", "sdpa"), ("layer", "geglu", "sdpa")}  # both norms, both MLPs
+                return 0 if (cfg["norm"], cfg["mlp"], cfg["attn"]) in first else 3
+            low = cfg["dtype"] in ("bf16", "fp16")
+            return (1 if low else 4) if cfg["model"] == "geglu" else (2 if low else 5)
+        out.sort(key=priority)  # stable: the grid order within one priority
     return out
 
 
