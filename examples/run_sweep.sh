@@ -6,10 +6,11 @@
 #
 # Writes OUTDIR/sweep-eager.kcount and OUTDIR/sweep-compiled.kcount (copy them to examples/logs/, then
 # regenerate docs/case-study.md: see scripts/case_study.py), OUTDIR/sweep-*.out (the sweep's stdout and
-# stderr), and prints one row per check: "NAME  PASS|FAIL  details" (log intact and complete, 0 unmatched
-# kernels, 0 dropped records, every configuration present). Environment: SWEEP_EAGER_MAX_SECONDS
-# (default 150) and SWEEP_COMPILED_MAX_SECONDS (default 170) bound each run: configurations not started by
-# then are skipped and listed (and the "configurations" check fails).
+# stderr), and prints one row per check: "NAME  PASS|FAIL  details" (exit status, log intact and complete,
+# 0 unmatched kernels, 0 dropped records, every configuration recorded, every kernel name decoded).
+# Environment: SWEEP_EAGER_MAX_SECONDS (default 150) and SWEEP_COMPILED_MAX_SECONDS (default 170) bound
+# each run: configurations not started by then are skipped and listed (and the "configurations" check
+# fails).
 set -u
 out=${1:?usage: run_sweep.sh OUTDIR [BUILD_DIR]}
 build=${2:-build}
@@ -42,9 +43,10 @@ for mode in eager compiled; do
   if [[ $rc -eq 0 ]]; then echo "kcount check $mode  PASS  OK"; else
     echo "kcount check $mode  FAIL  exit $rc: $(tail -n 1 "$out/sweep-$mode.check")"; fail=1; fi
   "$kcount" summary --format json "$log" >"$out/sweep-$mode.summary.json" 2>"$out/sweep-$mode.summary.err"
-  "$py" - "$out/sweep-$mode.summary.json" "$root/examples" "$mode" <<'EOF' || fail=1
+  "$kcount" kernels --format json "$log" >"$out/sweep-$mode.kernels.json" 2>>"$out/sweep-$mode.summary.err"
+  "$py" - "$out/sweep-$mode.summary.json" "$root/examples" "$mode" "$out/sweep-$mode.kernels.json" <<'EOF' || fail=1
 import json, subprocess, sys
-path, examples, mode = sys.argv[1:4]
+path, examples, mode, kernels_path = sys.argv[1:5]
 sys.path.insert(0, examples)
 from sweep import configurations
 log = json.load(open(path))["logs"][0]
@@ -63,6 +65,10 @@ want = [name for name, _ in configurations(mode, "all")]
 missing = [n for n in want if f"{n}/step" not in paths]
 row("configurations", not missing, f"{len(want) - len(missing)} of {len(want)} recorded"
     + (f"; missing: {missing[:5]}{' ...' if len(missing) > 5 else ''}" if missing else ""))
+kernels = json.load(open(kernels_path))["kernels"]
+unknown = sorted(k["short"] for k in kernels if not k["decoded"]["grammar"])
+row("kernel names decoded", not unknown, f"{len(kernels) - len(unknown)} of {len(kernels)} distinct names matched a "
+    f"grammar" + (f"; not decoded: {unknown}" if unknown else ""))
 sys.exit(0 if ok else 1)
 EOF
 done

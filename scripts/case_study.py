@@ -474,7 +474,7 @@ def gemm_grid(runs, model, layer, dtype):
 
 def section_gemm_choice(runs, plots):
     eager = runs["eager"]
-    out = ["## 1. Which GEMM kernel cuBLAS chose, per shape and dtype", ""]
+    out = ["## 1. Which GEMM kernel ran, per shape and dtype", ""]
     if not any(r.cfg["model"] in ("linear", "geglu") for r in eager.values()):
         out += ["No eager Linear or GeGLU configuration in the logs.", ""]
         return out
@@ -589,8 +589,7 @@ def section_linear_kernels(runs):
         groups = collections.OrderedDict()
         for (dt, h, t), names in sorted(extra.items(), key=lambda x: (DTYPE_ORDER.index(x[0][0]), x[0][1], x[0][2])):
             groups.setdefault((dt, tuple(names)), []).append((h, t))
-        out.append(" Configurations whose call ran kernels besides the GEMM (the bias is then not in the GEMM "
-                   "epilogue):")
+        out.append(" Configurations whose call ran kernels besides the GEMM:")
         out.append("")
         for (dt, names), where in groups.items():
             out.append(f"- {where_text_of([(dt, h, t) for h, t in where])}: " + ", ".join(code(n) for n in names))
