@@ -18,6 +18,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kcount=$(cd "$build" && pwd)/bin/kcount
 py=${PYTHON:-python3}
 mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 fail=0
 for mode in eager compiled; do
   extra=(--max-seconds "${SWEEP_EAGER_MAX_SECONDS:-150}")
@@ -42,9 +44,9 @@ for mode in eager compiled; do
   rc=$?
   if [[ $rc -eq 0 ]]; then echo "kcount check $mode  PASS  OK"; else
     echo "kcount check $mode  FAIL  exit $rc: $(tail -n 1 "$out/sweep-$mode.check")"; fail=1; fi
-  "$kcount" summary --format json "$log" >"$out/sweep-$mode.summary.json" 2>"$out/sweep-$mode.summary.err"
-  "$kcount" kernels --format json "$log" >"$out/sweep-$mode.kernels.json" 2>>"$out/sweep-$mode.summary.err"
-  "$py" - "$out/sweep-$mode.summary.json" "$root/examples" "$mode" "$out/sweep-$mode.kernels.json" <<'EOF' || fail=1
+  "$kcount" summary --format json "$log" >"$work/summary.json" 2>>"$out/sweep-$mode.check"
+  "$kcount" kernels --format json "$log" >"$work/kernels.json" 2>>"$out/sweep-$mode.check"
+  "$py" - "$work/summary.json" "$root/examples" "$mode" "$work/kernels.json" <<'EOF' || fail=1
 import json, subprocess, sys
 path, examples, mode, kernels_path = sys.argv[1:5]
 sys.path.insert(0, examples)
