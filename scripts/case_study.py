@@ -989,6 +989,56 @@ def section_undecoded(logs):
     return out
 
 
+def section_answers(runs, logs):
+    """The short answers, each computed the same way as in its section below."""
+    eager, comp = runs["eager"], runs["compiled"]
+    out = ["## Answers in short", ""]
+    for model, layer, what in (("linear", "linear", "Linear"), ("geglu", "gate", "GeGLU gate")):
+        for dt in DTYPE_ORDER:
+            tokens, hiddens, labels, names = gemm_grid(eager, model, layer, dt)
+            if not tokens:
+                continue
+            distinct = {lab for row in labels for lab in row if lab != "-"}
+            changes = sum(1 for row in labels for a, b in zip(row, row[1:]) if a != b)
+            out.append(f"- {what}, {DTYPE_TEXT[dt]}: {plural(len(distinct), 'distinct tile choice')} over "
+                       f"{len(tokens) * len(hiddens)} shapes; the choice changes {changes} times along T "
+                       f"(summed over {plural(len(hiddens), 'hidden size')}).")
+    pairs = compare_dtypes(eager, "bf16", "fp16")
+    if pairs:
+        same = sum(1 for p in pairs if family(p[3], p[1]) == family(p[4], p[2]))
+        same_name = sum(1 for p in pairs if p[1] == p[2])
+        out.append(f"- bf16 vs fp16: the same kernel family in {same} of {len(pairs)} GEMMs, the identical kernel "
+                   f"name in {same_name} of {len(pairs)}.")
+    pairs = compare_dtypes(eager, "fp32", "tf32")
+    if pairs:
+        ratios = [p[5] / p[6] for p in pairs if p[6] > 0]
+        same_name = sum(1 for p in pairs if p[1] == p[2])
+        out.append(f"- fp32, TF32 off vs on: the identical kernel name in {same_name} of {len(pairs)} GEMMs; GPU "
+                   f"time TF32 off / on: median {fmt_ratio(statistics.median(ratios))}.")
+    both = [n for n in comp if n in eager]
+    if both:
+        same = sum(1 for n in both if gemm_multiset(eager[n]) == gemm_multiset(comp[n]))
+        fewer = sum(1 for n in both if comp[n].kernels_per_step < eager[n].kernels_per_step)
+        out.append(f"- eager vs torch.compile: identical GEMM kernels in {same} of {len(both)} configurations; "
+                   f"fewer kernels per step when compiled in {fewer} of {len(both)}.")
+    blocks = [n for n in comp if comp[n].cfg["model"] == "block"]
+    if blocks:
+        act_mul = norm_add = 0
+        for n in blocks:
+            c = comp[n]
+            ds = [c.log.decoded(k) for k in c.kernels() if c.log.decoded(k)["grammar"] == "inductor-triton"]
+            act_mul += any(ACTIVATION_OPS & set(d["ops"]) and "mul" in d["ops"] for d in ds)
+            norm_add += any((NORM_OPS_NAMED | NORM_OPS_DECOMPOSED) & set(d["ops"]) and "add" in d["ops"] for d in ds)
+        out.append(f"- Inductor in the compiled blocks: the activation and the multiply in one Triton kernel in "
+                   f"{act_mul} of {len(blocks)} blocks; a Triton kernel holding normalization ops and an `add` in "
+                   f"{norm_add} of {len(blocks)} (section 5 says which add).")
+    unknown = {name for log in logs for name, k in log.kernels.items() if not k["decoded"]["grammar"]}
+    total = {name for log in logs for name in log.kernels}
+    out.append(f"- Kernel names no grammar decoded: {len(unknown)} of {len(total)}.")
+    out.append("")
+    return out
+
+
 def diff_verdicts(kcount, logs):
     eager = [l for l in logs if l.mode == "eager"]
     comp = [l for l in logs if l.mode == "compiled"]
@@ -1027,6 +1077,7 @@ def generate(args):
         "sentence with a number below is computed from the logs by the script.",
         "",
     ]
+    lines += section_answers(runs, logs)
     lines += section_sources(logs, runs, cfgs)
     lines += section_compiled_subset(runs)
     lines += section_gemm_choice(runs, plots)

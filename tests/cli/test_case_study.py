@@ -91,6 +91,8 @@ def expected_synthetic():
         "bf16/fp16 pairs": f"Compared over {pairs} GEMMs",
         "bf16/fp16 identical names": f"- identical kernel name: 0 of {pairs};",
         "bf16/fp16 same tile": f"- same tile and cluster: {same_tile} of {pairs};",
+        "answers: bf16/fp16": f"- bf16 vs fp16: the same kernel family in {same_tile} of {pairs} GEMMs, the "
+                              f"identical kernel name in 0 of {pairs}.",
         "eager/compiled GEMMs": f"were identical in eager and compiled mode in {gemm_same} of {len(compiled)}.",
         "undecoded kernel listed": f"| `{syn.RMS_NORM_UNKNOWN}` | {rms_calls} | `sweep-eager.kcount` |",
         "fp16 tile changes along T": fp16_line,
