@@ -429,8 +429,12 @@ TEST_CASE("JSON form of decoded fields") {
 namespace {
 /// The source tree's root, from this file's path (CMake passes absolute source paths).
 std::string sourceRoot() {
+#ifdef KC_SOURCE_DIR
+  return KC_SOURCE_DIR;  // absolute; __FILE__ is relative when ccache rewrites paths (CCACHE_BASEDIR)
+#else
   std::string f = __FILE__;
   return f.substr(0, f.rfind("/tests/unit/"));
+#endif
 }
 }  // namespace
 
