@@ -139,8 +139,9 @@ def parse_args(argv=None):
     p.add_argument("--mode", choices=["eager", "compiled"], required=True)
     p.add_argument("--part", choices=["all", "gemm", "block"], default="all")
     p.add_argument("--steps", type=int, default=3, help="recorded steps per configuration (default 3)")
-    p.add_argument("--warmup", type=int, default=2,
-                   help="warm-up calls per configuration, inside CONFIG/warmup (default 2; compiled >= 2)")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="warm-up calls per configuration, inside CONFIG/warmup (default: 1 eager, where the "
+                        "first call only adds host work, 2 compiled, where it compiles; compiled needs >= 2)")
     p.add_argument("--dry-run", action="store_true", help="print the configurations and exit (no torch)")
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu (smoke test, no NVTX)")
     p.add_argument("--tiny", action="store_true", help="tiny shapes (smoke test)")
@@ -148,6 +149,8 @@ def parse_args(argv=None):
                    help="start no new configuration after this many seconds (0: no limit); the skipped "
                         "ones are listed on stdout")
     args = p.parse_args(argv)
+    if args.warmup is None:
+        args.warmup = 2 if args.mode == "compiled" else 1
     if args.steps < 1:
         p.error("--steps must be at least 1")
     if args.warmup < (2 if args.mode == "compiled" else 0):
