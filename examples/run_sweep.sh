@@ -8,7 +8,7 @@
 # regenerate docs/case-study.md: see scripts/case_study.py), OUTDIR/sweep-*.out (the sweep's stdout and
 # stderr), and prints one row per check: "NAME  PASS|FAIL  details" (exit status, log intact and complete,
 # 0 unmatched kernels, 0 dropped records, every configuration recorded, every kernel name decoded).
-# Environment: SWEEP_EAGER_MAX_SECONDS (default 150) and SWEEP_COMPILED_MAX_SECONDS (default 170) bound
+# Environment: SWEEP_EAGER_MAX_SECONDS (default 120) and SWEEP_COMPILED_MAX_SECONDS (default 160) bound
 # each run: configurations not started by then are skipped and listed (and the "configurations" check
 # fails).
 set -u
@@ -22,8 +22,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 for mode in eager compiled; do
-  extra=(--max-seconds "${SWEEP_EAGER_MAX_SECONDS:-150}")
-  [[ $mode == compiled ]] && extra=(--max-seconds "${SWEEP_COMPILED_MAX_SECONDS:-170}")
+  extra=(--max-seconds "${SWEEP_EAGER_MAX_SECONDS:-120}")
+  [[ $mode == compiled ]] && extra=(--max-seconds "${SWEEP_COMPILED_MAX_SECONDS:-160}")
   log="$out/sweep-$mode.kcount"
   rm -f "$log"
   start=$(date +%s)
