@@ -7,7 +7,8 @@ pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev docte
       libsqlite3-dev  # kcount export --format sqlite (linked statically into the tool)
       clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with ASan+UBSan
       chromium        # tests/cli/test_html_report.py renders kcount report in headless Chromium
-      python3-torch)  # tests/cli/test_torch_modules.py: the PyTorch helper on a real (CPU) PyTorch
+      python3-torch  # tests/cli/test_torch_modules.py: the PyTorch helper on a real (CPU) PyTorch
+      python3-matplotlib)  # scripts/case_study.py: the plots of docs/case-study.md
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -379,6 +379,10 @@ bool decodeInductorTriton(std::string_view name, DecodedKernel& d) {
            "_native_batch_norm_legit", "_native_batch_norm_legit_functional",
            "_native_batch_norm_legit_no_training", "batch_norm", "rms_norm", "_fused_rms_norm"}))
     d.category = KernelCategory::kNormalization;
+  // A norm that Inductor decomposed before naming the kernel: x * rsqrt(mean(x^2) + eps) (RMSNorm) or
+  // (x - mean) * rsqrt(var + eps) (LayerNorm, from var_mean): a reduction with rsqrt and mean/var_mean.
+  if ((kind3 == "red" || kind3 == "per") && has({"rsqrt"}) && has({"mean", "var_mean"}))
+    d.category = KernelCategory::kNormalization;
   if (kind3 == "tem") {
     if (has({"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm", "convolution", "_grouped_mm"}))
       d.category = KernelCategory::kGemm;
@@ -463,7 +467,7 @@ bool decodeFlash(std::string_view demangled, std::string_view short_name, Decode
 }
 
 // ---- ATen (at::native::<kernel><...>, functor from the demangled template arguments) -----------------------
-bool decodeAten(std::string_view short_name, DecodedKernel& d) {
+bool decodeAten(std::string_view short_name, std::string_view demangled, DecodedKernel& d) {
   if (!short_name.starts_with("at::native::") && !short_name.starts_with("at::cuda::")) return false;
   d.grammar = "aten";
   d.library = "ATen";
@@ -490,9 +494,24 @@ bool decodeAten(std::string_view short_name, DecodedKernel& d) {
       }
     }
   }
+  // Copies and casts (aten/src/ATen/native/cuda/Copy.cu): the elementwise kernel's lambda sits in
+  // direct_copy_kernel_cuda, bfloat16_copy_kernel_cuda, float16_copy_kernel_cuda, ...
+  bool copy_lambda = false;
+  for (size_t at = demangled.find("copy_kernel_cuda"); at != std::string_view::npos;
+       at = demangled.find("copy_kernel_cuda", at + 1)) {
+    size_t begin = at;
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(demangled[begin - 1])) || demangled[begin - 1] == '_'))
+      --begin;
+    const std::string_view fn = identifierAt(demangled, begin);
+    if (fn.ends_with("copy_kernel_cuda")) {
+      if (d.functor.empty()) d.functor = std::string(fn);
+      copy_lambda = true;
+      break;
+    }
+  }
   const std::string& k = d.kind;
   auto contains = [&](std::string_view s) { return k.find(s) != std::string::npos; };
-  if (d.functor == "FillFunctor" || contains("copy") || contains("Copy") || contains("fill"))
+  if (d.functor == "FillFunctor" || copy_lambda || contains("copy") || contains("Copy") || contains("fill"))
     d.category = KernelCategory::kCopyMemset;
   else if (contains("norm") || contains("Norm") || contains("Moments") || contains("GammaBeta"))
     d.category = KernelCategory::kNormalization;
@@ -533,6 +552,98 @@ bool decodeCublasHelpers(std::string_view short_name, DecodedKernel& d) {
   return false;
 }
 
+/// Top-level template arguments of the template argument list that opens at s[lt] == '<'
+/// ("<a, b<c, d>, e>" -> {"a", "b<c, d>", "e"}), each trimmed of spaces.
+Tokens templateArgsAt(std::string_view s, size_t lt) {
+  Tokens out;
+  int depth = 0;
+  size_t start = lt + 1;
+  for (size_t i = lt; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if ((c == '>' || c == ')') && --depth == 0) {
+      out.emplace_back(s.substr(start, i - start));
+      break;
+    } else if (c == ',' && depth == 1) {
+      out.emplace_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  for (auto& a : out) {
+    a.erase(0, a.find_first_not_of(' '));
+    while (!a.empty() && a.back() == ' ') a.pop_back();
+  }
+  return out;
+}
+
+// ---- cuBLAS GEMV, small-N GEMM and split-K kernels (function names of cuBLAS's own kernels) ------------------
+// cuBLAS launches these for matrix-vector and skinny products, e.g.
+// gemv2T_kernel_val<int, int, float, float, float, 128, 16, 2, 2, false, false, cublasGemvParams<...>>,
+// internal::gemvx::kernel<...>, gemmSN_TN_kernel<...>, splitKreduce_kernel<...>. Read: kind = the function,
+// dtype = the distinct element types among the template arguments, as written. The numeric template
+// arguments (block sizes) are not documented and are not shown.
+bool decodeCublasKernels(std::string_view demangled, DecodedKernel& d) {
+  static constexpr std::array<std::string_view, 9> kFunctions = {
+      "gemv2T_kernel_val", "gemv2N_kernel", "gemvNSP_kernel", "internal::gemvx::kernel", "gemmk1_kernel",
+      "gemmSN_TN_kernel", "gemmSN_NN_kernel", "gemmSN_NT_kernel", "splitKreduce_kernel"};
+  // The function name starts the demangled name, or follows "void " / a return type and a space.
+  std::string fn;
+  size_t lt = std::string_view::npos;
+  for (std::string_view f : kFunctions) {
+    for (size_t at = demangled.find(f); at != std::string_view::npos; at = demangled.find(f, at + 1)) {
+      const size_t after = at + f.size();
+      if ((at == 0 || demangled[at - 1] == ' ') && after < demangled.size() &&
+          (demangled[after] == '<' || demangled[after] == '(')) {
+        fn = std::string(f);
+        lt = demangled[after] == '<' ? after : std::string_view::npos;
+        break;
+      }
+    }
+    if (!fn.empty()) break;
+  }
+  if (fn.empty()) return false;
+  const Tokens args = lt == std::string_view::npos ? Tokens{} : templateArgsAt(demangled, lt);
+  d.grammar = "cublas-kernel";
+  d.library = "cuBLAS";
+  d.category = KernelCategory::kGemm;
+  d.kind = fn.starts_with("internal::") ? fn.substr(10) : fn;
+  static constexpr std::array<std::string_view, 8> kTypes = {
+      "__nv_bfloat16", "__half", "float", "double", "float2", "double2", "__nv_fp8_e4m3", "__nv_fp8_e5m2"};
+  Tokens types;
+  for (const auto& a : args) {
+    std::string_view t = a;
+    if (std::find(kTypes.begin(), kTypes.end(), t) != kTypes.end() &&
+        std::find(types.begin(), types.end(), std::string(t)) == types.end())
+      types.emplace_back(t);
+  }
+  d.dtype = join(types, 0, types.size(), "/");
+  return true;
+}
+
+// ---- PyTorch memory-efficient attention (aten/src/ATen/native/transformers/cuda/mem_eff_attention,
+// kernels/generate_kernels.py): fmha_cutlass{F,B}_<dtype>_<aligned|notaligned>_<M>x<N>[_k<K>][_dropout]
+// [_rf]_sm<arch>, launched as a global function taking PyTorchMemEffAttention::AttentionKernel<...>::Params.
+bool decodeMemEffAttention(std::string_view demangled, DecodedKernel& d) {
+  const size_t at = demangled.find("fmha_cutlass");
+  if (at == std::string_view::npos || (at > 0 && demangled[at - 1] != ' ')) return false;
+  Tokens t = split(identifierAt(demangled, at), '_');
+  if (t.size() < 4 || (t[1] != "cutlassF" && t[1] != "cutlassB")) return false;
+  d.grammar = "mem-eff-attention";
+  d.library = "memory-efficient attention (PyTorch)";
+  d.category = KernelCategory::kAttention;
+  d.kind = t[1] == "cutlassF" ? "forward" : "backward";
+  d.dtype = t[2];
+  std::string flags;
+  for (size_t i = 3; i < t.size(); ++i) {
+    if (d.tile.empty() && isDims(t[i], 2)) d.tile = t[i];
+    else if (isSmArch(t[i])) d.arch = t[i];
+    else flags += (flags.empty() ? "" : " ") + t[i];
+  }
+  if (!flags.empty()) d.raw.emplace_back("flags", flags);
+  return true;
+}
+
 }  // namespace
 
 std::string_view categoryName(KernelCategory c) {
@@ -568,7 +679,8 @@ DecodedKernel decodeKernelName(std::string_view name) {
   if (decodeNvjet(name, d) || decodeInductorTriton(name, d) || decodeXmma(name, d) ||
       decodeCublasLegacy(name, d) || decodeCutlass3x(demangled, d) || decodeNccl(demangled, d) ||
       decodeFlash(demangled, d.short_name, d) || decodeCutlass2x(demangled, d) || decodeCudnn(demangled, d) ||
-      decodeAten(d.short_name, d) || decodeCublasHelpers(d.short_name, d))
+      decodeMemEffAttention(demangled, d) || decodeCublasKernels(demangled, d) || decodeAten(d.short_name, demangled, d) ||
+      decodeCublasHelpers(d.short_name, d))
     return d;
   return d;  // no grammar matched: category "other", nothing else
 }

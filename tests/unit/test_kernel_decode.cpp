@@ -280,6 +280,17 @@ TEST_CASE("public: flash-attention and Inductor names") {
   CHECK(cat(d) == "normalization");
   CHECK(d.kind == "reduction");
   CHECK(d.ops == std::vector<std::string>{"add", "native_layer_norm", "sum"});
+  // RMSNorm as Inductor decomposes it (x * rsqrt(mean(x^2) + eps), with the casts): a normalization,
+  // although no norm op is named; a mean without rsqrt stays a reduction.
+  d = kc::decodeKernelName("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0");
+  CHECK(cat(d) == "normalization");
+  CHECK(d.ops == std::vector<std::string>{"_to_copy", "add", "mean", "mul", "pow", "rsqrt"});
+  d = kc::decodeKernelName("triton_per_fused_add_rsqrt_sub_var_mean_1");
+  CHECK(cat(d) == "normalization");
+  d = kc::decodeKernelName("triton_red_fused_mean_0");
+  CHECK(cat(d) == "reduction");
+  d = kc::decodeKernelName("triton_poi_fused_add_mean_mul_rsqrt_2");  // pointwise stays pointwise
+  CHECK(cat(d) == "pointwise");
   d = kc::decodeKernelName("triton_per_fused__log_softmax_2");
   CHECK(cat(d) == "reduction");
   CHECK(d.ops == std::vector<std::string>{"_log_softmax"});
@@ -291,6 +302,99 @@ TEST_CASE("public: flash-attention and Inductor names") {
   CHECK(d.fused.empty());
   d = kc::decodeKernelName("triton_poi_0");  // not the Inductor grammar (no counter after the kind)
   CHECK(d.grammar.empty());
+}
+
+TEST_CASE("public: cuBLAS GEMV kernels (matrix-vector products, e.g. a Linear layer on one token)") {
+  // Mangled names compared against in a public CUDA-graph tool's source (bf16 GEMV kernels of cuBLAS).
+  auto d = kc::decodeKernelName(
+      "_Z17gemv2T_kernel_valIii13__nv_bfloat16S0_S0_fLi128ELi16ELi4ELi4ELb0ELb1E18cublasGemvParamsExIi30cublasGemv"
+      "TensorStridedBatchedIKS0_ES4_S2_IS0_EfEEvT11_T4_S8_");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuBLAS");
+  CHECK(d.grammar == "cublas-kernel");
+  CHECK(d.kind == "gemv2T_kernel_val");
+  CHECK(d.dtype == "__nv_bfloat16/float");
+  CHECK(d.tile.empty());  // the numeric template arguments are not documented
+  d = kc::decodeKernelName(
+      "_ZN8internal5gemvx6kernelIii13__nv_bfloat16S2_S2_fLb0ELb1ELb1ELb0ELi7ELb0E18cublasGemvParamsExIi30cublasGemv"
+      "TensorStridedBatchedIKS2_ES6_S4_IS2_EfEEENSt9enable_ifIXntT5_EvE4typeET11_");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuBLAS");
+  CHECK(d.kind == "gemvx::kernel");
+  CHECK(d.dtype == "__nv_bfloat16/float");
+  // fp32 GEMV (a public script's list of the kernels of a small Linear + ReLU model).
+  d = kc::decodeKernelName(
+      "_Z17gemv2T_kernel_valIiiffffLi128ELi16ELi4ELi4ELb0ELb1E18cublasGemvParamsExIi30cublasGemvTensorStridedBatched"
+      "IKfES3_S1_IfEfEEvT11_T4_S7_");
+  CHECK(d.kind == "gemv2T_kernel_val");
+  CHECK(d.dtype == "float");
+  // A user kernel that merely contains the word is not cuBLAS's.
+  d = kc::decodeKernelName("my_gemv2T_kernel_val(float*)");
+  CHECK(d.library.empty());
+}
+
+TEST_CASE("public: ATen copy and cast kernels (a transpose made contiguous, a dtype cast)") {
+  // Mangled names from public profiles (Triton tutorial output, nsys tables): the elementwise kernel's
+  // lambda sits in direct_copy_kernel_cuda.
+  auto d = kc::decodeKernelName(
+      "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_22gpu_kernel_impl_nocastIZZZNS0_23direct_copy_kernel_cudaERNS_"
+      "18TensorIteratorBaseEENKUlvE1_clEvENKUlvE10_clEvEUlN3c108BFloat16EE_EEvS4_RKT_EUliE_EEviT1_");
+  CHECK(cat(d) == "copy/memset");
+  CHECK(d.library == "ATen");
+  CHECK(d.kind == "elementwise_kernel");
+  CHECK(d.functor == "direct_copy_kernel_cuda");
+  d = kc::decodeKernelName(
+      "_ZN2at6native27unrolled_elementwise_kernelIZZZNS0_23direct_copy_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE1_"
+      "clEvENKUlvE5_clEvEUlfE_NS_6detail5ArrayIPcLi2EEE23TrivialOffsetCalculatorILi1EjESC_NS0_6memory12LoadWithCast"
+      "ILi1EEENSD_13StoreWithCastILi1EEEEEviT_T0_T1_T2_T3_T4_");
+  CHECK(cat(d) == "copy/memset");
+  CHECK(d.functor == "direct_copy_kernel_cuda");
+  // GELU stays pointwise (its lambda is not a copy).
+  d = kc::decodeKernelName(
+      "_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBaseENS0_"
+      "8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlN3c108BFloat16EE_St5arrayIPcLm2EEEEviT0_T1_");
+  CHECK(cat(d) == "pointwise");
+}
+
+TEST_CASE("public: PyTorch memory-efficient attention (SDPA's EFFICIENT backend)") {
+  // Demangled form printed by torch.profiler in a public write-up on SDPA backends.
+  auto d = kc::decodeKernelName(
+      "fmha_cutlassF_bf16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t, "
+      "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)");
+  CHECK(cat(d) == "attention");
+  CHECK(d.library == "memory-efficient attention (PyTorch)");
+  CHECK(d.kind == "forward");
+  CHECK(d.dtype == "bf16");
+  CHECK(d.tile == "64x64");
+  CHECK(d.arch == "sm80");
+  CHECK(raw(d, "flags") == "aligned rf");
+  // Backward kernel with a head-dim token (public notes comparing SDPA backends).
+  d = kc::decodeKernelName("fmha_cutlassB_bf16_aligned_128x128_k128_sm80");
+  CHECK(d.kind == "backward");
+  CHECK(d.tile == "128x128");
+  CHECK(raw(d, "flags") == "aligned k128");
+  // cuDNN's SDPA kernel (same notes): library cuDNN, category attention.
+  d = kc::decodeKernelName("cudnn_generated_fort_native_sdpa_sm80_knob_6_64x64x64_4x1x1_kernel0_0");
+  CHECK(cat(d) == "attention");
+  CHECK(d.library == "cuDNN");
+}
+
+TEST_CASE("public: fp16 and fp32 nvjet variants") {
+  // fp16 GEMMs on an H100 (public kernel tables): the variant token differs from bf16's "tst".
+  auto d = kc::decodeKernelName("nvjet_sm90_hsh_320x128_64x3_1x2_h_bz_coopB_TNT");
+  CHECK(cat(d) == "GEMM");
+  CHECK(raw(d, "variant") == "hsh");
+  CHECK(d.tile == "320x128");
+  CHECK(d.cluster == "1x2");
+  CHECK(d.layout == "TNT");
+  d = kc::decodeKernelName("nvjet_sm90_hsh_384x8_64x4_2x1_v_bz_NNT");
+  CHECK(d.tile == "384x8");
+  CHECK(d.layout == "NNT");
+  // bf16 inputs with another output variant, split-K (public kernel filter of an MoE router GEMM).
+  d = kc::decodeKernelName("nvjet_sm90_tss_64x8_64x16_4x1_v_bz_splitK_TNT");
+  CHECK(raw(d, "variant") == "tss");
+  CHECK(d.tile == "64x8");
+  CHECK(raw(d, "flags") == "bz splitK");
 }
 
 TEST_CASE("Inductor fused-op splitting: ascending order and the multi-word list decide, or nothing") {

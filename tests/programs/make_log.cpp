@@ -1,0 +1,189 @@
+// Writes a kcount log from a line script, without CUDA: for tests of the tools on synthetic workloads
+// (tests/cli/test_case_study.py builds a sweep-shaped log with it).
+//
+// Usage: kc_make_log OUT.kcount < SCRIPT
+//
+// Script lines (one thread, a host clock that advances 1000 ns per line):
+//   meta KEY VALUE...        a metadata entry (VALUE: the rest of the line)
+//   push NAME...             push a range (NAME: the rest of the line) on the thread
+//   pop                      pop the innermost range
+//   kernel NS NAME...        one launch (cuLaunchKernelEx) in the innermost range and its kernel, NS ns long
+//   unmatched NS NAME...     a kernel record whose correlation id matches no launch
+// Blank lines and lines starting with '#' are skipped. The log ends with a Stats and an End record.
+// Exit status: 0, or 2 with a message for an unknown line, a pop with nothing pushed, or a write error.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collector/log_writer.h"
+
+namespace {
+
+struct Open {
+  uint32_t scope;
+  uint64_t begin_ns;
+};
+
+class Builder {
+ public:
+  explicit Builder(kc::LogWriter* w) : w_(w) {}
+
+  uint32_t str(const std::string& s) {
+    auto it = strings_.find(s);
+    if (it != strings_.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(strings_.size()) + 1;
+    strings_.emplace(s, id);
+    w_->writeString(id, s);
+    return id;
+  }
+
+  uint32_t scope(uint32_t parent, const std::string& name) {
+    auto key = std::make_pair(parent, name);
+    auto it = scopes_.find(key);
+    if (it != scopes_.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(scopes_.size()) + 1;
+    scopes_.emplace(key, id);
+    w_->writeScope(kc::ScopeBody{id, parent, str(name), kc::kNoString});
+    return id;
+  }
+
+  void push(const std::string& name) {
+    const uint32_t parent = stack_.empty() ? kc::kRootScope : stack_.back().scope;
+    stack_.push_back({scope(parent, name), tick()});
+  }
+
+  bool pop() {
+    if (stack_.empty()) return false;
+    kc::RangeBody r{};
+    r.begin_ns = stack_.back().begin_ns;
+    r.end_ns = tick();
+    r.scope_id = stack_.back().scope;
+    r.thread_id = kThread;
+    r.end_thread_id = kThread;
+    w_->writeRange(r);
+    ++stats_.ranges;
+    stack_.pop_back();
+    return true;
+  }
+
+  void kernel(uint64_t ns, const std::string& name, bool matched) {
+    const uint64_t corr = ++correlation_;
+    const uint64_t t = tick();
+    if (matched) {
+      kc::LaunchBody l{};
+      l.correlation_id = corr;
+      l.enter_ns = t;
+      l.exit_ns = t + 500;
+      l.scope_id = stack_.empty() ? kc::kRootScope : stack_.back().scope;
+      l.thread_id = kThread;
+      l.api_id = str("cuLaunchKernelEx");
+      l.cbid = 652;
+      l.domain = static_cast<uint8_t>(kc::ApiDomain::kDriver);
+      w_->writeLaunch(l);
+      ++stats_.launches;
+    } else {
+      correlation_ += 1000000;  // past every launch
+    }
+    kc::KernelBody k{};
+    k.correlation_id = matched ? corr : correlation_;
+    k.start_ns = t + 600;
+    k.end_ns = t + 600 + ns;
+    k.name_id = str(name);
+    k.stream_id = 7;
+    k.grid[0] = k.grid[1] = k.grid[2] = 1;
+    k.block[0] = 128;
+    k.block[1] = k.block[2] = 1;
+    w_->writeKernel(k);
+    ++stats_.kernels;
+    if (w_->chunkFull()) w_->flush();
+  }
+
+  bool finish() {
+    while (!stack_.empty()) pop();
+    w_->writeStats(stats_);
+    w_->writeEnd();
+    return w_->flush();
+  }
+
+ private:
+  static constexpr uint32_t kThread = 4242;
+  uint64_t tick() { return now_ += 1000; }
+
+  kc::LogWriter* w_;
+  std::map<std::string, uint32_t> strings_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> scopes_;
+  std::vector<Open> stack_;
+  kc::StatsBody stats_{};
+  uint64_t correlation_ = 0;
+  uint64_t now_ = 1000000000;
+};
+
+std::string rest(const std::string& line, size_t words) {
+  size_t at = 0;
+  for (size_t i = 0; i < words; ++i) {
+    at = line.find(' ', at);
+    if (at == std::string::npos) return "";
+    ++at;
+  }
+  return line.substr(at);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: kc_make_log OUT.kcount < SCRIPT\n");
+    return 2;
+  }
+  kc::MemorySink sink;
+  kc::LogWriter writer(&sink);
+  Builder b(&writer);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(std::cin, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    const std::string op = line.substr(0, line.find(' '));
+    if (op == "meta") {
+      const std::string kv = rest(line, 1);
+      const size_t sp = kv.find(' ');
+      writer.writeMetadata(kv.substr(0, sp), sp == std::string::npos ? "" : kv.substr(sp + 1));
+    } else if (op == "push") {
+      b.push(rest(line, 1));
+    } else if (op == "pop") {
+      if (!b.pop()) {
+        std::fprintf(stderr, "kc_make_log: line %zu: pop with no range pushed\n", n);
+        return 2;
+      }
+    } else if (op == "kernel" || op == "unmatched") {
+      const std::string args = rest(line, 1);
+      const size_t sp = args.find(' ');
+      if (sp == std::string::npos) {
+        std::fprintf(stderr, "kc_make_log: line %zu: kernel NS NAME expected\n", n);
+        return 2;
+      }
+      uint64_t ns = 0;
+      if (std::sscanf(args.c_str(), "%lu", &ns) != 1) {
+        std::fprintf(stderr, "kc_make_log: line %zu: NS must be a number\n", n);
+        return 2;
+      }
+      b.kernel(ns, args.substr(sp + 1), op == "kernel");
+    } else {
+      std::fprintf(stderr, "kc_make_log: line %zu: unknown line '%s'\n", n, line.c_str());
+      return 2;
+    }
+  }
+  if (!b.finish()) {
+    std::fprintf(stderr, "kc_make_log: encoding failed\n");
+    return 2;
+  }
+  FILE* f = std::fopen(argv[1], "wb");
+  if (!f || std::fwrite(sink.bytes.data(), 1, sink.bytes.size(), f) != sink.bytes.size() || std::fclose(f) != 0) {
+    std::fprintf(stderr, "kc_make_log: cannot write %s\n", argv[1]);
+    return 2;
+  }
+  return 0;
+}
