@@ -18,9 +18,19 @@
 #   i  C++ launch paths    runtime, cuLaunchKernel, graph replay, 4 threads, exit without sync: exact
 #   h  no GPU work           LD_PRELOAD on python3 -c 'print(1)' and /bin/true: same output, no log file
 #   j  one log per run       no run above left a second log (e.g. from torch.compile's worker processes)
+#   k1..k10                  attribution cases (tests/gpu/cases/, docs/attribution.md)
+#   x  feature checks        one row per script, each with its own table in the output (below):
+#        control       tests/gpu/check_control.sh        paused start, kcount ctl windows, capture ranges
+#        summary-mode  tests/gpu/check_summary_mode.sh   KCOUNT_MODE=summary vs trace, bounded log size
+#        torch-modules tests/gpu/check_torch_modules.sh  --torch-modules/--torch-ops on a Llama-style model
+#
+# GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
+# above; default "core control summary-mode torch-modules". Each feature script writes into $OUT/<name>/.
 
 set -u
 
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode torch-modules}
+want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
 PY=${PYTHON:-python3}
@@ -155,6 +165,7 @@ check_row() {  # row-name prefix-detail check_summary-args...: runs the checker,
 
 echo "kcount GPU checks: kcount=$KCOUNT lib=$LIB out=$OUTDIR python=$PY"
 
+if want_part core; then
 # ---- setup
 setup_err=""
 [[ -x $KCOUNT ]] || setup_err+="no $KCOUNT; "
@@ -390,6 +401,32 @@ toolkit_cupti_dir=$(dirname "$(ls /usr/local/cuda/targets/x86_64-linux/lib/libcu
 LD_LIBRARY_PATH=$toolkit_cupti_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} kcount_run wrong-cupti - "$PY" "$REPO/tests/gpu/maps_probe.py" "$EX/geglu.py" --steps 2
 check_row "k10 other CUPTI on LD_LIBRARY_PATH" "$RUN_ERR" maps "$OUTDIR/wrong-cupti.stdout.txt"
 echo "   log names CUPTI: $("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['logs'][0]['metadata'].get('cupti_path'))" "$OUTDIR/wrong-cupti.json" 2>/dev/null)"
+
+fi  # core
+
+# ================================ feature checks (their own scripts and tables) ===========================
+feature_row() {  # part script: runs a feature script into $OUTDIR/part/, one row from its exit status
+  local part=$1 script=$2 rows pass
+  want_part "$part" || return 0
+  if [[ ! -f $REPO/tests/gpu/$script ]]; then
+    add_row "x $part" FAIL "tests/gpu/$script missing"
+    return 0
+  fi
+  mkdir -p "$OUTDIR/$part"
+  echo
+  echo "+ OUT=$OUTDIR/$part bash tests/gpu/$script $BUILD_DIR"
+  OUT=$OUTDIR/$part bash "$REPO/tests/gpu/$script" "$BUILD_DIR" >"$OUTDIR/$part.txt" 2>&1
+  local rc=$?
+  echo "---- $script: table (full output: $OUTDIR/$part.txt)"
+  rows=$(grep -E '^[^ ].*[[:space:]](PASS|FAIL|SKIP)[[:space:]]' "$OUTDIR/$part.txt" | grep -vE '^(==>|\+ )' | sort -u)
+  echo "$rows" | cut -c1-220
+  pass=$(echo "$rows" | grep -cE '[[:space:]]PASS[[:space:]]')
+  if [[ $rc -eq 0 ]]; then add_row "x $part" PASS "$pass rows PASS ($script)"
+  else add_row "x $part" FAIL "exit $rc; failing: $(echo "$rows" | grep -E '[[:space:]]FAIL[[:space:]]' | cut -c1-60 | tr '\n' ';')"; fi
+}
+feature_row control check_control.sh
+feature_row summary-mode check_summary_mode.sh
+feature_row torch-modules check_torch_modules.sh
 
 # ---- table
 echo
