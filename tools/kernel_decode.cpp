@@ -580,13 +580,17 @@ Tokens templateArgsAt(std::string_view s, size_t lt) {
 // ---- cuBLAS GEMV, small-N GEMM and split-K kernels (function names of cuBLAS's own kernels) ------------------
 // cuBLAS launches these for matrix-vector and skinny products, e.g.
 // gemv2T_kernel_val<int, int, float, float, float, 128, 16, 2, 2, false, false, cublasGemvParams<...>>,
-// internal::gemvx::kernel<...>, gemmSN_TN_kernel<...>, splitKreduce_kernel<...>. Read: kind = the function,
-// dtype = the distinct element types among the template arguments, as written. The numeric template
-// arguments (block sizes) are not documented and are not shown.
+// internal::gemvx::kernel<...>, gemmSN_TN_kernel<...>, splitKreduce_kernel<...>, and for fp32 GEMMs with a
+// long K (recorded on the H200, cuBLAS 13, TF32 off) sgemm_largek_lds64<true, false, 5, 5, 4, 4, 4, 34>
+// with scal_kernel<float, float, 1, true, 6, 5, 5, 3> (BLAS-1 scal: scales the output by beta first).
+// Read: kind = the function, dtype = the distinct element types among the template arguments, as written,
+// or for sgemm_/dgemm_ functions without type arguments the BLAS precision prefix (s = float,
+// d = double). The numeric template arguments (block sizes) are not documented and are not shown.
 bool decodeCublasKernels(std::string_view demangled, DecodedKernel& d) {
-  static constexpr std::array<std::string_view, 9> kFunctions = {
+  static constexpr std::array<std::string_view, 11> kFunctions = {
       "gemv2T_kernel_val", "gemv2N_kernel", "gemvNSP_kernel", "internal::gemvx::kernel", "gemmk1_kernel",
-      "gemmSN_TN_kernel", "gemmSN_NN_kernel", "gemmSN_NT_kernel", "splitKreduce_kernel"};
+      "gemmSN_TN_kernel", "gemmSN_NN_kernel", "gemmSN_NT_kernel", "splitKreduce_kernel", "sgemm_largek_lds64",
+      "scal_kernel"};
   // The function name starts the demangled name, or follows "void " / a return type and a space.
   std::string fn;
   size_t lt = std::string_view::npos;
@@ -618,6 +622,9 @@ bool decodeCublasKernels(std::string_view demangled, DecodedKernel& d) {
       types.emplace_back(t);
   }
   d.dtype = join(types, 0, types.size(), "/");
+  if (d.dtype.empty() && (fn.starts_with("sgemm_") || fn.starts_with("dgemm_")))
+    d.dtype = fn[0] == 's' ? "float" : "double";
+  if (fn == "scal_kernel") d.category = KernelCategory::kPointwise;
   return true;
 }
 

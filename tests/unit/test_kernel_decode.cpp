@@ -329,6 +329,17 @@ TEST_CASE("public: cuBLAS GEMV kernels (matrix-vector products, e.g. a Linear la
   CHECK(d.kind == "gemv2T_kernel_val");
   CHECK(d.dtype == "float");
   // A user kernel that merely contains the word is not cuBLAS's.
+  // fp32 GEMM with a long K, TF32 off (recorded on the H200 by examples/sweep.py, cuBLAS 13).
+  d = kc::decodeKernelName("_Z18sgemm_largek_lds64ILb1ELb0ELi5ELi5ELi4ELi4ELi4ELi34EEvPfPKfS2_iiiiiiS2_S2_ffiiPiS3_");
+  CHECK(d.grammar == "cublas-kernel");
+  CHECK(d.category == kc::KernelCategory::kGemm);
+  CHECK(d.kind == "sgemm_largek_lds64");
+  CHECK(d.dtype == "float");
+  d = kc::decodeKernelName("_Z11scal_kernelIffLi1ELb1ELi6ELi5ELi5ELi3EEv21cublasTransposeParamsIT0_EPKT_PS3_PKS1_");
+  CHECK(d.grammar == "cublas-kernel");
+  CHECK(d.category == kc::KernelCategory::kPointwise);
+  CHECK(d.kind == "scal_kernel");
+  CHECK(d.dtype == "float");
   d = kc::decodeKernelName("my_gemv2T_kernel_val(float*)");
   CHECK(d.library.empty());
 }
