@@ -175,4 +175,57 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   return s;
 }
 
+LogData selectSegment(const LogData& log, const SegmentBody& seg) {
+  LogData out;
+  out.major = log.major;
+  out.minor = log.minor;
+  out.metadata = log.metadata;
+  out.strings = log.strings;
+  out.scopes = log.scopes;
+  out.graph_nodes = log.graph_nodes;
+  out.stats = log.stats;
+  out.has_stats = log.has_stats;
+  out.complete = log.complete;
+  out.truncated = log.truncated;
+  out.chunks_read = log.chunks_read;
+  out.last_intact_chunk = log.last_intact_chunk;
+  out.last_intact_end = log.last_intact_end;
+  out.chunks_skipped = log.chunks_skipped;
+  out.file_bytes = log.file_bytes;
+  out.issues = log.issues;
+  out.segments = {seg};
+  auto in = [&](uint64_t c) {
+    return seg.first_correlation_id != 0 && c >= seg.first_correlation_id && c <= seg.last_correlation_id;
+  };
+  for (const auto& l : log.launches)
+    if (in(l.correlation_id)) out.launches.push_back(l);
+  for (const auto& k : log.kernels)
+    if (in(k.correlation_id)) out.kernels.push_back(k);
+  for (const auto& m : log.mem_ops)
+    if (in(m.correlation_id)) out.mem_ops.push_back(m);
+  for (const auto& r : log.ranges)
+    if (r.end_ns >= seg.start_ns && r.end_ns <= seg.stop_ns) out.ranges.push_back(r);
+  return out;
+}
+
+std::vector<SegmentTotals> segmentTotals(const LogData& log) {
+  std::vector<SegmentTotals> out;
+  for (const SegmentBody& seg : log.segments) {
+    const LogData part = selectSegment(log, seg);
+    const Summary s = summarize(part);
+    SegmentTotals t;
+    t.segment = seg;
+    t.reason = std::string(log.str(seg.reason_id));
+    t.end_reason = std::string(log.str(seg.end_reason_id));
+    t.launches = s.launches;
+    t.kernels = s.kernels;
+    t.unmatched_kernels = s.unmatched_kernels;
+    for (const auto& k : part.kernels) t.gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    t.ranges = part.ranges.size();
+    t.mem_ops = s.mem_ops;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace kc

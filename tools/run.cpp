@@ -67,6 +67,7 @@ int runCommand(const RunOptions& opt) {
     setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
   }
   if (!opt.output.empty()) setenv("KCOUNT_OUTPUT", opt.output.c_str(), 1);
+  if (opt.paused) setenv("KCOUNT_START", "paused", 1);
   const char* env_output = std::getenv("KCOUNT_OUTPUT");
   const std::string output = env_output ? env_output : "";
 

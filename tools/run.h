@@ -11,6 +11,7 @@ struct RunOptions {
   std::string inject = "preload";  // "preload" (LD_PRELOAD) or "cuda" (CUDA/NVTX injection variables)
   std::string lib;               // path of libkcount.so; empty: look beside the kcount binary
   std::vector<std::string> command;
+  bool paused = false;           // --paused: KCOUNT_START=paused for the child
 };
 
 /// Finds libkcount.so: explicit path, else <dir of kcount>/../lib/libkcount.so, else <dir>/libkcount.so.
