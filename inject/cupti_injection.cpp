@@ -149,8 +149,8 @@ void recordDeviceMetadata() {
 // Final activity flush: wait for GPU work the program already queued on this thread's context (its
 // kernel records exist only once the kernels ended), then make CUPTI hand over every buffer.
 void flushActivityForExit() {
-  if (!g_cupti_active.load()) return;
   recordDeviceMetadata();
+  if (!g_cupti_active.load()) return;  // no window open: CUPTI holds nothing of ours
   if (void* cuda = libcuda()) {
     if (auto sync = reinterpret_cast<CuCtxSynchronize>(dlsym(cuda, "cuCtxSynchronize"))) sync();
   }
