@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace kc {
 namespace {
@@ -208,22 +209,52 @@ LogData selectSegment(const LogData& log, const SegmentBody& seg) {
   return out;
 }
 
+// One pass over the records (a log may hold many windows): each record goes to the segment whose
+// correlation-id span (ranges: time span) holds it, found by binary search over the segments sorted by
+// first correlation id. Overlapping spans (only in a corrupt log) credit the record to one of them.
 std::vector<SegmentTotals> segmentTotals(const LogData& log) {
-  std::vector<SegmentTotals> out;
-  for (const SegmentBody& seg : log.segments) {
-    const LogData part = selectSegment(log, seg);
-    const Summary s = summarize(part);
-    SegmentTotals t;
-    t.segment = seg;
-    t.reason = std::string(log.str(seg.reason_id));
-    t.end_reason = std::string(log.str(seg.end_reason_id));
-    t.launches = s.launches;
-    t.kernels = s.kernels;
-    t.unmatched_kernels = s.unmatched_kernels;
-    for (const auto& k : part.kernels) t.gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
-    t.ranges = part.ranges.size();
-    t.mem_ops = s.mem_ops;
-    out.push_back(std::move(t));
+  std::vector<SegmentTotals> out(log.segments.size());
+  std::vector<size_t> by_corr, by_time;
+  for (size_t i = 0; i < log.segments.size(); ++i) {
+    const SegmentBody& seg = log.segments[i];
+    out[i].segment = seg;
+    out[i].reason = std::string(log.str(seg.reason_id));
+    out[i].end_reason = std::string(log.str(seg.end_reason_id));
+    if (seg.first_correlation_id != 0) by_corr.push_back(i);
+    by_time.push_back(i);
+  }
+  const auto& segs = log.segments;
+  std::sort(by_corr.begin(), by_corr.end(),
+            [&](size_t a, size_t b) { return segs[a].first_correlation_id < segs[b].first_correlation_id; });
+  std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return segs[a].start_ns < segs[b].start_ns; });
+  auto segOfCorr = [&](uint64_t c) -> SegmentTotals* {
+    auto it = std::upper_bound(by_corr.begin(), by_corr.end(), c,
+                               [&](uint64_t v, size_t i) { return v < segs[i].first_correlation_id; });
+    if (it == by_corr.begin()) return nullptr;
+    const size_t i = *std::prev(it);
+    return c <= segs[i].last_correlation_id ? &out[i] : nullptr;
+  };
+  std::unordered_set<uint64_t> launched;
+  for (const LaunchBody& l : log.launches) {
+    if (l.flags & kLaunchMemOp) continue;
+    launched.insert(l.correlation_id);
+    if (SegmentTotals* t = segOfCorr(l.correlation_id)) ++t->launches;
+  }
+  for (const KernelBody& k : log.kernels) {
+    SegmentTotals* t = segOfCorr(k.correlation_id);
+    if (t == nullptr) continue;
+    ++t->kernels;
+    t->gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    if (launched.count(k.correlation_id) == 0) ++t->unmatched_kernels;
+  }
+  for (const MemOpBody& m : log.mem_ops)
+    if (SegmentTotals* t = segOfCorr(m.correlation_id)) ++t->mem_ops;
+  for (const RangeBody& r : log.ranges) {
+    auto it = std::upper_bound(by_time.begin(), by_time.end(), r.end_ns,
+                               [&](uint64_t v, size_t i) { return v < segs[i].start_ns; });
+    if (it == by_time.begin()) continue;
+    const size_t i = *std::prev(it);
+    if (r.end_ns <= segs[i].stop_ns) ++out[i].ranges;
   }
   return out;
 }
