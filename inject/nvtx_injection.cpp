@@ -142,7 +142,7 @@ int pop(uint32_t domain) {
   const OpenRange r = ts->stack[at];
   // Written only inside a window; one that began before the window opened is flagged.
   if (const uint32_t epoch = Session::gateNow() & kGateEpochMask; epoch != 0)
-    emitRange(ts, r.begin_ns, r.scope_id, ts->thread_id, (r.epoch & kGateEpochMask) == epoch ? 0 : kRangeBeganOutsideWindow);
+    emitRange(ts, r.begin_ns, r.scope_id, ts->thread_id, (r.epoch & kGateEpochMask) == epoch ? 0u : uint32_t{kRangeBeganOutsideWindow});
   for (uint32_t j = at; j + 1 < ts->depth; ++j) {
     ts->stack[j] = ts->stack[j + 1];
     const uint32_t parent = j == 0 ? kRootScope : ts->stack[j - 1].scope_id;

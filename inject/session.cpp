@@ -483,7 +483,7 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   seg_.first_correlation_id = seg_first_;
   seg_.last_correlation_id = seg_last_;
   seg_.end_reason_id = strings_.intern(end_reason);
-  seg_.flags = discarded > 0 ? kSegmentActivityDiscarded : 0;
+  seg_.flags = discarded > 0 ? uint32_t{kSegmentActivityDiscarded} : 0u;
   // The reason strings were interned after the last drain copied the table.
   strings_written_ =
       strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
@@ -640,7 +640,7 @@ bool Session::armRange(const std::string& name, uint64_t skip, uint64_t count, u
 bool Session::onTriggerPush() noexcept {
   try {
     const uint64_t n = trigger_seen_.fetch_add(1, std::memory_order_acq_rel) + 1;
-    const uint64_t skip = trigger_skip_, count = trigger_count_;  // set before the name id was published
+    const uint64_t skip = trigger_skip_.load(), count = trigger_count_.load();  // published before the name id
     if (n <= skip || n > skip + count) return false;
     if (n == skip + 1) {
       std::lock_guard<std::timed_mutex> lock(control_mutex_);

@@ -102,8 +102,8 @@ class Session {
   /// Called by the NVTX push handler for every range named by the armed trigger (name id compare).
   /// Returns true if this occurrence's pop must close the window.
   bool onTriggerPush() noexcept;
-  /// String id of the armed capture range's name, 0 if none (one relaxed load; NVTX push path).
-  uint32_t triggerNameId() const { return trigger_name_id_.load(std::memory_order_relaxed); }
+  /// String id of the armed capture range's name, 0 if none (one load; NVTX push path).
+  uint32_t triggerNameId() const { return trigger_name_id_.load(std::memory_order_acquire); }
   /// Closes the window when its duration has passed (writer thread).
   void checkDeadline() noexcept;
   /// Makes CUPTI hand over its records and writes a chunk now.
@@ -249,7 +249,9 @@ class Session {
   // Armed capture range (KCOUNT_CAPTURE_RANGE or ctl start --range).
   std::atomic<uint32_t> trigger_name_id_{0};
   std::string trigger_name_;         // (control_mutex_)
-  uint64_t trigger_skip_ = 0, trigger_count_ = 0, trigger_duration_ns_ = 0;
+  // Set under control_mutex_ before trigger_name_id_ is published; read by onTriggerPush without it.
+  std::atomic<uint64_t> trigger_skip_{0}, trigger_count_{0};
+  uint64_t trigger_duration_ns_ = 0;  // (control_mutex_)
   std::atomic<uint64_t> trigger_seen_{0};
   bool startCaptureLocked(const std::string& reason, uint64_t duration_ns, std::string* error);
   bool stopCaptureLocked(const std::string& end_reason, std::string* error);
