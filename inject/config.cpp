@@ -82,6 +82,7 @@ Config readConfig(std::string* problems) {
         *problems += std::string("ignoring KCOUNT_CONTROL=") + v + ": not 'off', 'cuda' or 'on'\n";
     }
     if (const char* v = env("KCOUNT_CONTROL_DIR")) c.control_dir = v;
+    if (const char* v = env("KCOUNT_YIELD")) c.yield = std::string_view(v) != "0" && std::string_view(v) != "off";
     if (const char* v = env("KCOUNT_SIGTERM")) c.sigterm = std::string_view(v) != "0" && std::string_view(v) != "off";
   } catch (...) {
   }

@@ -26,6 +26,7 @@ struct Config {
   std::string control = "cuda";                // KCOUNT_CONTROL: off | cuda | on (control socket)
   std::string control_dir;                     // KCOUNT_CONTROL_DIR: folder of the control socket
   bool sigterm = true;                         // KCOUNT_SIGTERM=0: never install the SIGTERM handler
+  bool yield = false;                          // KCOUNT_YIELD=1: step aside for another CUPTI subscriber
 };
 
 /// Parses a duration: a decimal number with an optional unit ns, us, ms, s (default), m, h ("10s",

@@ -270,6 +270,8 @@ void undoAttach() {
   g_subscriber = nullptr;
 }
 
+std::atomic<bool> g_reregister{false};  // another subscriber may have replaced the activity callbacks
+
 bool attachCupti() {
   if (g_cupti_active.load()) return true;
   auto fail = [](CUptiResult r, const char* call) {
@@ -277,7 +279,15 @@ bool attachCupti() {
     undoAttach();
     return false;
   };
-  CUptiResult r = g_cupti.subscribe(&g_subscriber, &onCallback, nullptr);
+  CUptiResult r;
+  if (g_reregister.exchange(false)) {
+    // The activity buffer and timestamp callbacks are process-wide: the subscriber kcount yielded to
+    // registered its own (and may have finalized CUPTI).
+    if ((r = g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted)) != CUPTI_SUCCESS)
+      return fail(r, "cuptiActivityRegisterCallbacks");
+    if (g_cupti.activityRegisterTimestampCallback != nullptr) g_cupti.activityRegisterTimestampCallback(&onTimestamp);
+  }
+  r = g_cupti.subscribe(&g_subscriber, &onCallback, nullptr);
   if (r != CUPTI_SUCCESS) {
     g_subscriber = nullptr;
     return fail(r, "cuptiSubscribe");
@@ -444,3 +454,97 @@ KC_EXPORT int InitializeInjection(void) {
 }
 KC_EXPORT void _exit(int status) { closeThenExit(status); }
 KC_EXPORT void _Exit(int status) { closeThenExit(status); }
+
+// ---- Another CUPTI subscriber in the process (KCOUNT_YIELD) ----------------------------------------------
+// CUPTI 13.0 allows one subscriber per process. When libkcount.so is preloaded, these definitions come
+// before libcupti's in symbol lookup, so a program's own cuptiSubscribe (torch.profiler's Kineto) comes
+// here first. Each forwards to the real function. With KCOUNT_YIELD=1 and a window open, kcount first
+// closes its window (end reason "yield") and unsubscribes, so the other subscriber gets CUPTI; when it
+// unsubscribes (or finalizes CUPTI), the writer thread opens a new window ("resume after yield") within
+// 100 ms. Without KCOUNT_YIELD the other subscriber is refused by CUPTI, and kcount says so once.
+// Loaded through CUDA_INJECTION64_PATH (dlopen, not preloaded) these are not reached.
+namespace {
+
+std::atomic<bool> g_yielded{false};
+std::atomic<CUpti_SubscriberHandle> g_other_subscriber{nullptr};
+std::atomic<bool> g_refusal_said{false};
+
+// The function the program would have called: next in lookup order after libkcount.so, else the
+// libcupti already loaded (a copy loaded with RTLD_LOCAL is not in the global scope), else kcount's own.
+template <typename Fn>
+Fn realCupti(const char* name) {
+  if (void* f = dlsym(RTLD_NEXT, name)) return reinterpret_cast<Fn>(f);
+  for (const char* lib : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"})
+    if (void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD))
+      if (void* f = dlsym(h, name)) return reinterpret_cast<Fn>(f);
+  if (g_cupti.handle != nullptr)
+    if (void* f = dlsym(g_cupti.handle, name)) return reinterpret_cast<Fn>(f);
+  return nullptr;
+}
+
+void afterOtherLeft() {
+  if (g_yielded.exchange(false)) Session::get().requestResume("resume after yield");
+}
+
+}  // namespace
+
+KC_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                              void* userdata) {
+  using Fn = CUptiResult(CUPTIAPI*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+  const Fn real = realCupti<Fn>("cuptiSubscribe");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    Dl_info info{};
+    KC_LOG(debug, "the program's cuptiSubscribe goes through kcount to {}",
+           dladdr(reinterpret_cast<void*>(real), &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "?");
+  }
+  bool yielded_now = false;
+  try {
+    Session& s = Session::get();
+    if (s.config().yield && g_cupti_active.load() && s.windowOpen()) {
+      std::string error;
+      KC_LOG(warn, "another CUPTI subscriber (e.g. torch.profiler) subscribes: kcount stops recording until it "
+                   "unsubscribes (KCOUNT_YIELD)");
+      if (s.stopCapture("yield", &error)) {
+        g_reregister.store(true);
+        yielded_now = true;
+      }
+    }
+  } catch (...) {
+  }
+  const CUptiResult r = real(subscriber, callback, userdata);
+  if (r == CUPTI_SUCCESS && yielded_now && subscriber != nullptr) {
+    g_other_subscriber.store(*subscriber);
+    g_yielded.store(true);
+  } else if (yielded_now) {
+    Session::get().requestResume("resume after yield");  // the other did not get CUPTI either
+  } else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && g_cupti_active.load() &&
+             !g_refusal_said.exchange(true)) {
+    KC_LOG(warn, "another CUPTI subscriber (e.g. torch.profiler) was refused: kcount holds CUPTI in this process "
+                 "(one subscriber per process); KCOUNT_YIELD=1 lets the other take it while it runs");
+  }
+  return r;
+}
+
+KC_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+  using Fn = CUptiResult(CUPTIAPI*)(CUpti_SubscriberHandle);
+  const Fn real = realCupti<Fn>("cuptiUnsubscribe");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  const CUptiResult r = real(subscriber);
+  if (subscriber != nullptr && subscriber == g_other_subscriber.load()) {
+    g_other_subscriber.store(nullptr);
+    afterOtherLeft();
+  }
+  return r;
+}
+
+KC_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void) {
+  using Fn = CUptiResult(CUPTIAPI*)();
+  const Fn real = realCupti<Fn>("cuptiFinalize");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  const CUptiResult r = real();
+  g_other_subscriber.store(nullptr);
+  afterOtherLeft();  // only sets a flag: the finalizing thread may be inside a CUPTI callback
+  return r;
+}

@@ -660,6 +660,11 @@ bool Session::onTriggerPush() noexcept {
 }
 
 void Session::checkDeadline() noexcept {
+  if (const char* reason = resume_reason_.exchange(nullptr)) {
+    std::string error;
+    if (!startCapture(reason, 0, &error)) KC_LOG(warn, "cannot resume recording: {}", error);
+    else KC_LOG(info, "resumed recording ({})", reason);
+  }
   const uint64_t d = window_deadline_ns_.load();
   if (d == 0 || nowNs() < d) return;
   try {

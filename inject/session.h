@@ -104,8 +104,12 @@ class Session {
   bool onTriggerPush() noexcept;
   /// String id of the armed capture range's name, 0 if none (one load; NVTX push path).
   uint32_t triggerNameId() const { return trigger_name_id_.load(std::memory_order_acquire); }
-  /// Closes the window when its duration has passed (writer thread).
+  /// Closes the window when its duration has passed, and opens the window asked for by requestResume
+  /// (writer thread).
   void checkDeadline() noexcept;
+  /// Async-signal-safe, lock-free: the writer thread opens a window with this reason at its next wake-up
+  /// (within 100 ms). Used to resume after another CUPTI subscriber left (KCOUNT_YIELD).
+  void requestResume(const char* reason) noexcept { resume_reason_.store(reason, std::memory_order_release); }
   /// Makes CUPTI hand over its records and writes a chunk now.
   void flushNow() noexcept;
   SessionStatus status() noexcept;
@@ -253,6 +257,7 @@ class Session {
   std::atomic<uint64_t> trigger_skip_{0}, trigger_count_{0};
   uint64_t trigger_duration_ns_ = 0;  // (control_mutex_)
   std::atomic<uint64_t> trigger_seen_{0};
+  std::atomic<const char*> resume_reason_{nullptr};
   bool startCaptureLocked(const std::string& reason, uint64_t duration_ns, std::string* error);
   bool stopCaptureLocked(const std::string& end_reason, std::string* error);
 };

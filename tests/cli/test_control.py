@@ -216,6 +216,20 @@ try:
         code, err = s.quit()
         check("refusal logged once", err.count("refused a connection from uid %d" % pw.pw_uid) == 1, err)
 
+    # ---- cuptiSubscribe of the program goes through kcount's interposer and gets the real answer.
+    sub = os.path.join(BUILD, "bin", "cupti_subscriber")
+    if not os.path.exists(sub):
+        print("SKIP cuptiSubscribe interposer: no libcupti found at build time (tests/programs/cupti_subscriber)")
+    else:
+        plain = subprocess.run([sub], capture_output=True, text=True, timeout=60)
+        pre = subprocess.run([sub], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, LD_PRELOAD=LIB, KCOUNT_LOG_LEVEL="debug", KCOUNT_YIELD="1"))
+        check("cuptiSubscribe forwarded: same results with kcount preloaded",
+              plain.returncode == pre.returncode == 0 and plain.stdout == pre.stdout and plain.stdout.startswith("subscribe"),
+              (plain.stdout, pre.stdout, pre.stderr[-300:]))
+        check("cuptiSubscribe interposer reached", "cuptiSubscribe goes through kcount to" in pre.stderr
+              and "libcupti" in pre.stderr, pre.stderr[-300:])
+
     # ---- Rotation: KCOUNT_MAX_BYTES per file, KCOUNT_MAX_FILES files, each readable alone; never
     # overwrites an existing file.
     rot = os.path.join(tmp, "rot")

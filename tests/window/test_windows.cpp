@@ -235,16 +235,25 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
   launch(9001);
   deliver({9001});
 
+  // Window 6: asked for from a context that must not take locks (another CUPTI subscriber left, with
+  // KCOUNT_YIELD): the writer thread opens it within 100 ms.
+  s.requestResume("resume after yield");
+  for (int i = 0; i < 50 && !s.windowOpen(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(s.windowOpen());
+  launch(9500);
+  deliver({9500});
+  REQUIRE(s.stopCapture("yield", &error));
+
   CHECK(pop() == 0);  // boot
   s.finish(nullptr);
-  CHECK(g_attached == 6);
-  CHECK(g_detached == 6);
+  CHECK(g_attached == 7);
+  CHECK(g_detached == 7);
 
   const LogData log = readLogFile(g_log_path);
   REQUIRE_FALSE(log.damaged());
   CHECK(log.minor == 2);
-  REQUIRE(log.segments.size() == 6);
-  for (uint32_t i = 0; i < 6; ++i) CHECK(log.segments[i].index == i);
+  REQUIRE(log.segments.size() == 7);
+  for (uint32_t i = 0; i < 7; ++i) CHECK(log.segments[i].index == i);
 
   // Window 0.
   const SegmentBody& w0 = log.segments[0];
@@ -301,7 +310,10 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
 
   // Totals per window as the tools show them.
   const auto totals = segmentTotals(log);
-  REQUIRE(totals.size() == 6);
+  REQUIRE(totals.size() == 7);
+  CHECK(totals[6].reason == "resume after yield");
+  CHECK(totals[6].end_reason == "yield");
+  CHECK(totals[6].kernels == 1);
   CHECK(totals[0].kernels == 6);
   CHECK(totals[3].kernels == 3);
   CHECK(s.counters().activity_outside_windows.load() >= 5);  // 1, 8, 9, 16, 17 at least
