@@ -39,8 +39,9 @@ std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>* g_memory_apis =
     new std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>();  // immortal
 
 // ---- Activity buffers: pooled and capped (Kineto's buffer cap). -------------------------------------
-std::mutex g_buffers_mutex;            // guards g_free_buffers, g_buffers_allocated
+std::mutex g_buffers_mutex;            // guards g_free_buffers, g_buffers_allocated, g_our_buffers
 std::vector<uint8_t*>* g_free_buffers = new std::vector<uint8_t*>();  // immortal
+std::vector<uint8_t*>* g_our_buffers = new std::vector<uint8_t*>();   // every buffer kcount allocated
 uint64_t g_buffers_allocated = 0;
 
 uint64_t maxActivityBuffers() {
@@ -60,7 +61,10 @@ void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_reco
       g_free_buffers->pop_back();
     } else if (g_buffers_allocated < maxActivityBuffers()) {
       *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
-      if (*buffer != nullptr) ++g_buffers_allocated;
+      if (*buffer != nullptr) {
+        ++g_buffers_allocated;
+        g_our_buffers->push_back(*buffer);
+      }
     }
     if (*buffer != nullptr) {
       *size = bytes;
@@ -89,7 +93,10 @@ void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buff
   if (buffer != nullptr) {
     try {
       std::lock_guard<std::mutex> lock(g_buffers_mutex);
-      g_free_buffers->push_back(buffer);
+      // A buffer another CUPTI client handed out before kcount took the callbacks back (KCOUNT_YIELD)
+      // is not ours to reuse or free.
+      if (std::find(g_our_buffers->begin(), g_our_buffers->end(), buffer) != g_our_buffers->end())
+        g_free_buffers->push_back(buffer);
     } catch (...) {
       std::free(buffer);
     }
@@ -488,6 +495,37 @@ void afterOtherLeft() {
 
 }  // namespace
 
+namespace {
+// With KCOUNT_YIELD and a window open: closes it and unsubscribes so the caller gets CUPTI. Returns true
+// if kcount stepped aside now.
+bool yieldToOther(const char* what) {
+  try {
+    Session& s = Session::get();
+    if (!s.config().yield || !g_cupti_active.load() || !s.windowOpen()) return false;
+    KC_LOG(warn, "another CUPTI client (e.g. torch.profiler) calls {}: kcount stops recording until it "
+                 "unsubscribes (KCOUNT_YIELD)", what);
+    std::string error;
+    if (!s.stopCapture("yield", &error)) return false;
+    g_reregister.store(true);
+    g_yielded.store(true);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+}  // namespace
+
+// The activity buffer callbacks are process-wide: another client registering its own would take the
+// records of kcount's open window. With KCOUNT_YIELD kcount closes its window first.
+KC_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                              CUpti_BuffersCallbackCompleteFunc completed) {
+  using Fn = CUptiResult(CUPTIAPI*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+  const Fn real = realCupti<Fn>("cuptiActivityRegisterCallbacks");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  yieldToOther("cuptiActivityRegisterCallbacks");
+  return real(requested, completed);
+}
+
 KC_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                                               void* userdata) {
   using Fn = CUptiResult(CUPTIAPI*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
@@ -499,26 +537,12 @@ KC_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber
     KC_LOG(debug, "the program's cuptiSubscribe goes through kcount to {}",
            dladdr(reinterpret_cast<void*>(real), &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "?");
   }
-  bool yielded_now = false;
-  try {
-    Session& s = Session::get();
-    if (s.config().yield && g_cupti_active.load() && s.windowOpen()) {
-      std::string error;
-      KC_LOG(warn, "another CUPTI subscriber (e.g. torch.profiler) subscribes: kcount stops recording until it "
-                   "unsubscribes (KCOUNT_YIELD)");
-      if (s.stopCapture("yield", &error)) {
-        g_reregister.store(true);
-        yielded_now = true;
-      }
-    }
-  } catch (...) {
-  }
+  const bool yielded_now = yieldToOther("cuptiSubscribe");
   const CUptiResult r = real(subscriber, callback, userdata);
-  if (r == CUPTI_SUCCESS && yielded_now && subscriber != nullptr) {
+  if (r == CUPTI_SUCCESS && g_yielded.load() && subscriber != nullptr) {
     g_other_subscriber.store(*subscriber);
-    g_yielded.store(true);
   } else if (yielded_now) {
-    Session::get().requestResume("resume after yield");  // the other did not get CUPTI either
+    afterOtherLeft();  // the other did not get CUPTI either
   } else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && g_cupti_active.load() &&
              !g_refusal_said.exchange(true)) {
     KC_LOG(warn, "another CUPTI subscriber (e.g. torch.profiler) was refused: kcount holds CUPTI in this process "

@@ -9,6 +9,9 @@
      instances, 50 kernels), one segment.
   c  launch loop (a.add_(1)) in a process with kcount: before any capture and after a start/stop, within
      noise of a process without kcount.
+  d  KCOUNT_YIELD=1 with torch.profiler around range `during` (control/yield_case.py): the program exits
+     0, torch.profiler sees its 10 kernels, kcount has `before` = 10 and nothing of `during`, its first
+     window ends with reason "yield"; d2: kcount resumes after the profiler unsubscribes (`after` = 10).
 
 Prints rows "NAME  PASS|FAIL  details" and a table last; exits 1 if any row failed.
 Usage: python3 check_control.py BUILD_DIR OUTDIR
@@ -215,8 +218,39 @@ def check_launch_loop():
         row("c  launch loop paused/after stop vs none", False, str(exc))
 
 
+def check_yield():
+    outdir = os.path.join(OUT, "yield")
+    os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):
+        os.unlink(os.path.join(outdir, f))
+    env = dict(os.environ, KCOUNT_YIELD="1")
+    r = subprocess.run([KCOUNT, "run", "--output", outdir + "/", "--", PY, os.path.join(HERE, "control", "yield_case.py")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    with open(os.path.join(OUT, "yield.stderr.txt"), "w") as f:
+        f.write(r.stderr)
+    logs = [os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".kcount")]
+    try:
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+    except Exception:
+        out = {}
+    if len(logs) != 1:
+        row("d  KCOUNT_YIELD torch.profiler", False, f"exit {r.returncode}, logs {logs}: {r.stderr[-300:]}")
+        return
+    s = summary(logs[0])
+    k = {x["path"]: x["inclusive"]["kernels"] for x in s["ranges"]}
+    segs = [(g["reason"], g["end_reason"], g["kernels"]) for g in s["segments"]]
+    ok = (r.returncode == 0 and out.get("torch_profiler_kernels") == 10 and out.get("x") == 30
+          and k.get("before") == 10 and k.get("during", 0) == 0 and segs and segs[0][1] == "yield")
+    row("d  KCOUNT_YIELD torch.profiler", ok,
+        f"exit {r.returncode}, torch.profiler kernels {out.get('torch_profiler_kernels')}, kcount before "
+        f"{k.get('before')} during {k.get('during', 0)} after {k.get('after', 0)}, segments {segs}")
+    row("d2 KCOUNT_YIELD resumes after", k.get("after") == 10 and len(segs) == 2 and segs[1][0] == "resume after yield",
+        f"kcount after {k.get('after', 0)}, segments {segs} (resumes when the profiler calls cuptiUnsubscribe or "
+        f"cuptiFinalize)")
+
+
 t0 = time.time()
-for fn in (check_http, check_capture_range, check_launch_loop):
+for fn in (check_http, check_capture_range, check_launch_loop, check_yield):
     try:
         fn()
     except Exception as exc:
