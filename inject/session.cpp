@@ -66,6 +66,16 @@ std::string commandLine() {
   return s;
 }
 
+// try_lock() in 1 ms steps up to `ms` (a timed mutex's clock-based lock is not seen by ThreadSanitizer's
+// interceptors on this toolchain, which then reports the unlock as an error).
+bool tryLockFor(std::unique_lock<std::mutex>& lock, int ms) {
+  for (int i = 0; i <= ms; ++i) {
+    if (lock.try_lock()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 }  // namespace
 
 Session& Session::get() noexcept {
@@ -328,9 +338,9 @@ void Session::finish(void (*flush_activity)()) noexcept {
   if (finishing_.exchange(true)) return;
   // A window being started or stopped (CUPTI attach/detach) completes first; a stuck one does not hold
   // up the exit for more than 2 s.
-  std::unique_lock<std::timed_mutex> control(control_mutex_, std::defer_lock);
+  std::unique_lock<std::mutex> control(control_mutex_, std::defer_lock);
   try {
-    (void)control.try_lock_for(std::chrono::seconds(2));
+    (void)tryLockFor(control, 2000);
     if (state() != SessionState::kActive) return;
     if (flush_activity != nullptr) flush_activity();  // no lock held: CUPTI calls addKernels
     {
@@ -572,7 +582,7 @@ bool Session::stopCaptureLocked(const std::string& end_reason, std::string* erro
 
 bool Session::startCapture(const std::string& reason, uint64_t duration_ns, std::string* error) noexcept {
   try {
-    std::lock_guard<std::timed_mutex> lock(control_mutex_);
+    std::lock_guard<std::mutex> lock(control_mutex_);
     if (trigger_name_id_.load() != 0) {
       *error = "a capture range is armed (" + trigger_name_ + "); stop disarms it";
       return false;
@@ -588,7 +598,7 @@ bool Session::startCapture(const std::string& reason, uint64_t duration_ns, std:
 
 bool Session::stopCapture(const std::string& end_reason, std::string* error) noexcept {
   try {
-    std::lock_guard<std::timed_mutex> lock(control_mutex_);
+    std::lock_guard<std::mutex> lock(control_mutex_);
     if (!window_open_.load() && trigger_name_id_.load() != 0) {
       trigger_name_id_.store(0, std::memory_order_release);  // armed but not fired: disarm
       return true;
@@ -605,7 +615,7 @@ bool Session::stopCapture(const std::string& end_reason, std::string* error) noe
 bool Session::armRange(const std::string& name, uint64_t skip, uint64_t count, uint64_t duration_ns,
                        std::string* error) noexcept {
   try {
-    std::lock_guard<std::timed_mutex> lock(control_mutex_);
+    std::lock_guard<std::mutex> lock(control_mutex_);
     if (state() != SessionState::kActive && state() != SessionState::kDormant) {
       *error = "not recording: the session is " + modeName();
       return false;
@@ -643,7 +653,7 @@ bool Session::onTriggerPush() noexcept {
     const uint64_t skip = trigger_skip_.load(), count = trigger_count_.load();  // published before the name id
     if (n <= skip || n > skip + count) return false;
     if (n == skip + 1) {
-      std::lock_guard<std::timed_mutex> lock(control_mutex_);
+      std::lock_guard<std::mutex> lock(control_mutex_);
       if (trigger_name_id_.load() == 0 || window_open_.load()) return false;
       std::string error;
       const std::string reason = "capture-range " + trigger_name_ + " " + std::to_string(skip + 1) + "-" +
@@ -668,7 +678,7 @@ void Session::checkDeadline() noexcept {
   const uint64_t d = window_deadline_ns_.load();
   if (d == 0 || nowNs() < d) return;
   try {
-    std::lock_guard<std::timed_mutex> lock(control_mutex_);
+    std::lock_guard<std::mutex> lock(control_mutex_);
     const uint64_t again = window_deadline_ns_.load();
     if (again == 0 || nowNs() < again) return;
     std::string error;
@@ -679,7 +689,7 @@ void Session::checkDeadline() noexcept {
 
 void Session::applyStartConfig() noexcept {
   try {
-    std::lock_guard<std::timed_mutex> lock(control_mutex_);
+    std::lock_guard<std::mutex> lock(control_mutex_);
     if (state() != SessionState::kActive) return;
     if (window_open_.load()) {  // opened before CUDA initialized (an NVTX range): attach CUPTI now
       if (auto attach = attach_.load(); attach != nullptr && !attach() && window_reason_ == "start")
@@ -759,8 +769,8 @@ SessionStatus Session::status() noexcept {
       std::lock_guard<std::mutex> lock(registry_mutex_);
       for (ThreadBuffer* b : threads_) st.dropped_host_records += b->dropped();
     }
-    std::unique_lock<std::timed_mutex> control(control_mutex_, std::defer_lock);
-    if (control.try_lock_for(std::chrono::milliseconds(200))) {
+    std::unique_lock<std::mutex> control(control_mutex_, std::defer_lock);
+    if (tryLockFor(control, 200)) {
       st.window_reason = st.window_open ? window_reason_ : std::string();
       st.window_start_ns = st.window_open ? window_start_ns_ : 0;
       if (trigger_name_id_.load() != 0) {

@@ -239,7 +239,7 @@ class Session {
 
   // Control side. control_mutex_ serializes start/stop/arm (and CUPTI attach/detach); never held by the
   // launch hot path or by a CUPTI callback.
-  std::timed_mutex control_mutex_;
+  std::mutex control_mutex_;  // plain: waits with a deadline poll try_lock() (see tryLockFor)
   std::atomic<bool (*)()> attach_{nullptr};
   std::atomic<void (*)()> detach_{nullptr};
   std::atomic<bool> window_open_{false};
