@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace kc {
 namespace {
@@ -173,6 +174,89 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     addCounts(s.inclusive[parent[*it]], s.inclusive[*it]);
   }
   return s;
+}
+
+LogData selectSegment(const LogData& log, const SegmentBody& seg) {
+  LogData out;
+  out.major = log.major;
+  out.minor = log.minor;
+  out.metadata = log.metadata;
+  out.strings = log.strings;
+  out.scopes = log.scopes;
+  out.graph_nodes = log.graph_nodes;
+  out.stats = log.stats;
+  out.has_stats = log.has_stats;
+  out.complete = log.complete;
+  out.truncated = log.truncated;
+  out.chunks_read = log.chunks_read;
+  out.last_intact_chunk = log.last_intact_chunk;
+  out.last_intact_end = log.last_intact_end;
+  out.chunks_skipped = log.chunks_skipped;
+  out.file_bytes = log.file_bytes;
+  out.issues = log.issues;
+  out.segments = {seg};
+  auto in = [&](uint64_t c) {
+    return seg.first_correlation_id != 0 && c >= seg.first_correlation_id && c <= seg.last_correlation_id;
+  };
+  for (const auto& l : log.launches)
+    if (in(l.correlation_id)) out.launches.push_back(l);
+  for (const auto& k : log.kernels)
+    if (in(k.correlation_id)) out.kernels.push_back(k);
+  for (const auto& m : log.mem_ops)
+    if (in(m.correlation_id)) out.mem_ops.push_back(m);
+  for (const auto& r : log.ranges)
+    if (r.end_ns >= seg.start_ns && r.end_ns <= seg.stop_ns) out.ranges.push_back(r);
+  return out;
+}
+
+// One pass over the records (a log may hold many windows): each record goes to the segment whose
+// correlation-id span (ranges: time span) holds it, found by binary search over the segments sorted by
+// first correlation id. Overlapping spans (only in a corrupt log) credit the record to one of them.
+std::vector<SegmentTotals> segmentTotals(const LogData& log) {
+  std::vector<SegmentTotals> out(log.segments.size());
+  std::vector<size_t> by_corr, by_time;
+  for (size_t i = 0; i < log.segments.size(); ++i) {
+    const SegmentBody& seg = log.segments[i];
+    out[i].segment = seg;
+    out[i].reason = std::string(log.str(seg.reason_id));
+    out[i].end_reason = std::string(log.str(seg.end_reason_id));
+    if (seg.first_correlation_id != 0) by_corr.push_back(i);
+    by_time.push_back(i);
+  }
+  const auto& segs = log.segments;
+  std::sort(by_corr.begin(), by_corr.end(),
+            [&](size_t a, size_t b) { return segs[a].first_correlation_id < segs[b].first_correlation_id; });
+  std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return segs[a].start_ns < segs[b].start_ns; });
+  auto segOfCorr = [&](uint64_t c) -> SegmentTotals* {
+    auto it = std::upper_bound(by_corr.begin(), by_corr.end(), c,
+                               [&](uint64_t v, size_t i) { return v < segs[i].first_correlation_id; });
+    if (it == by_corr.begin()) return nullptr;
+    const size_t i = *std::prev(it);
+    return c <= segs[i].last_correlation_id ? &out[i] : nullptr;
+  };
+  std::unordered_set<uint64_t> launched;
+  for (const LaunchBody& l : log.launches) {
+    if (l.flags & kLaunchMemOp) continue;
+    launched.insert(l.correlation_id);
+    if (SegmentTotals* t = segOfCorr(l.correlation_id)) ++t->launches;
+  }
+  for (const KernelBody& k : log.kernels) {
+    SegmentTotals* t = segOfCorr(k.correlation_id);
+    if (t == nullptr) continue;
+    ++t->kernels;
+    t->gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    if (launched.count(k.correlation_id) == 0) ++t->unmatched_kernels;
+  }
+  for (const MemOpBody& m : log.mem_ops)
+    if (SegmentTotals* t = segOfCorr(m.correlation_id)) ++t->mem_ops;
+  for (const RangeBody& r : log.ranges) {
+    auto it = std::upper_bound(by_time.begin(), by_time.end(), r.end_ns,
+                               [&](uint64_t v, size_t i) { return v < segs[i].start_ns; });
+    if (it == by_time.begin()) continue;
+    const size_t i = *std::prev(it);
+    if (r.end_ns <= segs[i].stop_ns) ++out[i].ranges;
+  }
+  return out;
 }
 
 }  // namespace kc

@@ -59,6 +59,20 @@ struct Summary {
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
 };
 
+/// The records of one capture window (format 1.2 Segment record `segment`): launches, kernels and memory
+/// operations whose correlation id lies in [first_correlation_id, last_correlation_id], ranges that end
+/// in [start_ns, stop_ns], and every definition (strings, scopes, metadata, graph nodes, stats). A
+/// segment without a recorded launch selects no launch, kernel or memory operation.
+LogData selectSegment(const LogData& log, const SegmentBody& segment);
+
+/// Per-window totals of a log, in file order (one per Segment record).
+struct SegmentTotals {
+  SegmentBody segment{};
+  std::string reason, end_reason;
+  uint64_t launches = 0, kernels = 0, unmatched_kernels = 0, gpu_ns = 0, ranges = 0, mem_ops = 0;
+};
+std::vector<SegmentTotals> segmentTotals(const LogData& log);
+
 /// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
 Summary summarize(const LogData& log, const JoinOptions& options = {});
 

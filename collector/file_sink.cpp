@@ -36,8 +36,35 @@ std::string expandOutputPattern(const std::string& pattern_in, int pid, const st
   return out;
 }
 
-FileSink::FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn)
-    : path_(std::move(path)), mode_(mode), max_bytes_(max_bytes), warn_(std::move(warn)) {}
+std::string rotatedPath(const std::string& first, uint32_t index) {
+  const std::string ext = ".kcount";
+  if (first.size() > ext.size() && first.compare(first.size() - ext.size(), ext.size(), ext) == 0)
+    return first.substr(0, first.size() - ext.size()) + "." + std::to_string(index) + ext;
+  return first + "." + std::to_string(index);
+}
+
+FileSink::FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn, uint32_t max_files, Opened opened)
+    : path_(std::move(path)),
+      max_files_(max_files == 0 ? 1 : max_files),
+      opened_(std::move(opened)),
+      mode_(mode),
+      max_bytes_(max_bytes),
+      warn_(std::move(warn)) {}
+
+bool FileSink::needsRotation(size_t bytes) const {
+  return max_bytes_ != 0 && !failed_ && fd_ >= 0 && written_ > 0 && written_ + bytes > max_bytes_ &&
+         index_ + 1 < max_files_;
+}
+
+bool FileSink::rotate() {
+  if (failed_ || index_ + 1 >= max_files_) return false;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ++index_;
+  path_ = rotatedPath(first_path_.empty() ? path_ : first_path_, index_);
+  written_ = 0;
+  return true;
+}
 
 FileSink::~FileSink() { close(); }
 
@@ -68,6 +95,20 @@ static void makeParents(const std::string& path) {
 }
 
 bool FileSink::open() {
+  if (index_ > 0) {
+    // A rotated file: next to the first one, never an existing file, no fallback folder.
+    std::string chosen;
+    fd_ = createExclusive(path_, mode_, &chosen);
+    if (fd_ < 0) {
+      if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(errno) + "); records are counted as dropped");
+      failed_ = true;
+      return false;
+    }
+    actual_path_ = chosen;
+    files_.push_back(chosen);
+    if (opened_) opened_(chosen);
+    return true;
+  }
   makeParents(path_);
   std::string chosen;
   fd_ = createExclusive(path_, mode_, &chosen);
@@ -87,6 +128,9 @@ bool FileSink::open() {
     if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(err) + "); writing " + chosen + " instead");
   }
   actual_path_ = chosen;
+  first_path_ = chosen;
+  files_.push_back(chosen);
+  if (opened_) opened_(chosen);
   return true;
 }
 
@@ -95,8 +139,10 @@ bool FileSink::write(const void* data, size_t bytes) {
   if (fd_ < 0 && !open()) return false;
   if (max_bytes_ != 0 && written_ + bytes > max_bytes_) {
     // Stop at the cap: writing later, smaller chunks would leave holes the reader cannot see.
-    if (warn_) warn_("log " + actual_path_ + " reached KCOUNT_MAX_BYTES=" + std::to_string(max_bytes_) +
-                     " bytes; further records are counted as dropped");
+    if (warn_)
+      warn_("log " + actual_path_ + " reached KCOUNT_MAX_BYTES=" + std::to_string(max_bytes_) + " bytes" +
+            (max_files_ > 1 ? " in its last file (KCOUNT_MAX_FILES=" + std::to_string(max_files_) + ")" : std::string()) +
+            "; further records are counted as dropped");
     failed_ = true;
     return false;
   }

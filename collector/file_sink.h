@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "collector/log_writer.h"
 
@@ -12,6 +13,10 @@ namespace kc {
 /// Expands a KCOUNT_OUTPUT value into a file path. `pattern` may be a folder (existing, or ending in
 /// '/'), then the file is `<folder>/kcount-%h-%p.kcount`; %p = pid, %h = host name, %r = rank
 /// ("" -> "norank"), %% = '%'. An empty pattern means "./kcount-%h-%p.kcount".
+/// Name of rotated file number `index` (>= 1) of a log first created as `first`: "dir/x.kcount" ->
+/// "dir/x.1.kcount"; a name not ending in ".kcount" gets ".1" appended.
+std::string rotatedPath(const std::string& first, uint32_t index);
+
 std::string expandOutputPattern(const std::string& pattern, int pid, const std::string& host,
                                 const std::string& rank);
 
@@ -20,14 +25,24 @@ std::string expandOutputPattern(const std::string& pattern, int pid, const std::
 /// never follows a symbolic link and never overwrites an existing file (".1", ".2", ... are tried
 /// instead). If the folder is not writable, falls back once to $TMPDIR or /tmp (same file name) and
 /// reports it through `warn`. After a failed write (disk full) it refuses further writes; the LogWriter
-/// counts the bytes as dropped. Not thread-safe (owned by the writer). `max_bytes` caps the file size:
-/// the first write that would pass it is refused, with one warning, and so is every later one.
+/// counts the bytes as dropped. Not thread-safe (owned by the writer). `max_bytes` caps each file's size
+/// (0: no cap). With `max_files` > 1 the LogWriter rotates: rotate() closes the file and the next write
+/// creates `<base>.1.kcount`, `<base>.2.kcount`, ... (rotatedPath), with the same safety (never an
+/// existing file, never a symbolic link). Once `max_files` files exist, or with max_files 1, the first
+/// write that would pass the cap is refused with one warning, and so is every later one.
 class FileSink final : public ByteSink {
  public:
   using Warn = std::function<void(const std::string&)>;
-  FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn);
+  /// Called with the path of each file when it is created.
+  using Opened = std::function<void(const std::string&)>;
+  FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn, uint32_t max_files = 1,
+           Opened opened = nullptr);
   ~FileSink() override;
   bool write(const void* data, size_t bytes) override;
+  bool needsRotation(size_t bytes) const override;
+  bool rotate() override;
+  /// Paths of every file created, in order.
+  const std::vector<std::string>& files() const { return files_; }
   /// Path of the file actually created ("" before the first write or if none could be created).
   const std::string& path() const { return actual_path_; }
   /// fsyncs nothing; closes the descriptor. Further writes fail.
@@ -36,6 +51,11 @@ class FileSink final : public ByteSink {
  private:
   bool open();
   std::string path_;
+  std::string first_path_;  // the first file actually created: rotated names derive from it
+  uint32_t max_files_;
+  uint32_t index_ = 0;      // 0 for the first file, N for <base>.N.kcount
+  std::vector<std::string> files_;
+  Opened opened_;
   std::string actual_path_;
   unsigned mode_;
   uint64_t max_bytes_;

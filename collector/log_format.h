@@ -18,7 +18,7 @@ namespace kc {
 
 inline constexpr char kLogMagic[8] = {'K', 'C', 'O', 'U', 'N', 'T', 'L', 'G'};
 inline constexpr uint16_t kLogMajor = 1;  // incompatible changes
-inline constexpr uint16_t kLogMinor = 1;  // additions readers may ignore (1.1: graph nodes, memory ops)
+inline constexpr uint16_t kLogMinor = 2;  // additions readers may ignore (1.1: graph nodes, memory ops; 1.2: segments)
 inline constexpr uint32_t kChunkMagic = 0x4b484b43;  // "CKHK" little-endian bytes 'C','K','H','K'
 
 /// Readers refuse chunk payloads larger than this (bytes): a corrupt length cannot make them allocate.
@@ -61,6 +61,7 @@ enum class RecordType : uint16_t {
   kEnd = 8,       // last record of a complete log (no body)
   kGraphNode = 9, // a CUDA graph kernel node created (stream capture or explicit) or cloned (GraphNodeBody), 1.1
   kMemOp = 10,    // one memcpy/memset executed on the GPU, from a CUPTI activity record (MemOpBody), 1.1
+  kSegment = 11,  // one capture window (SegmentBody), written when the window closes, 1.2
 };
 
 struct RecordHeader {
@@ -131,6 +132,7 @@ static_assert(sizeof(KernelBody) == 96);
 enum RangeFlags : uint32_t {
   kRangeProcessWide = 1u << 0,  // nvtxRangeStart/End: not on a thread's stack, may end on another thread
   kRangeUnclosed = 1u << 1,     // still open when the log was closed; end_ns is the close time
+  kRangeBeganOutsideWindow = 1u << 2,  // 1.2: pushed before the capture window it was closed in opened
 };
 
 struct RangeBody {
@@ -186,6 +188,26 @@ struct MemOpBody {
   uint8_t reserved[6];
 };
 static_assert(sizeof(MemOpBody) == 48);
+
+/// One capture window: the span of time during which the library recorded (KCOUNT_START, `kcount ctl
+/// start/stop`, KCOUNT_CAPTURE_RANGE/DURATION). Written when the window closes, after every record of the
+/// window. Launch, kernel and memory-operation records of the window have correlation ids in
+/// [first_correlation_id, last_correlation_id]; ranges recorded in it end in [start_ns, stop_ns].
+struct SegmentBody {
+  uint64_t start_ns;              // host clock (CLOCK_MONOTONIC ns) when recording started
+  uint64_t stop_ns;               // host clock when recording stopped
+  uint64_t first_correlation_id;  // smallest correlation id of a launch recorded in the window; 0 if none
+  uint64_t last_correlation_id;   // largest one; 0 if none
+  uint32_t index;                 // 0, 1, 2, ... in the order windows opened in the process
+  uint32_t reason_id;             // string id: why it started ("start", "ctl", "capture-range step 6-15", ...)
+  uint32_t end_reason_id;         // string id: why it stopped ("ctl", "duration", "range end", "exit", ...)
+  uint32_t flags;                 // SegmentFlags
+};
+static_assert(sizeof(SegmentBody) == 48);
+
+enum SegmentFlags : uint32_t {
+  kSegmentActivityDiscarded = 1u << 0,  // activity records outside the window's correlation ids were discarded
+};
 
 static_assert(std::is_trivially_copyable_v<LaunchBody> && std::is_trivially_copyable_v<KernelBody> &&
               std::is_trivially_copyable_v<RangeBody> && std::is_trivially_copyable_v<ScopeBody>);

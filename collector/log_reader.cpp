@@ -84,6 +84,7 @@ const char* recordTypeName(uint16_t type) {
     case RecordType::kEnd: return "end";
     case RecordType::kGraphNode: return "graph node";
     case RecordType::kMemOp: return "memory operation";
+    case RecordType::kSegment: return "segment";
   }
   return "unknown";
 }
@@ -101,6 +102,7 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kEnd: return 0;
     case RecordType::kGraphNode: return sizeof(GraphNodeBody);
     case RecordType::kMemOp: return sizeof(MemOpBody);
+    case RecordType::kSegment: return sizeof(SegmentBody);
   }
   return 0;
 }
@@ -220,6 +222,7 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
       case RecordType::kRange: log.ranges.push_back(prefix<RangeBody>(body)); break;
       case RecordType::kGraphNode: log.graph_nodes.push_back(prefix<GraphNodeBody>(body)); break;
       case RecordType::kMemOp: log.mem_ops.push_back(prefix<MemOpBody>(body)); break;
+      case RecordType::kSegment: log.segments.push_back(prefix<SegmentBody>(body)); break;
       case RecordType::kStats: {
         auto s = prefix<StatsBody>(body);
         log.stats.launches += s.launches;
@@ -285,6 +288,10 @@ void checkReferences(LogData& log) {
   }
   for (size_t i = 0; i < log.kernels.size(); ++i) ref(true, log.kernels[i].name_id, "kernel", i);
   for (size_t i = 0; i < log.ranges.size(); ++i) ref(false, log.ranges[i].scope_id, "range", i);
+  for (size_t i = 0; i < log.segments.size(); ++i) {
+    ref(true, log.segments[i].reason_id, "segment", i);
+    ref(true, log.segments[i].end_reason_id, "segment", i);
+  }
   for (const auto& [key, b] : bad) {
     const auto& [is_string, id] = key;
     error(log, log.file_bytes, -1,

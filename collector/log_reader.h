@@ -34,6 +34,7 @@ struct LogData {
   std::vector<RangeBody> ranges;
   std::vector<GraphNodeBody> graph_nodes;  // format 1.1
   std::vector<MemOpBody> mem_ops;          // format 1.1
+  std::vector<SegmentBody> segments;       // format 1.2: capture windows, in file order
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself

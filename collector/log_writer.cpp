@@ -9,7 +9,15 @@ namespace kc {
 
 bool MemorySink::write(const void* data, size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
+  if (max_bytes != 0 && bytes.size() + n > max_bytes) return false;
   bytes.insert(bytes.end(), p, p + n);
+  return true;
+}
+
+bool MemorySink::rotate() {
+  if (files.size() + 1 >= max_files) return false;
+  files.push_back(std::move(bytes));
+  bytes.clear();
   return true;
 }
 
@@ -55,6 +63,7 @@ void LogWriter::writeRange(const RangeBody& r) { append(RecordType::kRange, &r, 
 void LogWriter::writeStats(const StatsBody& s) { append(RecordType::kStats, &s, sizeof(s)); }
 void LogWriter::writeGraphNode(const GraphNodeBody& n) { append(RecordType::kGraphNode, &n, sizeof(n)); }
 void LogWriter::writeMemOp(const MemOpBody& m) { append(RecordType::kMemOp, &m, sizeof(m)); }
+void LogWriter::writeSegment(const SegmentBody& s) { append(RecordType::kSegment, &s, sizeof(s)); }
 void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
 
 bool LogWriter::writeToSink(const void* data, size_t bytes) {
@@ -66,7 +75,34 @@ bool LogWriter::writeToSink(const void* data, size_t bytes) {
   return false;
 }
 
+// Rotation: the chunk that does not fit is set aside, the sink starts a new file, the preamble's records
+// go out as that file's first chunk (file header, sequence 0), then the set-aside chunk follows. So every
+// file starts with a file header and defines every id its records use.
 bool LogWriter::flush() {
+  if (payload_.size() == sizeof(ChunkHeader)) return true;
+  const size_t need = payload_.size() + (header_written_ ? 0 : sizeof(FileHeader));
+  if (preamble_ != nullptr && !in_preamble_ && sink_ != nullptr && header_written_ && sink_->needsRotation(need)) {
+    std::vector<uint8_t> stash(sizeof(ChunkHeader));
+    stash.reserve(kTargetChunkPayload + 4096);
+    stash.swap(payload_);
+    const uint32_t stash_records = records_;
+    records_ = 0;
+    if (sink_->rotate()) {
+      header_written_ = false;
+      sequence_ = 0;
+      ++rotations_;
+      in_preamble_ = true;
+      preamble_(*this, preamble_context_);
+      flushChunk();
+      in_preamble_ = false;
+    }
+    payload_.swap(stash);
+    records_ = stash_records;
+  }
+  return flushChunk();
+}
+
+bool LogWriter::flushChunk() {
   if (payload_.size() == sizeof(ChunkHeader)) return true;
   bool ok = true;
   if (!header_written_) {

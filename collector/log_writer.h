@@ -17,13 +17,27 @@ class ByteSink {
  public:
   virtual ~ByteSink() = default;
   virtual bool write(const void* data, size_t bytes) = 0;
+  /// True when `bytes` more would pass the current file's size cap and the sink can continue in a new
+  /// file (rotation). Sinks without rotation return false.
+  virtual bool needsRotation(size_t /*bytes*/) const { return false; }
+  /// Closes the current file and makes the next write() start a new one. False when no further file
+  /// may be started (then writes keep failing as at the cap).
+  virtual bool rotate() { return false; }
 };
 
-/// Collects bytes in memory; for tests and for the tools.
+/// Collects bytes in memory; for tests and for the tools. With max_bytes != 0 it rotates like a
+/// FileSink: each finished "file" is moved to `files`, and `bytes` holds the current one.
 class MemorySink final : public ByteSink {
  public:
   bool write(const void* data, size_t bytes) override;
+  bool needsRotation(size_t n) const override {
+    return max_bytes != 0 && !bytes.empty() && bytes.size() + n > max_bytes && files.size() + 1 < max_files;
+  }
+  bool rotate() override;
   std::vector<uint8_t> bytes;
+  std::vector<std::vector<uint8_t>> files;  // files finished by rotate(), oldest first
+  size_t max_bytes = 0;
+  size_t max_files = 8;
 };
 
 /// Encodes records into the current chunk; flush() seals the chunk (size, checksum, sequence) and
@@ -33,6 +47,18 @@ class MemorySink final : public ByteSink {
 class LogWriter {
  public:
   explicit LogWriter(ByteSink* sink);
+
+  /// Called when the sink rotates to a new file, before the chunk that did not fit is written there:
+  /// it writes the records that make the new file self-contained (metadata, every string and scope
+  /// defined so far). Those records go out as the new file's first chunk. Without a preamble the
+  /// writer never asks the sink to rotate.
+  using Preamble = void (*)(LogWriter& writer, void* context);
+  void setPreamble(Preamble fn, void* context) {
+    preamble_ = fn;
+    preamble_context_ = context;
+  }
+  /// Files started after the first by rotation.
+  uint32_t rotations() const { return rotations_; }
 
   void writeMetadata(std::string_view key, std::string_view value);
   /// Defines string id. Strings longer than kMaxStringBytes are cut.
@@ -44,6 +70,7 @@ class LogWriter {
   void writeStats(const StatsBody& stats);
   void writeGraphNode(const GraphNodeBody& node);
   void writeMemOp(const MemOpBody& op);
+  void writeSegment(const SegmentBody& segment);
   /// Marks the log complete. Call last, then flush().
   void writeEnd();
 
@@ -60,6 +87,7 @@ class LogWriter {
   void append(RecordType type, const void* body, uint32_t body_bytes, const void* tail = nullptr,
               uint32_t tail_bytes = 0);
   bool writeToSink(const void* data, size_t bytes);
+  bool flushChunk();
 
   ByteSink* sink_;
   std::vector<uint8_t> payload_;
@@ -68,6 +96,10 @@ class LogWriter {
   bool header_written_ = false;
   uint64_t bytes_written_ = 0;
   uint64_t dropped_bytes_ = 0;
+  Preamble preamble_ = nullptr;
+  void* preamble_context_ = nullptr;
+  bool in_preamble_ = false;
+  uint32_t rotations_ = 0;
 };
 
 }  // namespace kc

@@ -1,5 +1,6 @@
 #include "inject/callbacks.h"
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -83,11 +84,43 @@ bool registerMemoryApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
   return true;
 }
 
+namespace {
+std::atomic<const void*> g_last_context{nullptr};
+}  // namespace
+
+const void* lastLaunchContext() noexcept { return g_last_context.load(std::memory_order_acquire); }
+
+namespace {
+// Sets the process's last-launch context when this thread's changed (a store per context change, not
+// per launch).
+inline void noteContext(ThreadState* ts, const void* ctx) {
+  if (ts->context != ctx && ctx != nullptr) {
+    ts->context = ctx;
+    g_last_context.store(ctx, std::memory_order_release);
+  }
+}
+}  // namespace
+
+// Windows: a launch is recorded when its API enter falls inside a window (the gate word carries the
+// window's epoch). Its exit is completed even if the window closed meanwhile (CUPTI is detached only
+// after the gate closed), so a launch is never half recorded. Enter: one atomic load of the gate.
 void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
-  if (!Session::recordingNow() || data == nullptr) return;
+  const uint32_t gate = Session::gateNow();
+  if (data == nullptr) return;
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    if ((gate & kGateEpochMask) == 0) return;
+  } else if ((gate & kGateLive) == 0) {
+    return;
+  }
   ThreadState* ts = threadState();
   if (ts == nullptr) return;
   if (data->callbackSite == CUPTI_API_ENTER) {
+    if (ts->launch_gate != gate) [[unlikely]] {
+      // First launch of this thread in a new window: calls left open when CUPTI was detached are gone.
+      ts->launch_gate = gate;
+      ts->open_launches = 0;
+    }
+    noteContext(ts, data->context);
     const uint32_t d = ts->open_launches;
     if (d > 0 && d <= ThreadState::kMaxOpenLaunches && ts->launches[d - 1].correlation_id == data->correlationId) {
       // The driver call inside a runtime launch (same correlation id): only the outermost call is timed
@@ -110,6 +143,9 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   }
   // API exit.
   if (ts->open_launches == 0) return;  // enabled between enter and exit
+  if (ts->open_launches <= ThreadState::kMaxOpenLaunches &&
+      ts->launches[ts->open_launches - 1].correlation_id != data->correlationId)
+    return;  // the exit of a call whose enter was not recorded (it began before the window)
   const uint32_t d = --ts->open_launches;
   if (d >= ThreadState::kMaxOpenLaunches) return;
   const OpenLaunch& l = ts->launches[d];
@@ -126,8 +162,9 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
 }
 
 void onGraphNode(GraphNodeBody node, bool created) noexcept {
+  if (!Session::recordingNow()) return;
   ThreadState* ts = threadState();
-  if (ts == nullptr || !Session::get().recording()) return;
+  if (ts == nullptr) return;
   node.thread_id = ts->thread_id;
   if (created) {
     node.scope_id = ts->currentScope();

@@ -44,6 +44,10 @@ void onGraphNode(GraphNodeBody node, bool created) noexcept;
 /// id). No allocation, no lock, except the first call on a new thread. Never throws.
 void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
 
+/// CUDA context (CUcontext) of the most recent launch whose thread's context changed; nullptr before the
+/// first launch. Used to wait for queued GPU work when a window is stopped from another thread.
+const void* lastLaunchContext() noexcept;
+
 /// Converts one CUPTI kernel activity record. Interns the kernel name (takes the string table's lock).
 KernelBody toKernelBody(const CUpti_ActivityKernel10& record, StringTable& strings) noexcept;
 

@@ -21,7 +21,21 @@ struct Config {
                               // the preload constructor puts the Python helper on PYTHONPATH
   bool torch_ops = false;     // KCOUNT_TORCH_OPS set (not "0"): PyTorch's emit_nvtx range names are cut at
                               // ", seq = " / ", op_id = " (docs/torch-modules.md)
+  uint32_t max_files = 8;                      // KCOUNT_MAX_FILES: files per log with KCOUNT_MAX_BYTES (rotation)
+  bool start_paused = false;                   // KCOUNT_START=paused: loaded, nothing recorded until started
+  std::string capture_range;                   // KCOUNT_CAPTURE_RANGE: record occurrences of this range only
+  uint64_t capture_skip = 0;                   // KCOUNT_CAPTURE_SKIP: occurrences skipped first
+  uint64_t capture_count = 1;                  // KCOUNT_CAPTURE_COUNT: occurrences recorded
+  uint64_t capture_duration_ns = 0;            // KCOUNT_CAPTURE_DURATION: longest window, 0 = unbounded
+  std::string control = "cuda";                // KCOUNT_CONTROL: off | cuda | on (control socket)
+  std::string control_dir;                     // KCOUNT_CONTROL_DIR: folder of the control socket
+  bool sigterm = true;                         // KCOUNT_SIGTERM=0: never install the SIGTERM handler
+  bool yield = false;                          // KCOUNT_YIELD=1: step aside for another CUPTI subscriber
 };
+
+/// Parses a duration: a decimal number with an optional unit ns, us, ms, s (default), m, h ("10s",
+/// "500ms", "1.5m"). Returns false for anything else or a negative value. Result in ns.
+bool parseDuration(const char* text, uint64_t* ns);
 
 /// Reads the environment. Never throws; malformed numbers keep the default (and are reported in
 /// `problems`, one line each). Makes no CUDA or CUPTI call (safe in a constructor).

@@ -20,6 +20,7 @@
 
 #include "collector/clock.h"
 #include "inject/callbacks.h"
+#include "inject/control.h"
 #include "inject/cupti_api.h"
 #include "inject/entry.h"
 #include "inject/log.h"
@@ -31,12 +32,16 @@ namespace kc::inject {
 namespace {
 
 CuptiApi& g_cupti = *new CuptiApi();  // immortal: callbacks may arrive during exit
-CUpti_SubscriberHandle g_subscriber = nullptr;
-std::atomic<bool> g_cupti_active{false};
+CUpti_SubscriberHandle g_subscriber = nullptr;  // set while attached; attach/detach under the control lock
+std::atomic<bool> g_cupti_active{false};        // attached: subscribed, callbacks and activity enabled
+// Memory API callbacks found by name at initialization, enabled at each attach.
+std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>* g_memory_apis =
+    new std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>();  // immortal
 
 // ---- Activity buffers: pooled and capped (Kineto's buffer cap). -------------------------------------
-std::mutex g_buffers_mutex;            // guards g_free_buffers, g_buffers_allocated
+std::mutex g_buffers_mutex;            // guards g_free_buffers, g_buffers_allocated, g_our_buffers
 std::vector<uint8_t*>* g_free_buffers = new std::vector<uint8_t*>();  // immortal
+std::vector<uint8_t*>* g_our_buffers = new std::vector<uint8_t*>();   // every buffer kcount allocated
 uint64_t g_buffers_allocated = 0;
 
 uint64_t maxActivityBuffers() {
@@ -56,7 +61,10 @@ void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_reco
       g_free_buffers->pop_back();
     } else if (g_buffers_allocated < maxActivityBuffers()) {
       *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
-      if (*buffer != nullptr) ++g_buffers_allocated;
+      if (*buffer != nullptr) {
+        ++g_buffers_allocated;
+        g_our_buffers->push_back(*buffer);
+      }
     }
     if (*buffer != nullptr) {
       *size = bytes;
@@ -85,7 +93,10 @@ void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buff
   if (buffer != nullptr) {
     try {
       std::lock_guard<std::mutex> lock(g_buffers_mutex);
-      g_free_buffers->push_back(buffer);
+      // A buffer another CUPTI client handed out before kcount took the callbacks back (KCOUNT_YIELD)
+      // is not ours to reuse or free.
+      if (std::find(g_our_buffers->begin(), g_our_buffers->end(), buffer) != g_our_buffers->end())
+        g_free_buffers->push_back(buffer);
     } catch (...) {
       std::free(buffer);
     }
@@ -145,15 +156,18 @@ void recordDeviceMetadata() {
 // Final activity flush: wait for GPU work the program already queued on this thread's context (its
 // kernel records exist only once the kernels ended), then make CUPTI hand over every buffer.
 void flushActivityForExit() {
-  if (!g_cupti_active.load()) return;
   recordDeviceMetadata();
+  if (!g_cupti_active.load()) return;  // no window open: CUPTI holds nothing of ours
   if (void* cuda = libcuda()) {
     if (auto sync = reinterpret_cast<CuCtxSynchronize>(dlsym(cuda, "cuCtxSynchronize"))) sync();
   }
   g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
-void onProcessExit() { Session::get().finish(&flushActivityForExit); }
+void onProcessExit() {
+  Session::get().finish(&flushActivityForExit);
+  removeControlSocket();
+}
 
 // The writer thread's periodic flush: hand over what CUPTI holds, so a process killed without warning
 // (SIGKILL, OOM killer) leaves a log complete up to the last second.
@@ -162,14 +176,19 @@ void periodicActivityFlush() {
 }
 
 // SIGTERM: taken only when the program left it at its default action when recording started (Python
-// does). The handler asks the writer thread to close the log, waits for it (at most 3 s), then
-// restores the default action and re-raises, so the process still ends by SIGTERM (exit status 143).
-// A handler the program installs later replaces this one.
+// does), and never with KCOUNT_SIGTERM=0. The handler asks the writer thread to close the log, waits for
+// it (at most 3.5 s), then restores the default action and re-raises, so the process still ends by
+// SIGTERM (exit status 143), as it would have without kcount. A handler the program installs later
+// replaces this one (sigaction), so the program's own behavior and exit code are kept. If such a handler
+// saved this one and calls it (chaining), kcount closes the log and returns to it without re-raising:
+// what happens next is the program's decision.
 void onTerminate(int sig) {
   const int saved_errno = errno;
   Session& s = Session::get();
+  struct sigaction current {};
+  const bool chained = sigaction(sig, nullptr, &current) == 0 && current.sa_handler != &onTerminate;
   if (getpid() == s.pid() && s.state() == SessionState::kActive) {
-    writeUnclosedRanges(/*from_signal_handler=*/true);
+    if (Session::recordingNow()) writeUnclosedRanges(/*from_signal_handler=*/true);
     s.requestFinish(&flushActivityForExit);
     for (int i = 0; i < 3000 && s.state() == SessionState::kActive; ++i) {
       timespec ts{0, 1000000};
@@ -180,12 +199,18 @@ void onTerminate(int sig) {
       nanosleep(&ts, nullptr);
     }
   }
+  if (getpid() == s.pid()) removeControlSocket();
+  if (chained) {
+    errno = saved_errno;
+    return;
+  }
   signal(sig, SIG_DFL);
   errno = saved_errno;
   raise(sig);  // pending until this handler returns, then the default action ends the process
 }
 
 void installTerminateHandler() {
+  if (!Session::get().config().sigterm) return;
   struct sigaction current {};
   if (sigaction(SIGTERM, nullptr, &current) != 0 || current.sa_handler != SIG_DFL ||
       (current.sa_flags & SA_SIGINFO))
@@ -197,18 +222,22 @@ void installTerminateHandler() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-// Calls a CUPTI function; on failure disables the tool with the call's text and CUPTI's message.
-bool check(CUptiResult r, const char* call) {
-  if (r == CUPTI_SUCCESS) return true;
+std::string failure(CUptiResult r, const char* call) {
   std::string hint;
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
     hint = " (another CUPTI client, e.g. torch.profiler or Nsight, already subscribed in this process)";
-  Session::get().disable(std::string(call) + " failed: " + g_cupti.describe(r) + hint);
+  return std::string(call) + " failed: " + g_cupti.describe(r) + hint;
+}
+
+// Calls a CUPTI function; on failure disables the tool with the call's text and CUPTI's message.
+bool check(CUptiResult r, const char* call) {
+  if (r == CUPTI_SUCCESS) return true;
+  Session::get().disable(failure(r, call));
   return false;
 }
 
-// Enables the memcpy/memset API callbacks (runtime and driver), found by name.
-bool enableMemoryApis(Session& s) {
+// Finds the memcpy/memset API callbacks (runtime and driver) by name; they are enabled at each attach.
+void findMemoryApis(Session& s) {
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
     const uint32_t max = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
                                                                 : static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
@@ -218,15 +247,115 @@ bool enableMemoryApis(Session& s) {
       const std::string_view n(name);
       const bool memory = n.starts_with("cudaMemcpy") || n.starts_with("cudaMemset") || n.starts_with("cuMemcpy") ||
                           n.starts_with("cuMemset");
-      if (!memory || !registerMemoryApi(domain, cbid, name, s.strings())) continue;
-      if (!check(g_cupti.enableCallback(1, g_subscriber, domain, cbid), "cuptiEnableCallback(memory API)"))
-        return false;
+      if (memory && registerMemoryApi(domain, cbid, name, s.strings())) g_memory_apis->emplace_back(domain, cbid);
     }
   }
+}
+
+constexpr CUpti_ActivityKind kActivityKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                 CUPTI_ACTIVITY_KIND_MEMSET};
+
+// ---- Attach and detach (a capture window opens and closes). Called under the session's control lock,
+// never from a CUPTI callback, with no other kcount lock held.
+//
+// Detach does not call cuptiFinalize. CUPTI's documentation allows cuptiFinalize only from inside an
+// API exit callback ("dynamic detach", https://docs.nvidia.com/cupti/r_main.html#r_dynamic_detach),
+// and PyTorch Kineto found that calling it from another thread races with threads inside CUPTI and
+// crashed in cuptiActivityFlushAll (pytorch/kineto commit c7c76c3, "Safely teardown CUPTI (#686)").
+// kcount instead disables every activity kind and every callback it enabled and unsubscribes, which
+// leaves CUPTI loaded but with nothing to do; a later window subscribes again (cuptiSubscribe after
+// cuptiUnsubscribe is supported without finalizing). Whether this leaves a cost behind is measured by
+// tests/gpu/check_control.sh (launch loop after stop vs. without kcount).
+
+void undoAttach() {
+  for (CUpti_ActivityKind k : kActivityKinds) g_cupti.activityDisable(k);
+  if (g_subscriber != nullptr) {
+    for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE})
+      g_cupti.enableDomain(0, g_subscriber, d);
+    g_cupti.unsubscribe(g_subscriber);
+  }
+  g_subscriber = nullptr;
+}
+
+std::atomic<bool> g_reregister{false};  // another subscriber may have replaced the activity callbacks
+
+bool attachCupti() {
+  if (g_cupti_active.load()) return true;
+  auto fail = [](CUptiResult r, const char* call) {
+    KC_LOG(error, "cannot start recording: {}", failure(r, call));
+    undoAttach();
+    return false;
+  };
+  CUptiResult r;
+  if (g_reregister.exchange(false)) {
+    // The activity buffer and timestamp callbacks are process-wide: the subscriber kcount yielded to
+    // registered its own (and may have finalized CUPTI).
+    if ((r = g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted)) != CUPTI_SUCCESS)
+      return fail(r, "cuptiActivityRegisterCallbacks");
+    if (g_cupti.activityRegisterTimestampCallback != nullptr) g_cupti.activityRegisterTimestampCallback(&onTimestamp);
+  }
+  r = g_cupti.subscribe(&g_subscriber, &onCallback, nullptr);
+  if (r != CUPTI_SUCCESS) {
+    g_subscriber = nullptr;
+    return fail(r, "cuptiSubscribe");
+  }
+  size_t n = 0;
+  const LaunchApi* apis = launchApis(&n);
+  for (size_t i = 0; i < n; ++i)
+    if ((r = g_cupti.enableCallback(1, g_subscriber, apis[i].domain, apis[i].cbid)) != CUPTI_SUCCESS)
+      return fail(r, "cuptiEnableCallback");
+  for (const auto& [domain, cbid] : *g_memory_apis)
+    if ((r = g_cupti.enableCallback(1, g_subscriber, domain, cbid)) != CUPTI_SUCCESS)
+      return fail(r, "cuptiEnableCallback(memory API)");
+  if ((r = g_cupti.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) !=
+      CUPTI_SUCCESS)
+    return fail(r, "cuptiEnableCallback(GRAPHNODE_CREATED)");
+  if ((r = g_cupti.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) !=
+      CUPTI_SUCCESS)
+    return fail(r, "cuptiEnableCallback(GRAPHNODE_CLONED)");
+  for (CUpti_ActivityKind k : kActivityKinds)
+    if ((r = g_cupti.activityEnable(k)) != CUPTI_SUCCESS) return fail(r, "cuptiActivityEnable");
+  g_cupti_active.store(true);
   return true;
 }
 
-void afterForkChild() { Session::get().abandonAfterFork(); }
+// Waits for the GPU work queued so far: a kernel's activity record exists only once the kernel ended.
+// On a thread with a current context (a capture range closing on the application thread) that context;
+// otherwise (the control or writer thread) the context of the last launch, made current for the call.
+void waitForQueuedWork() {
+  void* cuda = libcuda();
+  if (cuda == nullptr) return;
+  auto get_current = reinterpret_cast<int (*)(CUcontext*)>(dlsym(cuda, "cuCtxGetCurrent"));
+  auto sync = reinterpret_cast<CuCtxSynchronize>(dlsym(cuda, "cuCtxSynchronize"));
+  auto push = reinterpret_cast<int (*)(CUcontext)>(dlsym(cuda, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<int (*)(CUcontext*)>(dlsym(cuda, "cuCtxPopCurrent_v2"));
+  if (get_current == nullptr || sync == nullptr) return;
+  CUcontext current = nullptr;
+  if (get_current(&current) == 0 && current != nullptr) {
+    sync();
+    return;
+  }
+  auto ctx = static_cast<CUcontext>(const_cast<void*>(lastLaunchContext()));
+  if (ctx == nullptr || push == nullptr || pop == nullptr || push(ctx) != 0) return;
+  sync();
+  CUcontext popped = nullptr;
+  pop(&popped);
+}
+
+void detachCupti() {
+  if (!g_cupti_active.load()) return;
+  waitForQueuedWork();
+  g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (CUpti_ActivityKind k : kActivityKinds) g_cupti.activityDisable(k);
+  g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  g_cupti_active.store(false);
+  undoAttach();
+}
+
+void afterForkChild() {
+  Session::get().abandonAfterFork();
+  controlAfterFork();
+}
 
 void keepLoaded() {
   Dl_info info{};
@@ -249,9 +378,11 @@ bool startRecording() noexcept {
           Session::get().setPeriodicFlush(&periodicActivityFlush);
           Session::get().setBeforeFinalDrain(&closeOpenStartedRanges);
           installTerminateHandler();
+          if (Session::get().config().control == "on") startControlServer();  // also without CUDA
         });
       } catch (...) {
       }
+      s.applyStartConfig();  // KCOUNT_START, KCOUNT_CAPTURE_*: open the first window or arm the range
     }
   }
   return s.recording();
@@ -288,7 +419,7 @@ KC_EXPORT int InitializeInjection(void) {
       if (fn != nullptr && fn(&v) == 0) s.addMetadata("cuda_driver_version", std::to_string(v));
     }
     initLaunchApiNames(s.strings());
-
+    findMemoryApis(s);
     if (g_cupti.activityRegisterTimestampCallback != nullptr &&
         g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS) {
       s.addMetadata("kernel_clock", "CLOCK_MONOTONIC (CUPTI timestamp callback)");
@@ -296,30 +427,15 @@ KC_EXPORT int InitializeInjection(void) {
       s.addMetadata("kernel_clock", "CUPTI default (not aligned with host times)");
       KC_LOG(warn, "cuptiActivityRegisterTimestampCallback unavailable: GPU times are on CUPTI's own clock");
     }
-    if (!check(g_cupti.subscribe(&g_subscriber, &onCallback, nullptr), "cuptiSubscribe")) return 1;
-    size_t n = 0;
-    const LaunchApi* apis = launchApis(&n);
-    for (size_t i = 0; i < n; ++i) {
-      if (!check(g_cupti.enableCallback(1, g_subscriber, apis[i].domain, apis[i].cbid), "cuptiEnableCallback")) {
-        g_cupti.unsubscribe(g_subscriber);
-        return 1;
-      }
-    }
-    if (!enableMemoryApis(s) ||
-        !check(g_cupti.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED),
-               "cuptiEnableCallback(GRAPHNODE_CREATED)") ||
-        !check(g_cupti.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
-               "cuptiEnableCallback(GRAPHNODE_CLONED)") ||
-        !check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
-               "cuptiActivityRegisterCallbacks") ||
-        !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-               "cuptiActivityEnable(CONCURRENT_KERNEL)") ||
-        !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)") ||
-        !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)")) {
-      g_cupti.unsubscribe(g_subscriber);
+    if (!check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
+               "cuptiActivityRegisterCallbacks"))
       return 1;
-    }
-    g_cupti_active.store(true);
+    // CUPTI is attached (subscribed, callbacks and activity enabled) only while a capture window is
+    // open: now for KCOUNT_START=on, later for KCOUNT_START=paused, a capture range or `kcount ctl`.
+    s.setCaptureHooks(&attachCupti, &detachCupti);
+    s.applyStartConfig();
+    if (s.state() == SessionState::kDisabled) return 1;
+    if (s.config().control != "off") startControlServer();
   } catch (const std::exception& e) {
     Session::get().disable(std::string("InitializeInjection: ") + e.what());
   } catch (...) {
@@ -334,7 +450,10 @@ KC_EXPORT int InitializeInjection(void) {
 [[noreturn]] static void closeThenExit(int status) {
   try {
     Session& s = Session::get();
-    if (s.state() == SessionState::kActive && getpid() == s.pid()) s.finish(&flushActivityForExit);
+    if (s.state() == SessionState::kActive && getpid() == s.pid()) {
+      s.finish(&flushActivityForExit);
+      removeControlSocket();
+    }
   } catch (...) {
   }
   syscall(SYS_exit_group, status);
@@ -342,3 +461,114 @@ KC_EXPORT int InitializeInjection(void) {
 }
 KC_EXPORT void _exit(int status) { closeThenExit(status); }
 KC_EXPORT void _Exit(int status) { closeThenExit(status); }
+
+// ---- Another CUPTI subscriber in the process (KCOUNT_YIELD) ----------------------------------------------
+// CUPTI 13.0 allows one subscriber per process. When libkcount.so is preloaded, these definitions come
+// before libcupti's in symbol lookup, so a program's own cuptiSubscribe (torch.profiler's Kineto) comes
+// here first. Each forwards to the real function. With KCOUNT_YIELD=1 and a window open, kcount first
+// closes its window (end reason "yield") and unsubscribes, so the other subscriber gets CUPTI; when it
+// unsubscribes (or finalizes CUPTI), the writer thread opens a new window ("resume after yield") within
+// 100 ms. Without KCOUNT_YIELD the other subscriber is refused by CUPTI, and kcount says so once.
+// Loaded through CUDA_INJECTION64_PATH (dlopen, not preloaded) these are not reached.
+namespace {
+
+std::atomic<bool> g_yielded{false};
+std::atomic<CUpti_SubscriberHandle> g_other_subscriber{nullptr};
+std::atomic<bool> g_refusal_said{false};
+
+// The function the program would have called: next in lookup order after libkcount.so, else the
+// libcupti already loaded (a copy loaded with RTLD_LOCAL is not in the global scope), else kcount's own.
+template <typename Fn>
+Fn realCupti(const char* name) {
+  if (void* f = dlsym(RTLD_NEXT, name)) return reinterpret_cast<Fn>(f);
+  for (const char* lib : {"libcupti.so.13", "libcupti.so.12", "libcupti.so"})
+    if (void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD))
+      if (void* f = dlsym(h, name)) return reinterpret_cast<Fn>(f);
+  if (g_cupti.handle != nullptr)
+    if (void* f = dlsym(g_cupti.handle, name)) return reinterpret_cast<Fn>(f);
+  return nullptr;
+}
+
+void afterOtherLeft() {
+  if (g_yielded.exchange(false)) Session::get().requestResume("resume after yield");
+}
+
+}  // namespace
+
+namespace {
+// With KCOUNT_YIELD and a window open: closes it and unsubscribes so the caller gets CUPTI. Returns true
+// if kcount stepped aside now.
+bool yieldToOther(const char* what) {
+  try {
+    Session& s = Session::get();
+    if (!s.config().yield || !g_cupti_active.load() || !s.windowOpen()) return false;
+    KC_LOG(warn, "another CUPTI client (e.g. torch.profiler) calls {}: kcount stops recording until it "
+                 "unsubscribes (KCOUNT_YIELD)", what);
+    std::string error;
+    if (!s.stopCapture("yield", &error)) return false;
+    g_reregister.store(true);
+    g_yielded.store(true);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+}  // namespace
+
+// The activity buffer callbacks are process-wide: another client registering its own would take the
+// records of kcount's open window. With KCOUNT_YIELD kcount closes its window first.
+KC_EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                              CUpti_BuffersCallbackCompleteFunc completed) {
+  using Fn = CUptiResult(CUPTIAPI*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+  const Fn real = realCupti<Fn>("cuptiActivityRegisterCallbacks");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  yieldToOther("cuptiActivityRegisterCallbacks");
+  return real(requested, completed);
+}
+
+KC_EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                              void* userdata) {
+  using Fn = CUptiResult(CUPTIAPI*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+  const Fn real = realCupti<Fn>("cuptiSubscribe");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true)) {
+    Dl_info info{};
+    KC_LOG(debug, "the program's cuptiSubscribe goes through kcount to {}",
+           dladdr(reinterpret_cast<void*>(real), &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "?");
+  }
+  const bool yielded_now = yieldToOther("cuptiSubscribe");
+  const CUptiResult r = real(subscriber, callback, userdata);
+  if (r == CUPTI_SUCCESS && g_yielded.load() && subscriber != nullptr) {
+    g_other_subscriber.store(*subscriber);
+  } else if (yielded_now) {
+    afterOtherLeft();  // the other did not get CUPTI either
+  } else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && g_cupti_active.load() &&
+             !g_refusal_said.exchange(true)) {
+    KC_LOG(warn, "another CUPTI subscriber (e.g. torch.profiler) was refused: kcount holds CUPTI in this process "
+                 "(one subscriber per process); KCOUNT_YIELD=1 lets the other take it while it runs");
+  }
+  return r;
+}
+
+KC_EXPORT CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber) {
+  using Fn = CUptiResult(CUPTIAPI*)(CUpti_SubscriberHandle);
+  const Fn real = realCupti<Fn>("cuptiUnsubscribe");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  const CUptiResult r = real(subscriber);
+  if (subscriber != nullptr && subscriber == g_other_subscriber.load()) {
+    g_other_subscriber.store(nullptr);
+    afterOtherLeft();
+  }
+  return r;
+}
+
+KC_EXPORT CUptiResult CUPTIAPI cuptiFinalize(void) {
+  using Fn = CUptiResult(CUPTIAPI*)();
+  const Fn real = realCupti<Fn>("cuptiFinalize");
+  if (real == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  const CUptiResult r = real();
+  g_other_subscriber.store(nullptr);
+  afterOtherLeft();  // only sets a flag: the finalizing thread may be inside a CUPTI callback
+  return r;
+}

@@ -100,12 +100,19 @@ int push(uint32_t domain, Message m) {
   if (ts == nullptr) return -1;
   const uint32_t level = ts->depth;
   if (ts->depth < ThreadState::kMaxDepth) {
+    // The stack is kept while no window is open too, so launches of a window that opens inside a range
+    // are credited to it.
     // One range per op name, not per call (KCOUNT_TORCH_OPS); the configuration is fixed once read.
     static const bool trim_torch_ops = Session::get().config().torch_ops;
     if (trim_torch_ops && m.text != nullptr) m.length = torchOpNameLength(m.text, m.length);
     uint32_t name_id = 0;
     const uint32_t scope = scopeFor(ts, ts->currentScope(), domain, m, &name_id);
-    ts->stack[ts->depth] = OpenRange{nowNs(), scope, name_id, domain};
+    uint32_t ends_window = 0;
+    Session& s = Session::get();
+    if (const uint32_t trigger = s.triggerNameId(); trigger != 0 && trigger == name_id && s.onTriggerPush())
+      ends_window = kRangeEndsWindow;  // the window may have opened just now, before the range begins
+    ts->stack[ts->depth] =
+        OpenRange{nowNs(), scope, name_id, domain, (Session::gateNow() & kGateEpochMask) | ends_window};
   }
   ++ts->depth;
   return static_cast<int>(level);
@@ -137,13 +144,19 @@ int pop(uint32_t domain) {
   }
   const uint32_t at = i - 1;
   const OpenRange r = ts->stack[at];
-  emitRange(ts, r.begin_ns, r.scope_id, ts->thread_id, 0);
+  // Written only inside a window; one that began before the window opened is flagged.
+  if (const uint32_t epoch = Session::gateNow() & kGateEpochMask; epoch != 0)
+    emitRange(ts, r.begin_ns, r.scope_id, ts->thread_id, (r.epoch & kGateEpochMask) == epoch ? 0u : uint32_t{kRangeBeganOutsideWindow});
   for (uint32_t j = at; j + 1 < ts->depth; ++j) {
     ts->stack[j] = ts->stack[j + 1];
     const uint32_t parent = j == 0 ? kRootScope : ts->stack[j - 1].scope_id;
     ts->stack[j].scope_id = s.scopes().child(parent, ts->stack[j].name_id, ts->stack[j].domain_id);
   }
   --ts->depth;
+  if (r.epoch & kRangeEndsWindow) {  // the last occurrence of the capture range: close the window
+    std::string error;
+    s.stopCapture("range end", &error);
+  }
   return static_cast<int>(at);
 }
 
@@ -186,7 +199,7 @@ void end(nvtxRangeId_t id) {
   } catch (...) {
     return;
   }
-  emitRange(ts, r.begin_ns, r.scope, r.thread_id, kRangeProcessWide);
+  if (Session::recordingNow()) emitRange(ts, r.begin_ns, r.scope, r.thread_id, kRangeProcessWide);
 }
 
 }  // namespace

@@ -68,6 +68,16 @@ std::string commandLine() {
   return s;
 }
 
+// try_lock() in 1 ms steps up to `ms` (a timed mutex's clock-based lock is not seen by ThreadSanitizer's
+// interceptors on this toolchain, which then reports the unlock as an error).
+bool tryLockFor(std::unique_lock<std::mutex>& lock, int ms) {
+  for (int i = 0; i <= ms; ++i) {
+    if (lock.try_lock()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 }  // namespace
 
 Session& Session::get() noexcept {
@@ -100,9 +110,11 @@ bool Session::activate() noexcept {
       const std::string path = expandOutputPattern(config_.output, getpid(), host, rank);
       {
         std::lock_guard<std::mutex> lock(writer_mutex_);
-        sink_ = std::make_unique<FileSink>(path, config_.file_mode, config_.max_file_bytes,
-                                           [](const std::string& m) { KC_LOG(warn, "{}", m); });
+        sink_ = std::make_unique<FileSink>(
+            path, config_.file_mode, config_.max_file_bytes, [](const std::string& m) { KC_LOG(warn, "{}", m); },
+            config_.max_file_bytes != 0 ? config_.max_files : 1, [this](const std::string& p) { reportLogPath(p); });
         writer_ = std::make_unique<LogWriter>(sink_.get());
+        writer_->setPreamble(&Session::writePreamble, this);
       }
       addMetadata("kcount_version", KCOUNT_VERSION);
       addMetadata("pid", std::to_string(getpid()));
@@ -116,6 +128,7 @@ bool Session::activate() noexcept {
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count()));
       pid_.store(getpid());
+      gate_.store(kGateLive, std::memory_order_release);  // active, paused until a window opens
       writer_thread_ = std::thread([this] { writerLoop(); });
     });
   } catch (const std::exception& e) {
@@ -127,6 +140,7 @@ bool Session::activate() noexcept {
 }
 
 void Session::disable(const std::string& why) noexcept {
+  gate_.store(0, std::memory_order_release);
   SessionState prev = state_.exchange(SessionState::kDisabled, std::memory_order_acq_rel);
   if (prev != SessionState::kDisabled) KC_LOG(error, "disabled: {}; the program continues unprofiled", why);
 }
@@ -204,6 +218,7 @@ void Session::writerLoop() {
       wake_lock.lock();
       break;
     }
+    checkDeadline();  // KCOUNT_CAPTURE_DURATION / ctl start --duration; no lock held
     try {
       if (auto fn = periodic_flush_.load(); fn != nullptr && nowNs() - last_periodic >= kFlushIntervalNs) {
         fn();  // no lock held: CUPTI calls back into addKernels
@@ -239,7 +254,10 @@ void Session::drainLocked(bool final_chunk) {
     std::lock_guard<std::mutex> lock(kernels_mutex_);
     scratch_kernels_.swap(pending_kernels_);
     scratch_mem_ops_.swap(pending_mem_ops_);
-    if (final_chunk) state_.store(SessionState::kFinished, std::memory_order_release);
+    if (final_chunk) {
+      state_.store(SessionState::kFinished, std::memory_order_release);
+      gate_.store(0, std::memory_order_release);
+    }
   }
   scratch_metadata_.clear();
   {
@@ -247,12 +265,20 @@ void Session::drainLocked(bool final_chunk) {
     scratch_metadata_.swap(pending_metadata_);
   }
 
-  for (const auto& [k, v] : scratch_metadata_) writer_->writeMetadata(k, v);
+  for (const auto& [k, v] : scratch_metadata_) {
+    writer_->writeMetadata(k, v);
+    all_metadata_.emplace_back(k, v);
+  }
   strings_written_ =
       strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
   scopes_written_ = scopes_.forEachFrom(scopes_written_, [this](const ScopeBody& s) { writer_->writeScope(s); });
   for (const HostEvent& e : scratch_events_) {
     if (e.kind == HostEvent::kLaunch) {
+      if (seg_open_) {  // the window's correlation ids: its activity records are filtered by them
+        const uint64_t c = e.launch.correlation_id;
+        seg_first_ = seg_first_ == 0 ? c : std::min(seg_first_, c);
+        seg_last_ = std::max(seg_last_, c);
+      }
       writer_->writeLaunch(e.launch);
       counters_.launches.fetch_add(1, std::memory_order_relaxed);
     } else if (e.kind == HostEvent::kRange) {
@@ -263,15 +289,19 @@ void Session::drainLocked(bool final_chunk) {
     }
     if (writer_->chunkFull()) writer_->flush();
   }
+  uint64_t kernels_written = 0;
   for (const KernelBody& k : scratch_kernels_) {
+    if (!admitActivity(k, held_kernels_)) continue;
     writer_->writeKernel(k);
+    ++kernels_written;
     if (writer_->chunkFull()) writer_->flush();
   }
   for (const MemOpBody& m : scratch_mem_ops_) {
+    if (!admitActivity(m, held_mem_ops_)) continue;
     writer_->writeMemOp(m);
     if (writer_->chunkFull()) writer_->flush();
   }
-  counters_.kernels.fetch_add(scratch_kernels_.size(), std::memory_order_relaxed);
+  counters_.kernels.fetch_add(kernels_written, std::memory_order_relaxed);
   if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
 
   if (!gone.empty()) {
@@ -292,24 +322,27 @@ void Session::drainLocked(bool final_chunk) {
     writer_->flush();
     last_flush_ns_ = now;
   }
-  reportLogPathOnce();
 }
 
-// `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log, appended
-// (O_APPEND) as soon as the file exists, so concurrent processes and killed ones are reported too.
-void Session::reportLogPathOnce() {
-  if (path_reported_ || config_.run_report.empty() || !sink_ || sink_->path().empty()) return;
-  path_reported_ = true;
+// `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log file
+// (rotated files too), appended (O_APPEND) as soon as the file exists, so concurrent processes and
+// killed ones are reported too. Called by the file sink, under writer_mutex_.
+void Session::reportLogPath(const std::string& path) {
+  if (config_.run_report.empty() || path.empty()) return;
   const int fd = ::open(config_.run_report.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return;
-  const std::string line = sink_->path() + "\n";
+  const std::string line = path + "\n";
   [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());
   ::close(fd);
 }
 
 void Session::finish(void (*flush_activity)()) noexcept {
   if (finishing_.exchange(true)) return;
+  // A window being started or stopped (CUPTI attach/detach) completes first; a stuck one does not hold
+  // up the exit for more than 2 s.
+  std::unique_lock<std::mutex> control(control_mutex_, std::defer_lock);
   try {
+    (void)tryLockFor(control, 2000);
     if (state() != SessionState::kActive) return;
     if (flush_activity != nullptr) flush_activity();  // no lock held: CUPTI calls addKernels
     {
@@ -324,10 +357,18 @@ void Session::finish(void (*flush_activity)()) noexcept {
         writer_thread_.join();
       }
     }
-    writeUnclosedRanges(false);  // ranges still open on the finishing thread
-    if (auto fn = before_final_drain_.load()) fn();
+    if (recordingNow()) {  // ranges still open, written only inside a window
+      writeUnclosedRanges(false);  // on the finishing thread
+      if (auto fn = before_final_drain_.load()) fn();
+    }
     std::lock_guard<std::mutex> lock(writer_mutex_);
+    if (seg_open_) seg_closing_ = true;
     drainLocked(/*final_chunk=*/true);  // switches to kFinished: later activity records count as late
+    if (seg_open_) {
+      closeSegmentLocked("exit", nowNs(), /*at_exit=*/true);
+      window_open_.store(false);
+      windows_closed_.fetch_add(1);
+    }
     StatsBody stats{};
     stats.launches = counters_.launches.load();
     stats.kernels = counters_.kernels.load();
@@ -351,8 +392,10 @@ void Session::finish(void (*flush_activity)()) noexcept {
       const std::string path = sink_ ? sink_->path() : std::string();
       if (sink_) sink_->close();
       if (!path.empty()) {
-        KC_LOG(info, "log: {} ({} launches, {} kernels, {} ranges, {} bytes; CUPTI {})", path, stats.launches,
+        const size_t files = sink_ ? sink_->files().size() : 1;
+        KC_LOG(info, "log: {} ({} launches, {} kernels, {} ranges, {} bytes{}; CUPTI {})", path, stats.launches,
                stats.kernels, stats.ranges, writer_->bytesWritten(),
+               files > 1 ? ", " + std::to_string(files) + " files, the first " + sink_->files().front() : std::string(),
                cupti_description_.empty() ? std::string("not loaded") : cupti_description_);
       }
       if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused +
@@ -372,8 +415,376 @@ void Session::abandonAfterFork() noexcept {
   // The child has no writer thread and must not write the parent's log. Locks may be held by threads
   // that no longer exist: touch nothing that locks.
   state_.store(SessionState::kDisabled, std::memory_order_release);
+  gate_.store(0, std::memory_order_release);
   finishing_.store(true);
   t_state = nullptr;
+}
+
+
+// ---- Capture windows ----------------------------------------------------------------------------------
+
+// Activity records are written only if their launch was recorded in the open window: the window's
+// launches define [seg_first_, seg_last_]. A record that may still belong to the window (its launch not
+// drained yet, or the window closing) is held and decided when the window closes. Records that arrive
+// while no window is open are discarded and counted.
+template <typename Record>
+bool Session::admitActivity(const Record& r, std::vector<Record>& held) {
+  if (!seg_open_) {
+    counters_.activity_outside_windows.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (seg_closing_ || seg_first_ == 0 || r.correlation_id < seg_first_) {
+    if (held.size() < kMaxPendingKernels) {
+      held.push_back(r);
+    } else {
+      counters_.dropped_kernel_records.fetch_add(1, std::memory_order_relaxed);
+    }
+    return false;
+  }
+  return true;
+}
+
+void Session::openSegmentLocked(uint32_t reason_id, uint64_t start_ns) {
+  seg_open_ = true;
+  seg_closing_ = false;
+  seg_ = SegmentBody{};
+  seg_.start_ns = start_ns;
+  seg_.index = segments_written_;
+  seg_.reason_id = reason_id;
+  seg_first_ = seg_last_ = 0;
+  held_kernels_.clear();
+  held_mem_ops_.clear();
+}
+
+// At a stop, held records are kept if their correlation id lies in [seg_first_, seg_last_]. At exit no
+// launch follows the window, so only the lower bound applies: kernels whose launch was not recorded
+// (an API kcount does not subscribe to) stay in the log as unmatched kernels, as without windows.
+void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns, bool at_exit) {
+  if (!seg_open_ || !writer_) return;
+  uint64_t discarded = 0;
+  auto inWindow = [this, at_exit](uint64_t c) {
+    if (at_exit) return seg_first_ == 0 || c >= seg_first_;
+    return seg_first_ != 0 && c >= seg_first_ && c <= seg_last_;
+  };
+  uint64_t kernels_written = 0;
+  for (const KernelBody& k : held_kernels_) {
+    if (!inWindow(k.correlation_id)) {
+      ++discarded;
+      continue;
+    }
+    writer_->writeKernel(k);
+    ++kernels_written;
+    if (writer_->chunkFull()) writer_->flush();
+  }
+  for (const MemOpBody& m : held_mem_ops_) {
+    if (!inWindow(m.correlation_id)) {
+      ++discarded;
+      continue;
+    }
+    writer_->writeMemOp(m);
+    if (writer_->chunkFull()) writer_->flush();
+  }
+  counters_.kernels.fetch_add(kernels_written, std::memory_order_relaxed);
+  counters_.activity_outside_windows.fetch_add(discarded, std::memory_order_relaxed);
+  if (kernels_written > 0 || !held_mem_ops_.empty()) has_records_ = true;
+  held_kernels_.clear();
+  held_kernels_.shrink_to_fit();
+  held_mem_ops_.clear();
+  held_mem_ops_.shrink_to_fit();
+  seg_.stop_ns = stop_ns;
+  seg_.first_correlation_id = seg_first_;
+  seg_.last_correlation_id = seg_last_;
+  seg_.end_reason_id = strings_.intern(end_reason);
+  seg_.flags = discarded > 0 ? uint32_t{kSegmentActivityDiscarded} : 0u;
+  // The reason strings were interned after the last drain copied the table.
+  strings_written_ =
+      strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
+  writer_->writeSegment(seg_);
+  ++segments_written_;
+  seg_open_ = false;
+  seg_closing_ = false;
+}
+
+// A rotated file starts with everything needed to read it alone: the metadata, and every string and
+// scope defined in the files before it (records in it may refer to any of them).
+void Session::writePreamble(LogWriter& w, void* context) {
+  auto* s = static_cast<Session*>(context);
+  for (const auto& [k, v] : s->all_metadata_) w.writeMetadata(k, v);
+  w.writeMetadata("rotated_file", std::to_string(w.rotations()));
+  const uint32_t strings = s->strings_written_, scopes = s->scopes_written_;
+  s->strings_.forEachFrom(0, [&](uint32_t id, std::string_view text) {
+    if (id < strings) w.writeString(id, text);
+  });
+  s->scopes_.forEachFrom(0, [&](const ScopeBody& b) {
+    if (b.scope_id < scopes) w.writeScope(b);
+  });
+}
+
+void Session::setCaptureHooks(bool (*attach)(), void (*detach)()) noexcept {
+  attach_.store(attach);
+  detach_.store(detach);
+}
+
+bool Session::startCaptureLocked(const std::string& reason, uint64_t duration_ns, std::string* error) {
+  if (state() != SessionState::kActive) {
+    *error = "not recording: the session is " + modeName();
+    return false;
+  }
+  if (window_open_.load()) {
+    *error = "a capture window is already open (" + window_reason_ + ")";
+    return false;
+  }
+  if (auto attach = attach_.load(); attach != nullptr && !attach()) {
+    *error = "cannot subscribe to CUPTI (see the program's stderr)";
+    return false;
+  }
+  const uint64_t now = nowNs();
+  const uint32_t reason_id = strings_.intern(reason);
+  {
+    std::lock_guard<std::mutex> lock(writer_mutex_);
+    openSegmentLocked(reason_id, now);
+  }
+  epoch_ = epoch_ % kGateEpochMask + 1;
+  window_reason_ = reason;
+  window_start_ns_ = now;
+  const uint64_t d = duration_ns != 0 ? duration_ns : config_.capture_duration_ns;
+  window_deadline_ns_.store(d != 0 ? now + d : 0);
+  window_open_.store(true, std::memory_order_release);
+  uint32_t expected = kGateLive;
+  gate_.compare_exchange_strong(expected, kGateLive | epoch_, std::memory_order_acq_rel);  // not if finished
+  return true;
+}
+
+bool Session::stopCaptureLocked(const std::string& end_reason, std::string* error) {
+  if (!window_open_.load()) {
+    *error = "no capture window is open";
+    return false;
+  }
+  const uint64_t stop = nowNs();
+  uint32_t g = gate_.load();
+  while ((g & kGateLive) != 0 && !gate_.compare_exchange_weak(g, kGateLive)) {
+  }  // launches from now on are not recorded; a launch call already open is still completed
+  window_open_.store(false, std::memory_order_release);
+  window_deadline_ns_.store(0);
+  trigger_name_id_.store(0, std::memory_order_release);  // a capture range fires once
+  if (auto detach = detach_.load()) detach();  // no kcount lock held: CUPTI calls back into addKernels
+  {
+    std::lock_guard<std::mutex> lock(writer_mutex_);
+    seg_closing_ = true;
+    drainLocked(false);
+    closeSegmentLocked(end_reason, stop, /*at_exit=*/false);
+    if (has_records_) {
+      writer_->flush();  // the window is on disk when stop returns
+      last_flush_ns_ = nowNs();
+    }
+  }
+  windows_closed_.fetch_add(1);
+  return true;
+}
+
+bool Session::startCapture(const std::string& reason, uint64_t duration_ns, std::string* error) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    if (trigger_name_id_.load() != 0) {
+      *error = "a capture range is armed (" + trigger_name_ + "); stop disarms it";
+      return false;
+    }
+    return startCaptureLocked(reason, duration_ns, error);
+  } catch (const std::exception& e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "unknown error";
+  }
+  return false;
+}
+
+bool Session::stopCapture(const std::string& end_reason, std::string* error) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    if (!window_open_.load() && trigger_name_id_.load() != 0) {
+      trigger_name_id_.store(0, std::memory_order_release);  // armed but not fired: disarm
+      return true;
+    }
+    return stopCaptureLocked(end_reason, error);
+  } catch (const std::exception& e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "unknown error";
+  }
+  return false;
+}
+
+bool Session::armRange(const std::string& name, uint64_t skip, uint64_t count, uint64_t duration_ns,
+                       std::string* error) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    if (state() != SessionState::kActive && state() != SessionState::kDormant) {
+      *error = "not recording: the session is " + modeName();
+      return false;
+    }
+    if (window_open_.load()) {
+      *error = "a capture window is already open (" + window_reason_ + ")";
+      return false;
+    }
+    if (trigger_name_id_.load() != 0) {
+      *error = "a capture range is already armed (" + trigger_name_ + ")";
+      return false;
+    }
+    if (name.empty() || count == 0) {
+      *error = "a capture range needs a name and a count of at least 1";
+      return false;
+    }
+    trigger_name_ = name;
+    trigger_skip_ = skip;
+    trigger_count_ = count;
+    trigger_duration_ns_ = duration_ns;
+    trigger_seen_.store(0);
+    trigger_name_id_.store(strings_.intern(name), std::memory_order_release);
+    return true;
+  } catch (const std::exception& e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "unknown error";
+  }
+  return false;
+}
+
+bool Session::onTriggerPush() noexcept {
+  try {
+    const uint64_t n = trigger_seen_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const uint64_t skip = trigger_skip_.load(), count = trigger_count_.load();  // published before the name id
+    if (n <= skip || n > skip + count) return false;
+    if (n == skip + 1) {
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      if (trigger_name_id_.load() == 0 || window_open_.load()) return false;
+      std::string error;
+      const std::string reason = "capture-range " + trigger_name_ + " " + std::to_string(skip + 1) + "-" +
+                                 std::to_string(skip + count);
+      if (!startCaptureLocked(reason, trigger_duration_ns_, &error)) {
+        KC_LOG(warn, "capture range {}: {}", trigger_name_, error);
+        return false;
+      }
+    }
+    return n == skip + count;
+  } catch (...) {
+    return false;
+  }
+}
+
+void Session::checkDeadline() noexcept {
+  if (const char* reason = resume_reason_.exchange(nullptr)) {
+    std::string error;
+    if (!startCapture(reason, 0, &error)) KC_LOG(warn, "cannot resume recording: {}", error);
+    else KC_LOG(info, "resumed recording ({})", reason);
+  }
+  const uint64_t d = window_deadline_ns_.load();
+  if (d == 0 || nowNs() < d) return;
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    const uint64_t again = window_deadline_ns_.load();
+    if (again == 0 || nowNs() < again) return;
+    std::string error;
+    stopCaptureLocked("duration", &error);
+  } catch (...) {
+  }
+}
+
+void Session::applyStartConfig() noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    if (state() != SessionState::kActive) return;
+    if (window_open_.load()) {  // opened before CUDA initialized (an NVTX range): attach CUPTI now
+      if (auto attach = attach_.load(); attach != nullptr && !attach() && window_reason_ == "start")
+        disable("cannot subscribe to CUPTI");
+      return;
+    }
+    if (start_config_applied_) return;
+    start_config_applied_ = true;
+    std::string error;
+    if (!config_.capture_range.empty()) {
+      trigger_name_ = config_.capture_range;
+      trigger_skip_ = config_.capture_skip;
+      trigger_count_ = config_.capture_count;
+      trigger_duration_ns_ = 0;
+      trigger_seen_.store(0);
+      trigger_name_id_.store(strings_.intern(config_.capture_range), std::memory_order_release);
+      return;
+    }
+    if (config_.start_paused) return;
+    if (!startCaptureLocked("start", 0, &error)) disable("cannot start recording: " + error);
+  } catch (...) {
+  }
+}
+
+void Session::flushNow() noexcept {
+  try {
+    if (state() != SessionState::kActive) return;
+    if (auto fn = periodic_flush_.load()) fn();  // no lock held: CUPTI calls back into addKernels
+    std::lock_guard<std::mutex> lock(writer_mutex_);
+    drainLocked(false);
+    if (writer_ && has_records_) {
+      writer_->flush();
+      last_flush_ns_ = nowNs();
+    }
+  } catch (...) {
+  }
+}
+
+std::string Session::modeName() const {
+  switch (state()) {
+    case SessionState::kDormant: return "dormant";
+    case SessionState::kActive: return windowOpen() ? "recording" : "paused";
+    case SessionState::kFinished: return "finished";
+    case SessionState::kDisabled: return "disabled";
+  }
+  return "unknown";
+}
+
+SessionStatus Session::status() noexcept {
+  SessionStatus st;
+  try {
+    st.now_ns = nowNs();
+    st.mode = modeName();
+    st.window_open = windowOpen();
+    st.window_deadline_ns = window_deadline_ns_.load();
+    st.windows_closed = windows_closed_.load();
+    st.launches = counters_.launches.load();
+    st.kernels = counters_.kernels.load();
+    st.ranges = counters_.ranges.load();
+    st.dropped_host_records = counters_.dropped_host_records.load();
+    st.dropped_activity_records = counters_.dropped_activity_records.load() + counters_.dropped_kernel_records.load();
+    st.activity_buffers_refused = counters_.activity_buffers_refused.load();
+    st.activity_outside_windows = counters_.activity_outside_windows.load();
+    {
+      std::lock_guard<std::mutex> lock(writer_mutex_);
+      if (sink_) {
+        st.log_path = sink_->path();
+        st.log_files = sink_->files();
+      }
+      if (writer_) {
+        st.bytes_written = writer_->bytesWritten();
+        st.bytes_dropped = writer_->droppedBytes();
+      }
+      st.window_index = seg_open_ ? seg_.index : segments_written_;
+    }
+    {
+      std::lock_guard<std::mutex> lock(registry_mutex_);
+      for (ThreadBuffer* b : threads_) st.dropped_host_records += b->dropped();
+    }
+    std::unique_lock<std::mutex> control(control_mutex_, std::defer_lock);
+    if (tryLockFor(control, 200)) {
+      st.window_reason = st.window_open ? window_reason_ : std::string();
+      st.window_start_ns = st.window_open ? window_start_ns_ : 0;
+      if (trigger_name_id_.load() != 0) {
+        st.trigger_range = trigger_name_;
+        st.trigger_skip = trigger_skip_;
+        st.trigger_count = trigger_count_;
+        st.trigger_seen = trigger_seen_.load();
+      }
+    }
+  } catch (...) {
+  }
+  return st;
 }
 
 void writeUnclosedRanges(bool from_signal_handler) noexcept { writeUnclosedRanges(t_state, from_signal_handler); }

@@ -38,6 +38,32 @@ struct SessionCounters {
   std::atomic<uint64_t> nvtx_pop_underflow{0};
   std::atomic<uint64_t> late_activity_records{0};
   std::atomic<uint64_t> dropped_kernel_records{0};  // pending-kernel cap reached
+  std::atomic<uint64_t> activity_outside_windows{0};  // kernel/memory records of launches outside any window
+};
+
+/// Window bits of Session's gate word (one atomic, read once per launch callback).
+inline constexpr uint32_t kGateLive = 1u << 31;             // session active (writer running)
+inline constexpr uint32_t kGateEpochMask = kGateLive - 1;   // window epoch; 0 = paused
+inline constexpr uint32_t kRangeEndsWindow = 1u << 31;      // OpenRange::epoch bit: its pop closes the window
+
+/// What `kcount ctl status` reports (Session::status).
+struct SessionStatus {
+  std::string mode;              // "recording", "paused", "finished", "disabled", "dormant"
+  bool window_open = false;
+  uint32_t window_index = 0;     // index of the open window, or of the next one
+  std::string window_reason;
+  uint64_t window_start_ns = 0;
+  uint64_t window_deadline_ns = 0;  // 0: no duration
+  std::string trigger_range;     // armed capture range ("" if none)
+  uint64_t trigger_skip = 0, trigger_count = 0, trigger_seen = 0;
+  uint32_t windows_closed = 0;
+  uint64_t launches = 0, kernels = 0, ranges = 0;
+  uint64_t dropped_host_records = 0, dropped_activity_records = 0, activity_buffers_refused = 0;
+  uint64_t activity_outside_windows = 0;
+  uint64_t bytes_written = 0, bytes_dropped = 0;
+  std::string log_path;
+  std::vector<std::string> log_files;
+  uint64_t now_ns = 0;
 };
 
 class Session {
@@ -47,9 +73,54 @@ class Session {
 
   const Config& config() const { return config_; }
   SessionState state() const { return state_.load(std::memory_order_acquire); }
+  /// True while the session is active (writer running, log open), whether a window is open or not.
   bool recording() const { return state() == SessionState::kActive; }
-  /// recording() without reaching the session object (one atomic load): for the launch hot path.
-  static bool recordingNow() { return state_.load(std::memory_order_acquire) == SessionState::kActive; }
+  /// True while a capture window is open: launches, kernels and ranges are being recorded. One atomic
+  /// load, without reaching the session object: for the launch hot path.
+  static bool recordingNow() { return (gate_.load(std::memory_order_acquire) & kGateEpochMask) != 0; }
+  /// The gate word: kGateLive while the session is active, and the open window's epoch in the low bits.
+  static uint32_t gateNow() { return gate_.load(std::memory_order_acquire); }
+
+  // ---- Capture windows (KCOUNT_START, KCOUNT_CAPTURE_*, kcount ctl). Thread-safe; never called from
+  // a CUPTI callback. Each takes the control lock; none is called with a kcount lock held.
+  /// CUPTI attach/detach, set by the CUDA injection: attach subscribes and enables callbacks and activity
+  /// kinds (false on failure, with one message); detach waits for queued GPU work when it can, flushes
+  /// activity, disables it and unsubscribes. Null in a process without CUDA.
+  void setCaptureHooks(bool (*attach)(), void (*detach)()) noexcept;
+  /// Opens a window now ("start" from KCOUNT_START, "ctl", ...). duration_ns 0: the configured
+  /// KCOUNT_CAPTURE_DURATION, if any. False with *error if a window is already open or the session is
+  /// not active or CUPTI could not be attached.
+  bool startCapture(const std::string& reason, uint64_t duration_ns, std::string* error) noexcept;
+  /// Closes the open window: stops recording, detaches CUPTI, writes the window's records and its
+  /// Segment record. False with *error if no window is open.
+  bool stopCapture(const std::string& end_reason, std::string* error) noexcept;
+  /// Arms a capture range: the next `skip` pushes of a range named `name` (any domain) are passed over,
+  /// the window opens at the push of the one after and closes at the pop of the `count`-th recorded
+  /// one. False with *error if a window is open or another range is armed.
+  bool armRange(const std::string& name, uint64_t skip, uint64_t count, uint64_t duration_ns,
+                std::string* error) noexcept;
+  /// Called by the NVTX push handler for every range named by the armed trigger (name id compare).
+  /// Returns true if this occurrence's pop must close the window.
+  bool onTriggerPush() noexcept;
+  /// String id of the armed capture range's name, 0 if none (one load; NVTX push path).
+  uint32_t triggerNameId() const { return trigger_name_id_.load(std::memory_order_acquire); }
+  /// Closes the window when its duration has passed, and opens the window asked for by requestResume
+  /// (writer thread).
+  void checkDeadline() noexcept;
+  /// Async-signal-safe, lock-free: the writer thread opens a window with this reason at its next wake-up
+  /// (within 100 ms). Used to resume after another CUPTI subscriber left (KCOUNT_YIELD).
+  void requestResume(const char* reason) noexcept { resume_reason_.store(reason, std::memory_order_release); }
+  /// Makes CUPTI hand over its records and writes a chunk now.
+  void flushNow() noexcept;
+  SessionStatus status() noexcept;
+  /// "recording", "paused", "finished", "disabled" or "dormant" (no lock).
+  std::string modeName() const;
+  /// True while a capture window is open (control lock not needed).
+  bool windowOpen() const { return window_open_.load(std::memory_order_acquire); }
+  /// Applies KCOUNT_START / KCOUNT_CAPTURE_* once the session is active: opens the first window or
+  /// arms the capture range. Called at activation and again when CUDA initializes (to attach CUPTI to
+  /// a window an NVTX range opened). Idempotent.
+  void applyStartConfig() noexcept;
 
   /// Starts recording (writer thread, exit handler). Idempotent, thread-safe. Returns recording().
   bool activate() noexcept;
@@ -99,13 +170,20 @@ class Session {
   static Config loadConfig();
   void writerLoop();
   void drainLocked(bool final_chunk);  // requires writer_mutex_
-  void reportLogPathOnce();            // requires writer_mutex_
+  void reportLogPath(const std::string& path);  // from the file sink when it creates a file
+  // Segment bookkeeping; all require writer_mutex_.
+  void openSegmentLocked(uint32_t reason_id, uint64_t start_ns);
+  void closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns, bool at_exit);
+  template <typename Record>
+  bool admitActivity(const Record& r, std::vector<Record>& held);
+  static void writePreamble(LogWriter& writer, void* session);
   template <typename Record>
   void addActivity(std::vector<Record>& pending, const Record* records, size_t count) noexcept;
 
   Config config_;
   // One session per process, so its state is a static: the hot path reads it without Session::get().
   static inline std::atomic<SessionState> state_{SessionState::kDormant};
+  static inline std::atomic<uint32_t> gate_{0};  // kGateLive | window epoch; see gateNow()
   SessionCounters counters_;
   StringTable strings_;
   ScopeTree scopes_;
@@ -131,8 +209,16 @@ class Session {
   uint32_t strings_written_ = 0;
   uint32_t scopes_written_ = 0;
   uint64_t last_flush_ns_ = 0;
-  bool has_records_ = false;
-  bool path_reported_ = false;  // a launch, kernel or range was taken: the log file may be created
+  bool has_records_ = false;     // a launch, kernel or range was taken: the log file may be created
+  std::vector<std::pair<std::string, std::string>> all_metadata_;  // re-emitted in each rotated file
+  // The open segment (capture window), writer side.
+  bool seg_open_ = false;
+  bool seg_closing_ = false;      // the closing drain: hold every activity record for the final filter
+  SegmentBody seg_{};
+  uint64_t seg_first_ = 0, seg_last_ = 0;  // correlation ids of the launches drained in the segment
+  std::vector<KernelBody> held_kernels_;   // activity waiting for the window's first correlation id
+  std::vector<MemOpBody> held_mem_ops_;
+  uint32_t segments_written_ = 0;
   std::vector<HostEvent> scratch_events_;
   std::vector<KernelBody> scratch_kernels_;
   std::vector<MemOpBody> scratch_mem_ops_;
@@ -150,6 +236,30 @@ class Session {
   std::atomic<int> pid_{0};
   std::atomic<bool> closed_{false};
   std::string cupti_description_;  // written once in InitializeInjection, read in finish()
+
+  // Control side. control_mutex_ serializes start/stop/arm (and CUPTI attach/detach); never held by the
+  // launch hot path or by a CUPTI callback.
+  std::mutex control_mutex_;  // plain: waits with a deadline poll try_lock() (see tryLockFor)
+  std::atomic<bool (*)()> attach_{nullptr};
+  std::atomic<void (*)()> detach_{nullptr};
+  std::atomic<bool> window_open_{false};
+  std::atomic<uint64_t> window_deadline_ns_{0};  // 0: none
+  uint32_t epoch_ = 0;               // last window epoch handed out (control_mutex_)
+  uint32_t next_window_index_ = 0;   // (control_mutex_)
+  std::string window_reason_;        // (control_mutex_)
+  uint64_t window_start_ns_ = 0;     // (control_mutex_)
+  std::atomic<uint32_t> windows_closed_{0};
+  bool start_config_applied_ = false;  // (control_mutex_)
+  // Armed capture range (KCOUNT_CAPTURE_RANGE or ctl start --range).
+  std::atomic<uint32_t> trigger_name_id_{0};
+  std::string trigger_name_;         // (control_mutex_)
+  // Set under control_mutex_ before trigger_name_id_ is published; read by onTriggerPush without it.
+  std::atomic<uint64_t> trigger_skip_{0}, trigger_count_{0};
+  uint64_t trigger_duration_ns_ = 0;  // (control_mutex_)
+  std::atomic<uint64_t> trigger_seen_{0};
+  std::atomic<const char*> resume_reason_{nullptr};
+  bool startCaptureLocked(const std::string& reason, uint64_t duration_ns, std::string* error);
+  bool stopCaptureLocked(const std::string& end_reason, std::string* error);
 };
 
 }  // namespace kc::inject

@@ -16,6 +16,7 @@ struct OpenRange {
   uint32_t scope_id;
   uint32_t name_id;
   uint32_t domain_id;  // kNoString for the default domain
+  uint32_t epoch;      // window epoch at push (0: paused); bit kRangeEndsWindow: its pop closes the window
 };
 
 /// One launch API call between its enter and exit callbacks.
@@ -48,7 +49,9 @@ struct ThreadState {
   uint32_t depth = 0;              // may exceed kMaxDepth; only the first kMaxDepth are in stack
   OpenRange stack[kMaxDepth];
   uint32_t open_launches = 0;
+  uint32_t launch_gate = 0;        // gate word when launches[] was last used (a new window resets it)
   OpenLaunch launches[kMaxOpenLaunches];
+  const void* context = nullptr;   // CUDA context of this thread's last launch
   ScopeCacheEntry cache[kCacheSlots];
 
   /// Innermost open range of this thread (the scope a launch is attributed to); root if none.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/ctl.h"
 #include "tools/export.h"
 #include "tools/html_report.h"
 #include "tools/diff.h"
@@ -95,6 +96,9 @@ int main(int argc, char** argv) {
         g_join.graph_view = v == "capture" ? kc::GraphView::kCapturePath : kc::GraphView::kLaunch;
       });
   summary->add_flag("--salvage", salvage, "summarize the intact part of a damaged log (exit 0 if any)");
+  long long segment = -1;
+  summary->add_option("--segment", segment, "only capture window N (its Segment record's index; format 1.2)")
+      ->check(CLI::NonNegativeNumber);
 
   auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
   kernels->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
@@ -140,6 +144,20 @@ int main(int argc, char** argv) {
   run->add_flag("--torch-ops", run_opt.torch_ops, "PyTorch: one NVTX range per aten op (PyTorch's emit_nvtx)");
   run->add_option("command", run_opt.command, "command and its arguments, after --")->required();
   run->prefix_command();  // everything from the first positional on belongs to the command
+  run->add_flag("--paused", run_opt.paused, "start with recording paused (KCOUNT_START=paused): kcount ctl starts it");
+
+  kc::CtlOptions ctl_opt;
+  auto* ctl = app.add_subcommand("ctl", "control a running process: start, stop, status, flush");
+  ctl->add_option("args", ctl_opt.args, "PID COMMAND, or COMMAND with --all")->required();
+  ctl->add_flag("--all", ctl_opt.all, "every process of yours with a control socket (root: everyone's)");
+  ctl->add_option("--duration", ctl_opt.duration, "start: stop by itself after this long (10s, 500ms, 2m)");
+  ctl->add_option("--range", ctl_opt.range, "start: record occurrences of this NVTX range only");
+  ctl->add_option("--count", ctl_opt.count, "with --range: occurrences recorded (default 1)")->check(CLI::PositiveNumber);
+  ctl->add_option("--skip", ctl_opt.skip, "with --range: occurrences passed over first (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  ctl->add_option("--format", ctl_opt.format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  ctl->add_option("--timeout", ctl_opt.timeout_s, "seconds to wait for the answer (default 30)")
+      ->check(CLI::PositiveNumber);
 
   try {
     app.parse(argc, argv);
@@ -160,6 +178,21 @@ int main(int argc, char** argv) {
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
+      if (segment >= 0) {
+        for (auto& l : logs) {
+          const kc::SegmentBody* found = nullptr;
+          for (const auto& sg : l.data.segments)
+            if (sg.index == static_cast<uint64_t>(segment)) found = &sg;
+          if (found == nullptr) {
+            std::cerr << "kcount: " << l.path << ": no segment " << segment << " (the log has "
+                      << l.data.segments.size() << " capture windows)\n";
+            return 2;
+          }
+          const kc::SegmentBody sg = *found;
+          l.data = kc::selectSegment(l.data, sg);
+          l.summary = kc::summarize(l.data, g_join);
+        }
+      }
       if (format == "json") {
         auto j = kc::summaryJson(logs);
         if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
@@ -260,6 +293,7 @@ int main(int argc, char** argv) {
       if (!out) throw std::runtime_error("cannot write " + output);
       return rc;
     }
+    if (*ctl) return kc::runCtl(ctl_opt);
     if (*run) {
       // CLI11 keeps a leading "--" in the remaining arguments with prefix_command; drop it.
       if (!run_opt.command.empty() && run_opt.command.front() == "--") run_opt.command.erase(run_opt.command.begin());

@@ -134,6 +134,15 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                        st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
   else
     out << "dropped: unknown (the log has no stats record)\n";
+  const auto segs = segmentTotals(l.data);
+  if (segs.size() > 1 || (segs.size() == 1 && l.data.str(segs[0].segment.reason_id) != "start")) {
+    out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
+    for (const auto& t : segs)
+      out << fmt::format("  segment {}: {} -> {}, {}, {} launches, {} kernels, {} unmatched, GPU time {}\n",
+                         t.segment.index, t.reason, t.end_reason,
+                         formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
+                         t.launches, t.kernels, t.unmatched_kernels, formatDuration(t.gpu_ns));
+  }
   out << (l.data.complete ? "log complete\n" : "log INCOMPLETE (no end record)\n");
   for (const auto& i : l.data.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
@@ -272,8 +281,25 @@ json summaryJson(const LoadedLog& l) {
                           {"verdict", flat["verdict"]},
                           {"layers", layers}});
   }
+  json segments = json::array();
+  for (const auto& t : segmentTotals(d))
+    segments.push_back(json{{"index", t.segment.index},
+                            {"reason", t.reason},
+                            {"end_reason", t.end_reason},
+                            {"start_ns", t.segment.start_ns},
+                            {"stop_ns", t.segment.stop_ns},
+                            {"duration_ns", t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0},
+                            {"first_correlation_id", t.segment.first_correlation_id},
+                            {"last_correlation_id", t.segment.last_correlation_id},
+                            {"activity_discarded", (t.segment.flags & kSegmentActivityDiscarded) != 0},
+                            {"launches", t.launches},
+                            {"kernels", t.kernels},
+                            {"unmatched_kernels", t.unmatched_kernels},
+                            {"gpu_ns", t.gpu_ns},
+                            {"ranges", t.ranges},
+                            {"mem_ops", t.mem_ops}});
   return json{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"issues", issues},
-              {"totals", totals}, {"ranges", ranges}};
+              {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
 }
 
 std::string dumpJson(const nlohmann::json& j) {

@@ -96,6 +96,7 @@ int runCommand(const RunOptions& opt) {
     if (opt.torch_backward) setenv("KCOUNT_TORCH_BACKWARD", "1", 1);
     if (opt.torch_ops) setenv("KCOUNT_TORCH_OPS", "1", 1);
   }
+  if (opt.paused) setenv("KCOUNT_START", "paused", 1);
   const char* env_output = std::getenv("KCOUNT_OUTPUT");
   const std::string output = env_output ? env_output : "";
 

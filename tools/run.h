@@ -14,6 +14,7 @@ struct RunOptions {
   bool torch_backward = false;   // --torch-backward: KCOUNT_TORCH_BACKWARD=1 (implies modules)
   bool torch_ops = false;        // --torch-ops: KCOUNT_TORCH_OPS=1
   std::vector<std::string> command;
+  bool paused = false;           // --paused: KCOUNT_START=paused for the child
 };
 
 /// Finds libkcount.so: explicit path, else <dir of kcount>/../lib/libkcount.so, else <dir>/libkcount.so.

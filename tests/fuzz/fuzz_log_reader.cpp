@@ -52,6 +52,14 @@ void exercise(std::span<const uint8_t> bytes) {
   require(excl_kernels + l.summary.unmatched_kernels == d.kernels.size(), "every kernel credited once");
   require(l.summary.inclusive[kc::kRootScope].kernels == excl_kernels, "root inclusive holds all kernels");
   require(d.intact() || !d.issues.empty(), "damage is always reported");
+  uint64_t segment_kernels = 0;
+  for (const auto& t : kc::segmentTotals(d)) segment_kernels += t.kernels;
+  require(segment_kernels <= d.kernels.size(), "each kernel in at most one segment");
+  for (size_t i = 0; i < d.segments.size() && i < 4; ++i) {
+    const kc::LogData part = kc::selectSegment(d, d.segments[i]);
+    require(part.kernels.size() <= d.kernels.size() && part.launches.size() <= d.launches.size(), "segment subset");
+    (void)kc::summarize(part);
+  }
 
   std::ostringstream out;
   out << kc::dumpJson(kc::summaryJson(l));

@@ -214,6 +214,45 @@ Bytes badReferences() {
 
 }  // namespace
 
+/// Format 1.2: two capture windows (Segment records) with their launches and kernels, a kernel between
+/// them that belongs to none, and a log rotated into two files, each self-contained.
+Bytes segmentsLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("host", "seed");
+  w.writeString(1, "step");
+  w.writeString(2, "k");
+  w.writeString(3, "ctl");
+  w.writeString(4, "capture-range step 6-15");
+  w.writeString(5, "range end");
+  w.writeScope({1, 0, 1, 0});
+  uint32_t index = 0;
+  for (uint64_t base : {10, 50}) {
+    for (uint64_t c = base; c < base + 3; ++c) {
+      kc::LaunchBody l{};
+      l.correlation_id = c;
+      l.enter_ns = 100 * c;
+      l.exit_ns = 100 * c + 5;
+      l.scope_id = 1;
+      w.writeLaunch(l);
+      kc::KernelBody k{};
+      k.correlation_id = c;
+      k.start_ns = 100 * c + 10;
+      k.end_ns = 100 * c + 20;
+      k.name_id = 2;
+      w.writeKernel(k);
+    }
+    w.writeRange({100 * base, 100 * base + 300, 1, 7, 7, 0});
+    w.writeSegment({100 * base - 1, 100 * base + 301, base, base + 2, index, index == 0 ? 3u : 4u,
+                    index == 0 ? 3u : 5u, 0});
+    ++index;
+    w.flush();
+  }
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: %s OUT_DIR REPO_ROOT\n", argv[0]);
@@ -235,6 +274,9 @@ int main(int argc, char** argv) {
   emit("small.kcount", small);
   damaged("small", small);
   emit("bad-references.kcount", badReferences());
+  const Bytes segments = segmentsLog();
+  emit("segments.kcount", segments);
+  damaged("segments", segments);
   emit("empty", {});
   std::printf("%d seeds in %s\n", g_written, g_out.c_str());
   return 0;

@@ -472,3 +472,174 @@ TEST_CASE("string and scope ids are capped by the file size before any allocatio
                                                     std::to_string(bytes.size() / 12 + 1) + " for a file of " +
                                                     std::to_string(bytes.size()) + " bytes)"));
 }
+
+// ---- Format 1.2: capture windows (Segment records) and rotated files.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "collector/analysis.h"
+#include "collector/file_sink.h"
+
+TEST_CASE("segments: written, read back, and select their own records") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "step");
+  w.writeString(2, "k");
+  w.writeString(3, "ctl");
+  w.writeString(4, "duration");
+  w.writeScope({1, 0, 1, 0});
+  for (uint64_t c : {10, 11, 12, 30, 31}) {
+    w.writeLaunch(launch(c, 1));
+    w.writeKernel(kernel(c, 2));
+  }
+  w.writeKernel(kernel(13, 2));  // in no window's span
+  w.writeRange({1000, 1250, 1, 1, 1, 0});
+  w.writeRange({3000, 3150, 1, 1, 1, kc::kRangeBeganOutsideWindow});
+  w.writeSegment({900, 1300, 10, 12, 0, 3, 3, 0});
+  w.flush();
+  w.writeSegment({2900, 3200, 30, 31, 1, 3, 4, kc::kSegmentActivityDiscarded});
+  w.writeEnd();
+  w.flush();
+  const kc::LogData d = kc::readLog(sink.bytes);
+  REQUIRE(d.intact());
+  CHECK(d.minor == 2);
+  REQUIRE(d.segments.size() == 2);
+  CHECK(d.segments[1].index == 1);
+  CHECK(d.str(d.segments[1].end_reason_id) == "duration");
+  CHECK(d.segments[1].flags == kc::kSegmentActivityDiscarded);
+  const kc::LogData first = kc::selectSegment(d, d.segments[0]);
+  CHECK(first.launches.size() == 3);
+  CHECK(first.kernels.size() == 3);
+  CHECK(first.ranges.size() == 1);
+  const auto totals = kc::segmentTotals(d);
+  REQUIRE(totals.size() == 2);
+  CHECK(totals[0].kernels == 3);
+  CHECK(totals[0].launches == 3);
+  CHECK(totals[0].ranges == 1);
+  CHECK(totals[0].gpu_ns == 3 * 55);
+  CHECK(totals[1].kernels == 2);
+  CHECK(totals[1].reason == "ctl");
+  CHECK(totals[1].end_reason == "duration");
+  CHECK(kc::summarize(first).kernels == 3);
+
+  // A segment naming a string that was never defined is reported like any bad reference.
+  kc::MemorySink bad;
+  kc::LogWriter wb(&bad);
+  wb.writeSegment({1, 2, 0, 0, 0, 77, 0, 0});
+  wb.writeEnd();
+  wb.flush();
+  const kc::LogData db = kc::readLog(bad.bytes);
+  CHECK(hasIssue(db, ReadIssue::Severity::kError, "string id 77 out of range"));
+  CHECK(kc::segmentTotals(db).size() == 1);
+
+  // A segment record cut short stops its chunk with an error, like every known record type.
+  std::vector<uint8_t> cut = sink.bytes;
+  kc::MemorySink one;
+  kc::LogWriter w1(&one);
+  w1.writeSegment({900, 1300, 10, 12, 0, 0, 0, 0});
+  w1.flush();
+  std::vector<uint8_t> b = one.bytes;
+  const size_t rec = sizeof(kc::FileHeader) + sizeof(kc::ChunkHeader);
+  uint32_t short_body = 40;
+  std::memcpy(b.data() + rec + 4, &short_body, 4);
+  kc::ChunkHeader ch;
+  std::memcpy(&ch, b.data() + sizeof(kc::FileHeader), sizeof(ch));
+  ch.payload_bytes = 8 + 40;
+  b.resize(rec + 48);
+  ch.checksum = XXH3_64bits(b.data() + rec, 48);
+  std::memcpy(b.data() + sizeof(kc::FileHeader), &ch, sizeof(ch));
+  const kc::LogData ds = kc::readLog(b);
+  CHECK(hasIssue(ds, ReadIssue::Severity::kError, "segment record in chunk 0"));
+  CHECK(ds.segments.empty());
+}
+
+namespace {
+struct PreambleCtx {
+  std::vector<std::pair<uint32_t, std::string>> strings;
+  int calls = 0;
+};
+void preamble(kc::LogWriter& w, void* p) {
+  auto* c = static_cast<PreambleCtx*>(p);
+  ++c->calls;
+  w.writeMetadata("pid", "7");
+  for (const auto& [id, s] : c->strings) w.writeString(id, s);
+}
+}  // namespace
+
+TEST_CASE("rotation: each file starts with a file header and the definitions its records use") {
+  kc::MemorySink sink;
+  sink.max_bytes = 4096;
+  sink.max_files = 3;
+  kc::LogWriter w(&sink);
+  PreambleCtx ctx;
+  w.setPreamble(&preamble, &ctx);
+  w.writeMetadata("pid", "7");
+  w.writeString(1, "gemm");
+  ctx.strings.emplace_back(1, "gemm");
+  uint64_t written = 0;
+  for (uint64_t c = 1; c <= 200; ++c) {
+    w.writeKernel(kernel(c, 1));
+    ++written;
+    if (c % 10 == 0) w.flush();  // chunks of about 1 KiB
+  }
+  w.flush();
+  REQUIRE(sink.files.size() == 2);  // third file is `bytes`
+  CHECK(w.rotations() == 2);
+  CHECK(ctx.calls == 2);
+  uint64_t read = 0;
+  std::vector<std::vector<uint8_t>> files = sink.files;
+  files.push_back(sink.bytes);
+  for (const auto& f : files) {
+    CHECK(f.size() <= 4096);
+    const kc::LogData d = kc::readLog(f);
+    CHECK_FALSE(d.damaged());
+    CHECK(d.meta("pid") == "7");
+    for (const auto& k : d.kernels) CHECK(d.str(k.name_id) == "gemm");
+    read += d.kernels.size();
+  }
+  CHECK(read < written);              // the third file filled up: the rest was refused
+  CHECK(w.droppedBytes() > 0);        // and counted
+  CHECK(kc::readLog(files[0]).kernels.front().correlation_id == 1);
+}
+
+TEST_CASE("rotation on disk: next names, never an existing file") {
+  CHECK(kc::rotatedPath("/x/kcount-h-1.kcount", 1) == "/x/kcount-h-1.1.kcount");
+  CHECK(kc::rotatedPath("/x/log", 2) == "/x/log.2");
+  char dir[] = "/tmp/kcount-rotation-test.XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string base = std::string(dir) + "/r.kcount";
+  { std::ofstream(std::string(dir) + "/r.1.kcount") << "keep"; }
+  std::vector<std::string> opened;
+  {
+    kc::FileSink sink(base, 0600, 3000, nullptr, 3, [&](const std::string& p) { opened.push_back(p); });
+    kc::LogWriter w(&sink);
+    PreambleCtx ctx;
+    ctx.strings.emplace_back(1, "gemm");
+    w.setPreamble(&preamble, &ctx);
+    w.writeString(1, "gemm");
+    for (uint64_t c = 1; c <= 100; ++c) {
+      w.writeKernel(kernel(c, 1));
+      if (c % 10 == 0) w.flush();
+    }
+    w.flush();
+    CHECK(sink.files() == opened);
+  }
+  REQUIRE(opened.size() == 3);
+  CHECK(opened[0] == base);
+  CHECK(opened[1] == std::string(dir) + "/r.1.kcount.1");  // r.1.kcount existed
+  CHECK(opened[2] == std::string(dir) + "/r.2.kcount");
+  std::ifstream keep(std::string(dir) + "/r.1.kcount");
+  CHECK(std::string((std::istreambuf_iterator<char>(keep)), std::istreambuf_iterator<char>()) == "keep");
+  for (const auto& p : opened) {
+    CHECK(std::filesystem::file_size(p) <= 3000);
+    const kc::LogData d = kc::readLogFile(p);
+    CHECK_FALSE(d.damaged());
+    CHECK_FALSE(d.kernels.empty());
+  }
+  std::filesystem::remove_all(dir);
+}

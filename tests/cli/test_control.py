@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Capture windows and the control socket, end to end, without a GPU: libkcount.so preloaded into an
+NVTX-only program (tests/programs/nvtx_server.cpp) with KCOUNT_CONTROL=on, driven by `kcount ctl`.
+Also: KCOUNT_CAPTURE_RANGE/SKIP/COUNT, KCOUNT_CAPTURE_DURATION, kcount ctl's errors and exit codes, another
+user refused (needs root to create the user; skipped with a message otherwise), log rotation.
+Usage: test_control.py BUILD_DIR"""
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.path.abspath(sys.argv[1])
+KCOUNT = os.path.join(BUILD, "bin", "kcount")
+LIB = os.path.join(BUILD, "lib", "libkcount.so")
+SERVER = os.path.join(BUILD, "bin", "nvtx_server")
+failures = []
+
+
+def check(name, cond, detail=""):
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else "  " + str(detail)))
+    if not cond:
+        failures.append(name)
+
+
+class Server:
+    """nvtx_server with the library preloaded; send() waits for its answer line."""
+
+    def __init__(self, out, **env):
+        e = dict(os.environ, LD_PRELOAD=LIB, KCOUNT_OUTPUT=out, KCOUNT_CONTROL="on", KCOUNT_LOG_LEVEL="warn")
+        e.update({k: str(v) for k, v in env.items()})
+        self.p = subprocess.Popen([SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=e, text=True)
+        self.pid = self.p.pid
+
+    def send(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        return self.p.stdout.readline().strip()
+
+    def quit(self):
+        self.p.stdin.write("quit\n")
+        self.p.stdin.flush()
+        out, err = self.p.communicate(timeout=30)
+        return self.p.returncode, err
+
+
+def ctl(*args, user=None):
+    r = subprocess.run([KCOUNT, "ctl", *[str(a) for a in args]], capture_output=True, text=True, timeout=60, user=user)
+    return r.returncode, r.stdout, r.stderr
+
+
+def wait_socket(pid):
+    for _ in range(200):
+        rc, out, err = ctl(pid, "status", "--format", "json")
+        if rc == 0:
+            return json.loads(out)
+        time.sleep(0.02)
+    return None
+
+
+def summary(path, *extra):
+    r = subprocess.run([KCOUNT, "summary", path, "--format", "json", *extra], capture_output=True, text=True)
+    return r.returncode, (json.loads(r.stdout)["logs"][0] if r.returncode == 0 else r.stderr)
+
+
+def instances(log_json, path):
+    for r in log_json["ranges"]:
+        if r["path"] == path:
+            return r["instances"]
+    return 0
+
+
+tmp = tempfile.mkdtemp(prefix="kcount-control-test.")
+os.chmod(tmp, 0o755)
+try:
+    # ---- ctl start/stop/status round trip, capture range armed from ctl, a window opened inside a range.
+    log = os.path.join(tmp, "ctl.kcount")
+    s = Server(log, KCOUNT_START="paused")
+    check("nvtx_server answers", s.send("3") == "done 3")
+    st = wait_socket(s.pid)
+    check("status of a paused process", st is not None and st["status"]["mode"] == "paused", st)
+    rc, out, err = ctl(s.pid, "start")
+    check("ctl start", rc == 0 and "recording" in out, (rc, out, err))
+    rc, out, err = ctl(s.pid, "start")
+    check("ctl start twice: exit 1, already open", rc == 1 and "already open" in err, (rc, out, err))
+    s.send("5")
+    rc, out, err = ctl(s.pid, "stop")
+    check("ctl stop", rc == 0 and "paused" in out, (rc, out, err))
+    rc, out, err = ctl(s.pid, "stop")
+    check("ctl stop without a window: exit 1", rc == 1 and "no capture window" in err, (rc, out, err))
+    s.send("2")
+    rc, out, err = ctl(s.pid, "start", "--range", "request", "--skip", "2", "--count", "3")
+    check("ctl start --range arms", rc == 0 and "armed" in out, (rc, out, err))
+    s.send("10")
+    st = json.loads(ctl(s.pid, "status", "--format", "json")[1])["status"]
+    check("capture range window closed by its last occurrence", st["mode"] == "paused" and st["windows_closed"] == 2
+          and "capture_range" not in st, st)
+    s.send("open outer")  # while paused: the stack is still tracked
+    rc, out, err = ctl(s.pid, "start", "--duration", "30s")
+    check("ctl start --duration", rc == 0 and "left" in out, (rc, out, err))
+    s.send("4")
+    s.send("close")
+    rc, out, err = ctl(s.pid, "flush")
+    check("ctl flush", rc == 0, (rc, out, err))
+    rc, out, err = ctl(s.pid, "stop")
+    check("ctl stop (third window)", rc == 0, (rc, out, err))
+    code, err = s.quit()
+    check("program exit code unchanged", code == 0, (code, err))
+    check("socket removed at exit", not any(f.startswith(f"{s.pid}.") for d in ["/tmp/kcount-%d" % os.geteuid()]
+                                             if os.path.isdir(d) for f in os.listdir(d)))
+    rc, j = summary(log)
+    ok = rc == 0
+    check("log readable", ok, j)
+    if ok:
+        segs = j["segments"]
+        check("three segments", len(segs) == 3, segs)
+        if len(segs) == 3:
+            check("segment 0: ctl -> ctl, 5 requests", segs[0]["reason"] == "ctl" and segs[0]["end_reason"] == "ctl"
+                  and segs[0]["ranges"] == 10, segs[0])
+            check("segment 1: capture range 3-5", segs[1]["reason"] == "capture-range request 3-5"
+                  and segs[1]["end_reason"] == "range end" and segs[1]["ranges"] == 6, segs[1])
+            check("segment 2: 4 requests inside outer, outer closed in it", segs[2]["ranges"] == 9, segs[2])
+        rc1, j1 = summary(log, "--segment", "1")
+        check("--segment 1: exactly occurrences 3-5", rc1 == 0 and instances(j1, "request") == 3
+              and instances(j1, "request/inner") == 3, j1 if rc1 else "")
+        rc2, j2 = summary(log, "--segment", "2")
+        check("--segment 2: requests credited under the range open before the window",
+              rc2 == 0 and instances(j2, "outer/request") == 4 and instances(j2, "request") == 0, j2 if rc2 else "")
+        rc3, _ = summary(log, "--segment", "7")
+        check("--segment of a window that does not exist: exit 2", rc3 == 2)
+        check("only windowed ranges in the log", instances(j, "request") == 5 + 3 and instances(j, "outer/request") == 4,
+              [(r["path"], r["instances"]) for r in j["ranges"]])
+
+    # ---- KCOUNT_CAPTURE_RANGE / SKIP / COUNT without an operator.
+    log = os.path.join(tmp, "range.kcount")
+    s = Server(log, KCOUNT_CAPTURE_RANGE="request", KCOUNT_CAPTURE_SKIP=5, KCOUNT_CAPTURE_COUNT=10)
+    s.send("30")
+    code, _ = s.quit()
+    rc, j = summary(log)
+    check("capture range: occurrences 6-15 only", rc == 0 and instances(j, "request") == 10
+          and len(j["segments"]) == 1 and j["segments"][0]["reason"] == "capture-range request 6-15",
+          j if rc else "")
+
+    # ---- KCOUNT_CAPTURE_DURATION: the window closes by itself.
+    log = os.path.join(tmp, "duration.kcount")
+    s = Server(log, KCOUNT_CAPTURE_DURATION="400ms")
+    s.send("5")
+    time.sleep(1.0)
+    s.send("7")
+    s.quit()
+    rc, j = summary(log)
+    check("duration window: first 5 requests only, end reason duration", rc == 0 and instances(j, "request") == 5
+          and j["segments"][0]["end_reason"] == "duration", j if rc else "")
+
+    # ---- Errors and exit codes.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    rc, out, err = ctl(dead.pid, "status")
+    check("no such process: exit 3", rc == 3 and "no such process" in err, (rc, err))
+    sleeper = subprocess.Popen(["sleep", "30"])
+    rc, out, err = ctl(sleeper.pid, "status")
+    check("not a kcount process: exit 5", rc == 5 and "not a kcount process" in err, (rc, err))
+    # A stale socket of a dead process: --all removes it.
+    d = "/tmp/kcount-%d" % os.geteuid()
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    stale = os.path.join(d, f"{dead.pid}.sock")
+    sk = socket.socket(socket.AF_UNIX)
+    sk.bind(stale)
+    sk.close()
+    ctl("--all", "status")
+    check("stale socket of a dead process removed by --all", not os.path.exists(stale))
+    rc, out, err = ctl(sleeper.pid, "bogus")
+    check("unknown command: exit 2", rc == 2, (rc, err))
+    rc, out, err = ctl(sleeper.pid, "stop", "--duration", "3s")
+    check("--duration without start: exit 2", rc == 2, (rc, err))
+    sleeper.kill()
+
+    # ---- Another user is refused (SO_PEERCRED), and the refusal is counted.
+    if os.geteuid() != 0:
+        print("SKIP permission test: needs root to create a second user (CI runs as root)")
+    else:
+        user = "kcountctl"
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
+        pw = pwd.getpwnam(user)
+        log = os.path.join(tmp, "perm.kcount")
+        s = Server(log, KCOUNT_START="paused")
+        s.send("1")
+        st = wait_socket(s.pid)
+        rc, out, err = ctl(s.pid, "status", user=user)
+        check("other user: kcount ctl exits 4 (permission refused)", rc == 4 and "permission refused" in err, (rc, err))
+        # Make the socket reachable through the file system, so that only the library's peer check stands.
+        sock = os.path.join("/tmp/kcount-0", f"{s.pid}.sock")
+        os.chmod("/tmp/kcount-0", 0o711)
+        os.chmod(sock, 0o777)
+        try:
+          r = subprocess.run([shutil.which("python3", path="/usr/bin:/bin") or sys.executable, "-c", (
+            "import socket,sys;c=socket.socket(socket.AF_UNIX);c.settimeout(10);c.connect(sys.argv[1]);\n"
+            "try: c.sendall(b'{\"cmd\":\"start\"}\\n')\nexcept OSError: pass\n"
+            "print(c.recv(4096).decode())"), sock],
+            capture_output=True, text=True, user=user, timeout=30)
+        finally:
+          os.chmod("/tmp/kcount-0", 0o700)
+          os.chmod(sock, 0o600)
+        check("other user: the library refuses the connection", '"ok":false' in r.stdout
+              and "permission refused" in r.stdout, (r.stdout, r.stderr))
+        st = json.loads(ctl(s.pid, "status", "--format", "json")[1])["status"]
+        check("refusal counted, command not run", st["refused_connections"] == 1 and st["mode"] == "paused", st)
+        code, err = s.quit()
+        check("refusal logged once", err.count("refused a connection from uid %d" % pw.pw_uid) == 1, err)
+
+    # ---- cuptiSubscribe of the program goes through kcount's interposer and gets the real answer.
+    sub = os.path.join(BUILD, "bin", "cupti_subscriber")
+    if not os.path.exists(sub):
+        print("SKIP cuptiSubscribe interposer: no libcupti found at build time (tests/programs/cupti_subscriber)")
+    else:
+        plain = subprocess.run([sub], capture_output=True, text=True, timeout=60)
+        pre = subprocess.run([sub], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, LD_PRELOAD=LIB, KCOUNT_LOG_LEVEL="debug", KCOUNT_YIELD="1"))
+        check("cuptiSubscribe forwarded: same results with kcount preloaded",
+              plain.returncode == pre.returncode == 0 and plain.stdout == pre.stdout and plain.stdout.startswith("subscribe"),
+              (plain.stdout, pre.stdout, pre.stderr[-300:]))
+        check("cuptiSubscribe interposer reached", "cuptiSubscribe goes through kcount to" in pre.stderr
+              and "libcupti" in pre.stderr, pre.stderr[-300:])
+
+    # ---- Rotation: KCOUNT_MAX_BYTES per file, KCOUNT_MAX_FILES files, each readable alone; never
+    # overwrites an existing file.
+    rot = os.path.join(tmp, "rot")
+    os.makedirs(rot)
+    base = os.path.join(rot, "r.kcount")
+    with open(os.path.join(rot, "r.1.kcount"), "w") as f:
+        f.write("not ours\n")
+    s = Server(base, KCOUNT_MAX_BYTES=2500000, KCOUNT_MAX_FILES=3)
+    for _ in range(20):
+        s.send("10000")
+        time.sleep(0.05)
+    code, err = s.quit()
+    files = sorted(os.listdir(rot))
+    check("rotation: three files, the existing one untouched", files == ["r.1.kcount", "r.1.kcount.1", "r.2.kcount", "r.kcount"]
+          and open(os.path.join(rot, "r.1.kcount")).read() == "not ours\n", files)
+    total = 0
+    for name in ["r.kcount", "r.1.kcount.1", "r.2.kcount"]:
+        p = os.path.join(rot, name)
+        size = os.path.getsize(p)
+        rc, j = summary(p)
+        errs = [i for i in j["issues"] if i["severity"] == "error"] if rc == 0 else j
+        check(f"rotation: {name} <= 2500000 bytes and self-contained", rc == 0 and size <= 2500000 and not errs
+              and j["metadata"].get("pid") == str(s.pid) and instances(j, "request/inner") > 0, (size, errs))
+        if rc == 0:
+            total += instances(j, "request")
+    check("rotation: records stop after the last file, the drop is said", 0 < total < 200000
+          and "KCOUNT_MAX_FILES=3" in err, (total, err[-500:]))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,265 @@
+"""GPU checks of kcount's control features (issue: production control). Run by check_control.sh.
+
+  a  http server: a PyTorch model behind http.server, started with kcount loaded and paused. The
+     operator (`kcount ctl PID start/stop`) captures 1, 7 and 13 requests: each window's kernel count
+     is requests x kernels-per-request exactly, 0 unmatched, and no request fails.
+  a2 throughput while paused vs. a server without kcount, side by side (batches alternate between the
+     two servers), and again after the last stop.
+  b  KCOUNT_CAPTURE_RANGE=step SKIP=5 COUNT=10 on examples/geglu.py: exactly steps 6-15 (10 step
+     instances, 50 kernels), one segment.
+  c  launch loop (a.add_(1)) in a process with kcount: before any capture and after a start/stop, within
+     noise of a process without kcount.
+  d  KCOUNT_YIELD=1 with torch.profiler around range `during` (control/yield_case.py): the program exits
+     0, torch.profiler sees its 10 kernels, kcount has `before` = 10 and nothing of `during`, its first
+     window ends with reason "yield"; d2: kcount resumes after the profiler unsubscribes (`after` = 10).
+
+Prints rows "NAME  PASS|FAIL  details" and a table last; exits 1 if any row failed.
+Usage: python3 check_control.py BUILD_DIR OUTDIR
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+BUILD = os.path.abspath(sys.argv[1])
+OUT = os.path.abspath(sys.argv[2])
+KCOUNT = os.path.join(BUILD, "bin", "kcount")
+LIB = os.path.join(BUILD, "lib", "libkcount.so")
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PY = os.environ.get("PYTHON", sys.executable)
+TOL = float(os.environ.get("KCOUNT_CONTROL_TOL", "0.10"))  # allowed slowdown vs. no kcount
+os.makedirs(OUT, exist_ok=True)
+rows = []
+
+
+def row(name, ok, detail):
+    rows.append((name, "PASS" if ok else "FAIL", detail))
+    print(f"==> {name}: {'PASS' if ok else 'FAIL'} {detail}", flush=True)
+
+
+def ctl(pid, *args):
+    r = subprocess.run([KCOUNT, "ctl", str(pid), *args, "--format", "json"], capture_output=True, text=True,
+                       timeout=120)
+    try:
+        return r.returncode, json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {}, r.stderr
+    except Exception:
+        return r.returncode, {}, r.stdout + r.stderr
+
+
+def summary(path, *extra):
+    r = subprocess.run([KCOUNT, "summary", path, "--format", "json", *extra], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"kcount summary {path}: exit {r.returncode}: {r.stderr[-400:]}")
+    return json.loads(r.stdout)["logs"][0]
+
+
+class Server:
+    def __init__(self, tag, kcount_env=None):
+        env = dict(os.environ)
+        if kcount_env is not None:
+            env.update(LD_PRELOAD=LIB, **kcount_env)
+        self.err = open(os.path.join(OUT, f"{tag}.stderr.txt"), "w")
+        self.p = subprocess.Popen([PY, os.path.join(HERE, "control", "server.py"), "--port", "0"],
+                                  stdout=subprocess.PIPE, stderr=self.err, env=env, text=True, cwd=OUT)
+        line = self.p.stdout.readline().split()
+        if len(line) != 2 or line[0] != "PORT":
+            raise RuntimeError(f"server {tag} did not start (see {self.err.name})")
+        self.url = f"http://127.0.0.1:{line[1]}"
+        self.failed = 0
+        self.sent = 0
+
+    def post(self, path, body):
+        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read())
+
+    def requests(self, n):
+        """Sends n requests one after the other; returns requests per second."""
+        t = time.perf_counter()
+        for i in range(n):
+            self.sent += 1
+            try:
+                code, body = self.post("/infer", {"value": 0.001 * (i % 7)})
+                if code != 200 or not body.get("ok"):
+                    self.failed += 1
+            except Exception:
+                self.failed += 1
+        return n / (time.perf_counter() - t)
+
+    def quit(self):
+        try:
+            self.post("/quit", {})
+        except Exception:
+            pass
+        rc = self.p.wait(timeout=60)
+        self.err.close()
+        return rc
+
+
+def side_by_side(a, b, rounds=5, n=200):
+    ra, rb = [], []
+    for _ in range(rounds):
+        ra.append(a.requests(n))
+        rb.append(b.requests(n))
+    return statistics.median(ra), statistics.median(rb), ra
+
+
+def check_http():
+    log = os.path.join(OUT, "http-server.kcount")
+    if os.path.exists(log):
+        os.unlink(log)
+    plain = Server("http-plain")
+    kc = Server("http-kcount", {"KCOUNT_START": "paused", "KCOUNT_OUTPUT": log})
+    try:
+        plain.requests(30)
+        kc.requests(30)  # warm-up: cuBLAS handles, allocator, first-call work happen while paused
+        none_rps, paused_rps, none_all = side_by_side(plain, kc)
+        rc, st, err = ctl(kc.p.pid, "status")
+        paused_ok = rc == 0 and st.get("status", {}).get("mode") == "paused"
+        windows = [1, 7, 13]
+        ctl_errors = []
+        for n in windows:
+            rc1, _, e1 = ctl(kc.p.pid, "start")
+            kc.requests(n)
+            rc2, _, e2 = ctl(kc.p.pid, "stop")
+            if rc1 or rc2:
+                ctl_errors.append(f"start {rc1} stop {rc2}: {e1.strip()} {e2.strip()}")
+        none_rps2, after_rps, none_all2 = side_by_side(plain, kc)
+        sent, failed = plain.sent + kc.sent, plain.failed + kc.failed
+    finally:
+        rc_plain = plain.quit()
+        rc_kc = kc.quit()
+    try:
+        s = summary(log)
+        segs = s["segments"]
+        kernels = [g["kernels"] for g in segs]
+        unmatched = [g["unmatched_kernels"] for g in segs]
+        kpr = kernels[0] if kernels else 0
+        exact = (len(segs) == 3 and kpr > 0 and kernels == [n * kpr for n in windows] and unmatched == [0, 0, 0]
+                 and all(g["reason"] == "ctl" and g["end_reason"] == "ctl" for g in segs))
+        detail = (f"windows of {windows} requests: kernels {kernels} (kernels/request {kpr}), unmatched {unmatched}, "
+                  f"{len(segs)} segments; ctl errors {ctl_errors or 'none'}; status paused {paused_ok}")
+        row("a  http server windows exact", exact and not ctl_errors and paused_ok, detail)
+    except Exception as exc:
+        row("a  http server windows exact", False, f"{exc}; ctl errors {ctl_errors}")
+    row("a  http server no request fails", failed == 0 and rc_plain == 0 and rc_kc == 0,
+        f"{sent} requests, {failed} failed; exit codes: plain {rc_plain}, kcount {rc_kc}")
+    spread = (max(none_all) - min(none_all)) / statistics.median(none_all) if none_all else 0
+    tol = max(TOL, spread)
+    row("a2 throughput paused vs none", paused_rps >= none_rps * (1 - tol),
+        f"median req/s over 5x200: none {none_rps:.0f}, kcount paused {paused_rps:.0f} "
+        f"({(paused_rps / none_rps - 1) * 100:+.1f}%; tolerance {tol * 100:.0f}%)")
+    row("a2 throughput after stop vs none", after_rps >= none_rps2 * (1 - tol),
+        f"median req/s over 5x200: none {none_rps2:.0f}, kcount after 3 windows {after_rps:.0f} "
+        f"({(after_rps / none_rps2 - 1) * 100:+.1f}%)")
+
+
+def check_capture_range():
+    outdir = os.path.join(OUT, "capture-range")
+    os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):
+        os.unlink(os.path.join(outdir, f))
+    env = dict(os.environ, KCOUNT_CAPTURE_RANGE="step", KCOUNT_CAPTURE_SKIP="5", KCOUNT_CAPTURE_COUNT="10")
+    r = subprocess.run([KCOUNT, "run", "--output", outdir + "/", "--", PY, os.path.join(REPO, "examples", "geglu.py"),
+                        "--steps", "20", "--warmup", "5"], capture_output=True, text=True, env=env, timeout=300)
+    logs = [os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".kcount")]
+    if r.returncode != 0 or len(logs) != 1:
+        row("b  capture range steps 6-15", False, f"exit {r.returncode}, logs {logs}: {r.stderr[-300:]}")
+        return
+    s = summary(logs[0])
+    step = next((x for x in s["ranges"] if x["path"] == "step"), None)
+    warm = [x["path"] for x in s["ranges"] if x["path"].startswith("warmup")]
+    segs = s["segments"]
+    t = s["totals"]
+    ok = (step is not None and step["instances"] == 10 and step["inclusive"]["kernels"] == 50 and t["kernels"] == 50
+          and t["launches"] == 50 and t["unmatched_kernels"] == 0 and not warm and len(segs) == 1
+          and segs[0]["reason"] == "capture-range step 6-15" and segs[0]["end_reason"] == "range end")
+    row("b  capture range steps 6-15", ok,
+        f"step instances {step and step['instances']}, step kernels {step and step['inclusive']['kernels']}, "
+        f"total kernels {t['kernels']}, launches {t['launches']}, unmatched {t['unmatched_kernels']}, warmup ranges "
+        f"{warm}, segments {[(g['reason'], g['end_reason'], g['kernels']) for g in segs]}")
+
+
+def check_launch_loop():
+    loop = os.path.join(HERE, "control", "launch_loop.py")
+
+    def run(with_kcount):
+        env = dict(os.environ)
+        cmd = [PY, loop, "--iters", "20000", "--rounds", "3"]
+        if with_kcount:
+            env.update(LD_PRELOAD=LIB, KCOUNT_START="paused", KCOUNT_OUTPUT=os.path.join(OUT, "launch-loop-%p.kcount"))
+            cmd += ["--ctl", KCOUNT]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=OUT)
+        if r.returncode != 0:
+            raise RuntimeError(f"launch_loop exit {r.returncode}: {r.stderr[-300:]}")
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    try:
+        none, kc = [], {"before": [], "recording": [], "after": []}
+        for _ in range(2):  # alternate processes: none, kcount, none, kcount
+            none += run(False)["before"]
+            k = run(True)
+            for key in kc:
+                kc[key] += k[key]
+        med = statistics.median
+        n, b, rec, a = med(none), med(kc["before"]), med(kc["recording"]), med(kc["after"])
+        spread = (max(none) - min(none)) / n
+        tol = max(TOL, spread)
+        row("c  launch loop paused/after stop vs none", b <= n * (1 + tol) and a <= n * (1 + tol),
+            f"µs per launch (median): none {n:.2f}, kcount before capture {b:.2f} ({(b / n - 1) * 100:+.1f}%), "
+            f"recording {rec:.2f} ({(rec / n - 1) * 100:+.1f}%), after stop {a:.2f} ({(a / n - 1) * 100:+.1f}%); "
+            f"tolerance {tol * 100:.0f}%")
+    except Exception as exc:
+        row("c  launch loop paused/after stop vs none", False, str(exc))
+
+
+def check_yield():
+    outdir = os.path.join(OUT, "yield")
+    os.makedirs(outdir, exist_ok=True)
+    for f in os.listdir(outdir):
+        os.unlink(os.path.join(outdir, f))
+    env = dict(os.environ, KCOUNT_YIELD="1")
+    r = subprocess.run([KCOUNT, "run", "--output", outdir + "/", "--", PY, os.path.join(HERE, "control", "yield_case.py")],
+                       capture_output=True, text=True, env=env, timeout=300)
+    with open(os.path.join(OUT, "yield.stderr.txt"), "w") as f:
+        f.write(r.stderr)
+    logs = [os.path.join(outdir, f) for f in os.listdir(outdir) if f.endswith(".kcount")]
+    try:
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+    except Exception:
+        out = {}
+    if len(logs) != 1:
+        row("d  KCOUNT_YIELD torch.profiler", False, f"exit {r.returncode}, logs {logs}: {r.stderr[-300:]}")
+        return
+    s = summary(logs[0])
+    k = {x["path"]: x["inclusive"]["kernels"] for x in s["ranges"]}
+    segs = [(g["reason"], g["end_reason"], g["kernels"]) for g in s["segments"]]
+    ok = (r.returncode == 0 and out.get("torch_profiler_kernels") == 10 and out.get("x") == 30
+          and k.get("before") == 10 and k.get("during", 0) == 0 and segs and segs[0][1] == "yield")
+    row("d  KCOUNT_YIELD torch.profiler", ok,
+        f"exit {r.returncode}, torch.profiler kernels {out.get('torch_profiler_kernels')}, kcount before "
+        f"{k.get('before')} during {k.get('during', 0)} after {k.get('after', 0)}, segments {segs}")
+    row("d2 KCOUNT_YIELD resumes after", k.get("after") == 10 and len(segs) == 2 and segs[1][0] == "resume after yield",
+        f"kcount after {k.get('after', 0)}, segments {segs} (resumes when the profiler calls cuptiUnsubscribe or "
+        f"cuptiFinalize)")
+
+
+t0 = time.time()
+for fn in (check_http, check_capture_range, check_launch_loop, check_yield):
+    try:
+        fn()
+    except Exception as exc:
+        row(fn.__name__, False, f"{type(exc).__name__}: {exc}")
+print()
+print(f"kcount control checks ({OUT}, {time.time() - t0:.0f} s)")
+print(f"{'CHECK':<42} {'RESULT':<6} DETAILS")
+for name, status, detail in rows:
+    print(f"{name:<42} {status:<6} {detail}")
+failed = any(s != "PASS" for _, s, _ in rows)
+print("RESULT: " + ("FAIL" if failed else "PASS"))
+sys.exit(1 if failed else 0)

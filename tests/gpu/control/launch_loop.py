@@ -1,0 +1,46 @@
+"""Launch-loop timing for tests/gpu/check_control.py: microseconds per `a.add_(1)` on a 16-element tensor
+(one kernel launch per iteration), in rounds. With --ctl KCOUNT: round 0..K-1 before any capture
+(paused), then `kcount ctl <own pid> start`, one round while recording, `kcount ctl stop`, then rounds
+after the stop. Prints one JSON line: {"before": [...], "recording": [...], "after": [...]} (µs/iter).
+
+    python3 launch_loop.py --iters 20000 --rounds 3 [--ctl PATH_TO_KCOUNT]
+"""
+import argparse
+import json
+import os
+import subprocess
+import time
+
+import torch
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--iters", type=int, default=20000)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--ctl", default=None)
+    args = p.parse_args()
+    a = torch.zeros(16, device="cuda")
+    for _ in range(2000):
+        a.add_(1)
+    torch.cuda.synchronize()
+
+    def measure():
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(args.iters):
+            a.add_(1)
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t) / args.iters * 1e6
+
+    out = {"before": [measure() for _ in range(args.rounds)], "recording": [], "after": []}
+    if args.ctl:
+        subprocess.run([args.ctl, "ctl", str(os.getpid()), "start"], check=True, stdout=subprocess.DEVNULL)
+        out["recording"].append(measure())
+        subprocess.run([args.ctl, "ctl", str(os.getpid()), "stop"], check=True, stdout=subprocess.DEVNULL)
+        out["after"] = [measure() for _ in range(args.rounds)]
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+#include "tools/ctl.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace kc {
+namespace {
+
+using nlohmann::json;
+
+bool processExists(int pid, unsigned* uid) {
+  struct stat st {};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return false;
+  if (uid != nullptr) *uid = st.st_uid;
+  return true;
+}
+
+std::string envOf(int pid, const std::string& key) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  if (!in) return {};
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = 0;
+  while (at < all.size()) {
+    const size_t end = all.find('\0', at);
+    const std::string kv = all.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (kv.compare(0, key.size() + 1, key + "=") == 0) return kv.substr(key.size() + 1);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return {};
+}
+
+std::string fmtNs(uint64_t ns) {
+  if (ns < 1000000) return fmt::format("{} µs", ns / 1000);
+  if (ns < 1000000000ull) return fmt::format("{:.1f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
+struct Answer {
+  int code = kCtlOk;
+  json reply;
+  std::string error;
+};
+
+// Connects to `path`, sends one request line, reads one reply line.
+Answer ask(const std::string& path, const std::string& request, double timeout_s) {
+  Answer a;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    a.code = kCtlFailed;
+    a.error = std::string("socket(): ") + std::strerror(errno);
+    return a;
+  }
+  timeval tv{static_cast<time_t>(timeout_s), static_cast<suseconds_t>(std::fmod(timeout_s, 1.0) * 1e6)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EACCES || err == EPERM) {
+      a.code = kCtlPermission;
+      a.error = "permission refused (" + path + ": " + std::strerror(err) + ")";
+    } else if (err == ECONNREFUSED || err == ENOENT) {
+      a.code = kCtlNotKcount;
+      a.error = "stale control socket " + path + " (nobody listens)";
+    } else {
+      a.code = kCtlFailed;
+      a.error = "cannot connect to " + path + ": " + std::strerror(err);
+    }
+    return a;
+  }
+  const std::string line = request + "\n";
+  if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
+    // The process may have refused us (another user) and closed: its answer is still readable.
+  }
+  std::string in;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    in.append(buf, static_cast<size_t>(n));
+    if (in.find('\n') != std::string::npos) break;
+  }
+  ::close(fd);
+  if (in.empty()) {
+    a.code = kCtlFailed;
+    a.error = "no answer from " + path + " within " + fmt::format("{}", timeout_s) + " s";
+    return a;
+  }
+  try {
+    a.reply = json::parse(in.substr(0, in.find('\n')));
+  } catch (const std::exception&) {
+    a.code = kCtlFailed;
+    a.error = "unreadable answer from " + path;
+    return a;
+  }
+  if (!a.reply.value("ok", false)) {
+    a.error = a.reply.value("error", std::string("refused"));
+    a.code = a.error.rfind("permission refused", 0) == 0 ? kCtlPermission : kCtlRefusedCommand;
+  }
+  return a;
+}
+
+void printText(int pid, const std::string& cmd, const Answer& a) {
+  const json& st = a.reply.contains("status") ? a.reply["status"] : json::object();
+  std::string line = fmt::format("pid {}: ", pid);
+  if (a.code != kCtlOk) {
+    std::cerr << line << cmd << ": " << a.error << '\n';
+    if (st.empty()) return;
+  }
+  if (st.empty()) {
+    std::cout << line << cmd << " done\n";
+    return;
+  }
+  const std::string mode = st.value("mode", std::string("?"));
+  line += mode;
+  if (st.value("window_open", false)) {
+    line += fmt::format(" (window {}: {}, {} so far", st.value("window", 0u), st.value("window_reason", std::string()),
+                        fmtNs(st.value("window_elapsed_ns", uint64_t{0})));
+    if (st.contains("window_left_ns") && st["window_left_ns"].is_number())
+      line += fmt::format(", {} left", fmtNs(st["window_left_ns"].get<uint64_t>()));
+    line += ")";
+  } else if (st.contains("capture_range")) {
+    const json& c = st["capture_range"];
+    line += fmt::format(" (capture range {} armed: occurrences {}-{}, {} seen)", c.value("range", std::string()),
+                        c.value("skip", 0ull) + 1, c.value("skip", 0ull) + c.value("count", 0ull), c.value("seen", 0ull));
+  }
+  line += fmt::format("; {} windows closed", st.value("windows_closed", 0u));
+  std::cout << line << '\n';
+  if (cmd == "status" || cmd == "stop" || cmd == "flush") {
+    const json& r = st["records"];
+    const json& d = st["drops"];
+    std::cout << fmt::format("  records: {} launches, {} kernels, {} ranges; dropped: {} host records, {} activity "
+                             "records, {} activity buffers refused, {} bytes; {} activity records outside windows\n",
+                             r.value("launches", 0ull), r.value("kernels", 0ull), r.value("ranges", 0ull),
+                             d.value("host_records", 0ull), d.value("activity_records", 0ull),
+                             d.value("activity_buffers_refused", 0ull), d.value("bytes", 0ull),
+                             st.value("activity_outside_windows", 0ull));
+    const std::string log = st.value("log", std::string());
+    std::cout << fmt::format("  log: {} ({} bytes written{})\n", log.empty() ? "(not created yet)" : log,
+                             st.value("bytes_written", 0ull),
+                             st.contains("log_files") && st["log_files"].size() > 1
+                                 ? fmt::format(", {} files", st["log_files"].size())
+                                 : std::string());
+    if (st.value("refused_connections", 0ull) > 0)
+      std::cout << fmt::format("  refused connections from other users: {}\n", st.value("refused_connections", 0ull));
+  }
+}
+
+std::string socketFor(int pid, unsigned uid) {
+  for (const auto& dir : controlDirsFor(pid, uid)) {
+    const std::string p = dir + "/" + std::to_string(pid) + ".sock";
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) return p;
+    if (errno == EACCES) return p;  // a folder we may not enter: connect() says "permission refused"
+  }
+  return {};
+}
+
+void removeStale(const std::string& path) {
+  if (::unlink(path.c_str()) == 0) std::cerr << "kcount ctl: removed stale control socket " << path << '\n';
+}
+
+int oneTarget(int pid, const std::string& cmd, const std::string& request, const CtlOptions& opt) {
+  unsigned uid = 0;
+  if (!processExists(pid, &uid)) {
+    std::cerr << fmt::format("kcount ctl: no such process {}\n", pid);
+    for (const auto& dir : controlDirsFor(0, geteuid())) removeStale(dir + "/" + std::to_string(pid) + ".sock");
+    return kCtlNoProcess;
+  }
+  if (uid != geteuid() && geteuid() != 0) {
+    std::cerr << fmt::format("kcount ctl: pid {}: permission refused (the process belongs to uid {}, you are uid {})\n",
+                             pid, uid, geteuid());
+    return kCtlPermission;
+  }
+  const std::string path = socketFor(pid, uid);
+  if (path.empty()) {
+    std::cerr << fmt::format(
+        "kcount ctl: pid {}: not a kcount process (no control socket; libkcount.so not loaded, KCOUNT_CONTROL=off, "
+        "or the process has not initialized CUDA)\n",
+        pid);
+    return kCtlNotKcount;
+  }
+  const Answer a = ask(path, request, opt.timeout_s);
+  if (a.code == kCtlNotKcount) {
+    removeStale(path);
+    std::cerr << fmt::format("kcount ctl: pid {}: not a kcount process ({})\n", pid, a.error);
+    return a.code;
+  }
+  if (a.code == kCtlPermission || a.code == kCtlFailed) {
+    std::cerr << fmt::format("kcount ctl: pid {}: {}\n", pid, a.error);
+    return a.code;
+  }
+  if (opt.format == "json") {
+    json out = a.reply;
+    out["pid"] = pid;
+    std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+  } else {
+    printText(pid, cmd, a);
+  }
+  return a.code;
+}
+
+}  // namespace
+
+bool parseCtlDuration(const std::string& text, unsigned long long* ns) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(v >= 0)) return false;
+  const std::string unit(end);
+  double scale;
+  if (unit.empty() || unit == "s") scale = 1e9;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ns") scale = 1;
+  else if (unit == "m" || unit == "min") scale = 60e9;
+  else if (unit == "h") scale = 3600e9;
+  else return false;
+  if (v * scale > 1.8e19) return false;
+  *ns = static_cast<unsigned long long>(v * scale);
+  return true;
+}
+
+std::vector<std::string> controlDirsFor(int pid, unsigned uid) {
+  std::vector<std::string> dirs;
+  auto add = [&](const std::string& d) {
+    if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  };
+  if (const char* d = std::getenv("KCOUNT_CONTROL_DIR"); d != nullptr && *d != '\0') add(d);
+  if (pid > 0) {
+    add(envOf(pid, "KCOUNT_CONTROL_DIR"));
+    if (const std::string x = envOf(pid, "XDG_RUNTIME_DIR"); !x.empty() && x[0] == '/') add(x + "/kcount");
+  }
+  if (uid == geteuid())
+    if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x != nullptr && *x == '/') add(std::string(x) + "/kcount");
+  add("/run/user/" + std::to_string(uid) + "/kcount");
+  add("/tmp/kcount-" + std::to_string(uid));
+  return dirs;
+}
+
+int runCtl(const CtlOptions& opt) {
+  const size_t want = opt.all ? 1 : 2;
+  if (opt.args.size() != want) {
+    std::cerr << "kcount ctl: usage: kcount ctl PID|--all start|stop|status|flush [--duration 10s] "
+                 "[--range NAME --count M --skip N]\n";
+    return kCtlUsage;
+  }
+  const std::string cmd = opt.args.back();
+  if (cmd != "start" && cmd != "stop" && cmd != "status" && cmd != "flush") {
+    std::cerr << "kcount ctl: unknown command '" << cmd << "' (start, stop, status, flush)\n";
+    return kCtlUsage;
+  }
+  json req{{"cmd", cmd}};
+  if (!opt.duration.empty()) {
+    unsigned long long ns = 0;
+    if (!parseCtlDuration(opt.duration, &ns) || ns == 0) {
+      std::cerr << "kcount ctl: --duration " << opt.duration << ": not a duration (10s, 500ms, 2m)\n";
+      return kCtlUsage;
+    }
+    req["duration_ns"] = ns;
+  }
+  if (!opt.range.empty()) {
+    req["range"] = opt.range;
+    req["count"] = opt.count > 0 ? static_cast<unsigned long long>(opt.count) : 1ull;
+    req["skip"] = opt.skip > 0 ? static_cast<unsigned long long>(opt.skip) : 0ull;
+  } else if (opt.count >= 0 || opt.skip >= 0) {
+    std::cerr << "kcount ctl: --count and --skip need --range NAME\n";
+    return kCtlUsage;
+  }
+  if ((!opt.duration.empty() || !opt.range.empty()) && cmd != "start") {
+    std::cerr << "kcount ctl: --duration and --range go with start\n";
+    return kCtlUsage;
+  }
+  const std::string request = req.dump();
+  if (!opt.all) {
+    char* end = nullptr;
+    const long pid = std::strtol(opt.args[0].c_str(), &end, 10);
+    if (end == opt.args[0].c_str() || *end != '\0' || pid <= 0) {
+      std::cerr << "kcount ctl: '" << opt.args[0] << "' is not a process id\n";
+      return kCtlUsage;
+    }
+    return oneTarget(static_cast<int>(pid), cmd, request, opt);
+  }
+  // --all: every socket in this user's folders (root: every user's), stale ones removed.
+  std::set<std::string> dirs;
+  for (const auto& d : controlDirsFor(0, geteuid())) dirs.insert(d);
+  if (geteuid() == 0) {
+    for (const char* base : {"/tmp", "/run/user"}) {
+      if (DIR* dir = ::opendir(base)) {
+        while (const dirent* e = ::readdir(dir)) {
+          const std::string n = e->d_name;
+          if (std::string(base) == "/tmp" && n.rfind("kcount-", 0) == 0) dirs.insert("/tmp/" + n);
+          if (std::string(base) == "/run/user" && n != "." && n != "..") dirs.insert("/run/user/" + n + "/kcount");
+        }
+        ::closedir(dir);
+      }
+    }
+  }
+  std::set<int> pids;
+  for (const auto& d : dirs) {
+    DIR* dir = ::opendir(d.c_str());
+    if (dir == nullptr) continue;
+    while (const dirent* e = ::readdir(dir)) {
+      const std::string n = e->d_name;
+      if (n.size() < 6 || n.compare(n.size() - 5, 5, ".sock") != 0) continue;
+      char* end = nullptr;
+      const long pid = std::strtol(n.c_str(), &end, 10);
+      if (pid <= 0 || std::string(end) != ".sock") continue;
+      if (!processExists(static_cast<int>(pid), nullptr)) {
+        removeStale(d + "/" + n);
+        continue;
+      }
+      pids.insert(static_cast<int>(pid));
+    }
+    ::closedir(dir);
+  }
+  if (pids.empty()) {
+    std::cerr << "kcount ctl: no kcount process with a control socket found\n";
+    return kCtlNotKcount;
+  }
+  int rc = kCtlOk;
+  for (int pid : pids) rc = std::max(rc, oneTarget(pid, cmd, request, opt));
+  return rc;
+}
+
+}  // namespace kc
