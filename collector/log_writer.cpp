@@ -55,6 +55,10 @@ void LogWriter::writeRange(const RangeBody& r) { append(RecordType::kRange, &r, 
 void LogWriter::writeStats(const StatsBody& s) { append(RecordType::kStats, &s, sizeof(s)); }
 void LogWriter::writeGraphNode(const GraphNodeBody& n) { append(RecordType::kGraphNode, &n, sizeof(n)); }
 void LogWriter::writeMemOp(const MemOpBody& m) { append(RecordType::kMemOp, &m, sizeof(m)); }
+void LogWriter::writeSnapshotBegin(const SnapshotBeginBody& b) { append(RecordType::kSnapshotBegin, &b, sizeof(b)); }
+void LogWriter::writeSnapshotScope(const SnapshotScopeBody& s) { append(RecordType::kSnapshotScope, &s, sizeof(s)); }
+void LogWriter::writeSnapshotKernel(const SnapshotKernelBody& k) { append(RecordType::kSnapshotKernel, &k, sizeof(k)); }
+void LogWriter::writeSnapshotEnd(const SnapshotEndBody& e) { append(RecordType::kSnapshotEnd, &e, sizeof(e)); }
 void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
 
 bool LogWriter::writeToSink(const void* data, size_t bytes) {

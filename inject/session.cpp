@@ -101,7 +101,15 @@ bool Session::activate() noexcept {
         sink_ = std::make_unique<FileSink>(path, config_.file_mode, config_.max_file_bytes,
                                            [](const std::string& m) { KC_LOG(warn, "{}", m); });
         writer_ = std::make_unique<LogWriter>(sink_.get());
+        if (config_.mode == RecordMode::kSummary) {
+          Aggregator::Limits limits;
+          limits.max_keys = config_.max_keys;
+          aggregator_ = std::make_unique<Aggregator>(limits);
+          last_snapshot_ns_ = nowNs();
+        }
       }
+      addMetadata("mode", config_.mode == RecordMode::kSummary ? "summary" : "trace");
+      if (config_.mode == RecordMode::kSummary) addMetadata("interval_ns", std::to_string(config_.interval_ns));
       addMetadata("kcount_version", KCOUNT_VERSION);
       addMetadata("pid", std::to_string(getpid()));
       addMetadata("host", host);
@@ -205,6 +213,7 @@ void Session::writerLoop() {
     try {
       if (auto fn = periodic_flush_.load(); fn != nullptr && nowNs() - last_periodic >= kFlushIntervalNs) {
         fn();  // no lock held: CUPTI calls back into addKernels
+        activity_flushes_.fetch_add(1, std::memory_order_relaxed);
         last_periodic = nowNs();
       }
       std::lock_guard<std::mutex> lock(writer_mutex_);
@@ -249,25 +258,29 @@ void Session::drainLocked(bool final_chunk) {
   strings_written_ =
       strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
   scopes_written_ = scopes_.forEachFrom(scopes_written_, [this](const ScopeBody& s) { writer_->writeScope(s); });
-  for (const HostEvent& e : scratch_events_) {
-    if (e.kind == HostEvent::kLaunch) {
-      writer_->writeLaunch(e.launch);
-      counters_.launches.fetch_add(1, std::memory_order_relaxed);
-    } else if (e.kind == HostEvent::kRange) {
-      writer_->writeRange(e.range);
-      counters_.ranges.fetch_add(1, std::memory_order_relaxed);
-    } else if (e.kind == HostEvent::kGraphNode) {
-      writer_->writeGraphNode(e.graph_node);
+  if (aggregator_) {
+    aggregateLocked(final_chunk);
+  } else {
+    for (const HostEvent& e : scratch_events_) {
+      if (e.kind == HostEvent::kLaunch) {
+        writer_->writeLaunch(e.launch);
+        counters_.launches.fetch_add(1, std::memory_order_relaxed);
+      } else if (e.kind == HostEvent::kRange) {
+        writer_->writeRange(e.range);
+        counters_.ranges.fetch_add(1, std::memory_order_relaxed);
+      } else if (e.kind == HostEvent::kGraphNode) {
+        writer_->writeGraphNode(e.graph_node);
+      }
+      if (writer_->chunkFull()) writer_->flush();
     }
-    if (writer_->chunkFull()) writer_->flush();
-  }
-  for (const KernelBody& k : scratch_kernels_) {
-    writer_->writeKernel(k);
-    if (writer_->chunkFull()) writer_->flush();
-  }
-  for (const MemOpBody& m : scratch_mem_ops_) {
-    writer_->writeMemOp(m);
-    if (writer_->chunkFull()) writer_->flush();
+    for (const KernelBody& k : scratch_kernels_) {
+      writer_->writeKernel(k);
+      if (writer_->chunkFull()) writer_->flush();
+    }
+    for (const MemOpBody& m : scratch_mem_ops_) {
+      writer_->writeMemOp(m);
+      if (writer_->chunkFull()) writer_->flush();
+    }
   }
   counters_.kernels.fetch_add(scratch_kernels_.size(), std::memory_order_relaxed);
   if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
@@ -293,6 +306,54 @@ void Session::drainLocked(bool final_chunk) {
   reportLogPathOnce();
 }
 
+// Summary mode: the drained records are joined and tallied instead of written; a snapshot of the tallies
+// is appended every interval, and at the final drain (after the forced CUPTI flush) the correlation window
+// is resolved and the final snapshot written, so its totals are exact. A record the aggregator cannot take
+// (out of memory) is counted as dropped with its kind.
+void Session::aggregateLocked(bool final_chunk) {
+  const uint64_t now = nowNs();
+  if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
+  for (const HostEvent& e : scratch_events_) {
+    try {
+      if (e.kind == HostEvent::kLaunch) {
+        aggregator_->addLaunch(e.launch, now);
+        counters_.launches.fetch_add(1, std::memory_order_relaxed);
+      } else if (e.kind == HostEvent::kRange) {
+        aggregator_->addRange(e.range);
+        counters_.ranges.fetch_add(1, std::memory_order_relaxed);
+      }  // graph nodes serve the capture-path view of trace logs only
+    } catch (...) {
+      counters_.dropped_host_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  for (const KernelBody& k : scratch_kernels_) {
+    try {
+      aggregator_->addKernel(k, now);
+    } catch (...) {
+      counters_.dropped_kernel_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  for (const MemOpBody& m : scratch_mem_ops_) {
+    try {
+      aggregator_->addMemOp(m, now);
+    } catch (...) {
+      counters_.dropped_kernel_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  try {
+    aggregator_->settle(now, activity_flushes_.load(std::memory_order_relaxed));
+    if (final_chunk) aggregator_->finish();
+    const bool due = now - last_snapshot_ns_ >= config_.interval_ns;
+    // The final snapshot is always written (it is the one marked final); periodic ones only on change.
+    if (has_records_ && (final_chunk || (due && aggregator_->changedSinceSnapshot()))) {
+      aggregator_->writeSnapshot(*writer_, now, final_chunk);
+      last_snapshot_ns_ = now;
+      writer_->flush();  // a snapshot goes out whole, at its time
+    }
+  } catch (...) {
+  }
+}
+
 // `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log, appended
 // (O_APPEND) as soon as the file exists, so concurrent processes and killed ones are reported too.
 void Session::reportLogPathOnce() {
@@ -310,6 +371,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
   try {
     if (state() != SessionState::kActive) return;
     if (flush_activity != nullptr) flush_activity();  // no lock held: CUPTI calls addKernels
+    activity_flushes_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(wake_mutex_);
       stop_writer_ = true;

@@ -10,6 +10,7 @@
 #include "tests/inject/inject_test_env.h"
 
 std::string g_log_path;
+bool g_summary_mode = false;
 
 int main(int argc, char** argv) {
   char dir[] = "/tmp/kcount-inject-test.XXXXXX";
