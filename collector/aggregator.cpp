@@ -1,6 +1,7 @@
 #include "collector/aggregator.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "collector/log_writer.h"
 
@@ -12,13 +13,79 @@ constexpr uint8_t kWaitingKernel = 0;
 
 }  // namespace
 
+Aggregator::InFlight* Aggregator::Window::find(uint64_t key) {
+  if (size_ == 0) return nullptr;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = home(key);; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (!s.value.occupied) return nullptr;
+    if (s.key == key) return &s.value;
+  }
+}
+
+void Aggregator::Window::grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  const size_t n = old.empty() ? 1024 : old.size() * 2;
+  slots_.assign(n, Slot{});
+  shift_ = 64 - std::countr_zero(n);
+  size_ = 0;
+  for (const Slot& s : old)
+    if (s.value.occupied) insert(s.key, s.value);
+}
+
+Aggregator::InFlight* Aggregator::Window::insert(uint64_t key, const InFlight& value) {
+  if ((size_ + 1) * 2 > slots_.size()) grow();  // load factor at most 1/2
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(key);
+  while (slots_[i].value.occupied) i = (i + 1) & mask;
+  slots_[i] = Slot{key, value};
+  slots_[i].value.occupied = 1;
+  ++size_;
+  return &slots_[i].value;
+}
+
+void Aggregator::Window::erase(uint64_t key) {
+  if (size_ == 0) return;
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(key);
+  while (true) {
+    if (!slots_[i].value.occupied) return;
+    if (slots_[i].key == key) break;
+    i = (i + 1) & mask;
+  }
+  // Backward shift: move later entries of the probe run into the hole so lookups need no tombstones.
+  size_t hole = i;
+  for (size_t j = (i + 1) & mask; slots_[j].value.occupied; j = (j + 1) & mask) {
+    const size_t h = home(slots_[j].key);
+    // Entry j may move to the hole if its home is not cyclically within (hole, j].
+    const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+    if (!stays) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole].value.occupied = 0;
+  --size_;
+}
+
+void Aggregator::Window::clear() {
+  for (Slot& s : slots_) s.value.occupied = 0;
+  size_ = 0;
+}
+
 SnapshotScopeBody* Aggregator::scopeRow(uint32_t scope_id) {
-  auto it = scopes_.find(scope_id);
-  if (it != scopes_.end()) return &it->second;
+  if (scope_id < scope_index_.size() && scope_index_[scope_id] != nullptr) return scope_index_[scope_id];
   if (keys() >= limits_.max_keys) return nullptr;
   SnapshotScopeBody row{};
   row.scope_id = scope_id;
-  return &scopes_.emplace(scope_id, row).first->second;
+  SnapshotScopeBody* r = &scopes_.emplace(scope_id, row).first->second;
+  // Scope ids are dense (the library hands them out 1, 2, 3, ...; at most 1 Mi): a direct index.
+  if (scope_id < (1u << 20)) {
+    if (scope_index_.size() <= scope_id) scope_index_.resize(scope_id + 1, nullptr);
+    scope_index_[scope_id] = r;
+  }
+  return r;
 }
 
 bool Aggregator::settled(uint64_t since_ns, uint64_t since_flush, uint64_t now_ns, uint64_t flushes,
@@ -31,7 +98,7 @@ bool Aggregator::settled(uint64_t since_ns, uint64_t since_flush, uint64_t now_n
 // without kernel, exactly as summarize() counts launches no kernel record matched.
 void Aggregator::retire(uint64_t correlation_id, const InFlight& e) {
   if (!e.matched && !(e.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
-  inflight_.erase(correlation_id);
+  inflight_.erase(correlation_id);  // invalidates e
   dirty_ = true;
 }
 
@@ -51,7 +118,7 @@ void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
       ++t_.dropped_tallies;
     }
   }
-  if (inflight_.count(l.correlation_id) != 0) {
+  if (inflight_.find(l.correlation_id) != nullptr) {
     // A repeated correlation id: the first launch keeps the joins (as in summarize()).
     if (!(l.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
     return;
@@ -61,17 +128,17 @@ void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
          !order_.empty()) {
     const uint64_t corr = order_.front();
     order_.pop_front();
-    auto it = inflight_.find(corr);
-    if (it == inflight_.end()) continue;
+    InFlight* e = inflight_.find(corr);
+    if (e == nullptr) continue;
     ++t_.evicted_launches;
-    retire(corr, it->second);
+    retire(corr, *e);
   }
   if (limits_.max_inflight == 0) {
     if (!(l.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
     ++t_.evicted_launches;
     return;
   }
-  inflight_.emplace(l.correlation_id, InFlight{l.scope_id, l.flags, l.is_graph_launch, 0, now_ns_, flushes_});
+  inflight_.insert(l.correlation_id, InFlight{l.scope_id, l.flags, l.is_graph_launch, 0, 0, now_ns_, flushes_});
   order_.push_back(l.correlation_id);
 }
 
@@ -163,9 +230,8 @@ void Aggregator::addKernel(const KernelBody& k, uint64_t now_ns) {
   dirty_ = true;
   ++t_.kernels;
   const Waiting w{k.correlation_id, span(k.start_ns, k.end_ns), 0, now_ns_, flushes_, k.name_id, kWaitingKernel};
-  auto it = inflight_.find(k.correlation_id);
-  if (it != inflight_.end())
-    apply(it->second, w);
+  if (InFlight* e = inflight_.find(k.correlation_id))
+    apply(*e, w);
   else if (waiting_.size() < limits_.max_waiting)
     waiting_.push_back(w);
   else
@@ -179,9 +245,8 @@ void Aggregator::addMemOp(const MemOpBody& m, uint64_t now_ns) {
   const uint8_t kind = m.kind == static_cast<uint8_t>(MemOpKind::kMemset) ? m.kind
                                                                           : static_cast<uint8_t>(MemOpKind::kMemcpy);
   const Waiting w{m.correlation_id, span(m.start_ns, m.end_ns), m.bytes, now_ns_, flushes_, 0, kind};
-  auto it = inflight_.find(m.correlation_id);
-  if (it != inflight_.end())
-    apply(it->second, w);
+  if (InFlight* e = inflight_.find(m.correlation_id))
+    apply(*e, w);
   else if (waiting_.size() < limits_.max_waiting)
     waiting_.push_back(w);
   else
@@ -195,10 +260,9 @@ void Aggregator::settle(uint64_t now_ns, uint64_t flushes) {
   size_t keep = 0;
   for (size_t i = 0; i < waiting_.size(); ++i) {
     const Waiting& w = waiting_[i];
-    auto it = inflight_.find(w.correlation_id);
-    if (it != inflight_.end()) {
+    if (InFlight* e = inflight_.find(w.correlation_id)) {
       dirty_ = true;
-      apply(it->second, w);
+      apply(*e, w);
     } else if (settled(w.since_ns, w.since_flush, now_ns_, flushes_, true)) {
       unmatched(w);
     } else {
@@ -210,36 +274,33 @@ void Aggregator::settle(uint64_t now_ns, uint64_t flushes) {
   while (!joined_.empty() && flushes_ >= joined_.front().second + limits_.settle_flushes) {
     const uint64_t corr = joined_.front().first;
     joined_.pop_front();
-    auto it = inflight_.find(corr);
-    if (it != inflight_.end() && settled(it->second.since_ns, it->second.since_flush, now_ns_, flushes_, false))
-      retire(corr, it->second);
+    InFlight* e = inflight_.find(corr);
+    if (e != nullptr && settled(e->since_ns, e->since_flush, now_ns_, flushes_, false)) retire(corr, *e);
   }
   // Everything else leaves in arrival order once settled (graph launches keep their kernels coming;
   // a launch without kernel yet may still be queued on the GPU).
   while (!order_.empty()) {
     const uint64_t corr = order_.front();
-    auto it = inflight_.find(corr);
-    if (it != inflight_.end()) {
-      const InFlight& e = it->second;
-      if (!settled(e.since_ns, e.since_flush, now_ns_, flushes_, !(e.matched && !e.graph))) break;
-      retire(corr, e);
+    if (InFlight* e = inflight_.find(corr)) {
+      if (!settled(e->since_ns, e->since_flush, now_ns_, flushes_, !(e->matched && !e->graph))) break;
+      retire(corr, *e);
     }
     order_.pop_front();
   }
 }
 
 void Aggregator::finish() {
-  if (!waiting_.empty() || !inflight_.empty()) dirty_ = true;
+  if (!waiting_.empty() || inflight_.size() != 0) dirty_ = true;
   for (const Waiting& w : waiting_) {
-    auto it = inflight_.find(w.correlation_id);
-    if (it != inflight_.end())
-      apply(it->second, w);
+    if (InFlight* e = inflight_.find(w.correlation_id))
+      apply(*e, w);
     else
       unmatched(w);
   }
   waiting_.clear();
-  for (const auto& [corr, e] : inflight_)
+  inflight_.forEach([this](uint64_t, const InFlight& e) {
     if (!e.matched && !(e.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+  });
   inflight_.clear();
   order_.clear();
   joined_.clear();

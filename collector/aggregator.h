@@ -83,8 +83,36 @@ class Aggregator {
     uint8_t flags;      // LaunchFlags
     uint8_t graph;      // is_graph_launch
     uint8_t matched;    // a kernel or memory operation joined
+    uint8_t occupied;   // Window's own: the slot holds an entry
     uint64_t since_ns;  // entered, or last joined
     uint64_t since_flush;
+  };
+  /// The correlation window: open addressing with linear probing and backward-shift deletion, keyed by
+  /// correlation id (no allocation per launch; grows by doubling, shrinks never).
+  class Window {
+   public:
+    InFlight* find(uint64_t key);
+    /// Inserts (key must be absent); returns the slot's value.
+    InFlight* insert(uint64_t key, const InFlight& value);
+    void erase(uint64_t key);
+    size_t size() const { return size_; }
+    void clear();
+    template <typename Fn>
+    void forEach(Fn&& fn) const {
+      for (const Slot& s : slots_)
+        if (s.value.occupied) fn(s.key, s.value);
+    }
+
+   private:
+    struct Slot {  // 32 bytes
+      uint64_t key = 0;
+      InFlight value{};
+    };
+    size_t home(uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull) >> shift_; }
+    void grow();
+    std::vector<Slot> slots_;
+    size_t size_ = 0;
+    int shift_ = 64;
   };
   struct Waiting {
     uint64_t correlation_id;
@@ -108,7 +136,8 @@ class Aggregator {
   std::unordered_map<uint32_t, SnapshotScopeBody> scopes_;
   std::unordered_map<uint64_t, SnapshotKernelBody> kernels_;  // (scope << 32 | name) -> row
   std::unordered_map<uint32_t, SnapshotKernelBody> unmatched_;  // name -> row
-  std::unordered_map<uint64_t, InFlight> inflight_;
+  Window inflight_;
+  std::vector<SnapshotScopeBody*> scope_index_;  // scope id -> row in scopes_ (node pointers are stable)
   std::deque<uint64_t> order_;          // correlation ids in the order they entered the window
   std::deque<std::pair<uint64_t, uint64_t>> joined_;  // (correlation id, flush count) of joined non-graph launches
   std::vector<Waiting> waiting_;

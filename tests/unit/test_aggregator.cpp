@@ -438,6 +438,25 @@ TEST_CASE("summary mode gives the same Summary as trace mode for the same run") 
   }
 }
 
+TEST_CASE("summary mode equals trace mode with scrambled correlation ids (probe runs, deletions that wrap)") {
+  // Correlation ids mapped through a bijection (odd multiplier, then xor-shift): the window's hash
+  // table sees clustered and wrapping probe runs, and every deletion must keep the other entries findable.
+  auto scramble = [](uint64_t c) {
+    c *= 0x9E3779B97F4A7C15ull;
+    return c ^ (c >> 29);
+  };
+  auto batches = syntheticRun(2000, 7);
+  for (Batch& b : batches) {
+    for (HostEvent& e : b.events)
+      if (e.kind == HostEvent::kLaunch) e.launch.correlation_id = scramble(e.launch.correlation_id);
+    for (KernelBody& k : b.kernels) k.correlation_id = scramble(k.correlation_id);
+    for (MemOpBody& m : b.mem_ops) m.correlation_id = scramble(m.correlation_id);
+  }
+  const LogData trace = readLog(traceLog(batches));
+  const LogData summary = readLog(summaryLog(batches, 50));
+  checkSummary(summarize(trace), summarize(summary));
+}
+
 TEST_CASE("summary mode matches trace mode with a tiny window (evictions) only in what it reports as evicted") {
   // A window too small for the run: launches are pushed out before their kernels arrive. The summary
   // must then say so (evicted_launches) and the difference must show up as unmatched kernels, never as
