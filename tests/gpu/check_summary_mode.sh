@@ -5,7 +5,9 @@
 #     bash tests/gpu/check_summary_mode.sh BUILD_DIR        (BUILD_DIR/bin/kcount, BUILD_DIR/lib/libkcount.so)
 #
 # Environment: STEPS_SHORT (default 2000), STEPS_LONG (default 10000), SIZE_BOUND bytes (default 262144),
-# OUT (default /tmp/kcount-summary-mode), PYTHON (default python3). About 1.5 ms of GPU work per step on
+# OUT (default /tmp/kcount-summary-mode), PYTHON (default python3), PROGRAM (the command run with the
+# step count appended; default "$PYTHON examples/geglu.py --steps", e.g. build/bin/nvtx_ranges to try the
+# script's mechanics without a GPU). About 1.5 ms of GPU work per step on
 # an H200: about two minutes in all.
 #
 # Rows ("NAME  PASS|FAIL  details"), table last; exit 1 if any row failed:
@@ -31,6 +33,7 @@ OUTDIR=${OUT:-/tmp/kcount-summary-mode}
 STEPS_SHORT=${STEPS_SHORT:-2000}
 STEPS_LONG=${STEPS_LONG:-10000}
 SIZE_BOUND=${SIZE_BOUND:-262144}
+read -r -a PROGRAM_CMD <<<"${PROGRAM:-$PY $REPO/examples/geglu.py --steps}"
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 
@@ -48,7 +51,7 @@ run_mode() {
   rm -f "$OUTDIR/$tag".* "$OUTDIR/tmp-$tag-"*
   local t0=$SECONDS
   KCOUNT_MODE=$mode KCOUNT_INTERVAL=1s "$KCOUNT" run --output "$OUTDIR/tmp-$tag-%p.kcount" -- \
-    "$PY" "$REPO/examples/geglu.py" --steps "$steps" >"$OUTDIR/$tag.stdout.txt" 2>"$OUTDIR/$tag.stderr.txt"
+    "${PROGRAM_CMD[@]}" "$steps" >"$OUTDIR/$tag.stdout.txt" 2>"$OUTDIR/$tag.stderr.txt"
   local rc=$?
   local logs=("$OUTDIR/tmp-$tag-"*.kcount)
   echo "   $tag: exit $rc, $((SECONDS - t0)) s, logs: ${logs[*]}"
@@ -168,8 +171,9 @@ s = json.load(sys.stdin)["logs"][0]
 per = [sum(r["launches"] for r in iv["ranges"] if r["path"] == "step") for iv in s["intervals"]]
 busy = sum(1 for p in per if p > 0)
 ok = want is not None and sum(per) == want and busy >= 5
+more = " ..." if len(per) > 8 else ""
 print(("PASS " if ok else "FAIL ") + f"{len(per)} intervals, {busy} with step launches, sum {sum(per)} = total {want}; "
-      f"per interval: {per[:8]}{\" ...\" if len(per) > 8 else \"\"}")
+      f"per interval: {per[:8]}{more}")
 ' "$OUTDIR/summary-$STEPS_LONG.json" 2>&1)
 row "s6 series" "${series_line%% *}" "${series_line#* }"
 
