@@ -29,8 +29,7 @@ json runJson(const LoadedLog& l) {
   const Summary& s = l.summary;
   std::string label = std::filesystem::path(l.path).filename().string();
   if (label.size() > 7 && label.ends_with(".kcount")) label.resize(label.size() - 7);
-  uint64_t all_gpu = 0;
-  for (const auto& k : d.kernels) all_gpu += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+  const uint64_t all_gpu = s.kernel_gpu_ns;  // every kernel, unmatched included (trace or summary mode)
   json run = {{"label", label},
               {"path", l.path},
               {"host", d.meta("host")},

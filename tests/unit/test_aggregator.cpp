@@ -14,6 +14,8 @@
 #include "collector/host_buffer.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
+#include "tools/diff.h"
+#include "tools/html_report.h"
 #include "tools/report.h"
 #include "tools/series.h"
 
@@ -428,6 +430,12 @@ TEST_CASE("summary mode gives the same Summary as trace mode for the same run") 
     jb.erase(k);
   }
   CHECK(ja == jb);
+  // kcount diff and report: a summary-mode side compares like the trace-mode side.
+  CHECK(diffJson({lb}, {la}) == diffJson({la}, {la}));
+  CHECK(diffJson({la}, {lb}) == diffJson({la}, {la}));
+  auto ha = htmlReportData({la}), hb = htmlReportData({lb});
+  CHECK(ha["runs"][0]["totals"] == hb["runs"][0]["totals"]);
+  CHECK(ha["runs"][0]["ranges"] == hb["runs"][0]["ranges"]);
   CHECK(kernelsJson({la})["kernels"].size() == kernelsJson({lb})["kernels"].size());
   for (size_t i = 0; i < kernelsJson({la})["kernels"].size(); ++i) {
     const auto ka = kernelsJson({la})["kernels"][i], kb = kernelsJson({lb})["kernels"][i];
