@@ -436,6 +436,14 @@ TEST_CASE("summary mode gives the same Summary as trace mode for the same run") 
   auto ha = htmlReportData({la}), hb = htmlReportData({lb});
   CHECK(ha["runs"][0]["totals"] == hb["runs"][0]["totals"]);
   CHECK(ha["runs"][0]["ranges"] == hb["runs"][0]["ranges"]);
+  REQUIRE(ha["runs"][0]["kernels"].size() == hb["runs"][0]["kernels"].size());
+  for (size_t i = 0; i < ha["runs"][0]["kernels"].size(); ++i) {
+    const auto ka = ha["runs"][0]["kernels"][i], kb = hb["runs"][0]["kernels"][i];
+    CHECK(ka["name"] == kb["name"]);
+    CHECK(ka["count"] == kb["count"]);
+    CHECK(ka["gpu_ns"] == kb["gpu_ns"]);
+    CHECK(ka["ranges"] == kb["ranges"]);
+  }
   CHECK(kernelsJson({la})["kernels"].size() == kernelsJson({lb})["kernels"].size());
   for (size_t i = 0; i < kernelsJson({la})["kernels"].size(); ++i) {
     const auto ka = kernelsJson({la})["kernels"][i], kb = kernelsJson({lb})["kernels"][i];
