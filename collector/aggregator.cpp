@@ -155,7 +155,11 @@ void Aggregator::addRange(const RangeBody& range) {
 
 void Aggregator::apply(InFlight& e, const Waiting& w) {
   const uint64_t corr = w.correlation_id;
-  if (!e.matched && !e.graph) joined_.emplace_back(corr, flushes_);
+  if (!e.matched && !e.graph) {
+    // A hint for early retirement; bounded like the window (a dropped hint leaves the entry to order_).
+    if (joined_.size() >= limits_.max_inflight && !joined_.empty()) joined_.pop_front();
+    joined_.emplace_back(corr, flushes_);
+  }
   e.matched = 1;
   e.since_ns = now_ns_;
   e.since_flush = flushes_;
