@@ -558,8 +558,12 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   out << snapshotLine(l);
   for (const auto& i : d.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
-  const uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +
-                        d.stats.activity_buffers_refused + d.stats.late_activity_records + d.stats.bytes_dropped;
+  uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +
+                  d.stats.activity_buffers_refused + d.stats.late_activity_records + d.stats.bytes_dropped;
+  if (s.snapshot >= 0) {  // summary mode: tallies dropped at the key cap, launches pushed out of the window
+    const SnapshotBeginBody& b = d.snapshots[static_cast<size_t>(s.snapshot)].begin;
+    lost += b.dropped_tallies + b.evicted_launches;
+  }
   int rc = 0;
   if (!d.intact()) rc = 2;
   else if (!d.complete || lost > 0) rc = 1;
