@@ -7,6 +7,16 @@
 namespace kc {
 namespace {
 
+void addTally(KernelTally& into, const KernelTally& t) {
+  if (t.count == 0) return;
+  into.min_ns = into.count == 0 ? t.min_ns : std::min(into.min_ns, t.min_ns);
+  into.max_ns = into.count == 0 ? t.max_ns : std::max(into.max_ns, t.max_ns);
+  into.count += t.count;
+  into.gpu_ns += t.gpu_ns;
+}
+
+void addKernel(KernelTally& t, uint64_t ns) { addTally(t, KernelTally{1, ns, ns, ns}); }
+
 void addCounts(RangeStats& into, const RangeStats& from) {
   into.launches += from.launches;
   into.captured_launches += from.captured_launches;
@@ -20,18 +30,109 @@ void addCounts(RangeStats& into, const RangeStats& from) {
   into.launch_api_ns += from.launch_api_ns;
   into.kernels += from.kernels;
   into.gpu_ns += from.gpu_ns;
-  for (const auto& [name, t] : from.by_kernel) {
-    KernelTally& k = into.by_kernel[name];
-    k.count += t.count;
-    k.gpu_ns += t.gpu_ns;
-  }
+  for (const auto& [name, t] : from.by_kernel) addTally(into.by_kernel[name], t);
 }
 
 uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
 
+/// Range tree (children, depth-first order) and inclusive numbers from s.exclusive (sized to the scopes).
+void buildTree(const LogData& log, Summary& s) {
+  const size_t n = s.exclusive.size();
+  // Tree: a parent id out of range, or a scope whose parent chain never reaches the root (a cycle),
+  // hangs under the root.
+  std::vector<uint32_t> parent(n, kRootScope);
+  for (size_t i = 1; i < n; ++i) {
+    uint32_t p = log.scopes[i].parent_id;
+    if (p >= n || p == i) p = kRootScope;
+    parent[i] = p;
+  }
+  // Walk each chain once (0 = not seen, 1 = on the current walk, 2 = reaches the root). A walk that
+  // meets its own path found a cycle: the last node walked is cut from its parent and hung under the root.
+  std::vector<uint8_t> state(n, 0);
+  state[kRootScope] = 2;
+  std::vector<uint32_t> path;
+  for (size_t i = 1; i < n; ++i) {
+    path.clear();
+    uint32_t id = static_cast<uint32_t>(i);
+    while (state[id] == 0) {
+      state[id] = 1;
+      path.push_back(id);
+      id = parent[id];
+    }
+    if (state[id] == 1) parent[path.back()] = kRootScope;
+    for (uint32_t p : path) state[p] = 2;
+  }
+  s.children.assign(n, {});
+  for (size_t i = 1; i < n; ++i) s.children[parent[i]].push_back(static_cast<uint32_t>(i));
+
+  s.children_order.reserve(n);
+  std::vector<uint32_t> stack{kRootScope};
+  while (!stack.empty()) {
+    const uint32_t id = stack.back();
+    stack.pop_back();
+    s.children_order.push_back(id);
+    const auto& kids = s.children[id];
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+  }
+
+  // Inclusive: own instances/cpu_ns, plus launch and kernel numbers of all descendants.
+  s.inclusive = s.exclusive;
+  for (auto it = s.children_order.rbegin(); it != s.children_order.rend(); ++it) {
+    if (*it == kRootScope) continue;
+    addCounts(s.inclusive[parent[*it]], s.inclusive[*it]);
+  }
+}
+
 }  // namespace
 
+Summary summarizeSnapshot(const LogData& log, size_t index) {
+  const SnapshotData& snap = log.snapshots.at(index);
+  Summary s;
+  s.snapshot = static_cast<int64_t>(index);
+  const size_t n = std::max<size_t>(log.scopes.size(), 1);
+  s.exclusive.resize(n);
+  for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
+  auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n ? id : kRootScope; };
+  for (const SnapshotScopeBody& row : snap.scopes) {
+    RangeStats& r = s.exclusive[scopeOf(row.scope_id)];
+    r.instances += row.instances;
+    r.cpu_ns += row.cpu_ns;
+    r.launches += row.launches;
+    r.graph_launches += row.graph_launches;
+    r.captured_launches += row.captured_launches;
+    r.launch_api_ns += row.launch_api_ns;
+    r.kernels += row.kernels;
+    r.gpu_ns += row.gpu_ns;
+    r.memcpy_count += row.memcpy_count;
+    r.memcpy_bytes += row.memcpy_bytes;
+    r.memcpy_ns += row.memcpy_ns;
+    r.memset_count += row.memset_count;
+    r.memset_bytes += row.memset_bytes;
+    r.memset_ns += row.memset_ns;
+    s.kernel_gpu_ns += row.gpu_ns;
+  }
+  for (const SnapshotKernelBody& row : snap.kernels) {
+    const KernelTally t{row.count, row.gpu_ns, row.min_ns, row.max_ns};
+    if (row.flags & kSnapshotKernelUnmatched)
+      addTally(s.unmatched_by_kernel[row.name_id], t);
+    else
+      addTally(s.exclusive[scopeOf(row.scope_id)].by_kernel[row.name_id], t);
+  }
+  const SnapshotBeginBody& b = snap.begin;
+  s.launches = b.launches;
+  s.kernels = b.kernels;
+  s.unmatched_kernels = b.unmatched_kernels;
+  s.launches_without_kernel = b.launches_without_kernel;
+  s.captured_launches = b.captured_launches;
+  s.mem_ops = b.mem_ops;
+  s.unmatched_mem_ops = b.unmatched_mem_ops;
+  s.kernel_gpu_ns += b.unmatched_kernel_gpu_ns;
+  buildTree(log, s);
+  return s;
+}
+
 Summary summarize(const LogData& log, const JoinOptions& options) {
+  if (log.summary_mode && !log.snapshots.empty()) return summarizeSnapshot(log, log.snapshots.size() - 1);
   Summary s;
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
@@ -84,6 +185,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     auto it = by_corr.find(k.correlation_id);
     if (it == by_corr.end()) {
       ++s.unmatched_kernels;  // credited to no range, not even the root
+      addKernel(s.unmatched_by_kernel[k.name_id], span(k.start_ns, k.end_ns));
       continue;
     }
     launch_has_kernel[it->second] = 1;
@@ -93,11 +195,10 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     const uint64_t ns = span(k.start_ns, k.end_ns);
     ++r.kernels;
     r.gpu_ns += ns;
-    KernelTally& t = r.by_kernel[k.name_id];
-    ++t.count;
-    t.gpu_ns += ns;
+    addKernel(r.by_kernel[k.name_id], ns);
   }
   s.kernels = log.kernels.size();
+  for (const KernelBody& k : log.kernels) s.kernel_gpu_ns += span(k.start_ns, k.end_ns);
   for (const MemOpBody& m : log.mem_ops) {
     auto it = by_corr.find(m.correlation_id);
     if (it == by_corr.end()) {
@@ -130,49 +231,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     r.cpu_ns += span(rb.begin_ns, rb.end_ns);
   }
 
-  // Tree: a parent id out of range, or a scope whose parent chain never reaches the root (a cycle),
-  // hangs under the root.
-  std::vector<uint32_t> parent(n, kRootScope);
-  for (size_t i = 1; i < n; ++i) {
-    uint32_t p = log.scopes[i].parent_id;
-    if (p >= n || p == i) p = kRootScope;
-    parent[i] = p;
-  }
-  // Walk each chain once (0 = not seen, 1 = on the current walk, 2 = reaches the root). A walk that
-  // meets its own path found a cycle: the last node walked is cut from its parent and hung under the root.
-  std::vector<uint8_t> state(n, 0);
-  state[kRootScope] = 2;
-  std::vector<uint32_t> path;
-  for (size_t i = 1; i < n; ++i) {
-    path.clear();
-    uint32_t id = static_cast<uint32_t>(i);
-    while (state[id] == 0) {
-      state[id] = 1;
-      path.push_back(id);
-      id = parent[id];
-    }
-    if (state[id] == 1) parent[path.back()] = kRootScope;
-    for (uint32_t p : path) state[p] = 2;
-  }
-  s.children.assign(n, {});
-  for (size_t i = 1; i < n; ++i) s.children[parent[i]].push_back(static_cast<uint32_t>(i));
-
-  s.children_order.reserve(n);
-  std::vector<uint32_t> stack{kRootScope};
-  while (!stack.empty()) {
-    const uint32_t id = stack.back();
-    stack.pop_back();
-    s.children_order.push_back(id);
-    const auto& kids = s.children[id];
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-  }
-
-  // Inclusive: own instances/cpu_ns, plus launch and kernel numbers of all descendants.
-  s.inclusive = s.exclusive;
-  for (auto it = s.children_order.rbegin(); it != s.children_order.rend(); ++it) {
-    if (*it == kRootScope) continue;
-    addCounts(s.inclusive[parent[*it]], s.inclusive[*it]);
-  }
+  buildTree(log, s);
   return s;
 }
 

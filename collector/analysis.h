@@ -15,6 +15,8 @@ namespace kc {
 struct KernelTally {
   uint64_t count = 0;
   uint64_t gpu_ns = 0;
+  uint64_t min_ns = 0;  // shortest kernel (end - start); 0 when count is 0
+  uint64_t max_ns = 0;  // longest kernel
 };
 
 /// Numbers for one node of the range tree. "Exclusive" counts only launches made while this range was
@@ -55,6 +57,9 @@ struct Summary {
   uint64_t captured_launches = 0;       // launches issued during stream capture
   uint64_t mem_ops = 0;                 // memcpy/memset operations executed on the GPU
   uint64_t unmatched_mem_ops = 0;       // memory operations whose correlation id matches no API call
+  uint64_t kernel_gpu_ns = 0;           // GPU ns of all kernel records, unmatched ones included
+  std::map<uint32_t, KernelTally> unmatched_by_kernel;  // kernel name id -> unmatched kernels of that name
+  int64_t snapshot = -1;                // summary-mode log: index in LogData::snapshots of the snapshot used
   std::vector<uint32_t> children_order; // scope ids in depth-first order of first appearance (root first)
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
 };
@@ -74,6 +79,15 @@ struct SegmentTotals {
 std::vector<SegmentTotals> segmentTotals(const LogData& log);
 
 /// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
+/// A summary-mode log (LogData::summary_mode) has no launch or kernel records: its Summary is that of its
+/// last complete snapshot (summarizeSnapshot), the same numbers a trace log of the run gives; `options`
+/// is not used there (kernels are credited to the range around the launch, GraphView::kLaunch). A
+/// summary-mode log with no complete snapshot gives an empty Summary (snapshot == -1).
 Summary summarize(const LogData& log, const JoinOptions& options = {});
+
+/// Summary of snapshot `index` of a summary-mode log (cumulative numbers up to that snapshot). Scope ids
+/// no Scope record defined are credited to the root, as in summarize(). Throws std::out_of_range if
+/// index >= log.snapshots.size().
+Summary summarizeSnapshot(const LogData& log, size_t index);
 
 }  // namespace kc

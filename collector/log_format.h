@@ -18,7 +18,7 @@ namespace kc {
 
 inline constexpr char kLogMagic[8] = {'K', 'C', 'O', 'U', 'N', 'T', 'L', 'G'};
 inline constexpr uint16_t kLogMajor = 1;  // incompatible changes
-inline constexpr uint16_t kLogMinor = 2;  // additions readers may ignore (1.1: graph nodes, memory ops; 1.2: segments)
+inline constexpr uint16_t kLogMinor = 2;  // additions readers may ignore (1.1: graph nodes, memory ops; 1.2: segments, snapshots)
 inline constexpr uint32_t kChunkMagic = 0x4b484b43;  // "CKHK" little-endian bytes 'C','K','H','K'
 
 /// Readers refuse chunk payloads larger than this (bytes): a corrupt length cannot make them allocate.
@@ -62,6 +62,13 @@ enum class RecordType : uint16_t {
   kGraphNode = 9, // a CUDA graph kernel node created (stream capture or explicit) or cloned (GraphNodeBody), 1.1
   kMemOp = 10,    // one memcpy/memset executed on the GPU, from a CUPTI activity record (MemOpBody), 1.1
   kSegment = 11,  // one capture window (SegmentBody), written when the window closes, 1.2
+  // 12-15: summary mode (KCOUNT_MODE=summary), 1.2. A snapshot is
+  // SnapshotBegin, its rows, SnapshotEnd; each snapshot holds cumulative totals since the start of the run.
+  kSnapshotBegin = 12,   // SnapshotBeginBody: time, sequence, row counts, whole-run totals
+  kSnapshotScope = 13,   // SnapshotScopeBody: one range (scope) of the snapshot
+  kSnapshotKernel = 14,  // SnapshotKernelBody: one (scope, kernel name) of the snapshot, or an unmatched kernel name
+  kSnapshotEnd = 15,     // SnapshotEndBody: closes the snapshot; a snapshot without it is incomplete
+  // 16-19 are reserved (compact encodings).
 };
 
 struct RecordHeader {
@@ -208,6 +215,75 @@ static_assert(sizeof(SegmentBody) == 48);
 enum SegmentFlags : uint32_t {
   kSegmentActivityDiscarded = 1u << 0,  // activity records outside the window's correlation ids were discarded
 };
+
+enum SnapshotFlags : uint32_t {
+  kSnapshotFinal = 1u << 0,  // written by the final flush: in-flight launches and waiting kernels are resolved
+};
+
+/// Opens a summary-mode snapshot (1.2). All counts are cumulative since recording started, so the last
+/// complete snapshot alone holds the run's totals (a cut or damaged tail loses only later snapshots).
+struct SnapshotBeginBody {
+  uint64_t time_ns;                  // host clock (CLOCK_MONOTONIC ns) when the snapshot was taken
+  uint32_t sequence;                 // 0, 1, 2, ... in write order
+  uint32_t flags;                    // SnapshotFlags
+  uint32_t scope_rows;               // SnapshotScope records that follow
+  uint32_t kernel_rows;              // SnapshotKernel records that follow
+  uint64_t launches;                 // kernel launch calls (memcpy/memset calls not included)
+  uint64_t kernels;                  // kernel activity records, matched or not
+  uint64_t unmatched_kernels;        // kernels no launch matched within the correlation window
+  uint64_t launches_without_kernel;  // launches (not captured, not memcpy/memset) that left the window unmatched
+  uint64_t captured_launches;        // launches issued during stream capture
+  uint64_t mem_ops;                  // memcpy/memset activity records, matched or not
+  uint64_t unmatched_mem_ops;        // memory operations no memcpy/memset call matched
+  uint64_t ranges;                   // range instances tallied
+  uint64_t inflight_launches;        // launches still in the correlation window (0 in the final snapshot)
+  uint64_t waiting_activity;         // kernels and memory operations waiting for their launch (0 in the final one)
+  uint64_t dropped_tallies;          // events not tallied, or tallied without their kernel row: key cap reached
+  uint64_t evicted_launches;         // launches pushed out of a full correlation window before they settled
+  uint64_t unmatched_kernel_gpu_ns;  // GPU ns of the unmatched kernels
+};
+static_assert(sizeof(SnapshotBeginBody) == 128);
+
+/// Cumulative numbers of one range (scope) in a snapshot; the same meaning as in a trace log's analysis.
+struct SnapshotScopeBody {
+  uint32_t scope_id;
+  uint32_t reserved;
+  uint64_t instances;          // range instances closed (or unclosed at exit)
+  uint64_t cpu_ns;             // sum of (end - begin) of those instances
+  uint64_t launches;           // kernel launch calls made while this range was innermost
+  uint64_t graph_launches;     // of which cudaGraphLaunch/cuGraphLaunch
+  uint64_t captured_launches;  // of which issued during stream capture
+  uint64_t launch_api_ns;      // sum of (exit - enter) of those launch calls
+  uint64_t kernels;            // kernels joined to those launches
+  uint64_t gpu_ns;             // sum of their (end - start)
+  uint64_t memcpy_count, memcpy_bytes, memcpy_ns;
+  uint64_t memset_count, memset_bytes, memset_ns;
+};
+static_assert(sizeof(SnapshotScopeBody) == 120);
+
+enum SnapshotKernelFlags : uint32_t {
+  kSnapshotKernelUnmatched = 1u << 0,  // kernels of this name no launch matched; scope_id is 0 and meaningless
+};
+
+/// Cumulative tally of one kernel name within one range (scope) in a snapshot.
+struct SnapshotKernelBody {
+  uint32_t scope_id;
+  uint32_t name_id;  // string id of the kernel's mangled name
+  uint32_t flags;    // SnapshotKernelFlags
+  uint32_t reserved;
+  uint64_t count;    // kernels
+  uint64_t gpu_ns;   // sum of (end - start)
+  uint64_t min_ns;   // shortest kernel (end - start)
+  uint64_t max_ns;   // longest kernel
+};
+static_assert(sizeof(SnapshotKernelBody) == 48);
+
+/// Closes a snapshot: its sequence and the rows written (scope_rows + kernel_rows of the begin record).
+struct SnapshotEndBody {
+  uint32_t sequence;
+  uint32_t rows;
+};
+static_assert(sizeof(SnapshotEndBody) == 8);
 
 static_assert(std::is_trivially_copyable_v<LaunchBody> && std::is_trivially_copyable_v<KernelBody> &&
               std::is_trivially_copyable_v<RangeBody> && std::is_trivially_copyable_v<ScopeBody>);

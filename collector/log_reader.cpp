@@ -85,6 +85,10 @@ const char* recordTypeName(uint16_t type) {
     case RecordType::kGraphNode: return "graph node";
     case RecordType::kMemOp: return "memory operation";
     case RecordType::kSegment: return "segment";
+    case RecordType::kSnapshotBegin: return "snapshot begin";
+    case RecordType::kSnapshotScope: return "snapshot scope";
+    case RecordType::kSnapshotKernel: return "snapshot kernel";
+    case RecordType::kSnapshotEnd: return "snapshot end";
   }
   return "unknown";
 }
@@ -103,6 +107,10 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kGraphNode: return sizeof(GraphNodeBody);
     case RecordType::kMemOp: return sizeof(MemOpBody);
     case RecordType::kSegment: return sizeof(SegmentBody);
+    case RecordType::kSnapshotBegin: return sizeof(SnapshotBeginBody);
+    case RecordType::kSnapshotScope: return sizeof(SnapshotScopeBody);
+    case RecordType::kSnapshotKernel: return sizeof(SnapshotKernelBody);
+    case RecordType::kSnapshotEnd: return sizeof(SnapshotEndBody);
   }
   return 0;
 }
@@ -138,9 +146,31 @@ T prefix(std::span<const uint8_t> body) {
   return out;
 }
 
+/// A snapshot being decoded: rows are collected until its SnapshotEnd, then it joins LogData::snapshots.
+struct OpenSnapshot {
+  bool open = false;
+  SnapshotData data;
+};
+
+/// A snapshot that never got its SnapshotEnd (or whose rows do not add up): reported, not used.
+void dropSnapshot(LogData& log, OpenSnapshot& snap, const std::string& why) {
+  ++log.incomplete_snapshots;
+  const SnapshotData& d = snap.data;
+  warning(log, d.offset, d.chunk,
+          "snapshot " + std::to_string(d.begin.sequence) + " at byte " + std::to_string(d.offset) + " is incomplete (" +
+              why + ", " + std::to_string(d.scopes.size() + d.kernels.size()) + " of " +
+              std::to_string(uint64_t(d.begin.scope_rows) + d.begin.kernel_rows) + " rows read); " +
+              (log.snapshots.empty() ? std::string("no complete snapshot before it")
+                                     : "the last complete one before it is snapshot " +
+                                           std::to_string(log.snapshots.back().begin.sequence) + " at byte " +
+                                           std::to_string(log.snapshots.back().offset)));
+  snap.open = false;
+  snap.data = SnapshotData{};
+}
+
 /// Decodes the records of one verified payload. Returns false if a bad record stopped the chunk.
 bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base, int64_t chunk,
-                   uint32_t announced_records) {
+                   uint32_t announced_records, OpenSnapshot& snap) {
   Cursor c(payload, base);
   uint32_t records = 0;
   while (c.remaining() > 0) {
@@ -237,6 +267,36 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
         log.has_stats = true;
         break;
       }
+      case RecordType::kSnapshotBegin: {
+        if (snap.open) dropSnapshot(log, snap, "a new snapshot began before its end record");
+        log.summary_mode = true;
+        snap.open = true;
+        snap.data.begin = prefix<SnapshotBeginBody>(body);
+        snap.data.offset = at;
+        snap.data.chunk = chunk;
+        // Rows are appended as they come; the announced counts are not trusted for allocation.
+        break;
+      }
+      case RecordType::kSnapshotScope:
+        if (snap.open) snap.data.scopes.push_back(prefix<SnapshotScopeBody>(body));
+        break;
+      case RecordType::kSnapshotKernel:
+        if (snap.open) snap.data.kernels.push_back(prefix<SnapshotKernelBody>(body));
+        break;
+      case RecordType::kSnapshotEnd: {
+        if (!snap.open) break;  // the begin record was in a skipped chunk; already reported there
+        const auto e = prefix<SnapshotEndBody>(body);
+        const SnapshotBeginBody& b = snap.data.begin;
+        if (e.sequence != b.sequence || snap.data.scopes.size() != b.scope_rows ||
+            snap.data.kernels.size() != b.kernel_rows || e.rows != uint64_t(b.scope_rows) + b.kernel_rows) {
+          dropSnapshot(log, snap, "its rows do not match its begin and end records");
+          break;
+        }
+        log.snapshots.push_back(std::move(snap.data));
+        snap.data = SnapshotData{};
+        snap.open = false;
+        break;
+      }
       case RecordType::kEnd: log.complete = true; break;
       default: break;  // unknown record type: skipped (the format only grows)
     }
@@ -291,6 +351,14 @@ void checkReferences(LogData& log) {
   for (size_t i = 0; i < log.segments.size(); ++i) {
     ref(true, log.segments[i].reason_id, "segment", i);
     ref(true, log.segments[i].end_reason_id, "segment", i);
+  }
+  if (!log.snapshots.empty()) {  // the last complete snapshot is the one the analysis uses
+    const SnapshotData& sd = log.snapshots.back();
+    for (size_t i = 0; i < sd.scopes.size(); ++i) ref(false, sd.scopes[i].scope_id, "snapshot scope", i);
+    for (size_t i = 0; i < sd.kernels.size(); ++i) {
+      ref(true, sd.kernels[i].name_id, "snapshot kernel", i);
+      if (!(sd.kernels[i].flags & kSnapshotKernelUnmatched)) ref(false, sd.kernels[i].scope_id, "snapshot kernel", i);
+    }
   }
   for (const auto& [key, b] : bad) {
     const auto& [is_string, id] = key;
@@ -395,6 +463,7 @@ LogData readLog(std::span<const uint8_t> bytes) {
   }
 
   int64_t chunk = 0;
+  OpenSnapshot snap;
   while (pos < bytes.size()) {
     const size_t remain = bytes.size() - pos;
     ChunkHeader h{};
@@ -471,7 +540,7 @@ LogData readLog(std::span<const uint8_t> bytes) {
       ++chunk;
       continue;
     }
-    if (decodePayload(log, payload, payload_at, chunk, h.record_count)) {
+    if (decodePayload(log, payload, payload_at, chunk, h.record_count, snap)) {
       ++log.chunks_read;
       log.last_intact_chunk = chunk;
       log.last_intact_end = payload_at + h.payload_bytes;
@@ -481,6 +550,7 @@ LogData readLog(std::span<const uint8_t> bytes) {
     ++chunk;
   }
 
+  if (snap.open) dropSnapshot(log, snap, "the log ends inside it");
   checkReferences(log);
   if (!log.complete) {
     warning(log, bytes.size(), -1,

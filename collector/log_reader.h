@@ -22,6 +22,15 @@ struct ReadIssue {
   std::string message;    // what was wrong, in words
 };
 
+/// One complete summary-mode snapshot (format 1.2): cumulative tallies since the start of the run.
+struct SnapshotData {
+  SnapshotBeginBody begin{};                // time, sequence, whole-run totals
+  std::vector<SnapshotScopeBody> scopes;    // one row per range (scope)
+  std::vector<SnapshotKernelBody> kernels;  // one row per (range, kernel name), unmatched names last
+  uint64_t offset = 0;                      // byte offset of its SnapshotBegin record
+  int64_t chunk = -1;                       // chunk holding its SnapshotBegin record
+};
+
 /// Everything a log holds, decoded into memory. Ids index the vectors: strings[id], scopes[id].
 /// Not thread-safe; build one per thread.
 struct LogData {
@@ -35,6 +44,9 @@ struct LogData {
   std::vector<GraphNodeBody> graph_nodes;  // format 1.1
   std::vector<MemOpBody> mem_ops;          // format 1.1
   std::vector<SegmentBody> segments;       // format 1.2: capture windows, in file order
+  std::vector<SnapshotData> snapshots;     // complete snapshots in file order (summary mode, 1.2)
+  bool summary_mode = false;               // a SnapshotBegin record was read: a KCOUNT_MODE=summary log
+  uint32_t incomplete_snapshots = 0;       // snapshots begun but not complete (cut tail, damaged chunk)
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself

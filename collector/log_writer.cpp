@@ -64,6 +64,10 @@ void LogWriter::writeStats(const StatsBody& s) { append(RecordType::kStats, &s, 
 void LogWriter::writeGraphNode(const GraphNodeBody& n) { append(RecordType::kGraphNode, &n, sizeof(n)); }
 void LogWriter::writeMemOp(const MemOpBody& m) { append(RecordType::kMemOp, &m, sizeof(m)); }
 void LogWriter::writeSegment(const SegmentBody& s) { append(RecordType::kSegment, &s, sizeof(s)); }
+void LogWriter::writeSnapshotBegin(const SnapshotBeginBody& b) { append(RecordType::kSnapshotBegin, &b, sizeof(b)); }
+void LogWriter::writeSnapshotScope(const SnapshotScopeBody& s) { append(RecordType::kSnapshotScope, &s, sizeof(s)); }
+void LogWriter::writeSnapshotKernel(const SnapshotKernelBody& k) { append(RecordType::kSnapshotKernel, &k, sizeof(k)); }
+void LogWriter::writeSnapshotEnd(const SnapshotEndBody& e) { append(RecordType::kSnapshotEnd, &e, sizeof(e)); }
 void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
 
 bool LogWriter::writeToSink(const void* data, size_t bytes) {

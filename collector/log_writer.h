@@ -71,6 +71,10 @@ class LogWriter {
   void writeGraphNode(const GraphNodeBody& node);
   void writeMemOp(const MemOpBody& op);
   void writeSegment(const SegmentBody& segment);
+  void writeSnapshotBegin(const SnapshotBeginBody& b);
+  void writeSnapshotScope(const SnapshotScopeBody& s);
+  void writeSnapshotKernel(const SnapshotKernelBody& k);
+  void writeSnapshotEnd(const SnapshotEndBody& e);
   /// Marks the log complete. Call last, then flush().
   void writeEnd();
 

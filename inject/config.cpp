@@ -25,21 +25,21 @@ void readNumber(const char* name, uint64_t scale, int base, uint64_t* out, std::
 }  // namespace
 
 bool parseDuration(const char* text, uint64_t* ns) {
-  if (text == nullptr || *text == '\0') return false;
+  if (text == nullptr) return false;
   char* end = nullptr;
   const double v = std::strtod(text, &end);
-  if (end == text || !(v >= 0)) return false;
+  if (end == text || !(v > 0)) return false;
   const std::string_view unit(end);
-  double scale = 1e9;
+  double scale = 0;
   if (unit.empty() || unit == "s") scale = 1e9;
-  else if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
   else if (unit == "ms") scale = 1e6;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ns") scale = 1;
   else if (unit == "m" || unit == "min") scale = 60e9;
   else if (unit == "h") scale = 3600e9;
   else return false;
   const double r = v * scale;
-  if (r > 1.8e19) return false;
+  if (!(r >= 1) || r > 1e18) return false;
   *ns = static_cast<uint64_t>(r);
   return true;
 }
@@ -62,6 +62,15 @@ Config readConfig(std::string* problems) {
     uint64_t mode = c.file_mode;
     readNumber("KCOUNT_FILE_MODE", 1, 8, &mode, problems);
     c.file_mode = static_cast<unsigned>(mode & 0777);
+    if (const char* v = env("KCOUNT_MODE")) {
+      const std::string_view m(v);
+      if (m == "summary") c.mode = RecordMode::kSummary;
+      else if (m == "trace") c.mode = RecordMode::kTrace;
+      else if (problems) *problems += std::string("ignoring KCOUNT_MODE=") + v + ": not trace or summary\n";
+    }
+    if (const char* v = env("KCOUNT_INTERVAL"); v != nullptr && !parseDuration(v, &c.interval_ns) && problems)
+      *problems += std::string("ignoring KCOUNT_INTERVAL=") + v + ": not a duration (e.g. 10s, 500ms)\n";
+    readNumber("KCOUNT_MAX_KEYS", 1, 10, &c.max_keys, problems);
     if (c.activity_buffer_bytes < (64u << 10)) c.activity_buffer_bytes = 64u << 10;
     uint64_t files = c.max_files;
     readNumber("KCOUNT_MAX_FILES", 1, 10, &files, problems);

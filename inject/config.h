@@ -6,6 +6,10 @@
 
 namespace kc::inject {
 
+/// KCOUNT_MODE: trace writes every launch, kernel and range record; summary joins and tallies them in
+/// the process and writes a snapshot every KCOUNT_INTERVAL (collector/aggregator.h).
+enum class RecordMode { kTrace, kSummary };
+
 struct Config {
   std::string output;            // KCOUNT_OUTPUT: folder or pattern (%p pid, %h host, %r rank)
   std::string cupti_path;        // KCOUNT_CUPTI_PATH: libcupti to load if none is loaded yet
@@ -31,14 +35,17 @@ struct Config {
   std::string control_dir;                     // KCOUNT_CONTROL_DIR: folder of the control socket
   bool sigterm = true;                         // KCOUNT_SIGTERM=0: never install the SIGTERM handler
   bool yield = false;                          // KCOUNT_YIELD=1: step aside for another CUPTI subscriber
+  RecordMode mode = RecordMode::kTrace;        // KCOUNT_MODE=trace|summary
+  uint64_t interval_ns = 10'000'000'000ull;    // KCOUNT_INTERVAL: summary snapshot period ("10s", "500ms", "2")
+  uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)
 };
-
-/// Parses a duration: a decimal number with an optional unit ns, us, ms, s (default), m, h ("10s",
-/// "500ms", "1.5m"). Returns false for anything else or a negative value. Result in ns.
-bool parseDuration(const char* text, uint64_t* ns);
 
 /// Reads the environment. Never throws; malformed numbers keep the default (and are reported in
 /// `problems`, one line each). Makes no CUDA or CUPTI call (safe in a constructor).
 Config readConfig(std::string* problems);
+
+/// Parses a duration: a decimal number followed by ns, us, ms, s, m (or min), h or nothing (seconds),
+/// e.g. "10s", "250ms", "1.5m". Returns false for anything else, for 0 and for negative values. Result in ns.
+bool parseDuration(const char* text, uint64_t* ns);
 
 }  // namespace kc::inject

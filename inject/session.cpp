@@ -115,7 +115,15 @@ bool Session::activate() noexcept {
             config_.max_file_bytes != 0 ? config_.max_files : 1, [this](const std::string& p) { reportLogPath(p); });
         writer_ = std::make_unique<LogWriter>(sink_.get());
         writer_->setPreamble(&Session::writePreamble, this);
+        if (config_.mode == RecordMode::kSummary) {
+          Aggregator::Limits limits;
+          limits.max_keys = config_.max_keys;
+          aggregator_ = std::make_unique<Aggregator>(limits);
+          last_snapshot_ns_ = nowNs();
+        }
       }
+      addMetadata("mode", config_.mode == RecordMode::kSummary ? "summary" : "trace");
+      if (config_.mode == RecordMode::kSummary) addMetadata("interval_ns", std::to_string(config_.interval_ns));
       addMetadata("kcount_version", KCOUNT_VERSION);
       addMetadata("pid", std::to_string(getpid()));
       addMetadata("host", host);
@@ -222,6 +230,7 @@ void Session::writerLoop() {
     try {
       if (auto fn = periodic_flush_.load(); fn != nullptr && nowNs() - last_periodic >= kFlushIntervalNs) {
         fn();  // no lock held: CUPTI calls back into addKernels
+        activity_flushes_.fetch_add(1, std::memory_order_relaxed);
         last_periodic = nowNs();
       }
       std::lock_guard<std::mutex> lock(writer_mutex_);
@@ -272,34 +281,38 @@ void Session::drainLocked(bool final_chunk) {
   strings_written_ =
       strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
   scopes_written_ = scopes_.forEachFrom(scopes_written_, [this](const ScopeBody& s) { writer_->writeScope(s); });
-  for (const HostEvent& e : scratch_events_) {
-    if (e.kind == HostEvent::kLaunch) {
-      if (seg_open_) {  // the window's correlation ids: its activity records are filtered by them
-        const uint64_t c = e.launch.correlation_id;
-        seg_first_ = seg_first_ == 0 ? c : std::min(seg_first_, c);
-        seg_last_ = std::max(seg_last_, c);
-      }
-      writer_->writeLaunch(e.launch);
-      counters_.launches.fetch_add(1, std::memory_order_relaxed);
-    } else if (e.kind == HostEvent::kRange) {
-      writer_->writeRange(e.range);
-      counters_.ranges.fetch_add(1, std::memory_order_relaxed);
-    } else if (e.kind == HostEvent::kGraphNode) {
-      writer_->writeGraphNode(e.graph_node);
-    }
-    if (writer_->chunkFull()) writer_->flush();
-  }
   uint64_t kernels_written = 0;
-  for (const KernelBody& k : scratch_kernels_) {
-    if (!admitActivity(k, held_kernels_)) continue;
-    writer_->writeKernel(k);
-    ++kernels_written;
-    if (writer_->chunkFull()) writer_->flush();
-  }
-  for (const MemOpBody& m : scratch_mem_ops_) {
-    if (!admitActivity(m, held_mem_ops_)) continue;
-    writer_->writeMemOp(m);
-    if (writer_->chunkFull()) writer_->flush();
+  if (aggregator_) {
+    aggregateLocked(final_chunk);
+  } else {
+    for (const HostEvent& e : scratch_events_) {
+      if (e.kind == HostEvent::kLaunch) {
+        if (seg_open_) {  // the window's correlation ids: its activity records are filtered by them
+          const uint64_t c = e.launch.correlation_id;
+          seg_first_ = seg_first_ == 0 ? c : std::min(seg_first_, c);
+          seg_last_ = std::max(seg_last_, c);
+        }
+        writer_->writeLaunch(e.launch);
+        counters_.launches.fetch_add(1, std::memory_order_relaxed);
+      } else if (e.kind == HostEvent::kRange) {
+        writer_->writeRange(e.range);
+        counters_.ranges.fetch_add(1, std::memory_order_relaxed);
+      } else if (e.kind == HostEvent::kGraphNode) {
+        writer_->writeGraphNode(e.graph_node);
+      }
+      if (writer_->chunkFull()) writer_->flush();
+    }
+    for (const KernelBody& k : scratch_kernels_) {
+      if (!admitActivity(k, held_kernels_)) continue;
+      writer_->writeKernel(k);
+      ++kernels_written;
+      if (writer_->chunkFull()) writer_->flush();
+    }
+    for (const MemOpBody& m : scratch_mem_ops_) {
+      if (!admitActivity(m, held_mem_ops_)) continue;
+      writer_->writeMemOp(m);
+      if (writer_->chunkFull()) writer_->flush();
+    }
   }
   counters_.kernels.fetch_add(kernels_written, std::memory_order_relaxed);
   if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
@@ -324,6 +337,60 @@ void Session::drainLocked(bool final_chunk) {
   }
 }
 
+// Summary mode: the drained records are joined and tallied instead of written; a snapshot of the tallies
+// is appended every interval, and at the final drain (after the forced CUPTI flush) the correlation window
+// is resolved and the final snapshot written, so its totals are exact. A record the aggregator cannot take
+// (out of memory) is counted as dropped with its kind.
+void Session::aggregateLocked(bool final_chunk) {
+  const uint64_t now = nowNs();
+  if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
+  for (const HostEvent& e : scratch_events_) {
+    try {
+      if (e.kind == HostEvent::kLaunch) {
+        if (seg_open_) {  // the window's correlation ids, for its Segment record
+          const uint64_t c = e.launch.correlation_id;
+          seg_first_ = seg_first_ == 0 ? c : std::min(seg_first_, c);
+          seg_last_ = std::max(seg_last_, c);
+        }
+        aggregator_->addLaunch(e.launch, now);
+        counters_.launches.fetch_add(1, std::memory_order_relaxed);
+      } else if (e.kind == HostEvent::kRange) {
+        aggregator_->addRange(e.range);
+        counters_.ranges.fetch_add(1, std::memory_order_relaxed);
+      }  // graph nodes serve the capture-path view of trace logs only
+    } catch (...) {
+      counters_.dropped_host_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  counters_.kernels.fetch_add(scratch_kernels_.size(), std::memory_order_relaxed);
+  for (const KernelBody& k : scratch_kernels_) {
+    try {
+      aggregator_->addKernel(k, now);
+    } catch (...) {
+      counters_.dropped_kernel_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  for (const MemOpBody& m : scratch_mem_ops_) {
+    try {
+      aggregator_->addMemOp(m, now);
+    } catch (...) {
+      counters_.dropped_kernel_records.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  try {
+    aggregator_->settle(now, activity_flushes_.load(std::memory_order_relaxed));
+    if (final_chunk) aggregator_->finish();
+    const bool due = now - last_snapshot_ns_ >= config_.interval_ns;
+    // The final snapshot is always written (it is the one marked final); periodic ones only on change.
+    if (has_records_ && (final_chunk || (due && aggregator_->changedSinceSnapshot()))) {
+      aggregator_->writeSnapshot(*writer_, now, final_chunk);
+      last_snapshot_ns_ = now;
+      writer_->flush();  // a snapshot goes out whole, at its time
+    }
+  } catch (...) {
+  }
+}
+
 // `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log file
 // (rotated files too), appended (O_APPEND) as soon as the file exists, so concurrent processes and
 // killed ones are reported too. Called by the file sink, under writer_mutex_.
@@ -345,6 +412,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
     (void)tryLockFor(control, 2000);
     if (state() != SessionState::kActive) return;
     if (flush_activity != nullptr) flush_activity();  // no lock held: CUPTI calls addKernels
+    activity_flushes_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(wake_mutex_);
       stop_writer_ = true;

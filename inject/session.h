@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "collector/aggregator.h"
 #include "collector/file_sink.h"
 #include "collector/host_buffer.h"
 #include "collector/log_writer.h"
@@ -177,6 +178,7 @@ class Session {
   template <typename Record>
   bool admitActivity(const Record& r, std::vector<Record>& held);
   static void writePreamble(LogWriter& writer, void* session);
+  void aggregateLocked(bool final_chunk);  // summary mode part of drainLocked; requires writer_mutex_
   template <typename Record>
   void addActivity(std::vector<Record>& pending, const Record* records, size_t count) noexcept;
 
@@ -223,6 +225,11 @@ class Session {
   std::vector<KernelBody> scratch_kernels_;
   std::vector<MemOpBody> scratch_mem_ops_;
   std::vector<std::pair<std::string, std::string>> scratch_metadata_;
+  // Summary mode (KCOUNT_MODE=summary): records go to the aggregator instead of the log, and a snapshot
+  // is written every config_.interval_ns. Guarded by writer_mutex_.
+  std::unique_ptr<Aggregator> aggregator_;
+  uint64_t last_snapshot_ns_ = 0;
+  std::atomic<uint64_t> activity_flushes_{0};  // forced CUPTI flushes completed (the aggregator's clock)
 
   std::mutex wake_mutex_;
   std::condition_variable wake_;

@@ -29,8 +29,7 @@ json runJson(const LoadedLog& l) {
   const Summary& s = l.summary;
   std::string label = std::filesystem::path(l.path).filename().string();
   if (label.size() > 7 && label.ends_with(".kcount")) label.resize(label.size() - 7);
-  uint64_t all_gpu = 0;
-  for (const auto& k : d.kernels) all_gpu += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+  const uint64_t all_gpu = s.kernel_gpu_ns;  // every kernel, unmatched included (trace or summary mode)
   json run = {{"label", label},
               {"path", l.path},
               {"host", d.meta("host")},
@@ -79,11 +78,26 @@ json runJson(const LoadedLog& l) {
   for (const auto& ln : d.launches) scope_of_corr.emplace(ln.correlation_id, ln.scope_id);
   struct Row {
     uint64_t count = 0, gpu_ns = 0;
-    const KernelBody* first = nullptr;
+    const KernelBody* first = nullptr;  // trace mode: grid and block of the first record; none in summary mode
     std::map<std::string, uint64_t> ranges;
   };
   std::map<uint32_t, Row> by_name;
   std::unordered_map<uint32_t, std::string> paths;
+  if (d.summary_mode) {  // no kernel records: the snapshot's tallies per (range, name)
+    for (const RangeStats& rs : s.exclusive)
+      for (const auto& [name_id, t] : rs.by_kernel) {
+        Row& r = by_name[name_id];
+        r.count += t.count;
+        r.gpu_ns += t.gpu_ns;
+        r.ranges[d.scopePath(rs.scope_id)] += t.count;
+      }
+    for (const auto& [name_id, t] : s.unmatched_by_kernel) {
+      Row& r = by_name[name_id];
+      r.count += t.count;
+      r.gpu_ns += t.gpu_ns;
+      r.ranges["(unmatched)"] += t.count;
+    }
+  }
   for (const auto& k : d.kernels) {
     Row& r = by_name[k.name_id];
     ++r.count;
@@ -101,7 +115,8 @@ json runJson(const LoadedLog& l) {
   json kernels = json::array();
   for (const auto& [name_id, r] : by_name) {
     std::string_view name = d.str(name_id);
-    const KernelBody& k = *r.first;
+    const KernelBody none{};
+    const KernelBody& k = r.first ? *r.first : none;
     kernels.push_back({{"name", name},
                        {"short", shortKernelName(name)},
                        {"demangled", demangleKernelName(name)},

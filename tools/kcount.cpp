@@ -13,6 +13,7 @@
 #include "tools/multi_log.h"
 #include "tools/report.h"
 #include "tools/run.h"
+#include "tools/series.h"
 
 namespace {
 
@@ -99,6 +100,9 @@ int main(int argc, char** argv) {
   long long segment = -1;
   summary->add_option("--segment", segment, "only capture window N (its Segment record's index; format 1.2)")
       ->check(CLI::NonNegativeNumber);
+  bool series = false;
+  summary->add_flag("--series", series,
+                    "summary-mode logs: per range, the change between consecutive snapshots (table or json)");
 
   auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
   kernels->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
@@ -193,6 +197,30 @@ int main(int argc, char** argv) {
           l.summary = kc::summarize(l.data, g_join);
         }
       }
+      for (const auto& l : logs)
+        if (l.data.summary_mode && g_join.graph_view == kc::GraphView::kCapturePath)
+          std::cerr << "kcount: " << l.path
+                    << ": summary-mode log: kernels are credited to the range around the launch (--graph-view "
+                       "capture needs a trace-mode log)\n";
+      if (series) {
+        bool any_trace = false;
+        for (const auto& l : logs) any_trace = any_trace || !l.data.summary_mode;
+        if (format == "json") {
+          std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';
+        } else {
+          bool first = true;
+          for (const auto& l : logs) {
+            if (!first) std::cout << '\n';
+            kc::printSeries(std::cout, l);
+            first = false;
+          }
+        }
+        if (any_trace) {
+          std::cerr << "kcount: --series needs summary-mode logs (KCOUNT_MODE=summary)\n";
+          return 2;
+        }
+        return rc;
+      }
       if (format == "json") {
         auto j = kc::summaryJson(logs);
         if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
@@ -268,6 +296,12 @@ int main(int argc, char** argv) {
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
+      for (const auto& l : logs)
+        if (l.data.summary_mode)
+          throw std::runtime_error(l.path + " is a summary-mode log (KCOUNT_MODE=summary): it holds per-range "
+                                   "tallies, not individual launches, kernels or ranges, so there is nothing to "
+                                   "export record by record; use kcount summary or kernels (--format json|csv), "
+                                   "or record with KCOUNT_MODE=trace");
       if (format == "sqlite") {
         kc::writeSqlite(output, logs);
       } else if (format == "csv") {

@@ -1,5 +1,7 @@
 #include "tools/report.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -112,10 +114,32 @@ std::string perInstance(uint64_t kernels, uint64_t instances) {
   return fmt::format("{:.1f}", static_cast<double>(kernels) / static_cast<double>(instances));
 }
 
-uint64_t allKernelGpuNs(const LogData& log) {
-  uint64_t ns = 0;
-  for (const auto& k : log.kernels) ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
-  return ns;
+/// "summary mode: N snapshots every I, totals from snapshot S at +T (final)" for a summary-mode log, else "".
+std::string snapshotLine(const LoadedLog& l) {
+  const LogData& d = l.data;
+  if (!d.summary_mode) return {};
+  const std::string interval = d.meta("interval_ns");
+  std::string s = fmt::format("summary mode: {} complete snapshots", d.snapshots.size());
+  if (!interval.empty()) {
+    uint64_t ns = 0;
+    std::from_chars(interval.data(), interval.data() + interval.size(), ns);
+    s += " every " + formatDuration(ns);
+  }
+  if (d.incomplete_snapshots > 0) s += fmt::format(", {} incomplete", d.incomplete_snapshots);
+  if (l.summary.snapshot < 0) return s + "; no complete snapshot: no totals\n";
+  const SnapshotData& sd = d.snapshots[static_cast<size_t>(l.summary.snapshot)];
+  const SnapshotBeginBody& b = sd.begin;
+  uint64_t start = 0;
+  const std::string start_text = d.meta("start_ns");
+  std::from_chars(start_text.data(), start_text.data() + start_text.size(), start);
+  s += fmt::format("; totals from snapshot {} at +{}{}", b.sequence,
+                   formatDuration(b.time_ns > start ? b.time_ns - start : 0),
+                   (b.flags & kSnapshotFinal) ? " (final)" : " (not final: the run had not ended)");
+  if (!(b.flags & kSnapshotFinal))
+    s += fmt::format(", {} launches in flight, {} activity records waiting", b.inflight_launches, b.waiting_activity);
+  s += fmt::format("; {} tallies dropped (key cap), {} launches evicted from the correlation window\n",
+                   b.dropped_tallies, b.evicted_launches);
+  return s;
 }
 
 void printFooter(std::ostream& out, const LoadedLog& l) {
@@ -126,7 +150,8 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   out << fmt::format("totals: {} launches ({} graph launches), {} kernels, {} unmatched kernels, "
                      "{} launches without kernel, GPU time {}\n",
                      s.launches, graph, s.kernels, s.unmatched_kernels, s.launches_without_kernel,
-                     formatDuration(allKernelGpuNs(l.data)));
+                     formatDuration(s.kernel_gpu_ns));
+  out << snapshotLine(l);
   if (l.data.has_stats)
     out << fmt::format("dropped: {} host records, {} activity records, {} activity buffers refused, "
                        "{} late activity records, {} bytes not written; {} NVTX pops with no push\n",
@@ -242,7 +267,7 @@ json summaryJson(const LoadedLog& l) {
               {"captured_launches", s.captured_launches},
               {"mem_ops", s.mem_ops},
               {"unmatched_mem_ops", s.unmatched_mem_ops},
-              {"gpu_ns", allKernelGpuNs(d)},
+              {"gpu_ns", s.kernel_gpu_ns},
               {"dropped_host_records", d.stats.dropped_host_records},
               {"dropped_activity_records", d.stats.dropped_activity_records},
               {"activity_buffers_refused", d.stats.activity_buffers_refused},
@@ -298,8 +323,26 @@ json summaryJson(const LoadedLog& l) {
                             {"gpu_ns", t.gpu_ns},
                             {"ranges", t.ranges},
                             {"mem_ops", t.mem_ops}});
-  return json{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"issues", issues},
-              {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
+  json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"issues", issues},
+           {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
+  out["mode"] = d.summary_mode ? "summary" : "trace";
+  if (d.summary_mode) {
+    json snap = nullptr;
+    if (s.snapshot >= 0) {
+      const SnapshotBeginBody& b = d.snapshots[static_cast<size_t>(s.snapshot)].begin;
+      snap = json{{"sequence", b.sequence},
+                  {"time_ns", b.time_ns},
+                  {"final", (b.flags & kSnapshotFinal) != 0},
+                  {"inflight_launches", b.inflight_launches},
+                  {"waiting_activity", b.waiting_activity},
+                  {"dropped_tallies", b.dropped_tallies},
+                  {"evicted_launches", b.evicted_launches}};
+    }
+    out["snapshot"] = snap;
+    out["snapshots"] = d.snapshots.size();
+    out["incomplete_snapshots"] = d.incomplete_snapshots;
+  }
+  return out;
 }
 
 std::string dumpJson(const nlohmann::json& j) {
@@ -431,6 +474,20 @@ std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
   std::unordered_map<std::string, KernelRow> rows;
   for (const auto& l : logs) {
     const LogData& d = l.data;
+    if (d.summary_mode) {  // no kernel records: the snapshot's tallies by (range, name); no grid/block
+      auto add = [&](uint32_t name_id, const KernelTally& t, const std::string& range) {
+        std::string name(d.str(name_id));
+        auto [it, fresh] = rows.try_emplace(name);
+        if (fresh) it->second.name = name;
+        it->second.count += t.count;
+        it->second.gpu_ns += t.gpu_ns;
+        it->second.ranges[range] += t.count;
+      };
+      for (const RangeStats& r : l.summary.exclusive)
+        for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, d.scopePath(r.scope_id));
+      for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
+      continue;
+    }
     std::unordered_map<uint64_t, uint32_t> scope_of;  // correlation id -> scope (first launch wins)
     scope_of.reserve(d.launches.size() * 2);
     for (const auto& ln : d.launches)
@@ -551,10 +608,15 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   }
   out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
                      s.launches_without_kernel);
+  out << snapshotLine(l);
   for (const auto& i : d.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
-  const uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +
-                        d.stats.activity_buffers_refused + d.stats.late_activity_records + d.stats.bytes_dropped;
+  uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +
+                  d.stats.activity_buffers_refused + d.stats.late_activity_records + d.stats.bytes_dropped;
+  if (s.snapshot >= 0) {  // summary mode: tallies dropped at the key cap, launches pushed out of the window
+    const SnapshotBeginBody& b = d.snapshots[static_cast<size_t>(s.snapshot)].begin;
+    lost += b.dropped_tallies + b.evicted_launches;
+  }
   int rc = 0;
   if (!d.intact()) rc = 2;
   else if (!d.complete || lost > 0) rc = 1;

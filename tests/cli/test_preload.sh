@@ -57,6 +57,32 @@ for mode in preload nvtx-env; do
   "$kcount" check "$log" >/dev/null && ok "nvtx ($mode): kcount check exit 0" || bad "nvtx ($mode): kcount check failed"
 done
 
+# 2b. Summary mode (KCOUNT_MODE=summary) through the real library: snapshots instead of records, the same
+# numbers; --series sums to the totals; export refuses the log.
+log=$work/nvtx-summary.kcount
+KCOUNT_MODE=summary KCOUNT_INTERVAL=1ms "$kcount" run --output "$log" -- "$nvtx_prog" 10 >"$work/nvtx.out" 2>"$work/nvtx.err"
+rc=$?
+if [[ $rc -ne 0 || ! -f $log ]]; then
+  bad "nvtx (summary mode): rc=$rc, log $(ls "$log" 2>&1)"; cat "$work/nvtx.err"
+else
+  "$kcount" summary --format json "$log" >"$work/nvtx-summary.json"
+  if "$py" "$here/../gpu/check_summary.py" expect "$work/nvtx-summary.json" \
+      step:instances=10 step/inner:instances=10 registered:instances=1 ex:instances=1 crossing:instances=1 \
+      open_at_exit:instances=1 totals.launches=0 totals.kernels=0 --allow-underflow 1 >"$work/check.txt" &&
+     "$py" -c 'import json,sys; l=json.load(open(sys.argv[1]))["logs"][0]; sys.exit(0 if l["mode"]=="summary" and l["snapshot"]["final"] else 1)' "$work/nvtx-summary.json"; then
+    ok "nvtx (summary mode): $(cat "$work/check.txt"), final snapshot"
+  else
+    bad "nvtx (summary mode): $(cat "$work/check.txt") $(head -c 300 "$work/nvtx-summary.json")"
+  fi
+  series=$("$kcount" summary --series --format json "$log" | "$py" -c 'import json,sys; l=json.load(sys.stdin)["logs"][0]; print(sum(r["instances"] for iv in l["intervals"] for r in iv["ranges"] if r["path"]=="step"))')
+  [[ $series == 10 ]] && ok "nvtx (summary mode): --series instances of step add up to 10" || bad "nvtx (summary mode): --series step instances $series"
+  "$kcount" export --format json -o "$work/x.json" "$log" 2>"$work/export.err"
+  rc=$?
+  [[ $rc -eq 2 ]] && grep -q "summary-mode log" "$work/export.err" && ok "nvtx (summary mode): export refused (exit 2)" ||
+    bad "nvtx (summary mode): export rc=$rc: $(cat "$work/export.err")"
+  "$kcount" check "$log" >/dev/null && ok "nvtx (summary mode): kcount check exit 0" || bad "nvtx (summary mode): kcount check failed"
+fi
+
 # 3. Exit paths: _exit(0) skips atexit handlers; SIGTERM with the default action. The log must be
 #    complete and the exit status unchanged (0, 143).
 for how in _exit sigterm; do

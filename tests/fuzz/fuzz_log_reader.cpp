@@ -18,6 +18,7 @@
 #include "collector/log_format.h"
 #include "collector/log_reader.h"
 #include "tools/report.h"
+#include "tools/series.h"
 
 namespace {
 
@@ -42,15 +43,26 @@ void exercise(std::span<const uint8_t> bytes) {
   require(!d.scopes.empty(), "scope 0 (the root) exists");
   require(d.strings.size() <= bytes.size() / 12 + 2, "string table bounded by the input size");
   require(d.scopes.size() <= bytes.size() / 24 + 2, "scope table bounded by the input size");
-  require(l.summary.launches <= d.launches.size(), "summary launches");
-  require(l.summary.kernels == d.kernels.size(), "summary kernels");
-  require(l.summary.unmatched_kernels <= d.kernels.size(), "unmatched kernels");
   require(l.summary.children_order.size() == std::max<size_t>(d.scopes.size(), 1),
           "every scope appears once in the repaired tree");
   uint64_t excl_kernels = 0;
   for (const auto& r : l.summary.exclusive) excl_kernels += r.kernels;
-  require(excl_kernels + l.summary.unmatched_kernels == d.kernels.size(), "every kernel credited once");
   require(l.summary.inclusive[kc::kRootScope].kernels == excl_kernels, "root inclusive holds all kernels");
+  if (d.summary_mode && !d.snapshots.empty()) {
+    // Summary-mode log: the numbers are those of the last complete snapshot, as written.
+    require(l.summary.snapshot == static_cast<int64_t>(d.snapshots.size()) - 1, "last complete snapshot used");
+    require(l.summary.kernels == d.snapshots.back().begin.kernels, "snapshot kernels");
+    require(l.summary.launches == d.snapshots.back().begin.launches, "snapshot launches");
+    for (const auto& s : d.snapshots)
+      require(s.scopes.size() == s.begin.scope_rows && s.kernels.size() == s.begin.kernel_rows,
+              "a complete snapshot has its announced rows");
+  } else {
+    require(l.summary.snapshot == -1, "no snapshot used without snapshots");
+    require(l.summary.launches <= d.launches.size(), "summary launches");
+    require(l.summary.kernels == d.kernels.size(), "summary kernels");
+    require(l.summary.unmatched_kernels <= d.kernels.size(), "unmatched kernels");
+    require(excl_kernels + l.summary.unmatched_kernels == d.kernels.size(), "every kernel credited once");
+  }
   require(d.intact() || !d.issues.empty(), "damage is always reported");
   uint64_t segment_kernels = 0;
   for (const auto& t : kc::segmentTotals(d)) segment_kernels += t.kernels;
@@ -73,6 +85,8 @@ void exercise(std::span<const uint8_t> bytes) {
   }
   kc::printKernelsTable(out, {l}, false);
   kc::printKernelsCsv(out, {l}, true);
+  out << kc::dumpJson(kc::seriesJson({l}));
+  kc::printSeries(out, l);
   const int rc = kc::printCheck(out, l);
   // 2 exactly for a log that is not intact; 0 only for a complete one (1 also covers lost records).
   require((rc == 2) == !d.intact() && (rc != 0 || d.complete), "check exit status");

@@ -188,6 +188,62 @@ void damaged(const std::string& base, const Bytes& log) {
   emit(base + "-chunks-twice", twice);
 }
 
+/// A summary-mode log (format 1.2): definitions, two snapshots (the second final, with an unmatched
+/// kernel row), Stats and End; the second snapshot starts in one chunk and ends in the next.
+Bytes summaryModeLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("mode", "summary");
+  w.writeMetadata("start_ns", "100");
+  w.writeMetadata("interval_ns", "1000000000");
+  w.writeString(1, "step");
+  w.writeString(2, "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN");
+  w.writeString(3, "gate");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 3, 0});
+  for (uint32_t seq = 0; seq < 2; ++seq) {
+    kc::SnapshotBeginBody b{};
+    b.time_ns = 1000 + seq * 1000;
+    b.sequence = seq;
+    b.flags = seq == 1 ? kc::kSnapshotFinal : 0;
+    b.scope_rows = 2;
+    b.kernel_rows = seq == 1 ? 2 : 1;
+    b.launches = 4 * (seq + 1);
+    b.kernels = 4 * (seq + 1) + seq;
+    b.unmatched_kernels = seq;
+    b.unmatched_kernel_gpu_ns = 7 * seq;
+    b.ranges = 6 * (seq + 1);
+    w.writeSnapshotBegin(b);
+    kc::SnapshotScopeBody step{};
+    step.scope_id = 1;
+    step.instances = 2 * (seq + 1);
+    step.cpu_ns = 900 * (seq + 1);
+    w.writeSnapshotScope(step);
+    kc::SnapshotScopeBody gate{};
+    gate.scope_id = 2;
+    gate.instances = 4 * (seq + 1);
+    gate.launches = 4 * (seq + 1);
+    gate.kernels = 4 * (seq + 1);
+    gate.gpu_ns = 400 * (seq + 1);
+    gate.launch_api_ns = 40 * (seq + 1);
+    w.writeSnapshotScope(gate);
+    if (seq == 1) w.flush();  // the final snapshot spans two chunks
+    kc::SnapshotKernelBody k{2, 2, 0, 0, 4 * (seq + 1), 400 * (seq + 1), 90, 110};
+    w.writeSnapshotKernel(k);
+    if (seq == 1) w.writeSnapshotKernel(kc::SnapshotKernelBody{0, 2, kc::kSnapshotKernelUnmatched, 0, 1, 7, 7, 7});
+    w.writeSnapshotEnd(kc::SnapshotEndBody{seq, b.scope_rows + b.kernel_rows});
+    w.flush();
+  }
+  kc::StatsBody st{};
+  st.launches = 8;
+  st.kernels = 9;
+  st.ranges = 12;
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
 /// Ids past every definition and a scope cycle, inside a chunk whose checksum verifies.
 Bytes badReferences() {
   kc::MemorySink sink;
@@ -277,6 +333,9 @@ int main(int argc, char** argv) {
   const Bytes segments = segmentsLog();
   emit("segments.kcount", segments);
   damaged("segments", segments);
+  const Bytes summary = summaryModeLog();
+  emit("summary-mode.kcount", summary);
+  damaged("summary-mode", summary);
   emit("empty", {});
   std::printf("%d seeds in %s\n", g_written, g_out.c_str());
   return 0;

@@ -196,7 +196,8 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   const auto& log = j["logs"][0];
   std::set<std::string> keys;
   for (const auto& [k, _] : log.items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "issues", "totals", "ranges", "segments"});
+  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "issues", "totals", "ranges", "segments", "mode"});
+  CHECK(log["mode"] == "trace");
   CHECK(log["path"] == "run.kcount");
   CHECK(log["metadata"]["host"] == "node1");
   CHECK(log["complete"] == true);

@@ -1,0 +1,355 @@
+#include "collector/aggregator.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "collector/log_writer.h"
+
+namespace kc {
+namespace {
+
+uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
+constexpr uint8_t kWaitingKernel = 0;
+
+}  // namespace
+
+Aggregator::InFlight* Aggregator::Window::find(uint64_t key) {
+  if (size_ == 0) return nullptr;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = home(key);; i = (i + 1) & mask) {
+    Slot& s = slots_[i];
+    if (!s.value.occupied) return nullptr;
+    if (s.key == key) return &s.value;
+  }
+}
+
+void Aggregator::Window::grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  const size_t n = old.empty() ? 1024 : old.size() * 2;
+  slots_.assign(n, Slot{});
+  shift_ = 64 - std::countr_zero(n);
+  size_ = 0;
+  for (const Slot& s : old)
+    if (s.value.occupied) insert(s.key, s.value);
+}
+
+Aggregator::InFlight* Aggregator::Window::insert(uint64_t key, const InFlight& value) {
+  if ((size_ + 1) * 2 > slots_.size()) grow();  // load factor at most 1/2
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(key);
+  while (slots_[i].value.occupied) i = (i + 1) & mask;
+  slots_[i] = Slot{key, value};
+  slots_[i].value.occupied = 1;
+  ++size_;
+  return &slots_[i].value;
+}
+
+void Aggregator::Window::erase(uint64_t key) {
+  if (size_ == 0) return;
+  const size_t mask = slots_.size() - 1;
+  size_t i = home(key);
+  while (true) {
+    if (!slots_[i].value.occupied) return;
+    if (slots_[i].key == key) break;
+    i = (i + 1) & mask;
+  }
+  // Backward shift: move later entries of the probe run into the hole so lookups need no tombstones.
+  size_t hole = i;
+  for (size_t j = (i + 1) & mask; slots_[j].value.occupied; j = (j + 1) & mask) {
+    const size_t h = home(slots_[j].key);
+    // Entry j may move to the hole if its home is not cyclically within (hole, j].
+    const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+    if (!stays) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole].value.occupied = 0;
+  --size_;
+}
+
+void Aggregator::Window::clear() {
+  for (Slot& s : slots_) s.value.occupied = 0;
+  size_ = 0;
+}
+
+SnapshotScopeBody* Aggregator::scopeRow(uint32_t scope_id) {
+  if (scope_id < scope_index_.size() && scope_index_[scope_id] != nullptr) return scope_index_[scope_id];
+  if (keys() >= limits_.max_keys) return nullptr;
+  SnapshotScopeBody row{};
+  row.scope_id = scope_id;
+  SnapshotScopeBody* r = &scopes_.emplace(scope_id, row).first->second;
+  // Scope ids are dense (the library hands them out 1, 2, 3, ...; at most 1 Mi): a direct index.
+  if (scope_id < (1u << 20)) {
+    if (scope_index_.size() <= scope_id) scope_index_.resize(scope_id + 1, nullptr);
+    scope_index_[scope_id] = r;
+  }
+  return r;
+}
+
+bool Aggregator::settled(uint64_t since_ns, uint64_t since_flush, uint64_t now_ns, uint64_t flushes,
+                         bool need_time) const {
+  if (flushes < since_flush + limits_.settle_flushes) return false;
+  return !need_time || now_ns >= since_ns + limits_.settle_ns;
+}
+
+// A launch leaves the window: if nothing joined it (and it was meant to run something), it is a launch
+// without kernel, exactly as summarize() counts launches no kernel record matched.
+void Aggregator::retire(uint64_t correlation_id, const InFlight& e) {
+  if (!e.matched && !(e.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+  inflight_.erase(correlation_id);  // invalidates e
+  dirty_ = true;
+}
+
+void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
+  now_ns_ = std::max(now_ns_, now_ns);
+  dirty_ = true;
+  const bool memop = (l.flags & kLaunchMemOp) != 0;
+  if (!memop) {
+    ++t_.launches;
+    if (l.flags & kLaunchCaptured) ++t_.captured_launches;
+    if (SnapshotScopeBody* r = scopeRow(l.scope_id)) {
+      ++r->launches;
+      r->graph_launches += l.is_graph_launch ? 1 : 0;
+      r->launch_api_ns += span(l.enter_ns, l.exit_ns);
+      if (l.flags & kLaunchCaptured) ++r->captured_launches;
+    } else {
+      ++t_.dropped_tallies;
+    }
+  }
+  if (inflight_.find(l.correlation_id) != nullptr) {
+    // A repeated correlation id: the first launch keeps the joins (as in summarize()).
+    if (!(l.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+    return;
+  }
+  // Full window (or an order queue grown long behind a launch still waiting): push out the oldest.
+  while ((inflight_.size() >= limits_.max_inflight || order_.size() >= 2 * limits_.max_inflight) &&
+         !order_.empty()) {
+    const uint64_t corr = order_.front();
+    order_.pop_front();
+    InFlight* e = inflight_.find(corr);
+    if (e == nullptr) continue;
+    ++t_.evicted_launches;
+    retire(corr, *e);
+  }
+  if (limits_.max_inflight == 0) {
+    if (!(l.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+    ++t_.evicted_launches;
+    return;
+  }
+  inflight_.insert(l.correlation_id, InFlight{l.scope_id, l.flags, l.is_graph_launch, 0, 0, now_ns_, flushes_});
+  order_.push_back(l.correlation_id);
+}
+
+void Aggregator::addRange(const RangeBody& range) {
+  dirty_ = true;
+  ++t_.ranges;
+  if (SnapshotScopeBody* r = scopeRow(range.scope_id)) {
+    ++r->instances;
+    r->cpu_ns += span(range.begin_ns, range.end_ns);
+  } else {
+    ++t_.dropped_tallies;
+  }
+}
+
+void Aggregator::apply(InFlight& e, const Waiting& w) {
+  const uint64_t corr = w.correlation_id;
+  if (!e.matched && !e.graph) {
+    // A hint for early retirement; bounded like the window (a dropped hint leaves the entry to order_).
+    if (joined_.size() >= limits_.max_inflight && !joined_.empty()) joined_.pop_front();
+    joined_.emplace_back(corr, flushes_);
+  }
+  e.matched = 1;
+  e.since_ns = now_ns_;
+  e.since_flush = flushes_;
+  SnapshotScopeBody* r = scopeRow(e.scope_id);
+  if (r == nullptr) {
+    ++t_.dropped_tallies;
+    return;
+  }
+  if (w.kind == kWaitingKernel) {
+    ++r->kernels;
+    r->gpu_ns += w.ns;
+    const uint64_t key = (static_cast<uint64_t>(e.scope_id) << 32) | w.name_id;
+    auto it = kernels_.find(key);
+    if (it == kernels_.end()) {
+      if (keys() >= limits_.max_keys) {
+        ++t_.dropped_tallies;
+        return;
+      }
+      SnapshotKernelBody row{};
+      row.scope_id = e.scope_id;
+      row.name_id = w.name_id;
+      row.min_ns = w.ns;
+      row.max_ns = w.ns;
+      it = kernels_.emplace(key, row).first;
+    }
+    SnapshotKernelBody& k = it->second;
+    ++k.count;
+    k.gpu_ns += w.ns;
+    k.min_ns = std::min(k.min_ns, w.ns);
+    k.max_ns = std::max(k.max_ns, w.ns);
+  } else if (w.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
+    ++r->memset_count;
+    r->memset_bytes += w.bytes;
+    r->memset_ns += w.ns;
+  } else {
+    ++r->memcpy_count;
+    r->memcpy_bytes += w.bytes;
+    r->memcpy_ns += w.ns;
+  }
+}
+
+void Aggregator::unmatched(const Waiting& w) {
+  dirty_ = true;
+  if (w.kind != kWaitingKernel) {
+    ++t_.unmatched_mem_ops;
+    return;
+  }
+  ++t_.unmatched_kernels;
+  t_.unmatched_kernel_gpu_ns += w.ns;
+  auto it = unmatched_.find(w.name_id);
+  if (it == unmatched_.end()) {
+    if (keys() >= limits_.max_keys) {
+      ++t_.dropped_tallies;
+      return;
+    }
+    SnapshotKernelBody row{};
+    row.name_id = w.name_id;
+    row.flags = kSnapshotKernelUnmatched;
+    row.min_ns = w.ns;
+    row.max_ns = w.ns;
+    it = unmatched_.emplace(w.name_id, row).first;
+  }
+  SnapshotKernelBody& k = it->second;
+  ++k.count;
+  k.gpu_ns += w.ns;
+  k.min_ns = std::min(k.min_ns, w.ns);
+  k.max_ns = std::max(k.max_ns, w.ns);
+}
+
+void Aggregator::addKernel(const KernelBody& k, uint64_t now_ns) {
+  now_ns_ = std::max(now_ns_, now_ns);
+  dirty_ = true;
+  ++t_.kernels;
+  const Waiting w{k.correlation_id, span(k.start_ns, k.end_ns), 0, now_ns_, flushes_, k.name_id, kWaitingKernel};
+  if (InFlight* e = inflight_.find(k.correlation_id))
+    apply(*e, w);
+  else if (waiting_.size() < limits_.max_waiting)
+    waiting_.push_back(w);
+  else
+    unmatched(w);
+}
+
+void Aggregator::addMemOp(const MemOpBody& m, uint64_t now_ns) {
+  now_ns_ = std::max(now_ns_, now_ns);
+  dirty_ = true;
+  ++t_.mem_ops;
+  const uint8_t kind = m.kind == static_cast<uint8_t>(MemOpKind::kMemset) ? m.kind
+                                                                          : static_cast<uint8_t>(MemOpKind::kMemcpy);
+  const Waiting w{m.correlation_id, span(m.start_ns, m.end_ns), m.bytes, now_ns_, flushes_, 0, kind};
+  if (InFlight* e = inflight_.find(m.correlation_id))
+    apply(*e, w);
+  else if (waiting_.size() < limits_.max_waiting)
+    waiting_.push_back(w);
+  else
+    unmatched(w);
+}
+
+void Aggregator::settle(uint64_t now_ns, uint64_t flushes) {
+  now_ns_ = std::max(now_ns_, now_ns);
+  flushes_ = std::max(flushes_, flushes);
+  // Activity records that came before their launch: join them now, or give up once settled.
+  size_t keep = 0;
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    const Waiting& w = waiting_[i];
+    if (InFlight* e = inflight_.find(w.correlation_id)) {
+      dirty_ = true;
+      apply(*e, w);
+    } else if (settled(w.since_ns, w.since_flush, now_ns_, flushes_, true)) {
+      unmatched(w);
+    } else {
+      waiting_[keep++] = w;
+    }
+  }
+  waiting_.resize(keep);
+  // Joined non-graph launches: one kernel each, retired once the flushes have passed.
+  while (!joined_.empty() && flushes_ >= joined_.front().second + limits_.settle_flushes) {
+    const uint64_t corr = joined_.front().first;
+    joined_.pop_front();
+    InFlight* e = inflight_.find(corr);
+    if (e != nullptr && settled(e->since_ns, e->since_flush, now_ns_, flushes_, false)) retire(corr, *e);
+  }
+  // Everything else leaves in arrival order once settled (graph launches keep their kernels coming;
+  // a launch without kernel yet may still be queued on the GPU).
+  while (!order_.empty()) {
+    const uint64_t corr = order_.front();
+    if (InFlight* e = inflight_.find(corr)) {
+      if (!settled(e->since_ns, e->since_flush, now_ns_, flushes_, !(e->matched && !e->graph))) break;
+      retire(corr, *e);
+    }
+    order_.pop_front();
+  }
+}
+
+void Aggregator::finish() {
+  if (!waiting_.empty() || inflight_.size() != 0) dirty_ = true;
+  for (const Waiting& w : waiting_) {
+    if (InFlight* e = inflight_.find(w.correlation_id))
+      apply(*e, w);
+    else
+      unmatched(w);
+  }
+  waiting_.clear();
+  inflight_.forEach([this](uint64_t, const InFlight& e) {
+    if (!e.matched && !(e.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+  });
+  inflight_.clear();
+  order_.clear();
+  joined_.clear();
+}
+
+SnapshotBeginBody Aggregator::totals() const {
+  SnapshotBeginBody b = t_;
+  b.inflight_launches = inflight_.size();
+  b.waiting_activity = waiting_.size();
+  return b;
+}
+
+void Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot) {
+  std::vector<const SnapshotScopeBody*> scope_rows;
+  scope_rows.reserve(scopes_.size());
+  for (const auto& [id, r] : scopes_) scope_rows.push_back(&r);
+  std::sort(scope_rows.begin(), scope_rows.end(),
+            [](const SnapshotScopeBody* a, const SnapshotScopeBody* b) { return a->scope_id < b->scope_id; });
+  std::vector<const SnapshotKernelBody*> kernel_rows;
+  kernel_rows.reserve(kernels_.size() + unmatched_.size());
+  for (const auto& [key, r] : kernels_) kernel_rows.push_back(&r);
+  for (const auto& [key, r] : unmatched_) kernel_rows.push_back(&r);
+  std::sort(kernel_rows.begin(), kernel_rows.end(), [](const SnapshotKernelBody* a, const SnapshotKernelBody* b) {
+    if (a->flags != b->flags) return a->flags < b->flags;
+    return a->scope_id != b->scope_id ? a->scope_id < b->scope_id : a->name_id < b->name_id;
+  });
+
+  SnapshotBeginBody b = totals();
+  b.time_ns = now_ns;
+  b.sequence = sequence_;
+  b.flags = final_snapshot ? static_cast<uint32_t>(kSnapshotFinal) : 0u;
+  b.scope_rows = static_cast<uint32_t>(scope_rows.size());
+  b.kernel_rows = static_cast<uint32_t>(kernel_rows.size());
+  writer.writeSnapshotBegin(b);
+  for (const SnapshotScopeBody* r : scope_rows) {
+    writer.writeSnapshotScope(*r);
+    if (writer.chunkFull()) writer.flush();
+  }
+  for (const SnapshotKernelBody* r : kernel_rows) {
+    writer.writeSnapshotKernel(*r);
+    if (writer.chunkFull()) writer.flush();
+  }
+  writer.writeSnapshotEnd(SnapshotEndBody{sequence_, b.scope_rows + b.kernel_rows});
+  ++sequence_;
+  dirty_ = false;
+}
+
+}  // namespace kc

@@ -1,0 +1,149 @@
+// In-process join and aggregation for summary mode (KCOUNT_MODE=summary): the same records the trace
+// writer would write (launches, ranges, kernel and memory-operation activity records) are joined by
+// correlation id and tallied per (range, kernel name) instead of written one by one; every interval the
+// writer appends a snapshot of the tallies (collector/log_format.h, SnapshotBegin..SnapshotEnd). GPU-free.
+//
+// Join rules are those of summarize() (collector/analysis.cpp) on a trace log of the same run: a launch
+// is counted once per correlation id in the range innermost at API enter; a kernel is credited to its
+// launch's range; memcpy/memset calls are not launches; captured launches run nothing. What differs is
+// only when a join is decided: a launch waits in a bounded correlation window for its kernels, a kernel
+// that arrives before its launch waits in a bounded list, and both give up only after they have settled
+// (Limits below), or at finish().
+//
+// Threads: not thread-safe. The session's writer thread owns it, under the writer lock.
+// Memory: capped by Limits; what does not fit is counted (dropped_tallies, evicted_launches), never lost
+// silently. Every method may throw std::bad_alloc below its caps; callers in the library catch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/log_format.h"
+
+namespace kc {
+
+class LogWriter;
+
+class Aggregator {
+ public:
+  struct Limits {
+    /// Most tally rows kept: range rows + (range, kernel name) rows + unmatched kernel-name rows. An event
+    /// whose range row does not fit is not tallied; a kernel whose (range, name) row does not fit is
+    /// counted in its range but not by name. Both count in dropped_tallies.
+    size_t max_keys = 65536;
+    /// Most launches in the correlation window; the oldest is pushed out (evicted_launches) when full.
+    size_t max_inflight = 1u << 20;
+    /// Most kernels and memory operations waiting for their launch; more are counted as unmatched at once.
+    size_t max_waiting = 1u << 19;
+    /// A launch leaves the window, and a waiting kernel gives up, only after this many forced CUPTI
+    /// flushes (settle() argument) since it entered (or, for a launch, since its last kernel) ...
+    uint64_t settle_flushes = 2;
+    /// ... and this much host time (ns). A non-graph launch that has its kernel needs only the flushes.
+    uint64_t settle_ns = 10'000'000'000ull;
+  };
+
+  Aggregator() : Aggregator(Limits{}) {}
+  explicit Aggregator(const Limits& limits) : limits_(limits) {}
+
+  /// A launch record (LaunchBody as the trace writer gets it, memcpy/memset calls included). `now_ns`:
+  /// host clock when the writer took it.
+  void addLaunch(const LaunchBody& launch, uint64_t now_ns);
+  /// A closed (or unclosed at exit) range instance.
+  void addRange(const RangeBody& range);
+  /// Kernel and memory-operation activity records. Joined at once if the launch is in the window,
+  /// otherwise kept waiting until a later launch or until they settle.
+  void addKernel(const KernelBody& kernel, uint64_t now_ns);
+  void addMemOp(const MemOpBody& op, uint64_t now_ns);
+  /// After each batch (one drain): joins waiting activity records to launches added since, then retires
+  /// launches and waiting records that have settled. `flushes`: forced CUPTI flushes completed so far
+  /// (monotonic). O(waiting records + retired entries).
+  void settle(uint64_t now_ns, uint64_t flushes);
+  /// End of the run, after the last forced flush and drain: every launch in the window and every waiting
+  /// record is resolved (launches without kernel, unmatched kernels). Later records are still accepted.
+  void finish();
+
+  /// Appends a snapshot (SnapshotBegin, rows sorted by scope then name, SnapshotEnd) to `writer`,
+  /// flushing the writer's chunk whenever it is full. `final_snapshot` sets kSnapshotFinal.
+  void writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot);
+  /// True if any tally changed since the last writeSnapshot() (or ever, before the first).
+  bool changedSinceSnapshot() const { return dirty_; }
+
+  /// Whole-run totals as they would be written now (row counts filled by writeSnapshot()).
+  SnapshotBeginBody totals() const;
+  size_t keys() const { return scopes_.size() + kernels_.size() + unmatched_.size(); }
+  size_t inflight() const { return inflight_.size(); }
+  size_t waiting() const { return waiting_.size(); }
+
+ private:
+  struct InFlight {
+    uint32_t scope_id;
+    uint8_t flags;      // LaunchFlags
+    uint8_t graph;      // is_graph_launch
+    uint8_t matched;    // a kernel or memory operation joined
+    uint8_t occupied;   // Window's own: the slot holds an entry
+    uint64_t since_ns;  // entered, or last joined
+    uint64_t since_flush;
+  };
+  /// The correlation window: open addressing with linear probing and backward-shift deletion, keyed by
+  /// correlation id (no allocation per launch; grows by doubling, shrinks never).
+  class Window {
+   public:
+    InFlight* find(uint64_t key);
+    /// Inserts (key must be absent); returns the slot's value.
+    InFlight* insert(uint64_t key, const InFlight& value);
+    void erase(uint64_t key);
+    size_t size() const { return size_; }
+    void clear();
+    template <typename Fn>
+    void forEach(Fn&& fn) const {
+      for (const Slot& s : slots_)
+        if (s.value.occupied) fn(s.key, s.value);
+    }
+
+   private:
+    struct Slot {  // 32 bytes
+      uint64_t key = 0;
+      InFlight value{};
+    };
+    size_t home(uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull) >> shift_; }
+    void grow();
+    std::vector<Slot> slots_;
+    size_t size_ = 0;
+    int shift_ = 64;
+  };
+  struct Waiting {
+    uint64_t correlation_id;
+    uint64_t ns;     // end - start
+    uint64_t bytes;  // memory operations
+    uint64_t since_ns;
+    uint64_t since_flush;
+    uint32_t name_id;
+    uint8_t kind;  // 0 kernel, else MemOpKind
+  };
+
+  SnapshotScopeBody* scopeRow(uint32_t scope_id);
+  void apply(InFlight& launch, const Waiting& w);
+  void unmatched(const Waiting& w);
+  void retire(uint64_t correlation_id, const InFlight& e);
+  bool settled(uint64_t since_ns, uint64_t since_flush, uint64_t now_ns, uint64_t flushes, bool need_time) const;
+
+  Limits limits_;
+  uint64_t now_ns_ = 0;   // last time seen (addLaunch/settle)
+  uint64_t flushes_ = 0;  // last flush count seen (settle)
+  std::unordered_map<uint32_t, SnapshotScopeBody> scopes_;
+  std::unordered_map<uint64_t, SnapshotKernelBody> kernels_;  // (scope << 32 | name) -> row
+  std::unordered_map<uint32_t, SnapshotKernelBody> unmatched_;  // name -> row
+  Window inflight_;
+  std::vector<SnapshotScopeBody*> scope_index_;  // scope id -> row in scopes_ (node pointers are stable)
+  std::deque<uint64_t> order_;          // correlation ids in the order they entered the window
+  std::deque<std::pair<uint64_t, uint64_t>> joined_;  // (correlation id, flush count) of joined non-graph launches
+  std::vector<Waiting> waiting_;
+  SnapshotBeginBody t_{};  // running totals
+  uint32_t sequence_ = 0;
+  bool dirty_ = false;
+};
+
+}  // namespace kc

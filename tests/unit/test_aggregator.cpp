@@ -1,0 +1,597 @@
+// Summary mode (collector/aggregator.h): the in-process join and tallies, the snapshot records, and the
+// reader's Summary of a summary-mode log compared field by field with the Summary of a trace log of the
+// same synthetic run; log size independent of the number of steps; a cut snapshot.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/aggregator.h"
+#include "collector/analysis.h"
+#include "collector/host_buffer.h"
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+#include "tools/diff.h"
+#include "tools/html_report.h"
+#include "tools/report.h"
+#include "tools/series.h"
+
+namespace {
+
+using namespace kc;
+
+/// What one drain of the session's writer takes: host events (launches, ranges; in each thread's order)
+/// and the activity records CUPTI handed over since the last drain.
+struct Batch {
+  std::vector<HostEvent> events;
+  std::vector<KernelBody> kernels;
+  std::vector<MemOpBody> mem_ops;
+  uint64_t now_ns = 0;
+  bool flushed = false;  // a forced CUPTI flush ran before this drain
+};
+
+HostEvent launchEvent(uint64_t corr, uint32_t scope, uint64_t enter, uint64_t exit, uint8_t flags = 0,
+                      bool graph = false, uint32_t thread = 100) {
+  HostEvent e{};
+  e.kind = HostEvent::kLaunch;
+  e.launch = LaunchBody{};
+  e.launch.correlation_id = corr;
+  e.launch.enter_ns = enter;
+  e.launch.exit_ns = exit;
+  e.launch.scope_id = scope;
+  e.launch.thread_id = thread;
+  e.launch.api_id = 9;
+  e.launch.is_graph_launch = graph ? 1 : 0;
+  e.launch.flags = flags;
+  return e;
+}
+
+HostEvent rangeEvent(uint32_t scope, uint64_t begin, uint64_t end, uint32_t thread = 100) {
+  HostEvent e{};
+  e.kind = HostEvent::kRange;
+  e.range = RangeBody{begin, end, scope, thread, thread, 0};
+  return e;
+}
+
+KernelBody kernel(uint64_t corr, uint32_t name, uint64_t start, uint64_t dur) {
+  KernelBody k{};
+  k.correlation_id = corr;
+  k.name_id = name;
+  k.start_ns = start;
+  k.end_ns = start + dur;
+  k.grid[0] = 132;
+  k.block[0] = 256;
+  return k;
+}
+
+MemOpBody memOp(uint64_t corr, MemOpKind kind, uint64_t bytes, uint64_t start, uint64_t dur) {
+  MemOpBody m{};
+  m.correlation_id = corr;
+  m.kind = static_cast<uint8_t>(kind);
+  m.bytes = bytes;
+  m.start_ns = start;
+  m.end_ns = start + dur;
+  return m;
+}
+
+// Strings: 1 step, 2 gate, 3 act, 4 worker, 5 graph, 6 cap, 7 mem, 8 unused, 9 cudaLaunchKernel,
+// 10.. kernel names. Scopes: 1 step, 2 step/gate, 3 step/act, 4 worker, 5 graph, 6 cap, 7 mem.
+constexpr uint32_t kStep = 1, kGate = 2, kAct = 3, kWorker = 4, kGraph = 5, kCap = 6, kMem = 7;
+constexpr uint32_t kNames = 10, kNameCount = 12;
+
+void writeDefinitions(LogWriter& w, bool summary_mode) {
+  w.writeMetadata("host", "test");
+  w.writeMetadata("start_ns", "1000");
+  w.writeMetadata("mode", summary_mode ? "summary" : "trace");
+  const char* names[] = {"", "step", "gate", "act", "worker", "graph", "cap", "mem", "unused", "cudaLaunchKernel"};
+  for (uint32_t i = 1; i < 10; ++i) w.writeString(i, names[i]);
+  for (uint32_t i = 0; i < kNameCount; ++i)
+    w.writeString(kNames + i, i % 3 == 0 ? "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN_" + std::to_string(i)
+                                         : "_ZN2at6native18elementwise_kernelILi" + std::to_string(i) + "EEEvv");
+  w.writeScope({kStep, 0, 1, 0});
+  w.writeScope({kGate, kStep, 2, 0});
+  w.writeScope({kAct, kStep, 3, 0});
+  w.writeScope({kWorker, 0, 4, 0});
+  w.writeScope({kGraph, 0, 5, 0});
+  w.writeScope({kCap, 0, 6, 0});
+  w.writeScope({kMem, 0, 7, 0});
+}
+
+/// A synthetic run of `steps` steps, one drain per step (100 ms apart), a forced flush every 10 drains.
+/// Each step on thread 100: step > gate (1 launch, 1 kernel) and act (2 launches, one of which gets its
+/// kernel one drain later than the launch is drained... and one whose kernel arrives one drain *before*
+/// its launch is drained); a worker thread's range with a launch; every 10th step a graph launch of 25
+/// kernels delivered over two drains; every 7th step a memcpy and a memset call; every 13th step a
+/// captured launch (no kernel) and a launch whose kernel never comes; every 11th step a kernel whose
+/// correlation id no launch has. Kernel durations vary (seeded), so min/max differ.
+std::vector<Batch> syntheticRun(uint32_t steps, uint32_t seed = 1) {
+  std::mt19937_64 rng(seed);
+  std::vector<Batch> batches(steps + 3);
+  uint64_t corr = 1;
+  auto dur = [&] { return 100 + rng() % 5000; };
+  auto name = [&] { return kNames + static_cast<uint32_t>(rng() % kNameCount); };
+  for (uint32_t s = 0; s < steps; ++s) {
+    Batch& b = batches[s];
+    Batch& next = batches[s + 1];
+    Batch& after = batches[s + 2];
+    const uint64_t t = 1'000'000 + uint64_t(s) * 100'000'000;
+    // Thread 100: step > gate, act.
+    const uint64_t c_gate = corr++, c_act1 = corr++, c_act2 = corr++;
+    b.events.push_back(launchEvent(c_gate, kGate, t + 10, t + 20));
+    b.events.push_back(rangeEvent(kGate, t + 5, t + 30));
+    b.events.push_back(launchEvent(c_act1, kAct, t + 40, t + 45));
+    // c_act2's launch is drained one batch late; its kernel arrives now.
+    next.events.insert(next.events.begin(), launchEvent(c_act2, kAct, t + 50, t + 58));
+    b.events.push_back(rangeEvent(kAct, t + 35, t + 60));
+    b.events.push_back(rangeEvent(kStep, t, t + 70));
+    b.kernels.push_back(kernel(c_gate, name(), t + 100, dur()));
+    next.kernels.push_back(kernel(c_act1, name(), t + 200, dur()));  // one drain after its launch
+    b.kernels.push_back(kernel(c_act2, name(), t + 300, dur()));     // before its launch is drained
+    // Another thread.
+    const uint64_t c_w = corr++;
+    b.events.push_back(launchEvent(c_w, kWorker, t + 15, t + 16, 0, false, 200));
+    b.events.push_back(rangeEvent(kWorker, t + 1, t + 80, 200));
+    next.kernels.push_back(kernel(c_w, name(), t + 400, dur()));
+    // No range: one launch on thread 300.
+    const uint64_t c_root = corr++;
+    b.events.push_back(launchEvent(c_root, 0, t + 90, t + 95, 0, false, 300));
+    b.kernels.push_back(kernel(c_root, name(), t + 500, dur()));
+    if (s % 10 == 0) {  // graph launch: 25 kernels over two drains
+      const uint64_t c_g = corr++;
+      b.events.push_back(launchEvent(c_g, kGraph, t + 61, t + 62, 0, true));
+      b.events.push_back(rangeEvent(kGraph, t + 60, t + 65));
+      for (int i = 0; i < 25; ++i) (i < 10 ? next : after).kernels.push_back(kernel(c_g, name(), t + 600 + i, dur()));
+    }
+    if (s % 7 == 0) {  // memory calls and their GPU operations
+      const uint64_t c_cp = corr++, c_set = corr++;
+      b.events.push_back(launchEvent(c_cp, kMem, t + 63, t + 64, kLaunchMemOp));
+      b.events.push_back(launchEvent(c_set, kMem, t + 64, t + 66, kLaunchMemOp));
+      b.events.push_back(rangeEvent(kMem, t + 62, t + 67));
+      next.mem_ops.push_back(memOp(c_cp, MemOpKind::kMemcpy, 4096 + s, t + 700, dur()));
+      b.mem_ops.push_back(memOp(c_set, MemOpKind::kMemset, 1024, t + 800, dur()));
+    }
+    if (s % 13 == 0) {  // captured launch (runs nothing) and a launch whose kernel never comes
+      b.events.push_back(launchEvent(corr++, kCap, t + 67, t + 68, kLaunchCaptured));
+      b.events.push_back(launchEvent(corr++, kCap, t + 68, t + 69));
+      b.events.push_back(rangeEvent(kCap, t + 66, t + 69));
+    }
+    if (s % 11 == 0) b.kernels.push_back(kernel(1'000'000'000 + s, name(), t + 900, dur()));  // unmatched
+    if (s % 17 == 0) b.mem_ops.push_back(memOp(2'000'000'000 + s, MemOpKind::kMemcpy, 8, t + 950, dur()));
+  }
+  for (size_t i = 0; i < batches.size(); ++i) {
+    batches[i].now_ns = 1'000'000 + uint64_t(i) * 100'000'000 + 50'000'000;
+    batches[i].flushed = i % 10 == 9;
+  }
+  return batches;
+}
+
+/// The trace writer's path (Session::drainLocked in trace mode): every record written.
+std::vector<uint8_t> traceLog(const std::vector<Batch>& batches) {
+  MemorySink sink;
+  LogWriter w(&sink);
+  writeDefinitions(w, false);
+  StatsBody st{};
+  for (const Batch& b : batches) {
+    for (const HostEvent& e : b.events) {
+      if (e.kind == HostEvent::kLaunch) w.writeLaunch(e.launch), ++st.launches;
+      if (e.kind == HostEvent::kRange) w.writeRange(e.range), ++st.ranges;
+      if (w.chunkFull()) w.flush();
+    }
+    for (const KernelBody& k : b.kernels) w.writeKernel(k), ++st.kernels;
+    for (const MemOpBody& m : b.mem_ops) w.writeMemOp(m);
+    w.flush();
+  }
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
+/// The summary writer's path (Session::aggregateLocked): records into the aggregator, a snapshot every
+/// `snapshot_every` drains and a final one after finish().
+std::vector<uint8_t> summaryLog(const std::vector<Batch>& batches, size_t snapshot_every,
+                                const Aggregator::Limits& limits = {}, Aggregator* out_agg = nullptr) {
+  MemorySink sink;
+  LogWriter w(&sink);
+  writeDefinitions(w, true);
+  Aggregator local(limits);
+  Aggregator& agg = out_agg ? *out_agg : local;
+  uint64_t flushes = 0;
+  StatsBody st{};
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const Batch& b = batches[i];
+    if (b.flushed) ++flushes;
+    for (const HostEvent& e : b.events) {
+      if (e.kind == HostEvent::kLaunch) agg.addLaunch(e.launch, b.now_ns), ++st.launches;
+      if (e.kind == HostEvent::kRange) agg.addRange(e.range), ++st.ranges;
+    }
+    for (const KernelBody& k : b.kernels) agg.addKernel(k, b.now_ns), ++st.kernels;
+    for (const MemOpBody& m : b.mem_ops) agg.addMemOp(m, b.now_ns);
+    agg.settle(b.now_ns, flushes);
+    if ((i + 1) % snapshot_every == 0) {
+      agg.writeSnapshot(w, b.now_ns, false);
+      w.flush();
+    }
+  }
+  agg.finish();
+  agg.writeSnapshot(w, batches.back().now_ns + 1, true);
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
+void checkRange(const RangeStats& a, const RangeStats& b, const std::string& what) {
+  INFO(what << " scope " << a.scope_id);
+  CHECK(a.scope_id == b.scope_id);
+  CHECK(a.instances == b.instances);
+  CHECK(a.cpu_ns == b.cpu_ns);
+  CHECK(a.launches == b.launches);
+  CHECK(a.graph_launches == b.graph_launches);
+  CHECK(a.launch_api_ns == b.launch_api_ns);
+  CHECK(a.kernels == b.kernels);
+  CHECK(a.gpu_ns == b.gpu_ns);
+  CHECK(a.captured_launches == b.captured_launches);
+  CHECK(a.memcpy_count == b.memcpy_count);
+  CHECK(a.memcpy_bytes == b.memcpy_bytes);
+  CHECK(a.memcpy_ns == b.memcpy_ns);
+  CHECK(a.memset_count == b.memset_count);
+  CHECK(a.memset_bytes == b.memset_bytes);
+  CHECK(a.memset_ns == b.memset_ns);
+  REQUIRE(a.by_kernel.size() == b.by_kernel.size());
+  for (const auto& [name, t] : a.by_kernel) {
+    INFO("kernel name " << name);
+    REQUIRE(b.by_kernel.count(name) == 1);
+    const KernelTally& u = b.by_kernel.at(name);
+    CHECK(t.count == u.count);
+    CHECK(t.gpu_ns == u.gpu_ns);
+    CHECK(t.min_ns == u.min_ns);
+    CHECK(t.max_ns == u.max_ns);
+  }
+}
+
+void checkSummary(const Summary& a, const Summary& b) {
+  CHECK(a.launches == b.launches);
+  CHECK(a.kernels == b.kernels);
+  CHECK(a.unmatched_kernels == b.unmatched_kernels);
+  CHECK(a.launches_without_kernel == b.launches_without_kernel);
+  CHECK(a.captured_launches == b.captured_launches);
+  CHECK(a.mem_ops == b.mem_ops);
+  CHECK(a.unmatched_mem_ops == b.unmatched_mem_ops);
+  CHECK(a.kernel_gpu_ns == b.kernel_gpu_ns);
+  CHECK(a.children_order == b.children_order);
+  CHECK(a.children == b.children);
+  REQUIRE(a.exclusive.size() == b.exclusive.size());
+  for (size_t i = 0; i < a.exclusive.size(); ++i) {
+    checkRange(a.exclusive[i], b.exclusive[i], "exclusive");
+    checkRange(a.inclusive[i], b.inclusive[i], "inclusive");
+  }
+  REQUIRE(a.unmatched_by_kernel.size() == b.unmatched_by_kernel.size());
+  for (const auto& [name, t] : a.unmatched_by_kernel) {
+    REQUIRE(b.unmatched_by_kernel.count(name) == 1);
+    CHECK(t.count == b.unmatched_by_kernel.at(name).count);
+    CHECK(t.gpu_ns == b.unmatched_by_kernel.at(name).gpu_ns);
+  }
+}
+
+std::vector<size_t> chunkOffsets(const std::vector<uint8_t>& b) {
+  std::vector<size_t> at;
+  size_t pos = sizeof(FileHeader);
+  while (pos + sizeof(ChunkHeader) <= b.size()) {
+    ChunkHeader h;
+    std::memcpy(&h, b.data() + pos, sizeof(h));
+    at.push_back(pos);
+    pos += sizeof(h) + h.payload_bytes;
+  }
+  return at;
+}
+
+}  // namespace
+
+TEST_CASE("aggregator: joins kernels to launches by correlation id and tallies per range and kernel name") {
+  Aggregator agg;
+  agg.addRange(RangeBody{0, 100, kStep, 1, 1, 0});
+  agg.addLaunch(launchEvent(1, kStep, 10, 30).launch, 0);
+  agg.addLaunch(launchEvent(2, kGraph, 40, 45, 0, true).launch, 0);
+  agg.addKernel(kernel(1, 20, 1000, 50), 0);
+  for (int i = 0; i < 4; ++i) agg.addKernel(kernel(2, 21, 2000, 10 + i), 0);
+  agg.addKernel(kernel(3, 22, 3000, 7), 0);  // no launch yet: waits
+  CHECK(agg.waiting() == 1);
+  agg.addLaunch(launchEvent(3, kStep, 50, 51).launch, 0);
+  agg.settle(0, 0);
+  CHECK(agg.waiting() == 0);
+  CHECK(agg.inflight() == 3);  // nothing has settled: no flush yet
+  agg.settle(0, 2);            // two flushes: the joined non-graph launches leave the window
+  CHECK(agg.inflight() == 1);  // the graph launch stays until settle_ns has passed as well
+  agg.settle(20'000'000'000ull, 2);
+  CHECK(agg.inflight() == 0);
+  const SnapshotBeginBody t = agg.totals();
+  CHECK(t.launches == 3);
+  CHECK(t.kernels == 6);
+  CHECK(t.unmatched_kernels == 0);
+  CHECK(t.launches_without_kernel == 0);
+
+  MemorySink sink;
+  LogWriter w(&sink);
+  agg.writeSnapshot(w, 123, true);
+  w.writeEnd();
+  w.flush();
+  const LogData log = readLog(sink.bytes);
+  REQUIRE(log.snapshots.size() == 1);
+  const SnapshotData& sd = log.snapshots[0];
+  CHECK(sd.begin.time_ns == 123);
+  CHECK((sd.begin.flags & kSnapshotFinal) != 0);
+  REQUIRE(sd.scopes.size() == 2);
+  CHECK(sd.scopes[0].scope_id == kStep);
+  CHECK(sd.scopes[0].instances == 1);
+  CHECK(sd.scopes[0].cpu_ns == 100);
+  CHECK(sd.scopes[0].launches == 2);
+  CHECK(sd.scopes[0].launch_api_ns == 21);
+  CHECK(sd.scopes[0].kernels == 2);
+  CHECK(sd.scopes[0].gpu_ns == 57);
+  CHECK(sd.scopes[1].graph_launches == 1);
+  CHECK(sd.scopes[1].kernels == 4);
+  REQUIRE(sd.kernels.size() == 3);
+  const SnapshotKernelBody& g = sd.kernels[2];
+  CHECK(g.scope_id == kGraph);
+  CHECK(g.name_id == 21);
+  CHECK(g.count == 4);
+  CHECK(g.gpu_ns == 10 + 11 + 12 + 13);
+  CHECK(g.min_ns == 10);
+  CHECK(g.max_ns == 13);
+}
+
+TEST_CASE("aggregator: launches without kernel, unmatched kernels, captured and memory calls resolve at settle and finish") {
+  Aggregator::Limits lim;
+  lim.settle_ns = 1000;
+  Aggregator agg(lim);
+  agg.addLaunch(launchEvent(1, kStep, 0, 1).launch, 0);                    // never gets a kernel
+  agg.addLaunch(launchEvent(2, kCap, 0, 1, kLaunchCaptured).launch, 0);    // captured: runs nothing
+  agg.addLaunch(launchEvent(3, kMem, 0, 1, kLaunchMemOp).launch, 0);       // memory call, no launch
+  agg.addKernel(kernel(77, 20, 0, 5), 0);                                  // no launch ever
+  agg.addMemOp(memOp(3, MemOpKind::kMemset, 64, 0, 9), 0);
+  agg.settle(10, 1);
+  CHECK(agg.totals().unmatched_kernels == 0);  // not settled: one flush, too early
+  agg.settle(2000, 2);
+  SnapshotBeginBody t = agg.totals();
+  CHECK(t.unmatched_kernels == 1);
+  CHECK(t.unmatched_kernel_gpu_ns == 5);
+  CHECK(t.launches_without_kernel == 1);  // only launch 1
+  CHECK(t.launches == 2);                 // the memory call is not a launch
+  CHECK(t.captured_launches == 1);
+  CHECK(t.mem_ops == 1);
+  CHECK(agg.inflight() == 0);
+  // A launch still in the window at the end: resolved by finish().
+  agg.addLaunch(launchEvent(4, kStep, 0, 1).launch, 3000);
+  agg.addKernel(kernel(88, 20, 0, 5), 3000);
+  agg.finish();
+  t = agg.totals();
+  CHECK(t.launches_without_kernel == 2);
+  CHECK(t.unmatched_kernels == 2);
+  CHECK(t.inflight_launches == 0);
+  CHECK(t.waiting_activity == 0);
+}
+
+TEST_CASE("aggregator: caps count what does not fit") {
+  Aggregator::Limits lim;
+  lim.max_keys = 3;
+  lim.max_inflight = 4;
+  lim.max_waiting = 2;
+  Aggregator agg(lim);
+  for (uint32_t s = 1; s <= 5; ++s) agg.addRange(RangeBody{0, 10, s, 1, 1, 0});  // 5 scopes, 3 rows fit
+  CHECK(agg.keys() == 3);
+  CHECK(agg.totals().dropped_tallies == 2);
+  CHECK(agg.totals().ranges == 5);
+  for (uint64_t c = 1; c <= 6; ++c) agg.addLaunch(launchEvent(c, 1, 0, 1).launch, 0);
+  CHECK(agg.inflight() == 4);
+  CHECK(agg.totals().evicted_launches == 2);
+  CHECK(agg.totals().launches_without_kernel == 2);  // the two evicted ones had no kernel
+  CHECK(agg.totals().launches == 6);
+  for (uint64_t c = 100; c < 104; ++c) agg.addKernel(kernel(c, 20, 0, 1), 0);  // two wait, two give up at once
+  CHECK(agg.waiting() == 2);
+  CHECK(agg.totals().unmatched_kernels == 2);
+  CHECK(agg.totals().dropped_tallies == 2 + 2);  // the unmatched kernels' name row did not fit either
+  // Kernel rows need keys too: none left, so the kernel counts in its range but not by name.
+  agg.addKernel(kernel(5, 20, 0, 1), 0);
+  CHECK(agg.totals().dropped_tallies == 5);
+}
+
+TEST_CASE("summary mode gives the same Summary as trace mode for the same run") {
+  const auto batches = syntheticRun(300);
+  const LogData trace = readLog(traceLog(batches));
+  const LogData summary = readLog(summaryLog(batches, 10));
+  REQUIRE(trace.intact());
+  REQUIRE(summary.intact());
+  CHECK_FALSE(trace.summary_mode);
+  CHECK(summary.summary_mode);
+  CHECK(summary.launches.empty());
+  CHECK(summary.kernels.empty());
+  REQUIRE(summary.snapshots.size() == 31);  // 30 periodic + the final one
+  CHECK((summary.snapshots.back().begin.flags & kSnapshotFinal) != 0);
+  const Summary a = summarize(trace), b = summarize(summary);
+  CHECK(b.snapshot == 30);
+  // The run has every case: not a vacuous comparison.
+  CHECK(a.unmatched_kernels > 0);
+  CHECK(a.launches_without_kernel > 0);
+  CHECK(a.captured_launches > 0);
+  CHECK(a.unmatched_mem_ops > 0);
+  CHECK(a.exclusive[kGraph].kernels == 30 * 25);
+  CHECK(a.exclusive[kMem].memset_count > 0);
+  checkSummary(a, b);
+
+  // The tools' reports: identical JSON but for the mode and the snapshot fields.
+  LoadedLog la{"run", trace, a}, lb{"run", summary, b};
+  auto ja = summaryJson(la), jb = summaryJson(lb);
+  for (const char* k : {"metadata", "mode", "snapshot", "snapshots", "incomplete_snapshots", "issues"}) {
+    ja.erase(k);
+    jb.erase(k);
+  }
+  CHECK(ja == jb);
+  // kcount diff and report: a summary-mode side compares like the trace-mode side.
+  CHECK(diffJson({lb}, {la}) == diffJson({la}, {la}));
+  CHECK(diffJson({la}, {lb}) == diffJson({la}, {la}));
+  auto ha = htmlReportData({la}), hb = htmlReportData({lb});
+  CHECK(ha["runs"][0]["totals"] == hb["runs"][0]["totals"]);
+  CHECK(ha["runs"][0]["ranges"] == hb["runs"][0]["ranges"]);
+  REQUIRE(ha["runs"][0]["kernels"].size() == hb["runs"][0]["kernels"].size());
+  for (size_t i = 0; i < ha["runs"][0]["kernels"].size(); ++i) {
+    const auto ka = ha["runs"][0]["kernels"][i], kb = hb["runs"][0]["kernels"][i];
+    CHECK(ka["name"] == kb["name"]);
+    CHECK(ka["count"] == kb["count"]);
+    CHECK(ka["gpu_ns"] == kb["gpu_ns"]);
+    CHECK(ka["ranges"] == kb["ranges"]);
+  }
+  CHECK(kernelsJson({la})["kernels"].size() == kernelsJson({lb})["kernels"].size());
+  for (size_t i = 0; i < kernelsJson({la})["kernels"].size(); ++i) {
+    const auto ka = kernelsJson({la})["kernels"][i], kb = kernelsJson({lb})["kernels"][i];
+    CHECK(ka["name"] == kb["name"]);
+    CHECK(ka["count"] == kb["count"]);
+    CHECK(ka["gpu_ns"] == kb["gpu_ns"]);
+    CHECK(ka["ranges"] == kb["ranges"]);
+  }
+}
+
+TEST_CASE("summary mode equals trace mode with scrambled correlation ids (probe runs, deletions that wrap)") {
+  // Correlation ids mapped through a bijection (odd multiplier, then xor-shift): the window's hash
+  // table sees clustered and wrapping probe runs, and every deletion must keep the other entries findable.
+  auto scramble = [](uint64_t c) {
+    c *= 0x9E3779B97F4A7C15ull;
+    return c ^ (c >> 29);
+  };
+  auto batches = syntheticRun(2000, 7);
+  for (Batch& b : batches) {
+    for (HostEvent& e : b.events)
+      if (e.kind == HostEvent::kLaunch) e.launch.correlation_id = scramble(e.launch.correlation_id);
+    for (KernelBody& k : b.kernels) k.correlation_id = scramble(k.correlation_id);
+    for (MemOpBody& m : b.mem_ops) m.correlation_id = scramble(m.correlation_id);
+  }
+  const LogData trace = readLog(traceLog(batches));
+  const LogData summary = readLog(summaryLog(batches, 50));
+  checkSummary(summarize(trace), summarize(summary));
+}
+
+TEST_CASE("summary mode matches trace mode with a tiny window (evictions) only in what it reports as evicted") {
+  // A window too small for the run: launches are pushed out before their kernels arrive. The summary
+  // must then say so (evicted_launches) and the difference must show up as unmatched kernels, never as
+  // kernels credited to another range.
+  const auto batches = syntheticRun(100);
+  Aggregator::Limits lim;
+  lim.max_inflight = 3;
+  const LogData trace = readLog(traceLog(batches));
+  const LogData summary = readLog(summaryLog(batches, 10, lim));
+  const Summary a = summarize(trace), b = summarize(summary);
+  const SnapshotBeginBody& fin = summary.snapshots.back().begin;
+  CHECK(fin.evicted_launches > 0);
+  CHECK(b.launches == a.launches);
+  CHECK(b.kernels == a.kernels);
+  CHECK(b.unmatched_kernels > a.unmatched_kernels);
+  for (size_t i = 0; i < a.exclusive.size(); ++i) CHECK(b.exclusive[i].kernels <= a.exclusive[i].kernels);
+  uint64_t credited_a = 0, credited_b = 0;
+  for (size_t i = 0; i < a.exclusive.size(); ++i) {
+    credited_a += a.exclusive[i].kernels;
+    credited_b += b.exclusive[i].kernels;
+  }
+  CHECK(credited_a - credited_b == b.unmatched_kernels - a.unmatched_kernels);
+}
+
+TEST_CASE("summary log size does not grow with the number of steps") {
+  // The same number of snapshots (10 + the final one) for 1,000 and 100,000 steps.
+  const auto small_run = syntheticRun(1000);
+  const auto big_run = syntheticRun(100000);
+  const std::vector<uint8_t> small_log = summaryLog(small_run, small_run.size() / 10);
+  const std::vector<uint8_t> big_log = summaryLog(big_run, big_run.size() / 10);
+  INFO("1k steps: " << small_log.size() << " bytes, 100k steps: " << big_log.size() << " bytes");
+  // Fixed bound: definitions + 11 snapshots of at most 8 scope rows and 8 x 12 + 12 kernel rows.
+  constexpr size_t kBound = 4096 + 11 * (24 + 136 + 8 * 128 + 108 * 56 + 16);
+  CHECK(small_log.size() <= kBound);
+  CHECK(big_log.size() <= kBound);
+  CHECK(big_log.size() <= small_log.size() + small_log.size() / 10);
+  const LogData big = readLog(big_log);
+  REQUIRE(big.intact());
+  const Summary s = summarize(big);
+  CHECK(s.exclusive[kGate].launches == 100000);
+  CHECK(s.exclusive[kGate].kernels == 100000);
+  CHECK(s.launches_without_kernel == 100000 / 13 + 1);  // the launch in `cap` whose kernel never comes
+}
+
+TEST_CASE("a log cut inside a snapshot: the reader uses the last complete one and says so") {
+  const auto batches = syntheticRun(200);
+  std::vector<uint8_t> bytes = summaryLog(batches, 20);
+  const LogData whole = readLog(bytes);
+  REQUIRE(whole.snapshots.size() == 11);
+  // Each snapshot is its own chunk; cut the file in the middle of the last one (the final snapshot).
+  const auto chunks = chunkOffsets(bytes);
+  REQUIRE(chunks.size() >= 3);
+  const size_t last = chunks.back();
+  std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(last + 60));
+  LogData log = readLog(cut);
+  CHECK(log.truncated);
+  REQUIRE(log.snapshots.size() == 10);
+  const Summary s = summarize(log);
+  CHECK(s.snapshot == 9);
+  CHECK(s.launches == whole.snapshots[9].begin.launches);
+  LoadedLog l{"cut", log, s};
+  std::ostringstream out;
+  printSummaryTable(out, l, SummaryOptions{});
+  CHECK(out.str().find("totals from snapshot 9") != std::string::npos);
+  CHECK(out.str().find("not final") != std::string::npos);
+
+  // A snapshot larger than a chunk (20,000 kernel rows) spans chunks; cut between them: the reader
+  // reports the incomplete snapshot and which complete one it used.
+  MemorySink sink;
+  LogWriter w(&sink);
+  writeDefinitions(w, true);
+  Aggregator agg;
+  agg.addLaunch(launchEvent(1, kStep, 0, 1).launch, 0);
+  agg.addKernel(kernel(1, kNames, 0, 5), 0);
+  agg.writeSnapshot(w, 10, false);
+  w.flush();
+  for (uint32_t i = 0; i < 20000; ++i) {
+    agg.addLaunch(launchEvent(10 + i, kStep, 0, 1).launch, 0);
+    agg.addKernel(kernel(10 + i, 100 + i, 0, 5), 0);
+  }
+  agg.writeSnapshot(w, 20, false);
+  w.flush();
+  const auto big_chunks = chunkOffsets(sink.bytes);
+  REQUIRE(big_chunks.size() >= 3);
+  std::vector<uint8_t> cut2(sink.bytes.begin(), sink.bytes.begin() + static_cast<std::ptrdiff_t>(big_chunks.back()));
+  LogData log2 = readLog(cut2);
+  CHECK_FALSE(log2.truncated);  // cut exactly at a chunk boundary: intact, but the snapshot is not complete
+  CHECK(log2.incomplete_snapshots == 1);
+  REQUIRE(log2.snapshots.size() == 1);
+  bool reported = false;
+  for (const auto& i : log2.issues)
+    reported = reported || (i.message.find("snapshot 1 at byte") != std::string::npos &&
+                               i.message.find("the last complete one before it is snapshot 0") != std::string::npos);
+  CHECK(reported);
+  CHECK(summarize(log2).launches == 1);
+}
+
+TEST_CASE("series: the change between snapshots per range") {
+  const auto batches = syntheticRun(100);
+  const LogData log = readLog(summaryLog(batches, 10));
+  LoadedLog l{"s", log, summarize(log)};
+  const auto series = snapshotSeries(l);
+  REQUIRE(series.size() == log.snapshots.size());
+  uint64_t gate_launches = 0, step_instances = 0;
+  for (const auto& iv : series) {
+    CHECK(iv.end_ns >= iv.begin_ns);
+    for (const auto& [id, r] : iv.ranges) {
+      if (id == kGate) gate_launches += r.launches;
+      if (id == kStep) step_instances += r.instances;
+    }
+  }
+  CHECK(gate_launches == 100);  // the changes add up to the totals
+  CHECK(step_instances == 100);
+  // Ten steps per snapshot: gate runs ten times in every interval but the last (the final one).
+  bool found = false;
+  for (const auto& [id, r] : series[3].ranges)
+    if (id == kGate) found = r.launches == 10 && r.instances == 10;
+  CHECK(found);
+  const auto j = seriesJson({l});
+  CHECK(j["logs"][0]["mode"] == "summary");
+  CHECK(j["logs"][0]["intervals"].size() == series.size());
+}

@@ -1,0 +1,144 @@
+#include "tools/series.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <ostream>
+#include <string>
+
+namespace kc {
+namespace {
+
+using nlohmann::json;
+
+uint64_t startNs(const LogData& d) {
+  const std::string t = d.meta("start_ns");
+  uint64_t v = 0;
+  std::from_chars(t.data(), t.data() + t.size(), v);
+  return v;
+}
+
+uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+RangeStats change(const RangeStats& now, const RangeStats* before) {
+  RangeStats d;
+  d.scope_id = now.scope_id;
+  auto f = [&](uint64_t RangeStats::*m) { d.*m = minus(now.*m, before ? before->*m : 0); };
+  for (auto m : {&RangeStats::instances, &RangeStats::cpu_ns, &RangeStats::launches, &RangeStats::graph_launches,
+                 &RangeStats::launch_api_ns, &RangeStats::kernels, &RangeStats::gpu_ns,
+                 &RangeStats::captured_launches, &RangeStats::memcpy_count, &RangeStats::memcpy_bytes,
+                 &RangeStats::memcpy_ns, &RangeStats::memset_count, &RangeStats::memset_bytes,
+                 &RangeStats::memset_ns})
+    f(m);
+  return d;
+}
+
+bool changed(const RangeStats& d) {
+  return d.instances || d.cpu_ns || d.launches || d.kernels || d.gpu_ns || d.launch_api_ns;
+}
+
+}  // namespace
+
+std::vector<SeriesInterval> snapshotSeries(const LoadedLog& log) {
+  const LogData& d = log.data;
+  std::vector<SeriesInterval> out;
+  if (!d.summary_mode) return out;
+  Summary prev;
+  bool have_prev = false;
+  uint64_t prev_ns = startNs(d);
+  for (size_t i = 0; i < d.snapshots.size(); ++i) {
+    Summary cur = summarizeSnapshot(d, i);
+    SeriesInterval iv;
+    iv.sequence = d.snapshots[i].begin.sequence;
+    iv.begin_ns = prev_ns;
+    iv.end_ns = d.snapshots[i].begin.time_ns;
+    iv.final_snapshot = (d.snapshots[i].begin.flags & kSnapshotFinal) != 0;
+    for (uint32_t id : cur.children_order) {
+      // The root row is the process's innermost numbers (launches with no range open), as in the table.
+      const RangeStats& now = id == kRootScope ? cur.exclusive[id] : cur.inclusive[id];
+      const RangeStats* before = nullptr;
+      if (have_prev && id < prev.inclusive.size())
+        before = id == kRootScope ? &prev.exclusive[id] : &prev.inclusive[id];
+      RangeStats delta = change(now, before);
+      if (changed(delta)) iv.ranges.emplace_back(id, std::move(delta));
+    }
+    out.push_back(std::move(iv));
+    prev = std::move(cur);
+    have_prev = true;
+    prev_ns = d.snapshots[i].begin.time_ns;
+  }
+  return out;
+}
+
+json seriesJson(const std::vector<LoadedLog>& logs) {
+  json arr = json::array();
+  for (const auto& l : logs) {
+    const uint64_t start = startNs(l.data);
+    json intervals = json::array();
+    for (const auto& iv : snapshotSeries(l)) {
+      json ranges = json::array();
+      for (const auto& [id, r] : iv.ranges)
+        ranges.push_back(json{{"path", l.data.scopePath(id)},
+                              {"instances", r.instances},
+                              {"cpu_ns", r.cpu_ns},
+                              {"launches", r.launches},
+                              {"graph_launches", r.graph_launches},
+                              {"kernels", r.kernels},
+                              {"gpu_ns", r.gpu_ns},
+                              {"launch_api_ns", r.launch_api_ns}});
+      intervals.push_back(json{{"sequence", iv.sequence},
+                               {"begin_ns", iv.begin_ns},
+                               {"end_ns", iv.end_ns},
+                               {"offset_ns", minus(iv.end_ns, start)},
+                               {"final", iv.final_snapshot},
+                               {"ranges", ranges}});
+    }
+    arr.push_back(json{{"path", l.path}, {"mode", l.data.summary_mode ? "summary" : "trace"}, {"intervals", intervals}});
+  }
+  return json{{"logs", arr}};
+}
+
+void printSeries(std::ostream& out, const LoadedLog& l) {
+  out << "== " << l.path << '\n';
+  if (!l.data.summary_mode) {
+    out << "not a summary-mode log: no snapshots (record with KCOUNT_MODE=summary)\n";
+    return;
+  }
+  const uint64_t start = startNs(l.data);
+  std::vector<std::vector<std::string>> rows;
+  const std::vector<std::string> head{"t (s)", "snapshot", "range", "instances", "launches", "kernels",
+                                      "GPU time", "CPU time", "launch CPU"};
+  for (const auto& iv : snapshotSeries(l)) {
+    for (const auto& [id, r] : iv.ranges)
+      rows.push_back({fmt::format("{:.3f}", static_cast<double>(minus(iv.end_ns, start)) / 1e9),
+                      std::to_string(iv.sequence) + (iv.final_snapshot ? " (final)" : ""), l.data.scopePath(id),
+                      std::to_string(r.instances), std::to_string(r.launches), std::to_string(r.kernels),
+                      formatDuration(r.gpu_ns), formatDuration(r.cpu_ns), formatDuration(r.launch_api_ns)});
+  }
+  std::vector<size_t> w(head.size());
+  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+  // Widths by code points ("µs" is two bytes, one column).
+  auto width = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], width(r[i]));
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (size_t i = 0; i < r.size(); ++i) {
+      const std::string pad(w[i] - width(r[i]), ' ');
+      s += (i == 2 ? r[i] + pad : pad + r[i]) + (i + 1 < r.size() ? "  " : "");
+    }
+    out << s << '\n';
+  };
+  line(head);
+  size_t total = 0;
+  for (size_t x : w) total += x + 2;
+  out << std::string(total - 2, '-') << '\n';
+  for (const auto& r : rows) line(r);
+  if (rows.empty()) out << "(no complete snapshot with changes)\n";
+}
+
+}  // namespace kc
