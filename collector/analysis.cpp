@@ -97,6 +97,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     t.gpu_ns += ns;
   }
   s.kernels = log.kernels.size();
+  for (const KernelBody& k : log.kernels) s.kernel_gpu_ns += span(k.start_ns, k.end_ns);
   for (const MemOpBody& m : log.mem_ops) {
     auto it = by_corr.find(m.correlation_id);
     if (it == by_corr.end()) {
@@ -129,6 +130,12 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     r.cpu_ns += span(rb.begin_ns, rb.end_ns);
   }
 
+  buildRangeTree(log, s);
+  return s;
+}
+
+void buildRangeTree(const LogData& log, Summary& s) {
+  const size_t n = s.exclusive.size();
   // Tree: a parent id out of range, or a scope whose parent chain never reaches the root (a cycle),
   // hangs under the root.
   std::vector<uint32_t> parent(n, kRootScope);
@@ -172,7 +179,6 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     if (*it == kRootScope) continue;
     addCounts(s.inclusive[parent[*it]], s.inclusive[*it]);
   }
-  return s;
 }
 
 }  // namespace kc

@@ -55,11 +55,23 @@ struct Summary {
   uint64_t captured_launches = 0;       // launches issued during stream capture
   uint64_t mem_ops = 0;                 // memcpy/memset operations executed on the GPU
   uint64_t unmatched_mem_ops = 0;       // memory operations whose correlation id matches no API call
+  uint64_t kernel_gpu_ns = 0;           // sum of (end - start) over every kernel record, matched or not
+  /// Streaming join only (summarizeLogFile): launches that left the join window before any kernel or
+  /// memory operation matched them, and kernels/operations that waited for their launch longer than the
+  /// window. 0 means the streaming result equals summarize() on the whole log; see collector/stream_summary.h.
+  uint64_t join_window_evicted = 0;
   std::vector<uint32_t> children_order; // scope ids in depth-first order of first appearance (root first)
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
 };
 
 /// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
+/// Needs the records in memory (readLog with ReadOptions::keep_records); the streaming equivalent for
+/// files of any size is summarizeLogFile() (collector/stream_summary.h).
 Summary summarize(const LogData& log, const JoinOptions& options = {});
+
+/// Completes a Summary whose `exclusive` (one entry per scope id of log.scopes, at least the root) is
+/// filled: repairs the range tree (a parent out of range or a cycle hangs under the root), fills
+/// children, children_order and inclusive. Used by summarize() and the streaming join.
+void buildRangeTree(const LogData& log, Summary& s);
 
 }  // namespace kc

@@ -112,12 +112,6 @@ std::string perInstance(uint64_t kernels, uint64_t instances) {
   return fmt::format("{:.1f}", static_cast<double>(kernels) / static_cast<double>(instances));
 }
 
-uint64_t allKernelGpuNs(const LogData& log) {
-  uint64_t ns = 0;
-  for (const auto& k : log.kernels) ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
-  return ns;
-}
-
 void printFooter(std::ostream& out, const LoadedLog& l) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
@@ -126,7 +120,7 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   out << fmt::format("totals: {} launches ({} graph launches), {} kernels, {} unmatched kernels, "
                      "{} launches without kernel, GPU time {}\n",
                      s.launches, graph, s.kernels, s.unmatched_kernels, s.launches_without_kernel,
-                     formatDuration(allKernelGpuNs(l.data)));
+                     formatDuration(s.kernel_gpu_ns));
   if (l.data.has_stats)
     out << fmt::format("dropped: {} host records, {} activity records, {} activity buffers refused, "
                        "{} late activity records, {} bytes not written; {} NVTX pops with no push\n",
@@ -178,6 +172,15 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   l.path = path;
   l.data = readLogFile(path);
   l.summary = summarize(l.data, join);
+  return l;
+}
+
+LoadedLog streamLog(const std::string& path, const JoinOptions& join) {
+  StreamedLog s = summarizeLogFile(path, join);
+  LoadedLog l;
+  l.path = path;
+  l.data = std::move(s.data);
+  l.summary = std::move(s.summary);
   return l;
 }
 
@@ -233,7 +236,7 @@ json summaryJson(const LoadedLog& l) {
               {"captured_launches", s.captured_launches},
               {"mem_ops", s.mem_ops},
               {"unmatched_mem_ops", s.unmatched_mem_ops},
-              {"gpu_ns", allKernelGpuNs(d)},
+              {"gpu_ns", s.kernel_gpu_ns},
               {"dropped_host_records", d.stats.dropped_host_records},
               {"dropped_activity_records", d.stats.dropped_activity_records},
               {"activity_buffers_refused", d.stats.activity_buffers_refused},
@@ -484,8 +487,8 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
                      d.file_bytes, d.chunks_read, d.chunks_skipped);
   for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
   out << fmt::format("records: {} strings, {} scopes, {} launches, {} kernels, {} ranges\n",
-                     d.strings.size() - 1, d.scopes.size() - 1, d.launches.size(), d.kernels.size(),
-                     d.ranges.size());
+                     d.strings.size() - 1, d.scopes.size() - 1, d.launch_records, d.kernel_records,
+                     d.range_records);
   if (d.has_stats) {
     const StatsBody& st = d.stats;
     out << fmt::format(
@@ -498,6 +501,10 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   }
   out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
                      s.launches_without_kernel);
+  if (s.join_window_evicted > 0)
+    out << fmt::format("join window: {} launches or kernels waited longer than the streaming join holds them; "
+                       "the join counts above are approximate\n",
+                       s.join_window_evicted);
   for (const auto& i : d.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
   const uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +
