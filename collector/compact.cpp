@@ -183,19 +183,24 @@ void LaunchBatchEncoder::finish(std::vector<uint8_t>& out) {
   count_ = 0;
 }
 
-bool decodeLaunchBatch(std::span<const uint8_t> body, std::vector<LaunchBody>& out, std::string& error) {
+bool decodeLaunchBatch(std::span<const uint8_t> body, std::vector<LaunchBody>& out, std::string& error, bool reuse) {
   uint32_t n = 0;
   VarintCursor c[5];
   const uint8_t* flags = nullptr;
   if (!openColumns(body, n, c, flags, kLCorr | kLScope | kLThread | kLApi | kLReserved, error)) return false;
-  const size_t base = out.size();
+  // reuse: out's old contents are overwritten from index 0 (elements already there are not zero-filled).
+  const size_t base = reuse ? 0 : out.size();
   out.resize(base + n);
-  LaunchBody prev{};
   for (uint32_t i = 0; i < n; ++i) {
-    LaunchBody l = prev;
+    LaunchBody& l = out[base + i];
+    if (i > 0)
+      l = out[base + i - 1];
+    else
+      l = LaunchBody{};
+    const uint64_t prev_corr = l.correlation_id, prev_exit = l.exit_ns;
     const uint8_t f = flags[i];
-    l.correlation_id = (f & kLCorr) ? prev.correlation_id + 1 + unzigzag(c[1].next()) : prev.correlation_id + 1;
-    l.enter_ns = prev.exit_ns + unzigzag(c[2].next());
+    l.correlation_id = (f & kLCorr) ? prev_corr + 1 + unzigzag(c[1].next()) : prev_corr + 1;
+    l.enter_ns = prev_exit + unzigzag(c[2].next());
     l.exit_ns = l.enter_ns + unzigzag(c[2].next());
     if (f & kLScope) l.scope_id = static_cast<uint32_t>(c[3].next());
     if (f & kLThread) l.thread_id = static_cast<uint32_t>(c[4].next());
@@ -212,8 +217,6 @@ bool decodeLaunchBatch(std::span<const uint8_t> body, std::vector<LaunchBody>& o
       c[4].raw(l.reserved, sizeof(l.reserved));
     else
       std::memset(l.reserved, 0, sizeof(l.reserved));
-    out[base + i] = l;
-    prev = l;
   }
   if (!closeColumns(c, error)) {
     out.resize(base);
@@ -277,20 +280,25 @@ void KernelBatchEncoder::finish(std::vector<uint8_t>& out) {
   count_ = 0;
 }
 
-bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& out, std::string& error) {
+bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& out, std::string& error, bool reuse) {
   uint32_t n = 0;
   VarintCursor c[5];
   const uint8_t* flags = nullptr;
   if (!openColumns(body, n, c, flags, kKCorr | kKName | kKWhere | kKShape | kKResources | kKGraph | kKNode, error))
     return false;
-  const size_t base = out.size();
+  // reuse: out's old contents are overwritten from index 0 (elements already there are not zero-filled).
+  const size_t base = reuse ? 0 : out.size();
   out.resize(base + n);
-  KernelBody prev{};
   for (uint32_t i = 0; i < n; ++i) {
-    KernelBody k = prev;
+    KernelBody& k = out[base + i];
+    if (i > 0)
+      k = out[base + i - 1];
+    else
+      k = KernelBody{};
+    const uint64_t prev_corr = k.correlation_id, prev_end = k.end_ns, prev_node = k.graph_node_id;
     const uint8_t f = flags[i];
-    k.correlation_id = (f & kKCorr) ? prev.correlation_id + 1 + unzigzag(c[1].next()) : prev.correlation_id + 1;
-    k.start_ns = prev.end_ns + unzigzag(c[2].next());
+    k.correlation_id = (f & kKCorr) ? prev_corr + 1 + unzigzag(c[1].next()) : prev_corr + 1;
+    k.start_ns = prev_end + unzigzag(c[2].next());
     k.end_ns = k.start_ns + unzigzag(c[2].next());
     if (f & kKName) k.name_id = static_cast<uint32_t>(c[3].next());
     if (f & (kKWhere | kKShape | kKResources | kKGraph | kKNode)) {
@@ -311,10 +319,8 @@ bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& o
       }
       if (f & kKGraph) k.graph_id = static_cast<uint32_t>(o.next());
     }
-    const uint64_t predicted = prev.graph_node_id ? prev.graph_node_id + 1 : 0;
+    const uint64_t predicted = prev_node ? prev_node + 1 : 0;
     k.graph_node_id = (f & kKNode) ? predicted + unzigzag(c[4].next()) : predicted;
-    out[base + i] = k;
-    prev = k;
   }
   if (!closeColumns(c, error)) {
     out.resize(base);
@@ -358,12 +364,13 @@ void RangeBatchEncoder::finish(std::vector<uint8_t>& out) {
   count_ = 0;
 }
 
-bool decodeRangeBatch(std::span<const uint8_t> body, std::vector<RangeBody>& out, std::string& error) {
+bool decodeRangeBatch(std::span<const uint8_t> body, std::vector<RangeBody>& out, std::string& error, bool reuse) {
   uint32_t n = 0;
   VarintCursor c[3];
   const uint8_t* flags = nullptr;
   if (!openColumns(body, n, c, flags, kRScope | kRThread | kREndThread | kRFlags, error)) return false;
-  const size_t base = out.size();
+  // reuse: out's old contents are overwritten from index 0 (elements already there are not zero-filled).
+  const size_t base = reuse ? 0 : out.size();
   out.resize(base + n);
   RangeBody prev{};
   for (uint32_t i = 0; i < n; ++i) {

@@ -40,6 +40,19 @@ class VarintCursor {
   explicit VarintCursor(std::span<const uint8_t> bytes) : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
   uint64_t next() {
     if (p_ < end_ && *p_ < 0x80) return *p_++;  // fast path: one byte
+    if (end_ - p_ >= 10) {                       // no bounds check needed for a varint of up to 10 bytes
+      uint64_t v = *p_++ & 0x7f;
+      for (int shift = 7; shift < 63; shift += 7) {
+        const uint8_t b = *p_++;
+        v |= static_cast<uint64_t>(b & 0x7f) << shift;
+        if (b < 0x80) return v;
+      }
+      const uint8_t b = *p_++;  // 10th byte: only the top bit of a 64-bit value may be set
+      if (b <= 1) return v | static_cast<uint64_t>(b) << 63;
+      failed_ = true;
+      p_ = end_;
+      return 0;
+    }
     return slow();
   }
   bool failed() const { return failed_; }
@@ -101,12 +114,17 @@ class RangeBatchEncoder {
   uint32_t count_ = 0;
 };
 
-/// Decodes one batch body into out (appended). On malformed input returns false with `error` saying
-/// what was wrong (count above kMaxBatchRecords or above what the body can hold, a column length past
-/// the body, a bad varint, a column with bytes left over); records decoded before the fault are not
-/// appended (a batch is all or nothing). Never reads past body.
-bool decodeLaunchBatch(std::span<const uint8_t> body, std::vector<LaunchBody>& out, std::string& error);
-bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& out, std::string& error);
-bool decodeRangeBatch(std::span<const uint8_t> body, std::vector<RangeBody>& out, std::string& error);
+/// Decodes one batch body into out: appended, or with `reuse` written over out from index 0 (out's size
+/// becomes the batch's record count; a buffer reused batch after batch is not zero-filled again). On
+/// malformed input returns false with `error` saying what was wrong (count above kMaxBatchRecords or
+/// above what the flags column holds, a column length past the body, an unknown flag bit, a bad varint, a
+/// column with bytes left over); out then holds none of the batch's records (a batch is all or nothing).
+/// Never reads past body.
+bool decodeLaunchBatch(std::span<const uint8_t> body, std::vector<LaunchBody>& out, std::string& error,
+                       bool reuse = false);
+bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& out, std::string& error,
+                       bool reuse = false);
+bool decodeRangeBatch(std::span<const uint8_t> body, std::vector<RangeBody>& out, std::string& error,
+                      bool reuse = false);
 
 }  // namespace kc

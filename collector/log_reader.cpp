@@ -456,16 +456,16 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         const RecordType type = static_cast<RecordType>(rh.type);
         if (type == RecordType::kLaunchBatch) {
           auto& v = opt_.keep_records ? log.launches : launch_buf_;
-          const size_t from = opt_.keep_records ? v.size() : (v.clear(), 0);
-          if ((ok = decodeLaunchBatch(body, v, why))) addLaunches(std::span(v).subspan(from));
+          const size_t from = opt_.keep_records ? v.size() : 0;
+          if ((ok = decodeLaunchBatch(body, v, why, !opt_.keep_records))) addLaunches(std::span(v).subspan(from));
         } else if (type == RecordType::kKernelBatch) {
           auto& v = opt_.keep_records ? log.kernels : kernel_buf_;
-          const size_t from = opt_.keep_records ? v.size() : (v.clear(), 0);
-          if ((ok = decodeKernelBatch(body, v, why))) addKernels(std::span(v).subspan(from));
+          const size_t from = opt_.keep_records ? v.size() : 0;
+          if ((ok = decodeKernelBatch(body, v, why, !opt_.keep_records))) addKernels(std::span(v).subspan(from));
         } else {
           auto& v = opt_.keep_records ? log.ranges : range_buf_;
-          const size_t from = opt_.keep_records ? v.size() : (v.clear(), 0);
-          if ((ok = decodeRangeBatch(body, v, why))) addRanges(std::span(v).subspan(from));
+          const size_t from = opt_.keep_records ? v.size() : 0;
+          if ((ok = decodeRangeBatch(body, v, why, !opt_.keep_records))) addRanges(std::span(v).subspan(from));
         }
         if (!ok)
           error(log, issue_at(at), chunk,

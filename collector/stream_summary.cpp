@@ -135,23 +135,32 @@ struct Waiting {
   MemOpBody op{};             // memory operation
 };
 
-constexpr size_t kDoneCache = 1u << 16;  // matched launches remembered for a second kernel (direct-mapped)
+constexpr size_t kMaxRing = 1u << 16;  // direct-mapped launches by correlation id (see State)
 constexpr uint32_t kDenseScopes = 1u << 16;  // scope ids below this are kept in a vector
 
 }  // namespace
 
+// Launches live in a ring indexed by the low bits of their correlation id (ids grow by about one per
+// launch, so the ring holds the last R launches): a kernel finds its launch with one compare. A launch
+// pushed out of the ring by a newer id moves to `pending` (a hash map) if nothing joined it yet. A
+// matched launch stays in the ring until pushed out, so further records for it (the other kernels of a
+// graph launch) still join within the last R launches. `pending` is capped by the window: its oldest
+// entries are dropped and counted.
 struct StreamSummarizer::State {
   JoinOptions options;
   size_t window;
   uint64_t launch_seq = 0;
+  struct Slot {
+    uint64_t corr = 0;
+    uint64_t seq = 0;
+    uint32_t scope = 0;
+    uint8_t flags = 0;
+    bool used = false;
+  };
+  std::vector<Slot> ring;
+  size_t ring_mask = 0;
   FlatMap<Pending> pending;
   size_t peak_pending = 0;
-  struct Done {
-    uint64_t corr = 0;
-    uint32_t scope = 0;
-    bool valid = false;
-  };
-  std::vector<Done> done = std::vector<Done>(kDoneCache);
   std::unordered_multimap<uint64_t, Waiting> waiting;
   size_t peak_waiting = 0;
   std::vector<ScopeAcc> dense;
@@ -200,29 +209,29 @@ struct StreamSummarizer::State {
   }
 
   /// The launch a kernel or memory operation with this correlation id joins: its scope, or false.
-  /// Marks it matched; a matched launch that is not a graph launch leaves the table for the done cache.
+  /// Marks it matched.
   bool join(uint64_t corr, uint32_t& scope_out) {
-    if (Pending* p = pending.find(corr)) {
-      scope_out = p->scope;
-      if (p->flags & kPendingGraph) {
-        p->flags |= kPendingMatched;
-      } else {
-        done[corr & (kDoneCache - 1)] = Done{corr, p->scope, true};
-        pending.erase(corr);
-      }
+    Slot& r = ring[corr & ring_mask];
+    if (r.used && r.corr == corr) {
+      r.flags |= kPendingMatched;
+      scope_out = r.scope;
       return true;
     }
-    const Done& d = done[corr & (kDoneCache - 1)];
-    if (d.valid && d.corr == corr) {
-      scope_out = d.scope;
+    if (pending.size() == 0) return false;
+    if (Pending* p = pending.find(corr)) {
+      scope_out = p->scope;
+      if (p->flags & kPendingGraph)
+        p->flags |= kPendingMatched;
+      else
+        pending.erase(corr);  // joined; nothing else expected for it
       return true;
     }
     return false;
   }
 
   /// Counts a launch that never got a kernel (as summarize() does for launches left unmatched).
-  void unmatchedLaunch(const Pending& p) {
-    if (!(p.flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++out.launches_without_kernel;
+  void unmatchedLaunch(uint8_t flags) {
+    if (!(flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++out.launches_without_kernel;
   }
 
   void evictOld() {
@@ -230,44 +239,49 @@ struct StreamSummarizer::State {
     pending.retain([&](uint64_t, const Pending& p) {
       if (p.seq >= horizon) return true;
       if (!(p.flags & kPendingMatched) && !(p.flags & kPendingCaptured)) ++out.join_window_evicted;
-      unmatchedLaunch(p);
+      unmatchedLaunch(p.flags);
       return false;
     });
   }
 
+  bool known(uint64_t corr) {
+    const Slot& r = ring[corr & ring_mask];
+    if (r.used && r.corr == corr) return true;
+    return pending.size() != 0 && pending.find(corr) != nullptr;
+  }
+
   void addLaunch(const LaunchBody& l) {
     const uint64_t seq = launch_seq++;
-    ScopeAcc& r = scope(l.scope_id);
+    ScopeAcc& acc = scope(l.scope_id);
     const bool memop = l.flags & kLaunchMemOp;
     if (!memop) {
       ++out.launches;
-      ++r.launches;
-      r.graph_launches += l.is_graph_launch ? 1 : 0;
-      r.launch_api_ns += span(l.enter_ns, l.exit_ns);
+      ++acc.launches;
+      acc.graph_launches += l.is_graph_launch ? 1 : 0;
+      acc.launch_api_ns += span(l.enter_ns, l.exit_ns);
       if (l.flags & kLaunchCaptured) {
-        ++r.captured_launches;
+        ++acc.captured_launches;
         ++out.captured_launches;
       }
     }
-    Pending p;
-    p.scope = l.scope_id;
-    p.seq = seq;
-    p.flags = static_cast<uint8_t>((l.is_graph_launch ? kPendingGraph : 0) |
-                                   ((l.flags & kLaunchCaptured) ? kPendingCaptured : 0) |
-                                   (memop ? kPendingMemOp : 0));
+    const uint8_t flags = static_cast<uint8_t>((l.is_graph_launch ? kPendingGraph : 0) |
+                                               ((l.flags & kLaunchCaptured) ? kPendingCaptured : 0) |
+                                               (memop ? kPendingMemOp : 0));
     // A repeated correlation id: the first launch keeps the id (summarize() does the same); this one
     // is never matched.
-    const Done& d = done[l.correlation_id & (kDoneCache - 1)];
-    if (d.valid && d.corr == l.correlation_id) {
-      unmatchedLaunch(p);
+    if (known(l.correlation_id)) {
+      unmatchedLaunch(flags);
       return;
     }
-    auto [slot, inserted] = pending.insert(l.correlation_id);
-    if (!inserted) {
-      unmatchedLaunch(p);
-      return;
+    Slot& r = ring[l.correlation_id & ring_mask];
+    if (r.used && !(r.flags & kPendingMatched)) {
+      // Pushed out of the ring before anything joined it.
+      Pending* p = pending.insert(r.corr).first;
+      *p = Pending{r.scope, r.flags, r.seq};
+      peak_pending = std::max(peak_pending, pending.size());
+      if (pending.size() > window) evictOld();
     }
-    *slot = p;
+    r = Slot{l.correlation_id, seq, l.scope_id, flags, true};
     if (!waiting.empty()) {
       auto [b, e] = waiting.equal_range(l.correlation_id);
       if (b != e) {
@@ -282,12 +296,9 @@ struct StreamSummarizer::State {
           }
         }
         waiting.erase(b, e);
-        uint32_t ignored;
-        join(l.correlation_id, ignored);  // marks it matched (or moves it to the done cache)
+        r.flags |= kPendingMatched;
       }
     }
-    peak_pending = std::max(peak_pending, pending.size());
-    if (pending.size() > window) evictOld();
   }
 
   void wait(uint64_t corr, const Waiting& w) {
@@ -307,6 +318,10 @@ struct StreamSummarizer::State {
 StreamSummarizer::StreamSummarizer(const JoinOptions& options, size_t window) : s_(std::make_unique<State>()) {
   s_->options = options;
   s_->window = std::max<size_t>(window, 2);
+  size_t r = 64;
+  while (r < kMaxRing && r < s_->window) r *= 2;
+  s_->ring.assign(r, State::Slot{});
+  s_->ring_mask = r - 1;
 }
 
 StreamSummarizer::~StreamSummarizer() = default;
@@ -359,7 +374,7 @@ void StreamSummarizer::ranges(std::span<const RangeBody> v) {
 
 void StreamSummarizer::graphNode(const GraphNodeBody& g) { s_->nodes.emplace(g.node_id, g); }
 
-size_t StreamSummarizer::peakPendingLaunches() const { return s_->peak_pending; }
+size_t StreamSummarizer::peakPendingLaunches() const { return s_->ring.size() + s_->peak_pending; }
 size_t StreamSummarizer::peakWaiting() const { return s_->peak_waiting; }
 
 Summary StreamSummarizer::finish(const LogData& log) {
@@ -367,9 +382,12 @@ Summary StreamSummarizer::finish(const LogData& log) {
   Summary s = std::move(st.out);
   for (const auto& [corr, w] : st.waiting) ++(w.is_kernel ? s.unmatched_kernels : s.unmatched_mem_ops);
   st.waiting.clear();
-  st.pending.forEach([&](uint64_t, const Pending& p) {
-    if (!(p.flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++s.launches_without_kernel;
-  });
+  auto never = [&](uint8_t flags) {
+    if (!(flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++s.launches_without_kernel;
+  };
+  st.pending.forEach([&](uint64_t, const Pending& p) { never(p.flags); });
+  for (const State::Slot& r : st.ring)
+    if (r.used) never(r.flags);
 
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);

@@ -19,13 +19,14 @@ inline constexpr size_t kDefaultJoinWindow = 1u << 20;
 
 /// A RecordVisitor that joins kernels and memory operations to launches by correlation id as records
 /// arrive, in any order, and tallies per (scope, kernel name). Equal to summarize() on the same records
-/// (same Summary, field by field) when Summary::join_window_evicted is 0, which holds when every kernel
-/// or memory operation lies within `window` launch records of its launch in the file (the library writes
-/// a kernel at most a few drains, about a second, after its launch) and at most `window` of them wait
-/// for a launch at once.
+/// (same Summary, field by field) when Summary::join_window_evicted is 0 and the first kernel or memory
+/// operation of each launch lies within `window` launch records of it in the file, the others within
+/// min(window, 64 Ki) launches of it (the kernels of one graph launch, or a second record for one
+/// launch); the library writes a kernel within a few drains, about a second, of its launch.
 ///
-/// Memory: pending launches (an entry per launch not yet matched, per graph launch within the window,
-/// and a fixed 64 Ki-entry cache of matched launches), kernels waiting for their launch, one tally per
+/// Memory: the last min(window, 64 Ki) launches in a ring indexed by correlation id (2 MiB), launches
+/// pushed out of it that nothing joined yet (at most `window`),
+/// kernels waiting for their launch (at most `window`), one tally per
 /// distinct (scope, kernel name), one per scope, and the graph nodes (--graph-view capture resolves a
 /// kernel's node after the last record). Not thread-safe: one reading thread.
 class StreamSummarizer final : public RecordVisitor {
