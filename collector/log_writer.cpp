@@ -25,7 +25,7 @@ constexpr int kZstdLevel = 3;
 LogWriter::LogWriter(ByteSink* sink, LogEncoding encoding)
     : sink_(sink),
       encoding_(encoding),
-      header_bytes_(encoding == LogEncoding::kCompact ? sizeof(PackedChunkHeader) : sizeof(ChunkHeader)) {
+      header_bytes_(encoding == LogEncoding::kPlain ? sizeof(ChunkHeader) : sizeof(PackedChunkHeader)) {
   payload_.reserve(kTargetChunkPayload + 4096);
   payload_.resize(header_bytes_);
 }
@@ -121,10 +121,10 @@ bool LogWriter::writeFileHeaderOnce() {
 }
 
 bool LogWriter::flush() {
-  if (encoding_ == LogEncoding::kCompact) finishBatches();
+  if (encoding_ != LogEncoding::kPlain) finishBatches();
   if (payload_.size() == header_bytes_) return true;
   bool ok = writeFileHeaderOnce();
-  if (encoding_ == LogEncoding::kCompact) {
+  if (encoding_ != LogEncoding::kPlain) {
     const size_t payload_bytes = payload_.size() - header_bytes_;
     const uint8_t* payload = payload_.data() + header_bytes_;
     PackedChunkHeader ch{};
@@ -136,7 +136,7 @@ bool LogWriter::flush() {
     const uint8_t* stored = payload;
     size_t stored_bytes = payload_bytes;
     // Compression failing (out of memory) is not an error: the chunk is stored as it is.
-    if (zstd_ == nullptr) zstd_ = ZSTD_createCCtx();
+    if (zstd_ == nullptr && encoding_ == LogEncoding::kCompact) zstd_ = ZSTD_createCCtx();
     if (zstd_ != nullptr) {
       packed_.resize(sizeof(PackedChunkHeader) + ZSTD_compressBound(payload_bytes));
       const size_t z = ZSTD_compressCCtx(zstd_, packed_.data() + sizeof(PackedChunkHeader),

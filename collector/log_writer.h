@@ -37,6 +37,9 @@ enum class LogEncoding {
   kCompact,
   /// Plain chunks of fixed-size records (the 1.0/1.1 layout), readable by every reader.
   kPlain,
+  /// As kCompact, but packed chunks are stored without compression (codec 0): for tests, fuzzing seeds
+  /// and looking at the batches with a hex dump.
+  kCompactStored,
 };
 
 /// Encodes records into the current chunk; flush() seals the chunk (size, checksum, sequence) and
