@@ -483,8 +483,8 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
   out << "== " << l.path << '\n';
-  out << fmt::format("format version {}.{}, {} bytes, {} chunks read, {} chunks skipped\n", d.major, d.minor,
-                     d.file_bytes, d.chunks_read, d.chunks_skipped);
+  out << fmt::format("format version {}.{}, {} bytes, {} chunks read ({} packed), {} chunks skipped\n", d.major,
+                     d.minor, d.file_bytes, d.chunks_read, d.packed_chunks, d.chunks_skipped);
   for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
   out << fmt::format("records: {} strings, {} scopes, {} launches, {} kernels, {} ranges\n",
                      d.strings.size() - 1, d.scopes.size() - 1, d.launch_records, d.kernel_records,
