@@ -136,7 +136,8 @@ struct Waiting {
 };
 
 constexpr size_t kMaxRing = 1u << 16;  // direct-mapped launches by correlation id (see State)
-constexpr uint32_t kDenseScopes = 1u << 16;  // scope ids below this are kept in a vector
+constexpr uint32_t kDenseScopes = 1u << 12;  // scope ids below this are kept in a vector, others in a map
+constexpr size_t kFirstRing = 256;            // the ring starts this small and doubles as needed
 
 }  // namespace
 
@@ -159,6 +160,17 @@ struct StreamSummarizer::State {
   };
   std::vector<Slot> ring;
   size_t ring_mask = 0;
+  size_t ring_max = 0;  // min(window, kMaxRing), a power of two
+
+  /// Doubles the ring. Two slots never collide in the larger ring: their ids differed in the low bits.
+  void growRing() {
+    std::vector<Slot> bigger(ring.size() * 2);
+    const size_t mask = bigger.size() - 1;
+    for (const Slot& s : ring)
+      if (s.used) bigger[s.corr & mask] = s;
+    ring.swap(bigger);
+    ring_mask = mask;
+  }
   FlatMap<Pending> pending;
   size_t peak_pending = 0;
   std::unordered_multimap<uint64_t, Waiting> waiting;
@@ -273,6 +285,10 @@ struct StreamSummarizer::State {
       unmatchedLaunch(flags);
       return;
     }
+    if (ring.size() < ring_max) {
+      const Slot& old = ring[l.correlation_id & ring_mask];
+      if (old.used && !(old.flags & kPendingMatched)) growRing();  // launches in flight outnumber the ring
+    }
     Slot& r = ring[l.correlation_id & ring_mask];
     if (r.used && !(r.flags & kPendingMatched)) {
       // Pushed out of the ring before anything joined it.
@@ -320,8 +336,9 @@ StreamSummarizer::StreamSummarizer(const JoinOptions& options, size_t window) : 
   s_->window = std::max<size_t>(window, 2);
   size_t r = 64;
   while (r < kMaxRing && r < s_->window) r *= 2;
-  s_->ring.assign(r, State::Slot{});
-  s_->ring_mask = r - 1;
+  s_->ring_max = r;
+  s_->ring.assign(std::min(r, kFirstRing), State::Slot{});
+  s_->ring_mask = s_->ring.size() - 1;
 }
 
 StreamSummarizer::~StreamSummarizer() = default;

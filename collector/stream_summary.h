@@ -24,7 +24,8 @@ inline constexpr size_t kDefaultJoinWindow = 1u << 20;
 /// min(window, 64 Ki) launches of it (the kernels of one graph launch, or a second record for one
 /// launch); the library writes a kernel within a few drains, about a second, of its launch.
 ///
-/// Memory: the last min(window, 64 Ki) launches in a ring indexed by correlation id (2 MiB), launches
+/// Memory: recent launches in a ring indexed by correlation id (it grows while launches in flight
+/// outnumber it, up to min(window, 64 Ki) entries, 2 MiB), launches
 /// pushed out of it that nothing joined yet (at most `window`),
 /// kernels waiting for their launch (at most `window`), one tally per
 /// distinct (scope, kernel name), one per scope, and the graph nodes (--graph-view capture resolves a
