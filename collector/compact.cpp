@@ -1,5 +1,6 @@
 #include "collector/compact.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kc {
@@ -17,6 +18,8 @@ enum LaunchBits : uint8_t {
 enum KernelBits : uint8_t {
   kKCorr = 0x01,       // as kLCorr
   kKName = 0x02,       // name id differs: column 3
+  // The next three compare with the reference record: the last kernel of the same name in the batch
+  // (through its name slot, kNameSlots), else the previous record.
   kKWhere = 0x04,      // device, context or stream differ: column 4, three varints
   kKShape = 0x08,      // grid or block differ: column 4, six zigzag varints
   kKResources = 0x10,  // shared bytes, cluster or registers differ: column 4, five varints
@@ -240,19 +243,23 @@ void KernelBatchEncoder::add(const KernelBody& k) {
     putVarint(col_[3], k.name_id);
   }
   auto& o = col_[4];
-  if (k.device_id != prev_.device_id || k.context_id != prev_.context_id || k.stream_id != prev_.stream_id) {
+  // Launch configuration: predicted from the last kernel of the same name in this batch, if the name's
+  // slot holds one, else from the previous record.
+  const uint32_t slot = k.name_id % kNameSlots;
+  const KernelBody& r = by_name_used_[slot] && by_name_[slot].name_id == k.name_id ? by_name_[slot] : prev_;
+  if (k.device_id != r.device_id || k.context_id != r.context_id || k.stream_id != r.stream_id) {
     f |= kKWhere;
     putVarint(o, k.device_id);
     putVarint(o, k.context_id);
     putVarint(o, k.stream_id);
   }
-  if (std::memcmp(k.grid, prev_.grid, sizeof(k.grid)) != 0 || std::memcmp(k.block, prev_.block, sizeof(k.block)) != 0) {
+  if (std::memcmp(k.grid, r.grid, sizeof(k.grid)) != 0 || std::memcmp(k.block, r.block, sizeof(k.block)) != 0) {
     f |= kKShape;
     for (int32_t v : k.grid) putVarint(o, zz32(v));
     for (int32_t v : k.block) putVarint(o, zz32(v));
   }
-  if (k.shared_bytes != prev_.shared_bytes || k.registers != prev_.registers ||
-      std::memcmp(k.cluster, prev_.cluster, sizeof(k.cluster)) != 0) {
+  if (k.shared_bytes != r.shared_bytes || k.registers != r.registers ||
+      std::memcmp(k.cluster, r.cluster, sizeof(k.cluster)) != 0) {
     f |= kKResources;
     putVarint(o, k.shared_bytes);
     for (uint32_t v : k.cluster) putVarint(o, v);
@@ -269,6 +276,8 @@ void KernelBatchEncoder::add(const KernelBody& k) {
   }
   col_[0].push_back(f);
   prev_ = k;
+  by_name_[slot] = k;
+  by_name_used_[slot] = 1;
   ++count_;
 }
 
@@ -277,6 +286,7 @@ size_t KernelBatchEncoder::bytes() const { return columnBytes(col_); }
 void KernelBatchEncoder::finish(std::vector<uint8_t>& out) {
   finishColumns(col_, count_, out);
   prev_ = {};
+  std::fill(by_name_used_.begin(), by_name_used_.end(), 0);
   count_ = 0;
 }
 
@@ -289,6 +299,9 @@ bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& o
   // reuse: out's old contents are overwritten from index 0 (elements already there are not zero-filled).
   const size_t base = reuse ? 0 : out.size();
   out.resize(base + n);
+  // The last kernel of each name slot in this batch (see KernelBatchEncoder::add).
+  KernelBody by_name[kNameSlots];
+  bool used[kNameSlots] = {};
   for (uint32_t i = 0; i < n; ++i) {
     KernelBody& k = out[base + i];
     if (i > 0)
@@ -301,6 +314,25 @@ bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& o
     k.start_ns = prev_end + unzigzag(c[2].next());
     k.end_ns = k.start_ns + unzigzag(c[2].next());
     if (f & kKName) k.name_id = static_cast<uint32_t>(c[3].next());
+    const uint32_t slot = k.name_id % kNameSlots;
+    if (used[slot] && by_name[slot].name_id == k.name_id) {
+      // k holds the previous record's fields; take the predicted ones from this name's last kernel.
+      const KernelBody& r = by_name[slot];
+      if (!(f & kKWhere)) {
+        k.device_id = r.device_id;
+        k.context_id = r.context_id;
+        k.stream_id = r.stream_id;
+      }
+      if (!(f & kKShape)) {
+        std::memcpy(k.grid, r.grid, sizeof(k.grid));
+        std::memcpy(k.block, r.block, sizeof(k.block));
+      }
+      if (!(f & kKResources)) {
+        k.shared_bytes = r.shared_bytes;
+        std::memcpy(k.cluster, r.cluster, sizeof(k.cluster));
+        k.registers = r.registers;
+      }
+    }
     if (f & (kKWhere | kKShape | kKResources | kKGraph | kKNode)) {
       auto& o = c[4];
       if (f & kKWhere) {
@@ -321,6 +353,8 @@ bool decodeKernelBatch(std::span<const uint8_t> body, std::vector<KernelBody>& o
     }
     const uint64_t predicted = prev_node ? prev_node + 1 : 0;
     k.graph_node_id = (f & kKNode) ? predicted + unzigzag(c[4].next()) : predicted;
+    by_name[slot] = k;
+    used[slot] = true;
   }
   if (!closeColumns(c, error)) {
     out.resize(base);

@@ -86,6 +86,10 @@ class LaunchBatchEncoder {
   uint32_t count_ = 0;
 };
 
+/// Slots of the per-batch table of the last kernel of each name (name_id mod kNameSlots): a kernel's
+/// device/context/stream, grid/block and resources are predicted from the last kernel of the same name.
+inline constexpr uint32_t kNameSlots = 256;
+
 class KernelBatchEncoder {
  public:
   void add(const KernelBody& k);
@@ -97,6 +101,8 @@ class KernelBatchEncoder {
   static constexpr int kColumns = 5;
   std::vector<uint8_t> col_[kColumns];
   KernelBody prev_{};
+  std::vector<KernelBody> by_name_ = std::vector<KernelBody>(kNameSlots);
+  std::vector<uint8_t> by_name_used_ = std::vector<uint8_t>(kNameSlots);
   uint32_t count_ = 0;
 };
 
