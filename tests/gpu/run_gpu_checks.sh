@@ -16,6 +16,7 @@
 #   f  --inject cuda         (b) again through CUDA_INJECTION64_PATH: step subtree identical to (b)
 #   g  one libcupti          only one libcupti file mapped in a profiled PyTorch process
 #   i  C++ launch paths    runtime, cuLaunchKernel, graph replay, 4 threads, exit without sync: exact
+#   l  packed log format 1.2 the log of (i) is format 1.2, every chunk packed (zstd), under 16 bytes per kernel
 #   h  no GPU work           LD_PRELOAD on python3 -c 'print(1)' and /bin/true: same output, no log file
 #   j  one log per run       no run above left a second log (e.g. from torch.compile's worker processes)
 
