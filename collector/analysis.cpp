@@ -35,53 +35,6 @@ void addCounts(RangeStats& into, const RangeStats& from) {
 
 uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
 
-/// Range tree (children, depth-first order) and inclusive numbers from s.exclusive (sized to the scopes).
-void buildTree(const LogData& log, Summary& s) {
-  const size_t n = s.exclusive.size();
-  // Tree: a parent id out of range, or a scope whose parent chain never reaches the root (a cycle),
-  // hangs under the root.
-  std::vector<uint32_t> parent(n, kRootScope);
-  for (size_t i = 1; i < n; ++i) {
-    uint32_t p = log.scopes[i].parent_id;
-    if (p >= n || p == i) p = kRootScope;
-    parent[i] = p;
-  }
-  // Walk each chain once (0 = not seen, 1 = on the current walk, 2 = reaches the root). A walk that
-  // meets its own path found a cycle: the last node walked is cut from its parent and hung under the root.
-  std::vector<uint8_t> state(n, 0);
-  state[kRootScope] = 2;
-  std::vector<uint32_t> path;
-  for (size_t i = 1; i < n; ++i) {
-    path.clear();
-    uint32_t id = static_cast<uint32_t>(i);
-    while (state[id] == 0) {
-      state[id] = 1;
-      path.push_back(id);
-      id = parent[id];
-    }
-    if (state[id] == 1) parent[path.back()] = kRootScope;
-    for (uint32_t p : path) state[p] = 2;
-  }
-  s.children.assign(n, {});
-  for (size_t i = 1; i < n; ++i) s.children[parent[i]].push_back(static_cast<uint32_t>(i));
-
-  s.children_order.reserve(n);
-  std::vector<uint32_t> stack{kRootScope};
-  while (!stack.empty()) {
-    const uint32_t id = stack.back();
-    stack.pop_back();
-    s.children_order.push_back(id);
-    const auto& kids = s.children[id];
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-  }
-
-  // Inclusive: own instances/cpu_ns, plus launch and kernel numbers of all descendants.
-  s.inclusive = s.exclusive;
-  for (auto it = s.children_order.rbegin(); it != s.children_order.rend(); ++it) {
-    if (*it == kRootScope) continue;
-    addCounts(s.inclusive[parent[*it]], s.inclusive[*it]);
-  }
-}
 
 }  // namespace
 
@@ -127,7 +80,7 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   s.mem_ops = b.mem_ops;
   s.unmatched_mem_ops = b.unmatched_mem_ops;
   s.kernel_gpu_ns += b.unmatched_kernel_gpu_ns;
-  buildTree(log, s);
+  buildRangeTree(log, s);
   return s;
 }
 
@@ -231,8 +184,55 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     r.cpu_ns += span(rb.begin_ns, rb.end_ns);
   }
 
-  buildTree(log, s);
+  buildRangeTree(log, s);
   return s;
+}
+
+void buildRangeTree(const LogData& log, Summary& s) {
+  const size_t n = s.exclusive.size();
+  // Tree: a parent id out of range, or a scope whose parent chain never reaches the root (a cycle),
+  // hangs under the root.
+  std::vector<uint32_t> parent(n, kRootScope);
+  for (size_t i = 1; i < n; ++i) {
+    uint32_t p = log.scopes[i].parent_id;
+    if (p >= n || p == i) p = kRootScope;
+    parent[i] = p;
+  }
+  // Walk each chain once (0 = not seen, 1 = on the current walk, 2 = reaches the root). A walk that
+  // meets its own path found a cycle: the last node walked is cut from its parent and hung under the root.
+  std::vector<uint8_t> state(n, 0);
+  state[kRootScope] = 2;
+  std::vector<uint32_t> path;
+  for (size_t i = 1; i < n; ++i) {
+    path.clear();
+    uint32_t id = static_cast<uint32_t>(i);
+    while (state[id] == 0) {
+      state[id] = 1;
+      path.push_back(id);
+      id = parent[id];
+    }
+    if (state[id] == 1) parent[path.back()] = kRootScope;
+    for (uint32_t p : path) state[p] = 2;
+  }
+  s.children.assign(n, {});
+  for (size_t i = 1; i < n; ++i) s.children[parent[i]].push_back(static_cast<uint32_t>(i));
+
+  s.children_order.reserve(n);
+  std::vector<uint32_t> stack{kRootScope};
+  while (!stack.empty()) {
+    const uint32_t id = stack.back();
+    stack.pop_back();
+    s.children_order.push_back(id);
+    const auto& kids = s.children[id];
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+  }
+
+  // Inclusive: own instances/cpu_ns, plus launch and kernel numbers of all descendants.
+  s.inclusive = s.exclusive;
+  for (auto it = s.children_order.rbegin(); it != s.children_order.rend(); ++it) {
+    if (*it == kRootScope) continue;
+    addCounts(s.inclusive[parent[*it]], s.inclusive[*it]);
+  }
 }
 
 LogData selectSegment(const LogData& log, const SegmentBody& seg) {

@@ -60,6 +60,10 @@ struct Summary {
   uint64_t kernel_gpu_ns = 0;           // GPU ns of all kernel records, unmatched ones included
   std::map<uint32_t, KernelTally> unmatched_by_kernel;  // kernel name id -> unmatched kernels of that name
   int64_t snapshot = -1;                // summary-mode log: index in LogData::snapshots of the snapshot used
+  /// Streaming join only (summarizeLogFile): launches that left the join window before any kernel or
+  /// memory operation matched them, and kernels/operations that waited for their launch longer than the
+  /// window. 0 means the streaming result equals summarize() on the whole log; see collector/stream_summary.h.
+  uint64_t join_window_evicted = 0;
   std::vector<uint32_t> children_order; // scope ids in depth-first order of first appearance (root first)
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
 };
@@ -84,10 +88,17 @@ std::vector<SegmentTotals> segmentTotals(const LogData& log);
 /// is not used there (kernels are credited to the range around the launch, GraphView::kLaunch). A
 /// summary-mode log with no complete snapshot gives an empty Summary (snapshot == -1).
 Summary summarize(const LogData& log, const JoinOptions& options = {});
+/// (Trace-mode logs: needs the records in memory, readLog with ReadOptions::keep_records; the streaming
+/// equivalent for files of any size is summarizeLogFile(), collector/stream_summary.h.)
 
 /// Summary of snapshot `index` of a summary-mode log (cumulative numbers up to that snapshot). Scope ids
 /// no Scope record defined are credited to the root, as in summarize(). Throws std::out_of_range if
 /// index >= log.snapshots.size().
 Summary summarizeSnapshot(const LogData& log, size_t index);
+
+/// Completes a Summary whose `exclusive` (one entry per scope id of log.scopes, at least the root) is
+/// filled: repairs the range tree (a parent out of range or a cycle hangs under the root), fills
+/// children, children_order and inclusive. Used by summarize() and the streaming join.
+void buildRangeTree(const LogData& log, Summary& s);
 
 }  // namespace kc

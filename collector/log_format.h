@@ -18,8 +18,12 @@ namespace kc {
 
 inline constexpr char kLogMagic[8] = {'K', 'C', 'O', 'U', 'N', 'T', 'L', 'G'};
 inline constexpr uint16_t kLogMajor = 1;  // incompatible changes
-inline constexpr uint16_t kLogMinor = 2;  // additions readers may ignore (1.1: graph nodes, memory ops; 1.2: segments, snapshots)
+inline constexpr uint16_t kLogMinor = 2;  // additions readers may ignore (1.1: graph nodes, memory ops;
+                                          // 1.2: segments, snapshots, packed chunks, compact batches)
 inline constexpr uint32_t kChunkMagic = 0x4b484b43;  // "CKHK" little-endian bytes 'C','K','H','K'
+/// Magic of a packed chunk (1.2): "CKHZ", bytes 'C','K','H','Z'. A reader of 1.0/1.1 finds no chunk
+/// magic it knows and reports damage; it never skips a packed chunk silently.
+inline constexpr uint32_t kPackedChunkMagic = 0x5a484b43;
 
 /// Readers refuse chunk payloads larger than this (bytes): a corrupt length cannot make them allocate.
 inline constexpr uint32_t kMaxChunkPayload = 64u << 20;
@@ -50,6 +54,26 @@ struct ChunkHeader {
 };
 static_assert(sizeof(ChunkHeader) == 24);
 
+/// How the stored bytes of a packed chunk encode its payload.
+enum class ChunkCodec : uint8_t {
+  kStored = 0,  // the stored bytes are the payload
+  kZstd = 1,    // one zstd frame that decompresses to exactly payload_bytes bytes
+};
+
+/// Header of a packed chunk (format 1.2): the payload (records, as in a plain chunk) is stored
+/// compressed. The checksum covers the stored bytes, so damage is found before decompressing.
+struct PackedChunkHeader {
+  uint32_t magic;          // kPackedChunkMagic
+  uint32_t stored_bytes;   // bytes after this header (compressed payload); at most kMaxChunkPayload
+  uint64_t checksum;       // XXH3_64bits(stored bytes)
+  uint32_t sequence;       // 0, 1, 2, ... in write order (shared with plain chunks)
+  uint32_t record_count;   // records in the decoded payload
+  uint32_t payload_bytes;  // decoded payload size; at most kMaxChunkPayload
+  uint8_t codec;           // ChunkCodec
+  uint8_t reserved[3];     // 0
+};
+static_assert(sizeof(PackedChunkHeader) == 32);
+
 enum class RecordType : uint16_t {
   kMetadata = 1,  // key/value pair about the process (MetadataBody + key + value bytes)
   kString = 2,    // interned string (StringBody + bytes)
@@ -68,7 +92,10 @@ enum class RecordType : uint16_t {
   kSnapshotScope = 13,   // SnapshotScopeBody: one range (scope) of the snapshot
   kSnapshotKernel = 14,  // SnapshotKernelBody: one (scope, kernel name) of the snapshot, or an unmatched kernel name
   kSnapshotEnd = 15,     // SnapshotEndBody: closes the snapshot; a snapshot without it is incomplete
-  // 16-19 are reserved (compact encodings).
+  kLaunchBatch = 16,  // 1.2: up to kMaxBatchRecords launches, compact columns (collector/compact.h)
+  kKernelBatch = 17,  // 1.2: kernels, compact columns
+  kRangeBatch = 18,   // 1.2: ranges, compact columns
+  // 19: reserved for a further compact encoding.
 };
 
 struct RecordHeader {

@@ -1,17 +1,20 @@
 #include "collector/log_reader.h"
 
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <sys/stat.h>
 
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <string_view>
 #include <unordered_set>
+
+#include "collector/compact.h"
+#include "collector/mapped_file.h"
 
 namespace kc {
 namespace {
@@ -89,6 +92,9 @@ const char* recordTypeName(uint16_t type) {
     case RecordType::kSnapshotScope: return "snapshot scope";
     case RecordType::kSnapshotKernel: return "snapshot kernel";
     case RecordType::kSnapshotEnd: return "snapshot end";
+    case RecordType::kLaunchBatch: return "launch batch";
+    case RecordType::kKernelBatch: return "kernel batch";
+    case RecordType::kRangeBatch: return "range batch";
   }
   return "unknown";
 }
@@ -111,30 +117,70 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kSnapshotScope: return sizeof(SnapshotScopeBody);
     case RecordType::kSnapshotKernel: return sizeof(SnapshotKernelBody);
     case RecordType::kSnapshotEnd: return sizeof(SnapshotEndBody);
+    case RecordType::kLaunchBatch:
+    case RecordType::kKernelBatch:
+    case RecordType::kRangeBatch: return 0;  // variable length, checked by the batch decoder
   }
   return 0;
 }
 
-/// True if a chunk whose header starts at `at` is complete within bytes and its checksum verifies.
+/// The parts of a plain or packed chunk header the chunk walk needs.
+struct ChunkInfo {
+  bool packed = false;
+  size_t header_bytes = 0;    // 24 plain, 32 packed
+  uint32_t stored_bytes = 0;  // bytes after the header
+  uint64_t checksum = 0;
+  uint32_t record_count = 0;
+  uint32_t payload_bytes = 0;  // decoded size (== stored_bytes for a plain chunk)
+  uint8_t codec = 0;
+};
+
+/// Reads the chunk header at `at` if its magic is one of the two chunk magics and the whole header fits.
+bool chunkHeaderAt(std::span<const uint8_t> bytes, size_t at, ChunkInfo& c) {
+  if (at > bytes.size() || bytes.size() - at < sizeof(uint32_t)) return false;
+  uint32_t magic;
+  std::memcpy(&magic, bytes.data() + at, 4);
+  if (magic == kChunkMagic) {
+    if (bytes.size() - at < sizeof(ChunkHeader)) return false;
+    ChunkHeader h;
+    std::memcpy(&h, bytes.data() + at, sizeof(h));
+    c = ChunkInfo{false, sizeof(ChunkHeader), h.payload_bytes, h.checksum, h.record_count, h.payload_bytes, 0};
+    return true;
+  }
+  if (magic == kPackedChunkMagic) {
+    if (bytes.size() - at < sizeof(PackedChunkHeader)) return false;
+    PackedChunkHeader h;
+    std::memcpy(&h, bytes.data() + at, sizeof(h));
+    c = ChunkInfo{true, sizeof(PackedChunkHeader), h.stored_bytes, h.checksum, h.record_count, h.payload_bytes,
+                  h.codec};
+    return true;
+  }
+  return false;
+}
+
+/// True if a chunk (plain or packed) whose header starts at `at` is complete within bytes, within the
+/// size caps, and its checksum verifies.
 bool chunkVerifies(std::span<const uint8_t> bytes, size_t at) {
-  if (at > bytes.size() || bytes.size() - at < sizeof(ChunkHeader)) return false;
-  ChunkHeader h;
-  std::memcpy(&h, bytes.data() + at, sizeof(h));
-  if (h.magic != kChunkMagic || h.payload_bytes > kMaxChunkPayload) return false;
-  if (bytes.size() - at - sizeof(ChunkHeader) < h.payload_bytes) return false;
-  return XXH3_64bits(bytes.data() + at + sizeof(ChunkHeader), h.payload_bytes) == h.checksum;
+  ChunkInfo c;
+  if (!chunkHeaderAt(bytes, at, c)) return false;
+  if (c.stored_bytes > kMaxChunkPayload || c.payload_bytes > kMaxChunkPayload) return false;
+  if (bytes.size() - at - c.header_bytes < c.stored_bytes) return false;
+  return XXH3_64bits(bytes.data() + at + c.header_bytes, c.stored_bytes) == c.checksum;
 }
 
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
 size_t resync(std::span<const uint8_t> bytes, size_t from) {
-  uint8_t magic[4];
+  uint8_t magic[4], packed[4];
   std::memcpy(magic, &kChunkMagic, 4);
+  std::memcpy(packed, &kPackedChunkMagic, 4);
   for (size_t at = from; at + sizeof(ChunkHeader) <= bytes.size(); ++at) {
     const void* hit = std::memchr(bytes.data() + at, magic[0], bytes.size() - at);
     if (hit == nullptr) break;
     at = static_cast<size_t>(static_cast<const uint8_t*>(hit) - bytes.data());
     if (at + sizeof(ChunkHeader) > bytes.size()) break;
-    if (std::memcmp(bytes.data() + at, magic, 4) == 0 && chunkVerifies(bytes, at)) return at;
+    if ((std::memcmp(bytes.data() + at, magic, 4) == 0 || std::memcmp(bytes.data() + at, packed, 4) == 0) &&
+        chunkVerifies(bytes, at))
+      return at;
   }
   return bytes.size();
 }
@@ -168,37 +214,195 @@ void dropSnapshot(LogData& log, OpenSnapshot& snap, const std::string& why) {
   snap.data = SnapshotData{};
 }
 
-/// Decodes the records of one verified payload. Returns false if a bad record stopped the chunk.
-bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base, int64_t chunk,
-                   uint32_t announced_records, OpenSnapshot& snap) {
+/// One pass over a log: the chunk walk's record decoder, with the state that must outlive a chunk (the
+/// batch buffers, the zstd context, the references to ids not defined yet). Fills LogData and feeds the
+/// visitor.
+class Decoder {
+ public:
+  Decoder(LogData& log, const ReadOptions& options) : log_(log), opt_(options) {}
+  ~Decoder() {
+    if (zstd_ != nullptr) ZSTD_freeDCtx(zstd_);
+  }
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  /// Decodes the records of one verified payload. Returns false if a bad record stopped the chunk.
+  /// `base` is the file offset of the payload (plain chunk) or 0 (packed chunk: offsets are within the
+  /// decoded payload, issues name the chunk's offset `chunk_at`).
+  bool decodePayload(std::span<const uint8_t> payload, uint64_t base, uint64_t chunk_at, int64_t chunk,
+                     uint32_t announced_records, bool packed);
+  /// Decompresses a verified packed chunk's stored bytes into the reusable payload buffer. Returns false,
+  /// with the error issue added, if the codec is unknown or the bytes do not decode to payload_bytes.
+  bool unpack(const ChunkInfo& c, std::span<const uint8_t> stored, uint64_t chunk_at, int64_t chunk,
+              std::span<const uint8_t>& payload);
+  /// Reports references to ids past every definition (after the last chunk).
+  void checkReferences();
+  /// After the last chunk: a snapshot still open was cut off (reported, not used).
+  void finishSnapshots() {
+    if (snap_.open) dropSnapshot(log_, snap_, "the log ends inside it");
+  }
+
+ private:
+  void refString(uint32_t id, const char* kind, uint64_t index) {
+    if (id >= log_.strings.size()) noteRef(true, id, kind, index);
+  }
+  void refScope(uint32_t id, const char* kind, uint64_t index) {
+    if (id >= log_.scopes.size()) noteRef(false, id, kind, index);
+  }
+  void noteRef(bool is_string, uint32_t id, const char* kind, uint64_t index);
+  void addLaunches(std::span<const LaunchBody> v);
+  void addKernels(std::span<const KernelBody> v);
+  void addRanges(std::span<const RangeBody> v);
+  void addStats(const StatsBody& s);
+
+  LogData& log_;
+  const ReadOptions& opt_;
+  ZSTD_DCtx* zstd_ = nullptr;
+  OpenSnapshot snap_;                   // summary mode: a snapshot may span chunks
+  std::vector<uint8_t> unpacked_;       // decoded payload of the current packed chunk
+  std::vector<LaunchBody> launch_buf_;  // one decoded batch, when not kept in LogData
+  std::vector<KernelBody> kernel_buf_;
+  std::vector<RangeBody> range_buf_;
+
+  struct Ref {
+    uint64_t records = 0;    // records referring to the id
+    const char* first_kind;  // the first of them: record kind and index among the records of that kind
+    uint64_t first_index;
+  };
+  /// References to ids not defined when the record was read: (is_string, id) -> references. Definitions
+  /// normally come first, so this stays empty; checkReferences() keeps those still undefined at the end.
+  std::map<std::pair<bool, uint32_t>, Ref> refs_;
+  uint64_t refs_unlisted_ = 0;  // references to further ids once refs_ holds kMaxPendingRefIds
+  static constexpr size_t kMaxPendingRefIds = 4096;
+};
+
+void Decoder::noteRef(bool is_string, uint32_t id, const char* kind, uint64_t index) {
+  auto it = refs_.find({is_string, id});
+  if (it == refs_.end()) {
+    if (refs_.size() >= kMaxPendingRefIds) {
+      ++refs_unlisted_;
+      return;
+    }
+    it = refs_.emplace(std::make_pair(is_string, id), Ref{0, kind, index}).first;
+  }
+  ++it->second.records;
+}
+
+void Decoder::addLaunches(std::span<const LaunchBody> v) {
+  uint64_t i = log_.launch_records;
+  for (const LaunchBody& l : v) {
+    refScope(l.scope_id, "launch", i);
+    refString(l.api_id, "launch", i);
+    ++i;
+  }
+  log_.launch_records = i;
+  if (opt_.visitor) opt_.visitor->launches(v);
+}
+
+void Decoder::addKernels(std::span<const KernelBody> v) {
+  uint64_t i = log_.kernel_records;
+  for (const KernelBody& k : v) refString(k.name_id, "kernel", i++);
+  log_.kernel_records = i;
+  if (opt_.visitor) opt_.visitor->kernels(v);
+}
+
+void Decoder::addRanges(std::span<const RangeBody> v) {
+  uint64_t i = log_.range_records;
+  for (const RangeBody& r : v) refScope(r.scope_id, "range", i++);
+  log_.range_records = i;
+  if (opt_.visitor) opt_.visitor->ranges(v);
+}
+
+void Decoder::addStats(const StatsBody& s) {
+  log_.stats.launches += s.launches;
+  log_.stats.kernels += s.kernels;
+  log_.stats.ranges += s.ranges;
+  log_.stats.dropped_host_records += s.dropped_host_records;
+  log_.stats.dropped_activity_records += s.dropped_activity_records;
+  log_.stats.activity_buffers_refused += s.activity_buffers_refused;
+  log_.stats.nvtx_pop_underflow += s.nvtx_pop_underflow;
+  log_.stats.late_activity_records += s.late_activity_records;
+  log_.stats.bytes_dropped += s.bytes_dropped;
+  log_.has_stats = true;
+}
+
+bool Decoder::unpack(const ChunkInfo& c, std::span<const uint8_t> stored, uint64_t chunk_at, int64_t chunk,
+                     std::span<const uint8_t>& payload) {
+  const std::string where = "chunk " + std::to_string(chunk) + " at byte " + std::to_string(chunk_at);
+  if (c.codec == static_cast<uint8_t>(ChunkCodec::kStored)) {
+    if (c.payload_bytes != stored.size()) {
+      error(log_, chunk_at, chunk,
+            "stored " + where + " announces " + std::to_string(c.payload_bytes) + " payload bytes but holds " +
+                std::to_string(stored.size()));
+      return false;
+    }
+    payload = stored;
+    return true;
+  }
+  if (c.codec != static_cast<uint8_t>(ChunkCodec::kZstd)) {
+    error(log_, chunk_at, chunk,
+          where + " uses compression codec " + std::to_string(c.codec) +
+              ", which this reader does not know (it knows 0 = stored, 1 = zstd)");
+    return false;
+  }
+  if (zstd_ == nullptr) zstd_ = ZSTD_createDCtx();
+  if (zstd_ == nullptr) throw std::bad_alloc();
+  // payload_bytes was checked against kMaxChunkPayload: a lying size cannot make this allocate more.
+  unpacked_.resize(c.payload_bytes);
+  const size_t n = ZSTD_decompressDCtx(zstd_, unpacked_.data(), unpacked_.size(), stored.data(), stored.size());
+  if (ZSTD_isError(n)) {
+    error(log_, chunk_at, chunk,
+          where + ": zstd cannot decompress the payload (" + ZSTD_getErrorName(n) + "; announced " +
+              std::to_string(c.payload_bytes) + " bytes)");
+    return false;
+  }
+  if (n != c.payload_bytes) {
+    error(log_, chunk_at, chunk,
+          where + " announces " + std::to_string(c.payload_bytes) + " payload bytes, zstd decompressed " +
+              std::to_string(n));
+    return false;
+  }
+  payload = std::span<const uint8_t>(unpacked_.data(), n);
+  return true;
+}
+
+bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uint64_t chunk_at, int64_t chunk,
+                            uint32_t announced_records, bool packed) {
+  LogData& log = log_;
   Cursor c(payload, base);
   uint32_t records = 0;
+  // Offsets in a packed chunk's decoded payload are not file offsets: issues there name the chunk's
+  // header offset and the record's position in the decoded payload.
+  auto at_text = [&](uint64_t at) {
+    return packed ? "decoded byte " + std::to_string(at) + " of packed chunk " + std::to_string(chunk) +
+                        " (chunk at byte " + std::to_string(chunk_at) + ")"
+                  : "byte " + std::to_string(at);
+  };
+  auto issue_at = [&](uint64_t at) { return packed ? chunk_at : at; };
   while (c.remaining() > 0) {
     const uint64_t at = c.offset();
     RecordHeader rh;
     if (!c.read(rh)) {
-      error(log, at, chunk,
-            "record " + std::to_string(records) + " in chunk " + std::to_string(chunk) + " at byte " +
-                std::to_string(at) + ": record header needs 8 bytes, " + std::to_string(c.remaining()) +
-                " remain in the chunk");
+      error(log, issue_at(at), chunk,
+            "record " + std::to_string(records) + " in chunk " + std::to_string(chunk) + " at " + at_text(at) +
+                ": record header needs 8 bytes, " + std::to_string(c.remaining()) + " remain in the chunk");
       return false;
     }
     if (rh.body_bytes > c.remaining()) {
-      error(log, at, chunk,
+      error(log, issue_at(at), chunk,
             std::string(recordTypeName(rh.type)) + " record " + std::to_string(records) + " in chunk " +
-                std::to_string(chunk) + " at byte " + std::to_string(at) + " announces " +
-                std::to_string(rh.body_bytes) + " body bytes, " + std::to_string(c.remaining()) +
-                " remain in the chunk");
+                std::to_string(chunk) + " at " + at_text(at) + " announces " + std::to_string(rh.body_bytes) +
+                " body bytes, " + std::to_string(c.remaining()) + " remain in the chunk");
       return false;
     }
     std::span<const uint8_t> body = c.take(rh.body_bytes);
     ++records;
     const size_t need = knownBodyBytes(rh.type);
     if (body.size() < need) {
-      error(log, at, chunk,
-            std::string(recordTypeName(rh.type)) + " record in chunk " + std::to_string(chunk) +
-                " at byte " + std::to_string(at) + " has a body of " + std::to_string(body.size()) +
-                " bytes, needs " + std::to_string(need));
+      error(log, issue_at(at), chunk,
+            std::string(recordTypeName(rh.type)) + " record in chunk " + std::to_string(chunk) + " at " +
+                at_text(at) + " has a body of " + std::to_string(body.size()) + " bytes, needs " +
+                std::to_string(need));
       return false;
     }
     switch (static_cast<RecordType>(rh.type)) {
@@ -206,9 +410,9 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
         auto m = prefix<MetadataBody>(body);
         auto rest = body.subspan(sizeof(MetadataBody));
         if (m.key_bytes > rest.size()) {
-          error(log, at, chunk,
-                "metadata record at byte " + std::to_string(at) + " announces a key of " +
-                    std::to_string(m.key_bytes) + " bytes, the body holds " + std::to_string(rest.size()));
+          error(log, issue_at(at), chunk,
+                "metadata record at " + at_text(at) + " announces a key of " + std::to_string(m.key_bytes) +
+                    " bytes, the body holds " + std::to_string(rest.size()));
           break;
         }
         const auto* p = reinterpret_cast<const char*>(rest.data());
@@ -222,9 +426,9 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
         auto text = body.subspan(sizeof(StringBody));
         const uint32_t limit = idLimit(log.file_bytes, sizeof(RecordHeader) + sizeof(StringBody));
         if (s.string_id >= limit) {
-          error(log, at, chunk, "string id " + std::to_string(s.string_id) + " at byte " + std::to_string(at) +
-                                    " is out of range (limit " + std::to_string(limit) + " for a file of " +
-                                    std::to_string(log.file_bytes) + " bytes)");
+          error(log, issue_at(at), chunk,
+                "string id " + std::to_string(s.string_id) + " at " + at_text(at) + " is out of range (limit " +
+                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes)");
           break;
         }
         if (s.string_id == kNoString) break;  // id 0 is always ""
@@ -237,9 +441,9 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
         auto s = prefix<ScopeBody>(body);
         const uint32_t limit = idLimit(log.file_bytes, sizeof(RecordHeader) + sizeof(ScopeBody));
         if (s.scope_id >= limit) {
-          error(log, at, chunk, "scope id " + std::to_string(s.scope_id) + " at byte " + std::to_string(at) +
-                                    " is out of range (limit " + std::to_string(limit) + " for a file of " +
-                                    std::to_string(log.file_bytes) + " bytes)");
+          error(log, issue_at(at), chunk,
+                "scope id " + std::to_string(s.scope_id) + " at " + at_text(at) + " is out of range (limit " +
+                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes)");
           break;
         }
         if (s.scope_id == kRootScope) break;  // the root is implicit and stays all zero
@@ -247,54 +451,95 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
         log.scopes[s.scope_id] = s;
         break;
       }
-      case RecordType::kLaunch: log.launches.push_back(prefix<LaunchBody>(body)); break;
-      case RecordType::kKernel: log.kernels.push_back(prefix<KernelBody>(body)); break;
-      case RecordType::kRange: log.ranges.push_back(prefix<RangeBody>(body)); break;
-      case RecordType::kGraphNode: log.graph_nodes.push_back(prefix<GraphNodeBody>(body)); break;
-      case RecordType::kMemOp: log.mem_ops.push_back(prefix<MemOpBody>(body)); break;
-      case RecordType::kSegment: log.segments.push_back(prefix<SegmentBody>(body)); break;
-      case RecordType::kStats: {
-        auto s = prefix<StatsBody>(body);
-        log.stats.launches += s.launches;
-        log.stats.kernels += s.kernels;
-        log.stats.ranges += s.ranges;
-        log.stats.dropped_host_records += s.dropped_host_records;
-        log.stats.dropped_activity_records += s.dropped_activity_records;
-        log.stats.activity_buffers_refused += s.activity_buffers_refused;
-        log.stats.nvtx_pop_underflow += s.nvtx_pop_underflow;
-        log.stats.late_activity_records += s.late_activity_records;
-        log.stats.bytes_dropped += s.bytes_dropped;
-        log.has_stats = true;
+      case RecordType::kLaunch: {
+        const LaunchBody l = prefix<LaunchBody>(body);
+        if (opt_.keep_records) log.launches.push_back(l);
+        addLaunches({&l, 1});
         break;
       }
+      case RecordType::kKernel: {
+        const KernelBody k = prefix<KernelBody>(body);
+        if (opt_.keep_records) log.kernels.push_back(k);
+        addKernels({&k, 1});
+        break;
+      }
+      case RecordType::kRange: {
+        const RangeBody r = prefix<RangeBody>(body);
+        if (opt_.keep_records) log.ranges.push_back(r);
+        addRanges({&r, 1});
+        break;
+      }
+      case RecordType::kGraphNode: {
+        const GraphNodeBody g = prefix<GraphNodeBody>(body);
+        if (opt_.keep_records) log.graph_nodes.push_back(g);
+        ++log.graph_node_records;
+        if (opt_.visitor) opt_.visitor->graphNode(g);
+        break;
+      }
+      case RecordType::kMemOp: {
+        const MemOpBody m = prefix<MemOpBody>(body);
+        if (opt_.keep_records) log.mem_ops.push_back(m);
+        ++log.mem_op_records;
+        if (opt_.visitor) opt_.visitor->memOp(m);
+        break;
+      }
+      case RecordType::kLaunchBatch:
+      case RecordType::kKernelBatch:
+      case RecordType::kRangeBatch: {
+        // Decoded into LogData's vector when records are kept (the visitor sees the appended tail), else
+        // into a buffer reused batch after batch.
+        std::string why;
+        bool ok = false;
+        const RecordType type = static_cast<RecordType>(rh.type);
+        if (type == RecordType::kLaunchBatch) {
+          auto& v = opt_.keep_records ? log.launches : launch_buf_;
+          const size_t from = opt_.keep_records ? v.size() : 0;
+          if ((ok = decodeLaunchBatch(body, v, why, !opt_.keep_records))) addLaunches(std::span(v).subspan(from));
+        } else if (type == RecordType::kKernelBatch) {
+          auto& v = opt_.keep_records ? log.kernels : kernel_buf_;
+          const size_t from = opt_.keep_records ? v.size() : 0;
+          if ((ok = decodeKernelBatch(body, v, why, !opt_.keep_records))) addKernels(std::span(v).subspan(from));
+        } else {
+          auto& v = opt_.keep_records ? log.ranges : range_buf_;
+          const size_t from = opt_.keep_records ? v.size() : 0;
+          if ((ok = decodeRangeBatch(body, v, why, !opt_.keep_records))) addRanges(std::span(v).subspan(from));
+        }
+        if (!ok)
+          error(log, issue_at(at), chunk,
+                std::string(recordTypeName(rh.type)) + " record in chunk " + std::to_string(chunk) + " at " +
+                    at_text(at) + " is malformed: " + why + "; its records are skipped");
+        break;
+      }
+      case RecordType::kStats: addStats(prefix<StatsBody>(body)); break;
+      case RecordType::kSegment: log.segments.push_back(prefix<SegmentBody>(body)); break;
       case RecordType::kSnapshotBegin: {
-        if (snap.open) dropSnapshot(log, snap, "a new snapshot began before its end record");
+        if (snap_.open) dropSnapshot(log, snap_, "a new snapshot began before its end record");
         log.summary_mode = true;
-        snap.open = true;
-        snap.data.begin = prefix<SnapshotBeginBody>(body);
-        snap.data.offset = at;
-        snap.data.chunk = chunk;
+        snap_.open = true;
+        snap_.data.begin = prefix<SnapshotBeginBody>(body);
+        snap_.data.offset = issue_at(at);
+        snap_.data.chunk = chunk;
         // Rows are appended as they come; the announced counts are not trusted for allocation.
         break;
       }
       case RecordType::kSnapshotScope:
-        if (snap.open) snap.data.scopes.push_back(prefix<SnapshotScopeBody>(body));
+        if (snap_.open) snap_.data.scopes.push_back(prefix<SnapshotScopeBody>(body));
         break;
       case RecordType::kSnapshotKernel:
-        if (snap.open) snap.data.kernels.push_back(prefix<SnapshotKernelBody>(body));
+        if (snap_.open) snap_.data.kernels.push_back(prefix<SnapshotKernelBody>(body));
         break;
       case RecordType::kSnapshotEnd: {
-        if (!snap.open) break;  // the begin record was in a skipped chunk; already reported there
+        if (!snap_.open) break;  // the begin record was in a skipped chunk; already reported there
         const auto e = prefix<SnapshotEndBody>(body);
-        const SnapshotBeginBody& b = snap.data.begin;
-        if (e.sequence != b.sequence || snap.data.scopes.size() != b.scope_rows ||
-            snap.data.kernels.size() != b.kernel_rows || e.rows != uint64_t(b.scope_rows) + b.kernel_rows) {
-          dropSnapshot(log, snap, "its rows do not match its begin and end records");
+        const SnapshotBeginBody& b = snap_.data.begin;
+        if (e.sequence != b.sequence || snap_.data.scopes.size() != b.scope_rows ||
+            snap_.data.kernels.size() != b.kernel_rows || e.rows != uint64_t(b.scope_rows) + b.kernel_rows) {
+          dropSnapshot(log, snap_, "its rows do not match its begin and end records");
           break;
         }
-        log.snapshots.push_back(std::move(snap.data));
-        snap.data = SnapshotData{};
-        snap.open = false;
+        log.snapshots.push_back(std::move(snap_.data));
+        snap_.data = SnapshotData{};
+        snap_.open = false;
         break;
       }
       case RecordType::kEnd: log.complete = true; break;
@@ -302,7 +547,7 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
     }
   }
   if (records != announced_records) {
-    warning(log, base - sizeof(ChunkHeader), chunk,
+    warning(log, chunk_at, chunk,
             "chunk " + std::to_string(chunk) + " header announces " + std::to_string(announced_records) +
                 " records, its payload holds " + std::to_string(records));
   }
@@ -314,50 +559,42 @@ bool decodePayload(LogData& log, std::span<const uint8_t> payload, uint64_t base
 /// kept; LogData::str() and scopePath() show such ids as "<bad ... id N>", the analysis credits unknown
 /// scopes to the root. Ids inside the defined range but never defined (gaps) are not reported: they
 /// read as "" like kNoString. Runs after all chunks: a definition may follow its first use by a chunk.
-void checkReferences(LogData& log) {
-  struct Bad {
-    uint64_t records = 0;     // records referring to the id
-    const char* first_kind;   // the first of them: record kind and index in its LogData vector
-    size_t first_index;
-  };
+/// Launch, kernel and range references were noted while decoding (refs_), scope records are checked here.
+void Decoder::checkReferences() {
+  LogData& log = log_;
   const size_t n_strings = log.strings.size(), n_scopes = log.scopes.size();
-  std::map<std::pair<bool, uint32_t>, Bad> bad;  // (is_string, id) -> references; at most kMaxReferenceIssues
-  uint64_t unlisted = 0;                         // references to ids past the first kMaxReferenceIssues
-  auto ref = [&](bool is_string, uint32_t id, const char* kind, size_t index) {
+  std::map<std::pair<bool, uint32_t>, Ref> bad;
+  uint64_t unlisted = refs_unlisted_;
+  auto ref = [&](bool is_string, uint32_t id, const char* kind, uint64_t index, uint64_t records) {
     if (id < (is_string ? n_strings : n_scopes)) return;
     auto it = bad.find({is_string, id});
     if (it == bad.end()) {
       if (bad.size() >= kMaxReferenceIssues) {
-        ++unlisted;
+        unlisted += records;
         return;
       }
-      it = bad.emplace(std::make_pair(is_string, id), Bad{0, kind, index}).first;
+      it = bad.emplace(std::make_pair(is_string, id), Ref{0, kind, index}).first;
     }
-    ++it->second.records;
+    it->second.records += records;
   };
   for (size_t i = 1; i < n_scopes; ++i) {
     const ScopeBody& s = log.scopes[i];
     if (s.scope_id == kRootScope) continue;  // a gap, not a record
-    ref(true, s.name_id, "scope", i);
-    ref(true, s.domain_id, "scope", i);
-    ref(false, s.parent_id, "scope", i);
+    ref(true, s.name_id, "scope", i, 1);
+    ref(true, s.domain_id, "scope", i, 1);
+    ref(false, s.parent_id, "scope", i, 1);
   }
-  for (size_t i = 0; i < log.launches.size(); ++i) {
-    ref(false, log.launches[i].scope_id, "launch", i);
-    ref(true, log.launches[i].api_id, "launch", i);
-  }
-  for (size_t i = 0; i < log.kernels.size(); ++i) ref(true, log.kernels[i].name_id, "kernel", i);
-  for (size_t i = 0; i < log.ranges.size(); ++i) ref(false, log.ranges[i].scope_id, "range", i);
+  for (const auto& [key, r] : refs_) ref(key.first, key.second, r.first_kind, r.first_index, r.records);
   for (size_t i = 0; i < log.segments.size(); ++i) {
-    ref(true, log.segments[i].reason_id, "segment", i);
-    ref(true, log.segments[i].end_reason_id, "segment", i);
+    ref(true, log.segments[i].reason_id, "segment", i, 1);
+    ref(true, log.segments[i].end_reason_id, "segment", i, 1);
   }
   if (!log.snapshots.empty()) {  // the last complete snapshot is the one the analysis uses
     const SnapshotData& sd = log.snapshots.back();
-    for (size_t i = 0; i < sd.scopes.size(); ++i) ref(false, sd.scopes[i].scope_id, "snapshot scope", i);
+    for (size_t i = 0; i < sd.scopes.size(); ++i) ref(false, sd.scopes[i].scope_id, "snapshot scope", i, 1);
     for (size_t i = 0; i < sd.kernels.size(); ++i) {
-      ref(true, sd.kernels[i].name_id, "snapshot kernel", i);
-      if (!(sd.kernels[i].flags & kSnapshotKernelUnmatched)) ref(false, sd.kernels[i].scope_id, "snapshot kernel", i);
+      ref(true, sd.kernels[i].name_id, "snapshot kernel", i, 1);
+      if (!(sd.kernels[i].flags & kSnapshotKernelUnmatched)) ref(false, sd.kernels[i].scope_id, "snapshot kernel", i, 1);
     }
   }
   for (const auto& [key, b] : bad) {
@@ -423,8 +660,14 @@ bool LogData::damaged() const {
   return false;
 }
 
-LogData readLog(std::span<const uint8_t> bytes) {
+namespace {
+
+/// Decodes a log whose bytes are all addressable; `release(end)` is told when bytes before `end` will not
+/// be needed again (so a mapped file can drop those pages).
+template <typename Release>
+LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options, Release&& release) {
   LogData log;
+  Decoder decoder(log, options);
   log.file_bytes = bytes.size();
   log.strings.resize(1);
   log.scopes.resize(1);
@@ -463,12 +706,14 @@ LogData readLog(std::span<const uint8_t> bytes) {
   }
 
   int64_t chunk = 0;
-  OpenSnapshot snap;
   while (pos < bytes.size()) {
+    release(pos);
     const size_t remain = bytes.size() - pos;
-    ChunkHeader h{};
-    const bool header_fits = remain >= sizeof(ChunkHeader);
-    if (header_fits) std::memcpy(&h, bytes.data() + pos, sizeof(h));
+    uint32_t magic = 0;
+    if (remain >= sizeof(magic)) std::memcpy(&magic, bytes.data() + pos, sizeof(magic));
+    const size_t header_need = magic == kPackedChunkMagic ? sizeof(PackedChunkHeader) : sizeof(ChunkHeader);
+    const bool header_fits = remain >= header_need;
+    ChunkInfo h;
 
     // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
     // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
@@ -494,64 +739,78 @@ LogData readLog(std::span<const uint8_t> bytes) {
         log.truncated = true;
         warning(log, pos, chunk,
                 "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
-                    " (chunk header needs " + std::to_string(sizeof(ChunkHeader)) + " bytes, " +
+                    " (chunk header needs " + std::to_string(header_need) + " bytes, " +
                     std::to_string(remain) + " remain)");
         break;
       }
     }
-    if (!header_fits || h.magic != kChunkMagic) {
+    if (!header_fits || !chunkHeaderAt(bytes, pos, h)) {
       if (!resyncFrom(pos + 1, "bad chunk magic at byte " + std::to_string(pos) + " in chunk " +
                                    std::to_string(chunk)))
         break;
       continue;
     }
-    if (h.payload_bytes > kMaxChunkPayload) {
+    if (h.stored_bytes > kMaxChunkPayload || h.payload_bytes > kMaxChunkPayload) {
+      const bool stored = h.stored_bytes > kMaxChunkPayload && h.packed;
       if (!resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
-                                   " announces " + std::to_string(h.payload_bytes) +
-                                   " payload bytes (limit " + std::to_string(kMaxChunkPayload) + ")"))
+                                   " announces " + std::to_string(stored ? h.stored_bytes : h.payload_bytes) +
+                                   (stored ? " stored bytes" : " payload bytes") + " (limit " +
+                                   std::to_string(kMaxChunkPayload) + ")"))
         break;
       continue;
     }
-    const size_t payload_at = pos + sizeof(ChunkHeader);
+    const size_t payload_at = pos + h.header_bytes;
     const size_t payload_remain = bytes.size() - payload_at;
-    if (h.payload_bytes > payload_remain) {
+    if (h.stored_bytes > payload_remain) {
       // Either the file was cut short, or the length field is corrupt and intact chunks follow.
       const size_t next = resync(bytes, pos + 1);
       if (next < bytes.size()) {
         resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
-                                " announces " + std::to_string(h.payload_bytes) + " payload bytes but " +
+                                " announces " + std::to_string(h.stored_bytes) +
+                                (h.packed ? " stored bytes but " : " payload bytes but ") +
                                 std::to_string(payload_remain) + " remain and an intact chunk follows");
         continue;
       }
       log.truncated = true;
       warning(log, pos, chunk,
               "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
-                  " (payload needs " + std::to_string(h.payload_bytes) + " bytes, " +
+                  " (payload needs " + std::to_string(h.stored_bytes) + " bytes, " +
                   std::to_string(payload_remain) + " remain)");
       break;
     }
-    auto payload = bytes.subspan(payload_at, h.payload_bytes);
-    if (XXH3_64bits(payload.data(), payload.size()) != h.checksum) {
+    auto stored = bytes.subspan(payload_at, h.stored_bytes);
+    const size_t end = payload_at + h.stored_bytes;
+    if (XXH3_64bits(stored.data(), stored.size()) != h.checksum) {
       error(log, pos, chunk, "checksum mismatch in chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos));
       ++log.chunks_skipped;
-      const size_t end = payload_at + h.payload_bytes;
       // Trust the length only if it leads to the end of the file or to a chunk that verifies.
       pos = (end == bytes.size() || chunkVerifies(bytes, end)) ? end : resync(bytes, pos + 1);
       ++chunk;
       continue;
     }
-    if (decodePayload(log, payload, payload_at, chunk, h.record_count, snap)) {
+    // A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a zstd
+    // frame of another size) is skipped; its length is trusted, as the checksum covers it.
+    std::span<const uint8_t> payload = stored;
+    if (h.packed && !decoder.unpack(h, stored, pos, chunk, payload)) {
+      ++log.chunks_skipped;
+      pos = end;
+      ++chunk;
+      continue;
+    }
+    if (decoder.decodePayload(payload, h.packed ? 0 : payload_at, pos, chunk, h.record_count, h.packed)) {
       ++log.chunks_read;
+      if (h.packed) ++log.packed_chunks;
       log.last_intact_chunk = chunk;
-      log.last_intact_end = payload_at + h.payload_bytes;
+      log.last_intact_end = end;
     } else
       ++log.chunks_skipped;
-    pos = payload_at + h.payload_bytes;
+    pos = end;
     ++chunk;
   }
+  release(bytes.size());
 
-  if (snap.open) dropSnapshot(log, snap, "the log ends inside it");
-  checkReferences(log);
+  decoder.finishSnapshots();
+  decoder.checkReferences();
   if (!log.complete) {
     warning(log, bytes.size(), -1,
             "log has no end record: the process did not close it (crash, kill, or still running); " +
@@ -563,33 +822,27 @@ LogData readLog(std::span<const uint8_t> bytes) {
   return log;
 }
 
-LogData readLogFile(const std::string& path) {
-  // Only regular files: a folder throws inside the stream, a FIFO would block forever.
+}  // namespace
+
+LogData readLog(std::span<const uint8_t> bytes, const ReadOptions& options) {
+  return readLogBytes(bytes, options, [](size_t) {});
+}
+
+LogData readLogFile(const std::string& path, const ReadOptions& options) {
+  auto failed = [](std::string message) {
+    LogData log;
+    log.strings.resize(1);
+    log.scopes.resize(1);
+    error(log, 0, -1, std::move(message));
+    return log;
+  };
+  // Only regular files: a FIFO would block forever, a folder has no bytes.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    LogData log;
-    log.strings.resize(1);
-    log.scopes.resize(1);
-    error(log, 0, -1, path + " is not a regular file");
-    return log;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    LogData log;
-    log.strings.resize(1);
-    log.scopes.resize(1);
-    error(log, 0, -1, "cannot open " + path + ": " + std::strerror(errno));
-    return log;
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    LogData log;
-    log.strings.resize(1);
-    log.scopes.resize(1);
-    error(log, 0, -1, "cannot read " + path + ": " + std::strerror(errno));
-    return log;
-  }
-  return readLog(bytes);
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return failed(path + " is not a regular file");
+  MappedFile file;
+  std::string why;
+  if (!file.open(path, why)) return failed(why);
+  return readLogBytes(file.bytes(), options, [&file](size_t done) { file.release(done); });
 }
 
 }  // namespace kc

@@ -1,5 +1,6 @@
 // kcount binary log reader: bounds-checked, never trusts a length field, reports damage with byte offsets
-// and keeps what is intact. Format: collector/log_format.h, docs/format.md.
+// and keeps what is intact. One pass over the file, chunk by chunk: records go to a RecordVisitor as they
+// are decoded (streaming), and/or into LogData's vectors. Format: collector/log_format.h, docs/format.md.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +48,8 @@ struct LogData {
   std::vector<SnapshotData> snapshots;     // complete snapshots in file order (summary mode, 1.2)
   bool summary_mode = false;               // a SnapshotBegin record was read: a KCOUNT_MODE=summary log
   uint32_t incomplete_snapshots = 0;       // snapshots begun but not complete (cut tail, damaged chunk)
+  // Records decoded, whether or not kept in the vectors above (ReadOptions::keep_records).
+  uint64_t launch_records = 0, kernel_records = 0, range_records = 0, graph_node_records = 0, mem_op_records = 0;
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself
@@ -55,6 +58,7 @@ struct LogData {
   int64_t last_intact_chunk = -1;    // index of the last chunk decoded, -1 if none
   uint64_t last_intact_end = 0;      // byte offset just past that chunk
   uint32_t chunks_skipped = 0;       // chunks skipped for a bad checksum or a bad record inside
+  uint32_t packed_chunks = 0;        // of chunks_read, packed chunks (format 1.2)
   uint64_t file_bytes = 0;
   std::vector<ReadIssue> issues;
 
@@ -71,11 +75,37 @@ struct LogData {
   bool intact() const { return !damaged() && !truncated; }
 };
 
+/// Receives records in file order while the reader decodes them. Spans are valid only during the call
+/// (they point into the reader's reusable batch buffer). Called on the reading thread only. Records of a
+/// chunk that later turns out to be damaged (a bad record in the middle) have already been delivered:
+/// the same records LogData keeps.
+class RecordVisitor {
+ public:
+  virtual ~RecordVisitor() = default;
+  virtual void launches(std::span<const LaunchBody>) {}
+  virtual void kernels(std::span<const KernelBody>) {}
+  virtual void ranges(std::span<const RangeBody>) {}
+  virtual void graphNode(const GraphNodeBody&) {}
+  virtual void memOp(const MemOpBody&) {}
+};
+
+struct ReadOptions {
+  /// Receives launches, kernels, ranges, graph nodes and memory operations as they are decoded.
+  RecordVisitor* visitor = nullptr;
+  /// Keep those records in LogData's vectors (memory grows with the log). false: only their counts
+  /// (LogData::launch_records, ...); metadata, strings, scopes, stats and issues are always kept.
+  bool keep_records = true;
+};
+
 /// Decodes a whole log held in memory. Never throws on bad input: problems go to LogData::issues.
 /// Throws std::bad_alloc only if memory runs out.
-LogData readLog(std::span<const uint8_t> bytes);
+LogData readLog(std::span<const uint8_t> bytes, const ReadOptions& options = {});
 
-/// Reads a file and decodes it. A file that cannot be opened gives an error issue at offset 0.
-LogData readLogFile(const std::string& path);
+/// Reads a file and decodes it in one pass. The file is mapped read-only and pages already decoded are
+/// released as reading moves on, so with keep_records = false the reader's memory is bounded by one
+/// chunk (its stored bytes, its decoded payload up to kMaxChunkPayload, one batch of decoded records)
+/// plus the string and scope tables, not by the file's size. A file that cannot be opened gives an error
+/// issue at offset 0. A file truncated by someone else while it is being read is undefined (SIGBUS).
+LogData readLogFile(const std::string& path, const ReadOptions& options = {});
 
 }  // namespace kc

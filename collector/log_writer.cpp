@@ -1,6 +1,7 @@
 #include "collector/log_writer.h"
 
 #include <xxhash.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -21,11 +22,24 @@ bool MemorySink::rotate() {
   return true;
 }
 
-// payload_ starts with room for the ChunkHeader, filled in by flush(), so a chunk goes out in one write
-// without moving the payload.
-LogWriter::LogWriter(ByteSink* sink) : sink_(sink) {
+namespace {
+/// zstd level of packed chunks: level 3 (zstd's default) compresses a 1 MiB chunk of compact batches in
+/// a few milliseconds on the writer thread; higher levels gained little on training-loop logs.
+constexpr int kZstdLevel = 3;
+}  // namespace
+
+// payload_ starts with room for the chunk header, filled in by flush(), so a plain chunk goes out in one
+// write without moving the payload (a packed chunk is compressed into packed_ behind its own header).
+LogWriter::LogWriter(ByteSink* sink, LogEncoding encoding)
+    : sink_(sink),
+      encoding_(encoding),
+      header_bytes_(encoding == LogEncoding::kPlain ? sizeof(ChunkHeader) : sizeof(PackedChunkHeader)) {
   payload_.reserve(kTargetChunkPayload + 4096);
-  payload_.resize(sizeof(ChunkHeader));
+  payload_.resize(header_bytes_);
+}
+
+LogWriter::~LogWriter() {
+  if (zstd_ != nullptr) ZSTD_freeCCtx(zstd_);
 }
 
 void LogWriter::append(RecordType type, const void* body, uint32_t body_bytes, const void* tail,
@@ -57,9 +71,38 @@ void LogWriter::writeString(uint32_t string_id, std::string_view text) {
 }
 
 void LogWriter::writeScope(const ScopeBody& s) { append(RecordType::kScope, &s, sizeof(s)); }
-void LogWriter::writeLaunch(const LaunchBody& l) { append(RecordType::kLaunch, &l, sizeof(l)); }
-void LogWriter::writeKernel(const KernelBody& k) { append(RecordType::kKernel, &k, sizeof(k)); }
-void LogWriter::writeRange(const RangeBody& r) { append(RecordType::kRange, &r, sizeof(r)); }
+void LogWriter::writeLaunch(const LaunchBody& l) {
+  if (encoding_ == LogEncoding::kPlain) return append(RecordType::kLaunch, &l, sizeof(l));
+  launches_.add(l);
+  if (launches_.count() == kMaxBatchRecords) finishBatches();
+}
+void LogWriter::writeKernel(const KernelBody& k) {
+  if (encoding_ == LogEncoding::kPlain) return append(RecordType::kKernel, &k, sizeof(k));
+  kernels_.add(k);
+  if (kernels_.count() == kMaxBatchRecords) finishBatches();
+}
+void LogWriter::writeRange(const RangeBody& r) {
+  if (encoding_ == LogEncoding::kPlain) return append(RecordType::kRange, &r, sizeof(r));
+  ranges_.add(r);
+  if (ranges_.count() == kMaxBatchRecords) finishBatches();
+}
+
+// Batches go into the payload behind the records written so far, so every String and Scope record of
+// the chunk precedes them (definitions before use, docs/format.md "Interning").
+void LogWriter::finishBatches() {
+  auto put = [this](RecordType type, auto& enc) {
+    if (enc.count() == 0) return;
+    const size_t at = payload_.size();
+    payload_.resize(at + sizeof(RecordHeader));
+    enc.finish(payload_);
+    RecordHeader h{static_cast<uint16_t>(type), 0, static_cast<uint32_t>(payload_.size() - at - sizeof(RecordHeader))};
+    std::memcpy(payload_.data() + at, &h, sizeof(h));
+    ++records_;
+  };
+  put(RecordType::kLaunchBatch, launches_);
+  put(RecordType::kKernelBatch, kernels_);
+  put(RecordType::kRangeBatch, ranges_);
+}
 void LogWriter::writeStats(const StatsBody& s) { append(RecordType::kStats, &s, sizeof(s)); }
 void LogWriter::writeGraphNode(const GraphNodeBody& n) { append(RecordType::kGraphNode, &n, sizeof(n)); }
 void LogWriter::writeMemOp(const MemOpBody& m) { append(RecordType::kMemOp, &m, sizeof(m)); }
@@ -79,14 +122,27 @@ bool LogWriter::writeToSink(const void* data, size_t bytes) {
   return false;
 }
 
+bool LogWriter::writeFileHeaderOnce() {
+  if (header_written_) return true;
+  header_written_ = true;
+  FileHeader fh{};
+  std::memcpy(fh.magic, kLogMagic, sizeof(kLogMagic));
+  fh.major = kLogMajor;
+  fh.minor = kLogMinor;
+  fh.header_bytes = sizeof(FileHeader);
+  return writeToSink(&fh, sizeof(fh));
+}
+
 // Rotation: the chunk that does not fit is set aside, the sink starts a new file, the preamble's records
 // go out as that file's first chunk (file header, sequence 0), then the set-aside chunk follows. So every
-// file starts with a file header and defines every id its records use.
+// file starts with a file header and defines every id its records use. The size asked for is the
+// chunk's uncompressed size: a packed chunk is never larger.
 bool LogWriter::flush() {
-  if (payload_.size() == sizeof(ChunkHeader)) return true;
+  if (encoding_ != LogEncoding::kPlain) finishBatches();
+  if (payload_.size() == header_bytes_) return true;
   const size_t need = payload_.size() + (header_written_ ? 0 : sizeof(FileHeader));
   if (preamble_ != nullptr && !in_preamble_ && sink_ != nullptr && header_written_ && sink_->needsRotation(need)) {
-    std::vector<uint8_t> stash(sizeof(ChunkHeader));
+    std::vector<uint8_t> stash(header_bytes_);
     stash.reserve(kTargetChunkPayload + 4096);
     stash.swap(payload_);
     const uint32_t stash_records = records_;
@@ -97,6 +153,7 @@ bool LogWriter::flush() {
       ++rotations_;
       in_preamble_ = true;
       preamble_(*this, preamble_context_);
+      if (encoding_ != LogEncoding::kPlain) finishBatches();
       flushChunk();
       in_preamble_ = false;
     }
@@ -107,16 +164,48 @@ bool LogWriter::flush() {
 }
 
 bool LogWriter::flushChunk() {
-  if (payload_.size() == sizeof(ChunkHeader)) return true;
-  bool ok = true;
-  if (!header_written_) {
-    FileHeader fh{};
-    std::memcpy(fh.magic, kLogMagic, sizeof(kLogMagic));
-    fh.major = kLogMajor;
-    fh.minor = kLogMinor;
-    fh.header_bytes = sizeof(FileHeader);
-    ok = writeToSink(&fh, sizeof(fh));
-    header_written_ = true;
+  if (payload_.size() == header_bytes_) return true;
+  bool ok = writeFileHeaderOnce();
+  if (encoding_ != LogEncoding::kPlain) {
+    const size_t payload_bytes = payload_.size() - header_bytes_;
+    const uint8_t* payload = payload_.data() + header_bytes_;
+    PackedChunkHeader ch{};
+    ch.magic = kPackedChunkMagic;
+    ch.sequence = sequence_++;
+    ch.record_count = records_;
+    ch.payload_bytes = static_cast<uint32_t>(payload_bytes);
+    ch.codec = static_cast<uint8_t>(ChunkCodec::kStored);
+    const uint8_t* stored = payload;
+    size_t stored_bytes = payload_bytes;
+    // Compression failing (out of memory) is not an error: the chunk is stored as it is.
+    if (zstd_ == nullptr && encoding_ == LogEncoding::kCompact) zstd_ = ZSTD_createCCtx();
+    if (zstd_ != nullptr) {
+      packed_.resize(sizeof(PackedChunkHeader) + ZSTD_compressBound(payload_bytes));
+      const size_t z = ZSTD_compressCCtx(zstd_, packed_.data() + sizeof(PackedChunkHeader),
+                                         packed_.size() - sizeof(PackedChunkHeader), payload, payload_bytes,
+                                         kZstdLevel);
+      if (!ZSTD_isError(z) && z < payload_bytes) {
+        ch.codec = static_cast<uint8_t>(ChunkCodec::kZstd);
+        stored = packed_.data() + sizeof(PackedChunkHeader);
+        stored_bytes = z;
+      }
+    }
+    ch.stored_bytes = static_cast<uint32_t>(stored_bytes);
+    ch.checksum = XXH3_64bits(stored, stored_bytes);
+    // One write per chunk, so a crash leaves either the whole chunk or a cut tail the reader detects.
+    uint8_t* out;
+    size_t out_bytes;
+    if (ch.codec == static_cast<uint8_t>(ChunkCodec::kZstd)) {
+      out = packed_.data();
+    } else {
+      out = payload_.data();  // the header room in front of the payload
+    }
+    out_bytes = sizeof(PackedChunkHeader) + stored_bytes;
+    std::memcpy(out, &ch, sizeof(ch));
+    ok = writeToSink(out, out_bytes) && ok;
+    payload_.resize(header_bytes_);
+    records_ = 0;
+    return ok;
   }
   ChunkHeader ch{};
   ch.magic = kChunkMagic;
@@ -128,7 +217,7 @@ bool LogWriter::flushChunk() {
   // One write per chunk, so a crash leaves either the whole chunk or a cut tail the reader detects.
   std::memcpy(payload_.data(), &ch, sizeof(ch));
   ok = writeToSink(payload_.data(), payload_.size()) && ok;
-  payload_.resize(sizeof(ChunkHeader));
+  payload_.resize(header_bytes_);
   records_ = 0;
   return ok;
 }

@@ -7,7 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "collector/compact.h"
 #include "collector/log_format.h"
+
+typedef struct ZSTD_CCtx_s ZSTD_CCtx;
 
 namespace kc {
 
@@ -40,13 +43,31 @@ class MemorySink final : public ByteSink {
   size_t max_files = 8;
 };
 
+/// How LogWriter stores launches, kernels and ranges (docs/format.md).
+enum class LogEncoding {
+  /// Format 1.2 default: launches, kernels and ranges in compact batch records (types 16-18), each
+  /// chunk a packed chunk compressed with zstd. About 5-15 bytes per kernel with its launch in a
+  /// training loop, against 160 in plain chunks; 1.0/1.1 readers refuse these chunks (bad chunk magic).
+  kCompact,
+  /// Plain chunks of fixed-size records (the 1.0/1.1 layout), readable by every reader.
+  kPlain,
+  /// As kCompact, but packed chunks are stored without compression (codec 0): for tests, fuzzing seeds
+  /// and looking at the batches with a hex dump.
+  kCompactStored,
+};
+
 /// Encodes records into the current chunk; flush() seals the chunk (size, checksum, sequence) and
 /// writes it. The file header is written before the first chunk. Not thread-safe: one owner, or the
-/// owner's lock. Appending a record never fails; only flush() touches the sink. Memory: the current
-/// chunk's payload, about kTargetChunkPayload bytes, reused across chunks.
+/// owner's lock. Appending a record never fails; only flush() touches the sink (and, compact, runs the
+/// zstd compression of the chunk). Memory: the current chunk's encoded payload, about
+/// kTargetChunkPayload bytes, and (compact) the compressed copy and a zstd context of about 1-2 MiB,
+/// all reused across chunks.
 class LogWriter {
  public:
-  explicit LogWriter(ByteSink* sink);
+  explicit LogWriter(ByteSink* sink, LogEncoding encoding = LogEncoding::kCompact);
+  ~LogWriter();
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
 
   /// Called when the sink rotates to a new file, before the chunk that did not fit is written there:
   /// it writes the records that make the new file self-contained (metadata, every string and scope
@@ -78,23 +99,36 @@ class LogWriter {
   /// Marks the log complete. Call last, then flush().
   void writeEnd();
 
-  /// True once the current chunk has reached kTargetChunkPayload bytes and should be flushed.
-  bool chunkFull() const { return payload_.size() >= kTargetChunkPayload + sizeof(ChunkHeader); }
+  /// True once the current chunk has reached kTargetChunkPayload encoded bytes and should be flushed.
+  bool chunkFull() const {
+    return payload_.size() + launches_.bytes() + kernels_.bytes() + ranges_.bytes() >=
+           kTargetChunkPayload + header_bytes_;
+  }
   /// Seals and writes the current chunk (no-op if empty). Returns false if the sink refused the bytes.
   bool flush();
 
   uint64_t bytesWritten() const { return bytes_written_; }
   uint64_t droppedBytes() const { return dropped_bytes_; }
   uint32_t chunksWritten() const { return sequence_; }
+  LogEncoding encoding() const { return encoding_; }
 
  private:
+  void finishBatches();
+  bool writeFileHeaderOnce();
   void append(RecordType type, const void* body, uint32_t body_bytes, const void* tail = nullptr,
               uint32_t tail_bytes = 0);
   bool writeToSink(const void* data, size_t bytes);
   bool flushChunk();
 
   ByteSink* sink_;
-  std::vector<uint8_t> payload_;
+  LogEncoding encoding_;
+  size_t header_bytes_;            // room kept at the front of payload_ for the chunk header
+  std::vector<uint8_t> payload_;   // chunk header room, then the records
+  LaunchBatchEncoder launches_;    // compact: the current chunk's launches, kernels and ranges
+  KernelBatchEncoder kernels_;
+  RangeBatchEncoder ranges_;
+  std::vector<uint8_t> packed_;    // compact: header + compressed payload of the chunk being written
+  ZSTD_CCtx* zstd_ = nullptr;
   uint32_t records_ = 0;
   uint32_t sequence_ = 0;
   bool header_written_ = false;

@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev doctest-dev libcli11-dev
       nlohmann-json3-dev libxxhash-dev
+      libzstd-dev     # packed chunks (static libzstd.a linked into libkcount.so and the tools)
       libsqlite3-dev  # kcount export --format sqlite (linked statically into the tool)
       clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with ASan+UBSan
       chromium        # tests/cli/test_html_report.py renders kcount report in headless Chromium

@@ -19,10 +19,12 @@ namespace {
 
 kc::JoinOptions g_join;  // set by --graph-view
 
-std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths) {
+/// Every log read into memory (records kept), or with `streaming` summarized in one pass (no records kept:
+/// enough for summary tables and JSON).
+std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths, bool streaming = false) {
   std::vector<kc::LoadedLog> logs;
   logs.reserve(paths.size());
-  for (const auto& p : paths) logs.push_back(kc::loadLog(p, g_join));
+  for (const auto& p : paths) logs.push_back(streaming ? kc::streamLog(p, g_join) : kc::loadLog(p, g_join));
   return logs;
 }
 
@@ -179,7 +181,8 @@ int main(int argc, char** argv) {
       opt.top_kernels = top;
       opt.full_names = full_names;
       opt.wide = wide;
-      auto logs = loadAll(paths);
+      // One streaming pass per log, unless the records are needed (--segment selects records by window).
+      auto logs = loadAll(paths, /*streaming=*/segment < 0);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
       if (segment >= 0) {
@@ -283,7 +286,7 @@ int main(int argc, char** argv) {
     if (*check) {
       int rc = 0;
       for (const auto& p : paths) {
-        auto l = kc::loadLog(p, g_join);
+        auto l = kc::streamLog(p, g_join);
         rc = std::max(rc, kc::printCheck(std::cout, l));
         if (salvage && l.data.chunks_read > 0) {
           std::cout << "intact part:\n";

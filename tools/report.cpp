@@ -215,6 +215,17 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   return l;
 }
 
+LoadedLog streamLog(const std::string& path, const JoinOptions& join) {
+  StreamedLog s = summarizeLogFile(path, join);
+  LoadedLog l;
+  l.path = path;
+  l.data = std::move(s.data);
+  // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
+  // which the reader keeps in LogData whether or not records are kept.
+  l.summary = l.data.summary_mode ? summarize(l.data, join) : std::move(s.summary);
+  return l;
+}
+
 std::string formatDuration(uint64_t ns) {
   if (ns < 1000) return fmt::format("{} ns", ns);
   const double v = static_cast<double>(ns);
@@ -590,12 +601,12 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
   out << "== " << l.path << '\n';
-  out << fmt::format("format version {}.{}, {} bytes, {} chunks read, {} chunks skipped\n", d.major, d.minor,
-                     d.file_bytes, d.chunks_read, d.chunks_skipped);
+  out << fmt::format("format version {}.{}, {} bytes, {} chunks read ({} packed), {} chunks skipped\n", d.major,
+                     d.minor, d.file_bytes, d.chunks_read, d.packed_chunks, d.chunks_skipped);
   for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
   out << fmt::format("records: {} strings, {} scopes, {} launches, {} kernels, {} ranges\n",
-                     d.strings.size() - 1, d.scopes.size() - 1, d.launches.size(), d.kernels.size(),
-                     d.ranges.size());
+                     d.strings.size() - 1, d.scopes.size() - 1, d.launch_records, d.kernel_records,
+                     d.range_records);
   if (d.has_stats) {
     const StatsBody& st = d.stats;
     out << fmt::format(
@@ -609,6 +620,10 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
                      s.launches_without_kernel);
   out << snapshotLine(l);
+  if (s.join_window_evicted > 0)
+    out << fmt::format("join window: {} launches or kernels waited longer than the streaming join holds them; "
+                       "the join counts above are approximate\n",
+                       s.join_window_evicted);
   for (const auto& i : d.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
   uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +

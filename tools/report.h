@@ -11,18 +11,25 @@
 
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
+#include "collector/stream_summary.h"
 
 namespace kc {
 
-/// A log read from a file, with its analysis.
+/// A log read from a file, with its analysis. From loadLog() `data` holds every record; from streamLog()
+/// only metadata, strings, scopes, stats, record counts and issues (what summary tables, JSON and the
+/// check report use).
 struct LoadedLog {
   std::string path;
   LogData data;
   Summary summary;
 };
 
-/// Reads and joins a log. `join` picks where replayed CUDA graph kernels are credited.
+/// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
+/// replayed CUDA graph kernels are credited.
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
+/// The same Summary in one streaming pass (summarizeLogFile): memory independent of the log's length.
+/// For `kcount summary` and `kcount check`.
+LoadedLog streamLog(const std::string& path, const JoinOptions& join = {});
 
 /// "812 ns", "3.25 µs", "14.0 ms", "2.51 s".
 std::string formatDuration(uint64_t ns);

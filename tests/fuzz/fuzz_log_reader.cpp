@@ -1,8 +1,9 @@
 // libFuzzer target: the whole read path of `kcount` on arbitrary bytes. The input is decoded twice:
 // as given (so damage detection, resynchronization and the file header are fuzzed) and with the
 // checksum of every chunk it can walk recomputed (so mutations reach the record decoder behind the
-// XXH3 check instead of stopping at "checksum mismatch"). Each decoded log goes through the
-// correlation join and every report builder of the tool (JSON, CSV, tables, check). Built by
+// XXH3 check instead of stopping at "checksum mismatch"; packed chunks stored without compression take
+// mutations straight into the compact batch decoder). Each decoded log goes through the correlation
+// join, the streaming reader and join, and every report builder of the tool (JSON, CSV, tables, check). Built by
 // tests/fuzz/run_fuzz.sh with clang's -fsanitize=fuzzer,address,undefined; the same function is
 // linked into kc_fuzz_replay (tests/fuzz/replay_main.cpp), which ctest runs on
 // tests/data/fuzz-regressions/ without libFuzzer.
@@ -17,6 +18,7 @@
 #include "collector/analysis.h"
 #include "collector/log_format.h"
 #include "collector/log_reader.h"
+#include "collector/stream_summary.h"
 #include "tools/report.h"
 #include "tools/series.h"
 
@@ -73,6 +75,22 @@ void exercise(std::span<const uint8_t> bytes) {
     (void)kc::summarize(part);
   }
 
+  // The streaming reader and join (kcount summary/check) on the same bytes: the same decoding, and the
+  // same totals; the per-range split may differ only where the join window is documented to differ.
+  const kc::StreamedLog st = kc::summarizeLogBytes(bytes);
+  require(st.data.launches.empty() && st.data.kernels.empty(), "streaming keeps no records");
+  require(st.data.kernel_records == d.kernels.size() && st.data.launch_records == d.launches.size() &&
+              st.data.range_records == d.ranges.size(),
+          "streaming decodes the same records");
+  require(st.data.issues.size() == d.issues.size() && st.data.intact() == d.intact(), "streaming reports the same issues");
+  require(st.summary.kernels == l.summary.kernels && st.summary.launches == l.summary.launches &&
+              st.summary.kernel_gpu_ns == l.summary.kernel_gpu_ns && st.summary.mem_ops == l.summary.mem_ops,
+          "streaming totals");
+  uint64_t st_kernels = 0;
+  for (const auto& r : st.summary.exclusive) st_kernels += r.kernels;
+  require(st_kernels + st.summary.unmatched_kernels == st.summary.kernels, "streaming: every kernel credited once");
+  require(st.summary.children_order == l.summary.children_order, "streaming: same range tree");
+
   std::ostringstream out;
   out << kc::dumpJson(kc::summaryJson(l));
   out << kc::dumpJson(kc::kernelsJson({l}));
@@ -92,12 +110,25 @@ void exercise(std::span<const uint8_t> bytes) {
   require((rc == 2) == !d.intact() && (rc != 0 || d.complete), "check exit status");
 }
 
-/// Copy of bytes in which every chunk header found by walking from the file header has its checksum
-/// set to the XXH3 of its payload (as far as the payload fits in the input).
+/// Copy of bytes in which every chunk header (plain or packed) found by walking from the file header has
+/// its checksum set to the XXH3 of its payload or stored bytes (as far as they fit in the input).
 std::vector<uint8_t> withChecksumsFixed(std::span<const uint8_t> bytes) {
   std::vector<uint8_t> b(bytes.begin(), bytes.end());
   size_t pos = sizeof(kc::FileHeader);
   while (pos + sizeof(kc::ChunkHeader) <= b.size()) {
+    uint32_t magic;
+    std::memcpy(&magic, b.data() + pos, sizeof(magic));
+    if (magic == kc::kPackedChunkMagic && pos + sizeof(kc::PackedChunkHeader) <= b.size()) {
+      // Packed chunk (1.2): the checksum covers the stored bytes.
+      kc::PackedChunkHeader p;
+      std::memcpy(&p, b.data() + pos, sizeof(p));
+      const size_t stored_at = pos + sizeof(p);
+      const size_t n = std::min<size_t>(p.stored_bytes, b.size() - stored_at);
+      p.checksum = XXH3_64bits(b.data() + stored_at, n);
+      std::memcpy(b.data() + pos, &p, sizeof(p));
+      pos = stored_at + n;
+      continue;
+    }
     kc::ChunkHeader h;
     std::memcpy(&h, b.data() + pos, sizeof(h));
     const size_t payload_at = pos + sizeof(h);

@@ -37,9 +37,10 @@ Bytes readFile(const fs::path& p) {
 
 /// The first `max_records` launches, kernels and ranges of a log (with every string, scope and metadata
 /// entry), re-encoded in chunks of about `chunk_bytes`.
-Bytes reencode(const kc::LogData& d, size_t max_records, size_t chunk_bytes) {
+Bytes reencode(const kc::LogData& d, size_t max_records, size_t chunk_bytes,
+               kc::LogEncoding enc = kc::LogEncoding::kPlain) {
   kc::MemorySink sink;
-  kc::LogWriter w(&sink);
+  kc::LogWriter w(&sink, enc);
   size_t since = 0;
   auto tick = [&](size_t bytes) {
     since += bytes;
@@ -87,9 +88,9 @@ void put(Bytes& b, size_t at, T v) {
 }
 
 /// A small log built record by record: two chunks (definitions + launches, then kernels + ranges + End).
-Bytes smallLog() {
+Bytes smallLog(kc::LogEncoding enc = kc::LogEncoding::kPlain) {
   kc::MemorySink sink;
-  kc::LogWriter w(&sink);
+  kc::LogWriter w(&sink, enc);
   w.writeMetadata("host", "seed");
   w.writeString(1, "step");
   w.writeString(2, "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_10MulFunctorIfEESt5arrayIPcLm3EEEEviT0_T1_");
@@ -242,12 +243,55 @@ Bytes summaryModeLog() {
   w.writeEnd();
   w.flush();
   return sink.bytes;
+/// Damage to a log of packed chunks (format 1.2): cuts, flipped header fields, a flipped payload byte
+/// with the checksum recomputed (a stored chunk: it reaches the batch decoder; a zstd chunk: the
+/// decompressor), a lying decoded size, an unknown codec.
+void damagedPacked(const std::string& base, const Bytes& log) {
+  std::vector<size_t> chunks;
+  for (size_t pos = sizeof(kc::FileHeader); pos + sizeof(kc::PackedChunkHeader) <= log.size();) {
+    kc::PackedChunkHeader h;
+    std::memcpy(&h, log.data() + pos, sizeof(h));
+    chunks.push_back(pos);
+    pos += sizeof(h) + h.stored_bytes;
+  }
+  auto fix = [](Bytes& b, size_t at) {
+    kc::PackedChunkHeader h;
+    std::memcpy(&h, b.data() + at, sizeof(h));
+    h.checksum = XXH3_64bits(b.data() + at + sizeof(h), std::min<size_t>(h.stored_bytes, b.size() - at - sizeof(h)));
+    std::memcpy(b.data() + at, &h, sizeof(h));
+  };
+  for (size_t cut : {size_t{16 + 20}, size_t{16 + 32 + 5}, log.size() / 2, log.size() - 1})
+    if (cut < log.size()) emit(base + "-cut-" + std::to_string(cut), Bytes(log.begin(), log.begin() + cut));
+  if (chunks.empty()) return;
+  const size_t c0 = chunks[0];
+  for (size_t field : {size_t{0}, size_t{4}, size_t{8}, size_t{20}, size_t{24}, size_t{28}}) {
+    Bytes b = log;
+    b[c0 + field] ^= 0x5A;
+    emit(base + "-flip-header-" + std::to_string(field), b);
+  }
+  for (size_t off : {size_t{3}, size_t{10}, size_t{40}}) {
+    if (c0 + 32 + off >= log.size()) continue;
+    Bytes b = log;
+    b[c0 + 32 + off] ^= 0x21;
+    fix(b, c0);
+    emit(base + "-payload-flip-" + std::to_string(off) + "-fixed", b);
+  }
+  {
+    Bytes b = log;
+    put<uint32_t>(b, c0 + 24, 0x7FFFFFFFu);  // decoded size beyond kMaxChunkPayload
+    emit(base + "-payload-bytes-huge", b);
+    put<uint32_t>(b, c0 + 24, 7u);  // smaller than the payload
+    emit(base + "-payload-bytes-small", b);
+    b = log;
+    b[c0 + 28] = 9;  // unknown codec
+    emit(base + "-codec-9", b);
+  }
 }
 
 /// Ids past every definition and a scope cycle, inside a chunk whose checksum verifies.
-Bytes badReferences() {
+Bytes badReferences(kc::LogEncoding enc = kc::LogEncoding::kPlain) {
   kc::MemorySink sink;
-  kc::LogWriter w(&sink);
+  kc::LogWriter w(&sink, enc);
   w.writeString(1, "a");
   w.writeScope({1, 2, 1, 0});  // 1 -> 2 -> 1
   w.writeScope({2, 1, 1, 0});
@@ -336,6 +380,15 @@ int main(int argc, char** argv) {
   const Bytes summary = summaryModeLog();
   emit("summary-mode.kcount", summary);
   damaged("summary-mode", summary);
+  // Format 1.2: the same logs in packed chunks, zstd-compressed and stored (codec 0).
+  for (auto [enc, tag] : {std::pair{kc::LogEncoding::kCompact, "compact"}, std::pair{kc::LogEncoding::kCompactStored, "stored"}}) {
+    const std::string t = tag;
+    emit("launches-first-records-" + t + ".kcount", reencode(launches, 100, 4096, enc));
+    const Bytes packed = smallLog(enc);
+    emit("small-" + t + ".kcount", packed);
+    damagedPacked("small-" + t, packed);
+    emit("bad-references-" + t + ".kcount", badReferences(enc));
+  }
   emit("empty", {});
   std::printf("%d seeds in %s\n", g_written, g_out.c_str());
   return 0;

@@ -49,10 +49,12 @@ echo "== building the fuzzer ($cxx, $(command -v "$cxx"))"
 [[ ${KCOUNT_FUZZ_CLEAN:-0} == 1 ]] && rm -f "$build"/obj-fuzz/*.o "$build"/obj-seeds/*.o
 mapfile -t objs < <(compile "$build/obj-fuzz" "${common[@]}" "${fuzz_flags[@]}" -- "${sources[@]}" \
   "$root/tests/fuzz/fuzz_log_reader.cpp")
-"$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" -o "$build/fuzz_log_reader"
+# zstd from its static archive, as in the CMake build (packed chunks).
+zstd_lib=${ZSTD_LIB:-/usr/lib/x86_64-linux-gnu/libzstd.a}
+"$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$zstd_lib" -o "$build/fuzz_log_reader"
 mapfile -t seed_objs < <(compile "$build/obj-seeds" "${common[@]}" -- "$root"/collector/*.cpp \
   "$root/tests/fuzz/make_seeds.cpp")
-"$cxx" "${seed_objs[@]}" -pthread -o "$build/make_seeds"
+"$cxx" "${seed_objs[@]}" "$zstd_lib" -pthread -o "$build/make_seeds"
 
 rm -rf "$build/seeds"
 "$build/make_seeds" "$build/seeds" "$root"

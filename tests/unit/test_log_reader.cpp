@@ -44,6 +44,8 @@ bool hasIssue(const kc::LogData& d, ReadIssue::Severity sev, const std::string& 
 }
 
 /// Two chunks: chunk 0 holds strings, scopes and 2 launches; chunk 1 holds 2 kernels, a range and End.
+/// Plain chunks (the 1.0/1.1 layout, still written with LogEncoding::kPlain); the packed layout's damage
+/// cases are in test_compact.cpp.
 struct TwoChunkLog {
   std::vector<uint8_t> bytes;
   size_t chunk1_at = 0;
@@ -51,7 +53,7 @@ struct TwoChunkLog {
 
 TwoChunkLog twoChunkLog() {
   kc::MemorySink sink;
-  kc::LogWriter w(&sink);
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
   w.writeMetadata("command", "python train.py");
   w.writeString(1, "step");
   w.writeString(2, "gemm_kernel");
@@ -169,7 +171,7 @@ TEST_CASE("round trip through LogWriter and readLog") {
 
 TEST_CASE("a log without End record is read with a warning") {
   kc::MemorySink sink;
-  kc::LogWriter w(&sink);
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
   w.writeString(3, "cudaLaunchKernel");  // the launch's api_id
   w.writeLaunch(launch(1, 0));
   w.flush();

@@ -1,0 +1,35 @@
+// A log file mapped read-only for one forward pass: pages behind the reader are dropped as it moves on,
+// so reading a file of any size keeps only a window of it resident.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace kc {
+
+/// Owns a read-only private mapping of a whole file. Not thread-safe; one reader. The bytes stay
+/// addressable until destruction; release() only lets the kernel drop resident pages (they are read
+/// again from the page cache or the file if touched later).
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  /// Maps path. False with `error` ("cannot open PATH: reason", "cannot map PATH: reason") on failure.
+  /// An empty file maps to an empty span.
+  bool open(const std::string& path, std::string& error);
+  std::span<const uint8_t> bytes() const { return {data_, size_}; }
+  /// Tells the kernel the bytes before `offset` are done with (madvise MADV_DONTNEED on whole pages).
+  void release(size_t offset);
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  size_t released_ = 0;  // page-aligned offset up to which pages were released
+};
+
+}  // namespace kc

@@ -1,0 +1,489 @@
+#include "collector/stream_summary.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace kc {
+namespace {
+
+uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
+
+/// Open-addressing hash map from a 64-bit key to a small value: linear probing, power-of-two capacity,
+/// deletion by backward shift (no tombstones). The join's tables; std::unordered_map costs a node
+/// allocation and a cache miss per record.
+template <typename V>
+class FlatMap {
+ public:
+  FlatMap() { rehash(64); }
+  size_t size() const { return size_; }
+
+  V* find(uint64_t key) {
+    for (size_t i = slot(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == key) return &s.value;
+    }
+  }
+  /// Inserts key with a default value if absent; returns the value and whether it was inserted.
+  std::pair<V*, bool> insert(uint64_t key) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+    for (size_t i = slot(key);; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s.used = true;
+        s.key = key;
+        s.value = V{};
+        ++size_;
+        return {&s.value, true};
+      }
+      if (s.key == key) return {&s.value, false};
+    }
+  }
+  void erase(uint64_t key) {
+    size_t i = slot(key);
+    for (;; i = (i + 1) & mask_) {
+      if (!slots_[i].used) return;
+      if (slots_[i].key == key) break;
+    }
+    // Backward shift: move later entries of the probe run into the hole when their home allows it.
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+      const size_t home = slot(slots_[j].key);
+      if (((j - home) & mask_) >= ((j - hole) & mask_)) {
+        slots_[hole] = slots_[j];
+        hole = j;
+      }
+    }
+    slots_[hole].used = false;
+    --size_;
+  }
+  template <typename F>
+  void forEach(F&& f) {
+    for (Slot& s : slots_)
+      if (s.used) f(s.key, s.value);
+  }
+  /// Keeps the entries for which keep(key, value) is true; rebuilds the table at a size that fits them.
+  template <typename F>
+  void retain(F&& keep) {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    size_t cap = 64;
+    size_t kept = 0;
+    for (Slot& s : old)
+      if (s.used && keep(s.key, s.value)) ++kept;
+      else s.used = false;
+    while (cap < kept * 4) cap *= 2;
+    size_ = 0;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    for (Slot& s : old)
+      if (s.used) *insert(s.key).first = s.value;
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    V value{};
+    bool used = false;
+  };
+  size_t slot(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_) & mask_; }
+  void rehash(size_t cap) {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(cap));
+    size_ = 0;
+    for (Slot& s : old)
+      if (s.used) *insert(s.key).first = s.value;
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  unsigned shift_ = 58;
+  size_t size_ = 0;
+};
+
+enum PendingFlags : uint8_t {
+  kPendingGraph = 1,     // a graph launch: more kernels may follow, kept until it leaves the window
+  kPendingCaptured = 2,  // LaunchFlags::kLaunchCaptured
+  kPendingMemOp = 4,     // LaunchFlags::kLaunchMemOp
+  kPendingMatched = 8,   // a kernel or memory operation joined it
+};
+
+struct Pending {
+  uint32_t scope = 0;
+  uint8_t flags = 0;
+  uint64_t seq = 0;  // launch record number, for the window
+};
+
+/// Per-scope numbers while streaming (RangeStats without the per-kernel map).
+struct ScopeAcc {
+  uint64_t instances = 0, cpu_ns = 0, launches = 0, graph_launches = 0, launch_api_ns = 0, kernels = 0,
+           gpu_ns = 0, captured_launches = 0, memcpy_count = 0, memcpy_bytes = 0, memcpy_ns = 0,
+           memset_count = 0, memset_bytes = 0, memset_ns = 0;
+};
+
+/// A kernel or memory operation that arrived before its launch.
+struct Waiting {
+  bool is_kernel = true;
+  uint32_t name_id = 0;       // kernel
+  uint64_t graph_node_id = 0; // kernel
+  uint64_t ns = 0;
+  MemOpBody op{};             // memory operation
+};
+
+constexpr size_t kMaxRing = 1u << 16;  // direct-mapped launches by correlation id (see State)
+constexpr uint32_t kDenseScopes = 1u << 12;  // scope ids below this are kept in a vector, others in a map
+constexpr size_t kFirstRing = 256;            // the ring starts this small and doubles as needed
+
+}  // namespace
+
+// Launches live in a ring indexed by the low bits of their correlation id (ids grow by about one per
+// launch, so the ring holds the last R launches): a kernel finds its launch with one compare. A launch
+// pushed out of the ring by a newer id moves to `pending` (a hash map) if nothing joined it yet. A
+// matched launch stays in the ring until pushed out, so further records for it (the other kernels of a
+// graph launch) still join within the last R launches. `pending` is capped by the window: its oldest
+// entries are dropped and counted.
+struct StreamSummarizer::State {
+  JoinOptions options;
+  size_t window;
+  uint64_t launch_seq = 0;
+  struct Slot {
+    uint64_t corr = 0;
+    uint64_t seq = 0;
+    uint32_t scope = 0;
+    uint8_t flags = 0;
+    bool used = false;
+  };
+  std::vector<Slot> ring;
+  size_t ring_mask = 0;
+  size_t ring_max = 0;  // min(window, kMaxRing), a power of two
+
+  /// Doubles the ring. Two slots never collide in the larger ring: their ids differed in the low bits.
+  void growRing() {
+    std::vector<Slot> bigger(ring.size() * 2);
+    const size_t mask = bigger.size() - 1;
+    for (const Slot& s : ring)
+      if (s.used) bigger[s.corr & mask] = s;
+    ring.swap(bigger);
+    ring_mask = mask;
+  }
+  FlatMap<Pending> pending;
+  size_t peak_pending = 0;
+  std::unordered_multimap<uint64_t, Waiting> waiting;
+  size_t peak_waiting = 0;
+  std::vector<ScopeAcc> dense;
+  std::unordered_map<uint32_t, ScopeAcc> sparse;
+  FlatMap<KernelTally> tallies;  // (scope << 32 | name) -> tally
+  // --graph-view capture: kernels from graph nodes, resolved at finish(): (launch scope, node, name) -> tally.
+  std::map<std::tuple<uint32_t, uint64_t, uint32_t>, KernelTally> by_node;
+  std::unordered_map<uint64_t, GraphNodeBody> nodes;
+  Summary out;  // counters filled while streaming
+
+  ScopeAcc& scope(uint32_t id) {
+    if (id < kDenseScopes) {
+      if (id >= dense.size()) dense.resize(std::max<size_t>(id + 1, dense.size() * 2));
+      return dense[id];
+    }
+    return sparse[id];
+  }
+
+  void tallyKernel(uint32_t launch_scope, const KernelBody& k, uint64_t ns) {
+    if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) {
+      KernelTally& t = by_node[{launch_scope, k.graph_node_id, k.name_id}];
+      ++t.count;
+      t.gpu_ns += ns;
+      return;
+    }
+    ScopeAcc& r = scope(launch_scope);
+    ++r.kernels;
+    r.gpu_ns += ns;
+    KernelTally* t = tallies.insert((uint64_t{launch_scope} << 32) | k.name_id).first;
+    ++t->count;
+    t->gpu_ns += ns;
+  }
+
+  void tallyMemOp(uint32_t launch_scope, const MemOpBody& m) {
+    ScopeAcc& r = scope(launch_scope);
+    const uint64_t ns = span(m.start_ns, m.end_ns);
+    if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
+      ++r.memset_count;
+      r.memset_bytes += m.bytes;
+      r.memset_ns += ns;
+    } else {
+      ++r.memcpy_count;
+      r.memcpy_bytes += m.bytes;
+      r.memcpy_ns += ns;
+    }
+  }
+
+  /// The launch a kernel or memory operation with this correlation id joins: its scope, or false.
+  /// Marks it matched.
+  bool join(uint64_t corr, uint32_t& scope_out) {
+    Slot& r = ring[corr & ring_mask];
+    if (r.used && r.corr == corr) {
+      r.flags |= kPendingMatched;
+      scope_out = r.scope;
+      return true;
+    }
+    if (pending.size() == 0) return false;
+    if (Pending* p = pending.find(corr)) {
+      scope_out = p->scope;
+      if (p->flags & kPendingGraph)
+        p->flags |= kPendingMatched;
+      else
+        pending.erase(corr);  // joined; nothing else expected for it
+      return true;
+    }
+    return false;
+  }
+
+  /// Counts a launch that never got a kernel (as summarize() does for launches left unmatched).
+  void unmatchedLaunch(uint8_t flags) {
+    if (!(flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++out.launches_without_kernel;
+  }
+
+  void evictOld() {
+    const uint64_t horizon = launch_seq > window / 2 ? launch_seq - window / 2 : 0;
+    pending.retain([&](uint64_t, const Pending& p) {
+      if (p.seq >= horizon) return true;
+      if (!(p.flags & kPendingMatched) && !(p.flags & kPendingCaptured)) ++out.join_window_evicted;
+      unmatchedLaunch(p.flags);
+      return false;
+    });
+  }
+
+  bool known(uint64_t corr) {
+    const Slot& r = ring[corr & ring_mask];
+    if (r.used && r.corr == corr) return true;
+    return pending.size() != 0 && pending.find(corr) != nullptr;
+  }
+
+  void addLaunch(const LaunchBody& l) {
+    const uint64_t seq = launch_seq++;
+    ScopeAcc& acc = scope(l.scope_id);
+    const bool memop = l.flags & kLaunchMemOp;
+    if (!memop) {
+      ++out.launches;
+      ++acc.launches;
+      acc.graph_launches += l.is_graph_launch ? 1 : 0;
+      acc.launch_api_ns += span(l.enter_ns, l.exit_ns);
+      if (l.flags & kLaunchCaptured) {
+        ++acc.captured_launches;
+        ++out.captured_launches;
+      }
+    }
+    const uint8_t flags = static_cast<uint8_t>((l.is_graph_launch ? kPendingGraph : 0) |
+                                               ((l.flags & kLaunchCaptured) ? kPendingCaptured : 0) |
+                                               (memop ? kPendingMemOp : 0));
+    // A repeated correlation id: the first launch keeps the id (summarize() does the same); this one
+    // is never matched.
+    if (known(l.correlation_id)) {
+      unmatchedLaunch(flags);
+      return;
+    }
+    if (ring.size() < ring_max) {
+      const Slot& old = ring[l.correlation_id & ring_mask];
+      if (old.used && !(old.flags & kPendingMatched)) growRing();  // launches in flight outnumber the ring
+    }
+    Slot& r = ring[l.correlation_id & ring_mask];
+    if (r.used && !(r.flags & kPendingMatched)) {
+      // Pushed out of the ring before anything joined it.
+      Pending* p = pending.insert(r.corr).first;
+      *p = Pending{r.scope, r.flags, r.seq};
+      peak_pending = std::max(peak_pending, pending.size());
+      if (pending.size() > window) evictOld();
+    }
+    r = Slot{l.correlation_id, seq, l.scope_id, flags, true};
+    if (!waiting.empty()) {
+      auto [b, e] = waiting.equal_range(l.correlation_id);
+      if (b != e) {
+        for (auto it = b; it != e; ++it) {
+          if (it->second.is_kernel) {
+            KernelBody k{};
+            k.name_id = it->second.name_id;
+            k.graph_node_id = it->second.graph_node_id;
+            tallyKernel(l.scope_id, k, it->second.ns);
+          } else {
+            tallyMemOp(l.scope_id, it->second.op);
+          }
+        }
+        waiting.erase(b, e);
+        r.flags |= kPendingMatched;
+      }
+    }
+  }
+
+  void wait(uint64_t corr, const Waiting& w) {
+    waiting.emplace(corr, w);
+    peak_waiting = std::max(peak_waiting, waiting.size());
+    if (waiting.size() > window) {
+      // Too many records waiting for launches that have not come: they count as unmatched now.
+      for (const auto& [c, x] : waiting) {
+        ++(x.is_kernel ? out.unmatched_kernels : out.unmatched_mem_ops);
+        ++out.join_window_evicted;
+      }
+      waiting.clear();
+    }
+  }
+};
+
+StreamSummarizer::StreamSummarizer(const JoinOptions& options, size_t window) : s_(std::make_unique<State>()) {
+  s_->options = options;
+  s_->window = std::max<size_t>(window, 2);
+  size_t r = 64;
+  while (r < kMaxRing && r < s_->window) r *= 2;
+  s_->ring_max = r;
+  s_->ring.assign(std::min(r, kFirstRing), State::Slot{});
+  s_->ring_mask = s_->ring.size() - 1;
+}
+
+StreamSummarizer::~StreamSummarizer() = default;
+
+void StreamSummarizer::launches(std::span<const LaunchBody> v) {
+  for (const LaunchBody& l : v) s_->addLaunch(l);
+}
+
+void StreamSummarizer::kernels(std::span<const KernelBody> v) {
+  State& s = *s_;
+  s.out.kernels += v.size();
+  for (const KernelBody& k : v) {
+    const uint64_t ns = span(k.start_ns, k.end_ns);
+    s.out.kernel_gpu_ns += ns;
+    uint32_t scope;
+    if (s.join(k.correlation_id, scope)) {
+      s.tallyKernel(scope, k, ns);
+    } else {
+      Waiting w;
+      w.is_kernel = true;
+      w.name_id = k.name_id;
+      w.graph_node_id = k.graph_node_id;
+      w.ns = ns;
+      s.wait(k.correlation_id, w);
+    }
+  }
+}
+
+void StreamSummarizer::memOp(const MemOpBody& m) {
+  State& s = *s_;
+  ++s.out.mem_ops;
+  uint32_t scope;
+  if (s.join(m.correlation_id, scope)) {
+    s.tallyMemOp(scope, m);
+  } else {
+    Waiting w;
+    w.is_kernel = false;
+    w.op = m;
+    s.wait(m.correlation_id, w);
+  }
+}
+
+void StreamSummarizer::ranges(std::span<const RangeBody> v) {
+  for (const RangeBody& r : v) {
+    ScopeAcc& a = s_->scope(r.scope_id);
+    ++a.instances;
+    a.cpu_ns += span(r.begin_ns, r.end_ns);
+  }
+}
+
+void StreamSummarizer::graphNode(const GraphNodeBody& g) { s_->nodes.emplace(g.node_id, g); }
+
+size_t StreamSummarizer::peakPendingLaunches() const { return s_->ring.size() + s_->peak_pending; }
+size_t StreamSummarizer::peakWaiting() const { return s_->peak_waiting; }
+
+Summary StreamSummarizer::finish(const LogData& log) {
+  State& st = *s_;
+  Summary s = std::move(st.out);
+  for (const auto& [corr, w] : st.waiting) ++(w.is_kernel ? s.unmatched_kernels : s.unmatched_mem_ops);
+  st.waiting.clear();
+  auto never = [&](uint8_t flags) {
+    if (!(flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++s.launches_without_kernel;
+  };
+  st.pending.forEach([&](uint64_t, const Pending& p) { never(p.flags); });
+  for (const State::Slot& r : st.ring)
+    if (r.used) never(r.flags);
+
+  const size_t n = std::max<size_t>(log.scopes.size(), 1);
+  s.exclusive.resize(n);
+  for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
+  // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, as in summarize().
+  auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n ? id : kRootScope; };
+  auto merge = [&](uint32_t id, const ScopeAcc& a) {
+    RangeStats& r = s.exclusive[scopeOf(id)];
+    r.instances += a.instances;
+    r.cpu_ns += a.cpu_ns;
+    r.launches += a.launches;
+    r.graph_launches += a.graph_launches;
+    r.launch_api_ns += a.launch_api_ns;
+    r.kernels += a.kernels;
+    r.gpu_ns += a.gpu_ns;
+    r.captured_launches += a.captured_launches;
+    r.memcpy_count += a.memcpy_count;
+    r.memcpy_bytes += a.memcpy_bytes;
+    r.memcpy_ns += a.memcpy_ns;
+    r.memset_count += a.memset_count;
+    r.memset_bytes += a.memset_bytes;
+    r.memset_ns += a.memset_ns;
+  };
+  for (size_t i = 0; i < st.dense.size(); ++i) merge(static_cast<uint32_t>(i), st.dense[i]);
+  for (const auto& [id, a] : st.sparse) merge(id, a);
+  st.tallies.forEach([&](uint64_t key, const KernelTally& t) {
+    KernelTally& into = s.exclusive[scopeOf(static_cast<uint32_t>(key >> 32))].by_kernel[static_cast<uint32_t>(key)];
+    into.count += t.count;
+    into.gpu_ns += t.gpu_ns;
+  });
+
+  // Capture path: a replayed kernel's node -> (clones) -> the node created during capture -> its range.
+  auto captureScope = [&](uint64_t node_id, uint32_t* scope) {
+    for (int hops = 0; hops < 64; ++hops) {
+      auto it = st.nodes.find(node_id);
+      if (it == st.nodes.end()) return false;
+      if (it->second.original_node_id == 0 || it->second.original_node_id == node_id) {
+        *scope = it->second.scope_id;
+        return true;
+      }
+      node_id = it->second.original_node_id;
+    }
+    return false;
+  };
+  for (const auto& [key, t] : st.by_node) {
+    const auto& [launch_scope, node, name] = key;
+    uint32_t scope = launch_scope;
+    captureScope(node, &scope);
+    RangeStats& r = s.exclusive[scopeOf(scope)];
+    r.kernels += t.count;
+    r.gpu_ns += t.gpu_ns;
+    KernelTally& into = r.by_kernel[name];
+    into.count += t.count;
+    into.gpu_ns += t.gpu_ns;
+  }
+  buildRangeTree(log, s);
+  return s;
+}
+
+StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options, size_t window) {
+  StreamSummarizer join(options, window);
+  ReadOptions ro;
+  ro.visitor = &join;
+  ro.keep_records = false;
+  StreamedLog out;
+  out.data = readLogFile(path, ro);
+  out.summary = join.finish(out.data);
+  return out;
+}
+
+StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options, size_t window) {
+  StreamSummarizer join(options, window);
+  ReadOptions ro;
+  ro.visitor = &join;
+  ro.keep_records = false;
+  StreamedLog out;
+  out.data = readLog(bytes, ro);
+  out.summary = join.finish(out.data);
+  return out;
+}
+
+}  // namespace kc

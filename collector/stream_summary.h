@@ -1,0 +1,73 @@
+// Streaming correlation join: the Summary of summarize() in one pass over a log of any length, with
+// memory bounded by the number of distinct (range, kernel) keys and the launches still in flight, not
+// by the number of records. Used by `kcount summary` and `kcount check`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+
+namespace kc {
+
+/// Launches held at most (the join window). A launch whose kernel or memory operation has not arrived
+/// after this many later launch records is dropped and counted in Summary::join_window_evicted.
+inline constexpr size_t kDefaultJoinWindow = 1u << 20;
+
+/// A RecordVisitor that joins kernels and memory operations to launches by correlation id as records
+/// arrive, in any order, and tallies per (scope, kernel name). Equal to summarize() on the same records
+/// (same Summary, field by field) when Summary::join_window_evicted is 0 and the first kernel or memory
+/// operation of each launch lies within `window` launch records of it in the file, the others within
+/// min(window, 64 Ki) launches of it (the kernels of one graph launch, or a second record for one
+/// launch); the library writes a kernel within a few drains, about a second, of its launch.
+///
+/// Memory: recent launches in a ring indexed by correlation id (it grows while launches in flight
+/// outnumber it, up to min(window, 64 Ki) entries, 2 MiB), launches
+/// pushed out of it that nothing joined yet (at most `window`),
+/// kernels waiting for their launch (at most `window`), one tally per
+/// distinct (scope, kernel name), one per scope, and the graph nodes (--graph-view capture resolves a
+/// kernel's node after the last record). Not thread-safe: one reading thread.
+class StreamSummarizer final : public RecordVisitor {
+ public:
+  explicit StreamSummarizer(const JoinOptions& options = {}, size_t window = kDefaultJoinWindow);
+  ~StreamSummarizer() override;
+  StreamSummarizer(const StreamSummarizer&) = delete;
+  StreamSummarizer& operator=(const StreamSummarizer&) = delete;
+
+  void launches(std::span<const LaunchBody> v) override;
+  void kernels(std::span<const KernelBody> v) override;
+  void ranges(std::span<const RangeBody> v) override;
+  void graphNode(const GraphNodeBody& g) override;
+  void memOp(const MemOpBody& m) override;
+
+  /// Ends the join (launches never matched count as launches without kernel, waiting kernels as
+  /// unmatched) and builds the Summary; `log` gives the scopes (the range tree). Call once, last.
+  Summary finish(const LogData& log);
+
+  /// Most launches held at once so far (pending table entries), and most kernels/operations waiting.
+  size_t peakPendingLaunches() const;
+  size_t peakWaiting() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+/// A log file read in one streaming pass and summarized: LogData holds metadata, strings, scopes,
+/// stats, record counts and issues (no record vectors); Summary as summarize() would give.
+struct StreamedLog {
+  LogData data;
+  Summary summary;
+};
+
+/// readLogFile(path, {visitor = a StreamSummarizer, keep_records = false}) and finish().
+StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options = {},
+                             size_t window = kDefaultJoinWindow);
+/// The same over bytes in memory (tests; fuzzing).
+StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options = {},
+                              size_t window = kDefaultJoinWindow);
+
+}  // namespace kc
