@@ -259,6 +259,7 @@ class Decoder {
   const ReadOptions& opt_;
   ZSTD_DCtx* zstd_ = nullptr;
   OpenSnapshot snap_;                   // summary mode: a snapshot may span chunks
+  uint64_t decoded_bytes_ = 0;          // payload bytes decompressed from packed chunks so far
   std::vector<uint8_t> unpacked_;       // decoded payload of the current packed chunk
   std::vector<LaunchBody> launch_buf_;  // one decoded batch, when not kept in LogData
   std::vector<KernelBody> kernel_buf_;
@@ -369,6 +370,10 @@ bool Decoder::unpack(const ChunkInfo& c, std::span<const uint8_t> stored, uint64
 bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uint64_t chunk_at, int64_t chunk,
                             uint32_t announced_records, bool packed) {
   LogData& log = log_;
+  // Ids are bounded by the bytes that could have defined them: the file, plus what packed chunks
+  // decompressed to so far (a compressed file defines more ids than its size alone allows).
+  if (packed) decoded_bytes_ += payload.size();
+  const uint64_t id_bytes = log.file_bytes + decoded_bytes_;
   Cursor c(payload, base);
   uint32_t records = 0;
   // Offsets in a packed chunk's decoded payload are not file offsets: issues there name the chunk's
@@ -424,11 +429,13 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
       case RecordType::kString: {
         auto s = prefix<StringBody>(body);
         auto text = body.subspan(sizeof(StringBody));
-        const uint32_t limit = idLimit(log.file_bytes, sizeof(RecordHeader) + sizeof(StringBody));
+        const uint32_t limit = idLimit(id_bytes, sizeof(RecordHeader) + sizeof(StringBody));
         if (s.string_id >= limit) {
           error(log, issue_at(at), chunk,
                 "string id " + std::to_string(s.string_id) + " at " + at_text(at) + " is out of range (limit " +
-                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes)");
+                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes" +
+                    (decoded_bytes_ > 0 ? " and " + std::to_string(decoded_bytes_) + " decoded from packed chunks" : "") +
+                    ")");
           break;
         }
         if (s.string_id == kNoString) break;  // id 0 is always ""
@@ -439,11 +446,13 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
       }
       case RecordType::kScope: {
         auto s = prefix<ScopeBody>(body);
-        const uint32_t limit = idLimit(log.file_bytes, sizeof(RecordHeader) + sizeof(ScopeBody));
+        const uint32_t limit = idLimit(id_bytes, sizeof(RecordHeader) + sizeof(ScopeBody));
         if (s.scope_id >= limit) {
           error(log, issue_at(at), chunk,
                 "scope id " + std::to_string(s.scope_id) + " at " + at_text(at) + " is out of range (limit " +
-                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes)");
+                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes" +
+                    (decoded_bytes_ > 0 ? " and " + std::to_string(decoded_bytes_) + " decoded from packed chunks" : "") +
+                    ")");
           break;
         }
         if (s.scope_id == kRootScope) break;  // the root is implicit and stays all zero

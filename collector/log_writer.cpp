@@ -133,15 +133,17 @@ bool LogWriter::writeFileHeaderOnce() {
   return writeToSink(&fh, sizeof(fh));
 }
 
-// Rotation: the chunk that does not fit is set aside, the sink starts a new file, the preamble's records
-// go out as that file's first chunk (file header, sequence 0), then the set-aside chunk follows. So every
-// file starts with a file header and defines every id its records use. The size asked for is the
-// chunk's uncompressed size: a packed chunk is never larger.
+// Rotation: a sealed chunk that does not fit is set aside, the sink starts a new file, the preamble's
+// records go out as that file's first chunk (file header, sequence 0), then the set-aside chunk is sealed
+// again (its sequence number changed) and follows. So every file starts with a file header and defines
+// every id its records use. The size the sink is asked about is the sealed chunk's: compressed, for a
+// packed chunk.
 bool LogWriter::flush() {
   if (encoding_ != LogEncoding::kPlain) finishBatches();
   if (payload_.size() == header_bytes_) return true;
-  const size_t need = payload_.size() + (header_written_ ? 0 : sizeof(FileHeader));
-  if (preamble_ != nullptr && !in_preamble_ && sink_ != nullptr && header_written_ && sink_->needsRotation(need)) {
+  size_t sealed = sealChunk();
+  if (preamble_ != nullptr && !in_preamble_ && sink_ != nullptr && header_written_ && sink_->needsRotation(sealed)) {
+    --sequence_;  // not written: sealed again below, in the new file
     std::vector<uint8_t> stash(header_bytes_);
     stash.reserve(kTargetChunkPayload + 4096);
     stash.swap(payload_);
@@ -154,71 +156,72 @@ bool LogWriter::flush() {
       in_preamble_ = true;
       preamble_(*this, preamble_context_);
       if (encoding_ != LogEncoding::kPlain) finishBatches();
-      flushChunk();
+      if (payload_.size() != header_bytes_) {
+        sealChunk();
+        writeSealed();
+      }
       in_preamble_ = false;
     }
     payload_.swap(stash);
     records_ = stash_records;
+    sealed = sealChunk();
   }
-  return flushChunk();
+  return writeSealed();
 }
 
-bool LogWriter::flushChunk() {
-  if (payload_.size() == header_bytes_) return true;
-  bool ok = writeFileHeaderOnce();
-  if (encoding_ != LogEncoding::kPlain) {
-    const size_t payload_bytes = payload_.size() - header_bytes_;
-    const uint8_t* payload = payload_.data() + header_bytes_;
-    PackedChunkHeader ch{};
-    ch.magic = kPackedChunkMagic;
+size_t LogWriter::sealChunk() {
+  const size_t payload_bytes = payload_.size() - header_bytes_;
+  if (encoding_ == LogEncoding::kPlain) {
+    ChunkHeader ch{};
+    ch.magic = kChunkMagic;
+    ch.payload_bytes = static_cast<uint32_t>(payload_bytes);
+    ch.checksum = XXH3_64bits(payload_.data() + sizeof(ChunkHeader), payload_bytes);
     ch.sequence = sequence_++;
     ch.record_count = records_;
-    ch.payload_bytes = static_cast<uint32_t>(payload_bytes);
-    ch.codec = static_cast<uint8_t>(ChunkCodec::kStored);
-    const uint8_t* stored = payload;
-    size_t stored_bytes = payload_bytes;
-    // Compression failing (out of memory) is not an error: the chunk is stored as it is.
-    if (zstd_ == nullptr && encoding_ == LogEncoding::kCompact) zstd_ = ZSTD_createCCtx();
-    if (zstd_ != nullptr) {
-      packed_.resize(sizeof(PackedChunkHeader) + ZSTD_compressBound(payload_bytes));
-      const size_t z = ZSTD_compressCCtx(zstd_, packed_.data() + sizeof(PackedChunkHeader),
-                                         packed_.size() - sizeof(PackedChunkHeader), payload, payload_bytes,
-                                         kZstdLevel);
-      if (!ZSTD_isError(z) && z < payload_bytes) {
-        ch.codec = static_cast<uint8_t>(ChunkCodec::kZstd);
-        stored = packed_.data() + sizeof(PackedChunkHeader);
-        stored_bytes = z;
-      }
-    }
-    ch.stored_bytes = static_cast<uint32_t>(stored_bytes);
-    ch.checksum = XXH3_64bits(stored, stored_bytes);
-    // One write per chunk, so a crash leaves either the whole chunk or a cut tail the reader detects.
-    uint8_t* out;
-    size_t out_bytes;
-    if (ch.codec == static_cast<uint8_t>(ChunkCodec::kZstd)) {
-      out = packed_.data();
-    } else {
-      out = payload_.data();  // the header room in front of the payload
-    }
-    out_bytes = sizeof(PackedChunkHeader) + stored_bytes;
-    std::memcpy(out, &ch, sizeof(ch));
-    ok = writeToSink(out, out_bytes) && ok;
-    payload_.resize(header_bytes_);
-    records_ = 0;
-    return ok;
+    std::memcpy(payload_.data(), &ch, sizeof(ch));
+    sealed_ = payload_.data();
+    sealed_bytes_ = payload_.size();
+    return sealed_bytes_;
   }
-  ChunkHeader ch{};
-  ch.magic = kChunkMagic;
-  const size_t payload_bytes = payload_.size() - sizeof(ChunkHeader);
-  ch.payload_bytes = static_cast<uint32_t>(payload_bytes);
-  ch.checksum = XXH3_64bits(payload_.data() + sizeof(ChunkHeader), payload_bytes);
+  const uint8_t* payload = payload_.data() + header_bytes_;
+  PackedChunkHeader ch{};
+  ch.magic = kPackedChunkMagic;
   ch.sequence = sequence_++;
   ch.record_count = records_;
-  // One write per chunk, so a crash leaves either the whole chunk or a cut tail the reader detects.
-  std::memcpy(payload_.data(), &ch, sizeof(ch));
-  ok = writeToSink(payload_.data(), payload_.size()) && ok;
+  ch.payload_bytes = static_cast<uint32_t>(payload_bytes);
+  ch.codec = static_cast<uint8_t>(ChunkCodec::kStored);
+  const uint8_t* stored = payload;
+  size_t stored_bytes = payload_bytes;
+  // Compression failing (out of memory) is not an error: the chunk is stored as it is.
+  if (zstd_ == nullptr && encoding_ == LogEncoding::kCompact) zstd_ = ZSTD_createCCtx();
+  if (zstd_ != nullptr) {
+    packed_.resize(sizeof(PackedChunkHeader) + ZSTD_compressBound(payload_bytes));
+    const size_t z = ZSTD_compressCCtx(zstd_, packed_.data() + sizeof(PackedChunkHeader),
+                                       packed_.size() - sizeof(PackedChunkHeader), payload, payload_bytes, kZstdLevel);
+    if (!ZSTD_isError(z) && z < payload_bytes) {
+      ch.codec = static_cast<uint8_t>(ChunkCodec::kZstd);
+      stored = packed_.data() + sizeof(PackedChunkHeader);
+      stored_bytes = z;
+    }
+  }
+  ch.stored_bytes = static_cast<uint32_t>(stored_bytes);
+  ch.checksum = XXH3_64bits(stored, stored_bytes);
+  uint8_t* out = ch.codec == static_cast<uint8_t>(ChunkCodec::kZstd) ? packed_.data()
+                                                                       : payload_.data();  // header room in front
+  std::memcpy(out, &ch, sizeof(ch));
+  sealed_ = out;
+  sealed_bytes_ = sizeof(PackedChunkHeader) + stored_bytes;
+  return sealed_bytes_;
+}
+
+// One write per chunk, so a crash leaves either the whole chunk or a cut tail the reader detects.
+bool LogWriter::writeSealed() {
+  bool ok = writeFileHeaderOnce();
+  ok = writeToSink(sealed_, sealed_bytes_) && ok;
   payload_.resize(header_bytes_);
   records_ = 0;
+  sealed_ = nullptr;
+  sealed_bytes_ = 0;
   return ok;
 }
 

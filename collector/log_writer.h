@@ -118,7 +118,11 @@ class LogWriter {
   void append(RecordType type, const void* body, uint32_t body_bytes, const void* tail = nullptr,
               uint32_t tail_bytes = 0);
   bool writeToSink(const void* data, size_t bytes);
-  bool flushChunk();
+  /// Fills the current chunk's header (sequence number taken) and, for packed chunks, compresses it;
+  /// returns the bytes writeSealed() will write (sealed_, sealed_bytes_). The payload stays as it is.
+  size_t sealChunk();
+  /// Writes the file header if not yet written and the sealed chunk; empties the payload.
+  bool writeSealed();
 
   ByteSink* sink_;
   LogEncoding encoding_;
@@ -137,6 +141,8 @@ class LogWriter {
   Preamble preamble_ = nullptr;
   void* preamble_context_ = nullptr;
   bool in_preamble_ = false;
+  const uint8_t* sealed_ = nullptr;  // the sealed chunk: in payload_ (plain, stored) or packed_ (zstd)
+  size_t sealed_bytes_ = 0;
   uint32_t rotations_ = 0;
 };
 

@@ -471,7 +471,9 @@ StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options
   ro.keep_records = false;
   StreamedLog out;
   out.data = readLogFile(path, ro);
-  out.summary = join.finish(out.data);
+  // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
+  // which the reader keeps whether or not records are kept.
+  out.summary = out.data.summary_mode ? summarize(out.data, options) : join.finish(out.data);
   return out;
 }
 
@@ -482,7 +484,9 @@ StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions&
   ro.keep_records = false;
   StreamedLog out;
   out.data = readLog(bytes, ro);
-  out.summary = join.finish(out.data);
+  // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
+  // which the reader keeps whether or not records are kept.
+  out.summary = out.data.summary_mode ? summarize(out.data, options) : join.finish(out.data);
   return out;
 }
 

@@ -63,7 +63,8 @@ struct StreamedLog {
   Summary summary;
 };
 
-/// readLogFile(path, {visitor = a StreamSummarizer, keep_records = false}) and finish().
+/// readLogFile(path, {visitor = a StreamSummarizer, keep_records = false}) and finish(); for a summary-mode
+/// log (no records), summarize() of its last complete snapshot.
 StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options = {},
                              size_t window = kDefaultJoinWindow);
 /// The same over bytes in memory (tests; fuzzing).

@@ -24,7 +24,13 @@ kc::JoinOptions g_join;  // set by --graph-view
 std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths, bool streaming = false) {
   std::vector<kc::LoadedLog> logs;
   logs.reserve(paths.size());
-  for (const auto& p : paths) logs.push_back(streaming ? kc::streamLog(p, g_join) : kc::loadLog(p, g_join));
+  for (const auto& p : paths) {
+    kc::LoadedLog l = streaming ? kc::streamLog(p, g_join) : kc::loadLog(p, g_join);
+    // Per-window totals (Segment records) are counted from the records: a log recorded in capture
+    // windows is read again with its records kept.
+    if (streaming && !l.data.segments.empty()) l = kc::loadLog(p, g_join);
+    logs.push_back(std::move(l));
+  }
   return logs;
 }
 

@@ -220,9 +220,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
   l.data = std::move(s.data);
-  // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
-  // which the reader keeps in LogData whether or not records are kept.
-  l.summary = l.data.summary_mode ? summarize(l.data, join) : std::move(s.summary);
+  l.summary = std::move(s.summary);
   return l;
 }
 

@@ -237,10 +237,12 @@ try:
     base = os.path.join(rot, "r.kcount")
     with open(os.path.join(rot, "r.1.kcount"), "w") as f:
         f.write("not ours\n")
-    s = Server(base, KCOUNT_MAX_BYTES=2500000, KCOUNT_MAX_FILES=3)
-    for _ in range(20):
-        s.send("10000")
-        time.sleep(0.05)
+    # Packed chunks are small (about 0.5 byte per range here) and are written once a second: 5 s of
+    # requests give about 5 chunks of some 40 KB, so a 60 KB cap puts one chunk in each of 3 files.
+    s = Server(base, KCOUNT_MAX_BYTES=60000, KCOUNT_MAX_FILES=3)
+    for _ in range(50):
+        s.send("4000")
+        time.sleep(0.1)
     code, err = s.quit()
     files = sorted(os.listdir(rot))
     check("rotation: three files, the existing one untouched", files == ["r.1.kcount", "r.1.kcount.1", "r.2.kcount", "r.kcount"]
@@ -251,7 +253,7 @@ try:
         size = os.path.getsize(p)
         rc, j = summary(p)
         errs = [i for i in j["issues"] if i["severity"] == "error"] if rc == 0 else j
-        check(f"rotation: {name} <= 2500000 bytes and self-contained", rc == 0 and size <= 2500000 and not errs
+        check(f"rotation: {name} <= 60000 bytes and self-contained", rc == 0 and size <= 60000 and not errs
               and j["metadata"].get("pid") == str(s.pid) and instances(j, "request/inner") > 0, (size, errs))
         if rc == 0:
             total += instances(j, "request")

@@ -281,10 +281,18 @@ std::vector<size_t> chunkOffsets(const std::vector<uint8_t>& b) {
   std::vector<size_t> at;
   size_t pos = sizeof(FileHeader);
   while (pos + sizeof(ChunkHeader) <= b.size()) {
-    ChunkHeader h;
-    std::memcpy(&h, b.data() + pos, sizeof(h));
+    uint32_t magic;
+    std::memcpy(&magic, b.data() + pos, sizeof(magic));
     at.push_back(pos);
-    pos += sizeof(h) + h.payload_bytes;
+    if (magic == kPackedChunkMagic && pos + sizeof(PackedChunkHeader) <= b.size()) {
+      PackedChunkHeader h;
+      std::memcpy(&h, b.data() + pos, sizeof(h));
+      pos += sizeof(h) + h.stored_bytes;
+    } else {
+      ChunkHeader h;
+      std::memcpy(&h, b.data() + pos, sizeof(h));
+      pos += sizeof(h) + h.payload_bytes;
+    }
   }
   return at;
 }

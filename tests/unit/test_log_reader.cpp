@@ -542,7 +542,7 @@ TEST_CASE("segments: written, read back, and select their own records") {
   // A segment record cut short stops its chunk with an error, like every known record type.
   std::vector<uint8_t> cut = sink.bytes;
   kc::MemorySink one;
-  kc::LogWriter w1(&one);
+  kc::LogWriter w1(&one, kc::LogEncoding::kPlain);  // the plain layout is edited byte by byte below
   w1.writeSegment({900, 1300, 10, 12, 0, 0, 0, 0});
   w1.flush();
   std::vector<uint8_t> b = one.bytes;
@@ -577,7 +577,7 @@ TEST_CASE("rotation: each file starts with a file header and the definitions its
   kc::MemorySink sink;
   sink.max_bytes = 4096;
   sink.max_files = 3;
-  kc::LogWriter w(&sink);
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);  // chunk sizes below are those of plain chunks
   PreambleCtx ctx;
   w.setPreamble(&preamble, &ctx);
   w.writeMetadata("pid", "7");
@@ -619,7 +619,7 @@ TEST_CASE("rotation on disk: next names, never an existing file") {
   std::vector<std::string> opened;
   {
     kc::FileSink sink(base, 0600, 3000, nullptr, 3, [&](const std::string& p) { opened.push_back(p); });
-    kc::LogWriter w(&sink);
+    kc::LogWriter w(&sink, kc::LogEncoding::kPlain);  // chunk sizes below are those of plain chunks
     PreambleCtx ctx;
     ctx.strings.emplace_back(1, "gemm");
     w.setPreamble(&preamble, &ctx);
