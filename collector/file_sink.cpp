@@ -56,9 +56,22 @@ bool FileSink::needsRotation(size_t bytes) const {
          index_ + 1 < max_files_;
 }
 
+void FileSink::noteOpened() {
+  struct stat st {};
+  if (fd_ >= 0 && ::fstat(fd_, &st) == 0) {
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+  }
+}
+
+bool FileSink::ownsFd() const {
+  struct stat st {};
+  return fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+}
+
 bool FileSink::rotate() {
   if (failed_ || index_ + 1 >= max_files_) return false;
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0 && ownsFd()) ::close(fd_);
   fd_ = -1;
   ++index_;
   path_ = rotatedPath(first_path_.empty() ? path_ : first_path_, index_);
@@ -69,7 +82,7 @@ bool FileSink::rotate() {
 FileSink::~FileSink() { close(); }
 
 void FileSink::close() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0 && ownsFd()) ::close(fd_);
   fd_ = -1;
   failed_ = true;
 }
@@ -106,6 +119,7 @@ bool FileSink::open() {
     }
     actual_path_ = chosen;
     files_.push_back(chosen);
+    noteOpened();
     if (opened_) opened_(chosen);
     return true;
   }
@@ -130,6 +144,7 @@ bool FileSink::open() {
   actual_path_ = chosen;
   first_path_ = chosen;
   files_.push_back(chosen);
+  noteOpened();
   if (opened_) opened_(chosen);
   return true;
 }
@@ -143,6 +158,17 @@ bool FileSink::write(const void* data, size_t bytes) {
       warn_("log " + actual_path_ + " reached KCOUNT_MAX_BYTES=" + std::to_string(max_bytes_) + " bytes" +
             (max_files_ > 1 ? " in its last file (KCOUNT_MAX_FILES=" + std::to_string(max_files_) + ")" : std::string()) +
             "; further records are counted as dropped");
+    failed_ = true;
+    return false;
+  }
+  // Daemons close every descriptor (closefrom) and open their own files: the number kcount holds may now
+  // be the program's. One fstat per chunk (about once a second) makes sure kcount never writes there.
+  if (!ownsFd()) {
+    if (warn_)
+      warn_("the program closed kcount's log descriptor " + std::to_string(fd_) + " (" + actual_path_ +
+            "); the log ends here and further records are counted as dropped (nothing is written to the "
+            "program's files)");
+    fd_ = -1;  // not closed: the number may belong to the program now
     failed_ = true;
     return false;
   }

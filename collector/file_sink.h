@@ -1,6 +1,8 @@
 // Log file output: path patterns and a ByteSink that creates the file safely on first write.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -63,6 +65,13 @@ class FileSink final : public ByteSink {
   Warn warn_;
   int fd_ = -1;
   bool failed_ = false;
+  dev_t dev_ = 0;  // identity of the file fd_ was opened on (fstat), to notice a descriptor the program
+  ino_t ino_ = 0;  // closed and reused for a file of its own (closefrom in daemons)
+  /// Records the identity of the file just opened on fd_.
+  void noteOpened();
+  /// True if fd_ still refers to the file this sink opened. A descriptor the program closed (EBADF) or
+  /// closed and reused is not ours any more: it is neither written nor closed.
+  bool ownsFd() const;
 };
 
 }  // namespace kc

@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <chrono>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "collector/clock.h"
@@ -365,9 +367,23 @@ void keepLoaded() {
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_start_done{false};  // startRecording() has run to its end in some thread
+}  // namespace
+
 bool startRecording() noexcept {
   Session& s = Session::get();
-  if (s.state() == SessionState::kDormant) {
+  const SessionState st = s.state();
+  if (st != SessionState::kDormant && st != SessionState::kActive) {
+    g_start_done.store(true, std::memory_order_release);  // disabled or finished: nothing to wait for
+    return false;
+  }
+  // One thread starts the session (activation, then the first window); NVTX threads that arrive
+  // meanwhile wait for it in waitForStart(), or their ranges would fall outside every window. Threads
+  // in here wait for nothing: InitializeInjection runs inside cuInit, and the starter may need CUDA.
+  static std::atomic<bool> starter{false};
+  bool expected = false;
+  if (starter.compare_exchange_strong(expected, true)) {
     static std::once_flag exit_once;
     if (s.activate()) {
       try {
@@ -384,9 +400,17 @@ bool startRecording() noexcept {
       }
       s.applyStartConfig();  // KCOUNT_START, KCOUNT_CAPTURE_*: open the first window or arm the range
     }
+    g_start_done.store(true, std::memory_order_release);
   }
   return s.recording();
 }
+
+void waitForStart() noexcept {
+  for (int i = 0; i < 2000 && !g_start_done.load(std::memory_order_acquire); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // at most 2 s, once per thread at start
+}
+
+bool startDone() noexcept { return g_start_done.load(std::memory_order_acquire); }
 
 }  // namespace kc::inject
 

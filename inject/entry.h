@@ -10,6 +10,12 @@ namespace kc::inject {
 /// Activates the session if it is dormant and makes sure the final flush runs at process exit.
 /// Returns true if the session is recording. Thread-safe, never throws.
 bool startRecording() noexcept;
+/// True once the session's start (activation and first window) has completed, or there is nothing to
+/// start (one atomic load).
+bool startDone() noexcept;
+/// Waits (at most 2 s) until startDone(): for NVTX threads that arrive while another thread starts the
+/// session. Takes no lock.
+void waitForStart() noexcept;
 
 /// Writes every process-wide NVTX range (nvtxRangeStart) still open as unclosed. Called by the final
 /// flush, on the finishing thread.

@@ -28,7 +28,11 @@ uint32_t domainId(nvtxDomainHandle_t d) { return static_cast<uint32_t>(reinterpr
 nvtxDomainHandle_t domainHandle(uint32_t id) { return reinterpret_cast<nvtxDomainHandle_t>(uintptr_t{id}); }
 
 ThreadState* recordingThread() {
-  if (!Session::get().recording() && !startRecording()) return nullptr;
+  if (!startDone()) [[unlikely]] {
+    startRecording();
+    waitForStart();  // another thread may be starting the session right now
+  }
+  if (!Session::get().recording()) return nullptr;
   return threadState();
 }
 
