@@ -253,8 +253,12 @@ try:
         size = os.path.getsize(p)
         rc, j = summary(p)
         errs = [i for i in j["issues"] if i["severity"] == "error"] if rc == 0 else j
+        # The last file may hold only its preamble: the chunk after it did not fit under the cap (how
+        # much goes into each chunk depends on the machine's speed, e.g. under ASan).
+        last = name == "r.2.kcount"
         check(f"rotation: {name} <= 60000 bytes and self-contained", rc == 0 and size <= 60000 and not errs
-              and j["metadata"].get("pid") == str(s.pid) and instances(j, "request/inner") > 0, (size, errs))
+              and j["metadata"].get("pid") == str(s.pid) and (last or instances(j, "request/inner") > 0),
+              (size, errs))
         if rc == 0:
             total += instances(j, "request")
     check("rotation: records stop after the last file, the drop is said", 0 < total < 200000
