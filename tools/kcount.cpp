@@ -1,6 +1,8 @@
 // kcount command line: summary, kernels, check, run, export, report. See docs/usage.md.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -72,7 +74,7 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int kcountMain(int argc, char** argv) {
   CLI::App app{"kcount: kernel launches, GPU kernels and their time per NVTX range"};
   app.set_version_flag("--version", std::string(KCOUNT_VERSION));
   app.require_subcommand(1);
@@ -347,4 +349,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  const int rc = kcountMain(argc, argv);
+  // A table or JSON that could not be written (a full disk, a closed pipe, /dev/full) is an error, not
+  // a silent success.
+  errno = 0;
+  std::cout.flush();
+  // A reader that closed the pipe early (`kcount summary LOG | head`) is not an error.
+  if (!std::cout && errno != EPIPE) {
+    std::cerr << "kcount: cannot write to standard output" << (errno != 0 ? std::string(": ") + std::strerror(errno) : "")
+              << '\n';
+    return rc != 0 ? rc : 2;
+  }
+  return rc;
 }

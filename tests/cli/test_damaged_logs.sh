@@ -66,5 +66,17 @@ grep -q "^intact part:" "$work/out" && { echo "PASS check --salvage prints the i
   { echo "FAIL check --salvage printed no summary"; fail=$((fail + 1)); }
 expect "summary: intact log" 0 "" "$kcount" summary "$src"
 expect "summary: intact and damaged log together" 2 "damaged log" "$kcount" summary "$src" "$work/cut.kcount"
+# Output that cannot be written is an error too (a full disk: /dev/full).
+if [[ -w /dev/full ]]; then
+  for sub in summary kernels; do
+    "$kcount" $sub "$src" >/dev/full 2>"$work/err"
+    rc=$?
+    if [[ $rc -eq 2 ]] && grep -q "cannot write to standard output" "$work/err"; then
+      echo "PASS $sub > /dev/full: exit 2"; pass=$((pass + 1))
+    else
+      echo "FAIL $sub > /dev/full: exit $rc, stderr: $(cat "$work/err")"; fail=$((fail + 1))
+    fi
+  done
+fi
 echo "$pass passed, $fail failed"
 [[ $fail -eq 0 ]]
