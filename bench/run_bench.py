@@ -946,7 +946,7 @@ FAKE_PY = {  # config -> add_loop us/iter, then ms/step of geglu_eager, transfor
     "kcount-paused": (9.0, 5.0, 12.0, 4.8, 9.0),
     "torch-profiler": (13.5, 5.5, 14.0, 5.3, 10.0),     # add_: kcount +1.8/+1.6 vs profiler +4.5: PASS
 }
-FAKE_BASE_RSS_MB = 64
+FAKE_BASE_RSS_MB = 192
 FAKE_EXTRA_RSS_MB = {"kcount-trace": 24}
 DRY_RUN_EXPECTED = {
     "trace <= 0.2 us/launch above floor (runtime <<<>>>)": "PASS",
