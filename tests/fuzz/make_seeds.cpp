@@ -243,6 +243,8 @@ Bytes summaryModeLog() {
   w.writeEnd();
   w.flush();
   return sink.bytes;
+}
+
 /// Damage to a log of packed chunks (format 1.2): cuts, flipped header fields, a flipped payload byte
 /// with the checksum recomputed (a stored chunk: it reaches the batch decoder; a zstd chunk: the
 /// decompressor), a lying decoded size, an unknown codec.
