@@ -472,8 +472,9 @@ StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options
   StreamedLog out;
   out.data = readLogFile(path, ro);
   // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
-  // which the reader keeps whether or not records are kept.
-  out.summary = out.data.summary_mode ? summarize(out.data, options) : join.finish(out.data);
+  // which the reader keeps whether or not records are kept (as summarize(), which joins the records
+  // when no snapshot is complete).
+  out.summary = out.data.summary_mode && !out.data.snapshots.empty() ? summarize(out.data, options) : join.finish(out.data);
   return out;
 }
 
@@ -485,8 +486,9 @@ StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions&
   StreamedLog out;
   out.data = readLog(bytes, ro);
   // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
-  // which the reader keeps whether or not records are kept.
-  out.summary = out.data.summary_mode ? summarize(out.data, options) : join.finish(out.data);
+  // which the reader keeps whether or not records are kept (as summarize(), which joins the records
+  // when no snapshot is complete).
+  out.summary = out.data.summary_mode && !out.data.snapshots.empty() ? summarize(out.data, options) : join.finish(out.data);
   return out;
 }
 
