@@ -464,32 +464,30 @@ Summary StreamSummarizer::finish(const LogData& log) {
   return s;
 }
 
-StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options, size_t window) {
+namespace {
+/// One streaming pass: `read` decodes the log with the join as its visitor and no records kept.
+template <typename Read>
+StreamedLog summarizeStreaming(const JoinOptions& options, size_t window, Read read) {
   StreamSummarizer join(options, window);
   ReadOptions ro;
   ro.visitor = &join;
   ro.keep_records = false;
   StreamedLog out;
-  out.data = readLogFile(path, ro);
+  out.data = read(ro);
   // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
   // which the reader keeps whether or not records are kept (as summarize(), which joins the records
   // when no snapshot is complete).
   out.summary = out.data.summary_mode && !out.data.snapshots.empty() ? summarize(out.data, options) : join.finish(out.data);
   return out;
 }
+}  // namespace
+
+StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options, size_t window) {
+  return summarizeStreaming(options, window, [&](const ReadOptions& ro) { return readLogFile(path, ro); });
+}
 
 StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options, size_t window) {
-  StreamSummarizer join(options, window);
-  ReadOptions ro;
-  ro.visitor = &join;
-  ro.keep_records = false;
-  StreamedLog out;
-  out.data = readLog(bytes, ro);
-  // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
-  // which the reader keeps whether or not records are kept (as summarize(), which joins the records
-  // when no snapshot is complete).
-  out.summary = out.data.summary_mode && !out.data.snapshots.empty() ? summarize(out.data, options) : join.finish(out.data);
-  return out;
+  return summarizeStreaming(options, window, [&](const ReadOptions& ro) { return readLog(bytes, ro); });
 }
 
 }  // namespace kc
