@@ -52,7 +52,7 @@ FileSink::FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn war
       warn_(std::move(warn)) {}
 
 bool FileSink::needsRotation(size_t bytes) const {
-  return max_bytes_ != 0 && !failed_ && fd_ >= 0 && written_ > 0 && written_ + bytes > max_bytes_ &&
+  return max_bytes_ != 0 && !failed_ && !stream_ && fd_ >= 0 && written_ > 0 && written_ + bytes > max_bytes_ &&
          index_ + 1 < max_files_;
 }
 
@@ -70,7 +70,7 @@ bool FileSink::ownsFd() const {
 }
 
 bool FileSink::rotate() {
-  if (failed_ || index_ + 1 >= max_files_) return false;
+  if (failed_ || stream_ || index_ + 1 >= max_files_) return false;
   if (fd_ >= 0 && ownsFd()) ::close(fd_);
   fd_ = -1;
   ++index_;
@@ -107,14 +107,50 @@ static void makeParents(const std::string& path) {
     ::mkdir(path.substr(0, at).c_str(), 0700);
 }
 
+void FileSink::fail(const std::string& message) {
+  if (warn_) warn_(message);
+  if (opened_) opened_(std::string(1, kFileSinkNote) + message);
+  failed_ = true;
+}
+
+bool FileSink::openExisting(const struct stat& st) {
+  if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    fail("log path " + path_ + " exists and is not a regular file, a folder, a character device or a fifo; no log is "
+         "written and records are counted as dropped");
+    return false;
+  }
+  // No O_CREAT: nothing is created. O_NONBLOCK: a fifo without a reader fails (ENXIO) instead of
+  // blocking the process; blocking writes are restored below.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  struct stat got {};
+  if (fd_ >= 0 && (::fstat(fd_, &got) != 0 || !(S_ISCHR(got.st_mode) || S_ISFIFO(got.st_mode)))) {
+    ::close(fd_);  // replaced by something else since stat(): not ours to write
+    fd_ = -1;
+    errno = EINVAL;
+  }
+  if (fd_ < 0) {
+    const int err = errno;
+    fail("cannot open log " + path_ + " (" + (err == ENXIO ? std::string("a fifo with no reader") : std::strerror(err)) +
+         "); records are counted as dropped");
+    return false;
+  }
+  if (const int flags = ::fcntl(fd_, F_GETFL); flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+  stream_ = true;
+  actual_path_ = path_;
+  first_path_ = path_;
+  files_.push_back(path_);
+  noteOpened();
+  if (opened_) opened_(path_);
+  return true;
+}
+
 bool FileSink::open() {
   if (index_ > 0) {
     // A rotated file: next to the first one, never an existing file, no fallback folder.
     std::string chosen;
     fd_ = createExclusive(path_, mode_, &chosen);
     if (fd_ < 0) {
-      if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(errno) + "); records are counted as dropped");
-      failed_ = true;
+      fail("cannot create log " + path_ + " (" + std::strerror(errno) + "); records are counted as dropped");
       return false;
     }
     actual_path_ = chosen;
@@ -123,6 +159,9 @@ bool FileSink::open() {
     if (opened_) opened_(chosen);
     return true;
   }
+  // An existing device or fifo (/dev/null, a named pipe) is written as it is; O_EXCL below would
+  // otherwise make a regular file beside it ("/dev/null.1").
+  if (struct stat st {}; ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return openExisting(st);
   makeParents(path_);
   std::string chosen;
   fd_ = createExclusive(path_, mode_, &chosen);
@@ -134,9 +173,8 @@ bool FileSink::open() {
     std::string fallback = dir + "/" + (slash == std::string::npos ? path_ : path_.substr(slash + 1));
     fd_ = createExclusive(fallback, mode_, &chosen);
     if (fd_ < 0) {
-      if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(err) + ") nor " + fallback + " (" +
-                       std::strerror(errno) + "); records are counted as dropped");
-      failed_ = true;
+      fail("cannot create log " + path_ + " (" + std::strerror(err) + ") nor " + fallback + " (" +
+           std::strerror(errno) + "); records are counted as dropped");
       return false;
     }
     if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(err) + "); writing " + chosen + " instead");
@@ -156,7 +194,7 @@ bool FileSink::write(const void* data, size_t bytes) {
     // Stop at the cap: writing later, smaller chunks would leave holes the reader cannot see.
     if (warn_)
       warn_("log " + actual_path_ + " reached KCOUNT_MAX_BYTES=" + std::to_string(max_bytes_) + " bytes" +
-            (max_files_ > 1 ? " in its last file (KCOUNT_MAX_FILES=" + std::to_string(max_files_) + ")" : std::string()) +
+            (index_ > 0 ? " in its last file (KCOUNT_MAX_FILES=" + std::to_string(max_files_) + ")" : std::string()) +
             "; further records are counted as dropped");
     failed_ = true;
     return false;

@@ -1,6 +1,7 @@
 // Log file output: path patterns and a ByteSink that creates the file safely on first write.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -11,6 +12,9 @@
 #include "collector/log_writer.h"
 
 namespace kc {
+
+/// First character of an Opened() call that is a note, not a path (a path never holds a NUL byte).
+inline constexpr char kFileSinkNote = '\0';
 
 /// Expands a KCOUNT_OUTPUT value into a file path. `pattern` may be a folder (existing, or ending in
 /// '/'), then the file is `<folder>/kcount-%h-%p.kcount`; %p = pid, %h = host name, %r = rank
@@ -32,10 +36,18 @@ std::string expandOutputPattern(const std::string& pattern, int pid, const std::
 /// creates `<base>.1.kcount`, `<base>.2.kcount`, ... (rotatedPath), with the same safety (never an
 /// existing file, never a symbolic link). Once `max_files` files exist, or with max_files 1, the first
 /// write that would pass the cap is refused with one warning, and so is every later one.
+///
+/// A path that already exists as a character device or a fifo (/dev/null, /dev/stdout, a named pipe;
+/// symbolic links to one are followed) is opened for writing as it is: no ".1" suffix, no fallback
+/// folder, no rotation (the size cap still applies). A fifo with no reader is not waited for: the log is
+/// refused with a warning. Any other existing non-regular path (block device, socket) is refused with
+/// one warning; nothing is created.
 class FileSink final : public ByteSink {
  public:
   using Warn = std::function<void(const std::string&)>;
-  /// Called with the path of each file when it is created.
+  /// Called with the path of each file when it is created. When the log cannot be created at all, called
+  /// once with kFileSinkNote followed by the reason (the same text as the warning), so that a caller
+  /// that reports paths (KCOUNT_RUN_REPORT, read by `kcount run`) can report the failure too.
   using Opened = std::function<void(const std::string&)>;
   FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn, uint32_t max_files = 1,
            Opened opened = nullptr);
@@ -52,6 +64,12 @@ class FileSink final : public ByteSink {
 
  private:
   bool open();
+  /// Opens an existing character device or fifo at path_ (see the class comment); false with the
+  /// sink failed if it cannot be used.
+  bool openExisting(const struct stat& st);
+  /// Warns, reports the failure through opened_, and fails the sink.
+  void fail(const std::string& message);
+  bool stream_ = false;     // writing to a character device or fifo: no rotation
   std::string path_;
   std::string first_path_;  // the first file actually created: rotated names derive from it
   uint32_t max_files_;

@@ -1,7 +1,11 @@
 #include "inject/config.h"
 
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
+
+#include "collector/parse.h"
 
 namespace kc::inject {
 
@@ -11,94 +15,153 @@ const char* env(const char* name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
-void readNumber(const char* name, uint64_t scale, int base, uint64_t* out, std::string* problems) {
+// One problem line: "ignoring NAME=VALUE: ALLOWED; using USED".
+void problem(std::string* problems, const char* name, const char* value, const std::string& allowed,
+             const std::string& used) {
+  if (problems == nullptr) return;
+  if (!problems->empty()) *problems += '\n';
+  *problems += std::string("ignoring ") + name + "=" + value + ": " + allowed + "; using " + used;
+}
+
+// A whole number from `min` to `max` (in `unit`s), stored times `scale`.
+void readNumber(const char* name, uint64_t min, uint64_t max, const char* unit, uint64_t scale, uint64_t* out,
+                std::string* problems) {
   const char* v = env(name);
   if (v == nullptr) return;
-  char* end = nullptr;
-  unsigned long long n = std::strtoull(v, &end, base);
-  if (end == v || *end != '\0') {
-    if (problems) *problems += std::string("ignoring ") + name + "=" + v + ": not a number\n";
+  const std::optional<uint64_t> n = parseUnsigned(v);
+  if (n && *n >= min && *n <= max) {
+    *out = *n * scale;
     return;
   }
-  *out = static_cast<uint64_t>(n) * scale;
+  const std::string range = max == UINT64_MAX ? std::to_string(min) + " or more"
+                                              : "from " + std::to_string(min) + " to " + std::to_string(max);
+  problem(problems, name, v, std::string(n ? "out of range" : "not a whole number") + " (allowed: " + unit + " " + range + ")",
+          "the default " + std::to_string(*out / scale));
+}
+
+// A duration of more than 0 (collector/parse.h); `what` says what the default means.
+void readDuration(const char* name, const char* dflt, uint64_t* out, std::string* problems) {
+  const char* v = env(name);
+  if (v == nullptr) return;
+  const std::optional<uint64_t> ns = parseDurationNs(v);
+  if (ns && *ns > 0) {
+    *out = *ns;
+    return;
+  }
+  problem(problems, name, v,
+          ns ? "a duration must be more than 0" : "not a duration (a number with ns, us, ms, s, m or h, or a plain "
+                                                  "number of seconds: 10s, 500ms, 2)",
+          dflt);
+}
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
+std::string hexHash(std::string_view text) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, fnv1a(text));
+  return buf;
+}
+
+// Everything readConfig() checks, without the KCOUNT_WARNED filter.
+Config readAll(std::string* problems) {
+  Config c;
+  if (const char* v = env("KCOUNT_OUTPUT")) c.output = v;
+  if (const char* v = env("KCOUNT_CUPTI_PATH")) c.cupti_path = v;
+  if (const char* v = env("KCOUNT_RUN_REPORT")) c.run_report = v;
+  if (const char* v = env("KCOUNT_LOG_LEVEL")) c.log_level = v;
+  if (const char* v = env("KCOUNT_DISABLE")) c.disabled = std::string_view(v) != "0";
+  for (const char* name : {"KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_BACKWARD", "KCOUNT_TORCH_OPS"})
+    if (const char* v = env(name); v != nullptr && std::string_view(v) != "0") c.torch_helper = true;
+  if (const char* v = env("KCOUNT_TORCH_OPS")) c.torch_ops = std::string_view(v) != "0";
+  readNumber("KCOUNT_MAX_HOST_MB", 1, 1u << 20, "MiB", 1ull << 20, &c.max_host_bytes, problems);
+  readNumber("KCOUNT_ACTIVITY_BUFFER_MB", 1, 1024, "MiB", 1ull << 20, &c.activity_buffer_bytes, problems);
+  readNumber("KCOUNT_MAX_ACTIVITY_MB", 1, 1u << 20, "MiB", 1ull << 20, &c.max_activity_bytes, problems);
+  if (const char* v = env("KCOUNT_MAX_BYTES")) {
+    const std::optional<uint64_t> n = parseBytes(v);
+    if (!n)
+      problem(problems, "KCOUNT_MAX_BYTES", v,
+              "not a size (a whole number of bytes, optionally with K, M, G or T: 1048576, 64K, 1G; 0: no cap)",
+              "no cap");
+    else if (*n != 0 && *n < kMinMaxFileBytes)
+      problem(problems, "KCOUNT_MAX_BYTES", v,
+              "below the minimum of " + std::to_string(kMinMaxFileBytes) + " bytes (a log's header and first chunk)",
+              std::to_string(kMinMaxFileBytes));
+    c.max_file_bytes = !n ? 0 : (*n != 0 && *n < kMinMaxFileBytes) ? kMinMaxFileBytes : *n;
+  }
+  if (const char* v = env("KCOUNT_FILE_MODE")) {
+    const std::optional<uint64_t> mode = parseUnsigned(v, 8);
+    if (mode && *mode <= 0777)
+      c.file_mode = static_cast<unsigned>(*mode);
+    else
+      problem(problems, "KCOUNT_FILE_MODE", v,
+              mode ? "out of range (permission bits from 0 to 0777)" : "not an octal file mode (digits 0-7, e.g. 0640)",
+              "the default 0600");
+  }
+  if (const char* v = env("KCOUNT_MODE")) {
+    const std::string_view m(v);
+    if (m == "summary") c.mode = RecordMode::kSummary;
+    else if (m == "trace") c.mode = RecordMode::kTrace;
+    else problem(problems, "KCOUNT_MODE", v, "not trace or summary", "trace");
+  }
+  readDuration("KCOUNT_INTERVAL", "the default 10s", &c.interval_ns, problems);
+  readNumber("KCOUNT_MAX_KEYS", 1, UINT32_MAX, "rows", 1, &c.max_keys, problems);
+  if (c.activity_buffer_bytes < (64u << 10)) c.activity_buffer_bytes = 64u << 10;
+  uint64_t files = c.max_files;
+  readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, problems);
+  c.max_files = static_cast<uint32_t>(files);
+  if (const char* v = env("KCOUNT_START")) {
+    const std::string_view sv(v);
+    if (sv == "paused") c.start_paused = true;
+    else if (sv != "on") problem(problems, "KCOUNT_START", v, "not 'on' or 'paused'", "on");
+  }
+  if (const char* v = env("KCOUNT_CAPTURE_RANGE")) c.capture_range = v;
+  readNumber("KCOUNT_CAPTURE_SKIP", 0, UINT64_MAX, "occurrences", 1, &c.capture_skip, problems);
+  readNumber("KCOUNT_CAPTURE_COUNT", 1, UINT64_MAX, "occurrences", 1, &c.capture_count, problems);
+  readDuration("KCOUNT_CAPTURE_DURATION", "no limit", &c.capture_duration_ns, problems);
+  if (const char* v = env("KCOUNT_CONTROL")) {
+    const std::string_view sv(v);
+    if (sv == "off" || sv == "0" || sv == "cuda" || sv == "on" || sv == "1")
+      c.control = (sv == "0") ? "off" : (sv == "1") ? "on" : std::string(sv);
+    else
+      problem(problems, "KCOUNT_CONTROL", v, "not 'off', 'cuda' or 'on'", "cuda");
+  }
+  if (c.start_paused && c.control == "off" && c.capture_range.empty() && problems != nullptr) {
+    if (!problems->empty()) *problems += '\n';
+    *problems += "KCOUNT_START=paused with KCOUNT_CONTROL=off and no KCOUNT_CAPTURE_RANGE: nothing can start "
+                 "recording in this process (set KCOUNT_CONTROL=cuda or on and use kcount ctl, or set "
+                 "KCOUNT_CAPTURE_RANGE)";
+  }
+  if (const char* v = env("KCOUNT_CONTROL_DIR")) c.control_dir = v;
+  if (const char* v = env("KCOUNT_YIELD")) c.yield = std::string_view(v) != "0" && std::string_view(v) != "off";
+  if (const char* v = env("KCOUNT_SIGTERM")) c.sigterm = std::string_view(v) != "0" && std::string_view(v) != "off";
+  return c;
 }
 }  // namespace
 
-bool parseDuration(const char* text, uint64_t* ns) {
-  if (text == nullptr) return false;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || !(v > 0)) return false;
-  const std::string_view unit(end);
-  double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1e9;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ns") scale = 1;
-  else if (unit == "m" || unit == "min") scale = 60e9;
-  else if (unit == "h") scale = 3600e9;
-  else return false;
-  const double r = v * scale;
-  if (!(r >= 1) || r > 1e18) return false;
-  *ns = static_cast<uint64_t>(r);
-  return true;
+Config readConfig(std::string* problems) {
+  try {
+    std::string found;
+    Config c = readAll(&found);
+    const char* printed = env("KCOUNT_WARNED");
+    if (problems != nullptr && !found.empty() && (printed == nullptr || hexHash(found) != printed))
+      *problems += found;
+    return c;
+  } catch (...) {
+    return Config{};
+  }
 }
 
-Config readConfig(std::string* problems) {
-  Config c;
+void markProblemsPrinted() {
   try {
-    if (const char* v = env("KCOUNT_OUTPUT")) c.output = v;
-    if (const char* v = env("KCOUNT_CUPTI_PATH")) c.cupti_path = v;
-    if (const char* v = env("KCOUNT_RUN_REPORT")) c.run_report = v;
-    if (const char* v = env("KCOUNT_LOG_LEVEL")) c.log_level = v;
-    if (const char* v = env("KCOUNT_DISABLE")) c.disabled = std::string_view(v) != "0";
-    for (const char* name : {"KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_BACKWARD", "KCOUNT_TORCH_OPS"})
-      if (const char* v = env(name); v != nullptr && std::string_view(v) != "0") c.torch_helper = true;
-    if (const char* v = env("KCOUNT_TORCH_OPS")) c.torch_ops = std::string_view(v) != "0";
-    readNumber("KCOUNT_MAX_HOST_MB", 1ull << 20, 10, &c.max_host_bytes, problems);
-    readNumber("KCOUNT_ACTIVITY_BUFFER_MB", 1ull << 20, 10, &c.activity_buffer_bytes, problems);
-    readNumber("KCOUNT_MAX_ACTIVITY_MB", 1ull << 20, 10, &c.max_activity_bytes, problems);
-    readNumber("KCOUNT_MAX_BYTES", 1, 10, &c.max_file_bytes, problems);
-    uint64_t mode = c.file_mode;
-    readNumber("KCOUNT_FILE_MODE", 1, 8, &mode, problems);
-    c.file_mode = static_cast<unsigned>(mode & 0777);
-    if (const char* v = env("KCOUNT_MODE")) {
-      const std::string_view m(v);
-      if (m == "summary") c.mode = RecordMode::kSummary;
-      else if (m == "trace") c.mode = RecordMode::kTrace;
-      else if (problems) *problems += std::string("ignoring KCOUNT_MODE=") + v + ": not trace or summary\n";
-    }
-    if (const char* v = env("KCOUNT_INTERVAL"); v != nullptr && !parseDuration(v, &c.interval_ns) && problems)
-      *problems += std::string("ignoring KCOUNT_INTERVAL=") + v + ": not a duration (e.g. 10s, 500ms)\n";
-    readNumber("KCOUNT_MAX_KEYS", 1, 10, &c.max_keys, problems);
-    if (c.activity_buffer_bytes < (64u << 10)) c.activity_buffer_bytes = 64u << 10;
-    uint64_t files = c.max_files;
-    readNumber("KCOUNT_MAX_FILES", 1, 10, &files, problems);
-    c.max_files = static_cast<uint32_t>(files == 0 ? 1 : (files > 100000 ? 100000 : files));
-    if (const char* v = env("KCOUNT_START")) {
-      const std::string_view sv(v);
-      if (sv == "paused") c.start_paused = true;
-      else if (sv != "on" && problems) *problems += std::string("ignoring KCOUNT_START=") + v + ": not 'on' or 'paused'\n";
-    }
-    if (const char* v = env("KCOUNT_CAPTURE_RANGE")) c.capture_range = v;
-    readNumber("KCOUNT_CAPTURE_SKIP", 1, 10, &c.capture_skip, problems);
-    readNumber("KCOUNT_CAPTURE_COUNT", 1, 10, &c.capture_count, problems);
-    if (c.capture_count == 0) c.capture_count = 1;
-    if (const char* v = env("KCOUNT_CAPTURE_DURATION"); v != nullptr && !parseDuration(v, &c.capture_duration_ns) && problems)
-      *problems += std::string("ignoring KCOUNT_CAPTURE_DURATION=") + v + ": not a duration (10s, 500ms, 2m)\n";
-    if (const char* v = env("KCOUNT_CONTROL")) {
-      const std::string_view sv(v);
-      if (sv == "off" || sv == "0" || sv == "cuda" || sv == "on" || sv == "1")
-        c.control = (sv == "0") ? "off" : (sv == "1") ? "on" : std::string(sv);
-      else if (problems)
-        *problems += std::string("ignoring KCOUNT_CONTROL=") + v + ": not 'off', 'cuda' or 'on'\n";
-    }
-    if (const char* v = env("KCOUNT_CONTROL_DIR")) c.control_dir = v;
-    if (const char* v = env("KCOUNT_YIELD")) c.yield = std::string_view(v) != "0" && std::string_view(v) != "off";
-    if (const char* v = env("KCOUNT_SIGTERM")) c.sigterm = std::string_view(v) != "0" && std::string_view(v) != "off";
+    std::string found;
+    readAll(&found);
+    if (!found.empty()) setenv("KCOUNT_WARNED", hexHash(found).c_str(), 1);
   } catch (...) {
   }
-  return c;
 }
 
 }  // namespace kc::inject

@@ -40,12 +40,22 @@ struct Config {
   uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)
 };
 
-/// Reads the environment. Never throws; malformed numbers keep the default (and are reported in
-/// `problems`, one line each). Makes no CUDA or CUPTI call (safe in a constructor).
+/// Smallest KCOUNT_MAX_BYTES other than 0 (bytes): room for a log's header and its first chunk. A
+/// smaller value is raised to it with a warning.
+inline constexpr uint64_t kMinMaxFileBytes = 4096;
+
+/// Reads the environment. Never throws; each malformed or out-of-range value keeps the default (or,
+/// for KCOUNT_MAX_BYTES below kMinMaxFileBytes, that minimum) and is reported in `problems`: one line
+/// each, naming the variable, the value, what is allowed and what is used instead; lines are separated
+/// by '\n', no trailing newline. Numbers, sizes and durations use collector/parse.h. Problems that a
+/// process this one was exec()ed from already printed (same text: KCOUNT_WARNED, see
+/// markProblemsPrinted) are not reported again. Makes no CUDA or CUPTI call (safe in a constructor).
 Config readConfig(std::string* problems);
 
-/// Parses a duration: a decimal number followed by ns, us, ms, s, m (or min), h or nothing (seconds),
-/// e.g. "10s", "250ms", "1.5m". Returns false for anything else, for 0 and for negative values. Result in ns.
-bool parseDuration(const char* text, uint64_t* ns);
+/// Records in the environment (KCOUNT_WARNED) that the problems readConfig() reports now were printed,
+/// so that programs exec()ed from this process with the same settings (a shell or a pyenv shim in front
+/// of the real program) do not print them again. Calls setenv(): only from the preload constructor,
+/// before the program's threads exist. Never throws.
+void markProblemsPrinted();
 
 }  // namespace kc::inject

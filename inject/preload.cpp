@@ -4,14 +4,19 @@
 // KCOUNT_TORCH_* switch set it also puts the Python helper's folder first on PYTHONPATH.
 // Also here: kcount_recording(), the recording state for that helper.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 
+#include "collector/file_sink.h"
+#include "inject/config.h"
 #include "inject/entry.h"
 #include "inject/log.h"
 #include "inject/session.h"
@@ -77,11 +82,28 @@ void prependPythonPath(const std::string& folder) {
   setenv("PYTHONPATH", value.c_str(), 1);
 }
 
+// Under `kcount run` (KCOUNT_RUN_REPORT set): appends a note that this process loaded the library and
+// how, so that `kcount run` can say why no log was written (run.h, RunReport). One O_APPEND write.
+void noteLoaded(bool by_preload) {
+  const char* report = std::getenv("KCOUNT_RUN_REPORT");
+  if (report == nullptr || *report == '\0') return;
+  const int fd = ::open(report, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return;
+  char line[64];
+  const int n = std::snprintf(line, sizeof(line), "%cloaded %d %s\n", kFileSinkNote, static_cast<int>(getpid()),
+                              by_preload ? "preload" : "injection");
+  if (n > 0) [[maybe_unused]] ssize_t w = ::write(fd, line, static_cast<size_t>(n));
+  ::close(fd);
+}
+
 __attribute__((constructor)) void kcountConstructor() {
   try {
     const std::string self = selfPath();
-    if (self.empty() || !preloaded(self)) return;  // dlopen()ed by CUDA or NVTX: nothing to set up
+    const bool by_preload = !self.empty() && preloaded(self);
+    noteLoaded(by_preload);
+    if (!by_preload) return;  // dlopen()ed by CUDA or NVTX: nothing to set up
     Session& s = Session::get();  // reads KCOUNT_* and sets the log level
+    markProblemsPrinted();  // programs this one exec()s with the same settings do not print them again
     if (s.state() == SessionState::kDisabled) return;
     pointAtSelf("CUDA_INJECTION64_PATH", self, "kernel launches and kernels");
     pointAtSelf("NVTX_INJECTION64_PATH", self, "NVTX ranges");

@@ -5,4 +5,5 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 bash "$root/scripts/install_deps.sh"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-ninja -C "$build"
+# All CPUs unless KCOUNT_JOBS says otherwise (a shared build machine).
+ninja -C "$build" -j"${KCOUNT_JOBS:-$(nproc)}"

@@ -18,8 +18,12 @@
 #include <iterator>
 #include <set>
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "collector/parse.h"
 
 namespace kc {
 namespace {
@@ -179,6 +183,45 @@ std::string socketFor(int pid, unsigned uid) {
   return {};
 }
 
+// The arguments of `pid` (/proc/PID/cmdline), empty if unreadable.
+std::vector<std::string> argsOf(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string a; std::getline(in, a, '\0');) args.push_back(a);
+  return args;
+}
+
+// True if `pid` runs `kcount run` (a program named kcount with "run" before any "--").
+bool isKcountRun(int pid) {
+  const std::vector<std::string> args = argsOf(pid);
+  if (args.empty() || args[0].substr(args[0].rfind('/') + 1) != "kcount") return false;
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i)
+    if (args[i] == "run") return true;
+  return false;
+}
+
+// The processes below `pid`, nearest first (breadth-first over /proc/PID/task/TID/children), at most 256.
+std::vector<int> descendants(int pid) {
+  std::vector<int> out;
+  std::vector<int> queue{pid};
+  for (size_t at = 0; at < queue.size() && out.size() < 256; ++at) {
+    const std::string tasks = "/proc/" + std::to_string(queue[at]) + "/task";
+    DIR* dir = ::opendir(tasks.c_str());
+    if (dir == nullptr) continue;
+    while (const dirent* e = ::readdir(dir)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream in(tasks + "/" + e->d_name + "/children");
+      for (int child; in >> child;) {
+        if (std::find(out.begin(), out.end(), child) != out.end()) continue;
+        out.push_back(child);
+        queue.push_back(child);
+      }
+    }
+    ::closedir(dir);
+  }
+  return out;
+}
+
 void removeStale(const std::string& path) {
   if (::unlink(path.c_str()) == 0) std::cerr << "kcount ctl: removed stale control socket " << path << '\n';
 }
@@ -196,6 +239,24 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
     return kCtlPermission;
   }
   const std::string path = socketFor(pid, uid);
+  if (path.empty() && isKcountRun(pid)) {
+    // `kcount run`'s own process has no socket: its command (or a process that command started) has.
+    const std::vector<int> below = descendants(pid);
+    for (const int child : below) {
+      if (!socketFor(child, uid).empty()) {
+        std::cerr << fmt::format("kcount ctl: pid {} is kcount run; its profiled process is {}\n", pid, child);
+        return oneTarget(child, cmd, request, opt);
+      }
+    }
+    if (below.empty())
+      std::cerr << fmt::format("kcount ctl: pid {} is kcount run and its command is not running\n", pid);
+    else
+      std::cerr << fmt::format(
+          "kcount ctl: pid {} is kcount run; its profiled process is {}, which has no control socket "
+          "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its first NVTX range)\n",
+          pid, below.front());
+    return kCtlNotKcount;
+  }
   if (path.empty()) {
     std::cerr << fmt::format(
         "kcount ctl: pid {}: not a kcount process (no control socket; libkcount.so not loaded, KCOUNT_CONTROL=off, "
@@ -224,25 +285,6 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
 }
 
 }  // namespace
-
-bool parseCtlDuration(const std::string& text, unsigned long long* ns) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !(v >= 0)) return false;
-  const std::string unit(end);
-  double scale;
-  if (unit.empty() || unit == "s") scale = 1e9;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ns") scale = 1;
-  else if (unit == "m" || unit == "min") scale = 60e9;
-  else if (unit == "h") scale = 3600e9;
-  else return false;
-  if (v * scale > 1.8e19) return false;
-  *ns = static_cast<unsigned long long>(v * scale);
-  return true;
-}
 
 std::vector<std::string> controlDirsFor(int pid, unsigned uid) {
   std::vector<std::string> dirs;
@@ -275,12 +317,15 @@ int runCtl(const CtlOptions& opt) {
   }
   json req{{"cmd", cmd}};
   if (!opt.duration.empty()) {
-    unsigned long long ns = 0;
-    if (!parseCtlDuration(opt.duration, &ns) || ns == 0) {
-      std::cerr << "kcount ctl: --duration " << opt.duration << ": not a duration (10s, 500ms, 2m)\n";
+    const std::optional<uint64_t> ns = parseDurationNs(opt.duration);
+    if (!ns || *ns == 0) {
+      std::cerr << "kcount ctl: --duration " << opt.duration
+                << (ns ? ": must be more than 0\n"
+                       : ": not a duration (a number with ns, us, ms, s, m or h, or a plain number of seconds: 10s, "
+                         "500ms, 2)\n");
       return kCtlUsage;
     }
-    req["duration_ns"] = ns;
+    req["duration_ns"] = *ns;
   }
   if (!opt.range.empty()) {
     req["range"] = opt.range;

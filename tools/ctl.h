@@ -28,11 +28,10 @@ enum CtlExit : int {
   kCtlFailed = 6,           // connection broke, no answer in time, unreadable answer
 };
 
-/// Runs `kcount ctl`; prints to stdout/stderr; returns a CtlExit code (for --all the highest of all).
+/// Runs `kcount ctl`; `--duration` is parsed by kc::parseDurationNs (collector/parse.h), as the library's
+/// KCOUNT_CAPTURE_DURATION. A PID that is a `kcount run` process stands for its profiled process (the
+/// nearest descendant with a control socket; said on stderr). Prints to stdout/stderr; returns a CtlExit code (for --all the highest of all).
 int runCtl(const CtlOptions& opt);
-
-/// Parses "10s", "500ms", "2m", "1h", "250us", "100ns" or a number of seconds into ns. False if malformed.
-bool parseCtlDuration(const std::string& text, unsigned long long* ns);
 
 /// Folders where the control socket of a process of user `uid` may be, most specific first: this
 /// process's KCOUNT_CONTROL_DIR, the target's KCOUNT_CONTROL_DIR and XDG_RUNTIME_DIR (from

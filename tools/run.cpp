@@ -1,6 +1,8 @@
 #include "tools/run.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <istream>
+#include <string>
+
+#include "collector/file_sink.h"
 
 namespace fs = std::filesystem;
 
@@ -96,7 +102,12 @@ int runCommand(const RunOptions& opt) {
     if (opt.torch_backward) setenv("KCOUNT_TORCH_BACKWARD", "1", 1);
     if (opt.torch_ops) setenv("KCOUNT_TORCH_OPS", "1", 1);
   }
-  if (opt.paused) setenv("KCOUNT_START", "paused", 1);
+  if (opt.paused) {
+    setenv("KCOUNT_START", "paused", 1);
+    // Paused, the command can only be started through its control socket: have one also in a process
+    // that emits NVTX ranges without initializing CUDA (unless KCOUNT_CONTROL says otherwise).
+    setenv("KCOUNT_CONTROL", "on", 0);
+  }
   const char* env_output = std::getenv("KCOUNT_OUTPUT");
   const std::string output = env_output ? env_output : "";
 
@@ -114,6 +125,11 @@ int runCommand(const RunOptions& opt) {
   for (const auto& a : opt.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  // The child reports a failed execvp() through this pipe (closed on a successful exec), so that a
+  // command that cannot be run is told apart from one that ran and wrote no log.
+  int exec_pipe[2] = {-1, -1};
+  if (::pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
+
   struct sigaction sa {};
   sa.sa_sigaction = forwardSignal;
   sigemptyset(&sa.sa_mask);
@@ -127,6 +143,7 @@ int runCommand(const RunOptions& opt) {
     if (old[i].sa_handler != SIG_IGN) sigaction(kForwardedSignals[i], &sa, nullptr);
   }
 
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     std::fprintf(stderr, "kcount run: fork failed: %s\n", std::strerror(errno));
@@ -134,11 +151,29 @@ int runCommand(const RunOptions& opt) {
   }
   if (pid == 0) {
     for (size_t i = 0; i < kSignals; ++i) sigaction(kForwardedSignals[i], &old[i], nullptr);
+    // If kcount run dies without forwarding anything (SIGKILL, OOM killer), the command gets SIGTERM
+    // (the library's handler still finishes the log). A parent that died before prctl() took effect
+    // is seen by getppid().
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(128 + SIGTERM);
     execvp(argv[0], argv.data());
-    std::fprintf(stderr, "kcount run: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(errno == ENOENT ? 127 : 126);
+    const int err = errno;
+    if (exec_pipe[1] >= 0) [[maybe_unused]] ssize_t n = ::write(exec_pipe[1], &err, sizeof(err));
+    _exit(err == ENOENT ? 127 : 126);
   }
   g_child = pid;
+  if (opt.paused)
+    std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", argv[0],
+                 static_cast<int>(pid));
+  int exec_errno = 0;
+  if (exec_pipe[1] >= 0) {
+    ::close(exec_pipe[1]);
+    ssize_t n;
+    while ((n = ::read(exec_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof(exec_errno))) exec_errno = 0;
+    ::close(exec_pipe[0]);
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -147,19 +182,79 @@ int runCommand(const RunOptions& opt) {
     }
   }
   g_child = 0;
-  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-
-  std::vector<std::string> found;
+  RunReport rep;
   if (report_fd >= 0) {
-    std::ifstream in(report);
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty() && std::find(found.begin(), found.end(), line) == found.end()) found.push_back(line);
+    std::ifstream in(report, std::ios::binary);
+    rep = readRunReport(in);
     ::unlink(report.c_str());
   }
-  for (const auto& f : found) std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
-  if (found.empty())
-    std::fprintf(stderr, "kcount: no log written (the program recorded no kernel launch, kernel or NVTX range)\n");
+  if (exec_errno != 0) {
+    // As a shell says it: 127 for a command not found, 126 for one found but not runnable.
+    if (exec_errno == ENOENT)
+      std::fprintf(stderr, "kcount run: %s: command not found\n", argv[0]);
+    else
+      std::fprintf(stderr, "kcount run: cannot run %s: %s\n", argv[0], std::strerror(exec_errno));
+    return exec_errno == ENOENT ? 127 : 126;
+  }
+  const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  for (const auto& f : rep.logs) std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
+  if (rep.logs.empty()) {
+    RunEnd end;
+    end.inject = opt.inject;
+    end.paused = opt.paused || (std::getenv("KCOUNT_START") != nullptr && std::string(std::getenv("KCOUNT_START")) == "paused");
+    end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    std::fprintf(stderr, "kcount: %s\n", noLogReason(rep, end).c_str());
+  }
   return rc;
+}
+
+RunReport readRunReport(std::istream& in) {
+  RunReport r;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    if (line[0] != kFileSinkNote) {
+      if (std::find(r.logs.begin(), r.logs.end(), line) == r.logs.end()) r.logs.push_back(line);
+      continue;
+    }
+    line.erase(0, 1);
+    int pid = 0;
+    char how[16] = {};
+    if (std::sscanf(line.c_str(), "loaded %d %15s", &pid, how) == 2) {
+      (std::string(how) == "injection" ? r.injected_pids : r.preloaded_pids).push_back(pid);
+    } else if (std::find(r.failures.begin(), r.failures.end(), line) == r.failures.end()) {
+      r.failures.push_back(line);
+    }
+  }
+  return r;
+}
+
+std::string noLogReason(const RunReport& rep, const RunEnd& end) {
+  std::string why = "no log written: ";
+  const std::string killed =
+      end.signal != 0 ? std::string("the command was killed by signal ") + std::to_string(end.signal) + " (" +
+                            strsignal(end.signal) + ")"
+                      : std::string();
+  if (!rep.failures.empty()) {
+    why += "the log could not be created: " + rep.failures.front();
+    for (size_t i = 1; i < rep.failures.size(); ++i) why += "; " + rep.failures[i];
+    return why;
+  }
+  if (rep.injected_pids.empty() && rep.preloaded_pids.empty())
+    return why + (end.inject == "cuda" ? "no process of the command initialized CUDA or NVTX, so libkcount.so was never loaded"
+                                       : "libkcount.so was not loaded (a statically linked program, or one that "
+                                         "clears LD_PRELOAD?)") +
+           (killed.empty() ? "" : "; " + killed);
+  if (end.paused)
+    return why + "the command started paused and recording was never started (`kcount ctl PID start`; a process "
+                 "has a control socket once it initializes CUDA, or from its first NVTX range with KCOUNT_CONTROL=on)" +
+           (killed.empty() ? "" : "; " + killed);
+  if (!killed.empty()) return why + killed + " before its log was written";
+  if (!rep.injected_pids.empty())
+    return why + "libkcount.so was loaded by CUDA or NVTX (pid " + std::to_string(rep.injected_pids.front()) +
+           "), but the process ended without running its exit handlers (_exit(), or killed by a signal) before "
+           "its first write; a log is written at the first flush (about every second) and at exit";
+  return why + "the program recorded no kernel launch, kernel or NVTX range, or it ended without running its exit "
+               "handlers (_exit(), or killed by a signal) before its first write";
 }
 
 }  // namespace kc

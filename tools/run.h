@@ -1,6 +1,7 @@
 // `kcount run`: runs a command with libkcount.so injected and reports the logs it wrote.
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,35 @@ std::string findInjectionLibrary(const std::string& explicit_path);
 /// kcount/python, else <folder of kcount>/../share/kcount/python. Returns "" if none exists.
 std::string findTorchHelper(const std::string& lib);
 
-/// Runs the command (fork + execvp, no shell), forwarding SIGINT and SIGTERM; returns the exit code to
-/// use: the child's, or 128 + signal. Prints "kcount: log: PATH" to stderr for each log written.
+/// Runs the command (fork + execvp, no shell), forwarding SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+/// SIGUSR2 sent by other processes; the command gets SIGTERM if kcount run dies (PR_SET_PDEATHSIG).
+/// Returns the exit code to use: the child's, or 128 + signal; 127 for a command not found and 126 for
+/// one that cannot be executed (as a shell), with a message. Prints "kcount: log: PATH" to stderr for each
+/// log written, or one "kcount: no log written: REASON" line (noLogReason).
 int runCommand(const RunOptions& opt);
+
+/// What the processes of a `kcount run` wrote to its KCOUNT_RUN_REPORT file. Each line is a log path
+/// (collector/file_sink.h, through the session), or a note starting with kFileSinkNote (a NUL byte, which
+/// no path holds): "loaded PID preload|injection" from the library's constructor (inject/preload.cpp),
+/// or the reason a log could not be created (FileSink).
+struct RunReport {
+  std::vector<std::string> logs;      // distinct paths, in order
+  std::vector<std::string> failures;  // distinct reasons a log could not be created
+  std::vector<int> preloaded_pids;    // processes that loaded the library through LD_PRELOAD
+  std::vector<int> injected_pids;     // processes in which CUDA or NVTX loaded it (injection variables)
+};
+RunReport readRunReport(std::istream& in);
+
+/// How the command ended, for noLogReason().
+struct RunEnd {
+  std::string inject = "preload";  // RunOptions::inject
+  bool paused = false;             // started with KCOUNT_START=paused
+  int signal = 0;                  // signal that ended the command, 0 if it exited
+};
+
+/// The line `kcount run` prints when no log was written (without the "kcount: " prefix): the log could
+/// not be created, the library was never loaded, the command stayed paused, it was killed, it left
+/// through _exit() after CUDA/NVTX loaded the library, or it recorded nothing.
+std::string noLogReason(const RunReport& rep, const RunEnd& end);
 
 }  // namespace kc

@@ -263,6 +263,29 @@ try:
             total += instances(j, "request")
     check("rotation: records stop after the last file, the drop is said", 0 < total < 200000
           and "KCOUNT_MAX_FILES=3" in err, (total, err[-500:]))
+
+    # ---- kcount run --paused on an NVTX-only program (no KCOUNT_CONTROL set): it gets a control socket, and
+    #      `kcount ctl` given kcount run's own pid talks to the profiled process.
+    log = os.path.join(tmp, "wrapped.kcount")
+    e = {k: v for k, v in os.environ.items() if k not in ("KCOUNT_CONTROL", "LD_PRELOAD")}
+    e["KCOUNT_LOG_LEVEL"] = "warn"
+    w = subprocess.Popen([KCOUNT, "run", "--paused", "--output", log, "--", SERVER], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, text=True)
+    w.stdin.write("2\n")
+    w.stdin.flush()
+    check("kcount run --paused: the program answers", w.stdout.readline().strip() == "done 2")
+    st = wait_socket(w.pid)
+    check("kcount ctl RUNPID status reaches the profiled process of kcount run --paused",
+          st is not None and st["status"]["mode"] == "paused" and st["pid"] != w.pid, st)
+    rc, out, err = ctl(w.pid, "start")
+    check("kcount ctl RUNPID start: names the profiled process", rc == 0 and "is kcount run; its profiled process is"
+          in err, (rc, out, err))
+    w.stdin.write("3\nquit\n")
+    w.stdin.flush()
+    out, err = w.communicate(timeout=30)
+    check("kcount run --paused: started paused note, log after ctl start", w.returncode == 0 and "started paused" in err
+          and "kcount: log: " + log in err, (w.returncode, err))
+
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

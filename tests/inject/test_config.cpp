@@ -6,30 +6,6 @@
 
 #include "inject/config.h"
 
-using kc::inject::parseDuration;
-
-TEST_CASE("KCOUNT_INTERVAL durations") {
-  uint64_t ns = 0;
-  CHECK(parseDuration("10s", &ns));
-  CHECK(ns == 10'000'000'000ull);
-  CHECK(parseDuration("2", &ns));
-  CHECK(ns == 2'000'000'000ull);
-  CHECK(parseDuration("250ms", &ns));
-  CHECK(ns == 250'000'000ull);
-  CHECK(parseDuration("1.5s", &ns));
-  CHECK(ns == 1'500'000'000ull);
-  CHECK(parseDuration("7us", &ns));
-  CHECK(ns == 7000);
-  CHECK(parseDuration("2m", &ns));
-  CHECK(ns == 120'000'000'000ull);
-  ns = 42;
-  for (const char* bad : {"", "s", "0", "-1s", "10 s", "10sec", "abc", "1e30"}) {
-    INFO(bad);
-    CHECK_FALSE(parseDuration(bad, &ns));
-  }
-  CHECK(ns == 42);  // untouched on failure
-}
-
 TEST_CASE("KCOUNT_MODE, KCOUNT_INTERVAL and KCOUNT_MAX_KEYS from the environment") {
   const char* saved_mode = std::getenv("KCOUNT_MODE");
   const std::string keep_mode = saved_mode ? saved_mode : "";
@@ -54,4 +30,121 @@ TEST_CASE("KCOUNT_MODE, KCOUNT_INTERVAL and KCOUNT_MAX_KEYS from the environment
   unsetenv("KCOUNT_MAX_KEYS");
   if (saved_mode) setenv("KCOUNT_MODE", keep_mode.c_str(), 1);
   else unsetenv("KCOUNT_MODE");
+}
+
+namespace {
+// Sets one KCOUNT_* variable for the scope of a test.
+struct EnvVar {
+  const char* name;
+  EnvVar(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~EnvVar() { unsetenv(name); }
+};
+
+std::string problemsFor(const char* name, const char* value, kc::inject::Config* c = nullptr) {
+  EnvVar v(name, value);
+  std::string problems;
+  kc::inject::Config got = kc::inject::readConfig(&problems);
+  if (c != nullptr) *c = got;
+  return problems;
+}
+}  // namespace
+
+TEST_CASE("malformed or out-of-range numbers: one warning naming variable, value and what is allowed; default kept") {
+  const kc::inject::Config d;
+  struct Case {
+    const char* name;
+    const char* value;
+    const char* says;  // part of the warning
+  } cases[] = {
+      {"KCOUNT_MAX_BYTES", "-1", "not a size"},
+      {"KCOUNT_MAX_BYTES", "1e20", "not a size"},
+      {"KCOUNT_MAX_FILES", "0", "from 1 to 100000"},
+      {"KCOUNT_MAX_FILES", "-2", "not a whole number"},
+      {"KCOUNT_ACTIVITY_BUFFER_MB", "-3", "not a whole number"},
+      {"KCOUNT_ACTIVITY_BUFFER_MB", "0", "from 1 to 1024"},
+      {"KCOUNT_MAX_HOST_MB", "0", "from 1 to 1048576"},
+      {"KCOUNT_MAX_ACTIVITY_MB", "12x", "not a whole number"},
+      {"KCOUNT_CAPTURE_COUNT", "0", "1 or more"},
+      {"KCOUNT_CAPTURE_SKIP", "-1", "not a whole number"},
+      {"KCOUNT_MAX_KEYS", "0", "from 1 to"},
+      {"KCOUNT_FILE_MODE", "999", "not an octal file mode"},
+      {"KCOUNT_FILE_MODE", "1777", "from 0 to 0777"},
+      {"KCOUNT_INTERVAL", "0", "more than 0"},
+      {"KCOUNT_INTERVAL", "-1s", "not a duration"},
+      {"KCOUNT_CAPTURE_DURATION", "0", "more than 0"},
+      {"KCOUNT_CAPTURE_DURATION", "1e3", "not a duration"},
+  };
+  for (const Case& k : cases) {
+    INFO(k.name << "=" << k.value);
+    kc::inject::Config c;
+    const std::string p = problemsFor(k.name, k.value, &c);
+    CHECK(p.find(std::string(k.name) + "=" + k.value) != std::string::npos);
+    CHECK(p.find(k.says) != std::string::npos);
+    CHECK(p.find("using") != std::string::npos);
+    CHECK(p.find('\n') == std::string::npos);  // one line
+    CHECK(c.max_file_bytes == d.max_file_bytes);
+    CHECK(c.max_files == d.max_files);
+    CHECK(c.activity_buffer_bytes == d.activity_buffer_bytes);
+    CHECK(c.max_host_bytes == d.max_host_bytes);
+    CHECK(c.max_activity_bytes == d.max_activity_bytes);
+    CHECK(c.capture_count == d.capture_count);
+    CHECK(c.capture_skip == d.capture_skip);
+    CHECK(c.max_keys == d.max_keys);
+    CHECK(c.file_mode == d.file_mode);
+    CHECK(c.interval_ns == d.interval_ns);
+    CHECK(c.capture_duration_ns == d.capture_duration_ns);
+  }
+}
+
+TEST_CASE("valid numbers, sizes and durations are taken without a warning") {
+  kc::inject::Config c;
+  CHECK(problemsFor("KCOUNT_MAX_BYTES", "64K", &c).empty());
+  CHECK(c.max_file_bytes == 65536);
+  CHECK(problemsFor("KCOUNT_MAX_BYTES", "0", &c).empty());
+  CHECK(c.max_file_bytes == 0);
+  CHECK(problemsFor("KCOUNT_FILE_MODE", "0640", &c).empty());
+  CHECK(c.file_mode == 0640);
+  CHECK(problemsFor("KCOUNT_MAX_FILES", "1", &c).empty());
+  CHECK(c.max_files == 1);
+  CHECK(problemsFor("KCOUNT_CAPTURE_DURATION", "1.5", &c).empty());
+  CHECK(c.capture_duration_ns == 1'500'000'000ull);
+  CHECK(problemsFor("KCOUNT_INTERVAL", "2", &c).empty());
+  CHECK(c.interval_ns == 2'000'000'000ull);
+  CHECK(problemsFor("KCOUNT_ACTIVITY_BUFFER_MB", "1", &c).empty());
+  CHECK(c.activity_buffer_bytes == 1u << 20);
+}
+
+TEST_CASE("KCOUNT_MAX_BYTES below the minimum is raised to it, with a warning") {
+  kc::inject::Config c;
+  const std::string p = problemsFor("KCOUNT_MAX_BYTES", "300", &c);
+  CHECK(c.max_file_bytes == kc::inject::kMinMaxFileBytes);
+  CHECK(p.find("KCOUNT_MAX_BYTES=300") != std::string::npos);
+  CHECK(p.find("minimum of 4096 bytes") != std::string::npos);
+}
+
+TEST_CASE("KCOUNT_START=paused with KCOUNT_CONTROL=off says that nothing can start recording") {
+  EnvVar start("KCOUNT_START", "paused");
+  CHECK(problemsFor("KCOUNT_CONTROL", "off").find("nothing can start recording") != std::string::npos);
+  CHECK(problemsFor("KCOUNT_CONTROL", "cuda").empty());
+  EnvVar control("KCOUNT_CONTROL", "off");
+  CHECK(problemsFor("KCOUNT_CAPTURE_RANGE", "step").empty());
+}
+
+TEST_CASE("problems already printed by the process this one was exec()ed from are not reported again") {
+  EnvVar bad("KCOUNT_MAX_FILES", "0");
+  std::string first;
+  kc::inject::readConfig(&first);
+  REQUIRE_FALSE(first.empty());
+  kc::inject::markProblemsPrinted();
+  std::string again;
+  kc::inject::readConfig(&again);
+  CHECK(again.empty());
+  {
+    EnvVar other("KCOUNT_MAX_HOST_MB", "0");  // different settings: a different text, printed
+    std::string changed;
+    kc::inject::readConfig(&changed);
+    CHECK(changed.find("KCOUNT_MAX_HOST_MB=0") != std::string::npos);
+    CHECK(changed.find("KCOUNT_MAX_FILES=0") != std::string::npos);
+  }
+  unsetenv("KCOUNT_WARNED");
 }

@@ -1,0 +1,62 @@
+#include "collector/parse.h"
+
+#include <charconv>
+#include <system_error>
+
+namespace kc {
+
+std::optional<uint64_t> parseUnsigned(std::string_view text, int base) {
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;  // from_chars takes '-'
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<uint64_t> parseBytes(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::optional<uint64_t> n = parseUnsigned(text.substr(0, digits));
+  if (!n) return std::nullopt;
+  std::string_view unit = text.substr(digits);
+  if (unit.empty()) return n;
+  unsigned shift = 0;
+  switch (unit.front()) {
+    case 'k': case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    default: return std::nullopt;
+  }
+  unit.remove_prefix(1);
+  if (!unit.empty() && unit != "B" && unit != "iB") return std::nullopt;
+  if (*n > (UINT64_MAX >> shift)) return std::nullopt;
+  return *n << shift;
+}
+
+std::optional<uint64_t> parseDurationNs(std::string_view text) {
+  // The number: digits, optionally '.' and more digits (at least one digit in all). Checked here because
+  // from_chars also reads "inf", "nan" and, in the general format, exponents.
+  size_t at = 0, digits = 0;
+  while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at, ++digits;
+  if (at < text.size() && text[at] == '.')
+    for (++at; at < text.size() && text[at] >= '0' && text[at] <= '9';) ++at, ++digits;
+  if (digits == 0) return std::nullopt;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + at, value, std::chars_format::fixed);
+  if (ec != std::errc() || end != text.data() + at) return std::nullopt;
+  const std::string_view unit = text.substr(at);
+  double scale = 0;
+  if (unit.empty() || unit == "s") scale = 1e9;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ns") scale = 1;
+  else if (unit == "m" || unit == "min") scale = 60e9;
+  else if (unit == "h") scale = 3600e9;
+  else return std::nullopt;
+  const double ns = value * scale;
+  if (!(ns < 18446744073709551616.0)) return std::nullopt;  // 2^64
+  return static_cast<uint64_t>(ns);
+}
+
+}  // namespace kc

@@ -1,0 +1,29 @@
+// Parsers for the numbers, sizes and durations that users type (KCOUNT_* variables, kcount ctl options).
+// One implementation for the injected library and the tool, so both accept and refuse the same text.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kc {
+
+/// Parses all of `text` as an unsigned integer in `base` (10, or 8 for file modes) with std::from_chars:
+/// digits only, no sign, no blanks, no exponent, nothing after the digits. Returns nullopt for anything
+/// else and for values above UINT64_MAX. Pure; thread-safe.
+std::optional<uint64_t> parseUnsigned(std::string_view text, int base = 10);
+
+/// Parses a size in bytes: a whole number, optionally followed by a binary unit K, M, G or T (also
+/// written KB/KiB, MB/MiB, ...; 1K = 1024), e.g. "4096", "64K", "1MiB". Returns nullopt for anything else
+/// (signs, fractions, exponents, blanks) and when the result passes UINT64_MAX. Pure; thread-safe.
+std::optional<uint64_t> parseBytes(std::string_view text);
+
+/// Parses a duration into ns: a decimal number ("10", "1.5", ".5"; no sign, no exponent, no blanks)
+/// followed by ns, us, ms, s, m (or min), h, or nothing (seconds), e.g. "10s", "250ms", "1.5m", "2".
+/// Fractions of a ns are cut. Returns nullopt for anything else and above UINT64_MAX ns (about 584
+/// years). 0 ("0", "0s") is accepted: callers that need a positive duration refuse it themselves.
+/// Pure; thread-safe. Used by the library's KCOUNT_INTERVAL / KCOUNT_CAPTURE_DURATION and by
+/// `kcount ctl --duration`.
+std::optional<uint64_t> parseDurationNs(std::string_view text);
+
+}  // namespace kc

@@ -1,0 +1,140 @@
+// FileSink on paths that are not regular files (/dev/null, a fifo), and its cap warning; kcount run's
+// report of the logs its command wrote and of why none was (tools/run.h).
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/file_sink.h"
+#include "tools/run.h"
+
+namespace {
+struct Collected {
+  std::vector<std::string> warnings, opened;
+  kc::FileSink::Warn warn() {
+    return [this](const std::string& m) { warnings.push_back(m); };
+  }
+  kc::FileSink::Opened onOpen() {
+    return [this](const std::string& p) { opened.push_back(p); };
+  }
+};
+
+std::string tempDir() {
+  char dir[] = "/tmp/kcount-sink-test.XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  return dir;
+}
+}  // namespace
+
+TEST_CASE("a character device is written as it is: no .1 file beside it, no rotation") {
+  Collected c;
+  {
+    kc::FileSink sink("/dev/null", 0600, 8192, c.warn(), 8, c.onOpen());
+    std::vector<char> chunk(3000, 'x');
+    CHECK(sink.write(chunk.data(), chunk.size()));
+    CHECK_FALSE(sink.needsRotation(chunk.size() * 3));
+    CHECK_FALSE(sink.rotate());
+    CHECK(sink.path() == "/dev/null");
+    CHECK(sink.files() == std::vector<std::string>{"/dev/null"});
+  }
+  struct stat st {};
+  CHECK(::stat("/dev/null.1", &st) != 0);
+  CHECK(c.warnings.empty());
+  CHECK(c.opened == std::vector<std::string>{"/dev/null"});
+}
+
+TEST_CASE("a fifo with a reader is written; without one the log is refused at once, nothing created") {
+  const std::string dir = tempDir();
+  const std::string fifo = dir + "/log.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  {
+    Collected c;
+    kc::FileSink sink(fifo, 0600, 0, c.warn(), 8, c.onOpen());
+    CHECK_FALSE(sink.write("abc", 3));  // no reader: not blocked
+    REQUIRE(c.warnings.size() == 1);
+    CHECK(c.warnings[0].find("a fifo with no reader") != std::string::npos);
+    REQUIRE(c.opened.size() == 1);
+    CHECK(c.opened[0][0] == kc::kFileSinkNote);  // the failure is reported, not a path
+  }
+  {
+    const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    REQUIRE(reader >= 0);
+    Collected c;
+    kc::FileSink sink(fifo, 0600, 0, c.warn(), 8, c.onOpen());
+    CHECK(sink.write("abc", 3));
+    char buf[8] = {};
+    CHECK(::read(reader, buf, sizeof(buf)) == 3);
+    CHECK(std::string(buf) == "abc");
+    ::close(reader);
+  }
+  struct stat st {};
+  CHECK(::stat((fifo + ".1").c_str(), &st) != 0);
+  ::unlink(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("the cap warning names KCOUNT_MAX_FILES only after a rotation") {
+  const std::string dir = tempDir();
+  Collected c;
+  {
+    kc::FileSink sink(dir + "/a.kcount", 0600, 100, c.warn(), 8, c.onOpen());
+    std::vector<char> big(200, 'x');
+    CHECK_FALSE(sink.write(big.data(), big.size()));  // passes the cap in the first file, no rotation
+  }
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0].find("KCOUNT_MAX_BYTES=100") != std::string::npos);
+  CHECK(c.warnings[0].find("KCOUNT_MAX_FILES") == std::string::npos);
+  Collected r;
+  {
+    kc::FileSink sink(dir + "/b.kcount", 0600, 100, r.warn(), 2, r.onOpen());
+    std::vector<char> part(60, 'x');
+    CHECK(sink.write(part.data(), part.size()));
+    REQUIRE(sink.needsRotation(part.size()));
+    CHECK(sink.rotate());
+    CHECK(sink.write(part.data(), part.size()));
+    CHECK_FALSE(sink.write(part.data(), part.size()));
+  }
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("KCOUNT_MAX_FILES=2") != std::string::npos);
+  for (const char* f : {"/a.kcount", "/b.kcount", "/b.1.kcount"}) ::unlink((dir + f).c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("kcount run's report: paths, load notes and failures; the no-log line names the reason") {
+  const std::string n(1, kc::kFileSinkNote);
+  std::istringstream in("a.kcount\n" + n + "loaded 12 preload\na.kcount\n" + n + "loaded 13 injection\n" + n +
+                        "cannot create log /x (Permission denied) nor /tmp/x (Permission denied); records are "
+                        "counted as dropped\n");
+  const kc::RunReport r = kc::readRunReport(in);
+  CHECK(r.logs == std::vector<std::string>{"a.kcount"});
+  CHECK(r.preloaded_pids == std::vector<int>{12});
+  CHECK(r.injected_pids == std::vector<int>{13});
+  REQUIRE(r.failures.size() == 1);
+
+  kc::RunEnd end;
+  CHECK(kc::noLogReason(r, end).find("could not be created: cannot create log /x") != std::string::npos);
+  kc::RunReport none;
+  CHECK(kc::noLogReason(none, end).find("not loaded") != std::string::npos);
+  end.inject = "cuda";
+  CHECK(kc::noLogReason(none, end).find("initialized CUDA or NVTX") != std::string::npos);
+  kc::RunReport injected;
+  injected.injected_pids = {77};
+  const std::string exited = kc::noLogReason(injected, end);
+  CHECK(exited.find("pid 77") != std::string::npos);
+  CHECK(exited.find("_exit()") != std::string::npos);
+  CHECK(exited.find("recorded no") == std::string::npos);
+  end.signal = 9;
+  CHECK(kc::noLogReason(injected, end).find("killed by signal 9") != std::string::npos);
+  kc::RunReport preloaded;
+  preloaded.preloaded_pids = {5};
+  kc::RunEnd paused;
+  paused.paused = true;
+  CHECK(kc::noLogReason(preloaded, paused).find("never started") != std::string::npos);
+  CHECK(kc::noLogReason(preloaded, kc::RunEnd{}).find("recorded no kernel launch") != std::string::npos);
+}
