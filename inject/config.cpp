@@ -88,7 +88,7 @@ Config readAll(std::string* problems) {
               "no cap");
     else if (*n != 0 && *n < kMinMaxFileBytes)
       problem(problems, "KCOUNT_MAX_BYTES", v,
-              "below the minimum of " + std::to_string(kMinMaxFileBytes) + " bytes (a log's header and first chunk)",
+              "below the minimum of " + std::to_string(kMinMaxFileBytes) + " bytes (room for a log's header and metadata)",
               std::to_string(kMinMaxFileBytes));
     c.max_file_bytes = !n ? 0 : (*n != 0 && *n < kMinMaxFileBytes) ? kMinMaxFileBytes : *n;
   }

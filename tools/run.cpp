@@ -116,6 +116,7 @@ int runCommand(const RunOptions& opt) {
   std::string report = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
                        "/kcount-run.XXXXXX";
   const int report_fd = mkstemp(report.data());
+  const int report_errno = errno;
   if (report_fd >= 0) {
     ::close(report_fd);
     setenv("KCOUNT_RUN_REPORT", report.c_str(), 1);
@@ -198,7 +199,10 @@ int runCommand(const RunOptions& opt) {
   }
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   for (const auto& f : rep.logs) std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
-  if (rep.logs.empty()) {
+  if (report_fd < 0)
+    std::fprintf(stderr, "kcount: cannot create a report file in %s (%s): the logs written are not listed\n",
+                 report.substr(0, report.rfind('/')).c_str(), std::strerror(report_errno));
+  else if (rep.logs.empty()) {
     RunEnd end;
     end.inject = opt.inject;
     end.paused = opt.paused || (std::getenv("KCOUNT_START") != nullptr && std::string(std::getenv("KCOUNT_START")) == "paused");

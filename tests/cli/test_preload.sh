@@ -119,7 +119,7 @@ if grep -q "kcount: log: $d/same.kcount.1$" "$d/third.err"; then ok "kcount run 
 else bad "kcount run with a taken name: $(cat "$d/third.err" | tr '\n' ' ')"; fi
 
 # 5. A size cap: the log stops at the cap, the library warns, check does not call it clean.
-KCOUNT_MAX_BYTES=300 "$kcount" run --output "$work/cap.kcount" -- "$nvtx_prog" 1000 >/dev/null 2>"$work/cap.err"
+KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1 "$kcount" run --output "$work/cap.kcount" -- "$nvtx_prog" 30000 >/dev/null 2>"$work/cap.err"
 "$kcount" check "$work/cap.kcount" >"$work/cap.check"
 rc=$?
 if [[ $rc -eq 1 ]] && grep -q "KCOUNT_MAX_BYTES" "$work/cap.err"; then ok "KCOUNT_MAX_BYTES: warned, check exit 1"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The library's configuration and `kcount run` as a new user meets them, without a GPU: a device or a
+# fifo as the log path, each KCOUNT_* warning printed once, a size cap below the minimum, the reasons
+# kcount run gives when no log was written, its command not outliving it, and scripts/build.sh's -j.
+# Usage: test_run_config.sh BUILD_DIR NVTX_PROGRAM
+set -u
+build=$(cd "$1" && pwd)
+prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+kcount=$build/bin/kcount
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+fail=0
+ok() { echo "PASS $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TMPDIR=$work/tmp  # where a log that cannot be created falls back to
+mkdir -p "$TMPDIR"
+
+# 1. /dev/null and a fifo: written as they are, no "/dev/null.1", no fallback file.
+had_null1=0; [[ -e /dev/null.1 ]] && had_null1=1
+"$kcount" run --output /dev/null -- "$prog" 2 >/dev/null 2>"$work/null.err"
+rc=$?
+if [[ $rc -eq 0 && $had_null1 -eq 0 && ! -e /dev/null.1 && -z $(ls -A "$TMPDIR") && -c /dev/null ]] &&
+   grep -q "kcount: log: /dev/null$" "$work/null.err"; then ok "--output /dev/null: written as it is, nothing created"
+else bad "--output /dev/null: rc=$rc, /dev/null.1: $(ls -l /dev/null.1 2>&1), tmp: $(ls -A "$TMPDIR"), $(tr '\n' ' ' <"$work/null.err")"; fi
+mkfifo "$work/log.fifo"
+cat "$work/log.fifo" >"$work/from-fifo.kcount" &
+reader=$!
+KCOUNT_OUTPUT=$work/log.fifo KCOUNT_MAX_BYTES=64K "$kcount" run -- "$prog" 2 >/dev/null 2>"$work/fifo.err"
+wait $reader
+if "$kcount" check "$work/from-fifo.kcount" >/dev/null && [[ ! -e $work/log.fifo.1 && -p $work/log.fifo ]]; then
+  ok "KCOUNT_OUTPUT=fifo: a complete log through the fifo, no rotation file"
+else bad "KCOUNT_OUTPUT=fifo: $(ls "$work"), $(tr '\n' ' ' <"$work/fifo.err")"; fi
+
+# 2. A warning is printed once, also when the program is started through a shell (one exec chain).
+KCOUNT_MAX_FILES=0 "$kcount" run -- sh -c "\"$prog\" 1" >/dev/null 2>"$work/twice.err"
+n=$(grep -c "KCOUNT_MAX_FILES=0" "$work/twice.err")
+[[ $n -eq 1 ]] && ok "KCOUNT_MAX_FILES=0 through sh: warned once" || bad "KCOUNT_MAX_FILES=0 warned $n times: $(cat "$work/twice.err")"
+
+# 3. KCOUNT_MAX_BYTES below the minimum: raised to it with a warning; the log has its header and check
+#    says INCOMPLETE (exit 1), not DAMAGED; no mention of KCOUNT_MAX_FILES without a rotation.
+KCOUNT_MAX_BYTES=10 KCOUNT_MAX_FILES=1 "$kcount" run --output "$work/cap.kcount" -- "$prog" 30000 >/dev/null 2>"$work/cap.err"
+"$kcount" check "$work/cap.kcount" >"$work/cap.check" 2>&1
+rc=$?
+if [[ $rc -eq 1 && -s $work/cap.kcount ]] && grep -q "KCOUNT_MAX_BYTES=10: below the minimum of 4096" "$work/cap.err" &&
+   grep -q "reached KCOUNT_MAX_BYTES=4096" "$work/cap.err" && ! grep -q "KCOUNT_MAX_FILES" "$work/cap.err"; then
+  ok "KCOUNT_MAX_BYTES=10: raised to 4096, log of $(stat -c %s "$work/cap.kcount") bytes, check exit 1"
+else bad "KCOUNT_MAX_BYTES=10: check exit $rc ($(head -c 300 "$work/cap.check")), $(tr '\n' ' ' <"$work/cap.err")"; fi
+
+# 4. Why no log was written.
+"$kcount" run -- kcount-no-such-command >/dev/null 2>"$work/nf.err"
+rc=$?
+if [[ $rc -eq 127 ]] && grep -q "kcount-no-such-command: command not found" "$work/nf.err" && ! grep -q "no log" "$work/nf.err"
+then ok "command not found: exit 127, said so"; else bad "command not found: rc=$rc, $(cat "$work/nf.err")"; fi
+(cd "$work" && "$kcount" run --inject cuda -- "$prog" 3 _exit >/dev/null 2>"$work/exit.err")
+if grep -q "no log written: libkcount.so was loaded by CUDA or NVTX" "$work/exit.err" && grep -q "_exit()" "$work/exit.err"
+then ok "--inject cuda + _exit: the reason says the process left before its log was written"
+else bad "--inject cuda + _exit: $(cat "$work/exit.err")"; fi
+mkdir -p "$work/ro"
+KCOUNT_OUTPUT=/proc/kcount-none/x.kcount "$kcount" run -- env TMPDIR=/proc/kcount-none "$prog" 1 >/dev/null 2>"$work/ro.err"
+if grep -q "no log written: the log could not be created: cannot create log /proc/kcount-none/x.kcount" "$work/ro.err"
+then ok "log that cannot be created: said so"; else bad "log that cannot be created: $(cat "$work/ro.err")"; fi
+
+# 5. kcount run killed with SIGKILL: its command goes too (PR_SET_PDEATHSIG).
+"$kcount" run -- sleep 60 2>/dev/null &
+kpid=$!
+child=""
+for _ in $(seq 100); do
+  child=$(cat /proc/$kpid/task/*/children 2>/dev/null | tr -d ' ')
+  [[ -n $child ]] && break
+  sleep 0.05
+done
+kill -KILL $kpid
+wait $kpid 2>/dev/null
+gone=0
+for _ in $(seq 100); do
+  kill -0 "$child" 2>/dev/null || { gone=1; break; }
+  sleep 0.05
+done
+if [[ -n $child && $gone -eq 1 ]]; then ok "kcount run killed by SIGKILL: its command $child ended too"
+else bad "kcount run killed by SIGKILL: command '$child' still running"; [[ -n $child ]] && kill "$child"; fi
+
+# 6. scripts/build.sh runs ninja on every CPU (a fake cmake and ninja record their arguments).
+mkdir -p "$work/fake"
+printf '#!/bin/sh\nexit 0\n' >"$work/fake/cmake"
+printf '#!/bin/sh\necho "$@" >"%s"\n' "$work/ninja.args" >"$work/fake/ninja"
+chmod +x "$work/fake/cmake" "$work/fake/ninja"
+PATH=$work/fake:$PATH BUILD_DIR=$work/fake-build bash "$root/scripts/build.sh" >/dev/null 2>&1
+grep -q -- "-j$(nproc)" "$work/ninja.args" 2>/dev/null && ok "build.sh: ninja -j$(nproc)" ||
+  bad "build.sh: ninja called with '$(cat "$work/ninja.args" 2>&1)'"
+exit $fail
