@@ -136,11 +136,15 @@ bool FileSink::openExisting(const struct stat& st) {
   }
   if (const int flags = ::fcntl(fd_, F_GETFL); flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
   stream_ = true;
-  actual_path_ = path_;
-  first_path_ = path_;
-  files_.push_back(path_);
+  return adopt(path_, true);
+}
+
+bool FileSink::adopt(const std::string& path, bool first) {
+  actual_path_ = path;
+  if (first) first_path_ = path;
+  files_.push_back(path);
   noteOpened();
-  if (opened_) opened_(path_);
+  if (opened_) opened_(path);
   return true;
 }
 
@@ -153,11 +157,7 @@ bool FileSink::open() {
       fail("cannot create log " + path_ + " (" + std::strerror(errno) + "); records are counted as dropped");
       return false;
     }
-    actual_path_ = chosen;
-    files_.push_back(chosen);
-    noteOpened();
-    if (opened_) opened_(chosen);
-    return true;
+    return adopt(chosen, false);
   }
   // An existing device or fifo (/dev/null, a named pipe) is written as it is; O_EXCL below would
   // otherwise make a regular file beside it ("/dev/null.1").
@@ -179,12 +179,7 @@ bool FileSink::open() {
     }
     if (warn_) warn_("cannot create log " + path_ + " (" + std::strerror(err) + "); writing " + chosen + " instead");
   }
-  actual_path_ = chosen;
-  first_path_ = chosen;
-  files_.push_back(chosen);
-  noteOpened();
-  if (opened_) opened_(chosen);
-  return true;
+  return adopt(chosen, true);
 }
 
 bool FileSink::write(const void* data, size_t bytes) {

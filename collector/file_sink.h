@@ -67,6 +67,9 @@ class FileSink final : public ByteSink {
   /// Opens an existing character device or fifo at path_ (see the class comment); false with the
   /// sink failed if it cannot be used.
   bool openExisting(const struct stat& st);
+  /// Takes fd_, just opened on `path`, as the current file (`first`: the log's first file, which rotated
+  /// names derive from): records it, notes its identity, calls opened_. Returns true.
+  bool adopt(const std::string& path, bool first);
   /// Warns, reports the failure through opened_, and fails the sink.
   void fail(const std::string& message);
   bool stream_ = false;     // writing to a character device or fifo: no rotation

@@ -15,6 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TMPDIR=$work/tmp  # where a log that cannot be created falls back to
 mkdir -p "$TMPDIR"
+export KCOUNT_OUTPUT=$work/logs/  # logs of the commands below that set no output of their own
 
 # 1. /dev/null and a fifo: written as they are, no "/dev/null.1", no fallback file.
 had_null1=0; [[ -e /dev/null.1 ]] && had_null1=1
