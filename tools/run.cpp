@@ -163,9 +163,6 @@ int runCommand(const RunOptions& opt) {
     _exit(err == ENOENT ? 127 : 126);
   }
   g_child = pid;
-  if (opt.paused)
-    std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", argv[0],
-                 static_cast<int>(pid));
   int exec_errno = 0;
   if (exec_pipe[1] >= 0) {
     ::close(exec_pipe[1]);
@@ -175,6 +172,9 @@ int runCommand(const RunOptions& opt) {
     if (n != static_cast<ssize_t>(sizeof(exec_errno))) exec_errno = 0;
     ::close(exec_pipe[0]);
   }
+  if (opt.paused && exec_errno == 0)
+    std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", argv[0],
+                 static_cast<int>(pid));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
