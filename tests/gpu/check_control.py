@@ -5,6 +5,7 @@
      is requests x kernels-per-request exactly, 0 unmatched, and no request fails.
   a2 throughput while paused vs. a server without kcount, side by side (batches alternate between the
      two servers), and again after the last stop.
+  a3 after the last stop and more requests, `kcount ctl status` says CUPTI is finalized.
   b  KCOUNT_CAPTURE_RANGE=step SKIP=5 COUNT=10 on examples/geglu.py: exactly steps 6-15 (10 step
      instances, 50 kernels), one segment.
   c  launch loop (a.add_(1)) in a process with kcount: before any capture and after a start/stop, within
@@ -101,15 +102,21 @@ class Server:
         return rc
 
 
-def side_by_side(a, b, rounds=5, n=200):
+def side_by_side(a, b, rounds=6, n=200):
+    """Batches of n requests alternate between the servers, in ABBA order (neither always goes first)."""
     ra, rb = [], []
-    for _ in range(rounds):
-        ra.append(a.requests(n))
-        rb.append(b.requests(n))
+    for i in range(rounds):
+        if i % 2 == 0:
+            ra.append(a.requests(n))
+            rb.append(b.requests(n))
+        else:
+            rb.append(b.requests(n))
+            ra.append(a.requests(n))
     return statistics.median(ra), statistics.median(rb), ra
 
 
 def check_http():
+    cupti_after = None
     log = os.path.join(OUT, "http-server.kcount")
     if os.path.exists(log):
         os.unlink(log)
@@ -130,6 +137,8 @@ def check_http():
             if rc1 or rc2:
                 ctl_errors.append(f"start {rc1} stop {rc2}: {e1.strip()} {e2.strip()}")
         none_rps2, after_rps, none_all2 = side_by_side(plain, kc)
+        rc, st, err = ctl(kc.p.pid, "status")
+        cupti_after = st.get("status", {}).get("cupti") if rc == 0 else f"ctl exit {rc}: {err.strip()[-200:]}"
         sent, failed = plain.sent + kc.sent, plain.failed + kc.failed
     finally:
         rc_plain = plain.quit()
@@ -149,13 +158,16 @@ def check_http():
         row("a  http server windows exact", False, f"{exc}; ctl errors {ctl_errors}")
     row("a  http server no request fails", failed == 0 and rc_plain == 0 and rc_kc == 0,
         f"{sent} requests, {failed} failed; exit codes: plain {rc_plain}, kcount {rc_kc}")
+    row("a3 CUPTI finalized after stop", cupti_after == "finalized",
+        f"`kcount ctl status` after 3 windows and {len(none_all2)} batches of requests: cupti {cupti_after!r} "
+        f"(dynamic detach: cuptiFinalize at the first CUDA API exit after a stop)")
     spread = (max(none_all) - min(none_all)) / statistics.median(none_all) if none_all else 0
     tol = max(TOL, spread)
     row("a2 throughput paused vs none", paused_rps >= none_rps * (1 - tol),
-        f"median req/s over 5x200: none {none_rps:.0f}, kcount paused {paused_rps:.0f} "
+        f"median req/s over 6x200 (ABBA): none {none_rps:.0f}, kcount paused {paused_rps:.0f} "
         f"({(paused_rps / none_rps - 1) * 100:+.1f}%; tolerance {tol * 100:.0f}%)")
     row("a2 throughput after stop vs none", after_rps >= none_rps2 * (1 - tol),
-        f"median req/s over 5x200: none {none_rps2:.0f}, kcount after 3 windows {after_rps:.0f} "
+        f"median req/s over 6x200 (ABBA): none {none_rps2:.0f}, kcount after 3 windows {after_rps:.0f} "
         f"({(after_rps / none_rps2 - 1) * 100:+.1f}%)")
 
 
