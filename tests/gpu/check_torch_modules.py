@@ -197,11 +197,12 @@ def cmd_bench(a):
     if not reg.get("recording") or 0 in reg.get("recording"):
         fails.append("hooks not registered while recording: %s" % reg.get("recording"))
     f_us, c, sp = b["forward_us"], b["per_module_call_us"], b.get("spread_us", {})
-    return finish(fails, ["%d module calls per forward; forward CPU time (median of 7 x 50) %.0f us without the "
-                          "helper (spread %.0f), %.0f us recording (+%.2f us per module call), %.0f us with kcount "
-                          "paused (+%.2f us per module call, spread %.0f us); hooks registered %s"
-                          % (b["module_calls_per_forward"], f_us["none"], sp.get("none", 0), f_us["recording"],
-                             c["recording"], f_us["paused"], c["paused"], sp.get("paused", 0), reg)])
+    return finish(fails, ["%d module calls per forward; forward CPU time, median of 7 x 50 [spread]: recording %.0f us "
+                          "with the helper, %.0f without (+%.2f us per module call); paused %.0f us with the helper "
+                          "[%.0f], %.0f without [%.0f] (%+.2f us per module call); hooks registered %s"
+                          % (b["module_calls_per_forward"], f_us["recording"], f_us["recording-no-helper"],
+                             c["recording"], f_us["paused"], sp.get("paused", 0), f_us["paused-no-helper"],
+                             sp.get("paused-no-helper", 0), c["paused"], reg)])
 
 
 def main(argv=None):

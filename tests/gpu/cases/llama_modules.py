@@ -168,10 +168,10 @@ def profile(args, step):
 
 
 def bench(args, step):
-    """Forward CPU time per module call, three states interleaved in one process (7 rounds of 50 forwards):
-    recording (`kcount ctl PID start`), paused (`kcount ctl PID stop`: the helper's switch removes its
-    hooks), and none (the helper removed altogether, kcount paused). With --kcount the states are set
-    through kcount's control socket; the switch is synced right after each change."""
+    """Forward CPU time per module call, four states interleaved in one process (7 rounds of 50 forwards):
+    kcount recording (`kcount ctl PID start`) with and without the helper, kcount paused (`kcount ctl PID
+    stop`) with the helper (its switch removed the hooks) and without it. The states are set through
+    kcount's control socket (--kcount); the switch is synced right after each change."""
     from kcount_torch import modules as km
     import kcount_torch
     import subprocess
@@ -212,23 +212,26 @@ def bench(args, step):
     opts = kcount_torch.Options(modules=True)
     res = collections.defaultdict(list)
     hooks = collections.defaultdict(list)
+
+    def measure(state):
+        hooks[state].append(registered())
+        res[state].append(timed())
+
     for _ in range(7):
         km.installed.switch.sync()
-        hooks["recording"].append(registered())
-        res["recording"].append(timed())
-        ctl("stop")
-        km.installed.switch.sync()
-        hooks["paused"].append(registered())
-        res["paused"].append(timed())
+        measure("recording")              # kcount records, the helper's hooks push ranges
         km.remove()
-        hooks["none"].append(registered())
-        res["none"].append(timed())
+        measure("recording-no-helper")    # kcount records, no helper
+        ctl("stop")
+        measure("paused-no-helper")       # kcount paused, no helper
         km.install(torch, opts, recording=recording, backend=backend)
+        km.installed.switch.sync()
+        measure("paused")                 # kcount paused, the helper loaded: its switch removed the hooks
         ctl("start")
     med = {k: sorted(v)[len(v) // 2] * 1e6 for k, v in res.items()}
     out = {"module_calls_per_forward": per_forward, "forward_us": med,
-           "per_module_call_us": {"recording": (med["recording"] - med["none"]) / per_forward,
-                                  "paused": (med["paused"] - med["none"]) / per_forward},
+           "per_module_call_us": {"recording": (med["recording"] - med["recording-no-helper"]) / per_forward,
+                                  "paused": (med["paused"] - med["paused-no-helper"]) / per_forward},
            "spread_us": {k: (max(v) - min(v)) * 1e6 for k, v in res.items()},
            "hooks_registered": {k: sorted(set(v)) for k, v in hooks.items()},
            "recording_state": recording.mode}
