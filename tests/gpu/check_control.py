@@ -3,8 +3,8 @@
   a  http server: a PyTorch model behind http.server, started with kcount loaded and paused. The
      operator (`kcount ctl PID start/stop`) captures 1, 7 and 13 requests: each window's kernel count
      is requests x kernels-per-request exactly, 0 unmatched, and no request fails.
-  a2 throughput while paused vs. a server without kcount, side by side (batches alternate between the
-     two servers), and again after the last stop.
+  a2 throughput while paused vs. a server without kcount, side by side with a second server without
+     kcount (batches go to the three in turn, rotating order), and again after the last stop.
   a3 after the last stop and more requests, `kcount ctl status` says CUPTI is finalized.
   b  KCOUNT_CAPTURE_RANGE=step SKIP=5 COUNT=10 on examples/geglu.py: exactly steps 6-15 (10 step
      instances, 50 kernels), one segment.
@@ -102,17 +102,19 @@ class Server:
         return rc
 
 
-def side_by_side(a, b, rounds=6, n=200):
-    """Batches of n requests alternate between the servers, in ABBA order (neither always goes first)."""
-    ra, rb = [], []
-    for i in range(rounds):
-        if i % 2 == 0:
-            ra.append(a.requests(n))
-            rb.append(b.requests(n))
-        else:
-            rb.append(b.requests(n))
-            ra.append(a.requests(n))
-    return statistics.median(ra), statistics.median(rb), ra
+def side_by_side(servers, rounds=8, n=200):
+    """Batches of n requests go to each server in turn; the order rotates every round and reverses every
+    other round, so no server always goes first or follows the same one. Returns (medians, per-batch
+    req/s lists), in the order of `servers`."""
+    got = [[] for _ in servers]
+    k = len(servers)
+    for r in range(rounds):
+        order = list(range(k))[r % k:] + list(range(k))[:r % k]
+        if r % 2:
+            order.reverse()
+        for i in order:
+            got[i].append(servers[i].requests(n))
+    return [statistics.median(g) for g in got], got
 
 
 def check_http():
@@ -121,11 +123,12 @@ def check_http():
     if os.path.exists(log):
         os.unlink(log)
     plain = Server("http-plain")
+    plain2 = Server("http-plain-2")  # a second server without kcount: the spread between identical processes
     kc = Server("http-kcount", {"KCOUNT_START": "paused", "KCOUNT_OUTPUT": log})
     try:
-        plain.requests(30)
-        kc.requests(30)  # warm-up: cuBLAS handles, allocator, first-call work happen while paused
-        none_rps, paused_rps, none_all = side_by_side(plain, kc)
+        for srv in (plain, plain2, kc):
+            srv.requests(30)  # warm-up: cuBLAS handles, allocator, first-call work happen while paused
+        (none_rps, none2_rps, paused_rps), (none_all, _, _) = side_by_side([plain, plain2, kc])
         rc, st, err = ctl(kc.p.pid, "status")
         paused_ok = rc == 0 and st.get("status", {}).get("mode") == "paused"
         windows = [1, 7, 13]
@@ -136,11 +139,12 @@ def check_http():
             rc2, _, e2 = ctl(kc.p.pid, "stop")
             if rc1 or rc2:
                 ctl_errors.append(f"start {rc1} stop {rc2}: {e1.strip()} {e2.strip()}")
-        none_rps2, after_rps, none_all2 = side_by_side(plain, kc)
+        (none_rps2, none2_rps2, after_rps), (none_all2, _, _) = side_by_side([plain, plain2, kc])
         rc, st, err = ctl(kc.p.pid, "status")
         cupti_after = st.get("status", {}).get("cupti") if rc == 0 else f"ctl exit {rc}: {err.strip()[-200:]}"
-        sent, failed = plain.sent + kc.sent, plain.failed + kc.failed
+        sent, failed = plain.sent + plain2.sent + kc.sent, plain.failed + plain2.failed + kc.failed
     finally:
+        plain2.quit()
         rc_plain = plain.quit()
         rc_kc = kc.quit()
     try:
@@ -164,10 +168,12 @@ def check_http():
     spread = (max(none_all) - min(none_all)) / statistics.median(none_all) if none_all else 0
     tol = max(TOL, spread)
     row("a2 throughput paused vs none", paused_rps >= none_rps * (1 - tol),
-        f"median req/s over 6x200 (ABBA): none {none_rps:.0f}, kcount paused {paused_rps:.0f} "
+        f"median req/s over 8x200 (3 servers, rotating order): none {none_rps:.0f}, a second none "
+        f"{none2_rps:.0f} ({(none2_rps / none_rps - 1) * 100:+.1f}%), kcount paused {paused_rps:.0f} "
         f"({(paused_rps / none_rps - 1) * 100:+.1f}%; tolerance {tol * 100:.0f}%)")
     row("a2 throughput after stop vs none", after_rps >= none_rps2 * (1 - tol),
-        f"median req/s over 6x200 (ABBA): none {none_rps2:.0f}, kcount after 3 windows {after_rps:.0f} "
+        f"median req/s over 8x200: none {none_rps2:.0f}, a second none {none2_rps2:.0f} "
+        f"({(none2_rps2 / none_rps2 - 1) * 100:+.1f}%), kcount after 3 windows {after_rps:.0f} "
         f"({(after_rps / none_rps2 - 1) * 100:+.1f}%)")
 
 
