@@ -291,16 +291,19 @@ class HookSwitch:
                 r.registered = True
                 self.changes += 1
             elif not want and self.handles and r.open_roots <= 0:
-                r.registered = False
-                for h in self.handles:
-                    try:
-                        h.remove()
-                    except Exception:
-                        pass
-                self.handles = []
+                self._remove_locked()
                 r.open_roots = 0
                 self.changes += 1
             return bool(self.handles)
+
+    def _remove_locked(self):
+        self.ranges.registered = False
+        for h in self.handles:
+            try:
+                h.remove()
+            except Exception:
+                pass
+        self.handles = []
 
     def _loop(self):
         while not self.stopped.wait(self.interval_s):
@@ -327,13 +330,7 @@ class HookSwitch:
         if t is not None and t is not threading.current_thread():
             t.join(timeout=1.0)
         with self.ranges.switch_lock:
-            for h in self.handles:
-                try:
-                    h.remove()
-                except Exception:
-                    pass
-            self.handles = []
-            self.ranges.registered = False
+            self._remove_locked()
 
 
 def _resolves(root, name, module):

@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 
 BUILD = os.path.abspath(sys.argv[1])
 OUT = os.path.abspath(sys.argv[2])
@@ -58,48 +57,14 @@ def summary(path, *extra):
     return json.loads(r.stdout)["logs"][0]
 
 
-class Server:
-    def __init__(self, tag, kcount_env=None):
-        env = dict(os.environ)
-        if kcount_env is not None:
-            env.update(LD_PRELOAD=LIB, **kcount_env)
-        self.err = open(os.path.join(OUT, f"{tag}.stderr.txt"), "w")
-        self.p = subprocess.Popen([PY, os.path.join(HERE, "control", "server.py"), "--port", "0"],
-                                  stdout=subprocess.PIPE, stderr=self.err, env=env, text=True, cwd=OUT)
-        line = self.p.stdout.readline().split()
-        if len(line) != 2 or line[0] != "PORT":
-            raise RuntimeError(f"server {tag} did not start (see {self.err.name})")
-        self.url = f"http://127.0.0.1:{line[1]}"
-        self.failed = 0
-        self.sent = 0
+sys.path.insert(0, os.path.join(HERE, "control"))
+import server_ab  # noqa: E402  (the server process and its client)
 
-    def post(self, path, body):
-        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
 
-    def requests(self, n):
-        """Sends n requests one after the other; returns requests per second."""
-        t = time.perf_counter()
-        for i in range(n):
-            self.sent += 1
-            try:
-                code, body = self.post("/infer", {"value": 0.001 * (i % 7)})
-                if code != 200 or not body.get("ok"):
-                    self.failed += 1
-            except Exception:
-                self.failed += 1
-        return n / (time.perf_counter() - t)
-
-    def quit(self):
-        try:
-            self.post("/quit", {})
-        except Exception:
-            pass
-        rc = self.p.wait(timeout=60)
-        self.err.close()
-        return rc
+def Server(tag, kcount_env=None):
+    """server.py without kcount, or preloaded with libkcount.so and `kcount_env`."""
+    env = {} if kcount_env is None else dict(LD_PRELOAD=LIB, **kcount_env)
+    return server_ab.Server(tag, env, OUT)
 
 
 def side_by_side(servers, rounds=8, n=200):

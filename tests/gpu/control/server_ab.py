@@ -23,6 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Server:
+    """One server.py process (environment = ours + env_extra; stderr to OUTDIR/ab-TAG.stderr.txt) and a
+    sequential client: requests(n) -> requests per second; sent/failed counters; quit() -> exit status."""
+
     def __init__(self, tag, env_extra, outdir):
         env = dict(os.environ)
         env.update(env_extra)
@@ -35,6 +38,7 @@ class Server:
             raise RuntimeError(f"server {tag} did not start (see {self.err.name})")
         self.url = f"http://127.0.0.1:{line[1]}"
         self.failed = 0
+        self.sent = 0
 
     def post(self, path, body):
         req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
@@ -45,6 +49,7 @@ class Server:
     def requests(self, n):
         t = time.perf_counter()
         for i in range(n):
+            self.sent += 1
             try:
                 code, body = self.post("/infer", {"value": 0.001 * (i % 7)})
                 self.failed += code != 200 or not body.get("ok")
