@@ -266,7 +266,8 @@ int kcountMain(int argc, char** argv) {
       } else if (!paths.empty() || diff_a.empty() || diff_b.empty()) {
         throw std::runtime_error("diff takes two logs (A B), or -a LOG... -b LOG...");
       }
-      auto a = loadAll(diff_a), b = loadAll(diff_b);
+      // One streaming pass per log: the diff needs the summaries, scopes and names, not the records.
+      auto a = loadAll(diff_a, /*streaming=*/true), b = loadAll(diff_b, /*streaming=*/true);
       // Damaged logs: reported on stderr; compared only with --salvage (a partial run would look like a
       // plausible but wrong comparison).
       const int rc = std::max(selectLogs(a, salvage), selectLogs(b, salvage));
@@ -278,7 +279,7 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*kernels) {
-      auto logs = loadAll(paths);
+      auto logs = loadAll(paths);  // the table needs every kernel record (shapes, names per range)
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
       if (format == "json")
