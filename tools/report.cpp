@@ -56,16 +56,6 @@ struct Table {
   }
 };
 
-std::string csvField(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 const char* severityName(ReadIssue::Severity s) {
   return s == ReadIssue::Severity::kError ? "error" : "warning";
 }
@@ -266,6 +256,16 @@ std::string formatDuration(uint64_t ns) {
   if (ns < 1000000) return three(v / 1e3, "µs");
   if (ns < 1000000000) return three(v / 1e6, "ms");
   return three(v / 1e9, "s");
+}
+
+std::string csvField(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
 }
 
 std::string displayName(std::string_view name) {

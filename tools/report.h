@@ -34,6 +34,9 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join = {});
 /// "812 ns", "3.25 µs", "14.0 ms", "2.51 s".
 std::string formatDuration(uint64_t ns);
 
+/// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.
+std::string csvField(std::string_view s);
+
 /// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
 /// damage). Such a row has no verdict.
 inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition lost to damage)";

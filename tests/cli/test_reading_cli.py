@@ -86,8 +86,36 @@ def test_salvage_packed():
           "(no range): GPU-bound" not in out and "(unknown range: definition lost to damage): GPU-bound" not in out, out)
 
 
+def test_series():
+    src = os.path.dirname(os.path.abspath(__file__))
+    summary_log = os.path.join(src, "..", "data", "fuzz-regressions", "summary-mode-two-snapshots.kcount")
+    trace_log = make_log("trace.kcount", small_script())
+    rc, out, err = kcount("summary", "--series", trace_log)
+    check("series on a trace log: exit 2, note on stderr only",
+          rc == 2 and "not a summary-mode log" in err and "summary-mode" not in out, f"rc={rc} out={out!r}")
+    rc, out, err = kcount("summary", "--series", "--format", "csv", summary_log)
+    lines = out.splitlines()
+    check("series --format csv writes CSV",
+          rc == 0 and lines[0].startswith("log,sequence,final,begin_ns,end_ns,offset_ns,path,") and len(lines) == 5
+          and lines[1].count(",") == lines[0].count(","), out)
+    rc, out, err = kcount("summary", "--series", "--format", "csv", summary_log, trace_log)
+    check("series csv with a trace log too: rows of the other, exit 2", rc == 2 and len(out.splitlines()) == 5
+          and trace_log in err, f"rc={rc} {out}")
+
+
+def test_option_bounds():
+    log = make_log("bounds.kcount", small_script())
+    for args in (["--top", "-1"], ["--top", "100000"], ["--segment", "-1"], ["--top", "2x"]):
+        rc, out, err = kcount("summary", *args, log)
+        check(f"summary {' '.join(args)}: short usage error",
+              rc == 2 and "is not a whole number from" in err and len(err) < 200 and "0000000000000" not in err,
+              f"rc={rc} {err!r}")
+    rc, out, err = kcount("summary", "--top", "0", log)
+    check("summary --top 0 is accepted", rc == 0, err)
+
+
 def main():
-    for test in (test_concatenated, test_salvage_packed):
+    for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
