@@ -51,7 +51,8 @@ int metricIndex(AcrossMetric m) {
   return 2;
 }
 
-/// Labels of all logs; a label two logs share gets " [i]" (1-based argument position) appended.
+}  // namespace
+
 std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
   std::vector<std::string> out;
   for (const auto& l : logs) out.push_back(logLabel(l));
@@ -61,8 +62,6 @@ std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
     if (seen[out[i]] > 1) out[i] += fmt::format(" [{}]", i + 1);
   return out;
 }
-
-}  // namespace
 
 std::string logLabel(const LoadedLog& log) {
   const std::string rank = log.data.meta("rank");

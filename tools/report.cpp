@@ -12,6 +12,7 @@
 
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
+#include "tools/multi_log.h"
 
 namespace kc {
 namespace {
@@ -580,6 +581,9 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
 
 namespace {
 
+/// Ranges shown per kernel in the `kcount kernels` table (CSV and JSON list all).
+constexpr size_t kTableRanges = 3;
+
 struct KernelRow {
   std::string name;
   uint64_t count = 0;
@@ -589,10 +593,14 @@ struct KernelRow {
   std::map<std::string, uint64_t> ranges;
 };
 
-std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
+/// Kernel rows of `logs` merged by name, sorted by count (descending), then name. Range paths are raw
+/// (LogData::scopePath(); JSON keys), or with `display` escaped as text tables and CSV show them.
+std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs, bool display) {
   std::unordered_map<std::string, KernelRow> rows;
-  for (const auto& l : logs) {
+  for (const LoadedLog* lp : logs) {
+    const LoadedLog& l = *lp;
     const LogData& d = l.data;
+    auto pathOf = [&](uint32_t scope) { return display ? rowPath(d, scope) : d.scopePath(scope); };
     if (d.summary_mode) {  // no kernel records: the snapshot's tallies by (range, name); no grid/block
       auto add = [&](uint32_t name_id, const KernelTally& t, const std::string& range) {
         std::string name(d.str(name_id));
@@ -603,7 +611,7 @@ std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
         it->second.ranges[range] += t.count;
       };
       for (const RangeStats& r : l.summary.exclusive)
-        for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, d.scopePath(r.scope_id));
+        for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, pathOf(r.scope_id));
       for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
       continue;
     }
@@ -629,7 +637,7 @@ std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
         continue;
       }
       auto p = paths.find(sc->second);
-      if (p == paths.end()) p = paths.emplace(sc->second, d.scopePath(sc->second)).first;
+      if (p == paths.end()) p = paths.emplace(sc->second, pathOf(sc->second)).first;
       ++r.ranges[p->second];
     }
   }
@@ -642,64 +650,128 @@ std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
   return out;
 }
 
-std::string rangesText(const std::map<std::string, uint64_t>& ranges) {
+std::vector<const LoadedLog*> pointers(const std::vector<LoadedLog>& logs) {
+  std::vector<const LoadedLog*> v;
+  for (const auto& l : logs) v.push_back(&l);
+  return v;
+}
+
+/// "step ×40, step/up ×8, +3 more": ranges by count (descending), at most `limit` of them (0: all).
+std::string rangesText(const std::map<std::string, uint64_t>& ranges, size_t limit) {
   std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string s;
-  for (const auto& [p, n] : v) s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", p, n);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (limit > 0 && i == limit) {
+      s += fmt::format(", +{} more", v.size() - limit);
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", v[i].first, v[i].second);
+  }
   return s;
+}
+
+/// One table or CSV row per (kernel, log): with one log, its kernels; with several, each kernel of the
+/// merged order once per log that ran it, labelled by log (labelsOf()).
+struct LogKernelRow {
+  std::string log;  // label; "" with one log
+  const LoadedLog* loaded = nullptr;
+  KernelRow row;
+};
+
+std::vector<LogKernelRow> kernelRowsPerLog(const std::vector<LoadedLog>& logs) {
+  std::vector<LogKernelRow> out;
+  if (logs.size() == 1) {
+    for (auto& r : collectKernels(pointers(logs), true)) out.push_back({"", &logs[0], std::move(r)});
+    return out;
+  }
+  const auto labels = labelsOf(logs);
+  std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
+  for (size_t i = 0; i < logs.size(); ++i)
+    for (auto& r : collectKernels({&logs[i]}, true)) per[i].emplace(r.name, std::move(r));
+  for (const auto& merged : collectKernels(pointers(logs), false))
+    for (size_t i = 0; i < logs.size(); ++i)
+      if (auto it = per[i].find(merged.name); it != per[i].end()) out.push_back({labels[i], &logs[i], std::move(it->second)});
+  return out;
 }
 
 }  // namespace
 
 json kernelsJson(const std::vector<LoadedLog>& logs) {
   json arr = json::array();
-  for (const auto& r : collectKernels(logs)) {
+  const auto labels = labelsOf(logs);
+  std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
+  if (logs.size() > 1)
+    for (size_t i = 0; i < logs.size(); ++i)
+      for (auto& r : collectKernels({&logs[i]}, false)) per[i].emplace(r.name, std::move(r));
+  auto rangesJson = [](const KernelRow& r) {
     json ranges = json::object();
     for (const auto& [p, n] : r.ranges) ranges[p] = n;
-    arr.push_back(json{{"name", r.name},
-                       {"short", shortKernelName(r.name)},
-                       {"count", r.count},
-                       {"gpu_ns", r.gpu_ns},
-                       {"ranges", ranges},
-                       {"decoded", decodedJson(decodeKernelName(r.name))}});
+    return ranges;
+  };
+  for (const auto& r : collectKernels(pointers(logs), false)) {
+    json k{{"name", r.name},
+           {"short", shortKernelName(r.name)},
+           {"count", r.count},
+           {"gpu_ns", r.gpu_ns},
+           {"ranges", rangesJson(r)},
+           {"decoded", decodedJson(decodeKernelName(r.name))}};
+    if (logs.size() > 1) {
+      json per_log = json::array();
+      for (size_t i = 0; i < logs.size(); ++i)
+        if (auto it = per[i].find(r.name); it != per[i].end())
+          per_log.push_back(json{{"log", labels[i]},
+                                 {"path", logs[i].path},
+                                 {"count", it->second.count},
+                                 {"gpu_ns", it->second.gpu_ns},
+                                 {"ranges", rangesJson(it->second)}});
+      k["per_log"] = per_log;
+    }
+    arr.push_back(std::move(k));
   }
   return json{{"kernels", arr}};
 }
 
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
+  const bool several = logs.size() > 1;
   Table t;
   t.head = {"kernel",   "count", "GPU total", "GPU avg", "grid",  "block",    "category",  "library",
             "tile",     "cluster", "stages",  "dtype",   "layout", "epilogue", "fused ops", "ranges"};
   t.right = {false, true, true, true, true, true, false, false, false, false, true, false, false, false, false, false};
+  if (several) {
+    t.head.insert(t.head.begin(), "log");
+    t.right.insert(t.right.begin(), false);
+  }
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  for (const auto& r : collectKernels(logs)) {
+  for (const auto& [label, _, r] : kernelRowsPerLog(logs)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
     if (ops.empty() && !d.fused.empty()) ops = "(" + d.fused + ")";  // not split: shown raw
-    t.rows.push_back({displayKernelName(r.name, full_names), std::to_string(r.count), formatDuration(r.gpu_ns),
-                      formatDuration(r.count ? r.gpu_ns / r.count : 0),
-                      fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]),
-                      fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
-                      std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
-                      dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
-                      rangesText(r.ranges)});
+    std::vector<std::string> row{displayKernelName(r.name, full_names), std::to_string(r.count), formatDuration(r.gpu_ns),
+                                 formatDuration(r.count ? r.gpu_ns / r.count : 0),
+                                 fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]),
+                                 fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
+                                 std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
+                                 dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
+                                 rangesText(r.ranges, kTableRanges)};
+    if (several) row.insert(row.begin(), label);
+    t.rows.push_back(std::move(row));
   }
   t.print(out);
 }
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
-  out << "kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges,category,library,tile,"
+  out << "log,kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges,category,library,tile,"
          "cluster,stages,dtype,layout,epilogue,fused_ops\n";
-  for (const auto& r : collectKernels(logs)) {
+  for (const auto& [_, l, r] : kernelRowsPerLog(logs)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(displayKernelName(r.name, full_names)), csvField(r.name), r.count, r.gpu_ns,
                        r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
-                       csvField(rangesText(r.ranges)), categoryName(d.category), csvField(d.library),
+                       csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
                        csvField(ops));
   }

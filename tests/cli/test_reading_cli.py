@@ -114,8 +114,39 @@ def test_option_bounds():
     check("summary --top 0 is accepted", rc == 0, err)
 
 
+def test_kernels():
+    src = os.path.dirname(os.path.abspath(__file__))
+    sweep = os.path.join(src, "..", "..", "examples", "logs", "sweep-eager.kcount")
+    rc, out, err = kcount("kernels", sweep)
+    longest = max(len(l) for l in out.splitlines())
+    check("kernels: ranges column is bounded", rc == 0 and longest < 1000 and "more" in out, f"longest line {longest}")
+    rc, out, _ = kcount("kernels", "--format", "json", sweep)
+    ranges = max(len(k["ranges"]) for k in json.loads(out)["kernels"])
+    check("kernels --format json lists every range", rc == 0 and ranges > 100, f"most ranges {ranges}")
+    a = make_log("k-a.kcount", "meta pid 101\n" + small_script())
+    b = make_log("k-b.kcount", "meta pid 202\n" + small_script())
+    rc, out, _ = kcount("kernels", a, b)
+    rows = [l for l in out.splitlines() if "gemm_kernel" in l]
+    check("kernels with two logs: one row per log, labelled",
+          rc == 0 and out.startswith("log ") and len(rows) == 2 and rows[0].startswith("pid 101")
+          and rows[1].startswith("pid 202"), out)
+
+
+def test_range_names():
+    log = make_log("names.kcount", "push a/b\npush x\tz\nkernel 10 k\npop\npop\npush \nkernel 10 k\npop\n")
+    rc, out, _ = kcount("summary", log)
+    check("summary: '/' in a name escaped", rc == 0 and "\na\\/b " in out and "\n  x\\tz " in out, out)
+    check("summary: an empty name shown as (empty name)", "\n(empty name) " in out, out)
+    rc, out, _ = kcount("summary", "--format", "csv", log)
+    check("csv: escaped paths, no <scope N>", ",a\\/b/x\\tz," in out and "<scope" not in out, out)
+    rc, out, _ = kcount("summary", "--format", "json", log)
+    names = [r["name"] for r in json.loads(out)["logs"][0]["ranges"]]
+    check("json: raw names", "a/b" in names and "x\tz" in names, str(names))
+
+
 def main():
-    for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds):
+    for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
+                 test_range_names):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")

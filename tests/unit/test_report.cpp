@@ -245,3 +245,52 @@ TEST_CASE("range names with '/', newlines or nothing read one way in tables; JSO
   for (const auto& r : j["ranges"]) raw = raw || r["name"] == "x\ny";
   CHECK(raw);
 }
+
+TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; several logs get a log column") {
+  auto logWith = [](const std::string& pid, int ranges) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    w.writeMetadata("pid", pid);
+    w.writeString(1, "gemm");
+    for (int i = 0; i < ranges; ++i) {
+      const uint32_t id = static_cast<uint32_t>(10 + i);
+      w.writeString(id, "r" + std::to_string(i));
+      w.writeScope({id, 0, id, 0});
+      // range i gets i + 1 kernels: r4 is the most frequent
+      for (int n = 0; n <= i; ++n) {
+        const uint64_t corr = static_cast<uint64_t>(100 * i + n + 1);
+        w.writeLaunch(launchIn(corr, id));
+        w.writeKernel(kernelOf(corr, 1));
+      }
+    }
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes, "run-" + pid + ".kcount");
+  };
+  const std::vector<kc::LoadedLog> one{logWith("11", 5)};
+  std::ostringstream t;
+  kc::printKernelsTable(t, one, false);
+  CHECK(hasLine(t.str(), "r4 ×5, r3 ×4, r2 ×3, +2 more"));
+  CHECK_FALSE(hasLine(t.str(), "r0 ×1"));
+  CHECK_FALSE(hasLine(t.str(), "\nlog "));
+  std::ostringstream csv;
+  kc::printKernelsCsv(csv, one, false);
+  CHECK(hasLine(csv.str(), "\"r4 ×5, r3 ×4, r2 ×3, r1 ×2, r0 ×1\""));
+  CHECK(kc::kernelsJson(one)["kernels"][0]["ranges"].size() == 5);
+
+  const std::vector<kc::LoadedLog> two{logWith("11", 5), logWith("22", 2)};
+  std::ostringstream t2;
+  kc::printKernelsTable(t2, two, false);
+  CHECK(hasLine(t2.str(), "log     kernel"));
+  CHECK(hasLine(t2.str(), "\npid 11  gemm       15"));
+  CHECK(hasLine(t2.str(), "\npid 22  gemm        3"));
+  std::ostringstream csv2;
+  kc::printKernelsCsv(csv2, two, false);
+  CHECK(hasLine(csv2.str(), "\nrun-11.kcount,gemm,gemm,15,"));
+  CHECK(hasLine(csv2.str(), "\nrun-22.kcount,gemm,gemm,3,"));
+  const auto j = kc::kernelsJson(two);
+  CHECK(j["kernels"][0]["count"] == 18);  // merged by name
+  REQUIRE(j["kernels"][0]["per_log"].size() == 2);
+  CHECK(j["kernels"][0]["per_log"][1]["log"] == "pid 22");
+  CHECK(j["kernels"][0]["per_log"][1]["count"] == 3);
+}
