@@ -18,9 +18,11 @@ struct Cell {
   uint64_t v[5] = {0, 0, 0, 0, 0};  // in kMetrics order
 };
 
-/// path -> per log (nullopt: the log has no such range); paths in first-seen order.
+/// path -> per log (nullopt: the log has no such range); paths (raw, LogData::scopePath()) in first-seen
+/// order; `shown` (if given): raw path -> path as text tables show it (displayPath()).
 void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths,
-             std::map<std::string, std::vector<std::optional<Cell>>>& cells) {
+             std::map<std::string, std::vector<std::optional<Cell>>>& cells,
+             std::map<std::string, std::string>* shown = nullptr) {
   for (size_t i = 0; i < logs.size(); ++i) {
     const LogData& d = logs[i].data;
     const Summary& s = logs[i].summary;
@@ -28,6 +30,7 @@ void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths
       const std::string path = d.scopePath(id);
       auto [it, fresh] = cells.try_emplace(path, logs.size());
       if (fresh) paths.push_back(path);
+      if (fresh && shown != nullptr) (*shown)[path] = displayPath(d, id);
       const RangeStats& r = id == kRootScope ? s.exclusive[id] : s.inclusive[id];
       Cell c;
       c.v[0] = r.launches;
@@ -119,7 +122,8 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
-  collect(logs, paths, cells);
+  std::map<std::string, std::string> shown;
+  collect(logs, paths, cells, &shown);
   const int m = metricIndex(metric);
   const bool time = m >= 2;
   auto fmtv = [&](double v) {
@@ -136,7 +140,7 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   for (const char* h : {"total", "min", "median", "max", "in logs"}) head.push_back(h);
   rows.push_back(head);
   for (const auto& p : paths) {
-    std::vector<std::string> r{p};
+    std::vector<std::string> r{shown.at(p)};
     std::vector<double> present;
     uint64_t sum = 0;
     for (const auto& c : cells.at(p)) {

@@ -142,6 +142,10 @@ def test_range_names():
     rc, out, _ = kcount("summary", "--format", "json", log)
     names = [r["name"] for r in json.loads(out)["logs"][0]["ranges"]]
     check("json: raw names", "a/b" in names and "x\tz" in names, str(names))
+    other = make_log("names2.kcount", "meta pid 9\npush a/b\nkernel 10 k\npop\n")
+    rc, out, _ = kcount("summary", log, other)
+    across = out[out.index("== across"):] if "== across" in out else ""
+    check("across logs: escaped paths", rc == 0 and "\na\\/b " in across and "\na\\/b/x\\tz " in across, across)
 
 
 def main():
