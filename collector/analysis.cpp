@@ -203,18 +203,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
       continue;
     }
     launch_has_kernel[it->second] = 1;
-    const uint64_t ns = span(m.start_ns, m.end_ns);
-    credit(log.launches[it->second].scope_id, [&](RangeStats& r) {
-      if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
-        ++r.memset_count;
-        r.memset_bytes += m.bytes;
-        r.memset_ns += ns;
-      } else {
-        ++r.memcpy_count;
-        r.memcpy_bytes += m.bytes;
-        r.memcpy_ns += ns;
-      }
-    });
+    credit(log.launches[it->second].scope_id, [&](RangeStats& r) { addMemOp(r, m); });
   }
   s.mem_ops = log.mem_ops.size();
   // Captured launches run nothing; memory calls without an operation record (e.g. synchronous copies

@@ -36,6 +36,22 @@ struct RangeStats {
   std::map<uint32_t, KernelTally> by_kernel;  // kernel name id -> tally
 };
 
+/// Adds one GPU memory operation (its count, bytes and end - start ns) to the memcpy or memset numbers of
+/// `r`: a RangeStats, or any tally with the same memcpy_*/memset_* fields (the streaming join's).
+template <typename Tally>
+void addMemOp(Tally& r, const MemOpBody& m) {
+  const uint64_t ns = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
+  if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
+    ++r.memset_count;
+    r.memset_bytes += m.bytes;
+    r.memset_ns += ns;
+  } else {
+    ++r.memcpy_count;
+    r.memcpy_bytes += m.bytes;
+    r.memcpy_ns += ns;
+  }
+}
+
 /// Where kernels replayed from a CUDA graph are credited.
 enum class GraphView {
   kLaunch,       // the range open around cudaGraphLaunch (default)

@@ -207,17 +207,7 @@ struct StreamSummarizer::State {
   }
 
   void tallyMemOp(uint32_t launch_scope, const MemOpBody& m) {
-    ScopeAcc& r = scope(launch_scope);
-    const uint64_t ns = span(m.start_ns, m.end_ns);
-    if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
-      ++r.memset_count;
-      r.memset_bytes += m.bytes;
-      r.memset_ns += ns;
-    } else {
-      ++r.memcpy_count;
-      r.memcpy_bytes += m.bytes;
-      r.memcpy_ns += ns;
-    }
+    addMemOp(scope(launch_scope), m);
   }
 
   /// The launch a kernel or memory operation with this correlation id joins: its scope, or false.

@@ -196,6 +196,34 @@ std::string rowPath(const LogData& d, uint32_t id) {
   return id == kRootScope ? d.scopePath(id) : displayPath(d, id);
 }
 
+/// Rows of a summary (table, CSV, JSON): the shown scopes, with the row of records of unknown range
+/// (kUnresolvedRow) right after the root's. ex: exclusive numbers (the root's without the unresolved
+/// records), in: inclusive numbers (the root's: the whole process), own: instances and CPU time.
+struct SummaryRow {
+  uint32_t id = 0;
+  bool unresolved = false;
+  const RangeStats* ex = nullptr;
+  const RangeStats* in = nullptr;
+  const RangeStats* own = nullptr;
+};
+
+/// `no_range` holds noRangeStats(s) and must outlive the rows.
+std::vector<SummaryRow> summaryRows(const LogData& d, const Summary& s, RangeStats& no_range) {
+  no_range = noRangeStats(s);
+  std::vector<uint32_t> shown = shownScopes(d, s);
+  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
+  std::vector<SummaryRow> rows;
+  rows.reserve(shown.size());
+  for (uint32_t id : shown) {
+    SummaryRow r{id, id == kUnresolvedRow};
+    r.ex = r.unresolved ? &s.unresolved : id == kRootScope ? &no_range : &s.exclusive[id];
+    r.in = r.unresolved ? &s.unresolved : &s.inclusive[id];
+    r.own = r.unresolved || id == kRootScope ? r.ex : r.in;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 json layersJson(const RangeLayers& y, const RangeStats& r) {
   return json{{"gemm_gpu_ns", y.gemm_gpu_ns},
               {"other_gpu_ns", y.other_gpu_ns},
@@ -375,15 +403,11 @@ json summaryJson(const LoadedLog& l) {
               {"bytes_dropped", d.stats.bytes_dropped}};
   const auto depth = scopeDepths(s);
   json ranges = json::array();
-  const RangeStats no_range = noRangeStats(s);
-  std::vector<uint32_t> shown = shownScopes(d, s);
-  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
-  for (uint32_t id : shown) {
-    const bool unresolved = id == kUnresolvedRow;
-    // The root row: what ran outside every range (exclusive), the whole process (inclusive).
-    const RangeStats& ex = unresolved ? s.unresolved : id == kRootScope ? no_range : s.exclusive[id];
-    const RangeStats& in = unresolved ? s.unresolved : s.inclusive[id];
-    const RangeStats& own = unresolved || id == kRootScope ? ex : in;  // instances and CPU time
+  RangeStats no_range;
+  for (const SummaryRow& row : summaryRows(d, s, no_range)) {
+    const uint32_t id = row.id;
+    const bool unresolved = row.unresolved;
+    const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
     std::string path = unresolved ? std::string(kUnresolvedLabel) : d.scopePath(id);
     std::string name = unresolved || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
     json kernels = json::array();
@@ -498,14 +522,12 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   // itself stays narrow enough for a terminal.
   std::vector<std::string> notes;
   const auto depth = scopeDepths(s);
-  const RangeStats no_range = noRangeStats(s);
-  std::vector<uint32_t> shown = shownScopes(d, s);
-  // Records of an unknown range (lost Scope records) get their own row right after the root's.
-  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
-  for (uint32_t id : shown) {
-    const bool unresolved = id == kUnresolvedRow;
+  RangeStats no_range;
+  for (const SummaryRow& sr : summaryRows(d, s, no_range)) {
+    const uint32_t id = sr.id;
+    const bool unresolved = sr.unresolved;
     // The root row shows what ran outside every range: its exclusive numbers, in every view.
-    const RangeStats& ex = unresolved ? s.unresolved : id == kRootScope ? no_range : s.exclusive[id];
+    const RangeStats& ex = *sr.ex;
     const bool incl = id != kRootScope && !unresolved && opt.view != SummaryView::kInnermost;
     const RangeStats& r = incl ? s.inclusive[id] : ex;
     std::string label;
@@ -562,14 +584,11 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
   const LogData& d = l.data;
   const Summary& s = l.summary;
   const auto depth = scopeDepths(s);
-  const RangeStats no_range = noRangeStats(s);
-  std::vector<uint32_t> shown = shownScopes(d, s);
-  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
-  for (uint32_t id : shown) {
-    const bool unresolved = id == kUnresolvedRow;
-    const RangeStats& ex = unresolved ? s.unresolved : id == kRootScope ? no_range : s.exclusive[id];
-    const RangeStats& in = unresolved ? s.unresolved : s.inclusive[id];
-    const RangeStats& own = unresolved || id == kRootScope ? ex : in;  // instances and CPU time
+  RangeStats no_range;
+  for (const SummaryRow& row : summaryRows(d, s, no_range)) {
+    const uint32_t id = row.id;
+    const bool unresolved = row.unresolved;
+    const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
                        csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances, own.cpu_ns, ex.launches,
                        ex.graph_launches, ex.kernels, ex.gpu_ns, ex.launch_api_ns, in.launches, in.graph_launches,

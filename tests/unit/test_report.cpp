@@ -10,28 +10,13 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tests/support/records.h"
 #include "tools/report.h"
 
 namespace {
 
-kc::LaunchBody launchIn(uint64_t corr, uint32_t scope) {
-  kc::LaunchBody l{};
-  l.correlation_id = corr;
-  l.enter_ns = 100 * corr;
-  l.exit_ns = 100 * corr + 10;
-  l.scope_id = scope;
-  l.thread_id = 7;
-  return l;
-}
-
-kc::KernelBody kernelOf(uint64_t corr, uint32_t name_id) {
-  kc::KernelBody k{};
-  k.correlation_id = corr;
-  k.start_ns = 1000 * corr;
-  k.end_ns = 1000 * corr + 40;
-  k.name_id = name_id;
-  return k;
-}
+using kc::test::kernel;
+using kc::test::launch;
 
 kc::LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
   kc::LoadedLog l;
@@ -49,16 +34,22 @@ std::string table(const kc::LoadedLog& l, kc::SummaryView view = kc::SummaryView
   return out.str();
 }
 
-/// One log: range "step" (scope 1) with two launches and their kernels, Stats and End.
+/// Strings 1 "step", 2 "gemm", 3 "cudaLaunchKernel" (the launches' API) and scope 1 "step".
+void stepDefinitions(kc::LogWriter& w) {
+  w.writeString(1, "step");
+  w.writeString(2, "gemm");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+}
+
+/// One log: range "step" (scope 1) with two launches and their kernels, and End.
 std::vector<uint8_t> smallLog() {
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
-  w.writeString(1, "step");
-  w.writeString(2, "gemm");
-  w.writeScope({1, 0, 1, 0});
+  stepDefinitions(w);
   for (uint64_t c = 1; c <= 2; ++c) {
-    w.writeLaunch(launchIn(c, 1));
-    w.writeKernel(kernelOf(c, 2));
+    w.writeLaunch(launch(c, 1));
+    w.writeKernel(kernel(c, 2));
   }
   w.writeRange({10, 900, 1, 7, 7, 0});
   w.writeEnd();
@@ -122,15 +113,13 @@ TEST_CASE("records whose range definition is lost: their own row, no verdict, ne
   // Scope 1 is defined; scope 5 (its Scope record "lost") is referred to by a launch, a kernel and a range.
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
-  w.writeString(1, "step");
-  w.writeString(2, "gemm");
-  w.writeScope({1, 0, 1, 0});
-  w.writeLaunch(launchIn(1, 1));
-  w.writeKernel(kernelOf(1, 2));
-  w.writeLaunch(launchIn(2, 5));
-  w.writeKernel(kernelOf(2, 2));
-  w.writeLaunch(launchIn(3, 0));  // a launch outside every range
-  w.writeKernel(kernelOf(3, 2));
+  stepDefinitions(w);
+  w.writeLaunch(launch(1, 1));
+  w.writeKernel(kernel(1, 2));
+  w.writeLaunch(launch(2, 5));
+  w.writeKernel(kernel(2, 2));
+  w.writeLaunch(launch(3, 0));  // a launch outside every range
+  w.writeKernel(kernel(3, 2));
   w.writeRange({10, 900, 1, 7, 7, 0});
   w.writeRange({20, 500, 5, 7, 7, 0});
   w.writeEnd();
@@ -212,12 +201,13 @@ TEST_CASE("range names with '/', newlines or nothing read one way in tables; JSO
   kc::LogWriter w(&sink);
   w.writeString(1, "a/b");
   w.writeString(2, "x\ny");
+  w.writeString(3, "cudaLaunchKernel");
   w.writeString(4, "gemm");
   w.writeScope({1, 0, 1, 0});
   w.writeScope({2, 1, 2, 0});
   w.writeScope({3, 1, 0, 0});  // no name string: an empty NVTX message
-  w.writeLaunch(launchIn(1, 2));
-  w.writeKernel(kernelOf(1, 4));
+  w.writeLaunch(launch(1, 2));
+  w.writeKernel(kernel(1, 4));
   w.writeRange({10, 90, 2, 7, 7, 0});
   w.writeRange({5, 95, 1, 7, 7, 0});
   w.writeRange({96, 99, 3, 7, 7, 0});
@@ -252,6 +242,7 @@ TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; seve
     kc::LogWriter w(&sink);
     w.writeMetadata("pid", pid);
     w.writeString(1, "gemm");
+    w.writeString(3, "cudaLaunchKernel");
     for (int i = 0; i < ranges; ++i) {
       const uint32_t id = static_cast<uint32_t>(10 + i);
       w.writeString(id, "r" + std::to_string(i));
@@ -259,8 +250,8 @@ TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; seve
       // range i gets i + 1 kernels: r4 is the most frequent
       for (int n = 0; n <= i; ++n) {
         const uint64_t corr = static_cast<uint64_t>(100 * i + n + 1);
-        w.writeLaunch(launchIn(corr, id));
-        w.writeKernel(kernelOf(corr, 1));
+        w.writeLaunch(launch(corr, id));
+        w.writeKernel(kernel(corr, 1));
       }
     }
     w.writeEnd();
