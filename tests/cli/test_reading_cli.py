@@ -146,6 +146,14 @@ def test_range_names():
     rc, out, _ = kcount("summary", log, other)
     across = out[out.index("== across"):] if "== across" in out else ""
     check("across logs: escaped paths", rc == 0 and "\na\\/b " in across and "\na\\/b/x\\tz " in across, across)
+    da = make_log("diff-a.kcount", "push p\npush x/y\nkernel 10 k\npop\npop\n")
+    db = make_log("diff-b.kcount", "push p\npush z\nkernel 10 k\npop\npop\n")
+    rc, out, _ = kcount("diff", da, db)
+    check("diff: a child named x/y is one range under p, escaped in text",
+          rc == 0 and "nesting differs under p: A has [x\\/y], B has [z]" in out and "\np/x\\/y " in out, out)
+    rc, out, _ = kcount("diff", "--format", "json", da, db)
+    ranges = {r["path"]: r for r in json.loads(out)["ranges"]}
+    check("diff json: raw names", ranges.get("p", {}).get("children_a") == ["x/y"], str(ranges.get("p")))
 
 
 def main():
