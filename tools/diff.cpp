@@ -129,7 +129,7 @@ KernelMatch matchKernels(const DiffUnit& a, const DiffUnit& b) {
 std::vector<std::string> verdictUnits(const DiffSide& a, const DiffSide& b) {
   std::vector<std::string> out{kOverall};
   for (const auto& p : a.paths) {
-    if (p == kOverall || p == "(no range)") continue;
+    if (p == kOverall || p == "(no range)" || p == kUnresolvedLabel) continue;
     auto ia = a.units.find(p), ib = b.units.find(p);
     if (ib == b.units.end() || !ib->second.present) continue;
     if (ia->second.kernels > 0 && ib->second.kernels > 0) out.push_back(p);
@@ -161,12 +161,20 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     std::unordered_map<uint32_t, DecodedKernel> cache;
     if (side.units.find(kOverall) == side.units.end()) side.paths.push_back(kOverall);
     addStats(side.units[kOverall], d, s.inclusive[kRootScope], 0, 0, cache);
+    // (no range): what ran outside every range; records of an unknown range (damage) are a unit of their own.
+    const RangeStats no_range = noRangeStats(s);
     for (uint32_t id : shownScopes(d, s)) {
       const std::string path = d.scopePath(id);
       if (side.units.find(path) == side.units.end()) side.paths.push_back(path);
-      const RangeStats& r = id == kRootScope ? s.exclusive[id] : s.inclusive[id];
-      addStats(side.units[path], d, r, s.exclusive[id].instances, s.exclusive[id].cpu_ns, cache);
+      const RangeStats& r = id == kRootScope ? no_range : s.inclusive[id];
+      const RangeStats& own = id == kRootScope ? no_range : s.exclusive[id];
+      addStats(side.units[path], d, r, own.instances, own.cpu_ns, cache);
       side.shown.try_emplace(path, displayPath(d, id));
+      if (id == kRootScope && hasUnresolved(s)) {
+        const std::string unknown(kUnresolvedLabel);
+        if (side.units.find(unknown) == side.units.end()) side.paths.push_back(unknown);
+        addStats(side.units[unknown], d, s.unresolved, 0, 0, cache);
+      }
       if (id != kRootScope) {
         // The parent from the range's own name, not from the last '/' of the path: a name may hold '/'.
         const uint32_t name_id = d.scopes[id].name_id;
@@ -353,7 +361,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     auto dt = [&](uint64_t p, uint64_t q) {
       return both ? signedDuration(p, q) + " (" + percent(p, q) + ")" : std::string("-");
     };
-    const bool has_cpu = r.path != kOverall && r.path != "(no range)";
+    const bool has_cpu = r.path != kOverall && r.path != "(no range)" && r.path != kUnresolvedLabel;
     cells.push_back({r.path == kOverall ? r.path : shownPath(a, b, r.path), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
                      dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
                      t(x, x.gpu_ns), t(y, y.gpu_ns), dt(x.gpu_ns, y.gpu_ns), has_cpu ? t(x, x.cpu_ns) : "-",

@@ -26,19 +26,27 @@ void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths
   for (size_t i = 0; i < logs.size(); ++i) {
     const LogData& d = logs[i].data;
     const Summary& s = logs[i].summary;
-    for (uint32_t id : shownScopes(d, s)) {
-      const std::string path = d.scopePath(id);
+    // (no range): what ran outside every range; records of an unknown range (damage) in a row of their own.
+    const RangeStats no_range = noRangeStats(s);
+    auto add = [&](const std::string& path, const std::string& text, const RangeStats& r, uint64_t cpu_ns) {
       auto [it, fresh] = cells.try_emplace(path, logs.size());
       if (fresh) paths.push_back(path);
-      if (fresh && shown != nullptr) (*shown)[path] = displayPath(d, id);
-      const RangeStats& r = id == kRootScope ? s.exclusive[id] : s.inclusive[id];
+      if (fresh && shown != nullptr) (*shown)[path] = text;
       Cell c;
       c.v[0] = r.launches;
       c.v[1] = r.kernels;
       c.v[2] = r.gpu_ns;
-      c.v[3] = s.exclusive[id].cpu_ns;
+      c.v[3] = cpu_ns;
       c.v[4] = r.launch_api_ns;
       it->second[i] = c;
+    };
+    for (uint32_t id : shownScopes(d, s)) {
+      if (id == kRootScope) {
+        add(d.scopePath(id), d.scopePath(id), no_range, no_range.cpu_ns);
+        if (hasUnresolved(s)) add(std::string(kUnresolvedLabel), std::string(kUnresolvedLabel), s.unresolved, s.unresolved.cpu_ns);
+      } else {
+        add(d.scopePath(id), displayPath(d, id), s.inclusive[id], s.exclusive[id].cpu_ns);
+      }
     }
   }
 }

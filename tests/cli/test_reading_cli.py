@@ -84,6 +84,15 @@ def test_salvage_packed():
           any(l.startswith("(unknown range: definition lost to damage)") for l in out.splitlines()), out)
     check("salvage: no verdict for (no range) or the unknown range",
           "(no range): GPU-bound" not in out and "(unknown range: definition lost to damage): GPU-bound" not in out, out)
+    rc, out, _ = kcount("summary", "--salvage", "--metric", "launches", bad, log)
+    across = out[out.index("== across"):] if "== across" in out else ""
+    rows = {l.split("  ")[0]: l.split() for l in across.splitlines()[3:]}
+    check("salvage across logs: unknown range apart from (no range)",
+          rows.get("(no range)", [""] * 3)[2] == "0" and "(unknown range: definition lost to damage)" in rows, across)
+    rc, out, _ = kcount("diff", "--salvage", bad, log)
+    row = [l for l in out.splitlines() if l.startswith("(no range)")]
+    check("salvage diff: (no range) has no launches, unknown range apart",
+          rc == 0 and row and row[0].split()[4] == "0" and "\n(unknown range: definition lost to damage)" in out, out[:800])
 
 
 def test_series():
