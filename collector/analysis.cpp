@@ -35,8 +35,43 @@ void addCounts(RangeStats& into, const RangeStats& from) {
 
 uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
 
+uint64_t less(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
 
 }  // namespace
+
+RangeStats noRangeStats(const Summary& s) {
+  if (s.exclusive.empty()) return {};
+  RangeStats r = s.exclusive[kRootScope];
+  const RangeStats& u = s.unresolved;
+  r.instances = less(r.instances, u.instances);
+  r.cpu_ns = less(r.cpu_ns, u.cpu_ns);
+  r.launches = less(r.launches, u.launches);
+  r.graph_launches = less(r.graph_launches, u.graph_launches);
+  r.launch_api_ns = less(r.launch_api_ns, u.launch_api_ns);
+  r.kernels = less(r.kernels, u.kernels);
+  r.gpu_ns = less(r.gpu_ns, u.gpu_ns);
+  r.captured_launches = less(r.captured_launches, u.captured_launches);
+  r.memcpy_count = less(r.memcpy_count, u.memcpy_count);
+  r.memcpy_bytes = less(r.memcpy_bytes, u.memcpy_bytes);
+  r.memcpy_ns = less(r.memcpy_ns, u.memcpy_ns);
+  r.memset_count = less(r.memset_count, u.memset_count);
+  r.memset_bytes = less(r.memset_bytes, u.memset_bytes);
+  r.memset_ns = less(r.memset_ns, u.memset_ns);
+  for (const auto& [name, t] : u.by_kernel) {
+    auto it = r.by_kernel.find(name);
+    if (it == r.by_kernel.end()) continue;
+    it->second.count = less(it->second.count, t.count);
+    it->second.gpu_ns = less(it->second.gpu_ns, t.gpu_ns);
+    if (it->second.count == 0) r.by_kernel.erase(it);
+  }
+  return r;
+}
+
+bool hasUnresolved(const Summary& s) {
+  const RangeStats& u = s.unresolved;
+  return u.instances + u.launches + u.kernels + u.memcpy_count + u.memset_count > 0;
+}
 
 Summary summarizeSnapshot(const LogData& log, size_t index) {
   const SnapshotData& snap = log.snapshots.at(index);
@@ -46,8 +81,7 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
   auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n ? id : kRootScope; };
-  for (const SnapshotScopeBody& row : snap.scopes) {
-    RangeStats& r = s.exclusive[scopeOf(row.scope_id)];
+  auto addRow = [](RangeStats& r, const SnapshotScopeBody& row) {
     r.instances += row.instances;
     r.cpu_ns += row.cpu_ns;
     r.launches += row.launches;
@@ -62,14 +96,20 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
     r.memset_count += row.memset_count;
     r.memset_bytes += row.memset_bytes;
     r.memset_ns += row.memset_ns;
+  };
+  for (const SnapshotScopeBody& row : snap.scopes) {
+    addRow(s.exclusive[scopeOf(row.scope_id)], row);
+    if (row.scope_id >= n) addRow(s.unresolved, row);
     s.kernel_gpu_ns += row.gpu_ns;
   }
   for (const SnapshotKernelBody& row : snap.kernels) {
     const KernelTally t{row.count, row.gpu_ns, row.min_ns, row.max_ns};
     if (row.flags & kSnapshotKernelUnmatched)
       addTally(s.unmatched_by_kernel[row.name_id], t);
-    else
+    else {
       addTally(s.exclusive[scopeOf(row.scope_id)].by_kernel[row.name_id], t);
+      if (row.scope_id >= n) addTally(s.unresolved.by_kernel[row.name_id], t);
+    }
   }
   const SnapshotBeginBody& b = snap.begin;
   s.launches = b.launches;
@@ -90,8 +130,12 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
-  // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root.
-  auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n ? id : kRootScope; };
+  // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, and also
+  // tallied in `unresolved` so that reports can show those records apart.
+  auto credit = [&](uint32_t id, auto&& add) {
+    add(s.exclusive[id < n ? id : kRootScope]);
+    if (id >= n) add(s.unresolved);
+  };
 
   // Launches: one per correlation id; a repeated id keeps the first launch.
   std::unordered_map<uint64_t, size_t> by_corr;
@@ -100,18 +144,17 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   for (size_t i = 0; i < log.launches.size(); ++i) {
     const LaunchBody& l = log.launches[i];
     by_corr.emplace(l.correlation_id, i);
-    RangeStats& r = s.exclusive[scopeOf(l.scope_id)];
     if (l.flags & kLaunchMemOp) {  // a memcpy/memset call: counted with its GPU operation below
       ++memop_calls;
       continue;
     }
-    ++r.launches;
-    r.graph_launches += l.is_graph_launch ? 1 : 0;
-    r.launch_api_ns += span(l.enter_ns, l.exit_ns);
-    if (l.flags & kLaunchCaptured) {
-      ++r.captured_launches;
-      ++captured;
-    }
+    credit(l.scope_id, [&](RangeStats& r) {
+      ++r.launches;
+      r.graph_launches += l.is_graph_launch ? 1 : 0;
+      r.launch_api_ns += span(l.enter_ns, l.exit_ns);
+      r.captured_launches += (l.flags & kLaunchCaptured) ? 1 : 0;
+    });
+    if (l.flags & kLaunchCaptured) ++captured;
   }
   s.launches = log.launches.size() - memop_calls;
 
@@ -144,11 +187,12 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     launch_has_kernel[it->second] = 1;
     uint32_t scope = log.launches[it->second].scope_id;
     if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(k.graph_node_id, &scope);
-    RangeStats& r = s.exclusive[scopeOf(scope)];
     const uint64_t ns = span(k.start_ns, k.end_ns);
-    ++r.kernels;
-    r.gpu_ns += ns;
-    addKernel(r.by_kernel[k.name_id], ns);
+    credit(scope, [&](RangeStats& r) {
+      ++r.kernels;
+      r.gpu_ns += ns;
+      addKernel(r.by_kernel[k.name_id], ns);
+    });
   }
   s.kernels = log.kernels.size();
   for (const KernelBody& k : log.kernels) s.kernel_gpu_ns += span(k.start_ns, k.end_ns);
@@ -159,17 +203,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
       continue;
     }
     launch_has_kernel[it->second] = 1;
-    RangeStats& r = s.exclusive[scopeOf(log.launches[it->second].scope_id)];
-    const uint64_t ns = span(m.start_ns, m.end_ns);
-    if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
-      ++r.memset_count;
-      r.memset_bytes += m.bytes;
-      r.memset_ns += ns;
-    } else {
-      ++r.memcpy_count;
-      r.memcpy_bytes += m.bytes;
-      r.memcpy_ns += ns;
-    }
+    credit(log.launches[it->second].scope_id, [&](RangeStats& r) { addMemOp(r, m); });
   }
   s.mem_ops = log.mem_ops.size();
   // Captured launches run nothing; memory calls without an operation record (e.g. synchronous copies
@@ -179,9 +213,10 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   s.captured_launches = captured;
 
   for (const RangeBody& rb : log.ranges) {
-    RangeStats& r = s.exclusive[scopeOf(rb.scope_id)];
-    ++r.instances;
-    r.cpu_ns += span(rb.begin_ns, rb.end_ns);
+    credit(rb.scope_id, [&](RangeStats& r) {
+      ++r.instances;
+      r.cpu_ns += span(rb.begin_ns, rb.end_ns);
+    });
   }
 
   buildRangeTree(log, s);

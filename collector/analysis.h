@@ -36,6 +36,22 @@ struct RangeStats {
   std::map<uint32_t, KernelTally> by_kernel;  // kernel name id -> tally
 };
 
+/// Adds one GPU memory operation (its count, bytes and end - start ns) to the memcpy or memset numbers of
+/// `r`: a RangeStats, or any tally with the same memcpy_*/memset_* fields (the streaming join's).
+template <typename Tally>
+void addMemOp(Tally& r, const MemOpBody& m) {
+  const uint64_t ns = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
+  if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
+    ++r.memset_count;
+    r.memset_bytes += m.bytes;
+    r.memset_ns += ns;
+  } else {
+    ++r.memcpy_count;
+    r.memcpy_bytes += m.bytes;
+    r.memcpy_ns += ns;
+  }
+}
+
 /// Where kernels replayed from a CUDA graph are credited.
 enum class GraphView {
   kLaunch,       // the range open around cudaGraphLaunch (default)
@@ -60,6 +76,10 @@ struct Summary {
   uint64_t kernel_gpu_ns = 0;           // GPU ns of all kernel records, unmatched ones included
   std::map<uint32_t, KernelTally> unmatched_by_kernel;  // kernel name id -> unmatched kernels of that name
   int64_t snapshot = -1;                // summary-mode log: index in LogData::snapshots of the snapshot used
+  /// Records whose scope id no Scope record defined (its chunk was lost to damage): their range is
+  /// unknown. They are credited to the root as well (exclusive[0] includes them, so totals hold); reports
+  /// show them apart with noRangeStats() for the root. scope_id is 0; by_kernel min/max are not kept.
+  RangeStats unresolved;
   /// Streaming join only (summarizeLogFile): launches that left the join window before any kernel or
   /// memory operation matched them, and kernels/operations that waited for their launch longer than the
   /// window. 0 means the streaming result equals summarize() on the whole log; see collector/stream_summary.h.
@@ -81,6 +101,12 @@ struct SegmentTotals {
   uint64_t launches = 0, kernels = 0, unmatched_kernels = 0, gpu_ns = 0, ranges = 0, mem_ops = 0;
 };
 std::vector<SegmentTotals> segmentTotals(const LogData& log);
+
+/// The root's exclusive numbers without the records of unknown range (Summary::unresolved): what ran
+/// outside every range. by_kernel entries whose count drops to 0 are removed; min/max are those of the root.
+RangeStats noRangeStats(const Summary& s);
+/// True if some record's range is unknown (Summary::unresolved holds anything).
+bool hasUnresolved(const Summary& s);
 
 /// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
 /// A summary-mode log (LogData::summary_mode) has no launch or kernel records: its Summary is that of its

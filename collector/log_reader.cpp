@@ -551,6 +551,8 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         snap_.open = false;
         break;
       }
+      // Packed chunks put their compact batches after the other records: records may follow the End
+      // record inside its chunk and still belong to the log.
       case RecordType::kEnd: log.complete = true; break;
       default: break;  // unknown record type: skipped (the format only grows)
     }
@@ -815,6 +817,19 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ++log.chunks_skipped;
     pos = end;
     ++chunk;
+    if (log.complete && !log.dataAfterEnd() && pos < bytes.size()) {
+      // The End record closes the log. Bytes after its chunk are another log (`cat a.kcount a.kcount`)
+      // or records appended after the close: reading them would count the same launches twice.
+      log.after_end_offset = pos;
+      log.after_end_bytes = bytes.size() - pos;
+      log.after_end_is_log =
+          bytes.size() - pos >= sizeof(kLogMagic) && std::memcmp(bytes.data() + pos, kLogMagic, sizeof(kLogMagic)) == 0;
+      warning(log, pos, chunk,
+              std::to_string(log.after_end_bytes) + " bytes follow the end record, from byte " + std::to_string(pos) +
+                  (log.after_end_is_log ? ": a second log starts there (logs concatenated into one file?)" : "") +
+                  "; only the log before them (bytes 0 to " + std::to_string(pos) + ") is read");
+    }
+    if (log.dataAfterEnd()) break;
   }
   release(bytes.size());
 

@@ -53,6 +53,13 @@ struct LogData {
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself
+  /// Bytes after the chunk that holds the End record (a file that holds logs concatenated, `cat a.kcount
+  /// b.kcount`, or chunks appended after the log was closed): not read, so nothing is counted twice.
+  /// after_end_offset is the byte offset of the first of them, 0 if none; after_end_is_log is true when
+  /// a kcount file header starts there (a second log).
+  uint64_t after_end_offset = 0;
+  uint64_t after_end_bytes = 0;
+  bool after_end_is_log = false;
   bool truncated = false;            // the file ends inside the file header or inside a chunk (cut tail)
   uint32_t chunks_read = 0;          // chunks whose checksum matched and that were decoded
   int64_t last_intact_chunk = -1;    // index of the last chunk decoded, -1 if none
@@ -73,6 +80,8 @@ struct LogData {
   /// True if nothing was lost: no error and no cut tail (an incomplete log, without End record, can be
   /// intact). `kcount summary`/`kernels`/`check` exit 2 for a log that is not intact.
   bool intact() const { return !damaged() && !truncated; }
+  /// True if the file goes on after the log's End record (see after_end_offset).
+  bool dataAfterEnd() const { return after_end_bytes > 0; }
 };
 
 /// Receives records in file order while the reader decodes them. Spans are valid only during the call

@@ -207,17 +207,7 @@ struct StreamSummarizer::State {
   }
 
   void tallyMemOp(uint32_t launch_scope, const MemOpBody& m) {
-    ScopeAcc& r = scope(launch_scope);
-    const uint64_t ns = span(m.start_ns, m.end_ns);
-    if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
-      ++r.memset_count;
-      r.memset_bytes += m.bytes;
-      r.memset_ns += ns;
-    } else {
-      ++r.memcpy_count;
-      r.memcpy_bytes += m.bytes;
-      r.memcpy_ns += ns;
-    }
+    addMemOp(scope(launch_scope), m);
   }
 
   /// The launch a kernel or memory operation with this correlation id joins: its scope, or false.
@@ -411,8 +401,7 @@ Summary StreamSummarizer::finish(const LogData& log) {
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
   // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, as in summarize().
   auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n ? id : kRootScope; };
-  auto merge = [&](uint32_t id, const ScopeAcc& a) {
-    RangeStats& r = s.exclusive[scopeOf(id)];
+  auto add = [](RangeStats& r, const ScopeAcc& a) {
     r.instances += a.instances;
     r.cpu_ns += a.cpu_ns;
     r.launches += a.launches;
@@ -428,12 +417,23 @@ Summary StreamSummarizer::finish(const LogData& log) {
     r.memset_bytes += a.memset_bytes;
     r.memset_ns += a.memset_ns;
   };
+  // Records of an unknown scope are also tallied apart (Summary::unresolved), as in summarize().
+  auto merge = [&](uint32_t id, const ScopeAcc& a) {
+    add(s.exclusive[scopeOf(id)], a);
+    if (id >= n) add(s.unresolved, a);
+  };
   for (size_t i = 0; i < st.dense.size(); ++i) merge(static_cast<uint32_t>(i), st.dense[i]);
   for (const auto& [id, a] : st.sparse) merge(id, a);
   st.tallies.forEach([&](uint64_t key, const KernelTally& t) {
-    KernelTally& into = s.exclusive[scopeOf(static_cast<uint32_t>(key >> 32))].by_kernel[static_cast<uint32_t>(key)];
+    const uint32_t scope = static_cast<uint32_t>(key >> 32);
+    KernelTally& into = s.exclusive[scopeOf(scope)].by_kernel[static_cast<uint32_t>(key)];
     into.count += t.count;
     into.gpu_ns += t.gpu_ns;
+    if (scope >= n) {
+      KernelTally& u = s.unresolved.by_kernel[static_cast<uint32_t>(key)];
+      u.count += t.count;
+      u.gpu_ns += t.gpu_ns;
+    }
   });
 
   // Capture path: a replayed kernel's node -> (clones) -> the node created during capture -> its range.
@@ -453,12 +453,14 @@ Summary StreamSummarizer::finish(const LogData& log) {
     const auto& [launch_scope, node, name] = key;
     uint32_t scope = launch_scope;
     captureScope(node, &scope);
-    RangeStats& r = s.exclusive[scopeOf(scope)];
-    r.kernels += t.count;
-    r.gpu_ns += t.gpu_ns;
-    KernelTally& into = r.by_kernel[name];
-    into.count += t.count;
-    into.gpu_ns += t.gpu_ns;
+    for (RangeStats* r : {&s.exclusive[scopeOf(scope)], scope >= n ? &s.unresolved : nullptr}) {
+      if (r == nullptr) continue;
+      r->kernels += t.count;
+      r->gpu_ns += t.gpu_ns;
+      KernelTally& into = r->by_kernel[name];
+      into.count += t.count;
+      into.gpu_ns += t.gpu_ns;
+    }
   }
   buildRangeTree(log, s);
   return s;

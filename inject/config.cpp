@@ -137,6 +137,8 @@ Config readAll(std::string* problems) {
   }
   if (const char* v = env("KCOUNT_CONTROL_DIR")) c.control_dir = v;
   if (const char* v = env("KCOUNT_YIELD")) c.yield = std::string_view(v) != "0" && std::string_view(v) != "off";
+  if (const char* v = env("KCOUNT_CUPTI_FINALIZE"))
+    c.cupti_finalize = std::string_view(v) != "0" && std::string_view(v) != "off";
   if (const char* v = env("KCOUNT_SIGTERM")) c.sigterm = std::string_view(v) != "0" && std::string_view(v) != "off";
   return c;
 }

@@ -35,6 +35,7 @@ struct Config {
   std::string control_dir;                     // KCOUNT_CONTROL_DIR: folder of the control socket
   bool sigterm = true;                         // KCOUNT_SIGTERM=0: never install the SIGTERM handler
   bool yield = false;                          // KCOUNT_YIELD=1: step aside for another CUPTI subscriber
+  bool cupti_finalize = true;                  // KCOUNT_CUPTI_FINALIZE=0: a closed window only unsubscribes
   RecordMode mode = RecordMode::kTrace;        // KCOUNT_MODE=trace|summary
   uint64_t interval_ns = 10'000'000'000ull;    // KCOUNT_INTERVAL: summary snapshot period ("10s", "500ms", "2")
   uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)

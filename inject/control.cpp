@@ -19,6 +19,7 @@
 
 #include "collector/clock.h"
 #include "inject/log.h"
+#include "inject/entry.h"
 #include "inject/session.h"
 
 namespace kc::inject {
@@ -63,6 +64,7 @@ json statusJson() {
   j["log_files"] = st.log_files;
   j["bytes_written"] = st.bytes_written;
   j["refused_connections"] = g_refusals.load();
+  j["cupti"] = cuptiState();
   return j;
 }
 

@@ -36,6 +36,15 @@ namespace {
 CuptiApi& g_cupti = *new CuptiApi();  // immortal: callbacks may arrive during exit
 CUpti_SubscriberHandle g_subscriber = nullptr;  // set while attached; attach/detach under the control lock
 std::atomic<bool> g_cupti_active{false};        // attached: subscribed, callbacks and activity enabled
+// Dynamic detach (see "Attach and detach" below): after a window closes, CUPTI is finalized inside the
+// next CUDA API exit callback. kDetachPending: every runtime/driver API calls back until one exits;
+// kDetachFinalizing: that callback is in cuptiFinalize; kDetachDone: CUPTI is finalized (the next attach
+// subscribes and registers the activity callbacks again).
+enum DetachState : int { kDetachNone = 0, kDetachPending = 1, kDetachFinalizing = 2, kDetachDone = 3 };
+std::atomic<int> g_detach{kDetachNone};
+std::atomic<bool> g_reregister{true};  // activity callbacks to (re)register at the next attach
+std::atomic<bool> g_ever_attached{false};  // for cuptiState()
+thread_local bool t_keep_cupti = false;  // detach without finalizing (another subscriber is about to take CUPTI)
 // Memory API callbacks found by name at initialization, enabled at each attach.
 std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>* g_memory_apis =
     new std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>();  // immortal
@@ -116,8 +125,14 @@ void onGraphResource(CUpti_CallbackId cbid, const CUpti_ResourceData* data) {
   onGraphNode(node, created);
 }
 
+void finalizeAtApiExit(CUpti_CallbackDomain domain, const void* data);
+
 void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   try {
+    if (g_detach.load(std::memory_order_relaxed) != kDetachNone) [[unlikely]] {
+      finalizeAtApiExit(domain, data);  // a window closed: nothing of this call is recorded
+      return;
+    }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       onLaunchCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
@@ -231,12 +246,6 @@ std::string failure(CUptiResult r, const char* call) {
   return std::string(call) + " failed: " + g_cupti.describe(r) + hint;
 }
 
-// Calls a CUPTI function; on failure disables the tool with the call's text and CUPTI's message.
-bool check(CUptiResult r, const char* call) {
-  if (r == CUPTI_SUCCESS) return true;
-  Session::get().disable(failure(r, call));
-  return false;
-}
 
 // Finds the memcpy/memset API callbacks (runtime and driver) by name; they are enabled at each attach.
 void findMemoryApis(Session& s) {
@@ -260,14 +269,21 @@ constexpr CUpti_ActivityKind kActivityKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_
 // ---- Attach and detach (a capture window opens and closes). Called under the session's control lock,
 // never from a CUPTI callback, with no other kcount lock held.
 //
-// Detach does not call cuptiFinalize. CUPTI's documentation allows cuptiFinalize only from inside an
-// API exit callback ("dynamic detach", https://docs.nvidia.com/cupti/r_main.html#r_dynamic_detach),
-// and PyTorch Kineto found that calling it from another thread races with threads inside CUPTI and
-// crashed in cuptiActivityFlushAll (pytorch/kineto commit c7c76c3, "Safely teardown CUPTI (#686)").
-// kcount instead disables every activity kind and every callback it enabled and unsubscribes, which
-// leaves CUPTI loaded but with nothing to do; a later window subscribes again (cuptiSubscribe after
-// cuptiUnsubscribe is supported without finalizing). Whether this leaves a cost behind is measured by
-// tests/gpu/check_control.sh (launch loop after stop vs. without kcount).
+// CUPTI is not touched before the first window opens: the activity callbacks, the timestamp callback and
+// the memory API names are set up at the first attach, so a process loaded paused runs with CUPTI
+// loaded but never initialized.
+//
+// Detach is CUPTI's "dynamic detach" (https://docs.nvidia.com/cupti/r_main.html#r_dynamic_detach):
+// after the last records are flushed and every activity kind is disabled, kcount enables the callbacks
+// of every runtime and driver API and calls cuptiFinalize inside the first API exit callback that comes
+// (on whichever program thread makes the next CUDA call). CUPTI allows cuptiFinalize only there: called
+// from another thread it races with threads inside CUPTI (PyTorch Kineto hit a crash in
+// cuptiActivityFlushAll that way and moved its teardown to the API exit callsite, pytorch/kineto commit
+// c7c76c3 "Safely teardown CUPTI (#686)"). Unsubscribing without finalizing leaves CUPTI's
+// instrumentation in the driver: measured on the H200, a launch loop stayed 32% slower after a stop
+// (docs/performance.md). A window that opens before the finalize happened cancels it and keeps the
+// subscriber; one that opens after it subscribes again (CUPTI re-initializes at its next call).
+// Detach for another subscriber (KCOUNT_YIELD) only unsubscribes: that client is about to use CUPTI.
 
 void undoAttach() {
   for (CUpti_ActivityKind k : kActivityKinds) g_cupti.activityDisable(k);
@@ -279,7 +295,53 @@ void undoAttach() {
   g_subscriber = nullptr;
 }
 
-std::atomic<bool> g_reregister{false};  // another subscriber may have replaced the activity callbacks
+// In a CUPTI callback while a detach is pending: at a runtime or driver API exit, finalizes CUPTI (once).
+// Not while the session closes: the process is exiting and CUPTI's own teardown follows.
+void finalizeAtApiExit(CUpti_CallbackDomain domain, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  if (cb == nullptr || cb->callbackSite != CUPTI_API_EXIT) return;
+  if (Session::get().state() != SessionState::kActive) return;
+  int expected = kDetachPending;
+  if (!g_detach.compare_exchange_strong(expected, kDetachFinalizing)) return;
+  g_cupti.finalize();
+  g_detach.store(kDetachDone, std::memory_order_release);
+}
+
+// Before an attach: cancels a pending finalize (the subscriber is still there: undone, then attached as
+// new), or waits for one in progress (at most 10 s) and forgets the finalized subscriber. False if the
+// finalize did not end in time.
+bool settleDetach() {
+  int expected = kDetachPending;
+  if (g_detach.compare_exchange_strong(expected, kDetachNone)) {
+    undoAttach();
+    return true;
+  }
+  for (int i = 0; i < 10000 && g_detach.load(std::memory_order_acquire) == kDetachFinalizing; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (g_detach.load(std::memory_order_acquire) == kDetachFinalizing) return false;
+  if (g_detach.exchange(kDetachNone) == kDetachDone) {
+    g_subscriber = nullptr;  // finalized with CUPTI
+    g_reregister.store(true);
+  }
+  return true;
+}
+
+// First attach only: the memory API callbacks (by name) and the clock of activity records.
+void prepareCuptiOnce() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  Session& s = Session::get();
+  findMemoryApis(s);
+  if (g_cupti.activityRegisterTimestampCallback != nullptr &&
+      g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS) {
+    s.addMetadata("kernel_clock", "CLOCK_MONOTONIC (CUPTI timestamp callback)");
+  } else {
+    s.addMetadata("kernel_clock", "CUPTI default (not aligned with host times)");
+    KC_LOG(warn, "cuptiActivityRegisterTimestampCallback unavailable: GPU times are on CUPTI's own clock");
+  }
+}
 
 bool attachCupti() {
   if (g_cupti_active.load()) return true;
@@ -288,12 +350,18 @@ bool attachCupti() {
     undoAttach();
     return false;
   };
+  if (!settleDetach()) {
+    KC_LOG(error, "cannot start recording: CUPTI is still finalizing the previous window's detach");
+    return false;
+  }
+  prepareCuptiOnce();
   CUptiResult r;
   if (g_reregister.exchange(false)) {
-    // The activity buffer and timestamp callbacks are process-wide: the subscriber kcount yielded to
-    // registered its own (and may have finalized CUPTI).
-    if ((r = g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted)) != CUPTI_SUCCESS)
+    // Process-wide settings, gone after cuptiFinalize; a subscriber kcount yielded to may have replaced them.
+    if ((r = g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted)) != CUPTI_SUCCESS) {
+      g_reregister.store(true);
       return fail(r, "cuptiActivityRegisterCallbacks");
+    }
     if (g_cupti.activityRegisterTimestampCallback != nullptr) g_cupti.activityRegisterTimestampCallback(&onTimestamp);
   }
   r = g_cupti.subscribe(&g_subscriber, &onCallback, nullptr);
@@ -318,6 +386,7 @@ bool attachCupti() {
   for (CUpti_ActivityKind k : kActivityKinds)
     if ((r = g_cupti.activityEnable(k)) != CUPTI_SUCCESS) return fail(r, "cuptiActivityEnable");
   g_cupti_active.store(true);
+  g_ever_attached.store(true);
   return true;
 }
 
@@ -351,6 +420,14 @@ void detachCupti() {
   for (CUpti_ActivityKind k : kActivityKinds) g_cupti.activityDisable(k);
   g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_cupti_active.store(false);
+  const bool finalize = g_cupti.finalize != nullptr && !t_keep_cupti && g_subscriber != nullptr &&
+                        Session::get().config().cupti_finalize;
+  if (finalize && g_cupti.enableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+      g_cupti.enableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS) {
+    g_cupti.enableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+    g_detach.store(kDetachPending, std::memory_order_release);  // finalized at the next API exit
+    return;
+  }
   undoAttach();
 }
 
@@ -370,6 +447,18 @@ void keepLoaded() {
 namespace {
 std::atomic<bool> g_start_done{false};  // startRecording() has run to its end in some thread
 }  // namespace
+
+const char* cuptiState() noexcept {
+  switch (g_detach.load(std::memory_order_acquire)) {
+    case kDetachPending: return "finalize pending";
+    case kDetachFinalizing: return "finalizing";
+    case kDetachDone: return "finalized";
+    default: break;
+  }
+  if (g_cupti_active.load()) return "attached";
+  if (g_cupti.handle == nullptr) return "not loaded";
+  return g_ever_attached.load() ? "unsubscribed" : "not initialized";
+}
 
 bool startRecording() noexcept {
   Session& s = Session::get();
@@ -443,19 +532,9 @@ KC_EXPORT int InitializeInjection(void) {
       if (fn != nullptr && fn(&v) == 0) s.addMetadata("cuda_driver_version", std::to_string(v));
     }
     initLaunchApiNames(s.strings());
-    findMemoryApis(s);
-    if (g_cupti.activityRegisterTimestampCallback != nullptr &&
-        g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS) {
-      s.addMetadata("kernel_clock", "CLOCK_MONOTONIC (CUPTI timestamp callback)");
-    } else {
-      s.addMetadata("kernel_clock", "CUPTI default (not aligned with host times)");
-      KC_LOG(warn, "cuptiActivityRegisterTimestampCallback unavailable: GPU times are on CUPTI's own clock");
-    }
-    if (!check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
-               "cuptiActivityRegisterCallbacks"))
-      return 1;
-    // CUPTI is attached (subscribed, callbacks and activity enabled) only while a capture window is
-    // open: now for KCOUNT_START=on, later for KCOUNT_START=paused, a capture range or `kcount ctl`.
+    // CUPTI is set up and attached (subscribed, callbacks and activity enabled) only while a capture
+    // window is open: now for KCOUNT_START=on, later for KCOUNT_START=paused, a capture range or
+    // `kcount ctl`. Until then nothing initializes CUPTI.
     s.setCaptureHooks(&attachCupti, &detachCupti);
     s.applyStartConfig();
     if (s.state() == SessionState::kDisabled) return 1;
@@ -529,7 +608,10 @@ bool yieldToOther(const char* what) {
     KC_LOG(warn, "another CUPTI client (e.g. torch.profiler) calls {}: kcount stops recording until it "
                  "unsubscribes (KCOUNT_YIELD)", what);
     std::string error;
-    if (!s.stopCapture("yield", &error)) return false;
+    t_keep_cupti = true;  // the other client subscribes right after: unsubscribe only, never finalize
+    const bool stopped = s.stopCapture("yield", &error);
+    t_keep_cupti = false;
+    if (!stopped) return false;
     g_reregister.store(true);
     g_yielded.store(true);
     return true;

@@ -17,6 +17,13 @@ bool startDone() noexcept;
 /// session. Takes no lock.
 void waitForStart() noexcept;
 
+/// Where CUPTI stands, for `kcount ctl status`: "not loaded" (no CUDA injection yet), "not initialized"
+/// (loaded, no window opened yet), "attached" (a window is open), "finalize pending" (a window closed;
+/// CUPTI is finalized at the next CUDA API exit), "finalizing", "finalized" (detached: the process runs
+/// without CUPTI until the next window), "unsubscribed" (detached without finalizing: KCOUNT_YIELD or
+/// KCOUNT_CUPTI_FINALIZE=0). One atomic load per answer; thread-safe.
+const char* cuptiState() noexcept;
+
 /// Writes every process-wide NVTX range (nvtxRangeStart) still open as unclosed. Called by the final
 /// flush, on the finishing thread.
 void closeOpenStartedRanges() noexcept;

@@ -122,8 +122,30 @@ __attribute__((constructor)) void kcountConstructor() {
 }  // namespace
 }  // namespace kc::inject
 
-/// 1 while the library records (Session::recordingNow(): activated by CUDA's initialization or a first
-/// NVTX range, not paused, log not yet closed), else 0. One atomic load; any thread; never fails. For
-/// the Python helper (python/kcount_torch/_kcount.py), which finds it with ctypes in the global symbol
-/// scope (LD_PRELOAD) or through dlopen(RTLD_NOLOAD) of the injected path.
-KC_EXPORT int kcount_recording(void) { return kc::inject::Session::recordingNow() ? 1 : 0; }
+/// Whether NVTX ranges pushed now can be recorded, for the Python helper (python/kcount_torch), which
+/// keeps its per-module hooks installed only while this is not 0:
+///   1  a capture window is open (Session::recordingNow());
+///   2  armed: a window opens without an operator: the session has not started yet and will record at
+///      its start (KCOUNT_START=on, the default) or a capture range (KCOUNT_CAPTURE_RANGE) is armed;
+///   0  otherwise: paused (KCOUNT_START=paused before `kcount ctl start`, or after a stop), log closed,
+///      or kcount disabled.
+/// Lock-free (atomic loads); any thread; never fails. Found with ctypes in the global symbol scope
+/// (LD_PRELOAD) or through dlopen(RTLD_NOLOAD) of the injected path.
+KC_EXPORT int kcount_recording(void) {
+  using kc::inject::Session;
+  using kc::inject::SessionState;
+  if (Session::recordingNow()) return 1;
+  try {
+    const Session& s = Session::get();
+    switch (s.state()) {
+      case SessionState::kDormant:
+        return !s.config().start_paused || !s.config().capture_range.empty() ? 2 : 0;
+      case SessionState::kActive:
+        return s.triggerNameId() != 0 ? 2 : 0;
+      default:
+        return 0;
+    }
+  } catch (...) {
+    return 0;
+  }
+}

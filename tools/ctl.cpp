@@ -168,6 +168,7 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
                              st.contains("log_files") && st["log_files"].size() > 1
                                  ? fmt::format(", {} files", st["log_files"].size())
                                  : std::string());
+    if (st.contains("cupti")) std::cout << fmt::format("  CUPTI: {}\n", st.value("cupti", std::string()));
     if (st.value("refused_connections", 0ull) > 0)
       std::cout << fmt::format("  refused connections from other users: {}\n", st.value("refused_connections", 0ull));
   }

@@ -129,7 +129,7 @@ KernelMatch matchKernels(const DiffUnit& a, const DiffUnit& b) {
 std::vector<std::string> verdictUnits(const DiffSide& a, const DiffSide& b) {
   std::vector<std::string> out{kOverall};
   for (const auto& p : a.paths) {
-    if (p == kOverall || p == "(no range)") continue;
+    if (p == kOverall || p == "(no range)" || p == kUnresolvedLabel) continue;
     auto ia = a.units.find(p), ib = b.units.find(p);
     if (ib == b.units.end() || !ib->second.present) continue;
     if (ia->second.kernels > 0 && ib->second.kernels > 0) out.push_back(p);
@@ -137,10 +137,17 @@ std::vector<std::string> verdictUnits(const DiffSide& a, const DiffSide& b) {
   return out;
 }
 
-std::string unitName(const std::string& path) {
+std::string unitName(const DiffSide& side, const std::string& path) {
   if (path == kOverall) return "the whole run";
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  auto it = side.names.find(path);
+  return it != side.names.end() ? it->second : path;
+}
+
+/// A path as the text table shows it (escaped names, docs/usage.md), from whichever side has it.
+std::string shownPath(const DiffSide& a, const DiffSide& b, const std::string& path) {
+  if (auto it = a.shown.find(path); it != a.shown.end()) return it->second;
+  if (auto it = b.shown.find(path); it != b.shown.end()) return it->second;
+  return path;
 }
 
 }  // namespace
@@ -154,15 +161,30 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     std::unordered_map<uint32_t, DecodedKernel> cache;
     if (side.units.find(kOverall) == side.units.end()) side.paths.push_back(kOverall);
     addStats(side.units[kOverall], d, s.inclusive[kRootScope], 0, 0, cache);
+    // (no range): what ran outside every range; records of an unknown range (damage) are a unit of their own.
+    const RangeStats no_range = noRangeStats(s);
     for (uint32_t id : shownScopes(d, s)) {
       const std::string path = d.scopePath(id);
       if (side.units.find(path) == side.units.end()) side.paths.push_back(path);
-      const RangeStats& r = id == kRootScope ? s.exclusive[id] : s.inclusive[id];
-      addStats(side.units[path], d, r, s.exclusive[id].instances, s.exclusive[id].cpu_ns, cache);
+      const RangeStats& r = id == kRootScope ? no_range : s.inclusive[id];
+      const RangeStats& own = id == kRootScope ? no_range : s.exclusive[id];
+      addStats(side.units[path], d, r, own.instances, own.cpu_ns, cache);
+      side.shown.try_emplace(path, displayPath(d, id));
+      if (id == kRootScope && hasUnresolved(s)) {
+        const std::string unknown(kUnresolvedLabel);
+        if (side.units.find(unknown) == side.units.end()) side.paths.push_back(unknown);
+        addStats(side.units[unknown], d, s.unresolved, 0, 0, cache);
+      }
       if (id != kRootScope) {
-        const size_t slash = path.rfind('/');
-        const std::string parent = slash == std::string::npos ? "" : path.substr(0, slash);
-        children[parent].insert(path.substr(slash == std::string::npos ? 0 : slash + 1));
+        // The parent from the range's own name, not from the last '/' of the path: a name may hold '/'.
+        const uint32_t name_id = d.scopes[id].name_id;
+        const std::string name =
+            name_id == kNoString ? "<scope " + std::to_string(id) + ">" : std::string(d.str(name_id));
+        const bool ends_with_name = path.size() > name.size() && path.compare(path.size() - name.size(), name.size(), name) == 0 &&
+                                    path[path.size() - name.size() - 1] == '/';
+        const std::string parent = ends_with_name ? path.substr(0, path.size() - name.size() - 1) : "";
+        children[parent].insert(ends_with_name || path == name ? name : path);
+        side.names.try_emplace(path, name);
       }
     }
   }
@@ -291,7 +313,7 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
                         {"gpu_ns_b", ob.by_identity.at(id).gpu_ns}});
   json verdicts = json::array();
   for (const auto& p : verdictUnits(a, b))
-    verdicts.push_back(json{{"unit", p}, {"lines", diffVerdicts(a.units.at(p), b.units.at(p), unitName(p))}});
+    verdicts.push_back(json{{"unit", p}, {"lines", diffVerdicts(a.units.at(p), b.units.at(p), unitName(a, p))}});
   return json{{"a", pa},
               {"b", pb},
               {"overall", json{{"a", unitJson(oa)}, {"b", unitJson(ob)}, {"change", changeJson(oa, ob)}}},
@@ -305,6 +327,11 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   auto names = [](const json& arr) {
     std::string s;
     for (const auto& p : arr) s += (s.empty() ? "" : ", ") + p.get<std::string>();
+    return s;
+  };
+  auto rangeNames = [](const json& arr) {
+    std::string s;
+    for (const auto& p : arr) s += (s.empty() ? "" : ", ") + displayName(p.get<std::string>());
     return s;
   };
   out << "A: " << names(j["a"]) << "\nB: " << names(j["b"]) << "\n\n";
@@ -334,8 +361,8 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     auto dt = [&](uint64_t p, uint64_t q) {
       return both ? signedDuration(p, q) + " (" + percent(p, q) + ")" : std::string("-");
     };
-    const bool has_cpu = r.path != kOverall && r.path != "(no range)";
-    cells.push_back({r.path, v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
+    const bool has_cpu = r.path != kOverall && r.path != "(no range)" && r.path != kUnresolvedLabel;
+    cells.push_back({r.path == kOverall ? r.path : shownPath(a, b, r.path), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
                      dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
                      t(x, x.gpu_ns), t(y, y.gpu_ns), dt(x.gpu_ns, y.gpu_ns), has_cpu ? t(x, x.cpu_ns) : "-",
                      has_cpu ? t(y, y.cpu_ns) : "-", has_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
@@ -364,14 +391,14 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   for (const auto& r : j["ranges"]) {
     if (r["in"] != "both") continue;
     if (r["nesting_differs"].get<bool>()) {
-      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", r["path"].get<std::string>(),
-                         names(r["children_a"]), names(r["children_b"]));
+      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shownPath(a, b, r["path"]),
+                         rangeNames(r["children_a"]), rangeNames(r["children_b"]));
       nesting = true;
     }
   }
   for (const auto& r : j["ranges"])
     if (r["in"] != "both") {
-      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", r["path"].get<std::string>());
+      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", shownPath(a, b, r["path"]));
       nesting = true;
     }
   if (nesting) out << '\n';
@@ -388,7 +415,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     out << fmt::format("  only B  {:<13} {} ×{}\n", e["category"].get<std::string>(), e["short"].get<std::string>(),
                        e["count"].get<uint64_t>());
   for (const auto& v : j["verdicts"]) {
-    out << "\nverdict for " << (v["unit"] == kOverall ? std::string("the whole run") : v["unit"].get<std::string>())
+    out << "\nverdict for " << (v["unit"] == kOverall ? std::string("the whole run") : shownPath(a, b, v["unit"]))
         << ":\n";
     for (const auto& line : v["lines"]) out << "  " << line.get<std::string>() << '\n';
   }

@@ -39,6 +39,8 @@ struct DiffUnit {
 struct DiffSide {
   std::vector<std::string> paths;        // in depth-first order of the first log that has them
   std::map<std::string, DiffUnit> units; // path -> numbers; "(overall)" included
+  std::map<std::string, std::string> names;  // path -> the range's own name (raw), for verdict text
+  std::map<std::string, std::string> shown;  // path -> path as text tables show it (displayPath())
 };
 
 DiffSide diffSide(const std::vector<LoadedLog>& logs);

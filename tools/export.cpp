@@ -728,15 +728,7 @@ COMMIT;)sql");
 // ---------------------------------------------------------------------------------------------------
 // CSV and JSON records
 
-std::string csvField(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + '"';
-}
+// csvField(): tools/report.h.
 
 class CsvSink : public TableSink {
  public:

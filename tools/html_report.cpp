@@ -43,13 +43,12 @@ json runJson(const LoadedLog& l) {
                 {"unmatched_kernels", s.unmatched_kernels},
                 {"gpu_ns", all_gpu}}}};
 
-  // Range tree, depth first from the root, skipping subtrees with nothing in them.
+  // Range tree, depth first from the root: the ranges `kcount summary` shows (shownScopes(): subtrees with
+  // nothing in them are skipped; a parent without instance that holds shown ranges is kept).
   json ranges = json::array();
-  auto shown = [&](uint32_t id) {
-    if (id >= s.inclusive.size()) return false;
-    const auto& r = s.inclusive[id];
-    return id == kRootScope || r.instances || r.launches || r.kernels;
-  };
+  std::vector<bool> in_summary(s.inclusive.size(), false);
+  for (uint32_t id : shownScopes(d, s)) in_summary[id] = true;
+  auto shown = [&](uint32_t id) { return id < in_summary.size() && in_summary[id]; };
   std::vector<std::pair<uint32_t, uint32_t>> stack = {{kRootScope, 0}};  // (scope, depth)
   std::vector<bool> visited(s.inclusive.size(), false);
   while (!stack.empty()) {

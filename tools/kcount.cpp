@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/cli_checks.h"
 #include "tools/ctl.h"
 #include "tools/export.h"
 #include "tools/html_report.h"
@@ -20,6 +21,8 @@
 namespace {
 
 kc::JoinOptions g_join;  // set by --graph-view
+/// Most kernels `summary --top` lists per range (a range has at most this many names worth reading).
+constexpr int kMaxTop = 10000;
 
 /// Every log read into memory (records kept), or with `streaming` summarized in one pass (no records kept:
 /// enough for summary tables and JSON).
@@ -52,6 +55,12 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
   std::vector<kc::LoadedLog> kept;
   for (auto& l : logs) {
     if (l.data.intact()) {
+      // Reported from the first log; the rest of the file is named on stderr too, so a pipe sees it.
+      if (l.data.dataAfterEnd())
+        std::cerr << "kcount: " << l.path << ": warning: " << l.data.after_end_bytes
+                  << " bytes after the end record, from byte " << l.data.after_end_offset
+                  << (l.data.after_end_is_log ? " (a second log: files concatenated)" : "")
+                  << ", are not read; the report covers the first log only\n";
       kept.push_back(std::move(l));
       continue;
     }
@@ -91,7 +100,7 @@ int kcountMain(int argc, char** argv) {
   summary->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   summary->add_option("--view", view, "tree (inclusive, indented), inclusive (flat paths) or innermost (exclusive)")
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
-  summary->add_option("--top", top, "kernels listed per range (0: none)")->check(CLI::NonNegativeNumber);
+  summary->add_option("--top", top, "kernels listed per range (0: none)")->check(kc::wholeNumber(0, kMaxTop));
   summary->add_flag("--full-names", full_names, "show full demangled kernel names");
   bool wide = false;
   summary->add_flag("--wide", wide, "verdict and top kernels as columns of the table (one long line per range)");
@@ -109,7 +118,7 @@ int kcountMain(int argc, char** argv) {
   summary->add_flag("--salvage", salvage, "summarize the intact part of a damaged log (exit 0 if any)");
   long long segment = -1;
   summary->add_option("--segment", segment, "only capture window N (its Segment record's index; format 1.2)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kc::wholeNumber(0, UINT32_MAX));
   bool series = false;
   summary->add_flag("--series", series,
                     "summary-mode logs: per range, the change between consecutive snapshots (table or json)");
@@ -214,23 +223,31 @@ int kcountMain(int argc, char** argv) {
                     << ": summary-mode log: kernels are credited to the range around the launch (--graph-view "
                        "capture needs a trace-mode log)\n";
       if (series) {
+        // A trace log has no snapshots: named on stderr (exit 2); the other logs are still reported.
         bool any_trace = false;
-        for (const auto& l : logs) any_trace = any_trace || !l.data.summary_mode;
+        for (const auto& l : logs)
+          if (!l.data.summary_mode) {
+            any_trace = true;
+            std::cerr << "kcount: " << l.path
+                      << ": not a summary-mode log: no snapshots, so no --series (record with KCOUNT_MODE=summary)\n";
+          }
         if (format == "json") {
           std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';
         } else {
           bool first = true;
           for (const auto& l : logs) {
-            if (!first) std::cout << '\n';
-            kc::printSeries(std::cout, l);
+            if (format == "csv") {
+              kc::printSeriesCsv(std::cout, l, first);
+            } else if (l.data.summary_mode) {
+              if (!first) std::cout << '\n';
+              kc::printSeries(std::cout, l);
+            } else {
+              continue;
+            }
             first = false;
           }
         }
-        if (any_trace) {
-          std::cerr << "kcount: --series needs summary-mode logs (KCOUNT_MODE=summary)\n";
-          return 2;
-        }
-        return rc;
+        return any_trace ? 2 : rc;
       }
       if (format == "json") {
         auto j = kc::summaryJson(logs);
@@ -266,7 +283,8 @@ int kcountMain(int argc, char** argv) {
       } else if (!paths.empty() || diff_a.empty() || diff_b.empty()) {
         throw std::runtime_error("diff takes two logs (A B), or -a LOG... -b LOG...");
       }
-      auto a = loadAll(diff_a), b = loadAll(diff_b);
+      // One streaming pass per log: the diff needs the summaries, scopes and names, not the records.
+      auto a = loadAll(diff_a, /*streaming=*/true), b = loadAll(diff_b, /*streaming=*/true);
       // Damaged logs: reported on stderr; compared only with --salvage (a partial run would look like a
       // plausible but wrong comparison).
       const int rc = std::max(selectLogs(a, salvage), selectLogs(b, salvage));
@@ -278,7 +296,7 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*kernels) {
-      auto logs = loadAll(paths);
+      auto logs = loadAll(paths);  // the table needs every kernel record (shapes, names per range)
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
       if (format == "json")

@@ -18,24 +18,35 @@ struct Cell {
   uint64_t v[5] = {0, 0, 0, 0, 0};  // in kMetrics order
 };
 
-/// path -> per log (nullopt: the log has no such range); paths in first-seen order.
+/// path -> per log (nullopt: the log has no such range); paths (raw, LogData::scopePath()) in first-seen
+/// order; `shown` (if given): raw path -> path as text tables show it (displayPath()).
 void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths,
-             std::map<std::string, std::vector<std::optional<Cell>>>& cells) {
+             std::map<std::string, std::vector<std::optional<Cell>>>& cells,
+             std::map<std::string, std::string>* shown = nullptr) {
   for (size_t i = 0; i < logs.size(); ++i) {
     const LogData& d = logs[i].data;
     const Summary& s = logs[i].summary;
-    for (uint32_t id : shownScopes(d, s)) {
-      const std::string path = d.scopePath(id);
+    // (no range): what ran outside every range; records of an unknown range (damage) in a row of their own.
+    const RangeStats no_range = noRangeStats(s);
+    auto add = [&](const std::string& path, const std::string& text, const RangeStats& r, uint64_t cpu_ns) {
       auto [it, fresh] = cells.try_emplace(path, logs.size());
       if (fresh) paths.push_back(path);
-      const RangeStats& r = id == kRootScope ? s.exclusive[id] : s.inclusive[id];
+      if (fresh && shown != nullptr) (*shown)[path] = text;
       Cell c;
       c.v[0] = r.launches;
       c.v[1] = r.kernels;
       c.v[2] = r.gpu_ns;
-      c.v[3] = s.exclusive[id].cpu_ns;
+      c.v[3] = cpu_ns;
       c.v[4] = r.launch_api_ns;
       it->second[i] = c;
+    };
+    for (uint32_t id : shownScopes(d, s)) {
+      if (id == kRootScope) {
+        add(d.scopePath(id), d.scopePath(id), no_range, no_range.cpu_ns);
+        if (hasUnresolved(s)) add(std::string(kUnresolvedLabel), std::string(kUnresolvedLabel), s.unresolved, s.unresolved.cpu_ns);
+      } else {
+        add(d.scopePath(id), displayPath(d, id), s.inclusive[id], s.exclusive[id].cpu_ns);
+      }
     }
   }
 }
@@ -51,7 +62,8 @@ int metricIndex(AcrossMetric m) {
   return 2;
 }
 
-/// Labels of all logs; a label two logs share gets " [i]" (1-based argument position) appended.
+}  // namespace
+
 std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
   std::vector<std::string> out;
   for (const auto& l : logs) out.push_back(logLabel(l));
@@ -61,8 +73,6 @@ std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
     if (seen[out[i]] > 1) out[i] += fmt::format(" [{}]", i + 1);
   return out;
 }
-
-}  // namespace
 
 std::string logLabel(const LoadedLog& log) {
   const std::string rank = log.data.meta("rank");
@@ -120,7 +130,8 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
-  collect(logs, paths, cells);
+  std::map<std::string, std::string> shown;
+  collect(logs, paths, cells, &shown);
   const int m = metricIndex(metric);
   const bool time = m >= 2;
   auto fmtv = [&](double v) {
@@ -137,7 +148,7 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   for (const char* h : {"total", "min", "median", "max", "in logs"}) head.push_back(h);
   rows.push_back(head);
   for (const auto& p : paths) {
-    std::vector<std::string> r{p};
+    std::vector<std::string> r{shown.at(p)};
     std::vector<double> present;
     uint64_t sum = 0;
     for (const auto& c : cells.at(p)) {

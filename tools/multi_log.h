@@ -18,6 +18,9 @@ enum class AcrossMetric { kGpuNs, kKernels, kLaunches, kCpuNs, kLaunchApiNs };
 /// Short label of a log in column headings: "rank R" if the log has a rank, else "pid P", else the path.
 std::string logLabel(const LoadedLog& log);
 
+/// logLabel() of each log; a label two logs share gets " [i]" (1-based argument position) appended.
+std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs);
+
 /// min, median (mean of the two middle values for an even count) and max of `v`; zeros if v is empty.
 struct Spread {
   double min = 0, median = 0, max = 0;

@@ -12,6 +12,7 @@
 
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
+#include "tools/multi_log.h"
 
 namespace kc {
 namespace {
@@ -55,16 +56,6 @@ struct Table {
     for (const auto& r : rows) line(r);
   }
 };
-
-std::string csvField(std::string_view s) {
-  if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 const char* severityName(ReadIssue::Severity s) {
   return s == ReadIssue::Severity::kError ? "error" : "warning";
@@ -142,6 +133,19 @@ std::string snapshotLine(const LoadedLog& l) {
   return s;
 }
 
+/// The footer's one-line state of the log: complete, incomplete, salvaged from damage, or followed by
+/// bytes after its end record. A log that is not intact is never called complete.
+std::string logStateLine(const LogData& d) {
+  if (!d.intact())
+    return std::string("log DAMAGED: numbers are from the intact part only (salvaged; see the errors below)") +
+           (d.complete ? "" : "; no end record");
+  if (d.dataAfterEnd())
+    return fmt::format("log complete up to byte {}; the {} bytes after its end record are not read{}",
+                       d.after_end_offset, d.after_end_bytes,
+                       d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
+  return d.complete ? "log complete" : "log INCOMPLETE (no end record)";
+}
+
 void printFooter(std::ostream& out, const LoadedLog& l) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
@@ -168,9 +172,56 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                          formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
                          t.launches, t.kernels, t.unmatched_kernels, formatDuration(t.gpu_ns));
   }
-  out << (l.data.complete ? "log complete\n" : "log INCOMPLETE (no end record)\n");
+  out << logStateLine(l.data) << '\n';
   for (const auto& i : l.data.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
+}
+
+/// Label of a range row in text tables: its escaped name (tree view) or path (flat views), and for a
+/// placeholder row (isPlaceholder) a note that no instance of it was recorded.
+std::string rangeLabel(const LogData& d, const Summary& s, uint32_t id, bool tree) {
+  std::string label = tree ? displayName(d.str(d.scopes[id].name_id)) : displayPath(d, id);
+  if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderNote);
+  return label;
+}
+
+/// Pseudo scope id of the row of records whose range is unknown (Summary::unresolved) in the loops over
+/// shown scopes; never a real scope id (those are capped far below, docs/reader-guarantees.md).
+constexpr uint32_t kUnresolvedRow = UINT32_MAX;
+
+/// Path of a row as CSV and the verdict lines show it: the scope path, "(no range)" for the root, the
+/// unknown-range label for kUnresolvedRow.
+std::string rowPath(const LogData& d, uint32_t id) {
+  if (id == kUnresolvedRow) return std::string(kUnresolvedLabel);
+  return id == kRootScope ? d.scopePath(id) : displayPath(d, id);
+}
+
+/// Rows of a summary (table, CSV, JSON): the shown scopes, with the row of records of unknown range
+/// (kUnresolvedRow) right after the root's. ex: exclusive numbers (the root's without the unresolved
+/// records), in: inclusive numbers (the root's: the whole process), own: instances and CPU time.
+struct SummaryRow {
+  uint32_t id = 0;
+  bool unresolved = false;
+  const RangeStats* ex = nullptr;
+  const RangeStats* in = nullptr;
+  const RangeStats* own = nullptr;
+};
+
+/// `no_range` holds noRangeStats(s) and must outlive the rows.
+std::vector<SummaryRow> summaryRows(const LogData& d, const Summary& s, RangeStats& no_range) {
+  no_range = noRangeStats(s);
+  std::vector<uint32_t> shown = shownScopes(d, s);
+  if (hasUnresolved(s)) shown.insert(shown.begin() + 1, kUnresolvedRow);
+  std::vector<SummaryRow> rows;
+  rows.reserve(shown.size());
+  for (uint32_t id : shown) {
+    SummaryRow r{id, id == kUnresolvedRow};
+    r.ex = r.unresolved ? &s.unresolved : id == kRootScope ? &no_range : &s.exclusive[id];
+    r.in = r.unresolved ? &s.unresolved : &s.inclusive[id];
+    r.own = r.unresolved || id == kRootScope ? r.ex : r.in;
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 json layersJson(const RangeLayers& y, const RangeStats& r) {
@@ -236,6 +287,55 @@ std::string formatDuration(uint64_t ns) {
   return three(v / 1e9, "s");
 }
 
+std::string csvField(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string displayName(std::string_view name) {
+  if (name.empty()) return "(empty name)";
+  std::string out;
+  out.reserve(name.size());
+  for (char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '/': out += "\\/"; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f)
+          out += fmt::format("\\x{:02x}", c);
+        else
+          out += ch;
+    }
+  }
+  return out;
+}
+
+std::string displayPath(const LogData& log, uint32_t scope_id) {
+  if (scope_id == kRootScope || scope_id >= log.scopes.size()) return log.scopePath(scope_id);
+  std::vector<uint32_t> chain;
+  std::unordered_set<uint32_t> seen;
+  for (uint32_t id = scope_id; id != kRootScope; id = log.scopes[id].parent_id) {
+    // A bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
+    if (id >= log.scopes.size() || !seen.insert(id).second || chain.size() >= 256) return log.scopePath(scope_id);
+    chain.push_back(id);
+  }
+  std::string path;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    if (!path.empty()) path += '/';
+    path += displayName(log.str(log.scopes[*it].name_id));
+  }
+  return path;
+}
+
 std::vector<uint32_t> scopeDepths(const Summary& s) {
   std::vector<uint32_t> depth(s.children.size(), 0);
   for (uint32_t id : s.children_order)
@@ -245,14 +345,32 @@ std::vector<uint32_t> scopeDepths(const Summary& s) {
   return depth;
 }
 
+namespace {
+bool hasNumbers(const RangeStats& r) { return r.instances > 0 || r.launches > 0 || r.kernels > 0; }
+}  // namespace
+
 std::vector<uint32_t> shownScopes(const LogData&, const Summary& s) {
+  const size_t n = s.inclusive.size();
+  std::vector<uint8_t> show(n, 0);
+  std::vector<uint32_t> parent(n, kRootScope);
+  for (size_t p = 0; p < s.children.size(); ++p)
+    for (uint32_t c : s.children[p])
+      if (c < n) parent[c] = static_cast<uint32_t>(p);
+  for (size_t id = 0; id < n; ++id) show[id] = id == kRootScope || hasNumbers(s.inclusive[id]);
+  // The parents of a shown range are shown too (a placeholder row when they have no numbers of their
+  // own, e.g. a range open across a whole capture window), so the tree never indents under nothing.
+  // The repaired tree has no cycle: each walk ends at the root or at a range already shown.
+  for (size_t id = 1; id < n; ++id)
+    if (show[id])
+      for (uint32_t p = parent[id]; p != kRootScope && !show[p]; p = parent[p]) show[p] = 1;
   std::vector<uint32_t> out;
-  for (uint32_t id : s.children_order) {
-    if (id >= s.inclusive.size()) continue;
-    const RangeStats& r = s.inclusive[id];
-    if (id == kRootScope || r.instances > 0 || r.launches > 0 || r.kernels > 0) out.push_back(id);
-  }
+  for (uint32_t id : s.children_order)
+    if (id < n && show[id]) out.push_back(id);
   return out;
+}
+
+bool isPlaceholder(const Summary& s, uint32_t id) {
+  return id != kRootScope && id < s.inclusive.size() && !hasNumbers(s.inclusive[id]);
 }
 
 json summaryJson(const LoadedLog& l) {
@@ -285,26 +403,32 @@ json summaryJson(const LoadedLog& l) {
               {"bytes_dropped", d.stats.bytes_dropped}};
   const auto depth = scopeDepths(s);
   json ranges = json::array();
-  for (uint32_t id : shownScopes(d, s)) {
-    const RangeStats& ex = s.exclusive[id];
-    const RangeStats& in = s.inclusive[id];
-    std::string path = d.scopePath(id);
-    std::string name = id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
+  RangeStats no_range;
+  for (const SummaryRow& row : summaryRows(d, s, no_range)) {
+    const uint32_t id = row.id;
+    const bool unresolved = row.unresolved;
+    const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
+    std::string path = unresolved ? std::string(kUnresolvedLabel) : d.scopePath(id);
+    std::string name = unresolved || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
     json kernels = json::array();
     for (const auto& [kname, t] : sortedKernels(d, ex))
       kernels.push_back(json{{"name", kname}, {"short", shortKernelName(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
     json per_instance = nullptr;
-    if (in.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(in.instances);
+    if (own.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
     // The root's inclusive numbers are the whole process; its layers use its exclusive numbers, like the table.
-    const RangeLayers ly_in = rangeLayers(d, id == kRootScope ? ex : in, in.instances, in.cpu_ns);
-    const RangeLayers ly_ex = rangeLayers(d, ex, in.instances, in.cpu_ns);
+    // Records of an unknown range get no verdict (their range's time is not known).
+    const uint64_t instances = unresolved ? 0 : own.instances;
+    const RangeLayers ly_in = rangeLayers(d, id == kRootScope ? ex : in, instances, own.cpu_ns);
+    const RangeLayers ly_ex = rangeLayers(d, ex, instances, own.cpu_ns);
     json layers{{"inclusive", layersJson(ly_in, id == kRootScope ? ex : in)}, {"innermost", layersJson(ly_ex, ex)}};
     json flat = layersJson(ly_in, id == kRootScope ? ex : in);
     ranges.push_back(json{{"path", path},
                           {"name", name},
-                          {"depth", depth[id]},
-                          {"instances", in.instances},
-                          {"cpu_ns", in.cpu_ns},
+                          {"depth", unresolved ? 1 : depth[id]},
+                          {"unknown_range", unresolved},
+                          {"placeholder", !unresolved && isPlaceholder(s, id)},
+                          {"instances", own.instances},
+                          {"cpu_ns", own.cpu_ns},
                           {"exclusive", countsJson(ex)},
                           {"inclusive", countsJson(in)},
                           {"kernels_per_instance", per_instance},
@@ -332,7 +456,7 @@ json summaryJson(const LoadedLog& l) {
                             {"gpu_ns", t.gpu_ns},
                             {"ranges", t.ranges},
                             {"mem_ops", t.mem_ops}});
-  json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"issues", issues},
+  json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
            {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
   out["mode"] = d.summary_mode ? "summary" : "trace";
   if (d.summary_mode) {
@@ -398,25 +522,29 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   // itself stays narrow enough for a terminal.
   std::vector<std::string> notes;
   const auto depth = scopeDepths(s);
-  for (uint32_t id : shownScopes(d, s)) {
-    const RangeStats& ex = s.exclusive[id];
+  RangeStats no_range;
+  for (const SummaryRow& sr : summaryRows(d, s, no_range)) {
+    const uint32_t id = sr.id;
+    const bool unresolved = sr.unresolved;
     // The root row shows what ran outside every range: its exclusive numbers, in every view.
-    const bool incl = id != kRootScope && opt.view != SummaryView::kInnermost;
+    const RangeStats& ex = *sr.ex;
+    const bool incl = id != kRootScope && !unresolved && opt.view != SummaryView::kInnermost;
     const RangeStats& r = incl ? s.inclusive[id] : ex;
     std::string label;
-    if (id == kRootScope)
-      label = "(no range)";
+    if (id == kRootScope || unresolved)
+      label = rowPath(d, id);
     else if (tree)
-      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + std::string(d.str(d.scopes[id].name_id));
+      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(d, s, id, true);
     else
-      label = d.scopePath(id);
+      label = rangeLabel(d, s, id, false);
     std::vector<std::string> row{label,
                                  std::to_string(ex.instances),
                                  std::to_string(r.launches),
                                  std::to_string(r.kernels)};
     if (tree) row.push_back(std::to_string(ex.kernels));
     row.push_back(perInstance(r.kernels, ex.instances));
-    const RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
+    RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
+    if (unresolved) ly.verdict.clear();  // no verdict for records whose range is not known
     row.push_back(formatDuration(r.gpu_ns));
     row.push_back(formatDuration(ly.gemm_gpu_ns));
     row.push_back(formatDuration(ly.other_gpu_ns));
@@ -433,7 +561,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(verdict);
       row.push_back(top);
     } else if (!ly.verdict.empty() || !top.empty()) {
-      std::string note = "  " + (id == kRootScope ? std::string("(no range)") : d.scopePath(id)) + ": ";
+      std::string note = "  " + rowPath(d, id) + ": ";
       note += ly.verdict.empty() ? "" : ly.verdict;
       if (!top.empty()) note += (ly.verdict.empty() ? "" : "; ") + std::string("top: ") + top;
       notes.push_back(std::move(note));
@@ -456,19 +584,24 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
   const LogData& d = l.data;
   const Summary& s = l.summary;
   const auto depth = scopeDepths(s);
-  for (uint32_t id : shownScopes(d, s)) {
-    const RangeStats& ex = s.exclusive[id];
-    const RangeStats& in = s.inclusive[id];
+  RangeStats no_range;
+  for (const SummaryRow& row : summaryRows(d, s, no_range)) {
+    const uint32_t id = row.id;
+    const bool unresolved = row.unresolved;
+    const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
-                       csvField(d.scopePath(id)), depth[id], in.instances, in.cpu_ns, ex.launches,
+                       csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances, own.cpu_ns, ex.launches,
                        ex.graph_launches, ex.kernels, ex.gpu_ns, ex.launch_api_ns, in.launches, in.graph_launches,
                        in.kernels, in.gpu_ns, in.launch_api_ns,
-                       in.instances ? fmt::format("{:.3f}", double(in.kernels) / double(in.instances)) : "",
+                       own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names)));
   }
 }
 
 namespace {
+
+/// Ranges shown per kernel in the `kcount kernels` table (CSV and JSON list all).
+constexpr size_t kTableRanges = 3;
 
 struct KernelRow {
   std::string name;
@@ -479,10 +612,14 @@ struct KernelRow {
   std::map<std::string, uint64_t> ranges;
 };
 
-std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
+/// Kernel rows of `logs` merged by name, sorted by count (descending), then name. Range paths are raw
+/// (LogData::scopePath(); JSON keys), or with `display` escaped as text tables and CSV show them.
+std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs, bool display) {
   std::unordered_map<std::string, KernelRow> rows;
-  for (const auto& l : logs) {
+  for (const LoadedLog* lp : logs) {
+    const LoadedLog& l = *lp;
     const LogData& d = l.data;
+    auto pathOf = [&](uint32_t scope) { return display ? rowPath(d, scope) : d.scopePath(scope); };
     if (d.summary_mode) {  // no kernel records: the snapshot's tallies by (range, name); no grid/block
       auto add = [&](uint32_t name_id, const KernelTally& t, const std::string& range) {
         std::string name(d.str(name_id));
@@ -493,7 +630,7 @@ std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
         it->second.ranges[range] += t.count;
       };
       for (const RangeStats& r : l.summary.exclusive)
-        for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, d.scopePath(r.scope_id));
+        for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, pathOf(r.scope_id));
       for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
       continue;
     }
@@ -519,7 +656,7 @@ std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
         continue;
       }
       auto p = paths.find(sc->second);
-      if (p == paths.end()) p = paths.emplace(sc->second, d.scopePath(sc->second)).first;
+      if (p == paths.end()) p = paths.emplace(sc->second, pathOf(sc->second)).first;
       ++r.ranges[p->second];
     }
   }
@@ -532,64 +669,128 @@ std::vector<KernelRow> collectKernels(const std::vector<LoadedLog>& logs) {
   return out;
 }
 
-std::string rangesText(const std::map<std::string, uint64_t>& ranges) {
+std::vector<const LoadedLog*> pointers(const std::vector<LoadedLog>& logs) {
+  std::vector<const LoadedLog*> v;
+  for (const auto& l : logs) v.push_back(&l);
+  return v;
+}
+
+/// "step ×40, step/up ×8, +3 more": ranges by count (descending), at most `limit` of them (0: all).
+std::string rangesText(const std::map<std::string, uint64_t>& ranges, size_t limit) {
   std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string s;
-  for (const auto& [p, n] : v) s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", p, n);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (limit > 0 && i == limit) {
+      s += fmt::format(", +{} more", v.size() - limit);
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", v[i].first, v[i].second);
+  }
   return s;
+}
+
+/// One table or CSV row per (kernel, log): with one log, its kernels; with several, each kernel of the
+/// merged order once per log that ran it, labelled by log (labelsOf()).
+struct LogKernelRow {
+  std::string log;  // label; "" with one log
+  const LoadedLog* loaded = nullptr;
+  KernelRow row;
+};
+
+std::vector<LogKernelRow> kernelRowsPerLog(const std::vector<LoadedLog>& logs) {
+  std::vector<LogKernelRow> out;
+  if (logs.size() == 1) {
+    for (auto& r : collectKernels(pointers(logs), true)) out.push_back({"", &logs[0], std::move(r)});
+    return out;
+  }
+  const auto labels = labelsOf(logs);
+  std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
+  for (size_t i = 0; i < logs.size(); ++i)
+    for (auto& r : collectKernels({&logs[i]}, true)) per[i].emplace(r.name, std::move(r));
+  for (const auto& merged : collectKernels(pointers(logs), false))
+    for (size_t i = 0; i < logs.size(); ++i)
+      if (auto it = per[i].find(merged.name); it != per[i].end()) out.push_back({labels[i], &logs[i], std::move(it->second)});
+  return out;
 }
 
 }  // namespace
 
 json kernelsJson(const std::vector<LoadedLog>& logs) {
   json arr = json::array();
-  for (const auto& r : collectKernels(logs)) {
+  const auto labels = labelsOf(logs);
+  std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
+  if (logs.size() > 1)
+    for (size_t i = 0; i < logs.size(); ++i)
+      for (auto& r : collectKernels({&logs[i]}, false)) per[i].emplace(r.name, std::move(r));
+  auto rangesJson = [](const KernelRow& r) {
     json ranges = json::object();
     for (const auto& [p, n] : r.ranges) ranges[p] = n;
-    arr.push_back(json{{"name", r.name},
-                       {"short", shortKernelName(r.name)},
-                       {"count", r.count},
-                       {"gpu_ns", r.gpu_ns},
-                       {"ranges", ranges},
-                       {"decoded", decodedJson(decodeKernelName(r.name))}});
+    return ranges;
+  };
+  for (const auto& r : collectKernels(pointers(logs), false)) {
+    json k{{"name", r.name},
+           {"short", shortKernelName(r.name)},
+           {"count", r.count},
+           {"gpu_ns", r.gpu_ns},
+           {"ranges", rangesJson(r)},
+           {"decoded", decodedJson(decodeKernelName(r.name))}};
+    if (logs.size() > 1) {
+      json per_log = json::array();
+      for (size_t i = 0; i < logs.size(); ++i)
+        if (auto it = per[i].find(r.name); it != per[i].end())
+          per_log.push_back(json{{"log", labels[i]},
+                                 {"path", logs[i].path},
+                                 {"count", it->second.count},
+                                 {"gpu_ns", it->second.gpu_ns},
+                                 {"ranges", rangesJson(it->second)}});
+      k["per_log"] = per_log;
+    }
+    arr.push_back(std::move(k));
   }
   return json{{"kernels", arr}};
 }
 
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
+  const bool several = logs.size() > 1;
   Table t;
   t.head = {"kernel",   "count", "GPU total", "GPU avg", "grid",  "block",    "category",  "library",
             "tile",     "cluster", "stages",  "dtype",   "layout", "epilogue", "fused ops", "ranges"};
   t.right = {false, true, true, true, true, true, false, false, false, false, true, false, false, false, false, false};
+  if (several) {
+    t.head.insert(t.head.begin(), "log");
+    t.right.insert(t.right.begin(), false);
+  }
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  for (const auto& r : collectKernels(logs)) {
+  for (const auto& [label, _, r] : kernelRowsPerLog(logs)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
     if (ops.empty() && !d.fused.empty()) ops = "(" + d.fused + ")";  // not split: shown raw
-    t.rows.push_back({displayKernelName(r.name, full_names), std::to_string(r.count), formatDuration(r.gpu_ns),
-                      formatDuration(r.count ? r.gpu_ns / r.count : 0),
-                      fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]),
-                      fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
-                      std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
-                      dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
-                      rangesText(r.ranges)});
+    std::vector<std::string> row{displayKernelName(r.name, full_names), std::to_string(r.count), formatDuration(r.gpu_ns),
+                                 formatDuration(r.count ? r.gpu_ns / r.count : 0),
+                                 fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]),
+                                 fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
+                                 std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
+                                 dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
+                                 rangesText(r.ranges, kTableRanges)};
+    if (several) row.insert(row.begin(), label);
+    t.rows.push_back(std::move(row));
   }
   t.print(out);
 }
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
-  out << "kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges,category,library,tile,"
+  out << "log,kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges,category,library,tile,"
          "cluster,stages,dtype,layout,epilogue,fused_ops\n";
-  for (const auto& r : collectKernels(logs)) {
+  for (const auto& [_, l, r] : kernelRowsPerLog(logs)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(displayKernelName(r.name, full_names)), csvField(r.name), r.count, r.gpu_ns,
                        r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
-                       csvField(rangesText(r.ranges)), categoryName(d.category), csvField(d.library),
+                       csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
                        csvField(ops));
   }
@@ -632,9 +833,13 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   }
   int rc = 0;
   if (!d.intact()) rc = 2;
-  else if (!d.complete || lost > 0) rc = 1;
+  else if (!d.complete || lost > 0 || d.dataAfterEnd()) rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
+  else if (d.dataAfterEnd())
+    out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
+                       d.after_end_bytes, d.after_end_offset,
+                       d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
   else if (!d.complete)
     out << "INCOMPLETE (no end record)\n";
   else if (lost > 0)

@@ -34,6 +34,22 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join = {});
 /// "812 ns", "3.25 µs", "14.0 ms", "2.51 s".
 std::string formatDuration(uint64_t ns);
 
+/// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.
+std::string csvField(std::string_view s);
+
+/// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
+/// damage). Such a row has no verdict.
+inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition lost to damage)";
+
+/// A range name as text tables and CSV show it, so that a path reads one way: '/' becomes "\/", '\'
+/// becomes "\\", newline "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH";
+/// an empty name is "(empty name)". Bytes of 0x80 and above (UTF-8) are kept. JSON keeps the raw name.
+std::string displayName(std::string_view name);
+/// Path of a scope for text tables and CSV: displayName() of each name from the root down, joined by
+/// '/' ("(empty name)" also for a scope without a name string); "(no range)" for the root, as
+/// LogData::scopePath() for ids out of range or a broken parent chain.
+std::string displayPath(const LogData& log, uint32_t scope_id);
+
 enum class SummaryView { kTree, kInclusive, kInnermost };
 
 struct SummaryOptions {
@@ -44,8 +60,13 @@ struct SummaryOptions {
 };
 
 /// Scope ids shown by the summary, in depth-first order: the root, then every scope with an instance,
-/// a launch or a kernel (inclusive).
+/// a launch or a kernel (inclusive), and every parent of those (so the tree has no gap).
 std::vector<uint32_t> shownScopes(const LogData& log, const Summary& s);
+/// True for a shown range with no instance, launch or kernel of its own or below it in the tree: a parent
+/// shown only to hold its children (no instance of it was recorded: it was open before recording began
+/// or when it stopped, e.g. around a capture window). Text tables add kPlaceholderNote to its name.
+bool isPlaceholder(const Summary& s, uint32_t scope_id);
+inline constexpr std::string_view kPlaceholderNote = "(no instance recorded: open when recording began or stopped)";
 /// Depth of each scope in the (repaired) range tree; the root is 0, a top-level range 1.
 std::vector<uint32_t> scopeDepths(const Summary& s);
 

@@ -98,12 +98,22 @@ json seriesJson(const std::vector<LoadedLog>& logs) {
   return json{{"logs", arr}};
 }
 
+void printSeriesCsv(std::ostream& out, const LoadedLog& l, bool header) {
+  if (header)
+    out << "log,sequence,final,begin_ns,end_ns,offset_ns,path,instances,cpu_ns,launches,graph_launches,kernels,"
+           "gpu_ns,launch_api_ns\n";
+  const uint64_t start = startNs(l.data);
+  for (const auto& iv : snapshotSeries(l))
+    for (const auto& [id, r] : iv.ranges)
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path), iv.sequence,
+                         iv.final_snapshot ? 1 : 0, iv.begin_ns, iv.end_ns, minus(iv.end_ns, start),
+                         csvField(displayPath(l.data, id)), r.instances, r.cpu_ns, r.launches, r.graph_launches,
+                         r.kernels, r.gpu_ns, r.launch_api_ns);
+}
+
 void printSeries(std::ostream& out, const LoadedLog& l) {
   out << "== " << l.path << '\n';
-  if (!l.data.summary_mode) {
-    out << "not a summary-mode log: no snapshots (record with KCOUNT_MODE=summary)\n";
-    return;
-  }
+  if (!l.data.summary_mode) return;  // no snapshots: the caller says so on stderr
   const uint64_t start = startNs(l.data);
   std::vector<std::vector<std::string>> rows;
   const std::vector<std::string> head{"t (s)", "snapshot", "range", "instances", "launches", "kernels",
@@ -111,7 +121,7 @@ void printSeries(std::ostream& out, const LoadedLog& l) {
   for (const auto& iv : snapshotSeries(l)) {
     for (const auto& [id, r] : iv.ranges)
       rows.push_back({fmt::format("{:.3f}", static_cast<double>(minus(iv.end_ns, start)) / 1e9),
-                      std::to_string(iv.sequence) + (iv.final_snapshot ? " (final)" : ""), l.data.scopePath(id),
+                      std::to_string(iv.sequence) + (iv.final_snapshot ? " (final)" : ""), displayPath(l.data, id),
                       std::to_string(r.instances), std::to_string(r.launches), std::to_string(r.kernels),
                       formatDuration(r.gpu_ns), formatDuration(r.cpu_ns), formatDuration(r.launch_api_ns)});
   }

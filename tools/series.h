@@ -32,7 +32,12 @@ std::vector<SeriesInterval> snapshotSeries(const LoadedLog& log);
 /// are host-clock ns (CLOCK_MONOTONIC); "offset_ns" is end_ns minus the log's start_ns.
 nlohmann::json seriesJson(const std::vector<LoadedLog>& logs);
 
-/// One table per log: interval end (seconds since start), range, and the changes.
+/// One table per log: interval end (seconds since start), range (displayPath()), and the changes. A
+/// trace log gets only its "== PATH" heading (it has no snapshots; the caller notes that on stderr).
 void printSeries(std::ostream& out, const LoadedLog& log);
+/// The same rows as CSV: log,sequence,final,begin_ns,end_ns,offset_ns,path,instances,cpu_ns,launches,
+/// graph_launches,kernels,gpu_ns,launch_api_ns (final 0/1; times ns; path as displayPath()). `header`:
+/// write the header line first. A trace log gives no row.
+void printSeriesCsv(std::ostream& out, const LoadedLog& log, bool header);
 
 }  // namespace kc

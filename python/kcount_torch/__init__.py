@@ -9,6 +9,8 @@ read once at start-up; any value other than "" or "0" turns a switch on):
   KCOUNT_TORCH_ROOT_NAME  name of the outermost module's range (default: its class name)
   KCOUNT_TORCH_NVTX_LIB   a library exporting nvtxRangePushA/nvtxRangePop, used when PyTorch has no
                           NVTX of its own (CPU-only builds); otherwise PyTorch's NVTX is used
+  KCOUNT_TORCH_POLL_MS    how often the helper asks libkcount.so whether it records (default 20 ms): the
+                          hooks are registered only while it records or is armed
 
 This module never imports torch. `install_import_hook()` puts a finder first on sys.meta_path that
 waits for the program's own `import torch`; once torch's module has finished executing, the hooks are
@@ -24,7 +26,8 @@ __all__ = ["Options", "options_from_env", "install_import_hook", "install_now"]
 class Options:
     """What the helper was asked to do. Plain attributes; see the module docstring for the variables."""
 
-    def __init__(self, modules=False, backward=False, ops=False, root_name=None, nvtx_lib=None):
+    def __init__(self, modules=False, backward=False, ops=False, root_name=None, nvtx_lib=None, poll_ms=20.0):
+        self.poll_s = max(1.0, float(poll_ms)) / 1000.0
         self.modules = bool(modules or backward)
         self.backward = bool(backward)
         self.ops = bool(ops)
@@ -42,9 +45,17 @@ def _on(env, name):
 def options_from_env(env=None):
     """Options from the KCOUNT_TORCH_* variables of `env` (default os.environ)."""
     env = os.environ if env is None else env
+    poll = env.get("KCOUNT_TORCH_POLL_MS", "")
+    try:
+        poll_ms = float(poll) if poll else 20.0
+        if not 1.0 <= poll_ms <= 60000.0:
+            raise ValueError
+    except ValueError:
+        warn("KCOUNT_TORCH_POLL_MS=%r is not a number of milliseconds from 1 to 60000: 20 used" % poll)
+        poll_ms = 20.0
     return Options(modules=_on(env, "KCOUNT_TORCH_MODULES"), backward=_on(env, "KCOUNT_TORCH_BACKWARD"),
                    ops=_on(env, "KCOUNT_TORCH_OPS"), root_name=env.get("KCOUNT_TORCH_ROOT_NAME"),
-                   nvtx_lib=env.get("KCOUNT_TORCH_NVTX_LIB"))
+                   nvtx_lib=env.get("KCOUNT_TORCH_NVTX_LIB"), poll_ms=poll_ms)
 
 
 def warn(message):

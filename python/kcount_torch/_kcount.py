@@ -1,7 +1,8 @@
 """Reaching libkcount.so from Python: its recording state, and an NVTX range backend.
 
-`kcount_recording()` (inject/preload.cpp) returns 1 while the library records, 0 otherwise (not yet
-activated by CUDA's initialization, paused, or the log already closed). It is found:
+`kcount_recording()` (inject/preload.cpp) returns 1 while the library records, 2 while it is armed (it
+starts recording at the next NVTX range or CUDA initialization with KCOUNT_START=on, or a capture range
+is armed), 0 otherwise (paused, or the log already closed). It is found:
 
 1. in the process's global symbol scope (the library was preloaded: `kcount run`, LD_PRELOAD);
 2. else through `dlopen(RTLD_NOLOAD)` of the library named by CUDA_INJECTION64_PATH or
@@ -25,7 +26,8 @@ def _injected_path(env):
 
 
 class RecordingState:
-    """Callable: `state()` -> bool, True while libkcount.so records. Cheap once found (one ctypes call)."""
+    """Callable: `state()` -> bool, True while libkcount.so records or is armed (ranges pushed now are
+    recorded). Cheap once found (one ctypes call)."""
 
     def __init__(self, env=None):
         env = os.environ if env is None else env
@@ -58,6 +60,14 @@ class RecordingState:
             return self._bind(ctypes.CDLL(self._path, mode=mode))
         except OSError:
             return None
+
+    def wanted(self):
+        """True while the helper's hooks should stay registered: kcount records or is armed
+        (`kcount_recording()` != 0), or is named by the injection variables but not loaded yet (then each
+        root call asks again, and pushes nothing until it is found)."""
+        if self._fn is None and self._path is not None:
+            return self.mode == "pending" and (self() or self._fn is None)
+        return self()
 
     def __call__(self):
         fn = self._fn

@@ -16,12 +16,21 @@ module's forward. Per thread, a stack holds the modules being called:
   a compiled wrapper wraps, when PyTorch calls it eagerly) gets no second range.
 - Whether libkcount.so records is asked once per root call: a root called while kcount does not
   record pushes no range, and neither do the modules it calls.
+- The hooks are registered only while kcount records or is armed (`HookSwitch`): a thread polls
+  `kcount_recording()` every KCOUNT_TORCH_POLL_MS (default 20 ms) and registers the hooks when a window
+  opens, removes them when it closes (once no range they opened is still open). While they are not
+  registered, PyTorch calls modules on its fast path: the helper costs nothing per module call. A
+  forward already running when the hooks are registered gets no module ranges (a root candidate is
+  checked against the Python stack for an enclosing module call); ranges start at the next outermost
+  module call.
 - Inside code that torch.compile traces, the hooks return at once (`torch.compiler.is_compiling()`),
   so they add nothing to the graph and cause no graph break.
 
 Backward (KCOUNT_TORCH_BACKWARD): global full backward pre/post hooks open and close a range named
 `<name> [backward]` on the thread where autograd runs them (see the docs for the limits).
 """
+import os
+import sys
 import threading
 import weakref
 
@@ -40,13 +49,18 @@ class ModuleRanges:
     at each root call while recording (enables op ranges on that thread). Thread-safe: per-thread
     stacks; the shared name cache is a dict written with single assignments (GIL)."""
 
-    def __init__(self, push, pop, recording, is_compiling=_never, root_name=None, on_root=None):
+    def __init__(self, push, pop, recording, is_compiling=_never, root_name=None, on_root=None, call_codes=()):
         self.push = push
         self.pop = pop
         self.recording = recording
         self.is_compiling = is_compiling
         self.root_name = root_name
         self.on_root = on_root
+        self.call_codes = frozenset(call_codes)  # code objects of Module._call_impl (enclosing-call check)
+        self.switch_lock = threading.Lock()  # root decisions vs. HookSwitch registering/removing the hooks
+        self.registered = True   # the hooks are registered (HookSwitch keeps it; True without a switch)
+        self.open_roots = 0      # roots whose range is open, all threads (the switch removes hooks at 0)
+        self.generation = 0      # bumped at each registration: stacks of an older one are stale
         self.tls = threading.local()
         self.names = {}                       # (id(parent), id(child)) -> (attr, parent name, name)
         self.trees = weakref.WeakKeyDictionary()  # root module -> {id(module): qualified name}
@@ -98,18 +112,49 @@ class ModuleRanges:
         cls = "(" + type(module).__name__ + ")"
         return pname + "." + cls if pname else cls
 
+    # -- switching ---------------------------------------------------------------------------------
+    def begin_generation(self):
+        """Called (under switch_lock) when the hooks are registered again: per-thread stacks left from
+        the last registration hold only calls that pushed nothing, and are dropped at their next use."""
+        self.generation += 1
+
+    def thread_state(self):
+        """The calling thread's (forward stack, backward stack), reset if left from an older registration."""
+        tls = self.tls
+        if getattr(tls, "generation", -1) != self.generation:
+            tls.generation = self.generation
+            tls.stack = []
+            tls.bstack = []
+            tls.verified = not self.call_codes
+        return tls.stack, tls.bstack
+
+    def open_root(self, check_enclosing):
+        """Decides whether a root call opens ranges: kcount records, the hooks are registered, and (first
+        roots of a thread after registration) no module call that began before the registration encloses
+        it. Counts the opened root."""
+        if check_enclosing and not self.tls.verified:
+            if _module_calls_on_stack(self.call_codes) > 1:
+                return False  # inside a forward that began without hooks: its children are not roots
+            self.tls.verified = True
+        with self.switch_lock:
+            if not self.registered or not self.recording():
+                return False
+            self.open_roots += 1
+            return True
+
+    def close_root(self):
+        with self.switch_lock:
+            self.open_roots -= 1
+
     # -- forward ----------------------------------------------------------------------------------
     # Frames on a thread's stack: (module called, module naming its children, its qualified name,
     # active: kcount was recording at the root call, pushed: this call opened an NVTX range).
     def pre_forward(self, module, args):
         if self.is_compiling():
             return None
-        try:
-            stack = self.tls.stack
-        except AttributeError:
-            stack = self.tls.stack = []
+        stack = self.thread_state()[0]
         if not stack:
-            if not self.recording():
+            if not self.open_root(True):
                 stack.append((module, None, None, False, False))
                 return None
             if self.on_root is not None:
@@ -141,12 +186,14 @@ class ModuleRanges:
     def post_forward(self, module, args, output):
         if self.is_compiling():
             return None
-        stack = getattr(self.tls, "stack", None)
+        stack = self.thread_state()[0]
         if not stack:
             return None
         if stack[-1][0] is module:
             if stack.pop()[4]:
                 self.pop()
+                if not stack:
+                    self.close_root()
             return None
         # The module is lower in the stack: calls above it ended without their post hook (an exception
         # on a PyTorch without always_call). Close them with it.
@@ -155,7 +202,10 @@ class ModuleRanges:
                 for frame in reversed(stack[i:]):
                     if frame[4]:
                         self.pop()
+                root_closed = i == 0 and stack[0][4]
                 del stack[i:]
+                if root_closed:
+                    self.close_root()
                 return None
         return None  # its pre hook ran before the hooks were installed
 
@@ -169,11 +219,8 @@ class ModuleRanges:
     def pre_backward(self, module, grad_output):
         if self.is_compiling():
             return None
-        try:
-            stack = self.tls.bstack
-        except AttributeError:
-            stack = self.tls.bstack = []
-        if not stack and not self.recording():
+        stack = self.thread_state()[1]
+        if not stack and not self.open_root(False):
             stack.append((module, False))
             return None
         if stack and not stack[-1][1]:
@@ -187,7 +234,7 @@ class ModuleRanges:
     def post_backward(self, module, grad_input, grad_output):
         if self.is_compiling():
             return None
-        stack = getattr(self.tls, "bstack", None)
+        stack = self.thread_state()[1]
         if not stack:
             return None
         for i in range(len(stack) - 1, -1, -1):
@@ -195,9 +242,95 @@ class ModuleRanges:
                 for frame in reversed(stack[i:]):
                     if frame[1]:
                         self.pop()
+                root_closed = i == 0 and stack[0][1]
                 del stack[i:]
+                if root_closed:
+                    self.close_root()
                 return None
         return None
+
+
+def _module_calls_on_stack(codes, limit=512):
+    """Number of frames on the calling thread's Python stack running one of `codes` (Module._call_impl):
+    1 inside a root call's hook, more inside a call nested in another module's forward."""
+    n = 0
+    f = sys._getframe(1)
+    while f is not None and limit > 0:
+        if f.f_code in codes:
+            n += 1
+        f = f.f_back
+        limit -= 1
+    return n
+
+
+class HookSwitch:
+    """Registers the global hooks while `wanted()` (kcount records or is armed) and removes them when it
+    is not, once no range the hooks opened is still open (`ranges.open_roots == 0`). `register()`
+    registers them and returns their handles. `sync()` makes one decision (thread-safe);
+    `start(interval_s)` runs it on a daemon thread every interval (and again in a forked child)."""
+
+    def __init__(self, ranges, register, wanted):
+        self.ranges = ranges
+        self.register = register
+        self.wanted = wanted
+        self.handles = []
+        self.interval_s = None
+        self.stopped = threading.Event()
+        self.thread = None
+        self.changes = 0  # registrations + removals, for tests and the benchmark
+        ranges.registered = False
+
+    def sync(self):
+        """Registers or removes the hooks as `wanted()` says now. Returns True if they are registered."""
+        r = self.ranges
+        with r.switch_lock:
+            want = bool(self.wanted())
+            if want and not self.handles:
+                r.begin_generation()
+                self.handles = self.register()
+                r.registered = True
+                self.changes += 1
+            elif not want and self.handles and r.open_roots <= 0:
+                self._remove_locked()
+                r.open_roots = 0
+                self.changes += 1
+            return bool(self.handles)
+
+    def _remove_locked(self):
+        self.ranges.registered = False
+        for h in self.handles:
+            try:
+                h.remove()
+            except Exception:
+                pass
+        self.handles = []
+
+    def _loop(self):
+        while not self.stopped.wait(self.interval_s):
+            try:
+                self.sync()
+            except Exception:
+                pass
+
+    def start(self, interval_s):
+        self.interval_s = interval_s
+        self.stopped.clear()
+        self.thread = threading.Thread(target=self._loop, name="kcount-torch-hooks", daemon=True)
+        self.thread.start()
+
+    def after_fork_in_child(self):
+        self.ranges.switch_lock = threading.Lock()
+        if self.interval_s is not None and not self.stopped.is_set():
+            self.start(self.interval_s)
+
+    def stop(self):
+        """Stops the thread and removes the hooks."""
+        self.stopped.set()
+        t = self.thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout=1.0)
+        with self.ranges.switch_lock:
+            self._remove_locked()
 
 
 def _resolves(root, name, module):
@@ -220,9 +353,9 @@ def _is_compiling_fn(torch):
 
 
 class _Installed:
-    """What install() registered (handles, for remove())."""
+    """What install() set up (for remove())."""
     ranges = None
-    handles = []
+    switch = None
     recording = None
     backend = None
 
@@ -259,24 +392,35 @@ def install(torch, options, recording=None, backend=None):
     if options.ops:
         from kcount_torch import ops
         on_root = ops.ThreadOpRanges(torch).enable_on_this_thread
-    ranges = ModuleRanges(push, pop, recording, _is_compiling_fn(torch), options.root_name, on_root)
+    call_impl = getattr(getattr(getattr(torch, "nn", None), "Module", None), "_call_impl", None)
+    codes = (call_impl.__code__,) if hasattr(call_impl, "__code__") else ()
+    ranges = ModuleRanges(push, pop, recording, _is_compiling_fn(torch), options.root_name, on_root, codes)
     hooks = torch.nn.modules.module
-    handles = []
-    if options.modules or options.ops:
-        handles.append(hooks.register_module_forward_pre_hook(ranges.pre_forward if options.modules
-                                                              else _ops_only_pre(ranges)))
-        if options.modules:
-            handles.append(_register(hooks.register_module_forward_hook, ranges.post_forward, always_call=True))
-    if options.backward:
-        pre = getattr(hooks, "register_module_full_backward_pre_hook", None)
-        post = getattr(hooks, "register_module_full_backward_hook", None)
-        if pre is None or post is None:
-            warn("this PyTorch has no global full backward pre-hook: no backward module ranges")
-        else:
-            ranges.track_last = True
-            handles.append(pre(ranges.pre_backward))
-            handles.append(post(ranges.post_backward))
-    installed.ranges, installed.handles, installed.recording, installed.backend = ranges, handles, recording, backend
+    pre_bwd = getattr(hooks, "register_module_full_backward_pre_hook", None)
+    post_bwd = getattr(hooks, "register_module_full_backward_hook", None)
+    backward = options.backward and pre_bwd is not None and post_bwd is not None
+    if options.backward and not backward:
+        warn("this PyTorch has no global full backward pre-hook: no backward module ranges")
+    ranges.track_last = backward
+    ops_pre = _ops_only_pre(ranges) if options.ops and not options.modules else None
+
+    def register():
+        handles = []
+        if options.modules or options.ops:
+            handles.append(hooks.register_module_forward_pre_hook(ops_pre or ranges.pre_forward))
+            if options.modules:
+                handles.append(_register(hooks.register_module_forward_hook, ranges.post_forward, always_call=True))
+        if backward:
+            handles.append(pre_bwd(ranges.pre_backward))
+            handles.append(post_bwd(ranges.post_backward))
+        return handles
+
+    switch = HookSwitch(ranges, register, getattr(recording, "wanted", recording))
+    switch.sync()
+    switch.start(options.poll_s)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=switch.after_fork_in_child)
+    installed.ranges, installed.switch, installed.recording, installed.backend = ranges, switch, recording, backend
     return ranges
 
 
@@ -297,11 +441,9 @@ def _ops_only_pre(ranges):
 
 
 def remove():
-    """Removes the hooks install() registered (op ranges stay enabled on threads that enabled them)."""
-    for h in installed.handles:
-        try:
-            h.remove()
-        except Exception:
-            pass
-    installed.handles = []
+    """Stops the hook switch and removes the hooks install() registered (op ranges stay enabled on
+    threads that enabled them)."""
+    if installed.switch is not None:
+        installed.switch.stop()
+    installed.switch = None
     installed.ranges = None

@@ -84,6 +84,7 @@ try:
     check("nvtx_server answers", s.send("3") == "done 3")
     st = wait_socket(s.pid)
     check("status of a paused process", st is not None and st["status"]["mode"] == "paused", st)
+    check("status of a process without CUDA: CUPTI not loaded", st is not None and st["status"].get("cupti") == "not loaded", st)
     rc, out, err = ctl(s.pid, "start")
     check("ctl start", rc == 0 and "recording" in out, (rc, out, err))
     rc, out, err = ctl(s.pid, "start")

@@ -332,6 +332,96 @@ def unit_tests():
     dt = (time.perf_counter() - t0) / (20 * 1001)
     print("INFO hooks (pre + post, names cached, NVTX stubbed) on stand-in modules: %.2f us per module call" % (dt * 1e6))
 
+    switch_tests()
+
+
+# Stand-ins for PyTorch's global hook registry and Module._call_impl: hooks run only if registered when
+# the call begins (pre) and when its forward returned (post), as in PyTorch.
+REGISTRY = {}
+
+
+class Handle:
+    def __init__(self, key):
+        self.key = key
+
+    def remove(self):
+        REGISTRY.pop(self.key, None)
+
+
+class Hooked:
+    def __init__(self, body=None, **children):
+        self._modules = dict(children)
+        self.body = body
+
+    def named_modules(self, memo=None, prefix=""):
+        return Fake.named_modules(self, memo, prefix)
+
+    def __call__(self, *args):
+        pre = REGISTRY.get("pre")
+        if pre is not None:
+            pre(self, args)
+        out = self.body(self, *args) if self.body else None
+        post = REGISTRY.get("post")
+        if post is not None:
+            post(self, args, out)
+        return out
+
+
+def switch_tests():
+    state = {"on": False}
+    rec = Recorder()
+    r = km.ModuleRanges(rec.push, rec.pop, lambda: state["on"], call_codes=[Hooked.__call__.__code__])
+
+    def register():
+        REGISTRY["pre"], REGISTRY["post"] = r.pre_forward, r.post_forward
+        return [Handle("pre"), Handle("post")]
+
+    sw = km.HookSwitch(r, register, lambda: state["on"])
+    check(not sw.sync() and not REGISTRY, "switch: kcount not recording: no hook registered (PyTorch's fast path)")
+    toggles = []
+
+    def body(self):
+        self._modules["a"]()
+        if not toggles:  # the window opens in the middle of the first forward
+            toggles.append(1)
+            state["on"] = True
+            sw.sync()
+        self._modules["b"]()
+
+    root = Hooked(body, a=Hooked(), b=Hooked(calls_children, c=Hooked()))
+    root()
+    check(sw.handles and REGISTRY and rec.names() == [] and r.open_roots == 0,
+          "switch: registered in the middle of a forward: the rest of that forward pushes nothing (its calls "
+          "are not taken for roots): %s" % rec.names())
+    root()
+    check(rec.names() == ["Hooked", "a", "b", "b.c"] and rec.balanced(),
+          "switch: the next outermost call has its ranges: %s" % rec.names())
+    rec.clear()
+
+    def body_off(self):
+        self._modules["a"]()
+        state["on"] = False
+        sw.sync()  # the window closes while a root range is open: removal waits for it
+        check("pre" in REGISTRY and r.open_roots == 1, "switch: not removed while a range it opened is open")
+        self._modules["b"]()
+
+    root.body = body_off
+    root()
+    check(rec.balanced() and rec.names() == ["Hooked", "a", "b", "b.c"] and r.open_roots == 0,
+          "switch: the open root closed normally: %s" % rec.names())
+    check(not sw.sync() and not REGISTRY, "switch: removed once no range is open")
+    rec.clear()
+    root.body = calls_children
+    root()
+    check(rec.names() == [], "switch: after removal nothing is pushed")
+    state["on"] = True
+    sw.sync()
+    root()
+    check(rec.names() == ["Hooked", "a", "b", "b.c"] and rec.balanced() and sw.changes == 3,
+          "switch: registered again, ranges again (3 changes: %d)" % sw.changes)
+    sw.stop()
+    check(not REGISTRY and not r.registered, "switch: stop() removes the hooks")
+
 
 # ---- helpers for subprocess tests -----------------------------------------------------------------
 
@@ -458,6 +548,49 @@ def torch_tests(py, version):
         print("INFO torch %s has no always_call: %d stale frames after an exception escaped the root "
               "(closed by the post hook of the next enclosing call only)" % (version, res["after_exc_stack"]))
     check(res["after_remove"] == [], "torch %s: remove() unregisters the hooks" % version)
+
+    # The switch with a real PyTorch: no global hook while kcount does not record; registered in the middle
+    # of a forward, the rest of that forward has no ranges and the next one has all of them.
+    script = textwrap.dedent("""
+        import sys, json, torch
+        from torch import nn
+        sys.path.insert(0, %r)
+        import kcount_torch
+        from kcount_torch import modules as km
+        mm = torch.nn.modules.module
+        events, state = [], {"on": False}
+        km.install(torch, kcount_torch.Options(modules=True), recording=lambda: state["on"],
+                   backend=(lambda n: events.append(n), lambda: events.append(None), "list"))
+        sw = km.installed.switch
+        res = {"idle_hooks": len(mm._global_forward_pre_hooks) + len(mm._global_forward_hooks)}
+        class Toggle(nn.Module):
+            def forward(s, x):
+                if not state["on"]:
+                    state["on"] = True
+                    sw.sync()
+                return x
+        m = nn.Sequential(nn.Linear(4, 4), Toggle(), nn.Linear(4, 4))
+        x = torch.ones(2, 4)
+        m(x)
+        res["mid"] = list(events); events.clear()
+        m(x)
+        res["next"] = list(events); events.clear()
+        state["on"] = False
+        sw.sync()
+        res["off_hooks"] = len(mm._global_forward_pre_hooks) + len(mm._global_forward_hooks)
+        km.remove()
+        print(json.dumps(res))
+    """ % os.path.join(ROOT, "python"))
+    rc, out, err = run([py, "-c", script], env=clean_env())
+    if rc != 0:
+        check(False, "torch %s: hook switch run: rc=%d %s" % (version, rc, err[-800:]))
+    else:
+        res = json.loads(out.strip().splitlines()[-1])
+        check(res["idle_hooks"] == 0 and res["off_hooks"] == 0,
+              "torch %s: no global module hook registered while kcount does not record" % version)
+        check(res["mid"] == [] and res["next"] == ["Sequential", "0", None, "1", None, "2", None, None],
+              "torch %s: registered inside a forward: that forward has no range, the next has all: %s / %s"
+              % (version, res["mid"], res["next"]))
 
     # Cost per module call, CPU, forward with hooks vs without (interleaved).
     bench = LLAMA_LIKE + textwrap.dedent("""
@@ -688,9 +821,14 @@ def e2e_tests(build, work, py, version):
                  % (sorted(want_paths - mod_paths)[:5], sorted(mod_paths - want_paths)[:5])))
         norm = s.get("step/TinyLlama/model/model.layers.0/model.layers.0.norm", {})
         check(s["step"]["instances"] == 3 and s.get("step/TinyLlama", {}).get("instances") == 3 and norm.get("instances") == 6,
-              "e2e %s: 3 steps, 3 root calls, the norm called twice per layer per step (6); the call before "
-              "recording started has no range" % what)
-        check(not any(p.startswith("TinyLlama") for p in s), "e2e %s: no module range before kcount recorded" % what)
+              "e2e %s: 3 steps, 3 root calls under step, the norm called twice per layer per step (6)" % what)
+        first = s.get("TinyLlama", {}).get("instances", 0)
+        if "--inject cuda" in what:
+            check(first == 0, "e2e %s: the call before the program's first range has no range (kcount is not "
+                  "loaded until that range): %d" % (what, first))
+        else:
+            check(first == 1, "e2e %s: the call before the program's first range has its ranges too (kcount armed "
+                  "with KCOUNT_START=on: the module range starts recording): %d" % (what, first))
         check("warning" not in err, "e2e %s: no warning on stderr: %s" % (what, err.strip()[-300:]))
 
     # Without the switch: no module range.

@@ -3,8 +3,9 @@
   a  http server: a PyTorch model behind http.server, started with kcount loaded and paused. The
      operator (`kcount ctl PID start/stop`) captures 1, 7 and 13 requests: each window's kernel count
      is requests x kernels-per-request exactly, 0 unmatched, and no request fails.
-  a2 throughput while paused vs. a server without kcount, side by side (batches alternate between the
-     two servers), and again after the last stop.
+  a2 throughput while paused vs. a server without kcount, side by side with a second server without
+     kcount (batches go to the three in turn, rotating order), and again after the last stop.
+  a3 after the last stop and more requests, `kcount ctl status` says CUPTI is finalized.
   b  KCOUNT_CAPTURE_RANGE=step SKIP=5 COUNT=10 on examples/geglu.py: exactly steps 6-15 (10 step
      instances, 50 kernels), one segment.
   c  launch loop (a.add_(1)) in a process with kcount: before any capture and after a start/stop, within
@@ -22,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 
 BUILD = os.path.abspath(sys.argv[1])
 OUT = os.path.abspath(sys.argv[2])
@@ -57,68 +57,43 @@ def summary(path, *extra):
     return json.loads(r.stdout)["logs"][0]
 
 
-class Server:
-    def __init__(self, tag, kcount_env=None):
-        env = dict(os.environ)
-        if kcount_env is not None:
-            env.update(LD_PRELOAD=LIB, **kcount_env)
-        self.err = open(os.path.join(OUT, f"{tag}.stderr.txt"), "w")
-        self.p = subprocess.Popen([PY, os.path.join(HERE, "control", "server.py"), "--port", "0"],
-                                  stdout=subprocess.PIPE, stderr=self.err, env=env, text=True, cwd=OUT)
-        line = self.p.stdout.readline().split()
-        if len(line) != 2 or line[0] != "PORT":
-            raise RuntimeError(f"server {tag} did not start (see {self.err.name})")
-        self.url = f"http://127.0.0.1:{line[1]}"
-        self.failed = 0
-        self.sent = 0
-
-    def post(self, path, body):
-        req = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-
-    def requests(self, n):
-        """Sends n requests one after the other; returns requests per second."""
-        t = time.perf_counter()
-        for i in range(n):
-            self.sent += 1
-            try:
-                code, body = self.post("/infer", {"value": 0.001 * (i % 7)})
-                if code != 200 or not body.get("ok"):
-                    self.failed += 1
-            except Exception:
-                self.failed += 1
-        return n / (time.perf_counter() - t)
-
-    def quit(self):
-        try:
-            self.post("/quit", {})
-        except Exception:
-            pass
-        rc = self.p.wait(timeout=60)
-        self.err.close()
-        return rc
+sys.path.insert(0, os.path.join(HERE, "control"))
+import server_ab  # noqa: E402  (the server process and its client)
 
 
-def side_by_side(a, b, rounds=5, n=200):
-    ra, rb = [], []
-    for _ in range(rounds):
-        ra.append(a.requests(n))
-        rb.append(b.requests(n))
-    return statistics.median(ra), statistics.median(rb), ra
+def Server(tag, kcount_env=None):
+    """server.py without kcount, or preloaded with libkcount.so and `kcount_env`."""
+    env = {} if kcount_env is None else dict(LD_PRELOAD=LIB, **kcount_env)
+    return server_ab.Server(tag, env, OUT)
+
+
+def side_by_side(servers, rounds=8, n=200):
+    """Batches of n requests go to each server in turn; the order rotates every round and reverses every
+    other round, so no server always goes first or follows the same one. Returns (medians, per-batch
+    req/s lists), in the order of `servers`."""
+    got = [[] for _ in servers]
+    k = len(servers)
+    for r in range(rounds):
+        order = list(range(k))[r % k:] + list(range(k))[:r % k]
+        if r % 2:
+            order.reverse()
+        for i in order:
+            got[i].append(servers[i].requests(n))
+    return [statistics.median(g) for g in got], got
 
 
 def check_http():
+    cupti_after = None
     log = os.path.join(OUT, "http-server.kcount")
     if os.path.exists(log):
         os.unlink(log)
     plain = Server("http-plain")
+    plain2 = Server("http-plain-2")  # a second server without kcount: the spread between identical processes
     kc = Server("http-kcount", {"KCOUNT_START": "paused", "KCOUNT_OUTPUT": log})
     try:
-        plain.requests(30)
-        kc.requests(30)  # warm-up: cuBLAS handles, allocator, first-call work happen while paused
-        none_rps, paused_rps, none_all = side_by_side(plain, kc)
+        for srv in (plain, plain2, kc):
+            srv.requests(30)  # warm-up: cuBLAS handles, allocator, first-call work happen while paused
+        (none_rps, none2_rps, paused_rps), (none_all, _, _) = side_by_side([plain, plain2, kc])
         rc, st, err = ctl(kc.p.pid, "status")
         paused_ok = rc == 0 and st.get("status", {}).get("mode") == "paused"
         windows = [1, 7, 13]
@@ -129,9 +104,12 @@ def check_http():
             rc2, _, e2 = ctl(kc.p.pid, "stop")
             if rc1 or rc2:
                 ctl_errors.append(f"start {rc1} stop {rc2}: {e1.strip()} {e2.strip()}")
-        none_rps2, after_rps, none_all2 = side_by_side(plain, kc)
-        sent, failed = plain.sent + kc.sent, plain.failed + kc.failed
+        (none_rps2, none2_rps2, after_rps), (none_all2, _, _) = side_by_side([plain, plain2, kc])
+        rc, st, err = ctl(kc.p.pid, "status")
+        cupti_after = st.get("status", {}).get("cupti") if rc == 0 else f"ctl exit {rc}: {err.strip()[-200:]}"
+        sent, failed = plain.sent + plain2.sent + kc.sent, plain.failed + plain2.failed + kc.failed
     finally:
+        plain2.quit()
         rc_plain = plain.quit()
         rc_kc = kc.quit()
     try:
@@ -149,13 +127,18 @@ def check_http():
         row("a  http server windows exact", False, f"{exc}; ctl errors {ctl_errors}")
     row("a  http server no request fails", failed == 0 and rc_plain == 0 and rc_kc == 0,
         f"{sent} requests, {failed} failed; exit codes: plain {rc_plain}, kcount {rc_kc}")
+    row("a3 CUPTI finalized after stop", cupti_after == "finalized",
+        f"`kcount ctl status` after 3 windows and {len(none_all2)} batches of requests: cupti {cupti_after!r} "
+        f"(dynamic detach: cuptiFinalize at the first CUDA API exit after a stop)")
     spread = (max(none_all) - min(none_all)) / statistics.median(none_all) if none_all else 0
     tol = max(TOL, spread)
     row("a2 throughput paused vs none", paused_rps >= none_rps * (1 - tol),
-        f"median req/s over 5x200: none {none_rps:.0f}, kcount paused {paused_rps:.0f} "
+        f"median req/s over 8x200 (3 servers, rotating order): none {none_rps:.0f}, a second none "
+        f"{none2_rps:.0f} ({(none2_rps / none_rps - 1) * 100:+.1f}%), kcount paused {paused_rps:.0f} "
         f"({(paused_rps / none_rps - 1) * 100:+.1f}%; tolerance {tol * 100:.0f}%)")
     row("a2 throughput after stop vs none", after_rps >= none_rps2 * (1 - tol),
-        f"median req/s over 5x200: none {none_rps2:.0f}, kcount after 3 windows {after_rps:.0f} "
+        f"median req/s over 8x200: none {none_rps2:.0f}, a second none {none2_rps2:.0f} "
+        f"({(none2_rps2 / none_rps2 - 1) * 100:+.1f}%), kcount after 3 windows {after_rps:.0f} "
         f"({(after_rps / none_rps2 - 1) * 100:+.1f}%)")
 
 

@@ -191,11 +191,18 @@ def cmd_bench(a):
     fails = []
     if b.get("recording_state") != "kcount":
         fails.append("kcount's recording state not found (%s)" % b.get("recording_state"))
-    f_us, c = b["forward_us"], b["per_module_call_us"]
-    return finish(fails, ["%d module calls per forward; forward CPU time %.0f us without hooks, %.0f us with hooks "
-                          "recording (+%.2f us per module call), %.0f us with hooks and kcount not recording (+%.2f us)"
-                          % (b["module_calls_per_forward"], f_us["none"], f_us["recording"], c["recording"],
-                             f_us["idle"], c["idle"])])
+    reg = b.get("hooks_registered", {})
+    if reg.get("paused") != [0]:
+        fails.append("global module hooks registered while kcount was paused: %s" % reg.get("paused"))
+    if not reg.get("recording") or 0 in reg.get("recording"):
+        fails.append("hooks not registered while recording: %s" % reg.get("recording"))
+    f_us, c, sp = b["forward_us"], b["per_module_call_us"], b.get("spread_us", {})
+    return finish(fails, ["%d module calls per forward; forward CPU time, median of 7 x 50 [spread]: recording %.0f us "
+                          "with the helper, %.0f without (+%.2f us per module call); paused %.0f us with the helper "
+                          "[%.0f], %.0f without [%.0f] (%+.2f us per module call); hooks registered %s"
+                          % (b["module_calls_per_forward"], f_us["recording"], f_us["recording-no-helper"],
+                             c["recording"], f_us["paused"], sp.get("paused", 0), f_us["paused-no-helper"],
+                             sp.get("paused-no-helper", 0), c["paused"], reg)])
 
 
 def main(argv=None):

@@ -19,7 +19,8 @@
 #                           kcount diff eager vs compiled
 #   m4 ops                  --torch-ops: aten:: op ranges, one name per op, same kernel total as m1
 #   m5 backward             --torch-backward with forward+backward: a backward range per decoder layer
-#   m6 cost                 hooks' cost per module call: recording, kcount not recording (reported)
+#   m6 cost                 hooks' cost per module call: recording, and kcount paused (`kcount ctl stop`:
+#                           no global hook may stay registered; the cost is reported)
 #   m7 no kcount            KCOUNT_TORCH_MODULES=1 without kcount: program runs, no hook installed
 set -u
 
@@ -111,7 +112,7 @@ krun m5-backward --torch-backward -- --steps 3 --warmup 1 --train || row "m5 bac
 
 # m6: cost per module call, in one process under kcount (hooks installed by the helper)
 # (the cost figures go to m6-cost.json: krun writes the run's summary to m6-bench.json)
-krun m6-bench --torch-modules -- --warmup 3 --bench "$OUTDIR/m6-cost.json" || row "m6 cost" FAIL "run failed"
+krun m6-bench --torch-modules -- --warmup 3 --bench "$OUTDIR/m6-cost.json" --kcount "$KCOUNT" || row "m6 cost" FAIL "run failed"
 [[ -f $OUTDIR/m6-cost.json ]] && check_row "m6 cost" bench "$OUTDIR/m6-cost.json"
 
 # m7: the switch without kcount: the program runs and no hook is registered

@@ -196,7 +196,7 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   const auto& log = j["logs"][0];
   std::set<std::string> keys;
   for (const auto& [k, _] : log.items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "issues", "totals", "ranges", "segments", "mode"});
+  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "ranges", "segments", "mode"});
   CHECK(log["mode"] == "trace");
   CHECK(log["path"] == "run.kcount");
   CHECK(log["metadata"]["host"] == "node1");
@@ -228,7 +228,7 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   CHECK(ranges[0]["inclusive"]["kernels"] == 6);
   keys.clear();
   for (const auto& [k, _] : ranges[1].items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "name", "depth", "instances", "cpu_ns", "exclusive", "inclusive",
+  CHECK(keys == std::set<std::string>{"path", "name", "depth", "unknown_range", "placeholder", "instances", "cpu_ns", "exclusive", "inclusive",
                                       "kernels_per_instance", "kernels", "gemm_gpu_ns", "other_gpu_ns",
                                       "kernels_per_launch", "verdict", "layers"});
   keys.clear();

@@ -60,3 +60,25 @@ TEST_CASE("report page: a range named </script> stays inside the data; ranges de
   for (size_t at = page.find("</script>"); at != std::string::npos; at = page.find("</script>", at + 1)) ++ends;
   CHECK(ends == 2);
 }
+
+TEST_CASE("report page: ranges under a parent without instance are kept, with the parent") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "outer");
+  w.writeString(2, "request");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});
+  w.writeRange({10, 90, 2, 7, 7, 0});  // only request closed while recording; nothing launched
+  w.writeEnd();
+  w.flush();
+  std::vector<kc::LoadedLog> logs(1);
+  logs[0].path = "w.kcount";
+  logs[0].data = kc::readLog(sink.bytes);
+  logs[0].summary = kc::summarize(logs[0].data);
+  const auto run = kc::htmlReportData(logs)["runs"][0];
+  REQUIRE(run["ranges"].size() == 3);
+  CHECK(run["ranges"][1]["path"] == "outer");
+  CHECK(run["ranges"][1]["instances"] == 0);
+  CHECK(run["ranges"][2]["path"] == "outer/request");
+  CHECK(run["ranges"][2]["depth"] == 2);
+}

@@ -8,34 +8,14 @@
 
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
+#include "tests/support/records.h"
 
 namespace {
 
 using kc::ReadIssue;
 
-kc::LaunchBody launch(uint64_t corr, uint32_t scope) {
-  kc::LaunchBody l{};
-  l.correlation_id = corr;
-  l.enter_ns = 100 * corr;
-  l.exit_ns = 100 * corr + 7;
-  l.scope_id = scope;
-  l.thread_id = 4242;
-  l.api_id = 3;
-  l.cbid = 211;
-  l.domain = static_cast<uint8_t>(kc::ApiDomain::kRuntime);
-  return l;
-}
-
-kc::KernelBody kernel(uint64_t corr, uint32_t name_id) {
-  kc::KernelBody k{};
-  k.correlation_id = corr;
-  k.start_ns = 1000 * corr;
-  k.end_ns = 1000 * corr + 55;
-  k.name_id = name_id;
-  k.grid[0] = 128;
-  k.block[0] = 256;
-  return k;
-}
+using kc::test::kernel;
+using kc::test::launch;
 
 bool hasIssue(const kc::LogData& d, ReadIssue::Severity sev, const std::string& text) {
   for (const auto& i : d.issues)

@@ -59,6 +59,7 @@ def main():
     p.add_argument("--dynamo-json", default=None)
     p.add_argument("--torch-profiler", default=None)
     p.add_argument("--bench", default=None)
+    p.add_argument("--kcount", default="kcount", help="kcount binary, for --bench (kcount ctl)")
     args = p.parse_args()
 
     model, ids = build_model()
@@ -167,19 +168,23 @@ def profile(args, step):
 
 
 def bench(args, step):
-    """Forward time per module call: hooks recording / no hooks / hooks with kcount not recording."""
+    """Forward CPU time per module call, four states interleaved in one process (7 rounds of 50 forwards):
+    kcount recording (`kcount ctl PID start`) with and without the helper, kcount paused (`kcount ctl PID
+    stop`) with the helper (its switch removed the hooks) and without it. The states are set through
+    kcount's control socket (--kcount); the switch is synced right after each change."""
     from kcount_torch import modules as km
     import kcount_torch
-    ranges = km.installed.ranges
-    if ranges is None:
+    import subprocess
+    if km.installed.ranges is None:
         print("bench: the helper's hooks are not installed (run under kcount run --torch-modules)", file=sys.stderr)
         return 2
     recording, backend = km.installed.recording, km.installed.backend
+    mm = torch.nn.modules.module
     calls = [0]
 
     def count(m, a):
         calls[0] += 1
-    h = torch.nn.modules.module.register_module_forward_pre_hook(count)
+    h = mm.register_module_forward_pre_hook(count)
     step()
     h.remove()
     per_forward = calls[0]
@@ -196,20 +201,39 @@ def bench(args, step):
         torch.cuda.synchronize()
         return (t1 - t0) / n
 
+    def ctl(cmd):
+        r = subprocess.run([args.kcount, "ctl", str(os.getpid()), cmd], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError("kcount ctl %s: exit %d: %s" % (cmd, r.returncode, r.stderr.strip()))
+
+    def registered():
+        return len(mm._global_forward_pre_hooks) + len(mm._global_forward_hooks)
+
     opts = kcount_torch.Options(modules=True)
     res = collections.defaultdict(list)
+    hooks = collections.defaultdict(list)
+
+    def measure(state):
+        hooks[state].append(registered())
+        res[state].append(timed())
+
     for _ in range(7):
-        res["recording"].append(timed())
+        km.installed.switch.sync()
+        measure("recording")              # kcount records, the helper's hooks push ranges
         km.remove()
-        res["none"].append(timed())
-        km.install(torch, opts, recording=lambda: False, backend=backend)
-        res["idle"].append(timed())
-        km.remove()
+        measure("recording-no-helper")    # kcount records, no helper
+        ctl("stop")
+        measure("paused-no-helper")       # kcount paused, no helper
         km.install(torch, opts, recording=recording, backend=backend)
+        km.installed.switch.sync()
+        measure("paused")                 # kcount paused, the helper loaded: its switch removed the hooks
+        ctl("start")
     med = {k: sorted(v)[len(v) // 2] * 1e6 for k, v in res.items()}
     out = {"module_calls_per_forward": per_forward, "forward_us": med,
-           "per_module_call_us": {"recording": (med["recording"] - med["none"]) / per_forward,
-                                  "idle": (med["idle"] - med["none"]) / per_forward},
+           "per_module_call_us": {"recording": (med["recording"] - med["recording-no-helper"]) / per_forward,
+                                  "paused": (med["paused"] - med["paused-no-helper"]) / per_forward},
+           "spread_us": {k: (max(v) - min(v)) * 1e6 for k, v in res.items()},
+           "hooks_registered": {k: sorted(set(v)) for k, v in hooks.items()},
            "recording_state": recording.mode}
     with open(args.bench, "w") as f:
         json.dump(out, f)

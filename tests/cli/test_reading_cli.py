@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""kcount's reading commands on logs a user may hand them: a file holding a log twice, a damaged packed
+log read with --salvage, --series on a trace log, out-of-range numeric options, kernels with many
+ranges or several logs, range names that look like paths.
+
+Usage: test_reading_cli.py BUILD_DIR   (needs BUILD_DIR/bin/kcount and BUILD_DIR/bin/kc_make_log)
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+BUILD = sys.argv[1]
+KCOUNT = os.path.join(BUILD, "bin", "kcount")
+MAKE_LOG = os.path.join(BUILD, "bin", "kc_make_log")
+TMP = tempfile.mkdtemp(prefix="kc-reading-cli-")
+failures = []
+
+
+def kcount(*args):
+    p = subprocess.run([KCOUNT, *args], capture_output=True, text=True, errors="replace")
+    return p.returncode, p.stdout, p.stderr
+
+
+def make_log(name, script):
+    path = os.path.join(TMP, name)
+    subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
+    return path
+
+
+def check(name, ok, detail=""):
+    print(f"{name:60s} {'PASS' if ok else 'FAIL'} {detail if not ok else ''}")
+    if not ok:
+        failures.append(name)
+
+
+def small_script():
+    return "push outer\nkernel 100 gemm_kernel\npush inner\nkernel 50 relu_kernel\npop\npop\n"
+
+
+def test_concatenated():
+    a = make_log("a.kcount", small_script())
+    size = os.path.getsize(a)
+    b = os.path.join(TMP, "b.kcount")
+    with open(b, "wb") as f:
+        f.write(open(a, "rb").read() * 2)
+    rc, out, _ = kcount("check", b)
+    check("check: concatenated log is not OK", rc == 1 and "\nOK\n" not in out, f"rc={rc}\n{out}")
+    check("check: names the byte where the second log starts",
+          f"NOT ONE LOG: {size} bytes follow the end record, from byte {size}" in out, out)
+    rc, out, err = kcount("summary", "--format", "json", b)
+    j = json.loads(out)["logs"][0]
+    rc1, out1, _ = kcount("summary", "--format", "json", a)
+    j1 = json.loads(out1)["logs"][0]
+    check("summary: concatenated log is not counted twice",
+          rc == 0 and j["totals"]["launches"] == j1["totals"]["launches"] == 2, f"rc={rc} {j['totals']}")
+    check("summary: warns on stderr about the bytes after the end record",
+          f"from byte {size}" in err and "second log" in err, err)
+
+
+def test_salvage_packed():
+    random.seed(7)
+    lines = ["push outer"]
+    for _ in range(60000):
+        lines += ["push step", f"kernel {random.randint(1, 10**6)} gemm_kernel", "push inner",
+                  f"kernel {random.randint(1, 10**6)} relu_kernel", "pop", "pop"]
+    lines.append("pop")
+    log = make_log("big.kcount", "\n".join(lines) + "\n")
+    data = bytearray(open(log, "rb").read())
+    rc, out, _ = kcount("check", log)
+    check("packed log of several chunks", rc == 0 and "packed" in out and "1 chunks read" not in out, out[:300])
+    for i in range(100, 108):  # inside chunk 0, which defines the strings and scopes
+        data[i] ^= 0xFF
+    bad = os.path.join(TMP, "damaged.kcount")
+    open(bad, "wb").write(bytes(data))
+    rc, out, err = kcount("summary", "--salvage", bad)
+    check("salvage: exit 0 with a report", rc == 0 and "== " in out, f"rc={rc} {err}")
+    check("salvage: a damaged log never says 'log complete'", "log complete" not in out and "log DAMAGED" in out, out)
+    rows = [l for l in out.splitlines() if l.startswith("(no range)")]
+    check("salvage: (no range) has no instances", bool(rows) and rows[0].split()[2] == "0", str(rows))
+    check("salvage: unknown-range records have their own row",
+          any(l.startswith("(unknown range: definition lost to damage)") for l in out.splitlines()), out)
+    check("salvage: no verdict for (no range) or the unknown range",
+          "(no range): GPU-bound" not in out and "(unknown range: definition lost to damage): GPU-bound" not in out, out)
+    rc, out, _ = kcount("summary", "--salvage", "--metric", "launches", bad, log)
+    across = out[out.index("== across"):] if "== across" in out else ""
+    rows = {l.split("  ")[0]: l.split() for l in across.splitlines()[3:]}
+    check("salvage across logs: unknown range apart from (no range)",
+          rows.get("(no range)", [""] * 3)[2] == "0" and "(unknown range: definition lost to damage)" in rows, across)
+    rc, out, _ = kcount("diff", "--salvage", bad, log)
+    row = [l for l in out.splitlines() if l.startswith("(no range)")]
+    check("salvage diff: (no range) has no launches, unknown range apart",
+          rc == 0 and row and row[0].split()[4] == "0" and "\n(unknown range: definition lost to damage)" in out, out[:800])
+
+
+def test_series():
+    src = os.path.dirname(os.path.abspath(__file__))
+    summary_log = os.path.join(src, "..", "data", "fuzz-regressions", "summary-mode-two-snapshots.kcount")
+    trace_log = make_log("trace.kcount", small_script())
+    rc, out, err = kcount("summary", "--series", trace_log)
+    check("series on a trace log: exit 2, note on stderr only",
+          rc == 2 and "not a summary-mode log" in err and "summary-mode" not in out, f"rc={rc} out={out!r}")
+    rc, out, err = kcount("summary", "--series", "--format", "csv", summary_log)
+    lines = out.splitlines()
+    check("series --format csv writes CSV",
+          rc == 0 and lines[0].startswith("log,sequence,final,begin_ns,end_ns,offset_ns,path,") and len(lines) == 5
+          and lines[1].count(",") == lines[0].count(","), out)
+    rc, out, err = kcount("summary", "--series", "--format", "csv", summary_log, trace_log)
+    check("series csv with a trace log too: rows of the other, exit 2", rc == 2 and len(out.splitlines()) == 5
+          and trace_log in err, f"rc={rc} {out}")
+
+
+def test_option_bounds():
+    log = make_log("bounds.kcount", small_script())
+    for args in (["--top", "-1"], ["--top", "100000"], ["--segment", "-1"], ["--top", "2x"]):
+        rc, out, err = kcount("summary", *args, log)
+        check(f"summary {' '.join(args)}: short usage error",
+              rc == 2 and "is not a whole number from" in err and len(err) < 200 and "0000000000000" not in err,
+              f"rc={rc} {err!r}")
+    rc, out, err = kcount("summary", "--top", "0", log)
+    check("summary --top 0 is accepted", rc == 0, err)
+
+
+def test_kernels():
+    src = os.path.dirname(os.path.abspath(__file__))
+    sweep = os.path.join(src, "..", "..", "examples", "logs", "sweep-eager.kcount")
+    rc, out, err = kcount("kernels", sweep)
+    longest = max(len(l) for l in out.splitlines())
+    check("kernels: ranges column is bounded", rc == 0 and longest < 1000 and "more" in out, f"longest line {longest}")
+    rc, out, _ = kcount("kernels", "--format", "json", sweep)
+    ranges = max(len(k["ranges"]) for k in json.loads(out)["kernels"])
+    check("kernels --format json lists every range", rc == 0 and ranges > 100, f"most ranges {ranges}")
+    a = make_log("k-a.kcount", "meta pid 101\n" + small_script())
+    b = make_log("k-b.kcount", "meta pid 202\n" + small_script())
+    rc, out, _ = kcount("kernels", a, b)
+    rows = [l for l in out.splitlines() if "gemm_kernel" in l]
+    check("kernels with two logs: one row per log, labelled",
+          rc == 0 and out.startswith("log ") and len(rows) == 2 and rows[0].startswith("pid 101")
+          and rows[1].startswith("pid 202"), out)
+
+
+def test_range_names():
+    log = make_log("names.kcount", "push a/b\npush x\tz\nkernel 10 k\npop\npop\npush \nkernel 10 k\npop\n")
+    rc, out, _ = kcount("summary", log)
+    check("summary: '/' in a name escaped", rc == 0 and "\na\\/b " in out and "\n  x\\tz " in out, out)
+    check("summary: an empty name shown as (empty name)", "\n(empty name) " in out, out)
+    rc, out, _ = kcount("summary", "--format", "csv", log)
+    check("csv: escaped paths, no <scope N>", ",a\\/b/x\\tz," in out and "<scope" not in out, out)
+    rc, out, _ = kcount("summary", "--format", "json", log)
+    names = [r["name"] for r in json.loads(out)["logs"][0]["ranges"]]
+    check("json: raw names", "a/b" in names and "x\tz" in names, str(names))
+    other = make_log("names2.kcount", "meta pid 9\npush a/b\nkernel 10 k\npop\n")
+    rc, out, _ = kcount("summary", log, other)
+    across = out[out.index("== across"):] if "== across" in out else ""
+    check("across logs: escaped paths", rc == 0 and "\na\\/b " in across and "\na\\/b/x\\tz " in across, across)
+    da = make_log("diff-a.kcount", "push p\npush x/y\nkernel 10 k\npop\npop\n")
+    db = make_log("diff-b.kcount", "push p\npush z\nkernel 10 k\npop\npop\n")
+    rc, out, _ = kcount("diff", da, db)
+    check("diff: a child named x/y is one range under p, escaped in text",
+          rc == 0 and "nesting differs under p: A has [x\\/y], B has [z]" in out and "\np/x\\/y " in out, out)
+    rc, out, _ = kcount("diff", "--format", "json", da, db)
+    ranges = {r["path"]: r for r in json.loads(out)["ranges"]}
+    check("diff json: raw names", ranges.get("p", {}).get("children_a") == ["x/y"], str(ranges.get("p")))
+
+
+def main():
+    for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
+                 test_range_names):
+        test()
+    if failures:
+        print(f"{len(failures)} failed: {', '.join(failures)}")
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

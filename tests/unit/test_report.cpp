@@ -1,0 +1,287 @@
+// Summary and check reports on unusual logs: files holding two logs, records of an unknown range,
+// parents without an instance, range names that look like paths, kernels tables with many ranges.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+#include "collector/stream_summary.h"
+#include "tests/support/records.h"
+#include "tools/report.h"
+
+namespace {
+
+using kc::test::kernel;
+using kc::test::launch;
+
+kc::LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
+  kc::LoadedLog l;
+  l.path = path;
+  l.data = kc::readLog(bytes);
+  l.summary = kc::summarize(l.data);
+  return l;
+}
+
+std::string table(const kc::LoadedLog& l, kc::SummaryView view = kc::SummaryView::kTree) {
+  std::ostringstream out;
+  kc::SummaryOptions opt;
+  opt.view = view;
+  kc::printSummaryTable(out, l, opt);
+  return out.str();
+}
+
+/// Strings 1 "step", 2 "gemm", 3 "cudaLaunchKernel" (the launches' API) and scope 1 "step".
+void stepDefinitions(kc::LogWriter& w) {
+  w.writeString(1, "step");
+  w.writeString(2, "gemm");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+}
+
+/// One log: range "step" (scope 1) with two launches and their kernels, and End.
+std::vector<uint8_t> smallLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  stepDefinitions(w);
+  for (uint64_t c = 1; c <= 2; ++c) {
+    w.writeLaunch(launch(c, 1));
+    w.writeKernel(kernel(c, 2));
+  }
+  w.writeRange({10, 900, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
+bool hasLine(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a file holding a log twice: only the first log is read, check says so, nothing is doubled") {
+  const std::vector<uint8_t> one = smallLog();
+  std::vector<uint8_t> two = one;
+  two.insert(two.end(), one.begin(), one.end());
+
+  const kc::LoadedLog single = loaded(one);
+  CHECK_FALSE(single.data.dataAfterEnd());
+  const kc::LoadedLog l = loaded(two);
+  CHECK(l.data.complete);
+  CHECK(l.data.intact());
+  CHECK(l.data.dataAfterEnd());
+  CHECK(l.data.after_end_offset == one.size());
+  CHECK(l.data.after_end_bytes == one.size());
+  CHECK(l.data.after_end_is_log);
+  CHECK(l.data.launch_records == 2);
+  CHECK(l.summary.launches == single.summary.launches);
+  CHECK(l.summary.kernels == single.summary.kernels);
+  CHECK(l.summary.launches_without_kernel == 0);
+  bool warned = false;
+  for (const auto& i : l.data.issues)
+    warned = warned || (i.severity == kc::ReadIssue::Severity::kWarning && i.offset == one.size() &&
+                        hasLine(i.message, "a second log starts there"));
+  CHECK(warned);
+
+  // The streaming reader stops at the same place.
+  const kc::StreamedLog st = kc::summarizeLogBytes(two);
+  CHECK(st.data.after_end_offset == one.size());
+  CHECK(st.summary.launches == 2);
+
+  std::ostringstream check;
+  CHECK(kc::printCheck(check, l) == 1);
+  CHECK(hasLine(check.str(), "NOT ONE LOG: " + std::to_string(one.size()) + " bytes follow the end record, from byte " +
+                                 std::to_string(one.size())));
+  CHECK_FALSE(hasLine(check.str(), "\nOK\n"));
+  const std::string t = table(l);
+  CHECK(hasLine(t, "log complete up to byte " + std::to_string(one.size())));
+
+  // Bytes that are not a log after the end record: reported too, not called a second log.
+  std::vector<uint8_t> junk = one;
+  junk.insert(junk.end(), 40, uint8_t{0xab});
+  const kc::LoadedLog j = loaded(junk);
+  CHECK(j.data.dataAfterEnd());
+  CHECK_FALSE(j.data.after_end_is_log);
+  CHECK(j.data.after_end_bytes == 40);
+  std::ostringstream jc;
+  CHECK(kc::printCheck(jc, j) == 1);
+}
+
+TEST_CASE("records whose range definition is lost: their own row, no verdict, never 'log complete'") {
+  // Scope 1 is defined; scope 5 (its Scope record "lost") is referred to by a launch, a kernel and a range.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  stepDefinitions(w);
+  w.writeLaunch(launch(1, 1));
+  w.writeKernel(kernel(1, 2));
+  w.writeLaunch(launch(2, 5));
+  w.writeKernel(kernel(2, 2));
+  w.writeLaunch(launch(3, 0));  // a launch outside every range
+  w.writeKernel(kernel(3, 2));
+  w.writeRange({10, 900, 1, 7, 7, 0});
+  w.writeRange({20, 500, 5, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  REQUIRE_FALSE(l.data.intact());  // the reference to scope 5 is an error
+
+  CHECK(l.summary.unresolved.launches == 1);
+  CHECK(l.summary.unresolved.kernels == 1);
+  CHECK(l.summary.unresolved.instances == 1);
+  CHECK(l.summary.exclusive[kc::kRootScope].launches == 2);  // still credited to the root: totals hold
+  const kc::RangeStats none = kc::noRangeStats(l.summary);
+  CHECK(none.launches == 1);
+  CHECK(none.instances == 0);
+  CHECK(none.by_kernel.begin()->second.count == 1);
+  const kc::StreamedLog st = kc::summarizeLogBytes(sink.bytes);
+  CHECK(st.summary.unresolved.launches == 1);
+  CHECK(st.summary.unresolved.instances == 1);
+
+  const std::string t = table(l);
+  CHECK(hasLine(t, std::string(kc::kUnresolvedLabel) + "  "));
+  CHECK_FALSE(hasLine(t, "log complete"));
+  CHECK(hasLine(t, "log DAMAGED"));
+  // The (no range) row keeps 0 instances and has no verdict; the unknown range has none either.
+  const size_t root_at = t.find("\n(no range) ");
+  REQUIRE(root_at != std::string::npos);
+  std::istringstream root_row(t.substr(root_at + 11));
+  uint64_t root_instances = 99;
+  root_row >> root_instances;
+  CHECK(root_instances == 0);
+  CHECK_FALSE(hasLine(t, "(no range): GPU-bound"));
+  CHECK_FALSE(hasLine(t, std::string(kc::kUnresolvedLabel) + ": GPU-bound"));
+  CHECK_FALSE(hasLine(t, std::string(kc::kUnresolvedLabel) + ": CPU-bound"));
+
+  const auto j = kc::summaryJson(l);
+  CHECK(j["intact"] == false);
+  REQUIRE(j["ranges"].size() == 3);
+  CHECK(j["ranges"][0]["instances"] == 0);
+  CHECK(j["ranges"][1]["unknown_range"] == true);
+  CHECK(j["ranges"][1]["verdict"].is_null());
+  CHECK(j["ranges"][1]["exclusive"]["launches"] == 1);
+}
+
+TEST_CASE("a parent with no instance (open around the capture window) is a placeholder row, not a gap") {
+  // outer > request > inner: only request and inner closed while recording, and nothing was launched.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "outer");
+  w.writeString(2, "request");
+  w.writeString(3, "inner");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});
+  w.writeScope({3, 2, 3, 0});
+  w.writeRange({20, 60, 3, 7, 7, 0});
+  w.writeRange({10, 90, 2, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  const auto shown = kc::shownScopes(l.data, l.summary);
+  CHECK(shown == std::vector<uint32_t>{0, 1, 2, 3});
+  CHECK(kc::isPlaceholder(l.summary, 1));
+  CHECK_FALSE(kc::isPlaceholder(l.summary, 2));
+  const std::string t = table(l);
+  CHECK(hasLine(t, "\nouter " + std::string(kc::kPlaceholderNote)));
+  CHECK(hasLine(t, "\n  request "));
+  CHECK(hasLine(t, "\n    inner "));
+  CHECK(hasLine(table(l, kc::SummaryView::kInclusive), "\nouter/request "));
+}
+
+TEST_CASE("range names with '/', newlines or nothing read one way in tables; JSON keeps them raw") {
+  CHECK(kc::displayName("a/b") == "a\\/b");
+  CHECK(kc::displayName("x\ny") == "x\\ny");
+  CHECK(kc::displayName("back\\slash") == "back\\\\slash");
+  CHECK(kc::displayName("") == "(empty name)");
+  CHECK(kc::displayName(std::string("t\x01z")) == "t\\x01z");
+  CHECK(kc::displayName("µs") == "µs");
+
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "a/b");
+  w.writeString(2, "x\ny");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "gemm");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});
+  w.writeScope({3, 1, 0, 0});  // no name string: an empty NVTX message
+  w.writeLaunch(launch(1, 2));
+  w.writeKernel(kernel(1, 4));
+  w.writeRange({10, 90, 2, 7, 7, 0});
+  w.writeRange({5, 95, 1, 7, 7, 0});
+  w.writeRange({96, 99, 3, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  CHECK(kc::displayPath(l.data, 2) == "a\\/b/x\\ny");
+  CHECK(kc::displayPath(l.data, 3) == "a\\/b/(empty name)");
+
+  const std::string t = table(l);
+  CHECK(hasLine(t, "\na\\/b "));
+  CHECK(hasLine(t, "\n  x\\ny "));
+  CHECK(hasLine(t, "\n  (empty name) "));
+  CHECK_FALSE(hasLine(t, "x\ny"));
+  CHECK(hasLine(table(l, kc::SummaryView::kInclusive), "\na\\/b/x\\ny "));
+
+  std::ostringstream csv;
+  kc::printSummaryCsv(csv, l, true, kc::SummaryOptions{});
+  CHECK(hasLine(csv.str(), ",a\\/b/x\\ny,"));
+  CHECK(hasLine(csv.str(), ",a\\/b/(empty name),"));
+  CHECK_FALSE(hasLine(csv.str(), "<scope"));
+
+  const auto j = kc::summaryJson(l);
+  bool raw = false;
+  for (const auto& r : j["ranges"]) raw = raw || r["name"] == "x\ny";
+  CHECK(raw);
+}
+
+TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; several logs get a log column") {
+  auto logWith = [](const std::string& pid, int ranges) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    w.writeMetadata("pid", pid);
+    w.writeString(1, "gemm");
+    w.writeString(3, "cudaLaunchKernel");
+    for (int i = 0; i < ranges; ++i) {
+      const uint32_t id = static_cast<uint32_t>(10 + i);
+      w.writeString(id, "r" + std::to_string(i));
+      w.writeScope({id, 0, id, 0});
+      // range i gets i + 1 kernels: r4 is the most frequent
+      for (int n = 0; n <= i; ++n) {
+        const uint64_t corr = static_cast<uint64_t>(100 * i + n + 1);
+        w.writeLaunch(launch(corr, id));
+        w.writeKernel(kernel(corr, 1));
+      }
+    }
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes, "run-" + pid + ".kcount");
+  };
+  const std::vector<kc::LoadedLog> one{logWith("11", 5)};
+  std::ostringstream t;
+  kc::printKernelsTable(t, one, false);
+  CHECK(hasLine(t.str(), "r4 ×5, r3 ×4, r2 ×3, +2 more"));
+  CHECK_FALSE(hasLine(t.str(), "r0 ×1"));
+  CHECK_FALSE(hasLine(t.str(), "\nlog "));
+  std::ostringstream csv;
+  kc::printKernelsCsv(csv, one, false);
+  CHECK(hasLine(csv.str(), "\"r4 ×5, r3 ×4, r2 ×3, r1 ×2, r0 ×1\""));
+  CHECK(kc::kernelsJson(one)["kernels"][0]["ranges"].size() == 5);
+
+  const std::vector<kc::LoadedLog> two{logWith("11", 5), logWith("22", 2)};
+  std::ostringstream t2;
+  kc::printKernelsTable(t2, two, false);
+  CHECK(hasLine(t2.str(), "log     kernel"));
+  CHECK(hasLine(t2.str(), "\npid 11  gemm       15"));
+  CHECK(hasLine(t2.str(), "\npid 22  gemm        3"));
+  std::ostringstream csv2;
+  kc::printKernelsCsv(csv2, two, false);
+  CHECK(hasLine(csv2.str(), "\nrun-11.kcount,gemm,gemm,15,"));
+  CHECK(hasLine(csv2.str(), "\nrun-22.kcount,gemm,gemm,3,"));
+  const auto j = kc::kernelsJson(two);
+  CHECK(j["kernels"][0]["count"] == 18);  // merged by name
+  REQUIRE(j["kernels"][0]["per_log"].size() == 2);
+  CHECK(j["kernels"][0]["per_log"][1]["log"] == "pid 22");
+  CHECK(j["kernels"][0]["per_log"][1]["count"] == 3);
+}
