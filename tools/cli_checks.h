@@ -29,4 +29,22 @@ inline CLI::Validator wholeNumber(long long lo, long long hi) {
   return v;
 }
 
+/// Accepts a decimal number (integer or fraction, e.g. "0.5") greater than 0 and at most `hi`. Otherwise
+/// "Value X is not a number more than 0 and at most HI" (usage error, exit 2).
+inline CLI::Validator positiveDecimal(double hi) {
+  std::string shown = std::to_string(static_cast<long long>(hi));
+  const std::string range = "more than 0 and at most " + shown;
+  CLI::Validator v(
+      [hi, range](std::string& in) -> std::string {
+        double value = 0;
+        const char* end = in.data() + in.size();
+        const auto [p, ec] = std::from_chars(in.data(), end, value);
+        if (ec != std::errc() || p != end || !(value > 0) || value > hi)
+          return "Value " + in + " is not a number " + range;
+        return {};
+      },
+      range);
+  return v;
+}
+
 }  // namespace kc

@@ -23,6 +23,7 @@ namespace {
 kc::JoinOptions g_join;  // set by --graph-view
 /// Most kernels `summary --top` lists per range (a range has at most this many names worth reading).
 constexpr int kMaxTop = 10000;
+constexpr long long kMaxOccurrences = 1000000000000LL;  // ctl --count/--skip: 10^12 range occurrences
 
 /// Every log read into memory (records kept), or with `streaming` summarized in one pass (no records kept:
 /// enough for summary tables and JSON).
@@ -175,12 +176,13 @@ int kcountMain(int argc, char** argv) {
   ctl->add_flag("--all", ctl_opt.all, "every process of yours with a control socket (root: everyone's)");
   ctl->add_option("--duration", ctl_opt.duration, "start: stop by itself after this long (10s, 500ms, 2m)");
   ctl->add_option("--range", ctl_opt.range, "start: record occurrences of this NVTX range only");
-  ctl->add_option("--count", ctl_opt.count, "with --range: occurrences recorded (default 1)")->check(CLI::PositiveNumber);
+  ctl->add_option("--count", ctl_opt.count, "with --range: occurrences recorded (default 1)")
+      ->check(kc::wholeNumber(1, kMaxOccurrences));
   ctl->add_option("--skip", ctl_opt.skip, "with --range: occurrences passed over first (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kc::wholeNumber(0, kMaxOccurrences));
   ctl->add_option("--format", ctl_opt.format, "text or json")->check(CLI::IsMember({"text", "json"}));
   ctl->add_option("--timeout", ctl_opt.timeout_s, "seconds to wait for the answer (default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(kc::positiveDecimal(86400));
 
   try {
     app.parse(argc, argv);

@@ -121,6 +121,10 @@ def test_option_bounds():
               f"rc={rc} {err!r}")
     rc, out, err = kcount("summary", "--top", "0", log)
     check("summary --top 0 is accepted", rc == 0, err)
+    for args in (["--count", "0"], ["--skip", "-1"], ["--timeout", "0"], ["--timeout", "1e400"], ["--count", "x"]):
+        rc, out, err = kcount("ctl", "1", "status", *args)
+        check(f"ctl {' '.join(args)}: short usage error",
+              rc == 2 and "is not a " in err and len(err) < 200 and "0000000000000000" not in err, f"rc={rc} {err!r}")
 
 
 def test_kernels():
