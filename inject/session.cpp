@@ -89,7 +89,14 @@ Config Session::loadConfig() {
   std::string problems;
   Config c = readConfig(&problems);
   initLog(c.log_level);
-  if (!problems.empty()) KC_LOG(warn, "{}", problems);
+  // One warning line per problem, each with the "[kcount] warning:" prefix (problems are '\n'-separated).
+  size_t begin = 0;
+  while (begin < problems.size()) {
+    size_t end = problems.find('\n', begin);
+    if (end == std::string::npos) end = problems.size();
+    if (end > begin) KC_LOG(warn, "{}", std::string_view(problems).substr(begin, end - begin));
+    begin = end + 1;
+  }
   return c;
 }
 

@@ -40,6 +40,11 @@ for setting in KCOUNT_MAX_BYTES=abc KCOUNT_MAX_FILES=0; do
   [[ $n -eq 1 ]] && ok "$setting through sh: warned once" || bad "$setting warned $n times: $(cat "$work/twice.err")"
 done
 
+# Two bad settings: two warning lines, each with the warning prefix.
+KCOUNT_MAX_FILES=0 KCOUNT_INTERVAL=0 "$kcount" run -- "$prog" 1 >/dev/null 2>"$work/two.err"
+if [[ $(grep -c '^\[kcount\] warning: ignoring KCOUNT_' "$work/two.err") -eq 2 ]]; then ok "two bad settings: two prefixed warning lines"
+else bad "two bad settings: $(cat "$work/two.err")"; fi
+
 # 3. KCOUNT_MAX_BYTES below the minimum: raised to it with a warning; the log has its header and check
 #    says INCOMPLETE (exit 1), not DAMAGED; no mention of KCOUNT_MAX_FILES without a rotation.
 KCOUNT_MAX_BYTES=10 KCOUNT_MAX_FILES=1 "$kcount" run --output "$work/cap.kcount" -- "$prog" 30000 >/dev/null 2>"$work/cap.err"
