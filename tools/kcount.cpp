@@ -166,8 +166,10 @@ int kcountMain(int argc, char** argv) {
   run->add_flag("--torch-backward", run_opt.torch_backward,
                 "PyTorch: also one range per module backward (implies --torch-modules)");
   run->add_flag("--torch-ops", run_opt.torch_ops, "PyTorch: one NVTX range per aten op (PyTorch's emit_nvtx)");
-  run->add_option("command", run_opt.command, "command and its arguments, after --")->required();
-  run->prefix_command();  // everything from the first positional on belongs to the command
+  // Everything from the first argument that is not one of run's options on (or after "--") is the
+  // command, passed on unchanged in order: CLI11's prefix command puts it into run->remaining().
+  run->prefix_command();
+  run->footer("COMMAND [ARGS...]: the program to run, e.g. kcount run -- python3 train.py --steps 20");
   run->add_flag("--paused", run_opt.paused, "start with recording paused (KCOUNT_START=paused): kcount ctl starts it");
 
   kc::CtlOptions ctl_opt;
@@ -184,6 +186,24 @@ int kcountMain(int argc, char** argv) {
   ctl->add_option("--timeout", ctl_opt.timeout_s, "seconds to wait for the answer (default 30)")
       ->check(kc::positiveDecimal(86400));
 
+  // `kcount run [OPTIONS] -- COMMAND ARGS`: everything after run's "--" is the command, unchanged; CLI11
+  // sees only what comes before it. Without "--", run's prefix command takes everything from the first
+  // argument that is not one of run's options (run->remaining()).
+  std::vector<std::string> after_dashes;
+  bool had_dashes = false;
+  if (argc > 1 && std::string_view(argv[1]) == "run") {
+    for (int i = 2; i < argc; ++i) {
+      const std::string_view a(argv[i]);
+      if (a == "--") {
+        had_dashes = true;
+        after_dashes.assign(argv + i + 1, argv + argc);
+        argc = i;
+        break;
+      }
+      if (!a.starts_with("-")) break;  // the command starts here (no "--")
+      if (a == "--output" || a == "--inject" || a == "--lib") ++i;  // the option's value
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -360,8 +380,16 @@ int kcountMain(int argc, char** argv) {
     }
     if (*ctl) return kc::runCtl(ctl_opt);
     if (*run) {
-      // CLI11 keeps a leading "--" in the remaining arguments with prefix_command; drop it.
-      if (!run_opt.command.empty() && run_opt.command.front() == "--") run_opt.command.erase(run_opt.command.begin());
+      const std::vector<std::string> rest = run->remaining();
+      if ((had_dashes && !rest.empty()) || (!had_dashes && !rest.empty() && rest.front().starts_with("-"))) {
+        std::cerr << "kcount run: unknown option " << rest.front() << " (see kcount run --help)\n";
+        return 2;
+      }
+      run_opt.command = had_dashes ? after_dashes : rest;
+      if (run_opt.command.empty()) {
+        std::cerr << "kcount run: no command given (kcount run [OPTIONS] -- COMMAND [ARGS...])\n";
+        return 2;
+      }
       return kc::runCommand(run_opt);
     }
   } catch (const std::exception& e) {

@@ -40,6 +40,14 @@ for setting in KCOUNT_MAX_BYTES=abc KCOUNT_MAX_FILES=0; do
   [[ $n -eq 1 ]] && ok "$setting through sh: warned once" || bad "$setting warned $n times: $(cat "$work/twice.err")"
 done
 
+# The command's arguments reach it unchanged, with or without "--", options that kcount run also has
+# included; an unknown option before the command is an error.
+out=$("$kcount" run --output "$work/args.kcount" /usr/bin/printf '%s|' a --steps 20 --paused --output x 2>/dev/null)
+out2=$("$kcount" run --output "$work/args2.kcount" -- /usr/bin/printf '%s|' -- b --lr 2>/dev/null)
+"$kcount" run --no-such-option -- /bin/true 2>/dev/null; rc=$?
+if [[ $out == 'a|--steps|20|--paused|--output|x|' && $out2 == '--|b|--lr|' && $rc -eq 2 ]]; then ok "command arguments unchanged with and without --"
+else bad "command arguments: '$out' / '$out2' / unknown option rc=$rc"; fi
+
 # Two bad settings: two warning lines, each with the warning prefix.
 KCOUNT_MAX_FILES=0 KCOUNT_INTERVAL=0 "$kcount" run -- "$prog" 1 >/dev/null 2>"$work/two.err"
 if [[ $(grep -c '^\[kcount\] warning: ignoring KCOUNT_' "$work/two.err") -eq 2 ]]; then ok "two bad settings: two prefixed warning lines"
