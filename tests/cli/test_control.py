@@ -241,9 +241,14 @@ try:
     # Packed chunks are small (about 0.5 byte per range here) and are written once a second: 5 s of
     # requests give about 5 chunks of some 40 KB, so a 60 KB cap puts one chunk in each of 3 files.
     s = Server(base, KCOUNT_MAX_BYTES=60000, KCOUNT_MAX_FILES=3)
-    for _ in range(50):
+    # Requests until the third file exists, then 2 s more so that it overflows too (a slow machine or a
+    # sanitizer build writes smaller chunks per second: the loop waits for the files, not for a time).
+    deadline, after = time.time() + 90, 0
+    while time.time() < deadline and after < 20:
         s.send("4000")
         time.sleep(0.1)
+        if os.path.exists(os.path.join(rot, "r.2.kcount")):
+            after += 1
     code, err = s.quit()
     files = sorted(os.listdir(rot))
     check("rotation: three files, the existing one untouched", files == ["r.1.kcount", "r.1.kcount.1", "r.2.kcount", "r.kcount"]
