@@ -565,6 +565,45 @@ KC_EXPORT int InitializeInjection(void) {
 KC_EXPORT void _exit(int status) { closeThenExit(status); }
 KC_EXPORT void _Exit(int status) { closeThenExit(status); }
 
+// A program that ends itself by a signal left at its default action skips atexit handlers too. Python
+// does that after an unhandled KeyboardInterrupt (Ctrl-C): it restores SIGINT's default action and calls
+// kill(getpid(), SIGINT), so that its parent sees "killed by SIGINT" (bpo-1054041). kill() and raise()
+// are interposed when the library is preloaded: for SIGINT, SIGTERM or SIGHUP sent by the process to
+// itself (its pid, or its process group) while that signal is at its default action, the log is closed
+// first; then the signal is sent as asked (system call), with kill()'s result and errno.
+namespace {
+bool endsThisProcess(pid_t pid, int sig) {
+  if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP) return false;
+  if (pid != getpid() && pid != 0 && pid != -getpgrp()) return false;
+  struct sigaction current {};
+  return sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_DFL &&
+         !(current.sa_flags & SA_SIGINFO);
+}
+
+void closeBeforeSignal(pid_t pid, int sig) {
+  try {
+    Session& s = Session::get();
+    if (endsThisProcess(pid, sig) && s.state() == SessionState::kActive && getpid() == s.pid()) {
+      const int saved_errno = errno;
+      s.finish(&flushActivityForExit);
+      removeControlSocket();
+      errno = saved_errno;
+    }
+  } catch (...) {
+  }
+}
+}  // namespace
+
+KC_EXPORT int kill(pid_t pid, int sig) {
+  closeBeforeSignal(pid, sig);
+  return static_cast<int>(syscall(SYS_kill, pid, sig));
+}
+
+KC_EXPORT int raise(int sig) {
+  closeBeforeSignal(getpid(), sig);
+  return static_cast<int>(syscall(SYS_tgkill, getpid(), static_cast<pid_t>(syscall(SYS_gettid)), sig)) == 0 ? 0 : -1;
+}
+
 // ---- Another CUPTI subscriber in the process (KCOUNT_YIELD) ----------------------------------------------
 // CUPTI 13.0 allows one subscriber per process. When libkcount.so is preloaded, these definitions come
 // before libcupti's in symbol lookup, so a program's own cuptiSubscribe (torch.profiler's Kineto) comes

@@ -48,6 +48,23 @@ out2=$("$kcount" run --output "$work/args2.kcount" -- /usr/bin/printf '%s|' -- b
 if [[ $out == 'a|--steps|20|--paused|--output|x|' && $out2 == '--|b|--lr|' && $rc -eq 2 ]]; then ok "command arguments unchanged with and without --"
 else bad "command arguments: '$out' / '$out2' / unknown option rc=$rc"; fi
 
+# Ctrl-C in Python (an unhandled KeyboardInterrupt: Python ends itself with kill(getpid(), SIGINT)): exit
+# status 130 as without kcount, and a complete log with every range.
+cat >"$work/kbi.py" <<'PY'
+import ctypes, sys
+nv = ctypes.CDLL(sys.argv[1]); nv.nvtxRangePushA.argtypes = [ctypes.c_char_p]
+for i in range(1000):
+    nv.nvtxRangePushA(b"step"); nv.nvtxRangePop()
+raise KeyboardInterrupt
+PY
+nvtx_lib=$build/lib/libkc_nvtx_export.so
+"$kcount" run --output "$work/kbi.kcount" -- python3 "$work/kbi.py" "$nvtx_lib" >/dev/null 2>&1; rc=$?
+python3 "$work/kbi.py" "$nvtx_lib" >/dev/null 2>&1; rc_plain=$?
+n=$("$kcount" summary --format json "$work/kbi.kcount" 2>/dev/null | python3 -c 'import json,sys; print(sum(r["instances"] for r in json.load(sys.stdin)["logs"][0]["ranges"] if r["path"] == "step"))' 2>/dev/null)
+if [[ $rc -eq 130 && $rc_plain -eq 130 ]] && "$kcount" check "$work/kbi.kcount" >/dev/null 2>&1 && [[ $n == 1000 ]]; then
+  ok "KeyboardInterrupt: exit 130 as without kcount, complete log with 1000 ranges"
+else bad "KeyboardInterrupt: rc=$rc (plain $rc_plain), ranges '$n', check: $("$kcount" check "$work/kbi.kcount" 2>&1 | tail -1)"; fi
+
 # Two bad settings: two warning lines, each with the warning prefix.
 KCOUNT_MAX_FILES=0 KCOUNT_INTERVAL=0 "$kcount" run -- "$prog" 1 >/dev/null 2>"$work/two.err"
 if [[ $(grep -c '^\[kcount\] warning: ignoring KCOUNT_' "$work/two.err") -eq 2 ]]; then ok "two bad settings: two prefixed warning lines"
