@@ -23,6 +23,21 @@ void problem(std::string* problems, const char* name, const char* value, const s
   *problems += std::string("ignoring ") + name + "=" + value + ": " + allowed + "; using " + used;
 }
 
+// An on/off switch: 1/on/yes/true or 0/off/no/false; anything else keeps the default, with a warning.
+void readSwitch(const char* name, bool* out, std::string* problems) {
+  const char* v = env(name);
+  if (v == nullptr) return;
+  const std::string_view sv(v);
+  if (sv == "1" || sv == "on" || sv == "yes" || sv == "true") {
+    *out = true;
+  } else if (sv == "0" || sv == "off" || sv == "no" || sv == "false") {
+    *out = false;
+  } else {
+    problem(problems, name, v, "not a switch (allowed: 1, on, yes, true, 0, off, no, false)",
+            *out ? "1" : "0");
+  }
+}
+
 // A whole number from `min` to `max` (in `unit`s), stored times `scale`.
 void readNumber(const char* name, uint64_t min, uint64_t max, const char* unit, uint64_t scale, uint64_t* out,
                 std::string* problems) {
@@ -136,10 +151,9 @@ Config readAll(std::string* problems) {
                  "KCOUNT_CAPTURE_RANGE)";
   }
   if (const char* v = env("KCOUNT_CONTROL_DIR")) c.control_dir = v;
-  if (const char* v = env("KCOUNT_YIELD")) c.yield = std::string_view(v) != "0" && std::string_view(v) != "off";
-  if (const char* v = env("KCOUNT_CUPTI_FINALIZE"))
-    c.cupti_finalize = std::string_view(v) != "0" && std::string_view(v) != "off";
-  if (const char* v = env("KCOUNT_SIGTERM")) c.sigterm = std::string_view(v) != "0" && std::string_view(v) != "off";
+  readSwitch("KCOUNT_YIELD", &c.yield, problems);
+  readSwitch("KCOUNT_CUPTI_FINALIZE", &c.cupti_finalize, problems);
+  readSwitch("KCOUNT_SIGTERM", &c.sigterm, problems);
   return c;
 }
 }  // namespace

@@ -185,7 +185,7 @@ bool startServer() {
   if (dir.empty()) return false;
   std::string why;
   if (!privateDir(dir, &why)) {
-    KC_LOG(warn, "no control socket: folder {} is {}; `kcount ctl` cannot reach this process", dir, why);
+    KC_LOG(warn, "no control socket: folder {}: {}; `kcount ctl` cannot reach this process", dir, why);
     return false;
   }
   const std::string path = dir + "/" + std::to_string(getpid()) + ".sock";

@@ -122,6 +122,20 @@ TEST_CASE("KCOUNT_MAX_BYTES below the minimum is raised to it, with a warning") 
   CHECK(p.find("minimum of 4096 bytes") != std::string::npos);
 }
 
+TEST_CASE("switches take 1/on/yes/true and 0/off/no/false; anything else is one warning, default kept") {
+  kc::inject::Config c;
+  CHECK(problemsFor("KCOUNT_YIELD", "on", &c).empty());
+  CHECK(c.yield);
+  CHECK(problemsFor("KCOUNT_SIGTERM", "false", &c).empty());
+  CHECK_FALSE(c.sigterm);
+  std::string p = problemsFor("KCOUNT_YIELD", "7", &c);
+  CHECK_FALSE(c.yield);
+  CHECK(p.find("KCOUNT_YIELD=7: not a switch") != std::string::npos);
+  p = problemsFor("KCOUNT_CUPTI_FINALIZE", "x", &c);
+  CHECK(c.cupti_finalize);
+  CHECK(p.find("KCOUNT_CUPTI_FINALIZE=x") != std::string::npos);
+}
+
 TEST_CASE("KCOUNT_START=paused with KCOUNT_CONTROL=off says that nothing can start recording") {
   EnvVar start("KCOUNT_START", "paused");
   CHECK(problemsFor("KCOUNT_CONTROL", "off").find("nothing can start recording") != std::string::npos);
