@@ -238,14 +238,15 @@ try:
     base = os.path.join(rot, "r.kcount")
     with open(os.path.join(rot, "r.1.kcount"), "w") as f:
         f.write("not ours\n")
-    # Packed chunks are small (about 0.5 byte per range here) and are written once a second: 5 s of
-    # requests give about 5 chunks of some 40 KB, so a 60 KB cap puts one chunk in each of 3 files.
+    # Packed chunks are small (about 0.5 byte per range here) and are written once a second.
     s = Server(base, KCOUNT_MAX_BYTES=60000, KCOUNT_MAX_FILES=3)
-    # Requests until the third file exists, then 2 s more so that it overflows too (a slow machine or a
-    # sanitizer build writes smaller chunks per second: the loop waits for the files, not for a time).
+    # Requests until the third file exists, then 4 s more so that it overflows too: the loop waits for the
+    # files, not for a time. Requests of 1,000 ranges keep each per-second chunk well under the cap (a chunk
+    # larger than KCOUNT_MAX_BYTES fits no file and is dropped; an ASan build's chunks of 4,000-range
+    # requests were).
     deadline, after = time.time() + 90, 0
-    while time.time() < deadline and after < 20:
-        s.send("4000")
+    while time.time() < deadline and after < 40:
+        s.send("1000")
         time.sleep(0.1)
         if os.path.exists(os.path.join(rot, "r.2.kcount")):
             after += 1
