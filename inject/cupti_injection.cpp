@@ -246,7 +246,6 @@ std::string failure(CUptiResult r, const char* call) {
   return std::string(call) + " failed: " + g_cupti.describe(r) + hint;
 }
 
-
 // Finds the memcpy/memset API callbacks (runtime and driver) by name; they are enabled at each attach.
 void findMemoryApis(Session& s) {
   for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
@@ -327,18 +326,26 @@ bool settleDetach() {
   return true;
 }
 
-// First attach only: the memory API callbacks (by name) and the clock of activity records.
+// First attach only: the memory API callbacks, found by name.
 void prepareCuptiOnce() {
   static bool done = false;
   if (done) return;
   done = true;
-  Session& s = Session::get();
-  findMemoryApis(s);
-  if (g_cupti.activityRegisterTimestampCallback != nullptr &&
-      g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS) {
-    s.addMetadata("kernel_clock", "CLOCK_MONOTONIC (CUPTI timestamp callback)");
+  findMemoryApis(Session::get());
+}
+
+// Registers the timestamp callback (process-wide, gone after cuptiFinalize); the first time, records in
+// the log's metadata which clock activity records use.
+void registerTimestampCallback() {
+  const bool ok = g_cupti.activityRegisterTimestampCallback != nullptr &&
+                  g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS;
+  static bool said = false;
+  if (said) return;
+  said = true;
+  if (ok) {
+    Session::get().addMetadata("kernel_clock", "CLOCK_MONOTONIC (CUPTI timestamp callback)");
   } else {
-    s.addMetadata("kernel_clock", "CUPTI default (not aligned with host times)");
+    Session::get().addMetadata("kernel_clock", "CUPTI default (not aligned with host times)");
     KC_LOG(warn, "cuptiActivityRegisterTimestampCallback unavailable: GPU times are on CUPTI's own clock");
   }
 }
@@ -362,7 +369,7 @@ bool attachCupti() {
       g_reregister.store(true);
       return fail(r, "cuptiActivityRegisterCallbacks");
     }
-    if (g_cupti.activityRegisterTimestampCallback != nullptr) g_cupti.activityRegisterTimestampCallback(&onTimestamp);
+    registerTimestampCallback();
   }
   r = g_cupti.subscribe(&g_subscriber, &onCallback, nullptr);
   if (r != CUPTI_SUCCESS) {
