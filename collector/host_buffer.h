@@ -15,7 +15,8 @@ namespace kc {
 struct HostEvent {
   enum Kind : uint32_t { kLaunch = 1, kRange = 2, kGraphNode = 3 };
   uint32_t kind;
-  uint32_t reserved;
+  uint32_t reserved;  // kLaunch: string id of the launch's kernel name when kernels are named at the launch
+                      // (KCOUNT_GPU_TIME=0, inject/callbacks.h), else 0
   union {
     LaunchBody launch;
     RangeBody range;

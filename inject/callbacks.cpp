@@ -86,7 +86,24 @@ bool registerMemoryApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
 
 namespace {
 std::atomic<const void*> g_last_context{nullptr};
+std::atomic<bool> g_launch_names{false};
+
+// String id of a launch's kernel symbol: a per-thread cache hit costs one text comparison; a miss interns
+// the name (the string table's lock, once per kernel name per thread and after a cache slot is reused).
+uint32_t kernelNameId(ThreadState* ts, const char* symbol) noexcept {
+  static constexpr char kUnnamed[] = "(kernel name not given at launch)";
+  if (symbol == nullptr || *symbol == '\0') symbol = kUnnamed;
+  const auto h = static_cast<uint32_t>((reinterpret_cast<uintptr_t>(symbol) >> 4) * 0x9E3779B1u);
+  KernelNameCacheEntry& c = ts->kernel_names[h % ThreadState::kKernelNameSlots];
+  if (c.symbol == symbol && c.text != nullptr && std::strcmp(c.text->c_str(), symbol) == 0) return c.name_id;
+  StringTable& strings = Session::get().strings();
+  const uint32_t id = strings.intern(symbol);
+  c = KernelNameCacheEntry{symbol, strings.lookup(id), id};
+  return id;
+}
 }  // namespace
+
+void setLaunchNames(bool on) noexcept { g_launch_names.store(on, std::memory_order_relaxed); }
 
 const void* lastLaunchContext() noexcept { return g_last_context.load(std::memory_order_acquire); }
 
@@ -154,7 +171,12 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false, false};
   HostEvent e;
   e.kind = HostEvent::kLaunch;
-  e.reserved = 0;
+  // KCOUNT_GPU_TIME=0: the kernel a direct launch runs, named at the call (graph launches, memory
+  // operations and captured launches run no kernel of their own here).
+  e.reserved = g_launch_names.load(std::memory_order_relaxed) && !slot.memory && !slot.graph &&
+                       (l.flags & kLaunchCaptured) == 0
+                   ? kernelNameId(ts, data->symbolName)
+                   : 0;
   const uint8_t flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
   e.launch = LaunchBody{l.correlation_id, l.enter_ns, nowNs(), l.scope_id, ts->thread_id, slot.name_id,
                         l.cbid, l.domain, static_cast<uint8_t>(slot.graph ? 1 : 0), flags, {}};

@@ -44,6 +44,13 @@ void onGraphNode(GraphNodeBody node, bool created) noexcept;
 /// id). No allocation, no lock, except the first call on a new thread. Never throws.
 void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept;
 
+/// KCOUNT_GPU_TIME=0 (on = true): each direct kernel launch also carries the string id of its kernel's
+/// name in HostEvent::reserved, taken from CUpti_CallbackData::symbolName at the API exit of the outermost
+/// call (per-thread cache; a new name takes the string table's lock once per thread). The session writes
+/// a KernelBody for it (start = end = launch exit, no GPU time) instead of waiting for an activity record.
+/// Set before the first window opens. Thread-safe.
+void setLaunchNames(bool on) noexcept;
+
 /// CUDA context (CUcontext) of the most recent launch whose thread's context changed; nullptr before the
 /// first launch. Used to wait for queued GPU work when a window is stopped from another thread.
 const void* lastLaunchContext() noexcept;

@@ -36,6 +36,8 @@ struct Config {
   bool sigterm = true;                         // KCOUNT_SIGTERM=0: never install the SIGTERM handler
   bool yield = false;                          // KCOUNT_YIELD=1: step aside for another CUPTI subscriber
   bool cupti_finalize = true;                  // KCOUNT_CUPTI_FINALIZE=0: a closed window only unsubscribes
+  bool gpu_time = true;  // KCOUNT_GPU_TIME=0: no kernel/memcpy/memset activity; each kernel launch counts as one
+                         // kernel named from the launch callback (CUpti_CallbackData::symbolName), no GPU time
   RecordMode mode = RecordMode::kTrace;        // KCOUNT_MODE=trace|summary
   uint64_t interval_ns = 10'000'000'000ull;    // KCOUNT_INTERVAL: summary snapshot period ("10s", "500ms", "2")
   uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)

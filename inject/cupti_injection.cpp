@@ -390,8 +390,11 @@ bool attachCupti() {
   if ((r = g_cupti.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) !=
       CUPTI_SUCCESS)
     return fail(r, "cuptiEnableCallback(GRAPHNODE_CLONED)");
-  for (CUpti_ActivityKind k : kActivityKinds)
-    if ((r = g_cupti.activityEnable(k)) != CUPTI_SUCCESS) return fail(r, "cuptiActivityEnable");
+  // KCOUNT_GPU_TIME=0: no activity at all (kernels are named at their launch callbacks); kernel activity
+  // is most of CUPTI's cost per launch, and all of it for graph replays (docs/performance.md, Run 5).
+  if (Session::get().config().gpu_time)
+    for (CUpti_ActivityKind k : kActivityKinds)
+      if ((r = g_cupti.activityEnable(k)) != CUPTI_SUCCESS) return fail(r, "cuptiActivityEnable");
   g_cupti_active.store(true);
   g_ever_attached.store(true);
   return true;
@@ -539,6 +542,10 @@ KC_EXPORT int InitializeInjection(void) {
       if (fn != nullptr && fn(&v) == 0) s.addMetadata("cuda_driver_version", std::to_string(v));
     }
     initLaunchApiNames(s.strings());
+    if (!s.config().gpu_time) {
+      setLaunchNames(true);
+      s.addMetadata("gpu_time", "off");
+    }
     // CUPTI is set up and attached (subscribed, callbacks and activity enabled) only while a capture
     // window is open: now for KCOUNT_START=on, later for KCOUNT_START=paused, a capture range or
     // `kcount ctl`. Until then nothing initializes CUPTI.

@@ -25,6 +25,18 @@ constexpr uint64_t kFlushIntervalNs = 1000000000ull;
 constexpr size_t kMaxPendingKernels = 4u << 20;  // ~384 MiB of KernelBody at most
 
 Session* g_session = nullptr;  // immortal: never deleted
+
+// KCOUNT_GPU_TIME=0: the kernel of a launch named at its call (HostEvent::reserved), as a kernel record
+// without GPU time: start = end = the launch's API exit on the host clock; device, stream and launch
+// shape unknown (0).
+KernelBody kernelAtLaunch(const HostEvent& e) {
+  KernelBody k{};
+  k.correlation_id = e.launch.correlation_id;
+  k.start_ns = e.launch.exit_ns;
+  k.end_ns = e.launch.exit_ns;
+  k.name_id = e.reserved;
+  return k;
+}
 std::once_flag g_session_once;
 
 // initial-exec: a plain %fs-relative load instead of a __tls_get_addr call on every launch callback. One
@@ -301,6 +313,10 @@ void Session::drainLocked(bool final_chunk) {
         }
         writer_->writeLaunch(e.launch);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
+        if (e.reserved != 0) {
+          writer_->writeKernel(kernelAtLaunch(e));
+          ++kernels_written;
+        }
       } else if (e.kind == HostEvent::kRange) {
         writer_->writeRange(e.range);
         counters_.ranges.fetch_add(1, std::memory_order_relaxed);
@@ -361,6 +377,10 @@ void Session::aggregateLocked(bool final_chunk) {
         }
         aggregator_->addLaunch(e.launch, now);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
+        if (e.reserved != 0) {
+          aggregator_->addKernel(kernelAtLaunch(e), now);
+          counters_.kernels.fetch_add(1, std::memory_order_relaxed);
+        }
       } else if (e.kind == HostEvent::kRange) {
         aggregator_->addRange(e.range);
         counters_.ranges.fetch_add(1, std::memory_order_relaxed);

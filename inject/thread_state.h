@@ -39,10 +39,20 @@ struct ScopeCacheEntry {
   uint32_t name_id = 0;
 };
 
+/// Cache entry mapping a launch's kernel symbol (CUpti_CallbackData::symbolName, a string owned by the
+/// CUDA module) to its string id, for KCOUNT_GPU_TIME=0. The pointer is only a hint: a hit is confirmed by
+/// comparing the text, since a module unloaded and another loaded may reuse the address.
+struct KernelNameCacheEntry {
+  const char* symbol = nullptr;
+  const std::string* text = nullptr;  // interned text (stable for the session's lifetime)
+  uint32_t name_id = 0;
+};
+
 struct ThreadState {
   static constexpr uint32_t kMaxDepth = 256;       // deeper pushes are counted but not tracked
   static constexpr uint32_t kMaxOpenLaunches = 8;  // nested launch API calls (runtime -> driver)
   static constexpr uint32_t kCacheSlots = 256;
+  static constexpr uint32_t kKernelNameSlots = 64;
 
   uint32_t thread_id = 0;
   ThreadBuffer* buffer = nullptr;  // owned by the session once registered
@@ -53,6 +63,7 @@ struct ThreadState {
   OpenLaunch launches[kMaxOpenLaunches];
   const void* context = nullptr;   // CUDA context of this thread's last launch
   ScopeCacheEntry cache[kCacheSlots];
+  KernelNameCacheEntry kernel_names[kKernelNameSlots];
 
   /// Innermost open range of this thread (the scope a launch is attributed to); root if none.
   uint32_t currentScope() const {

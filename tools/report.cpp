@@ -146,6 +146,10 @@ std::string logStateLine(const LogData& d) {
   return d.complete ? "log complete" : "log INCOMPLETE (no end record)";
 }
 
+/// True for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time=off): kernels were counted at their
+/// launch calls, without activity records, so every GPU time in it is unknown (written as 0).
+bool gpuTimeOff(const LogData& d) { return d.meta("gpu_time") == "off"; }
+
 void printFooter(std::ostream& out, const LoadedLog& l) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
@@ -155,6 +159,9 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                      "{} launches without kernel, GPU time {}\n",
                      s.launches, graph, s.kernels, s.unmatched_kernels, s.launches_without_kernel,
                      formatDuration(s.kernel_gpu_ns));
+  if (gpuTimeOff(l.data))
+    out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
+           "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
   out << snapshotLine(l);
   if (l.data.has_stats)
     out << fmt::format("dropped: {} host records, {} activity records, {} activity buffers refused, "
@@ -254,7 +261,8 @@ RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instan
     if (decodeKernelName(log.str(name_id)).category == KernelCategory::kGemm) y.gemm_gpu_ns += t.gpu_ns;
   y.other_gpu_ns = r.gpu_ns > y.gemm_gpu_ns ? r.gpu_ns - y.gemm_gpu_ns : 0;
   y.kernels_per_launch = r.launches ? static_cast<double>(r.kernels) / static_cast<double>(r.launches) : 0.0;
-  y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels);
+  // Without GPU times (KCOUNT_GPU_TIME=0) there is nothing to weigh CPU time against: no verdict.
+  if (!gpuTimeOff(log)) y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels);
   return y;
 }
 
@@ -459,6 +467,7 @@ json summaryJson(const LoadedLog& l) {
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
            {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
   out["mode"] = d.summary_mode ? "summary" : "trace";
+  out["gpu_time"] = !gpuTimeOff(d);  // false: KCOUNT_GPU_TIME=0, every gpu_ns is 0 (not measured)
   if (d.summary_mode) {
     json snap = nullptr;
     if (s.snapshot >= 0) {
@@ -544,10 +553,11 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     if (tree) row.push_back(std::to_string(ex.kernels));
     row.push_back(perInstance(r.kernels, ex.instances));
     RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
+    const bool no_gpu = gpuTimeOff(d);
     if (unresolved) ly.verdict.clear();  // no verdict for records whose range is not known
-    row.push_back(formatDuration(r.gpu_ns));
-    row.push_back(formatDuration(ly.gemm_gpu_ns));
-    row.push_back(formatDuration(ly.other_gpu_ns));
+    row.push_back(no_gpu ? "-" : formatDuration(r.gpu_ns));
+    row.push_back(no_gpu ? "-" : formatDuration(ly.gemm_gpu_ns));
+    row.push_back(no_gpu ? "-" : formatDuration(ly.other_gpu_ns));
     row.push_back(ex.instances ? formatDuration(ex.cpu_ns) : "-");
     row.push_back(formatDuration(r.launch_api_ns));
     row.push_back(r.launches ? fmt::format("{:.2f}", ly.kernels_per_launch) : "-");

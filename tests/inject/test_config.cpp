@@ -134,6 +134,9 @@ TEST_CASE("switches take 1/on/yes/true and 0/off/no/false; anything else is one 
   p = problemsFor("KCOUNT_CUPTI_FINALIZE", "x", &c);
   CHECK(c.cupti_finalize);
   CHECK(p.find("KCOUNT_CUPTI_FINALIZE=x") != std::string::npos);
+  CHECK(c.gpu_time);
+  CHECK(problemsFor("KCOUNT_GPU_TIME", "0", &c).empty());
+  CHECK_FALSE(c.gpu_time);
 }
 
 TEST_CASE("KCOUNT_START=paused with KCOUNT_CONTROL=off says that nothing can start recording") {

@@ -196,8 +196,9 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   const auto& log = j["logs"][0];
   std::set<std::string> keys;
   for (const auto& [k, _] : log.items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "ranges", "segments", "mode"});
+  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "ranges", "segments", "mode", "gpu_time"});
   CHECK(log["mode"] == "trace");
+  CHECK(log["gpu_time"] == true);
   CHECK(log["path"] == "run.kcount");
   CHECK(log["metadata"]["host"] == "node1");
   CHECK(log["complete"] == true);

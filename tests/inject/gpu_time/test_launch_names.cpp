@@ -1,0 +1,123 @@
+// KCOUNT_GPU_TIME=0 through the library's real handlers (no GPU): kernels named at their launch callbacks
+// from CUpti_CallbackData::symbolName, without activity records, in trace and in summary mode
+// (KC_GPU_TIME_SUMMARY). One session per process: everything is in one test, in order.
+#include <cupti.h>
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "inject/callbacks.h"
+#include "inject/session.h"
+#include "tests/support/fake_nvtx.h"
+#include "tests/support/session_log_path.h"
+
+namespace {
+
+using namespace kc;
+using namespace kc::inject;
+using namespace kc::test;
+
+// One launch call: enter and exit of the outermost API, with the driver call inside a runtime launch
+// sharing its correlation id (as CUPTI reports it).
+void launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr, const char* symbol,
+            bool nested_driver = false) {
+  CUpti_CallbackData d{};
+  d.correlationId = corr;
+  d.symbolName = symbol;
+  d.callbackSite = CUPTI_API_ENTER;
+  onLaunchCallback(domain, cbid, &d);
+  if (nested_driver) {
+    CUpti_CallbackData inner = d;
+    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
+    inner.callbackSite = CUPTI_API_EXIT;
+    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
+  }
+  d.callbackSite = CUPTI_API_EXIT;
+  onLaunchCallback(domain, cbid, &d);
+}
+
+}  // namespace
+
+TEST_CASE("KCOUNT_GPU_TIME=0: each direct launch is one kernel named at its call, graph launches none") {
+  REQUIRE(installFakeNvtx() == 1);
+  Session& session = Session::get();
+  CHECK_FALSE(session.config().gpu_time);  // the test driver set KCOUNT_GPU_TIME=0
+  setLaunchNames(true);                   // what InitializeInjection does for that setting
+  CHECK(pushA("step") == 0);
+  REQUIRE(session.recording());
+  initLaunchApiNames(session.strings());
+  REQUIRE(registerMemoryApi(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                            "cudaMemcpyAsync_v3020", session.strings()));
+
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1, "_Z4gemmv", true);
+  launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 2, "triton_poi_fused_0");
+  launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 3, "triton_poi_fused_0");
+  // The same address holding another name (a module unloaded, another loaded there): not the cached name.
+  char reused[32];
+  std::strcpy(reused, "first_kernel");
+  launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 4, reused);
+  std::strcpy(reused, "second_kernel");
+  launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 5, reused);
+  launch(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 6, nullptr);  // no name given
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, 7, nullptr);
+  launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 8, nullptr);
+  {  // captured into a graph during stream capture: runs nothing
+    CUpti_CallbackData d{};
+    d.correlationId = 9;
+    d.symbolName = "_Z8capturedv";
+    d.callbackSite = CUPTI_API_ENTER;
+    onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+    onGraphNode(GraphNodeBody{900, 0, 0, 7, 0, 0, 0}, /*created=*/true);
+    d.callbackSite = CUPTI_API_EXIT;
+    onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+  }
+  CHECK(pop() == 0);
+
+  // Four threads, 3,000 launches each over three names, more names than one cache slot holds.
+  constexpr uint32_t kPerThread = 3000;
+  static const char* const kNames[] = {"_Z6kernelILi0EEvv", "_Z6kernelILi1EEvv", "_Z6kernelILi2EEvv"};
+  std::vector<std::thread> threads;
+  for (uint32_t t = 0; t < 4; ++t)
+    threads.emplace_back([t] {
+      pushA("worker");
+      for (uint32_t i = 0; i < kPerThread; ++i)
+        launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1000 + t * kPerThread + i,
+               kNames[i % 3], true);
+      pop();
+    });
+  for (auto& th : threads) th.join();
+
+  session.finish(nullptr);
+  const LogData log = readLogFile(g_log_path);
+  REQUIRE_FALSE(log.damaged());
+  CHECK(log.complete);
+  CHECK(log.summary_mode == g_summary_mode);
+  const Summary s = summarize(log);
+  CHECK(s.launches == 8 + 4 * kPerThread);  // memcpy calls are not launches
+  CHECK(s.kernels == 6 + 4 * kPerThread);   // all but the graph launch and the captured one
+  CHECK(s.unmatched_kernels == 0);
+  CHECK(s.launches_without_kernel == 1);  // the graph launch: its kernels are not known without activity
+  CHECK(s.captured_launches == 1);
+  CHECK(s.kernel_gpu_ns == 0);
+
+  std::map<std::string, uint64_t> by_name;
+  for (uint32_t id = 0; id < log.scopes.size(); ++id)
+    for (const auto& [name_id, t] : s.exclusive[id].by_kernel) by_name[std::string(log.str(name_id))] += t.count;
+  CHECK(by_name["_Z4gemmv"] == 1);
+  CHECK(by_name["triton_poi_fused_0"] == 2);
+  CHECK(by_name["first_kernel"] == 1);
+  CHECK(by_name["second_kernel"] == 1);
+  CHECK(by_name["(kernel name not given at launch)"] == 1);
+  CHECK(by_name.count("_Z8capturedv") == 0);
+  for (const char* n : kNames) CHECK(by_name[n] == 4 * kPerThread / 3);
+  if (!g_summary_mode) {  // trace mode: one kernel record per launch, same correlation id, no GPU time
+    CHECK(log.kernels.size() == 6 + 4 * kPerThread);
+    for (const KernelBody& k : log.kernels) CHECK(k.end_ns == k.start_ns);
+  }
+}
