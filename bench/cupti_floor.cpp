@@ -25,7 +25,10 @@
 //
 // Variations, for finding out which CUPTI setting lowers the floor (all optional, read once):
 //   CUPTI_FLOOR_CALLBACKS  all (default: kcount's ids) | driver | runtime | none
-//   CUPTI_FLOOR_ACTIVITY   1 (default) | 0: CONCURRENT_KERNEL activity on or off
+//   CUPTI_FLOOR_ACTIVITY   1 (default) | 0: activity on or off (0: no CONCURRENT_KERNEL, and no MEMCPY/MEMSET
+//                          even with CUPTI_FLOOR_MEMORY=1: what kcount enables with KCOUNT_GPU_TIME=0)
+//   CUPTI_FLOOR_GRAPH_TRACE 0 (default) | 1: also CUPTI_ACTIVITY_KIND_GRAPH_TRACE, one record per graph launch
+//                          instead of one per kernel of the graph (cupti_activity.h, CUDA 13)
 //   CUPTI_FLOOR_BUFFER_MB  size of one activity buffer in MiB (default 8, at least 1)
 //   CUPTI_FLOOR_TIMESTAMP  1 (default) | 0: register the timestamp callback or not
 //   CUPTI_FLOOR_MEMORY     0 (default) | 1: memcpy/memset API callbacks and MEMCPY/MEMSET activity
@@ -250,6 +253,8 @@ int initialize() {
   const bool timestamp = flag("CUPTI_FLOOR_TIMESTAMP", true);
   const bool memory = flag("CUPTI_FLOOR_MEMORY", false);
   const bool graph_nodes = flag("CUPTI_FLOOR_GRAPH_NODES", false);
+  const bool graph_trace = activity && flag("CUPTI_FLOOR_GRAPH_TRACE", false);
+  const bool memory_activity = memory && activity;
   if (const char* mb = env("CUPTI_FLOOR_BUFFER_MB")) {
     const long v = std::strtol(mb, nullptr, 10);
     if (v >= 1 && v <= 1024) g_buffer_bytes = static_cast<size_t>(v) << 20;
@@ -325,7 +330,7 @@ int initialize() {
        !check(g_cupti.enableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
               "cuptiEnableCallback(GRAPHNODE_CLONED)")))
     return 1;
-  if (activity || memory) {
+  if (activity) {
     if (!check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
                "cuptiActivityRegisterCallbacks"))
       return 1;
@@ -333,14 +338,19 @@ int initialize() {
   if (activity &&
       !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)"))
     return 1;
-  if (memory && (!check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)") ||
-                 !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)")))
+  if (graph_trace &&
+      !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE), "cuptiActivityEnable(GRAPH_TRACE)"))
+    return 1;
+  if (memory_activity &&
+      (!check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)") ||
+       !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)")))
     return 1;
   std::fprintf(stderr,
                "cupti_floor: active: CUPTI %s (API version %u, %s); %zu launch callback ids (%s); "
-               "activity CONCURRENT_KERNEL %s; memory: %zu callback ids, activity MEMCPY/MEMSET %s; "
+               "activity CONCURRENT_KERNEL %s, GRAPH_TRACE %s; memory: %zu callback ids, activity MEMCPY/MEMSET %s; "
                "graph node callbacks %s; buffers %zu MiB; timestamp callback %s\n",
-               path, version, how, enabled, which, activity ? "on" : "off", memory_ids, memory ? "on" : "off",
+               path, version, how, enabled, which, activity ? "on" : "off", graph_trace ? "on" : "off", memory_ids,
+               memory_activity ? "on" : "off",
                graph_nodes ? "on" : "off", g_buffer_bytes >> 20, timestamp_on ? "on" : "off");
   return 1;
 }

@@ -56,9 +56,11 @@ CONFIG_INFO = {
     "floor-no-callbacks": "floor with CUPTI_FLOOR_CALLBACKS=none (kernel activity only)",
     "floor-driver-ids": "floor with CUPTI_FLOOR_CALLBACKS=driver (driver-API launch ids only) and activity",
     "floor-buffer-32mb": "floor with CUPTI_FLOOR_BUFFER_MB=32 (activity buffers of 32 MiB instead of 8)",
+    "floor-graph-trace": "floor with CUPTI_FLOOR_GRAPH_TRACE=1 (GRAPH_TRACE activity: one record per graph launch)",
     "kcount-trace": "LD_PRELOAD=libkcount.so, trace mode (the default)",
     "kcount-summary": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary",
     "kcount-paused": "LD_PRELOAD=libkcount.so, KCOUNT_START=paused (never started)",
+    "kcount-summary-nogpu": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 (no activity records)",
     "torch-profiler": "torch.profiler.profile(CPU, CUDA) around the timed repeats (Python only)",
 }
 FLOOR_ENV = {
@@ -67,14 +69,16 @@ FLOOR_ENV = {
     "floor-no-callbacks": {"CUPTI_FLOOR_CALLBACKS": "none"},
     "floor-driver-ids": {"CUPTI_FLOOR_CALLBACKS": "driver"},
     "floor-buffer-32mb": {"CUPTI_FLOOR_BUFFER_MB": "32"},
+    "floor-graph-trace": {"CUPTI_FLOOR_GRAPH_TRACE": "1"},
 }
 KCOUNT_ENV = {
     "kcount-trace": {},
     "kcount-summary": {"KCOUNT_MODE": "summary"},
     "kcount-paused": {"KCOUNT_START": "paused"},
+    "kcount-summary-nogpu": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"},
 }
 # The environment variable a kcount configuration needs libkcount.so to know (detected from its strings).
-KCOUNT_NEEDS = {"kcount-summary": "KCOUNT_MODE", "kcount-paused": "KCOUNT_START"}
+KCOUNT_NEEDS = {"kcount-summary": "KCOUNT_MODE", "kcount-paused": "KCOUNT_START", "kcount-summary-nogpu": "KCOUNT_GPU_TIME"}
 
 JOB_WORKLOADS = {
     "cpp": ["runtime", "driver", "graph"],
@@ -173,15 +177,27 @@ def lib_knows(path, name):
         return False
 
 
-def run_process(argv, env, cwd, stdout_path, stderr_path, timeout_s):
-    """Runs argv in its own session with stdout/stderr to files. Returns (exit code, wall seconds,
-    peak RSS in KiB of the child (ru_maxrss from wait4: the child and its waited-for descendants),
-    timed out). On timeout the child's process group is killed."""
+def parse_cpus(text):
+    """CPU list "2-3,6" -> {2, 3, 6}; "" -> None (no pinning). ValueError on a malformed list."""
+    if not text:
+        return None
+    cpus = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def run_process(argv, env, cwd, stdout_path, stderr_path, timeout_s, cpus=None):
+    """Runs argv in its own session with stdout/stderr to files, on the CPUs in `cpus` (a set; None: no
+    pinning). Returns (exit code, wall seconds, peak RSS in KiB of the child (ru_maxrss from wait4: the
+    child and its waited-for descendants), timed out). On timeout the child's process group is killed."""
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         t0 = time.perf_counter()
         try:
             p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                 start_new_session=True)
+                                 start_new_session=True, preexec_fn=pin)
         except OSError as exc:
             err.write(f"run_bench: cannot start {argv[0]}: {exc}\n".encode())
             return 127, 0.0, 0, False
@@ -252,6 +268,8 @@ def parse_args(argv=None):
     p.add_argument("--layers", type=int, default=None, help="transformer blocks (4)")
     p.add_argument("--budget-s", type=float, default=None,
                    help="stop starting rounds after this many seconds (quick 360, full: none; 0: none)")
+    p.add_argument("--cpp-cpus", default="", help="CPU list for the C++ job's processes, e.g. 2-3 (sched_setaffinity; "
+                                                  "same CPUs for every configuration; default: no pinning)")
     p.add_argument("--python", default=sys.executable, help="Python with PyTorch for the Python jobs")
     p.add_argument("--nvcc", default=None, help="nvcc (default: PATH, then /usr/local/cuda/bin/nvcc)")
     p.add_argument("--arch", default="sm_90", help="nvcc -arch for launch_loop.cu (sm_90: H100/H200)")
@@ -295,10 +313,13 @@ def make_params(args):
 def job_configs(job, mode, support, selected):
     """Configurations of a job, in order. support: {"KCOUNT_MODE": bool, "KCOUNT_START": bool}."""
     summary = ["kcount-summary"] if support.get("KCOUNT_MODE") else []
+    if summary and support.get("KCOUNT_GPU_TIME"):
+        summary.append("kcount-summary-nogpu")
     paused = ["kcount-paused"] if support.get("KCOUNT_START") else []
     floors = ["cupti-floor"]
     if mode == "full" and job == "cpp":
-        floors += ["floor-no-activity", "floor-no-callbacks", "floor-driver-ids", "floor-buffer-32mb"]
+        floors += ["floor-no-activity", "floor-no-callbacks", "floor-driver-ids", "floor-buffer-32mb",
+                   "floor-graph-trace"]
     if selected is not None:
         pool = ["none"] + list(FLOOR_ENV) + ["kcount-trace"] + summary + paused
         if job != "cpp":
@@ -445,7 +466,8 @@ class Runner:
         # A child's ru_maxrss includes the memory of the process it was forked from (this runner) up to
         # its exec; a child peak at or below the runner's own peak is therefore not a measurement.
         runner_maxrss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        rc, wall, maxrss_kb, timed_out = run_process(argv, env, self.work_dir, stdout_path, stderr_path, timeout)
+        cpus = parse_cpus(self.args.cpp_cpus) if job == "cpp" else None
+        rc, wall, maxrss_kb, timed_out = run_process(argv, env, self.work_dir, stdout_path, stderr_path, timeout, cpus)
         self.last_wall[(job, config)] = wall
 
         run = {"job": job, "config": config, "repeat": repeat, "order": order_index, "argv": argv,
@@ -747,6 +769,12 @@ def budget_checks(stats, support, dry_run):
         pct = (s["median"] / n["median"] - 1.0) * 100.0
         add(name, "PASS" if pct <= BUDGET_STEP_PCT else "FAIL",
             f"{pct:+.2f}% ({s['median']:.3f} vs {n['median']:.3f} ms/step)")
+        g = find_stat(stats, w, "kcount-summary-nogpu")
+        if g is not None:
+            pct = (g["median"] / n["median"] - 1.0) * 100.0
+            add(f"summary, KCOUNT_GPU_TIME=0 <= {BUDGET_STEP_PCT:g}% added step time ({WORKLOAD_INFO[w][0]})",
+                "PASS" if pct <= BUDGET_STEP_PCT else "FAIL",
+                f"{pct:+.2f}% ({g['median']:.3f} vs {n['median']:.3f} ms/step)")
     return checks
 
 
@@ -1109,7 +1137,7 @@ def main(argv=None):
     print(f"kcount overhead benchmark: mode={args.mode}{' (dry run)' if args.dry_run else ''} build={build_dir} "
           f"out={out_dir} work={work_dir} budget={params['budget_s'] or 'none'} s", flush=True)
 
-    support = {name: lib_knows(paths["kcount_lib"], name) for name in ("KCOUNT_START", "KCOUNT_MODE")}
+    support = {name: lib_knows(paths["kcount_lib"], name) for name in ("KCOUNT_START", "KCOUNT_MODE", "KCOUNT_GPU_TIME")}
     pre_notes = []
     unknown = [f"{name} ({cfg})" for name, cfg in (("KCOUNT_MODE", "kcount-summary"), ("KCOUNT_START", "kcount-paused"))
                if not support[name]]
@@ -1117,7 +1145,7 @@ def main(argv=None):
         pre_notes.append(f"libkcount.so does not contain {' or '.join(unknown)}: "
                          f"{'exercised anyway (dry run)' if args.dry_run else 'not run'}")
     if args.dry_run:
-        support = {"KCOUNT_START": True, "KCOUNT_MODE": True}
+        support = {"KCOUNT_START": True, "KCOUNT_MODE": True, "KCOUNT_GPU_TIME": True}
 
     plan = {}
     for job in args.jobs:

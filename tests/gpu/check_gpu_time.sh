@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# KCOUNT_GPU_TIME=0 on a real GPU: kernels counted and named at their launch callbacks (no activity
+# records) must match what trace mode's kernel activity records say, for every direct launch.
+#
+#     bash tests/gpu/check_gpu_time.sh BUILD_DIR      (BUILD_DIR/bin/kcount, BUILD_DIR/lib/libkcount.so)
+#
+# Each program runs twice under `kcount run` (trace mode, then KCOUNT_GPU_TIME=0) and both logs are
+# exported to SQLite (tests/gpu/compare_gpu_time.py compares them). Environment: OUT (default
+# /tmp/kcount-gpu-time), PYTHON (default python3). About a minute on an H200.
+#
+# Rows ("NAME  PASS|FAIL  details"), table last; exit 1 if any row failed:
+#   g1 C++ launch paths   tests/gpu/launches.cu (runtime <<<>>>, cuLaunchKernel, stream capture, graph
+#                         replay, 4 threads, exit without sync): per (range, kernel name) the kernel count
+#                         equals trace mode's count of kernels whose launch is not a graph launch; launches
+#                         equal; graph launches have no kernel; GPU time 0 and metadata gpu_time=off
+#   g2 geglu eager        examples/geglu.py --steps 20: the same comparison (cuBLAS nvjet GEMMs, ATen kernels)
+#   g3 geglu compiled     examples/geglu.py --compile --steps 20: the same (Triton kernels via cuLaunchKernel)
+#   g4 summary mode       geglu eager with KCOUNT_MODE=summary KCOUNT_GPU_TIME=0: summary totals and per-range
+#                         kernels equal g2's KCOUNT_GPU_TIME=0 trace log
+set -u
+
+BUILD_DIR=${1:?usage: check_gpu_time.sh BUILD_DIR}
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+KCOUNT=$BUILD_DIR/bin/kcount
+PY=${PYTHON:-python3}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUTDIR=${OUT:-/tmp/kcount-gpu-time}
+mkdir -p "$OUTDIR"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+
+ROWS=()
+FAILED=0
+row() {  # name status detail
+  ROWS+=("$(printf '%-20s %-5s %s' "$1" "$2" "$3")")
+  [[ $2 == PASS ]] || FAILED=1
+  echo "==> $1: $2 $3"
+}
+
+# run_one TAG ENV... -- CMD...: one run under kcount run with the given environment; the log becomes
+# $OUTDIR/TAG.kcount (exactly one log expected).
+run_one() {
+  local tag=$1
+  shift
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  rm -f "$OUTDIR/$tag".* "$OUTDIR/tmp-$tag-"*
+  env "${envs[@]}" "$KCOUNT" run --output "$OUTDIR/tmp-$tag-%p.kcount" -- "$@" \
+    >"$OUTDIR/$tag.stdout.txt" 2>"$OUTDIR/$tag.stderr.txt"
+  local rc=$?
+  local logs=("$OUTDIR/tmp-$tag-"*.kcount)
+  if [[ $rc -ne 0 || ${#logs[@]} -ne 1 || ! -f ${logs[0]} ]]; then
+    echo "   $tag: exit $rc, logs: ${logs[*]}"
+    tail -n 20 "$OUTDIR/$tag.stderr.txt"
+    return 1
+  fi
+  mv "${logs[0]}" "$OUTDIR/$tag.kcount"
+}
+
+# pair ROW TAG CMD...: trace run and KCOUNT_GPU_TIME=0 run of CMD, compared.
+pair() {
+  local name=$1 tag=$2
+  shift 2
+  if ! run_one "$tag-trace" KCOUNT_MODE=trace -- "$@"; then row "$name" FAIL "trace run failed"; return; fi
+  if ! run_one "$tag-off" KCOUNT_MODE=trace KCOUNT_GPU_TIME=0 -- "$@"; then
+    row "$name" FAIL "KCOUNT_GPU_TIME=0 run failed"
+    return
+  fi
+  local detail
+  detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" "$KCOUNT" "$OUTDIR/$tag-trace.kcount" "$OUTDIR/$tag-off.kcount" \
+           2>"$OUTDIR/$tag-compare.stderr.txt")
+  if [[ $? -eq 0 ]]; then row "$name" PASS "$detail"; else row "$name" FAIL "$detail $(tail -c 300 "$OUTDIR/$tag-compare.stderr.txt")"; fi
+}
+
+LAUNCHES_BIN=$OUTDIR/launches
+if nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launches.cu" -lcuda -o "$LAUNCHES_BIN" >"$OUTDIR/nvcc.txt" 2>&1; then
+  pair "g1 C++ launch paths" launches "$LAUNCHES_BIN"
+else
+  row "g1 C++ launch paths" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc.txt")"
+fi
+pair "g2 geglu eager" geglu "$PY" "$REPO/examples/geglu.py" --steps 20
+pair "g3 geglu compiled" geglu-compiled "$PY" "$REPO/examples/geglu.py" --compile --steps 20
+
+if run_one geglu-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 -- "$PY" "$REPO/examples/geglu.py" --steps 20 &&
+   [[ -f $OUTDIR/geglu-off.kcount ]]; then
+  detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/geglu-off.kcount" \
+           "$OUTDIR/geglu-summary-off.kcount" 2>"$OUTDIR/summary-compare.stderr.txt")
+  if [[ $? -eq 0 ]]; then row "g4 summary mode" PASS "$detail"; else row "g4 summary mode" FAIL "$detail"; fi
+else
+  row "g4 summary mode" FAIL "run failed or no g2 log"
+fi
+
+echo
+echo "---- check_gpu_time.sh: table"
+printf '%s\n' "${ROWS[@]}"
+exit $FAILED

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Compares a trace-mode log with a KCOUNT_GPU_TIME=0 log of the same program (tests/gpu/check_gpu_time.sh).
+
+    compare_gpu_time.py KCOUNT TRACE_LOG OFF_LOG           (both trace-mode logs, via kcount export sqlite)
+    compare_gpu_time.py --summary KCOUNT OFF_LOG SUMMARY_LOG  (summary JSON totals and ranges equal)
+
+Prints one line of details; exit 0 if every comparison holds, 1 otherwise (the differences on stderr).
+Expected: per (range path, kernel name), the OFF log's kernel count equals the TRACE log's count of kernels
+whose launch was not a graph launch (graph kernels are not known without activity records); the launch
+counts per range are equal; every OFF kernel has start == end; metadata gpu_time=off in OFF only.
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+
+def export(kcount, log, tmp):
+    db = os.path.join(tmp, os.path.basename(log) + ".sqlite")
+    subprocess.run([kcount, "export", log, "--format", "sqlite", "-o", db], check=True,
+                   stdout=subprocess.DEVNULL)
+    return sqlite3.connect(db)
+
+
+def kernels_by_range_and_name(con, direct_only):
+    q = """SELECT s.path, k.mangledName, l.isGraphLaunch FROM kernels k
+           JOIN launches l ON l.processId = k.processId AND l.correlationId = k.correlationId
+           JOIN scopes s ON s.processId = l.processId AND s.scopeId = l.scopeId"""
+    c = Counter()
+    for path, name, graph in con.execute(q):
+        if direct_only and graph:
+            continue
+        c[(path, name)] += 1
+    return c
+
+
+def launches_by_range(con):
+    return Counter({(p, g): n for p, g, n in con.execute(
+        "SELECT s.path, l.isGraphLaunch, count(*) FROM launches l JOIN scopes s USING (processId, scopeId) GROUP BY 1, 2")})
+
+
+def meta(con, key):
+    r = con.execute("SELECT value FROM metadata WHERE name = ?", (key,)).fetchone()
+    return r[0] if r else None
+
+
+def compare_trace(kcount, trace_log, off_log):
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        t, o = export(kcount, trace_log, tmp), export(kcount, off_log, tmp)
+        want, got = kernels_by_range_and_name(t, True), kernels_by_range_and_name(o, False)
+        for key in sorted(set(want) | set(got)):
+            if want[key] != got[key]:
+                problems.append(f"{key[0]} {key[1][:80]}: trace {want[key]}, gpu_time=0 {got[key]}")
+        lt, lo = launches_by_range(t), launches_by_range(o)
+        if lt != lo:
+            problems.append(f"launches per (range, graph): trace {dict(lt)} vs {dict(lo)}")
+        unmatched = o.execute("SELECT count(*) FROM kernels k LEFT JOIN launches l USING (processId, correlationId) "
+                              "WHERE l.correlationId IS NULL").fetchone()[0]
+        timed = o.execute('SELECT count(*) FROM kernels WHERE "end" != start').fetchone()[0]
+        graph_launch_kernels = o.execute("SELECT count(*) FROM kernels k JOIN launches l USING (processId, correlationId) "
+                                         "WHERE l.isGraphLaunch").fetchone()[0]
+        graph_launches = sum(n for (p, g), n in lo.items() if g)
+        if unmatched or timed or graph_launch_kernels:
+            problems.append(f"gpu_time=0 log: {unmatched} unmatched kernels, {timed} with GPU time, "
+                            f"{graph_launch_kernels} kernels of graph launches")
+        if meta(o, "gpu_time") != "off" or meta(t, "gpu_time") is not None:
+            problems.append(f"metadata gpu_time: trace {meta(t, 'gpu_time')!r}, off {meta(o, 'gpu_time')!r}")
+        graph_kernels = sum(kernels_by_range_and_name(t, False).values()) - sum(want.values())
+        detail = (f"{sum(got.values())} kernels = trace's direct-launch kernels ({len(got)} (range, name) pairs); "
+                  f"launches {sum(lo.values())} = {sum(lt.values())} ({graph_launches} graph launches, their "
+                  f"{graph_kernels} kernels not counted)")
+    return problems, detail
+
+
+def summary_json(kcount, log):
+    out = subprocess.run([kcount, "summary", log, "--format", "json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["logs"][0]
+
+
+def compare_summary(kcount, off_log, summary_log):
+    a, b = summary_json(kcount, off_log), summary_json(kcount, summary_log)
+    problems = []
+    keys = ("launches", "graph_launches", "kernels", "unmatched_kernels", "launches_without_kernel", "gpu_ns")
+    for k in keys:
+        if a["totals"][k] != b["totals"][k]:
+            problems.append(f"totals.{k}: trace {a['totals'][k]}, summary {b['totals'][k]}")
+    ra = {r["path"]: (r["instances"], r["exclusive"]["kernels"]) for r in a["ranges"]}
+    rb = {r["path"]: (r["instances"], r["exclusive"]["kernels"]) for r in b["ranges"]}
+    if ra != rb:
+        problems.append(f"ranges (instances, kernels): trace {ra} vs summary {rb}")
+    if b.get("gpu_time") is not False or b.get("mode") != "summary":
+        problems.append(f"summary log: gpu_time {b.get('gpu_time')!r}, mode {b.get('mode')!r}")
+    t = b["totals"]
+    return problems, (f"mode summary, gpu_time false; totals launches={t['launches']} kernels={t['kernels']} "
+                      f"gpu_ns={t['gpu_ns']} = trace log's; {len(rb)} ranges equal")
+
+
+def main(argv):
+    if argv and argv[0] == "--summary":
+        problems, detail = compare_summary(*argv[1:4])
+    else:
+        problems, detail = compare_trace(*argv[0:3])
+    print(detail if not problems else f"{len(problems)} differences: " + "; ".join(problems)[:600])
+    for p in problems:
+        print(p, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
