@@ -26,9 +26,11 @@ def export(kcount, log, tmp):
 
 
 def kernels_by_range_and_name(con, direct_only):
-    q = """SELECT s.path, k.mangledName, l.isGraphLaunch FROM kernels k
+    # Names are ids into each database's own strings table: compared as text.
+    q = """SELECT s.path, n.value, l.isGraphLaunch FROM kernels k
            JOIN launches l ON l.processId = k.processId AND l.correlationId = k.correlationId
-           JOIN scopes s ON s.processId = l.processId AND s.scopeId = l.scopeId"""
+           JOIN scopes s ON s.processId = l.processId AND s.scopeId = l.scopeId
+           JOIN strings n ON n.id = k.mangledName"""
     c = Counter()
     for path, name, graph in con.execute(q):
         if direct_only and graph:
