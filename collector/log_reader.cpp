@@ -682,6 +682,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
   for (size_t i = 0; i < parts.size(); ++i) {
     LogData& p = parts[i];
     const bool last = i + 1 == parts.size();
+    const uint32_t part = p.rotationPart(), continued_in = p.isContinuedPart() ? p.continuedInPart() : 0;
     for (auto& kv : p.metadata) {
       if (kv.first == kMetaRotatedFile || (kv.first == kMetaContinuedIn && !last)) continue;
       out.metadata.push_back(std::move(kv));
@@ -737,13 +738,13 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
     out.packed_chunks += p.packed_chunks;
     out.file_bytes += p.file_bytes;
     for (auto& issue : p.issues) {
-      issue.message = "part " + std::to_string(p.rotationPart()) + " (" + name(i) + "): " + issue.message;
+      issue.message = "part " + std::to_string(part) + " (" + name(i) + "): " + issue.message;
       out.issues.push_back(std::move(issue));
     }
-    if (last && p.isContinuedPart())
+    if (last && continued_in > 0)
       error(out, p.file_bytes, -1,
-            "rotated log: it continues in part " + std::to_string(p.continuedInPart()) + ", which was not given (" +
-                name(i) + " is part " + std::to_string(p.rotationPart()) + "): its records are missing from this report");
+            "rotated log: it continues in part " + std::to_string(continued_in) + ", which was not given (" + name(i) +
+                " is part " + std::to_string(part) + "): its records are missing from this report");
   }
   out.parts = static_cast<uint32_t>(parts.size());
   return out;
