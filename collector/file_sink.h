@@ -47,7 +47,7 @@ std::string expandOutputPattern(const std::string& pattern, int pid, const std::
 /// chunk out itself and tells refused().
 ///
 /// A path that already exists as a character device or a fifo (/dev/null, /dev/stdout, a named pipe;
-/// symbolic links to one are followed) is opened for writing as it is: no ".1" suffix, no fallback
+/// symbolic links to one are followed) is opened for writing as it is: no "-1" name, no fallback
 /// folder, no rotation (the size cap still applies). A fifo with no reader is not waited for: the log is
 /// refused with a warning. Any other existing non-regular path (block device, socket) is refused with
 /// one warning; nothing is created.

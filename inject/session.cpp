@@ -462,7 +462,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
       // Records kept out of the log (size cap, or a write the sink refused): counted in the final chunk,
       // which the writer's reserve holds.
       const RecordCounts cut = writer_->droppedRecords();
-      if (cut.total() > 0) writer_->writeMetadata("records_not_written", notWrittenText());
+      if (cut.total() > 0) writer_->writeMetadata("records_not_written", notWrittenText(false));
       writer_->writeStats(stats);
       writer_->writeEnd();
       writer_->flush();
@@ -480,7 +480,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
         KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused, {} bytes not written{}",
                stats.dropped_host_records, stats.dropped_activity_records, stats.activity_buffers_refused,
                writer_->droppedBytes(),
-               writer_->droppedRecords().total() > 0 ? " (" + notWrittenText() + ")" : std::string());
+               writer_->droppedRecords().total() > 0 ? " (" + notWrittenText(true) + ")" : std::string());
       }
     }
   } catch (...) {
@@ -582,14 +582,14 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   seg_closing_ = false;
 }
 
-std::string Session::notWrittenText() const {
+std::string Session::notWrittenText(bool with_path) const {
   const RecordCounts& c = writer_->droppedRecords();
   std::string where;
   if (writer_->firstDropFile() >= 0) {
     const auto& files = sink_->files();
     const size_t at = static_cast<size_t>(writer_->firstDropFile());
     where = ", from file " + std::to_string(at + 1) +
-            (at < files.size() ? " (" + files[at] + ")" : std::string()) + " on, at KCOUNT_MAX_BYTES";
+            (with_path && at < files.size() ? " (" + files[at] + ")" : std::string()) + " on, at KCOUNT_MAX_BYTES";
   }
   return "not written: " + std::to_string(c.launches) + " launches, " + std::to_string(c.kernels) + " kernels, " +
          std::to_string(c.ranges) + " ranges, " + std::to_string(c.other) + " other records" + where;

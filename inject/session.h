@@ -217,8 +217,9 @@ class Session {
   /// tables again.
   void writeNewDefinitionsLocked();
   /// "not written: L launches, K kernels, R ranges, O other records, from file N (path) on, at
-  /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and the log's metadata.
-  std::string notWrittenText() const;
+  /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and (without the path, so
+  /// that it fits in the writer's tail reserve whatever the path's length) the log's metadata.
+  std::string notWrittenText(bool with_path) const;
   uint64_t last_flush_ns_ = 0;
   bool has_records_ = false;     // a launch, kernel or range was taken: the log file may be created
   std::vector<std::pair<std::string, std::string>> all_metadata_;  // re-emitted in each rotated file

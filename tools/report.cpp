@@ -166,6 +166,8 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                        st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
   else
     out << "dropped: unknown (the log has no stats record)\n";
+  // Records kept out of the log at the size cap (KCOUNT_MAX_BYTES): the library's count, by kind.
+  if (const std::string cut = l.data.meta("records_not_written"); !cut.empty()) out << "records " << cut << '\n';
   const auto segs = segmentTotals(l.data);
   if (segs.size() > 1 || (segs.size() == 1 && l.data.str(segs[0].segment.reason_id) != "start")) {
     out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
