@@ -240,14 +240,17 @@ try:
         f.write("not ours\n")
     # Packed chunks are small (about 0.5 byte per range here) and are written once a second.
     s = Server(base, KCOUNT_MAX_BYTES=60000, KCOUNT_MAX_FILES=3)
-    # Requests until the third file exists, then 4 s more so that it overflows too: the loop waits for the
+    # Requests until the third file is full, then 2 s more so that it overflows too: the loop waits for the
     # files, not for a time. Requests of 1,000 ranges (the writer seals chunks to fit the cap whatever their
     # size; tests/cli/test_rotation.sh checks the fill and the counts).
+    # The writer fills each file up to the cap less a 512-byte reserve: requests go on until the third file
+    # is that full, then 2 s more, which cannot fit.
     deadline, after = time.time() + 90, 0
-    while time.time() < deadline and after < 40:
+    third = os.path.join(rot, "r.2.kcount")
+    while time.time() < deadline and after < 20:
         s.send("1000")
         time.sleep(0.1)
-        if os.path.exists(os.path.join(rot, "r.2.kcount")):
+        if os.path.exists(third) and os.path.getsize(third) >= 60000 - 2048:
             after += 1
     code, err = s.quit()
     files = sorted(os.listdir(rot))
