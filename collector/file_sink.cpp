@@ -43,6 +43,15 @@ std::string rotatedPath(const std::string& first, uint32_t index) {
   return first + "." + std::to_string(index);
 }
 
+std::string duplicatePath(const std::string& path, uint32_t attempt) {
+  const std::string ext = ".kcount";
+  const size_t slash = path.rfind('/');
+  const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  if (path.size() > name_at + ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0)
+    return path.substr(0, path.size() - ext.size()) + "-" + std::to_string(attempt) + ext;
+  return path + "-" + std::to_string(attempt);
+}
+
 FileSink::FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn, uint32_t max_files, Opened opened)
     : path_(std::move(path)),
       max_files_(max_files == 0 ? 1 : max_files),
@@ -51,9 +60,30 @@ FileSink::FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn war
       max_bytes_(max_bytes),
       warn_(std::move(warn)) {}
 
-bool FileSink::needsRotation(size_t bytes) const {
-  return max_bytes_ != 0 && !failed_ && !stream_ && fd_ >= 0 && written_ > 0 && written_ + bytes > max_bytes_ &&
-         index_ + 1 < max_files_;
+uint64_t FileSink::roomLeft() const {
+  if (max_bytes_ == 0) return kUnlimited;
+  return written_ >= max_bytes_ ? 0 : max_bytes_ - written_;
+}
+
+bool FileSink::canRotate() const {
+  return max_bytes_ != 0 && !failed_ && !stream_ && fd_ >= 0 && written_ > 0 && index_ + 1 < max_files_;
+}
+
+std::string FileSink::whichFile() const {
+  if (max_files_ <= 1) return "";
+  return index_ + 1 == max_files_ ? " (its last file, " + std::to_string(index_ + 1) + " of KCOUNT_MAX_FILES=" +
+                                        std::to_string(max_files_) + ")"
+                                  : " (file " + std::to_string(index_ + 1) + " of at most " +
+                                        std::to_string(max_files_) + ", KCOUNT_MAX_FILES)";
+}
+
+void FileSink::refused(const std::string& what) {
+  if (refused_ || !warn_) return;
+  refused_ = true;
+  warn_("log " + (actual_path_.empty() ? path_ : actual_path_) + whichFile() + " is full at KCOUNT_MAX_BYTES=" +
+        std::to_string(max_bytes_) + " bytes: a chunk of " + what +
+        " does not fit; it and further records are counted as dropped (the log is closed with its Stats and "
+        "End records; the counts are in the closing line)");
 }
 
 void FileSink::noteOpened() {
@@ -89,7 +119,7 @@ void FileSink::close() {
 
 static int createExclusive(const std::string& base, unsigned mode, std::string* chosen) {
   for (int attempt = 0; attempt < 100; ++attempt) {
-    std::string p = attempt == 0 ? base : base + "." + std::to_string(attempt);
+    std::string p = attempt == 0 ? base : duplicatePath(base, static_cast<uint32_t>(attempt));
     int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd >= 0) {
       *chosen = p;
@@ -188,9 +218,8 @@ bool FileSink::write(const void* data, size_t bytes) {
   if (max_bytes_ != 0 && written_ + bytes > max_bytes_) {
     // Stop at the cap: writing later, smaller chunks would leave holes the reader cannot see.
     if (warn_)
-      warn_("log " + actual_path_ + " reached KCOUNT_MAX_BYTES=" + std::to_string(max_bytes_) + " bytes" +
-            (index_ > 0 ? " in its last file (KCOUNT_MAX_FILES=" + std::to_string(max_files_) + ")" : std::string()) +
-            "; further records are counted as dropped");
+      warn_("log " + actual_path_ + whichFile() + " reached KCOUNT_MAX_BYTES=" + std::to_string(max_bytes_) +
+            " bytes; further records are counted as dropped");
     failed_ = true;
     return false;
   }

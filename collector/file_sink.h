@@ -23,22 +23,31 @@ inline constexpr char kFileSinkNote = '\0';
 /// "dir/x.1.kcount"; a name not ending in ".kcount" gets ".1" appended.
 std::string rotatedPath(const std::string& first, uint32_t index);
 
+/// Name tried when `path` exists already (attempt >= 1): "dir/x.kcount" -> "dir/x-1.kcount"; a name
+/// not ending in ".kcount" gets "-1" appended. Rotated parts end in ".N.kcount" and duplicates in
+/// "-N.kcount", so a duplicate is never taken for a part of another log (nor the other way round), and
+/// both match "*.kcount". A rotated part whose name exists gets a duplicate name of its own
+/// ("x.1-1.kcount"); the reader joins parts by their metadata, not by their names.
+std::string duplicatePath(const std::string& path, uint32_t attempt);
+
 std::string expandOutputPattern(const std::string& pattern, int pid, const std::string& host,
                                 const std::string& rank);
 
 /// Writes to a file created on the first write() (missing folders are created, mode 0700) with
 /// O_CREAT|O_EXCL|O_NOFOLLOW and the given mode:
-/// never follows a symbolic link and never overwrites an existing file (".1", ".2", ... are tried
-/// instead). If the folder is not writable, falls back once to $TMPDIR or /tmp (same file name) and
+/// never follows a symbolic link and never overwrites an existing file (duplicatePath(): "x-1.kcount",
+/// "x-2.kcount", ... are tried instead). If the folder is not writable, falls back once to $TMPDIR or /tmp (same file name) and
 /// reports it through `warn`. After a failed write (disk full) it refuses further writes; the LogWriter
 /// counts the bytes as dropped. Not thread-safe (owned by the writer). `max_bytes` caps each file's size
 /// (0: no cap). With `max_files` > 1 the LogWriter rotates: rotate() closes the file and the next write
 /// creates `<base>.1.kcount`, `<base>.2.kcount`, ... (rotatedPath), with the same safety (never an
 /// existing file, never a symbolic link). Once `max_files` files exist, or with max_files 1, the first
-/// write that would pass the cap is refused with one warning, and so is every later one.
+/// write that would pass the cap is refused with one warning, and so is every later one. The LogWriter
+/// reads roomLeft() and seals chunks that fit, so that normally no write is refused here: it keeps a
+/// chunk out itself and tells refused().
 ///
 /// A path that already exists as a character device or a fifo (/dev/null, /dev/stdout, a named pipe;
-/// symbolic links to one are followed) is opened for writing as it is: no ".1" suffix, no fallback
+/// symbolic links to one are followed) is opened for writing as it is: no "-1" name, no fallback
 /// folder, no rotation (the size cap still applies). A fifo with no reader is not waited for: the log is
 /// refused with a warning. Any other existing non-regular path (block device, socket) is refused with
 /// one warning; nothing is created.
@@ -53,8 +62,11 @@ class FileSink final : public ByteSink {
            Opened opened = nullptr);
   ~FileSink() override;
   bool write(const void* data, size_t bytes) override;
-  bool needsRotation(size_t bytes) const override;
+  uint64_t roomLeft() const override;
+  bool canRotate() const override;
   bool rotate() override;
+  /// Warns once: which file (its path and number of KCOUNT_MAX_FILES) is full and what was kept out.
+  void refused(const std::string& what) override;
   /// Paths of every file created, in order.
   const std::vector<std::string>& files() const { return files_; }
   /// Path of the file actually created ("" before the first write or if none could be created).
@@ -70,6 +82,8 @@ class FileSink final : public ByteSink {
   /// Takes fd_, just opened on `path`, as the current file (`first`: the log's first file, which rotated
   /// names derive from): records it, notes its identity, calls opened_. Returns true.
   bool adopt(const std::string& path, bool first);
+  /// " (its last file, 3 of KCOUNT_MAX_FILES=3)" or " (file 2 of at most 3, KCOUNT_MAX_FILES)"; "" without rotation.
+  std::string whichFile() const;
   /// Warns, reports the failure through opened_, and fails the sink.
   void fail(const std::string& message);
   bool stream_ = false;     // writing to a character device or fifo: no rotation
@@ -86,6 +100,7 @@ class FileSink final : public ByteSink {
   Warn warn_;
   int fd_ = -1;
   bool failed_ = false;
+  bool refused_ = false;  // refused() warned
   dev_t dev_ = 0;  // identity of the file fd_ was opened on (fstat), to notice a descriptor the program
   ino_t ino_ = 0;  // closed and reused for a file of its own (closefrom in daemons)
   /// Records the identity of the file just opened on fd_.

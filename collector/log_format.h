@@ -32,6 +32,14 @@ inline constexpr uint32_t kTargetChunkPayload = 1u << 20;
 /// Longest string stored (bytes); longer kernel or range names are cut at this length.
 inline constexpr uint32_t kMaxStringBytes = 60000;
 
+/// Metadata key of a file started by rotation (KCOUNT_MAX_BYTES): its part number, 1, 2, ... (absent in
+/// the first file, part 0).
+inline constexpr char kMetaRotatedFile[] = "rotated_file";
+/// Metadata key written last in a rotated file that is not the last part, in a chunk of its own just
+/// before the file is closed: the number of the part the log continues in (this part's number + 1).
+/// Such a file has no End record: it is a complete part, not a log cut short.
+inline constexpr char kMetaContinuedIn[] = "continued_in_file";
+
 /// Scope id 0 is the root of the range tree: a launch with scope 0 ran with no NVTX range open.
 inline constexpr uint32_t kRootScope = 0;
 /// String id 0 is the empty string and means "none".

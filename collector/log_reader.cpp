@@ -1,5 +1,7 @@
 #include "collector/log_reader.h"
 
+#include <cstdio>
+
 #include <xxhash.h>
 #include <zstd.h>
 
@@ -623,6 +625,131 @@ void Decoder::checkReferences() {
 
 }  // namespace
 
+namespace {
+uint32_t metaNumber(const LogData& d, std::string_view key) {
+  const std::string v = d.meta(key);
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return 0;
+  return static_cast<uint32_t>(std::stoul(v));
+}
+}  // namespace
+
+uint32_t LogData::rotationPart() const { return metaNumber(*this, kMetaRotatedFile); }
+uint32_t LogData::continuedInPart() const { return metaNumber(*this, kMetaContinuedIn); }
+
+std::string runIdentity(const LogData& log) {
+  const std::string host = log.meta("host"), pid = log.meta("pid"), start = log.meta("start_ns");
+  if (pid.empty() || start.empty()) return {};
+  return host + "|" + pid + "|" + start;
+}
+
+LogData readLogHead(const std::string& path, size_t max_bytes) {
+  LogData out;
+  out.strings.resize(1);
+  out.scopes.resize(1);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return out;
+  std::vector<uint8_t> buf(max_bytes);
+  const size_t n = std::fread(buf.data(), 1, buf.size(), f);
+  std::fclose(f);
+  buf.resize(n);
+  ReadOptions ro;
+  ro.keep_records = false;
+  out = readLog(buf, ro);
+  out.issues.clear();
+  return out;
+}
+
+LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names) {
+  LogData out;
+  if (parts.empty()) return out;
+  out.major = parts.front().major;
+  out.minor = parts.front().minor;
+  out.strings.resize(1);
+  out.scopes.resize(1);
+  auto name = [&](size_t i) { return i < names.size() ? names[i] : std::string("?"); };
+  // Numbering: 0, 1, 2, ... with nothing missing, and the last part not continued elsewhere.
+  uint32_t expect = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const uint32_t k = parts[i].rotationPart();
+    if (k > expect)
+      error(out, 0, -1,
+            "rotated log: " + (k - expect == 1 ? "part " + std::to_string(expect)
+                                               : "parts " + std::to_string(expect) + " to " + std::to_string(k - 1)) +
+                " not given (the files before " + name(i) + ", part " + std::to_string(k) +
+                "): their records are missing from this report");
+    expect = k + 1;
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    LogData& p = parts[i];
+    const bool last = i + 1 == parts.size();
+    const uint32_t part = p.rotationPart(), continued_in = p.isContinuedPart() ? p.continuedInPart() : 0;
+    for (auto& kv : p.metadata) {
+      if (kv.first == kMetaRotatedFile || (kv.first == kMetaContinuedIn && !last)) continue;
+      out.metadata.push_back(std::move(kv));
+    }
+    if (p.strings.size() > out.strings.size()) out.strings.resize(p.strings.size());
+    for (size_t id = 1; id < p.strings.size(); ++id)
+      if (!p.strings[id].empty()) out.strings[id] = std::move(p.strings[id]);
+    if (p.scopes.size() > out.scopes.size()) out.scopes.resize(p.scopes.size());
+    for (size_t id = 1; id < p.scopes.size(); ++id)
+      if (p.scopes[id].name_id != 0 || p.scopes[id].parent_id != 0) out.scopes[id] = p.scopes[id];
+    auto append = [](auto& into, auto& from) { into.insert(into.end(), from.begin(), from.end()); };
+    append(out.launches, p.launches);
+    append(out.kernels, p.kernels);
+    append(out.ranges, p.ranges);
+    append(out.graph_nodes, p.graph_nodes);
+    append(out.mem_ops, p.mem_ops);
+    append(out.segments, p.segments);
+    for (auto& snap : p.snapshots) out.snapshots.push_back(std::move(snap));
+    out.summary_mode = out.summary_mode || p.summary_mode;
+    out.incomplete_snapshots += p.incomplete_snapshots;
+    out.launch_records += p.launch_records;
+    out.kernel_records += p.kernel_records;
+    out.range_records += p.range_records;
+    out.graph_node_records += p.graph_node_records;
+    out.mem_op_records += p.mem_op_records;
+    if (p.has_stats) {
+      const StatsBody& a = p.stats;
+      StatsBody& b = out.stats;
+      b.launches += a.launches;
+      b.kernels += a.kernels;
+      b.ranges += a.ranges;
+      b.dropped_host_records += a.dropped_host_records;
+      b.dropped_activity_records += a.dropped_activity_records;
+      b.activity_buffers_refused += a.activity_buffers_refused;
+      b.nvtx_pop_underflow += a.nvtx_pop_underflow;
+      b.late_activity_records += a.late_activity_records;
+      b.bytes_dropped += a.bytes_dropped;
+      out.has_stats = true;
+    }
+    if (last) {
+      out.complete = p.complete;
+      out.last_intact_chunk = p.last_intact_chunk;
+      out.last_intact_end = p.last_intact_end;
+    }
+    if (p.after_end_bytes > 0 && out.after_end_bytes == 0) {
+      out.after_end_offset = p.after_end_offset;
+      out.after_end_bytes = p.after_end_bytes;
+      out.after_end_is_log = p.after_end_is_log;
+    }
+    out.truncated = out.truncated || p.truncated;
+    out.chunks_read += p.chunks_read;
+    out.chunks_skipped += p.chunks_skipped;
+    out.packed_chunks += p.packed_chunks;
+    out.file_bytes += p.file_bytes;
+    for (auto& issue : p.issues) {
+      issue.message = "part " + std::to_string(part) + " (" + name(i) + "): " + issue.message;
+      out.issues.push_back(std::move(issue));
+    }
+    if (last && continued_in > 0)
+      error(out, p.file_bytes, -1,
+            "rotated log: it continues in part " + std::to_string(continued_in) + ", which was not given (" + name(i) +
+                " is part " + std::to_string(part) + "): its records are missing from this report");
+  }
+  out.parts = static_cast<uint32_t>(parts.size());
+  return out;
+}
+
 std::string LogData::meta(std::string_view key) const {
   for (auto it = metadata.rbegin(); it != metadata.rend(); ++it)
     if (it->first == key) return it->second;
@@ -835,7 +962,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
 
   decoder.finishSnapshots();
   decoder.checkReferences();
-  if (!log.complete) {
+  if (!log.complete && log.continuedInPart() == 0) {
     warning(log, bytes.size(), -1,
             "log has no end record: the process did not close it (crash, kill, or still running); " +
                 (log.last_intact_chunk >= 0

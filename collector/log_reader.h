@@ -82,6 +82,16 @@ struct LogData {
   bool intact() const { return !damaged() && !truncated; }
   /// True if the file goes on after the log's End record (see after_end_offset).
   bool dataAfterEnd() const { return after_end_bytes > 0; }
+  /// Part number of a file of a rotated log (metadata kMetaRotatedFile): 0 for the first file and for a
+  /// log that was never rotated.
+  uint32_t rotationPart() const;
+  /// Number of the part this file continues in (metadata kMetaContinuedIn, written when the file was
+  /// closed for rotation), 0 if none. Only meaningful without End record.
+  uint32_t continuedInPart() const;
+  /// A complete non-last part of a rotated log: no End record because the log went on in the next file.
+  bool isContinuedPart() const { return !complete && continuedInPart() > 0; }
+  /// Files this LogData was joined from (joinRotatedParts); 1 for one file.
+  uint32_t parts = 1;
 };
 
 /// Receives records in file order while the reader decodes them. Spans are valid only during the call
@@ -116,5 +126,22 @@ LogData readLog(std::span<const uint8_t> bytes, const ReadOptions& options = {})
 /// plus the string and scope tables, not by the file's size. A file that cannot be opened gives an error
 /// issue at offset 0. A file truncated by someone else while it is being read is undefined (SIGBUS).
 LogData readLogFile(const std::string& path, const ReadOptions& options = {});
+
+/// The first `max_bytes` bytes of a file read as a log (records not kept): enough for the metadata of its
+/// first chunks (process identity, rotated_file). Issues of the cut are irrelevant and dropped.
+LogData readLogHead(const std::string& path, size_t max_bytes = 2u << 20);
+
+/// Identity of the process run a log file belongs to: "host|pid|start_ns" from its metadata (every part
+/// of a rotated log repeats them), "" if one of them is missing.
+std::string runIdentity(const LogData& log);
+
+/// Joins the files of one rotated log, given in part order (parts[i] read from names[i]), into one
+/// LogData as if the log were one file: records, segments and snapshots appended in order, string and
+/// scope tables merged (every part defines the ids of the parts before it), issues of each part prefixed
+/// with "part N (name): ", counts and stats summed, `complete` from the last part. Metadata of every part
+/// in order, without the rotation keys (rotated_file; continued_in_file but in the last part given).
+/// Parts missing in the numbering (a gap, a first part not given, or a last part that continues in a
+/// part not given) are errors: the joined log is not intact. `parts` is set to the number of files.
+LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names);
 
 }  // namespace kc

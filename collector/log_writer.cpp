@@ -26,6 +26,13 @@ namespace {
 /// zstd level of packed chunks: level 3 (zstd's default) compresses a 1 MiB chunk of compact batches in
 /// a few milliseconds on the writer thread; higher levels gained little on training-loop logs.
 constexpr int kZstdLevel = 3;
+/// Most bytes a compact batch adds besides its records: record header, count and column lengths (varints).
+constexpr size_t kBatchOverhead = 80;
+/// Most bytes one record adds to a compact batch (every field a full varint, with room to spare).
+template <typename Body>
+constexpr size_t batchRecordBound() {
+  return 2 * sizeof(Body) + 16;
+}
 }  // namespace
 
 // payload_ starts with room for the chunk header, filled in by flush(), so a plain chunk goes out in one
@@ -44,6 +51,15 @@ LogWriter::~LogWriter() {
 
 void LogWriter::append(RecordType type, const void* body, uint32_t body_bytes, const void* tail,
                        uint32_t tail_bytes) {
+  // Stats and End close the log: they go into the final chunk, which may use the reserve.
+  if (type != RecordType::kStats && type != RecordType::kEnd) makeRoom(sizeof(RecordHeader) + body_bytes + tail_bytes);
+  switch (type) {
+    case RecordType::kLaunch: ++chunk_records_.launches; break;
+    case RecordType::kKernel: ++chunk_records_.kernels; break;
+    case RecordType::kRange: ++chunk_records_.ranges; break;
+    default: ++chunk_records_.other; break;
+  }
+  if (type == RecordType::kEnd) chunk_final_ = true;
   RecordHeader h{static_cast<uint16_t>(type), 0, body_bytes + tail_bytes};
   const size_t at = payload_.size();
   payload_.resize(at + sizeof(h) + body_bytes + tail_bytes);
@@ -73,16 +89,22 @@ void LogWriter::writeString(uint32_t string_id, std::string_view text) {
 void LogWriter::writeScope(const ScopeBody& s) { append(RecordType::kScope, &s, sizeof(s)); }
 void LogWriter::writeLaunch(const LaunchBody& l) {
   if (encoding_ == LogEncoding::kPlain) return append(RecordType::kLaunch, &l, sizeof(l));
+  makeRoom(batchRecordBound<LaunchBody>() + (launches_.count() == 0 ? kBatchOverhead : 0));
+  ++chunk_records_.launches;
   launches_.add(l);
   if (launches_.count() == kMaxBatchRecords) finishBatches();
 }
 void LogWriter::writeKernel(const KernelBody& k) {
   if (encoding_ == LogEncoding::kPlain) return append(RecordType::kKernel, &k, sizeof(k));
+  makeRoom(batchRecordBound<KernelBody>() + (kernels_.count() == 0 ? kBatchOverhead : 0));
+  ++chunk_records_.kernels;
   kernels_.add(k);
   if (kernels_.count() == kMaxBatchRecords) finishBatches();
 }
 void LogWriter::writeRange(const RangeBody& r) {
   if (encoding_ == LogEncoding::kPlain) return append(RecordType::kRange, &r, sizeof(r));
+  makeRoom(batchRecordBound<RangeBody>() + (ranges_.count() == 0 ? kBatchOverhead : 0));
+  ++chunk_records_.ranges;
   ranges_.add(r);
   if (ranges_.count() == kMaxBatchRecords) finishBatches();
 }
@@ -133,38 +155,127 @@ bool LogWriter::writeFileHeaderOnce() {
   return writeToSink(&fh, sizeof(fh));
 }
 
-// Rotation: a sealed chunk that does not fit is set aside, the sink starts a new file, the preamble's
-// records go out as that file's first chunk (file header, sequence 0), then the set-aside chunk is sealed
-// again (its sequence number changed) and follows. So every file starts with a file header and defines
-// every id its records use. The size the sink is asked about is the sealed chunk's: compressed, for a
-// packed chunk.
+size_t LogWriter::encodedBytes() const {
+  size_t n = payload_.size();
+  if (encoding_ != LogEncoding::kPlain) {
+    if (launches_.count()) n += launches_.bytes() + kBatchOverhead;
+    if (kernels_.count()) n += kernels_.bytes() + kBatchOverhead;
+    if (ranges_.count()) n += ranges_.bytes() + kBatchOverhead;
+  }
+  return n;
+}
+
+uint64_t LogWriter::roomForChunk(bool final) const {
+  if (sink_ == nullptr) return ByteSink::kUnlimited;
+  const uint64_t room = sink_->roomLeft();
+  if (room == ByteSink::kUnlimited) return room;
+  const uint64_t keep = (header_written_ ? 0 : sizeof(FileHeader)) + (final ? 0 : kTailReserve);
+  return room > keep ? room - keep : 0;
+}
+
+bool LogWriter::mayRotate() const {
+  return preamble_ != nullptr && !in_preamble_ && !capped_ && sink_ != nullptr && header_written_ &&
+         sink_->canRotate();
+}
+
+// Runs before a record is appended (writer thread only; the launch hot path never gets here). Without a
+// cap (the usual case) it returns at the first test. Once a chunk was kept out at the cap, chunks are
+// not cut smaller: all but the final one are dropped whole.
+void LogWriter::makeRoom(size_t bound) {
+  if (in_preamble_ || capped_ || sink_ == nullptr) return;
+  uint64_t room = roomForChunk(false);
+  if (room == ByteSink::kUnlimited || encodedBytes() + bound <= room) return;
+  if (!chunkEmpty()) {
+    flush();
+    room = roomForChunk(false);
+    if (capped_ || header_bytes_ + bound <= room) return;
+  }
+  if (mayRotate()) rotateFile();
+}
+
+void LogWriter::rotateFile() {
+  in_preamble_ = true;
+  // The marker: this file is a complete part, the log goes on in the next one. It uses the reserve.
+  writeMetadata(kMetaContinuedIn, std::to_string(rotations_ + 1));
+  flush();
+  if (sink_->rotate()) {
+    header_written_ = false;
+    sequence_ = 0;
+    ++rotations_;
+    preamble_(*this, preamble_context_);
+    if (encoding_ != LogEncoding::kPlain) finishBatches();
+    if (!chunkEmpty()) {
+      const size_t sealed = sealChunk();
+      if (sealed > roomForChunk(false)) {
+        // The definitions alone pass the cap: nothing of this file could be read. Kept out, and so is
+        // every later chunk but the final one.
+        writeFileHeaderOnce();
+        dropChunk(sealed);
+      } else {
+        writeSealed();
+      }
+    }
+  }
+  in_preamble_ = false;
+}
+
+void LogWriter::dropChunk(size_t bytes) {
+  if (!capped_) {
+    capped_ = true;
+    first_drop_file_ = rotations_;
+    if (sink_ != nullptr)
+      sink_->refused(std::to_string(chunk_records_.launches) + " launches, " + std::to_string(chunk_records_.kernels) +
+                     " kernels, " + std::to_string(chunk_records_.ranges) + " ranges and " +
+                     std::to_string(chunk_records_.other) + " other records (" + std::to_string(bytes) + " bytes)");
+  }
+  dropped_bytes_ += bytes;
+  dropped_records_ += chunk_records_;
+  chunk_records_ = {};
+  payload_.resize(header_bytes_);
+  records_ = 0;
+  sealed_ = nullptr;
+  sealed_bytes_ = 0;
+}
+
+// Rotation: a sealed chunk that does not fit is set aside, the current file gets the continuation marker,
+// the sink starts a new file, the preamble's records go out as that file's first chunk (file header,
+// sequence 0), then the set-aside chunk is sealed again (its sequence number changed) and follows. So
+// every file starts with a file header and defines every id its records use. The size compared with the
+// room is the sealed chunk's: compressed, for a packed chunk. makeRoom() normally rotates before a
+// chunk grows past the room; this catches a chunk sealed early (the periodic flush) that still does not fit.
 bool LogWriter::flush() {
   if (encoding_ != LogEncoding::kPlain) finishBatches();
   if (payload_.size() == header_bytes_) return true;
+  const bool final = chunk_final_;
+  chunk_final_ = false;
+  if (capped_ && !final && !in_preamble_) {
+    dropChunk(payload_.size());  // not sealed: nothing of it is written
+    return false;
+  }
   size_t sealed = sealChunk();
-  if (preamble_ != nullptr && !in_preamble_ && sink_ != nullptr && header_written_ && sink_->needsRotation(sealed)) {
+  if (!in_preamble_ && sealed > roomForChunk(final) && mayRotate()) {
     --sequence_;  // not written: sealed again below, in the new file
     std::vector<uint8_t> stash(header_bytes_);
     stash.reserve(kTargetChunkPayload + 4096);
     stash.swap(payload_);
     const uint32_t stash_records = records_;
+    const RecordCounts stash_counts = chunk_records_;
     records_ = 0;
-    if (sink_->rotate()) {
-      header_written_ = false;
-      sequence_ = 0;
-      ++rotations_;
-      in_preamble_ = true;
-      preamble_(*this, preamble_context_);
-      if (encoding_ != LogEncoding::kPlain) finishBatches();
-      if (payload_.size() != header_bytes_) {
-        sealChunk();
-        writeSealed();
-      }
-      in_preamble_ = false;
-    }
+    chunk_records_ = {};
+    rotateFile();
     payload_.swap(stash);
     records_ = stash_records;
+    chunk_records_ = stash_counts;
     sealed = sealChunk();
+  }
+  if (!in_preamble_ && (capped_ ? !final : false)) {
+    dropChunk(sealed);
+    return false;
+  }
+  if (sealed > roomForChunk(final) && !(in_preamble_ && sealed <= roomForChunk(true))) {
+    writeFileHeaderOnce();  // the file exists and says what it is, even if no chunk fits in it
+    dropChunk(sealed);
+    return false;
   }
   return writeSealed();
 }
@@ -218,6 +329,8 @@ size_t LogWriter::sealChunk() {
 bool LogWriter::writeSealed() {
   bool ok = writeFileHeaderOnce();
   ok = writeToSink(sealed_, sealed_bytes_) && ok;
+  if (!ok) dropped_records_ += chunk_records_;  // refused by the sink (disk full, not creatable)
+  chunk_records_ = {};
   payload_.resize(header_bytes_);
   records_ = 0;
   sealed_ = nullptr;

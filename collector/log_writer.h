@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,12 +21,20 @@ class ByteSink {
  public:
   virtual ~ByteSink() = default;
   virtual bool write(const void* data, size_t bytes) = 0;
-  /// True when `bytes` more would pass the current file's size cap and the sink can continue in a new
-  /// file (rotation). Sinks without rotation return false.
-  virtual bool needsRotation(size_t /*bytes*/) const { return false; }
+  /// Bytes the current file may still take under its size cap (its file header included);
+  /// kUnlimited without a cap. The LogWriter seals chunks so that they fit (docs/format.md, "Size cap").
+  virtual uint64_t roomLeft() const { return kUnlimited; }
+  /// True when the current file may be closed and a new one started (rotation): a further file is
+  /// allowed and the sink has not failed. Sinks without rotation return false.
+  virtual bool canRotate() const { return false; }
   /// Closes the current file and makes the next write() start a new one. False when no further file
   /// may be started (then writes keep failing as at the cap).
   virtual bool rotate() { return false; }
+  /// Told by the LogWriter when it keeps a chunk out of the log because it does not fit under the cap:
+  /// `what` says which records (counts) and how many bytes. The sink warns once (it knows the file's
+  /// name and number); later chunks are dropped silently and counted by the writer.
+  virtual void refused(const std::string& /*what*/) {}
+  static constexpr uint64_t kUnlimited = ~uint64_t{0};
 };
 
 /// Collects bytes in memory; for tests and for the tools. With max_bytes != 0 it rotates like a
@@ -33,10 +42,13 @@ class ByteSink {
 class MemorySink final : public ByteSink {
  public:
   bool write(const void* data, size_t bytes) override;
-  bool needsRotation(size_t n) const override {
-    return max_bytes != 0 && !bytes.empty() && bytes.size() + n > max_bytes && files.size() + 1 < max_files;
+  uint64_t roomLeft() const override {
+    return max_bytes == 0 ? kUnlimited : bytes.size() >= max_bytes ? 0 : max_bytes - bytes.size();
   }
+  bool canRotate() const override { return max_bytes != 0 && files.size() + 1 < max_files; }
   bool rotate() override;
+  void refused(const std::string& what) override { refusals.push_back(what); }
+  std::vector<std::string> refusals;  // refused() texts, in order
   std::vector<uint8_t> bytes;
   std::vector<std::vector<uint8_t>> files;  // files finished by rotate(), oldest first
   size_t max_bytes = 0;
@@ -56,14 +68,42 @@ enum class LogEncoding {
   kCompactStored,
 };
 
+/// Records of a chunk, or of every chunk kept out of the log, by kind.
+struct RecordCounts {
+  uint64_t launches = 0, kernels = 0, ranges = 0, other = 0;  // other: metadata, strings, scopes, ...
+  uint64_t total() const { return launches + kernels + ranges + other; }
+  RecordCounts& operator+=(const RecordCounts& o) {
+    launches += o.launches;
+    kernels += o.kernels;
+    ranges += o.ranges;
+    other += o.other;
+    return *this;
+  }
+};
+
 /// Encodes records into the current chunk; flush() seals the chunk (size, checksum, sequence) and
 /// writes it. The file header is written before the first chunk. Not thread-safe: one owner, or the
 /// owner's lock. Appending a record never fails; only flush() touches the sink (and, compact, runs the
 /// zstd compression of the chunk). Memory: the current chunk's encoded payload, about
 /// kTargetChunkPayload bytes, and (compact) the compressed copy and a zstd context of about 1-2 MiB,
 /// all reused across chunks.
+///
+/// Size cap (a sink whose roomLeft() is finite, KCOUNT_MAX_BYTES): before a record is appended, the
+/// writer checks that the chunk, with that record, still fits in the room the current file has left
+/// (its encoded size before compression, an upper bound of what is written), keeping kTailReserve bytes
+/// for the last chunk (Stats and End records) or, in a file that may rotate, for the continuation
+/// marker. If not, it flushes the chunk first (so a record appended may write a chunk); if the record
+/// does not fit even alone and the sink can rotate, the file is closed with a continuation marker
+/// (metadata kMetaContinuedIn) and the next one started with the preamble. A chunk that does not fit
+/// in the last file is kept out (counted in droppedBytes(), droppedRecords(), reported once through
+/// ByteSink::refused), and so is every later chunk except the final one (Stats and End), which the
+/// reserve holds: the log stays one run without a hole, and its End record says it was closed.
 class LogWriter {
  public:
+  /// Bytes kept free in every capped file for the final chunk (Segment, Stats and End records, and
+  /// the metadata naming records kept out) or the continuation marker.
+  static constexpr size_t kTailReserve = 512;
+
   explicit LogWriter(ByteSink* sink, LogEncoding encoding = LogEncoding::kCompact);
   ~LogWriter();
   LogWriter(const LogWriter&) = delete;
@@ -96,7 +136,7 @@ class LogWriter {
   void writeSnapshotScope(const SnapshotScopeBody& s);
   void writeSnapshotKernel(const SnapshotKernelBody& k);
   void writeSnapshotEnd(const SnapshotEndBody& e);
-  /// Marks the log complete. Call last, then flush().
+  /// Marks the log complete. Call last, then flush(). The chunk holding it may use kTailReserve.
   void writeEnd();
 
   /// True once the current chunk has reached kTargetChunkPayload encoded bytes and should be flushed.
@@ -109,6 +149,10 @@ class LogWriter {
 
   uint64_t bytesWritten() const { return bytes_written_; }
   uint64_t droppedBytes() const { return dropped_bytes_; }
+  /// Records in chunks not written (kept out at the size cap, or refused by the sink), by kind.
+  const RecordCounts& droppedRecords() const { return dropped_records_; }
+  /// 0-based number of the file the first chunk kept out at the size cap was meant for (-1 if none).
+  int64_t firstDropFile() const { return first_drop_file_; }
   uint32_t chunksWritten() const { return sequence_; }
   LogEncoding encoding() const { return encoding_; }
 
@@ -118,6 +162,20 @@ class LogWriter {
   void append(RecordType type, const void* body, uint32_t body_bytes, const void* tail = nullptr,
               uint32_t tail_bytes = 0);
   bool writeToSink(const void* data, size_t bytes);
+  /// Cap check before a record of at most `bound` encoded bytes is appended (see the class comment).
+  void makeRoom(size_t bound);
+  /// Encoded bytes of the current chunk so far, chunk header included: an upper bound of its sealed size.
+  size_t encodedBytes() const;
+  bool chunkEmpty() const { return records_ == 0 && launches_.count() == 0 && kernels_.count() == 0 && ranges_.count() == 0; }
+  /// Room the current file has left for a chunk (kUnlimited without a cap): the sink's room less the
+  /// file header if not written yet, less kTailReserve unless `final`.
+  uint64_t roomForChunk(bool final) const;
+  bool mayRotate() const;
+  /// Writes the continuation marker into the current file, rotates and writes the preamble as the new
+  /// file's first chunk. The current chunk must be empty (set aside by the caller).
+  void rotateFile();
+  /// Keeps the current chunk out of the log (size cap): counts its bytes and records, empties it.
+  void dropChunk(size_t bytes);
   /// Fills the current chunk's header (sequence number taken) and, for packed chunks, compresses it;
   /// returns the bytes writeSealed() will write (sealed_, sealed_bytes_). The payload stays as it is.
   size_t sealChunk();
@@ -144,6 +202,11 @@ class LogWriter {
   const uint8_t* sealed_ = nullptr;  // the sealed chunk: in payload_ (plain, stored) or packed_ (zstd)
   size_t sealed_bytes_ = 0;
   uint32_t rotations_ = 0;
+  RecordCounts chunk_records_;    // records in the current chunk, by kind
+  RecordCounts dropped_records_;
+  bool chunk_final_ = false;      // the current chunk holds the End record
+  bool capped_ = false;           // a chunk was kept out at the cap: later ones are too, but the final one
+  int64_t first_drop_file_ = -1;
 };
 
 }  // namespace kc

@@ -488,6 +488,14 @@ StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options
   return summarizeStreaming(options, window, [&](const ReadOptions& ro) { return readLogFile(path, ro); });
 }
 
+StreamedLog summarizeLogFiles(const std::vector<std::string>& paths, const JoinOptions& options, size_t window) {
+  return summarizeStreaming(options, window, [&](const ReadOptions& ro) {
+    std::vector<LogData> parts;
+    for (const auto& p : paths) parts.push_back(readLogFile(p, ro));
+    return joinRotatedParts(std::move(parts), paths);
+  });
+}
+
 StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options, size_t window) {
   return summarizeStreaming(options, window, [&](const ReadOptions& ro) { return readLog(bytes, ro); });
 }

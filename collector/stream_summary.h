@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
@@ -67,6 +68,10 @@ struct StreamedLog {
 /// log (no records), summarize() of its last complete snapshot.
 StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options = {},
                              size_t window = kDefaultJoinWindow);
+/// The files of one rotated log, in part order, read one after the other through one join (a kernel in
+/// part k+1 joins its launch in part k) and their LogData joined (joinRotatedParts).
+StreamedLog summarizeLogFiles(const std::vector<std::string>& paths, const JoinOptions& options = {},
+                              size_t window = kDefaultJoinWindow);
 /// The same over bytes in memory (tests; fuzzing).
 StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options = {},
                               size_t window = kDefaultJoinWindow);

@@ -297,9 +297,7 @@ void Session::drainLocked(bool final_chunk) {
     writer_->writeMetadata(k, v);
     all_metadata_.emplace_back(k, v);
   }
-  strings_written_ =
-      strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
-  scopes_written_ = scopes_.forEachFrom(scopes_written_, [this](const ScopeBody& s) { writer_->writeScope(s); });
+  writeNewDefinitionsLocked();
   uint64_t kernels_written = 0;
   if (aggregator_) {
     aggregateLocked(final_chunk);
@@ -481,6 +479,10 @@ void Session::finish(void (*flush_activity)()) noexcept {
     stats.late_activity_records = counters_.late_activity_records.load();
     stats.bytes_dropped = writer_ ? writer_->droppedBytes() : 0;
     if (writer_ && has_records_) {
+      // Records kept out of the log (size cap, or a write the sink refused): counted in the final chunk,
+      // which the writer's reserve holds.
+      const RecordCounts cut = writer_->droppedRecords();
+      if (cut.total() > 0) writer_->writeMetadata("records_not_written", notWrittenText(false));
       writer_->writeStats(stats);
       writer_->writeEnd();
       writer_->flush();
@@ -495,9 +497,10 @@ void Session::finish(void (*flush_activity)()) noexcept {
       }
       if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused +
               writer_->droppedBytes() > 0) {
-        KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused, {} bytes not written",
+        KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused, {} bytes not written{}",
                stats.dropped_host_records, stats.dropped_activity_records, stats.activity_buffers_refused,
-               writer_->droppedBytes());
+               writer_->droppedBytes(),
+               writer_->droppedRecords().total() > 0 ? " (" + notWrittenText(true) + ")" : std::string());
       }
     }
   } catch (...) {
@@ -592,12 +595,40 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   seg_.end_reason_id = strings_.intern(end_reason);
   seg_.flags = discarded > 0 ? uint32_t{kSegmentActivityDiscarded} : 0u;
   // The reason strings were interned after the last drain copied the table.
-  strings_written_ =
-      strings_.forEachFrom(strings_written_, [this](uint32_t id, std::string_view s) { writer_->writeString(id, s); });
+  writeNewDefinitionsLocked();
   writer_->writeSegment(seg_);
   ++segments_written_;
   seg_open_ = false;
   seg_closing_ = false;
+}
+
+std::string Session::notWrittenText(bool with_path) const {
+  const RecordCounts& c = writer_->droppedRecords();
+  std::string where;
+  if (writer_->firstDropFile() >= 0) {
+    const auto& files = sink_->files();
+    const size_t at = static_cast<size_t>(writer_->firstDropFile());
+    where = ", from file " + std::to_string(at + 1) +
+            (with_path && at < files.size() ? " (" + files[at] + ")" : std::string()) + " on, at KCOUNT_MAX_BYTES";
+  }
+  return "not written: " + std::to_string(c.launches) + " launches, " + std::to_string(c.kernels) + " kernels, " +
+         std::to_string(c.ranges) + " ranges, " + std::to_string(c.other) + " other records" + where;
+}
+
+void Session::writeNewDefinitionsLocked() {
+  scratch_strings_.clear();
+  scratch_scopes_.clear();
+  strings_.forEachFrom(strings_written_,
+                       [this](uint32_t id, std::string_view s) { scratch_strings_.emplace_back(id, std::string(s)); });
+  scopes_.forEachFrom(scopes_written_, [this](const ScopeBody& s) { scratch_scopes_.push_back(s); });
+  for (const auto& [id, text] : scratch_strings_) {
+    writer_->writeString(id, text);
+    strings_written_ = id + 1;
+  }
+  for (const ScopeBody& b : scratch_scopes_) {
+    writer_->writeScope(b);
+    scopes_written_ = b.scope_id + 1;
+  }
 }
 
 // A rotated file starts with everything needed to read it alone: the metadata, and every string and
@@ -605,7 +636,7 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
 void Session::writePreamble(LogWriter& w, void* context) {
   auto* s = static_cast<Session*>(context);
   for (const auto& [k, v] : s->all_metadata_) w.writeMetadata(k, v);
-  w.writeMetadata("rotated_file", std::to_string(w.rotations()));
+  w.writeMetadata(kMetaRotatedFile, std::to_string(w.rotations()));
   const uint32_t strings = s->strings_written_, scopes = s->scopes_written_;
   s->strings_.forEachFrom(0, [&](uint32_t id, std::string_view text) {
     if (id < strings) w.writeString(id, text);

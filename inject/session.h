@@ -208,8 +208,18 @@ class Session {
   mutable std::mutex writer_mutex_;
   std::unique_ptr<FileSink> sink_;
   std::unique_ptr<LogWriter> writer_;
-  uint32_t strings_written_ = 0;
-  uint32_t scopes_written_ = 0;
+  uint32_t strings_written_ = 0;  // ids below it were handed to the writer (a rotated file's preamble
+  uint32_t scopes_written_ = 0;   // defines them); advanced one id at a time, as each is written
+  std::vector<std::pair<uint32_t, std::string>> scratch_strings_;  // new strings, copied out of the table
+  std::vector<ScopeBody> scratch_scopes_;                          // new scopes, copied out of the tree
+  /// Writes the strings and scopes interned since the last call. They are copied out under the tables'
+  /// locks and written without them: writing may flush, rotate, and run the preamble, which reads the
+  /// tables again.
+  void writeNewDefinitionsLocked();
+  /// "not written: L launches, K kernels, R ranges, O other records, from file N (path) on, at
+  /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and (without the path, so
+  /// that it fits in the writer's tail reserve whatever the path's length) the log's metadata.
+  std::string notWrittenText(bool with_path) const;
   uint64_t last_flush_ns_ = 0;
   bool has_records_ = false;     // a launch, kernel or range was taken: the log file may be created
   std::vector<std::pair<std::string, std::string>> all_metadata_;  // re-emitted in each rotated file

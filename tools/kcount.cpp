@@ -26,15 +26,16 @@ constexpr int kMaxTop = 10000;
 constexpr long long kMaxOccurrences = 1000000000000LL;  // ctl --count/--skip: 10^12 range occurrences
 
 /// Every log read into memory (records kept), or with `streaming` summarized in one pass (no records kept:
-/// enough for summary tables and JSON).
+/// enough for summary tables and JSON). The files of one rotated log, in any order, are one log.
 std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths, bool streaming = false) {
   std::vector<kc::LoadedLog> logs;
-  logs.reserve(paths.size());
-  for (const auto& p : paths) {
-    kc::LoadedLog l = streaming ? kc::streamLog(p, g_join) : kc::loadLog(p, g_join);
+  const auto groups = kc::groupRotatedParts(paths);
+  logs.reserve(groups.size());
+  for (const auto& g : groups) {
+    kc::LoadedLog l = streaming ? kc::streamParts(g, g_join) : kc::loadParts(g, g_join);
     // Per-window totals (Segment records) are counted from the records: a log recorded in capture
     // windows is read again with its records kept.
-    if (streaming && !l.data.segments.empty()) l = kc::loadLog(p, g_join);
+    if (streaming && !l.data.segments.empty()) l = kc::loadParts(g, g_join);
     logs.push_back(std::move(l));
   }
   return logs;

@@ -143,7 +143,10 @@ std::string logStateLine(const LogData& d) {
     return fmt::format("log complete up to byte {}; the {} bytes after its end record are not read{}",
                        d.after_end_offset, d.after_end_bytes,
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
-  return d.complete ? "log complete" : "log INCOMPLETE (no end record)";
+  const std::string parts = d.parts > 1 ? fmt::format(" ({} rotated files joined)", d.parts) : std::string();
+  if (d.isContinuedPart())
+    return fmt::format("rotated part {} of a log, continued in part {} (not given)", d.rotationPart(), d.continuedInPart());
+  return (d.complete ? "log complete" : "log INCOMPLETE (no end record)") + parts;
 }
 
 /// True for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time=off): kernels were counted at their
@@ -170,6 +173,8 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                        st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
   else
     out << "dropped: unknown (the log has no stats record)\n";
+  // Records kept out of the log at the size cap (KCOUNT_MAX_BYTES): the library's count, by kind.
+  if (const std::string cut = l.data.meta("records_not_written"); !cut.empty()) out << "records " << cut << '\n';
   const auto segs = segmentTotals(l.data);
   if (segs.size() > 1 || (segs.size() == 1 && l.data.str(segs[0].segment.reason_id) != "start")) {
     out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
@@ -281,6 +286,68 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join) {
   l.data = std::move(s.data);
   l.summary = std::move(s.summary);
   return l;
+}
+
+namespace {
+std::string joinedName(const std::vector<std::string>& paths) {
+  std::string out;
+  for (const auto& p : paths) out += (out.empty() ? "" : " + ") + p;
+  return out;
+}
+}  // namespace
+
+LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& join) {
+  if (paths.size() == 1) return loadLog(paths.front(), join);
+  std::vector<LogData> parts;
+  for (const auto& p : paths) parts.push_back(readLogFile(p));
+  LoadedLog l;
+  l.path = joinedName(paths);
+  l.data = joinRotatedParts(std::move(parts), paths);
+  l.summary = summarize(l.data, join);
+  return l;
+}
+
+LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& join) {
+  if (paths.size() == 1) return streamLog(paths.front(), join);
+  StreamedLog s = summarizeLogFiles(paths, join);
+  LoadedLog l;
+  l.path = joinedName(paths);
+  l.data = std::move(s.data);
+  l.summary = std::move(s.summary);
+  return l;
+}
+
+std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths) {
+  struct File {
+    std::string path;
+    std::string id;
+    uint32_t part = 0;
+  };
+  std::vector<File> files;
+  for (const auto& p : paths) {
+    const LogData head = readLogHead(p);
+    files.push_back({p, runIdentity(head), head.rotationPart()});
+  }
+  std::vector<std::vector<std::string>> groups;
+  std::vector<bool> taken(files.size(), false);
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (taken[i]) continue;
+    std::vector<size_t> members{i};
+    if (!files[i].id.empty())
+      for (size_t j = i + 1; j < files.size(); ++j)
+        if (!taken[j] && files[j].id == files[i].id) members.push_back(j);
+    std::sort(members.begin(), members.end(), [&](size_t a, size_t b) { return files[a].part < files[b].part; });
+    bool distinct = true;
+    for (size_t k = 1; k < members.size(); ++k) distinct = distinct && files[members[k]].part != files[members[k - 1]].part;
+    if (!distinct) members = {i};  // the same part twice (a file given twice): read each file alone
+    std::vector<std::string> g;
+    for (size_t m : members) {
+      taken[m] = true;
+      g.push_back(files[m].path);
+    }
+    groups.push_back(std::move(g));
+  }
+  return groups;
 }
 
 std::string formatDuration(uint64_t ns) {
@@ -842,15 +909,19 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
     lost += b.dropped_tallies + b.evicted_launches;
   }
   int rc = 0;
+  const bool part = d.isContinuedPart();  // a non-last file of a rotated log: complete as a part
   if (!d.intact()) rc = 2;
-  else if (!d.complete || lost > 0 || d.dataAfterEnd()) rc = 1;
+  else if ((!d.complete && !part) || lost > 0 || d.dataAfterEnd()) rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
   else if (d.dataAfterEnd())
     out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
                        d.after_end_bytes, d.after_end_offset,
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
-  else if (!d.complete)
+  else if (part && lost == 0)
+    out << fmt::format("OK: rotated part {}, continued in part {} (the log's End record is in its last part)\n",
+                       d.rotationPart(), d.continuedInPart());
+  else if (!d.complete && !part)
     out << "INCOMPLETE (no end record)\n";
   else if (lost > 0)
     out << "INCOMPLETE (records or bytes dropped while recording: see stats)\n";

@@ -31,6 +31,16 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
 /// For `kcount summary` and `kcount check`.
 LoadedLog streamLog(const std::string& path, const JoinOptions& join = {});
 
+/// The files of one rotated log (part order) read as one log: loadLog()/streamLog() of their joined
+/// LogData (joinRotatedParts). The path shown is the file names joined with " + ".
+LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& join = {});
+LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& join = {});
+
+/// Log files given on a command line grouped into logs: files that are parts of one rotated log (same
+/// runIdentity(), distinct part numbers) form one group, in part order, placed where its first file was
+/// given; every other file is a group of its own. Reads the first 2 MiB of each file (readLogHead).
+std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths);
+
 /// "812 ns", "3.25 µs", "14.0 ms", "2.51 s".
 std::string formatDuration(uint64_t ns);
 

@@ -112,7 +112,7 @@ int runCommand(const RunOptions& opt) {
   const std::string output = env_output ? env_output : "";
 
   // Each process that writes a log appends its path to this file (KCOUNT_RUN_REPORT): the run's own
-  // logs, whatever their names (".1" suffixes, the $TMPDIR fallback), also for concurrent runs.
+  // logs, whatever their names ("-1" names of taken names, rotated files, the $TMPDIR fallback), also for concurrent runs.
   std::string report = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
                        "/kcount-run.XXXXXX";
   const int report_fd = mkstemp(report.data());

@@ -115,7 +115,7 @@ else
 fi
 (cd "$d" && "$kcount" run --output "$d/same.kcount" -- "$nvtx_prog" 1 >/dev/null 2>/dev/null)
 (cd "$d" && "$kcount" run --output "$d/same.kcount" -- "$nvtx_prog" 1 >/dev/null 2>"$d/third.err")
-if grep -q "kcount: log: $d/same.kcount.1$" "$d/third.err"; then ok "kcount run reports the .1 file when the name was taken"
+if grep -q "kcount: log: $d/same-1.kcount$" "$d/third.err"; then ok "kcount run reports the -1 file (same-1.kcount) when the name was taken"
 else bad "kcount run with a taken name: $(cat "$d/third.err" | tr '\n' ' ')"; fi
 
 # 5. A size cap: the log stops at the cap, the library warns, check does not call it clean.

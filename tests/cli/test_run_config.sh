@@ -76,7 +76,7 @@ KCOUNT_MAX_BYTES=10 KCOUNT_MAX_FILES=1 "$kcount" run --output "$work/cap.kcount"
 "$kcount" check "$work/cap.kcount" >"$work/cap.check" 2>&1
 rc=$?
 if [[ $rc -eq 1 && -s $work/cap.kcount ]] && grep -q "KCOUNT_MAX_BYTES=10: below the minimum of 4096" "$work/cap.err" &&
-   grep -q "reached KCOUNT_MAX_BYTES=4096" "$work/cap.err" && ! grep -q "KCOUNT_MAX_FILES" "$work/cap.err"; then
+   grep -q "is full at KCOUNT_MAX_BYTES=4096" "$work/cap.err" && ! grep -q "KCOUNT_MAX_FILES" "$work/cap.err"; then
   ok "KCOUNT_MAX_BYTES=10: raised to 4096, log of $(stat -c %s "$work/cap.kcount") bytes, check exit 1"
 else bad "KCOUNT_MAX_BYTES=10: check exit $rc ($(head -c 300 "$work/cap.check")), $(tr '\n' ' ' <"$work/cap.err")"; fi
 

@@ -38,7 +38,7 @@ TEST_CASE("a character device is written as it is: no .1 file beside it, no rota
     kc::FileSink sink("/dev/null", 0600, 8192, c.warn(), 8, c.onOpen());
     std::vector<char> chunk(3000, 'x');
     CHECK(sink.write(chunk.data(), chunk.size()));
-    CHECK_FALSE(sink.needsRotation(chunk.size() * 3));
+    CHECK_FALSE(sink.canRotate());
     CHECK_FALSE(sink.rotate());
     CHECK(sink.path() == "/dev/null");
     CHECK(sink.files() == std::vector<std::string>{"/dev/null"});
@@ -79,7 +79,7 @@ TEST_CASE("a fifo with a reader is written; without one the log is refused at on
   ::rmdir(dir.c_str());
 }
 
-TEST_CASE("the cap warning names KCOUNT_MAX_FILES only after a rotation") {
+TEST_CASE("the cap warning says which file of KCOUNT_MAX_FILES is full") {
   const std::string dir = tempDir();
   Collected c;
   {
@@ -89,19 +89,21 @@ TEST_CASE("the cap warning names KCOUNT_MAX_FILES only after a rotation") {
   }
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0].find("KCOUNT_MAX_BYTES=100") != std::string::npos);
-  CHECK(c.warnings[0].find("KCOUNT_MAX_FILES") == std::string::npos);
+  CHECK(c.warnings[0].find("file 1 of at most 8") != std::string::npos);  // not "its last file"
+  CHECK(c.warnings[0].find("last") == std::string::npos);
   Collected r;
   {
     kc::FileSink sink(dir + "/b.kcount", 0600, 100, r.warn(), 2, r.onOpen());
     std::vector<char> part(60, 'x');
     CHECK(sink.write(part.data(), part.size()));
-    REQUIRE(sink.needsRotation(part.size()));
+    REQUIRE(sink.canRotate());
+    CHECK(sink.roomLeft() == 40);
     CHECK(sink.rotate());
     CHECK(sink.write(part.data(), part.size()));
     CHECK_FALSE(sink.write(part.data(), part.size()));
   }
   REQUIRE(r.warnings.size() == 1);
-  CHECK(r.warnings[0].find("KCOUNT_MAX_FILES=2") != std::string::npos);
+  CHECK(r.warnings[0].find("its last file, 2 of KCOUNT_MAX_FILES=2") != std::string::npos);
   for (const char* f : {"/a.kcount", "/b.kcount", "/b.1.kcount"}) ::unlink((dir + f).c_str());
   ::rmdir(dir.c_str());
 }

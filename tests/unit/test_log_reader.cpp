@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -586,6 +587,7 @@ TEST_CASE("rotation: each file starts with a file header and the definitions its
   }
   CHECK(read < written);              // the third file filled up: the rest was refused
   CHECK(w.droppedBytes() > 0);        // and counted
+  CHECK(read + w.droppedRecords().kernels == written);
   CHECK(kc::readLog(files[0]).kernels.front().correlation_id == 1);
 }
 
@@ -613,7 +615,7 @@ TEST_CASE("rotation on disk: next names, never an existing file") {
   }
   REQUIRE(opened.size() == 3);
   CHECK(opened[0] == base);
-  CHECK(opened[1] == std::string(dir) + "/r.1.kcount.1");  // r.1.kcount existed
+  CHECK(opened[1] == std::string(dir) + "/r.1-1.kcount");  // r.1.kcount existed: a duplicate name, still *.kcount
   CHECK(opened[2] == std::string(dir) + "/r.2.kcount");
   std::ifstream keep(std::string(dir) + "/r.1.kcount");
   CHECK(std::string((std::istreambuf_iterator<char>(keep)), std::istreambuf_iterator<char>()) == "keep");
@@ -622,6 +624,182 @@ TEST_CASE("rotation on disk: next names, never an existing file") {
     const kc::LogData d = kc::readLogFile(p);
     CHECK_FALSE(d.damaged());
     CHECK_FALSE(d.kernels.empty());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// ---- Size cap: chunks sealed to fit, rotation until the last file is full, drops counted exactly.
+
+namespace {
+struct CapRun {
+  std::vector<std::vector<uint8_t>> files;
+  kc::RecordCounts dropped;
+  std::vector<std::string> refusals;
+  uint64_t ranges_pushed = 0;
+};
+void capPreamble(kc::LogWriter& w, void*) {
+  w.writeMetadata("host", "h");
+  w.writeMetadata("pid", "7");
+  w.writeMetadata("start_ns", "100");
+  w.writeMetadata(kc::kMetaRotatedFile, std::to_string(w.rotations()));
+  w.writeString(1, "step");
+  w.writeScope(kc::ScopeBody{1, 0, 1, 0});
+}
+/// A run as the library writes it: metadata, definitions, `ranges` ranges flushed every `flush_every`
+/// (0: only at the end, one chunk far larger than the cap), Stats and End in the final chunk.
+CapRun capRun(size_t cap, uint32_t max_files, uint64_t ranges, uint64_t flush_every,
+              kc::LogEncoding enc = kc::LogEncoding::kCompact) {
+  kc::MemorySink sink;
+  sink.max_bytes = cap;
+  sink.max_files = max_files;
+  kc::LogWriter w(&sink, enc);
+  w.setPreamble(&capPreamble, nullptr);
+  w.writeMetadata("host", "h");
+  w.writeMetadata("pid", "7");
+  w.writeMetadata("start_ns", "100");
+  w.writeString(1, "step");
+  w.writeScope(kc::ScopeBody{1, 0, 1, 0});
+  CapRun run;
+  uint64_t x = 88172645463325252ull, t = 1000;  // xorshift64: times that compress like real ones, not to nothing
+  for (uint64_t i = 0; i < ranges; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    kc::RangeBody r{};
+    t += 50 + (x & 0xfff);
+    r.begin_ns = t;
+    r.end_ns = r.begin_ns + 40 + ((x >> 20) & 0x3ff);
+    r.scope_id = 1;
+    r.thread_id = r.end_thread_id = 42;
+    w.writeRange(r);
+    ++run.ranges_pushed;
+    if (flush_every != 0 && (i + 1) % flush_every == 0) w.flush();
+  }
+  w.flush();
+  kc::StatsBody st{};
+  st.ranges = ranges;
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  run.files = sink.files;
+  run.files.push_back(sink.bytes);
+  run.dropped = w.droppedRecords();
+  run.refusals = sink.refusals;
+  return run;
+}
+}  // namespace
+
+TEST_CASE("size cap: with any cap from the minimum, files fill up to the last one and drops are counted exactly") {
+  for (size_t cap : {size_t{4096}, size_t{65536}}) {
+    for (uint64_t flush_every : {uint64_t{0}, uint64_t{5000}}) {  // one huge chunk, or periodic chunks
+      for (auto enc : {kc::LogEncoding::kCompact, kc::LogEncoding::kPlain}) {
+        CAPTURE(cap);
+        CAPTURE(flush_every);
+        CAPTURE(static_cast<int>(enc));
+        const CapRun run = capRun(cap, 3, 400000, flush_every, enc);
+        REQUIRE(run.files.size() == 3);
+        uint64_t read = 0;
+        for (size_t i = 0; i < run.files.size(); ++i) {
+          CAPTURE(i);
+          const auto& f = run.files[i];
+          CHECK(f.size() <= cap);
+          CHECK(f.size() + 2 * kc::LogWriter::kTailReserve >= cap);  // filled, not cut short
+          const kc::LogData d = kc::readLog(f);
+          CHECK(d.intact());
+          CHECK(d.rotationPart() == i);
+          if (i + 1 < run.files.size()) {
+            CHECK(d.isContinuedPart());
+            CHECK(d.continuedInPart() == i + 1);
+            CHECK(d.issues.empty());  // no "no end record" warning for a part
+          } else {
+            CHECK(d.complete);  // the reserve holds Stats and End
+            CHECK(d.has_stats);
+          }
+          read += d.range_records;
+        }
+        CHECK(run.dropped.ranges > 0);
+        CHECK(read + run.dropped.ranges == run.ranges_pushed);
+        REQUIRE(run.refusals.size() == 1);  // one report, at the first chunk kept out
+        CHECK(run.refusals[0].find(" ranges") != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("size cap: a log that fits is one file with nothing dropped; without a cap nothing changes") {
+  const CapRun fits = capRun(1 << 20, 3, 1000, 100);
+  REQUIRE(fits.files.size() == 1);
+  CHECK(fits.dropped.total() == 0);
+  CHECK(fits.refusals.empty());
+  CHECK(kc::readLog(fits.files[0]).range_records == 1000);
+  const CapRun uncapped = capRun(0, 1, 20000, 0);
+  REQUIRE(uncapped.files.size() == 1);
+  CHECK(kc::readLog(uncapped.files[0]).range_records == 20000);
+  CHECK(uncapped.dropped.total() == 0);
+}
+
+TEST_CASE("rotated parts joined: one run in part order; missing parts are errors; old logs without the marker") {
+  const CapRun run = capRun(4096, 3, 100000, 2000);
+  REQUIRE(run.files.size() == 3);
+  std::vector<kc::LogData> parts;
+  uint64_t ranges = 0;
+  for (const auto& f : run.files) {
+    parts.push_back(kc::readLog(f));
+    ranges += parts.back().ranges.size();
+    CHECK(kc::runIdentity(parts.back()) == "h|7|100");
+  }
+  const std::vector<std::string> names{"r.kcount", "r.1.kcount", "r.2.kcount"};
+  const kc::LogData all = kc::joinRotatedParts(parts, names);
+  CHECK(all.intact());
+  CHECK(all.complete);
+  CHECK(all.parts == 3);
+  CHECK(all.ranges.size() == ranges);
+  CHECK(all.range_records == ranges);
+  CHECK(all.meta(kc::kMetaContinuedIn).empty());
+  CHECK(all.scopePath(1) == "step");
+
+  const kc::LogData gap = kc::joinRotatedParts({parts[0], parts[2]}, {names[0], names[2]});
+  CHECK(gap.damaged());
+  REQUIRE_FALSE(gap.issues.empty());
+  CHECK(gap.issues[0].message.find("part 1 not given") != std::string::npos);
+
+  const kc::LogData head = kc::joinRotatedParts({parts[0], parts[1]}, {names[0], names[1]});
+  CHECK(head.damaged());
+  bool named = false;
+  for (const auto& i : head.issues) named = named || i.message.find("continues in part 2, which was not given") != std::string::npos;
+  CHECK(named);
+
+  const kc::LogData no_first = kc::joinRotatedParts({parts[1], parts[2]}, {names[1], names[2]});
+  CHECK(no_first.damaged());
+
+  // A first file written before the marker existed: no continued_in_file, no End record. It still joins.
+  parts[0].metadata.erase(std::remove_if(parts[0].metadata.begin(), parts[0].metadata.end(),
+                                         [](const auto& kv) { return kv.first == kc::kMetaContinuedIn; }),
+                          parts[0].metadata.end());
+  CHECK_FALSE(parts[0].isContinuedPart());
+  const kc::LogData old = kc::joinRotatedParts(parts, names);
+  CHECK(old.intact());
+  CHECK(old.complete);
+  CHECK(old.ranges.size() == ranges);
+}
+
+TEST_CASE("duplicate names keep the .kcount extension and never look like a rotated part") {
+  CHECK(kc::duplicatePath("/x/same.kcount", 1) == "/x/same-1.kcount");
+  CHECK(kc::duplicatePath("/x/same.kcount", 12) == "/x/same-12.kcount");
+  CHECK(kc::duplicatePath("/x/log", 2) == "/x/log-2");
+  CHECK(kc::duplicatePath("/x.kcount/log", 2) == "/x.kcount/log-2");
+  CHECK(kc::duplicatePath("/x/.kcount", 1) == "/x/.kcount-1");
+  // A rotated part's name ends in ".N.kcount", a duplicate's in "-N.kcount".
+  CHECK(kc::rotatedPath("/x/same.kcount", 1) != kc::duplicatePath("/x/same.kcount", 1));
+  CHECK(kc::rotatedPath(kc::duplicatePath("/x/a.kcount", 1), 1) == "/x/a-1.1.kcount");
+  char dir[] = "/tmp/kcount-dup-test.XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string base = std::string(dir) + "/same.kcount";
+  { std::ofstream(base) << "keep"; }
+  {
+    kc::FileSink sink(base, 0600, 0, nullptr);
+    CHECK(sink.write("abc", 3));
+    CHECK(sink.path() == std::string(dir) + "/same-1.kcount");
   }
   std::filesystem::remove_all(dir);
 }

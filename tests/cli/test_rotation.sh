@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# KCOUNT_MAX_BYTES with KCOUNT_MAX_FILES on a real run of the library (an NVTX-only program, no GPU):
+# every file at most the cap and filled until the last one, ranges in the files plus the ranges counted as
+# not written equal to the ranges the library took, the warning names the right file; `kcount check` calls
+# non-last parts OK, `summary` reads the parts as one run in any argument order and names a missing part;
+# a taken name gets a duplicate name that keeps ".kcount".
+# Usage: test_rotation.sh BUILD_DIR NVTX_PROGRAM
+set -u
+build=$(cd "$1" && pwd)
+nvtx_prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+lib=$build/lib/libkcount.so
+kcount=$build/bin/kcount
+pass=0
+fail=0
+ok() { echo "PASS $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fail=$((fail + 1)); }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Ranges of one file, from `kcount check` ("records: ... N ranges").
+ranges_in() { "$kcount" check "$1" | sed -n 's/^records: .*, \([0-9]*\) ranges$/\1/p'; }
+
+for cap_steps in 4096:20000 64K:300000; do
+  cap=${cap_steps%%:*}
+  steps=${cap_steps##*:}
+  bytes=$cap
+  [[ $cap == 64K ]] && bytes=65536
+  d=$work/cap-$cap
+  mkdir -p "$d"
+  KCOUNT_MAX_BYTES=$cap KCOUNT_MAX_FILES=3 KCOUNT_OUTPUT=$d/r.kcount NVTX_INJECTION64_PATH=$lib \
+    "$nvtx_prog" "$steps" >/dev/null 2>"$d/err"
+  files=("$d/r.kcount" "$d/r.1.kcount" "$d/r.2.kcount")
+  # Ranges the program pushed: 2 per step, and 4 more (domain, ex, crossing, open at exit).
+  pushed=$((2 * steps + 4))
+  took=$(sed -n 's/.*log: .* ([0-9]* launches, [0-9]* kernels, \([0-9]*\) ranges.*/\1/p' "$d/err")
+  not_written=$(sed -n 's/.*not written: [0-9]* launches, [0-9]* kernels, \([0-9]*\) ranges.*/\1/p' "$d/err")
+  if [[ $(ls "$d" | grep -c 'kcount$') -eq 3 && -s ${files[0]} && -s ${files[1]} && -s ${files[2]} ]]; then
+    ok "$cap: three files r.kcount, r.1.kcount, r.2.kcount"
+  else
+    bad "$cap: files: $(ls -l "$d" | tr '\n' ' '); stderr: $(tr '\n' ' ' <"$d/err")"
+    continue
+  fi
+  sizes_ok=1
+  in_files=0
+  for f in "${files[@]}"; do
+    s=$(stat -c %s "$f")
+    # At most the cap, and filled: no more than the writer's reserve and one chunk's slack left.
+    if (( s > bytes || s < bytes - 1024 )); then sizes_ok=0; fi
+    in_files=$((in_files + $(ranges_in "$f")))
+  done
+  if [[ $sizes_ok -eq 1 ]]; then ok "$cap: each file at most $bytes bytes and filled ($(stat -c %s "${files[@]}" | tr '\n' ' '))"
+  else bad "$cap: sizes $(stat -c %s "${files[@]}" | tr '\n' ' ') for a cap of $bytes"; fi
+  if [[ $took == "$pushed" && -n $not_written && $((in_files + not_written)) -eq $pushed ]]; then
+    ok "$cap: $in_files ranges in the files + $not_written counted as not written == $pushed pushed"
+  else
+    bad "$cap: in files $in_files, not written '$not_written', library took '$took', pushed $pushed; stderr: $(tr '\n' ' ' <"$d/err")"
+  fi
+  if grep -q "log $d/r.2.kcount (its last file, 3 of KCOUNT_MAX_FILES=3) is full at KCOUNT_MAX_BYTES=$bytes" "$d/err" &&
+     grep -q "from file 3 ($d/r.2.kcount) on" "$d/err" && ! grep -q "r.kcount (its last\|r.1.kcount (its last" "$d/err"; then
+    ok "$cap: the warning names the last file (3 of 3) as the one that filled up"
+  else
+    bad "$cap: warning text: $(tr '\n' ' ' <"$d/err")"
+  fi
+  # check: non-last parts are complete parts (exit 0), the last part is closed (End record) with drops.
+  out0=$("$kcount" check "${files[0]}"); rc0=$?
+  out1=$("$kcount" check "${files[1]}"); rc1=$?
+  out2=$("$kcount" check "${files[2]}"); rc2=$?
+  if [[ $rc0 -eq 0 && $rc1 -eq 0 && $out0 == *"OK: rotated part 0, continued in part 1"* &&
+        $out1 == *"OK: rotated part 1, continued in part 2"* && $out0 != *INCOMPLETE* &&
+        $rc2 -eq 1 && $out2 == *"records_not_written = not written:"* && $out2 != *"no end record"* ]]; then
+    ok "$cap: check: parts 0 and 1 OK as rotated parts (exit 0); the last part closed, drops named (exit 1)"
+  else
+    bad "$cap: check exit $rc0 $rc1 $rc2: $(echo "$out0" | tail -1) / $(echo "$out1" | tail -1) / $(echo "$out2" | tail -1)"
+  fi
+  # summary: the parts in any order are one run.
+  sum=$("$kcount" summary "${files[2]}" "${files[0]}" "${files[1]}"); rc=$?
+  if [[ $rc -eq 0 && $(grep -c '^== ' <<<"$sum") -eq 1 && $sum == *"(3 rotated files joined)"* &&
+        $sum == *"== ${files[0]} + ${files[1]} + ${files[2]}"* && $sum != *"across"* ]]; then
+    ok "$cap: summary of the three files in another order: one run, parts in order"
+  else
+    bad "$cap: summary exit $rc: $(head -3 <<<"$sum" | tr '\n' ' ')"
+  fi
+  steps_json=$("$kcount" summary --format json "$d"/r*.kcount | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(len(j["logs"]))')
+  if [[ $steps_json == 1 ]]; then ok "$cap: summary --format json of r*.kcount: one log"; else bad "$cap: json logs: $steps_json"; fi
+  err=$("$kcount" summary "${files[0]}" "${files[2]}" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -eq 2 && $err == *"part 1 not given"* ]]; then ok "$cap: a missing part is named (exit 2)"
+  else bad "$cap: missing part: exit $rc: $err"; fi
+  err=$("$kcount" summary --salvage "${files[0]}" "${files[1]}" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -eq 0 && $err == *"continues in part 2, which was not given"* ]]; then ok "$cap: a missing last part is named; --salvage reports the rest"
+  else bad "$cap: missing last part: exit $rc: $err"; fi
+done
+
+# Duplicate names keep ".kcount" and do not collide with rotated parts.
+d=$work/dup
+mkdir -p "$d"
+for i in 1 2; do
+  KCOUNT_OUTPUT=$d/same.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 10 >/dev/null 2>"$d/err$i"
+done
+KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=2 KCOUNT_OUTPUT=$d/same.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 20000 \
+  >/dev/null 2>"$d/err3"
+names=$(cd "$d" && ls *.kcount | tr '\n' ' ')
+if [[ $names == "same-1.kcount same-2.kcount same-2.1.kcount same.kcount " || $names == "same-1.kcount same-2.1.kcount same-2.kcount same.kcount " ]] &&
+   "$kcount" check "$d/same-1.kcount" >/dev/null; then
+  ok "taken names: same-1.kcount, then same-2.kcount rotated into same-2.1.kcount; all match *.kcount"
+else
+  bad "duplicate names: $names; $(cat "$d"/err* | tr '\n' ' ')"
+fi
+out=$("$kcount" summary "$d"/*.kcount); rc=$?
+if [[ $rc -eq 0 && $(grep -c "^== $d" <<<"$out") -eq 3 ]]; then ok "summary of *.kcount: three runs (the rotated one joined)"
+else bad "summary of the duplicates: exit $rc, $(grep '^== ' <<<"$out" | tr '\n' ' ')"; fi
+
+echo "rotation: $pass passed, $fail failed"
+[[ $fail -eq 0 ]]

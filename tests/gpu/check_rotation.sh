@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Size cap and rotation on a real GPU: tests/gpu/launches.cu (exact launch and kernel counts, CUPTI
+# activity records arriving after their launches) recorded with KCOUNT_MAX_BYTES.
+#
+#     bash tests/gpu/check_rotation.sh BUILD_DIR        (BUILD_DIR/bin/kcount, BUILD_DIR/lib/libkcount.so)
+#
+# Environment: CAP (default 16K), OUT (default /tmp/kcount-rotation), PYTHON (default python3), PROGRAM
+# (default: launches.cu built with nvcc into OUT; e.g. build/bin/nvtx_ranges to try the script's
+# mechanics without a GPU). A few seconds in all.
+#
+# Rows ("NAME  PASS|FAIL  details"), table last; exit 1 if any row failed:
+#   t1 runs              the uncapped run, the run with room (KCOUNT_MAX_FILES=1000) and the run without
+#                        (KCOUNT_MAX_FILES=3) exit 0; the capped runs leave more than one file, each <= CAP
+#   t2 joined == one     `kcount summary` of all parts of the run with room, in reverse order: one log,
+#                        complete, whose totals (launches, kernels, unmatched kernels, launches without
+#                        kernel) and per-range instances/launches/kernels equal the uncapped run's exactly
+#                        (kernels in part k+1 join their launches in part k)
+#   t3 parts check OK    `kcount check` of every part but the last: exit 0, "OK: rotated part"
+#   t4 drops counted     KCOUNT_MAX_FILES=3: launches, kernels and ranges in the three files plus the
+#                        closing line's "not written" counts equal what the library took (closing "log:" line);
+#                        the warning names the third file as the last one
+set -u
+
+BUILD_DIR=${1:?usage: check_rotation.sh BUILD_DIR}
+BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
+KCOUNT=$BUILD_DIR/bin/kcount
+LIB=$BUILD_DIR/lib/libkcount.so
+PY=${PYTHON:-python3}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CAP=${CAP:-16K}
+OUTDIR=${OUT:-/tmp/kcount-rotation}
+rm -rf "$OUTDIR"
+mkdir -p "$OUTDIR"
+case $CAP in *K) CAP_BYTES=$(( ${CAP%K} * 1024 ));; *M) CAP_BYTES=$(( ${CAP%M} * 1048576 ));; *) CAP_BYTES=$CAP;; esac
+
+NAMES=(); STATUS=(); DETAIL=(); FAILED=0
+row() {
+  NAMES+=("$1"); STATUS+=("$2"); DETAIL+=("$3")
+  [[ $2 == PASS ]] || FAILED=1
+  echo "==> $1: $2 $3"
+}
+
+if [[ -z ${PROGRAM:-} ]]; then
+  PROGRAM=$OUTDIR/launches
+  if ! nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launches.cu" -lcuda -o "$PROGRAM" >"$OUTDIR/nvcc.err" 2>&1; then
+    row "t1 runs" FAIL "nvcc failed: $(head -c 300 "$OUTDIR/nvcc.err")"
+    PROGRAM=
+  fi
+fi
+
+record() {  # name max_files(0: no cap)
+  local d=$OUTDIR/$1
+  mkdir -p "$d"
+  if [[ $2 == 0 ]]; then
+    (cd "$d" && "$KCOUNT" run --output "$d/r.kcount" -- $PROGRAM >"$d/out" 2>"$d/err")
+  else
+    (cd "$d" && KCOUNT_MAX_BYTES=$CAP KCOUNT_MAX_FILES=$2 "$KCOUNT" run --output "$d/r.kcount" -- $PROGRAM >"$d/out" 2>"$d/err")
+  fi
+}
+
+if [[ -n $PROGRAM ]]; then
+  record plain 0; rc_plain=$?
+  record room 1000; rc_room=$?
+  record full 3; rc_full=$?
+  n_room=$(ls "$OUTDIR/room" | grep -c 'kcount$')
+  n_full=$(ls "$OUTDIR/full" | grep -c 'kcount$')
+  big=$(find "$OUTDIR/room" "$OUTDIR/full" -name '*.kcount' -size +"${CAP_BYTES}"c | tr '\n' ' ')
+  if [[ $rc_plain -eq 0 && $rc_room -eq 0 && $rc_full -eq 0 && $n_room -gt 1 && $n_full -eq 3 && -z $big ]]; then
+    row "t1 runs" PASS "exit 0 x3; $n_room files with room, 3 without; every file <= $CAP_BYTES bytes"
+  else
+    row "t1 runs" FAIL "exit $rc_plain/$rc_room/$rc_full, files $n_room/$n_full, over the cap: '$big'"
+  fi
+
+  mapfile -t parts < <(cd "$OUTDIR/room" && ls r*.kcount | sort -t. -k2 -n -r)
+  (cd "$OUTDIR/room" && "$KCOUNT" summary --format json "${parts[@]}") >"$OUTDIR/room.json" 2>"$OUTDIR/room.json.err"
+  "$KCOUNT" summary --format json "$OUTDIR/plain/r.kcount" >"$OUTDIR/plain.json" 2>/dev/null
+  cmp=$("$PY" - "$OUTDIR/plain.json" "$OUTDIR/room.json" <<'PYEOF'
+import json, sys
+a = json.load(open(sys.argv[1]))["logs"]
+b = json.load(open(sys.argv[2]))["logs"]
+if len(a) != 1 or len(b) != 1:
+    print(f"FAIL logs: {len(a)} uncapped, {len(b)} joined"); sys.exit()
+a, b = a[0], b[0]
+bad = []
+for k in ("launches", "kernels", "unmatched_kernels", "launches_without_kernel"):
+    if a["totals"][k] != b["totals"][k]:
+        bad.append(f"{k} {a['totals'][k]} vs {b['totals'][k]}")
+def rows(l):
+    return {r["path"]: (r["instances"], r["inclusive"]["launches"], r["inclusive"]["kernels"]) for r in l["ranges"]}
+ra, rb = rows(a), rows(b)
+for p in sorted(set(ra) | set(rb)):
+    if ra.get(p) != rb.get(p):
+        bad.append(f"{p}: {ra.get(p)} vs {rb.get(p)}")
+if not b["complete"] or not b["intact"]:
+    bad.append("joined log not complete/intact")
+print(("FAIL " + "; ".join(bad[:6])) if bad else
+      f"PASS {a['totals']['launches']} launches, {a['totals']['kernels']} kernels, {len(ra)} ranges equal")
+PYEOF
+)
+  row "t2 joined == one" "${cmp%% *}" "${cmp#* } ($(echo "${parts[@]}" | wc -w) parts, given in reverse order)"
+
+  bad_parts=""
+  for p in "${parts[@]:1}"; do  # every part but the last (the list is in reverse order)
+    out=$("$KCOUNT" check "$OUTDIR/room/$p"); rc=$?
+    [[ $rc -eq 0 && $out == *"OK: rotated part"* ]] || bad_parts+="$p(exit $rc) "
+  done
+  if [[ -z $bad_parts ]]; then row "t3 parts check OK" PASS "$(( ${#parts[@]} - 1 )) non-last parts: exit 0, OK: rotated part"
+  else row "t3 parts check OK" FAIL "$bad_parts"; fi
+
+  d=$OUTDIR/full
+  sum=$("$PY" - "$KCOUNT" "$d" <<'PYEOF'
+import re, subprocess, sys, os
+kcount, d = sys.argv[1], sys.argv[2]
+files = [os.path.join(d, f) for f in ("r.kcount", "r.1.kcount", "r.2.kcount")]
+have = [0, 0, 0]
+for f in files:
+    out = subprocess.run([kcount, "check", f], capture_output=True, text=True).stdout
+    m = re.search(r"^records: .*, (\d+) launches, (\d+) kernels, (\d+) ranges$", out, re.M)
+    if not m:
+        print(f"FAIL no records line for {f}"); sys.exit()
+    have = [h + int(x) for h, x in zip(have, m.groups())]
+err = open(os.path.join(d, "err")).read()
+took = re.search(r"log: .* \((\d+) launches, (\d+) kernels, (\d+) ranges", err)
+cut = re.search(r"not written: (\d+) launches, (\d+) kernels, (\d+) ranges", err)
+if not took:
+    print("FAIL no closing log: line"); sys.exit()
+cut_n = [int(x) for x in cut.groups()] if cut else [0, 0, 0]
+took_n = [int(x) for x in took.groups()]
+ok = all(h + c == t for h, c, t in zip(have, cut_n, took_n))
+warned = (not cut) or ("r.2.kcount (its last file, 3 of KCOUNT_MAX_FILES=3)" in err)
+print(("PASS " if ok and warned else "FAIL ") +
+      f"in files {have} + not written {cut_n} vs taken {took_n} (launches, kernels, ranges); warning names file 3: {warned}")
+PYEOF
+)
+  row "t4 drops counted" "${sum%% *}" "${sum#* }"
+fi
+
+echo
+for i in "${!NAMES[@]}"; do printf '%-20s %-5s %s\n' "${NAMES[$i]}" "${STATUS[$i]}" "${DETAIL[$i]}"; done
+exit $FAILED
