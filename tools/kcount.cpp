@@ -467,6 +467,10 @@ int kcountMain(int argc, char** argv) {
           }
           l.data = kc::selectTimeWindow(l.data, start + from, to > UINT64_MAX - start ? UINT64_MAX : start + to);
         }
+        if ((window || exp_segment >= 0) && l.data.launches.empty() && l.data.kernels.empty() &&
+            l.data.ranges.empty() && l.data.mem_ops.empty())
+          std::cerr << "kcount: " << l.path << ": warning: no record in the selected window; the output holds only "
+                    << "the log's definitions\n";
       }
       if (format == "chrome" && !force) {
         const kc::ChromeTraceEstimate est = kc::estimateChromeTrace(logs);

@@ -187,10 +187,12 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
 }
 
-/// Label of a range row in text tables: its escaped name (tree view) or path (flat views), and for a
-/// placeholder row (isPlaceholder) a note that no instance of it was recorded.
+/// Label of a range row in text tables: its escaped name (tree view) or path (flat views), shortened to
+/// kMaxNameColumn characters (elideMiddle), and for a placeholder row (isPlaceholder) a note that no
+/// instance of it was recorded.
 std::string rangeLabel(const LogData& d, const Summary& s, uint32_t id, bool tree) {
-  std::string label = tree ? displayName(d.str(d.scopes[id].name_id)) : displayPath(d, id);
+  // The name or path is shortened (a text table), the note is not.
+  std::string label = elideMiddle(tree ? displayName(d.str(d.scopes[id].name_id)) : displayPath(d, id));
   if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderNote);
   return label;
 }
@@ -589,7 +591,6 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   }
   t.right.assign(t.head.size(), true);
   t.right.front() = false;
-  t.elide = {0};
   if (opt.wide) {
     t.right.back() = false;
     t.right[t.head.size() - 2] = false;  // verdict
