@@ -270,7 +270,9 @@ void buildRangeTree(const LogData& log, Summary& s) {
   }
 }
 
-LogData selectSegment(const LogData& log, const SegmentBody& seg) {
+namespace {
+/// `log` without its records: definitions, stats, state and issues (what a selection keeps whole).
+LogData definitionsOf(const LogData& log) {
   LogData out;
   out.major = log.major;
   out.minor = log.minor;
@@ -286,8 +288,55 @@ LogData selectSegment(const LogData& log, const SegmentBody& seg) {
   out.last_intact_chunk = log.last_intact_chunk;
   out.last_intact_end = log.last_intact_end;
   out.chunks_skipped = log.chunks_skipped;
+  out.packed_chunks = log.packed_chunks;
+  out.after_end_offset = log.after_end_offset;
+  out.after_end_bytes = log.after_end_bytes;
+  out.after_end_is_log = log.after_end_is_log;
   out.file_bytes = log.file_bytes;
   out.issues = log.issues;
+  return out;
+}
+}  // namespace
+
+LogData selectTimeWindow(const LogData& log, uint64_t from_ns, uint64_t to_ns) {
+  LogData out = definitionsOf(log);
+  auto overlaps = [&](uint64_t begin, uint64_t end) { return begin <= to_ns && std::max(begin, end) >= from_ns; };
+  std::unordered_set<uint64_t> corr;  // correlation ids of the launches, kernels and memory operations selected
+  for (const auto& l : log.launches)
+    if (overlaps(l.enter_ns, l.exit_ns)) corr.insert(l.correlation_id);
+  for (const auto& k : log.kernels)
+    if (overlaps(k.start_ns, k.end_ns)) corr.insert(k.correlation_id);
+  for (const auto& m : log.mem_ops)
+    if (overlaps(m.start_ns, m.end_ns)) corr.insert(m.correlation_id);
+  for (const auto& l : log.launches)
+    if (corr.count(l.correlation_id)) out.launches.push_back(l);
+  for (const auto& k : log.kernels)
+    if (corr.count(k.correlation_id)) out.kernels.push_back(k);
+  for (const auto& m : log.mem_ops)
+    if (corr.count(m.correlation_id)) out.mem_ops.push_back(m);
+  for (const auto& r : log.ranges)
+    if (overlaps(r.begin_ns, r.end_ns)) out.ranges.push_back(r);
+  for (const auto& sg : log.segments)
+    if (overlaps(sg.start_ns, sg.stop_ns)) out.segments.push_back(sg);
+  return out;
+}
+
+std::pair<uint64_t, uint64_t> recordTimeSpan(const LogData& log) {
+  uint64_t lo = UINT64_MAX, hi = 0;
+  auto add = [&](uint64_t a, uint64_t b) {
+    lo = std::min(lo, a);
+    hi = std::max(hi, std::max(a, b));
+  };
+  for (const auto& l : log.launches) add(l.enter_ns, l.exit_ns);
+  for (const auto& k : log.kernels) add(k.start_ns, k.end_ns);
+  for (const auto& m : log.mem_ops) add(m.start_ns, m.end_ns);
+  for (const auto& r : log.ranges) add(r.begin_ns, r.end_ns);
+  if (lo == UINT64_MAX) return {0, 0};
+  return {lo, hi};
+}
+
+LogData selectSegment(const LogData& log, const SegmentBody& seg) {
+  LogData out = definitionsOf(log);
   out.segments = {seg};
   auto in = [&](uint64_t c) {
     return seg.first_correlation_id != 0 && c >= seg.first_correlation_id && c <= seg.last_correlation_id;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collector/log_reader.h"
@@ -93,6 +94,18 @@ struct Summary {
 /// in [start_ns, stop_ns], and every definition (strings, scopes, metadata, graph nodes, stats). A
 /// segment without a recorded launch selects no launch, kernel or memory operation.
 LogData selectSegment(const LogData& log, const SegmentBody& segment);
+
+/// The records of a time window [from_ns, to_ns] (the log's CLOCK_MONOTONIC ns, both included): ranges,
+/// launches, kernels and memory operations whose [begin, end] overlaps the window, plus the launch (API
+/// call) of every kernel or memory operation selected and the kernels and memory operations of every
+/// launch selected (so each launch-to-kernel pair is whole), and every definition (strings, scopes,
+/// metadata, graph nodes, stats) and the segments that overlap the window. Records keep their file
+/// order. O(records); `log` needs its records (readLog with keep_records).
+LogData selectTimeWindow(const LogData& log, uint64_t from_ns, uint64_t to_ns);
+
+/// Earliest and latest timestamp of any launch, kernel, range or memory operation of `log`, in ns;
+/// {0, 0} when it has none.
+std::pair<uint64_t, uint64_t> recordTimeSpan(const LogData& log);
 
 /// Per-window totals of a log, in file order (one per Segment record).
 struct SegmentTotals {

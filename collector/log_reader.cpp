@@ -73,6 +73,24 @@ void addIssue(LogData& log, ReadIssue::Severity sev, uint64_t offset, int64_t ch
 void error(LogData& log, uint64_t offset, int64_t chunk, std::string msg) {
   addIssue(log, ReadIssue::Severity::kError, offset, chunk, std::move(msg));
 }
+/// The first bytes of a file that is not a log, for the error message: hex, and as text when they are
+/// printable ("23 21 2f 62 ... (\"#!/bin/sh\\n...\")").
+std::string describeBytes(std::span<const uint8_t> b) {
+  static const char* hex = "0123456789abcdef";
+  std::string h, text;
+  bool printable = true;
+  for (uint8_t c : b) {
+    if (!h.empty()) h += ' ';
+    h += hex[c >> 4];
+    h += hex[c & 15];
+    if (c == '\n') text += "\\n";
+    else if (c == '\t') text += "\\t";
+    else if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') text += static_cast<char>(c);
+    else printable = false;
+  }
+  return printable ? h + " (\"" + text + "\")" : h;
+}
+
 void warning(LogData& log, uint64_t offset, int64_t chunk, std::string msg) {
   addIssue(log, ReadIssue::Severity::kWarning, offset, chunk, std::move(msg));
 }
@@ -812,10 +830,18 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
 
   FileHeader fh;
   Cursor c(bytes);
+  if (bytes.empty()) {
+    // No file header at all: nothing says this was ever a log (a process killed before its first write
+    // leaves such a file too).
+    log.not_a_log = true;
+    error(log, 0, -1,
+          "not a kcount log: empty file (0 bytes), no kcount file header (a log starts with \"KCOUNTLG\"; a "
+          "process killed before its first write leaves an empty file)");
+    return log;
+  }
   if (bytes.size() < sizeof(FileHeader) &&
-      (bytes.empty() ||
-       std::memcmp(bytes.data(), kLogMagic, std::min(bytes.size(), sizeof(kLogMagic))) == 0)) {
-    // Empty, or cut inside the file header: a log whose process wrote (almost) nothing.
+      std::memcmp(bytes.data(), kLogMagic, std::min(bytes.size(), sizeof(kLogMagic))) == 0) {
+    // Cut inside the file header: a log whose process wrote almost nothing.
     log.truncated = true;
     warning(log, bytes.size(), -1,
             "truncated at byte " + std::to_string(bytes.size()) + " in the file header (needs " +
@@ -823,7 +849,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     return log;
   }
   if (!c.read(fh) || std::memcmp(fh.magic, kLogMagic, sizeof(kLogMagic)) != 0) {
-    error(log, 0, -1, "not a kcount log");
+    log.not_a_log = true;
+    error(log, 0, -1, "not a kcount log: byte 0 holds " + describeBytes(bytes.first(std::min<size_t>(bytes.size(), 16))) +
+                          " (" + std::to_string(bytes.size()) + " bytes in all); a kcount log starts with \"KCOUNTLG\"");
     return log;
   }
   log.major = fh.major;

@@ -87,7 +87,8 @@ std::string namesOf(const DiffUnit& u, const std::set<std::string>& ids) {
 std::string plural(uint64_t n, const char* one, const char* many) { return n == 1 ? one : many; }
 
 /// "per instance of step: 3 in A, 3 in B" or totals when a side has no instances.
-std::string perUnit(const DiffUnit& a, const DiffUnit& b, uint64_t na, uint64_t nb, const std::string& unit) {
+std::string perUnit(const DiffUnit& a, const DiffUnit& b, uint64_t na, uint64_t nb, const std::string& full_unit) {
+  const std::string unit = elideMiddle(full_unit);  // a sentence: a long range name shortened (JSON "unit" keeps it)
   if (a.instances > 0 && b.instances > 0 && na % a.instances == 0 && nb % b.instances == 0)
     return fmt::format("{} per {} in A, {} in B", na / a.instances, unit, nb / b.instances);
   if (a.instances > 0 && b.instances > 0)
@@ -362,7 +363,8 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
       return both ? signedDuration(p, q) + " (" + percent(p, q) + ")" : std::string("-");
     };
     const bool has_cpu = r.path != kOverall && r.path != "(no range)" && r.path != kUnresolvedLabel;
-    cells.push_back({r.path == kOverall ? r.path : shownPath(a, b, r.path), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
+    // Long names are shortened in the table (the JSON keeps them whole).
+    cells.push_back({r.path == kOverall ? r.path : elideMiddle(shownPath(a, b, r.path)), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
                      dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
                      t(x, x.gpu_ns), t(y, y.gpu_ns), dt(x.gpu_ns, y.gpu_ns), has_cpu ? t(x, x.cpu_ns) : "-",
                      has_cpu ? t(y, y.cpu_ns) : "-", has_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
@@ -391,14 +393,14 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   for (const auto& r : j["ranges"]) {
     if (r["in"] != "both") continue;
     if (r["nesting_differs"].get<bool>()) {
-      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shownPath(a, b, r["path"]),
+      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", elideMiddle(shownPath(a, b, r["path"])),
                          rangeNames(r["children_a"]), rangeNames(r["children_b"]));
       nesting = true;
     }
   }
   for (const auto& r : j["ranges"])
     if (r["in"] != "both") {
-      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", shownPath(a, b, r["path"]));
+      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", elideMiddle(shownPath(a, b, r["path"])));
       nesting = true;
     }
   if (nesting) out << '\n';
@@ -415,7 +417,8 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     out << fmt::format("  only B  {:<13} {} ×{}\n", e["category"].get<std::string>(), e["short"].get<std::string>(),
                        e["count"].get<uint64_t>());
   for (const auto& v : j["verdicts"]) {
-    out << "\nverdict for " << (v["unit"] == kOverall ? std::string("the whole run") : shownPath(a, b, v["unit"]))
+    out << "\nverdict for "
+        << (v["unit"] == kOverall ? std::string("the whole run") : elideMiddle(shownPath(a, b, v["unit"])))
         << ":\n";
     for (const auto& line : v["lines"]) out << "  " << line.get<std::string>() << '\n';
   }

@@ -421,6 +421,73 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
   }
 }
 
+}  // namespace
+
+ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
+  // Bytes per event besides its names: the fixed JSON text of each event kind in writeLogEvents, with
+  // typical widths of its numbers (timestamps of 16 characters, pids and tids of 5 to 10).
+  constexpr uint64_t kRange = 120, kLaunch = 165, kKernel = 300, kFlow = 95, kMem = 215;
+  ChromeTraceEstimate e;
+  for (uint32_t li = 0; li < logs.size(); ++li) {
+    const LogData& d = logs[li].data;
+    std::vector<uint64_t> path_len(d.scopes.size()), name_len(d.scopes.size());
+    for (uint32_t s = 0; s < d.scopes.size(); ++s) {
+      path_len[s] = d.scopePath(s).size() + 2;
+      name_len[s] = s == kRootScope ? path_len[s] : d.str(d.scopes[s].name_id).size() + 2;
+    }
+    auto pathLen = [&](uint32_t s) -> uint64_t { return s < path_len.size() ? path_len[s] : 24; };
+    std::unordered_map<uint64_t, uint32_t> scope_of_corr;  // launch's range, for its kernels
+    scope_of_corr.reserve(d.launches.size());
+    std::unordered_map<uint64_t, uint32_t> kernels_of_corr;
+    for (const auto& k : d.kernels) ++kernels_of_corr[k.correlation_id];
+    for (const auto& m : d.mem_ops) ++kernels_of_corr[m.correlation_id];
+    for (const auto& r : d.ranges) {
+      const uint64_t n = (r.scope_id < name_len.size() ? name_len[r.scope_id] : 24) + pathLen(r.scope_id);
+      if (r.flags & kRangeProcessWide) {
+        e.events += 2;
+        e.bytes += 2 * kRange + n;
+      } else {
+        e.events += 1;
+        e.bytes += kRange + n;
+      }
+    }
+    for (const auto& l : d.launches) {
+      scope_of_corr.emplace(l.correlation_id, l.scope_id);
+      e.events += 1;
+      e.bytes += kLaunch + d.str(l.api_id).size() + pathLen(l.scope_id);
+      if (kernels_of_corr.count(l.correlation_id)) {
+        e.events += 1;
+        e.bytes += kFlow;
+      }
+    }
+    std::unordered_map<uint32_t, uint64_t> kernel_name_len;  // short + demangled name, quoted
+    for (const auto& k : d.kernels) {
+      auto it = kernel_name_len.find(k.name_id);
+      if (it == kernel_name_len.end()) {
+        const std::string_view raw = d.str(k.name_id);
+        it = kernel_name_len.emplace(k.name_id, shortKernelName(raw).size() + demangleKernelName(raw).size() + 4).first;
+      }
+      e.events += 1;
+      e.bytes += kKernel + it->second;
+      auto launch = scope_of_corr.find(k.correlation_id);
+      if (launch != scope_of_corr.end()) {
+        e.events += 1;
+        e.bytes += kFlow + pathLen(launch->second);
+      } else {
+        e.bytes += 4;  // "range":null
+      }
+    }
+    for (const auto& m : d.mem_ops) {
+      auto launch = scope_of_corr.find(m.correlation_id);
+      e.events += launch != scope_of_corr.end() ? 2 : 1;
+      e.bytes += kMem + (launch != scope_of_corr.end() ? kFlow + pathLen(launch->second) : 4);
+    }
+  }
+  return e;
+}
+
+namespace {
+
 // ---------------------------------------------------------------------------------------------------
 // Tables
 

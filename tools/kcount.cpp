@@ -1,13 +1,18 @@
 // kcount command line: summary, kernels, check, run, export, report. See docs/usage.md.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "collector/parse.h"
 #include "tools/cli_checks.h"
 #include "tools/ctl.h"
 #include "tools/export.h"
@@ -24,6 +29,10 @@ kc::JoinOptions g_join;  // set by --graph-view
 /// Most kernels `summary --top` lists per range (a range has at most this many names worth reading).
 constexpr int kMaxTop = 10000;
 constexpr long long kMaxOccurrences = 1000000000000LL;  // ctl --count/--skip: 10^12 range occurrences
+/// Default `export --max-mb`: the Chrome trace size above which export refuses without --force.
+/// chrome://tracing and the Perfetto UI load a JSON trace into the browser's memory; traces of a few
+/// hundred MB and more fail to open there (Perfetto's docs advise its trace processor for larger ones).
+constexpr double kDefaultMaxTraceMb = 256;
 
 /// Every log read into memory (records kept), or with `streaming` summarized in one pass (no records kept:
 /// enough for summary tables and JSON). The files of one rotated log, in any order, are one log.
@@ -39,6 +48,35 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths, bool s
     logs.push_back(std::move(l));
   }
   return logs;
+}
+
+/// Time zero of `--from/--to`: the log's start_ns metadata (when the library started), else its first
+/// record.
+uint64_t logStartNs(const kc::LogData& d) {
+  const std::string text = d.meta("start_ns");
+  uint64_t v = 0;
+  if (!text.empty() && std::from_chars(text.data(), text.data() + text.size(), v).ec == std::errc() && v > 0)
+    return v;
+  return kc::recordTimeSpan(d).first;
+}
+
+/// "the log spans 0 to 12.3 s" (the longest of the logs), for the export size message.
+std::string spanText(const std::vector<kc::LoadedLog>& logs) {
+  uint64_t end = 0;
+  for (const auto& l : logs) {
+    const uint64_t start = logStartNs(l.data), last = kc::recordTimeSpan(l.data).second;
+    end = std::max(end, last > start ? last - start : 0);
+  }
+  return "the log" + std::string(logs.size() > 1 ? "s span" : " spans") + " 0 to " + kc::formatDuration(end);
+}
+
+/// " --segment N (one of the log's 3 capture windows, 0 to 2)," or "" for logs without capture windows,
+/// for the export size message.
+std::string segmentsText(const std::vector<kc::LoadedLog>& logs) {
+  size_t n = 0;
+  for (const auto& l : logs) n = std::max(n, l.data.segments.size());
+  if (n < 2) return "";
+  return fmt::format(" --segment N (one of the {} capture windows, 0 to {}),", n, n - 1);
 }
 
 void printIssues(const kc::LoadedLog& l) {
@@ -67,7 +105,14 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
       continue;
     }
     printIssues(l);
-    if (!salvage) {
+    if (l.data.not_a_log) {
+      // Nothing to salvage: --salvage is not suggested.
+      if (salvage) std::cerr << "kcount: " << l.path << ": nothing intact to report (not a kcount log)\n";
+      rc = 2;
+    } else if (!salvage && l.data.chunks_read == 0) {
+      std::cerr << "kcount: " << l.path << ": damaged log with nothing intact (no chunk could be read)\n";
+      rc = 2;
+    } else if (!salvage) {
       std::cerr << "kcount: " << l.path << ": damaged log; --salvage reports the intact part\n";
       rc = 2;
     } else if (l.data.chunks_read == 0) {
@@ -100,7 +145,9 @@ int kcountMain(int argc, char** argv) {
   auto* summary = app.add_subcommand("summary", "per-range table of launches, kernels and time");
   summary->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
   summary->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
-  summary->add_option("--view", view, "tree (inclusive, indented), inclusive (flat paths) or innermost (exclusive)")
+  summary->add_option("--view", view, "tree (inclusive, indented), inclusive (flat paths) or innermost (launches, kernels and GPU time "
+                  "exclusive: made while the range was innermost; CPU time stays the range's wall time, its "
+                  "children's included)")
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
   summary->add_option("--top", top, "kernels listed per range (0: none)")->check(kc::wholeNumber(0, kMaxTop));
   summary->add_flag("--full-names", full_names, "show full demangled kernel names");
@@ -150,6 +197,28 @@ int kcountMain(int argc, char** argv) {
       ->required()->check(CLI::IsMember({"chrome", "sqlite", "csv", "json"}));
   exp->add_option("-o,--output", output, "output file (a folder for csv)")->required();
   exp->add_flag("--salvage", salvage, "export the intact part of a damaged log (exit 0 if any)");
+  long long exp_segment = -1;
+  exp->add_option("--segment", exp_segment, "only capture window N (its Segment record's index; format 1.2)")
+      ->check(kc::wholeNumber(0, UINT32_MAX));
+  std::string from_text, to_text;
+  auto durationCheck = CLI::Validator(
+      [](std::string& in) -> std::string {
+        return kc::parseDurationNs(in) ? std::string() : "Value " + in + " is not a duration (2.5s, 300ms, 40us, 1200ns; a plain number is seconds)";
+      },
+      "TIME");
+  exp->add_option("--from", from_text,
+                  "only records that overlap the window from this time after the log's start (2.5s, 300ms, 40us, "
+                  "1200ns; a plain number is seconds)")
+      ->check(durationCheck);
+  exp->add_option("--to", to_text, "end of that window, after the log's start (default: the end of the log)")
+      ->check(durationCheck);
+  double max_mb = kDefaultMaxTraceMb;
+  exp->add_option("--max-mb", max_mb,
+                  "chrome: refuse a trace estimated above this many MB (default 256; viewers of JSON traces fail "
+                  "above a few hundred MB)")
+      ->check(kc::positiveDecimal(1e9));
+  bool force = false;
+  exp->add_flag("--force", force, "chrome: write the trace whatever its estimated size");
 
   auto* html = app.add_subcommand("report", "one self-contained HTML page: range tree chart, kernels, A vs B for two logs");
   html->add_option("logs", paths, "log files (two: side by side)")->required()->check(CLI::ExistingFile);
@@ -209,7 +278,19 @@ int kcountMain(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every usage error exits 2, as documented (CLI11's own codes vary).
-    return app.exit(e) == 0 ? 0 : 2;
+    if (app.exit(e) == 0) return 0;
+    // A file whose name starts with '-' is read as an option (its letters as short flags): say how to
+    // name it.
+    for (int i = 2; i < argc; ++i) {
+      const std::string a(argv[i]);
+      if (a == "--") break;
+      std::error_code ec;
+      if (a.size() > 1 && a[0] == '-' && std::filesystem::exists(a, ec))
+        std::cerr << "kcount: \"" << a << "\" is a file, but a name starting with '-' is read as an option: put "
+                  << "file names after \"--\" (kcount " << argv[1] << " [OPTIONS] -- \"" << a
+                  << "\") or write it as \"./" << a << "\"\n";
+    }
+    return 2;
   }
 
   try {
@@ -227,6 +308,14 @@ int kcountMain(int argc, char** argv) {
       if (logs.empty()) return rc;
       if (segment >= 0) {
         for (auto& l : logs) {
+          if (l.data.summary_mode) {
+            // Snapshots are cumulative tallies of the whole run: nothing in them is per capture window.
+            std::cerr << "kcount: " << l.path
+                      << ": --segment: a summary-mode log (KCOUNT_MODE=summary) has no capture windows and no "
+                         "records to select by window, only cumulative snapshots; kcount summary --series shows "
+                         "the change between snapshots, or record with KCOUNT_MODE=trace\n";
+            return 2;
+          }
           const kc::SegmentBody* found = nullptr;
           for (const auto& sg : l.data.segments)
             if (sg.index == static_cast<uint64_t>(segment)) found = &sg;
@@ -354,6 +443,49 @@ int kcountMain(int argc, char** argv) {
                                    "tallies, not individual launches, kernels or ranges, so there is nothing to "
                                    "export record by record; use kcount summary or kernels (--format json|csv), "
                                    "or record with KCOUNT_MODE=trace");
+      // Narrowing: one capture window and/or a time window, for every format.
+      const bool window = !from_text.empty() || !to_text.empty();
+      for (auto& l : logs) {
+        if (exp_segment >= 0) {
+          const kc::SegmentBody* found = nullptr;
+          for (const auto& sg : l.data.segments)
+            if (sg.index == static_cast<uint64_t>(exp_segment)) found = &sg;
+          if (found == nullptr) {
+            std::cerr << "kcount: " << l.path << ": no segment " << exp_segment << " (the log has "
+                      << l.data.segments.size() << " capture windows)\n";
+            return 2;
+          }
+          const kc::SegmentBody sg = *found;
+          l.data = kc::selectSegment(l.data, sg);
+        }
+        if (window) {
+          const uint64_t start = logStartNs(l.data);
+          const uint64_t from = from_text.empty() ? 0 : *kc::parseDurationNs(from_text);
+          const uint64_t to = to_text.empty() ? UINT64_MAX - start : *kc::parseDurationNs(to_text);
+          if (to < from) {
+            std::cerr << "kcount: export: --to " << to_text << " is before --from " << from_text << '\n';
+            return 2;
+          }
+          l.data = kc::selectTimeWindow(l.data, start + from, to > UINT64_MAX - start ? UINT64_MAX : start + to);
+        }
+        if ((window || exp_segment >= 0) && l.data.launches.empty() && l.data.kernels.empty() &&
+            l.data.ranges.empty() && l.data.mem_ops.empty())
+          std::cerr << "kcount: " << l.path << ": warning: no record in the selected window; the output holds only "
+                    << "the log's definitions\n";
+      }
+      if (format == "chrome" && !force) {
+        const kc::ChromeTraceEstimate est = kc::estimateChromeTrace(logs);
+        const double mb = static_cast<double>(est.bytes) / 1e6;
+        if (mb > max_mb) {
+          std::cerr << fmt::format(
+              "kcount: export: the Chrome trace would be about {:.1f} MB ({} events), above --max-mb {:g}: "
+              "chrome://tracing and the Perfetto UI fail to open JSON traces of a few hundred MB. Nothing was "
+              "written. Narrow it with --from/--to TIME (time after the log's start; {}),{} or export "
+              "--format sqlite for SQL queries; --force writes it anyway\n",
+              mb, est.events, max_mb, spanText(logs), segmentsText(logs));
+          return 2;
+        }
+      }
       if (format == "sqlite") {
         kc::writeSqlite(output, logs);
       } else if (format == "csv") {

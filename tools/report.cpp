@@ -26,13 +26,18 @@ size_t displayWidth(std::string_view s) {
   return n;
 }
 
-/// Plain-text table: columns padded to their widest cell, numbers right-aligned.
+/// Plain-text table: columns padded to their widest cell, numbers right-aligned. Cells of the columns
+/// marked in `elide` are shortened to kMaxNameColumn characters (elideMiddle).
 struct Table {
   std::vector<std::string> head;
   std::vector<bool> right;
   std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> elide;  // column indexes
 
-  void print(std::ostream& out) const {
+  void print(std::ostream& out) {
+    for (auto& r : rows)
+      for (size_t c : elide)
+        if (c < r.size()) r[c] = elideMiddle(r[c]);
     std::vector<size_t> w(head.size(), 0);
     for (size_t i = 0; i < head.size(); ++i) w[i] = displayWidth(head[i]);
     for (const auto& r : rows)
@@ -133,20 +138,26 @@ std::string snapshotLine(const LoadedLog& l) {
   return s;
 }
 
-/// The footer's one-line state of the log: complete, incomplete, salvaged from damage, or followed by
-/// bytes after its end record. A log that is not intact is never called complete.
-std::string logStateLine(const LogData& d) {
+/// The footer's one-line state of the log: complete (clean or lossy), incomplete, salvaged from damage, or
+/// followed by bytes after its end record. A log that is not intact is never called complete.
+std::string logStateLine(const LoadedLog& l) {
+  const LogData& d = l.data;
+  const LogLosses loss = logLosses(l);
+  const std::string lossy = loss.any() ? "; LOSSY: " + loss.text() : "";
   if (!d.intact())
     return std::string("log DAMAGED: numbers are from the intact part only (salvaged; see the errors below)") +
-           (d.complete ? "" : "; no end record");
+           (d.complete ? "" : "; no end record") + lossy;
   if (d.dataAfterEnd())
-    return fmt::format("log complete up to byte {}; the {} bytes after its end record are not read{}",
+    return fmt::format("log complete up to byte {}; the {} bytes after its end record are not read{}{}",
                        d.after_end_offset, d.after_end_bytes,
-                       d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
+                       d.after_end_is_log ? " (a second log starts there: files concatenated)" : "", lossy);
   const std::string parts = d.parts > 1 ? fmt::format(" ({} rotated files joined)", d.parts) : std::string();
   if (d.isContinuedPart())
-    return fmt::format("rotated part {} of a log, continued in part {} (not given)", d.rotationPart(), d.continuedInPart());
-  return (d.complete ? "log complete" : "log INCOMPLETE (no end record)") + parts;
+    return fmt::format("rotated part {} of a log, continued in part {} (not given)", d.rotationPart(),
+                       d.continuedInPart()) + lossy;
+  if (!d.complete) return "log INCOMPLETE (no end record)" + lossy;
+  if (loss.any()) return "log complete but LOSSY: " + loss.text() + "; the numbers above undercount" + parts;
+  return "log complete" + parts;
 }
 
 /// True for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time=off): kernels were counted at their
@@ -184,15 +195,17 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                          formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
                          t.launches, t.kernels, t.unmatched_kernels, formatDuration(t.gpu_ns));
   }
-  out << logStateLine(l.data) << '\n';
+  out << logStateLine(l) << '\n';
   for (const auto& i : l.data.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
 }
 
-/// Label of a range row in text tables: its escaped name (tree view) or path (flat views), and for a
-/// placeholder row (isPlaceholder) a note that no instance of it was recorded.
+/// Label of a range row in text tables: its escaped name (tree view) or path (flat views), shortened to
+/// kMaxNameColumn characters (elideMiddle), and for a placeholder row (isPlaceholder) a note that no
+/// instance of it was recorded.
 std::string rangeLabel(const LogData& d, const Summary& s, uint32_t id, bool tree) {
-  std::string label = tree ? displayName(d.str(d.scopes[id].name_id)) : displayPath(d, id);
+  // The name or path is shortened (a text table), the note is not.
+  std::string label = elideMiddle(tree ? displayName(d.str(d.scopes[id].name_id)) : displayPath(d, id));
   if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderNote);
   return label;
 }
@@ -269,6 +282,63 @@ RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instan
   // Without GPU times (KCOUNT_GPU_TIME=0) there is nothing to weigh CPU time against: no verdict.
   if (!gpuTimeOff(log)) y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels);
   return y;
+}
+
+std::string elideMiddle(std::string_view s, size_t max_width) {
+  if (max_width < 5) max_width = 5;
+  std::vector<size_t> starts;  // byte offset of each UTF-8 character
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+  if (starts.size() <= max_width) return std::string(s);
+  const size_t keep = max_width - 1;  // characters kept around the "…"
+  const size_t head = (keep + 1) / 2, tail = keep - head;
+  return std::string(s.substr(0, starts[head])) + "…" + std::string(s.substr(starts[starts.size() - tail]));
+}
+
+std::string LogLosses::text() const {
+  if (counters.empty()) return {};
+  std::string parts;
+  for (const auto& c : counters) {
+    if (!parts.empty()) parts += ", ";
+    parts += fmt::format("{}: {}{}", c.name, c.count, c.cause.empty() ? "" : " (" + c.cause + ")");
+  }
+  if (records > 0) return fmt::format("{} records dropped while recording ({})", records, parts);
+  if (bytes > 0) return fmt::format("{} bytes not written while recording ({})", bytes, parts);
+  return fmt::format("lost while recording: {}", parts);
+}
+
+LogLosses logLosses(const LoadedLog& l) {
+  LogLosses out;
+  const StatsBody& st = l.data.stats;
+  enum Unit { kRecords, kBytes, kBuffers };  // buffers refused: their records are in CUPTI's count
+  auto add = [&](const char* name, const char* key, uint64_t n, const char* cause, Unit unit) {
+    if (n == 0) return;
+    out.counters.push_back({name, key, n, cause});
+    if (unit == kRecords) out.records += n;
+    else if (unit == kBytes) out.bytes += n;
+  };
+  add("host records", "dropped_host_records", st.dropped_host_records, "KCOUNT_MAX_HOST_MB", kRecords);
+  add("activity records", "dropped_activity_records", st.dropped_activity_records, "dropped by CUPTI", kRecords);
+  add("activity buffers refused", "activity_buffers_refused", st.activity_buffers_refused, "KCOUNT_MAX_ACTIVITY_MB",
+      kBuffers);
+  add("late activity records", "late_activity_records", st.late_activity_records, "delivered after the log closed",
+      kRecords);
+  add("bytes not written", "bytes_dropped", st.bytes_dropped, "disk full, unwritable, or KCOUNT_MAX_BYTES", kBytes);
+  if (l.summary.snapshot >= 0 && static_cast<size_t>(l.summary.snapshot) < l.data.snapshots.size()) {
+    const SnapshotBeginBody& b = l.data.snapshots[static_cast<size_t>(l.summary.snapshot)].begin;
+    add("tallies dropped", "dropped_tallies", b.dropped_tallies, "KCOUNT_MAX_KEYS", kRecords);
+    add("launches evicted from the correlation window", "evicted_launches", b.evicted_launches, "", kRecords);
+  }
+  return out;
+}
+
+std::string logState(const LoadedLog& l) {
+  const LogData& d = l.data;
+  if (!d.intact()) return "damaged";
+  if (d.dataAfterEnd()) return "data after end";
+  if (d.isContinuedPart()) return "rotated part";
+  if (!d.complete) return "incomplete";
+  return logLosses(l).any() ? "complete, lossy" : "complete";
 }
 
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
@@ -535,6 +605,15 @@ json summaryJson(const LoadedLog& l) {
            {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
   out["mode"] = d.summary_mode ? "summary" : "trace";
   out["gpu_time"] = !gpuTimeOff(d);  // false: KCOUNT_GPU_TIME=0, every gpu_ns is 0 (not measured)
+  {
+    const LogLosses loss = logLosses(l);
+    json counters = json::object();
+    for (const auto& c : loss.counters) counters[c.json_key] = c.count;
+    out["state"] = logState(l);
+    out["lossy"] = loss.any();
+    out["drops"] = json{{"records", loss.records}, {"bytes", loss.bytes}, {"counters", counters},
+                        {"text", loss.text()}};
+  }
   if (d.summary_mode) {
     json snap = nullptr;
     if (s.snapshot >= 0) {
@@ -638,7 +717,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(verdict);
       row.push_back(top);
     } else if (!ly.verdict.empty() || !top.empty()) {
-      std::string note = "  " + rowPath(d, id) + ": ";
+      std::string note = "  " + elideMiddle(rowPath(d, id)) + ": ";
       note += ly.verdict.empty() ? "" : ly.verdict;
       if (!top.empty()) note += (ly.verdict.empty() ? "" : "; ") + std::string("top: ") + top;
       notes.push_back(std::move(note));
@@ -762,7 +841,8 @@ std::string rangesText(const std::map<std::string, uint64_t>& ranges, size_t lim
       s += fmt::format(", +{} more", v.size() - limit);
       break;
     }
-    s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", v[i].first, v[i].second);
+    // The table's names are shortened (limit > 0); CSV (limit 0) keeps them whole.
+    s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", limit > 0 ? elideMiddle(v[i].first) : v[i].first, v[i].second);
   }
   return s;
 }
@@ -838,6 +918,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     t.head.insert(t.head.begin(), "log");
     t.right.insert(t.right.begin(), false);
   }
+  if (!full_names) t.elide = {several ? size_t(1) : size_t(0)};
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   for (const auto& [label, _, r] : kernelRowsPerLog(logs)) {
     const DecodedKernel d = decodeKernelName(r.name);
@@ -855,6 +936,9 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     t.rows.push_back(std::move(row));
   }
   t.print(out);
+  if (!t.rows.empty())
+    out << "-: not in the kernel name (nothing is guessed: cuBLAS nvjet names, for one, carry no element type; "
+           "docs/kernel-names.md)\n";
 }
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
@@ -877,54 +961,60 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
   out << "== " << l.path << '\n';
+  if (d.not_a_log) {
+    // No header: no version, records or join to report.
+    for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
+    out << "NOT A KCOUNT LOG\n";
+    return 2;
+  }
   out << fmt::format("format version {}.{}, {} bytes, {} chunks read ({} packed), {} chunks skipped\n", d.major,
                      d.minor, d.file_bytes, d.chunks_read, d.packed_chunks, d.chunks_skipped);
   for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
-  out << fmt::format("records: {} strings, {} scopes, {} launches, {} kernels, {} ranges\n",
-                     d.strings.size() - 1, d.scopes.size() - 1, d.launch_records, d.kernel_records,
-                     d.range_records);
-  if (d.has_stats) {
-    const StatsBody& st = d.stats;
-    out << fmt::format(
-        "stats: {} launches, {} kernels, {} ranges written; dropped {} host records, {} activity records, "
-        "{} activity buffers refused, {} late activity records, {} bytes; {} NVTX pops with no push\n",
-        st.launches, st.kernels, st.ranges, st.dropped_host_records, st.dropped_activity_records,
-        st.activity_buffers_refused, st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
+  if (d.chunks_read == 0) {
+    out << "records: none (no chunk could be read)\n";
   } else {
-    out << "stats: none (the log has no stats record)\n";
+    out << fmt::format("records: {} strings, {} scopes, {} launches, {} kernels, {} ranges\n",
+                       d.strings.size() - 1, d.scopes.size() - 1, d.launch_records, d.kernel_records,
+                       d.range_records);
+    if (d.has_stats) {
+      const StatsBody& st = d.stats;
+      out << fmt::format(
+          "stats: {} launches, {} kernels, {} ranges written; dropped {} host records, {} activity records, "
+          "{} activity buffers refused, {} late activity records, {} bytes; {} NVTX pops with no push\n",
+          st.launches, st.kernels, st.ranges, st.dropped_host_records, st.dropped_activity_records,
+          st.activity_buffers_refused, st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
+    } else {
+      out << "stats: none (the log has no stats record)\n";
+    }
+    out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
+                       s.launches_without_kernel);
+    out << snapshotLine(l);
+    if (s.join_window_evicted > 0)
+      out << fmt::format("join window: {} launches or kernels waited longer than the streaming join holds them; "
+                         "the join counts above are approximate\n",
+                         s.join_window_evicted);
   }
-  out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
-                     s.launches_without_kernel);
-  out << snapshotLine(l);
-  if (s.join_window_evicted > 0)
-    out << fmt::format("join window: {} launches or kernels waited longer than the streaming join holds them; "
-                       "the join counts above are approximate\n",
-                       s.join_window_evicted);
   for (const auto& i : d.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
-  uint64_t lost = d.stats.dropped_host_records + d.stats.dropped_activity_records +
-                  d.stats.activity_buffers_refused + d.stats.late_activity_records + d.stats.bytes_dropped;
-  if (s.snapshot >= 0) {  // summary mode: tallies dropped at the key cap, launches pushed out of the window
-    const SnapshotBeginBody& b = d.snapshots[static_cast<size_t>(s.snapshot)].begin;
-    lost += b.dropped_tallies + b.evicted_launches;
-  }
+  const LogLosses loss = logLosses(l);
+  if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;
   const bool part = d.isContinuedPart();  // a non-last file of a rotated log: complete as a part
   if (!d.intact()) rc = 2;
-  else if ((!d.complete && !part) || lost > 0 || d.dataAfterEnd()) rc = 1;
+  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd()) rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
   else if (d.dataAfterEnd())
     out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
                        d.after_end_bytes, d.after_end_offset,
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
-  else if (part && lost == 0)
+  else if (part && !loss.any())
     out << fmt::format("OK: rotated part {}, continued in part {} (the log's End record is in its last part)\n",
                        d.rotationPart(), d.continuedInPart());
   else if (!d.complete && !part)
     out << "INCOMPLETE (no end record)\n";
-  else if (lost > 0)
-    out << "INCOMPLETE (records or bytes dropped while recording: see stats)\n";
+  else if (loss.any())
+    out << "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)\n";
   else
     out << "OK\n";
   return rc;

@@ -60,6 +60,14 @@ std::string displayName(std::string_view name);
 /// LogData::scopePath() for ids out of range or a broken parent chain.
 std::string displayPath(const LogData& log, uint32_t scope_id);
 
+/// Widest range or kernel name column of the text tables (summary, kernels, diff), in display columns
+/// (UTF-8 characters): a longer name is shortened in the middle with elideMiddle(). JSON and CSV keep
+/// full names.
+inline constexpr size_t kMaxNameColumn = 60;
+/// `s` if it is at most `max_width` UTF-8 characters (`max_width` >= 5), else its head and tail joined by
+/// "…" so that the result is exactly `max_width` characters; never cuts inside a UTF-8 sequence.
+std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
+
 enum class SummaryView { kTree, kInclusive, kInnermost };
 
 struct SummaryOptions {
@@ -121,8 +129,32 @@ nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs);
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names);
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names);
 
-/// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record) but undamaged,
-/// 2 damaged (an error, or a truncated tail) or unreadable.
+/// Records lost while recording, from the log's Stats record and (summary mode) the snapshot used: each
+/// non-zero counter with its name and the setting that bounds it. A lossy log can be complete and intact;
+/// its numbers undercount.
+struct LogLosses {
+  struct Counter {
+    std::string name;  // "host records", "activity records", ... (the JSON key: json_key)
+    std::string json_key;
+    uint64_t count = 0;
+    std::string cause;  // what caps it, e.g. "KCOUNT_MAX_HOST_MB"; "" when none applies
+  };
+  std::vector<Counter> counters;  // non-zero counters only, in a fixed order
+  uint64_t records = 0;           // sum of the record counters (bytes not written excluded)
+  uint64_t bytes = 0;             // bytes not written (disk full, size cap)
+  bool any() const { return !counters.empty(); }
+  /// "N records dropped while recording (host records: N (KCOUNT_MAX_HOST_MB), ...)"; "" if none.
+  std::string text() const;
+};
+LogLosses logLosses(const LoadedLog& log);
+
+/// The one-line state of a log in reports: "complete", "complete, lossy", "incomplete", "damaged" or
+/// "data after end" (a lossy log that is also incomplete or damaged says the stronger state).
+std::string logState(const LoadedLog& log);
+
+/// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
+/// record) or lossy (records dropped while recording: a DROPS line names the counters), 2 damaged (an
+/// error, or a truncated tail), unreadable, or not a kcount log (then only what byte 0 holds is printed).
 int printCheck(std::ostream& out, const LoadedLog& log);
 
 }  // namespace kc

@@ -60,6 +60,29 @@ std::string findTorchHelper(const std::string& lib) {
   return "";
 }
 
+std::string outputIsTerminalOrStdout(const std::string& path) {
+  if (path.empty()) return "";
+  if (path == "/dev/tty") return "the terminal";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return "";
+  struct stat null_st {};
+  const bool is_null = ::stat("/dev/null", &null_st) == 0 && st.st_dev == null_st.st_dev && st.st_ino == null_st.st_ino;
+  if (is_null) return "";  // a deliberate "write nothing"
+  // The file kcount's stdout or stderr goes to (/dev/stdout, /dev/fd/2, or the same file by name).
+  for (int fd : {1, 2}) {
+    struct stat fd_st {};
+    if (::fstat(fd, &fd_st) == 0 && fd_st.st_dev == st.st_dev && fd_st.st_ino == st.st_ino)
+      return fd == 1 ? "kcount's standard output" : "kcount's standard error";
+  }
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISCHR(st.st_mode) && ::isatty(STDIN_FILENO) && [&] {
+        struct stat in_st {};
+        return ::fstat(STDIN_FILENO, &in_st) == 0 && in_st.st_rdev == st.st_rdev;
+      }())
+    return "the terminal";
+  return "";
+}
+
 int runCommand(const RunOptions& opt) {
   if (opt.command.empty()) {
     std::fprintf(stderr, "kcount run: no command given (usage: kcount run [options] -- CMD ARGS...)\n");
@@ -67,6 +90,16 @@ int runCommand(const RunOptions& opt) {
   }
   if (opt.inject != "preload" && opt.inject != "cuda") {
     std::fprintf(stderr, "kcount run: --inject must be 'preload' or 'cuda', not '%s'\n", opt.inject.c_str());
+    return 2;
+  }
+  // The log path (--output, else KCOUNT_OUTPUT) must not be the terminal or kcount's own output.
+  const char* env_out = std::getenv("KCOUNT_OUTPUT");
+  const std::string out_path = !opt.output.empty() ? opt.output : env_out ? env_out : "";
+  if (const std::string why = outputIsTerminalOrStdout(out_path); !why.empty()) {
+    std::fprintf(stderr,
+                 "kcount run: the log path %s is %s: the binary log would be mixed with the program's own output; "
+                 "give a file or a directory (--output run.kcount, --output logs/)\n",
+                 out_path.c_str(), why.c_str());
     return 2;
   }
   const std::string lib = findInjectionLibrary(opt.lib);

@@ -57,4 +57,10 @@ struct RunEnd {
 /// through _exit() after CUDA/NVTX loaded the library, or it recorded nothing.
 std::string noLogReason(const RunReport& rep, const RunEnd& end);
 
+/// Why a log path (KCOUNT_OUTPUT / `run --output`) must not be used: "kcount's standard output" or
+/// "... error" when it names the same file as kcount's fd 1 or 2 (/dev/stdout, /dev/fd/1, a tty or pipe
+/// kcount writes to), "the terminal" for /dev/tty or the terminal of stdin; "" otherwise (a file, a
+/// directory, a path that does not exist yet, /dev/null). Reads file status only (stat, fstat).
+std::string outputIsTerminalOrStdout(const std::string& path);
+
 }  // namespace kc

@@ -9,6 +9,10 @@
 //   pop                      pop the innermost range
 //   kernel NS NAME...        one launch (cuLaunchKernelEx) in the innermost range and its kernel, NS ns long
 //   unmatched NS NAME...     a kernel record whose correlation id matches no launch
+//   dropped host|activity N  the Stats record counts N host (or activity) records dropped
+//   segment                  a Segment record: the capture window from the previous segment line (or the
+//                            start) to now, holding the launches made in it (index 0, 1, ...)
+//   snapshot                 a summary-mode snapshot (final, no rows): makes the log a summary-mode log
 // Blank lines and lines starting with '#' are skipped. The log ends with a Stats and an End record.
 // Exit status: 0, or 2 with a message for an unknown line, a pop with nothing pushed, or a write error.
 #include <cstdio>
@@ -101,6 +105,31 @@ class Builder {
     if (w_->chunkFull()) w_->flush();
   }
 
+  void dropped(bool host, uint64_t n) { (host ? stats_.dropped_host_records : stats_.dropped_activity_records) += n; }
+
+  void segment() {
+    kc::SegmentBody sg{};
+    sg.start_ns = segment_start_ns_;
+    sg.stop_ns = tick();
+    sg.first_correlation_id = correlation_ > segment_corr_ ? segment_corr_ + 1 : 0;
+    sg.last_correlation_id = correlation_ > segment_corr_ ? correlation_ : 0;
+    sg.index = segments_++;
+    sg.reason_id = str(sg.index == 0 ? "start" : "ctl");
+    sg.end_reason_id = str("ctl");
+    w_->writeSegment(sg);
+    segment_start_ns_ = tick();
+    segment_corr_ = correlation_;
+  }
+
+  void snapshot() {
+    kc::SnapshotBeginBody b{};
+    b.time_ns = tick();
+    b.sequence = snapshots_;
+    b.flags = kc::kSnapshotFinal;
+    w_->writeSnapshotBegin(b);
+    w_->writeSnapshotEnd(kc::SnapshotEndBody{snapshots_++, 0});
+  }
+
   bool finish() {
     while (!stack_.empty()) pop();
     w_->writeStats(stats_);
@@ -118,6 +147,10 @@ class Builder {
   std::vector<Open> stack_;
   kc::StatsBody stats_{};
   uint64_t correlation_ = 0;
+  uint32_t snapshots_ = 0;
+  uint32_t segments_ = 0;
+  uint64_t segment_corr_ = 0;
+  uint64_t segment_start_ns_ = 1000000000;
   uint64_t now_ = 1000000000;
 };
 
@@ -171,6 +204,20 @@ int main(int argc, char** argv) {
         return 2;
       }
       b.kernel(ns, args.substr(sp + 1), op == "kernel");
+    } else if (op == "dropped") {
+      const std::string args = rest(line, 1);
+      uint64_t count = 0;
+      char which[16] = {};
+      if (std::sscanf(args.c_str(), "%15s %lu", which, &count) != 2 ||
+          (std::string(which) != "host" && std::string(which) != "activity")) {
+        std::fprintf(stderr, "kc_make_log: line %zu: dropped host|activity N expected\n", n);
+        return 2;
+      }
+      b.dropped(std::string(which) == "host", count);
+    } else if (op == "segment") {
+      b.segment();
+    } else if (op == "snapshot") {
+      b.snapshot();
     } else {
       std::fprintf(stderr, "kc_make_log: line %zu: unknown line '%s'\n", n, line.c_str());
       return 2;

@@ -196,9 +196,15 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   const auto& log = j["logs"][0];
   std::set<std::string> keys;
   for (const auto& [k, _] : log.items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "ranges", "segments", "mode", "gpu_time"});
+  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "ranges", "segments", "mode",
+                                      "state", "lossy", "drops", "gpu_time"});
   CHECK(log["mode"] == "trace");
   CHECK(log["gpu_time"] == true);
+  // 6 activity records dropped (nestedLog's Stats record): complete, but lossy.
+  CHECK(log["state"] == "complete, lossy");
+  CHECK(log["lossy"] == true);
+  CHECK(log["drops"]["records"] == 6);
+  CHECK(log["drops"]["counters"] == nlohmann::json{{"dropped_activity_records", 6}});
   CHECK(log["path"] == "run.kcount");
   CHECK(log["metadata"]["host"] == "node1");
   CHECK(log["complete"] == true);
@@ -280,4 +286,61 @@ TEST_CASE("durations print with units") {
   CHECK(kc::formatDuration(14'000'000) == "14.0 ms");
   CHECK(kc::formatDuration(250'000'000) == "250 ms");
   CHECK(kc::formatDuration(2'510'000'000) == "2.51 s");
+}
+
+TEST_CASE("a time window keeps the records that overlap it and both ends of each launch") {
+  const kc::LogData d = nestedLog();
+  // [290, 310]: launch 3 (300-305, its kernel at 3000-3100 comes along), range step/gate 290-310 and the
+  // step range 150-650 around it.
+  kc::LogData w = kc::selectTimeWindow(d, 290, 310);
+  REQUIRE(w.launches.size() == 1);
+  CHECK(w.launches[0].correlation_id == 3);
+  REQUIRE(w.kernels.size() == 1);
+  CHECK(w.kernels[0].correlation_id == 3);
+  CHECK(w.ranges.size() == 2);
+  CHECK(w.scopes.size() == d.scopes.size());  // definitions are kept whole
+  CHECK(w.strings == d.strings);
+  // [4005, 4015]: kernel 4's second record overlaps: its launch and every kernel of that launch come along.
+  w = kc::selectTimeWindow(d, 4005, 4015);
+  REQUIRE(w.launches.size() == 1);
+  CHECK(w.launches[0].correlation_id == 4);
+  CHECK(w.kernels.size() == 3);
+  CHECK(w.ranges.empty());
+  // Past every record: nothing.
+  w = kc::selectTimeWindow(d, 100000, 200000);
+  CHECK(w.launches.empty());
+  CHECK(w.kernels.empty());
+  CHECK(w.ranges.empty());
+  CHECK(kc::recordTimeSpan(d) == std::pair<uint64_t, uint64_t>{100, 9500});
+}
+
+TEST_CASE("long names are shortened in the middle, by UTF-8 characters") {
+  CHECK(kc::elideMiddle("short", 60) == "short");
+  const std::string long_name = std::string(30, 'a') + std::string(5000, 'x') + std::string(30, 'z');
+  const std::string e = kc::elideMiddle(long_name, 60);
+  CHECK(e == std::string(30, 'a') + "…" + std::string(29, 'z'));
+  // Multi-byte characters are never cut: 100 "é" become 60 characters.
+  std::string accents;
+  for (int i = 0; i < 100; ++i) accents += "é";
+  const std::string ea = kc::elideMiddle(accents, 60);
+  CHECK(ea.size() == 59 * 2 + std::string("…").size());
+}
+
+TEST_CASE("a log with drops is complete but lossy; the state names the counters") {
+  kc::LoadedLog l;
+  l.path = "run.kcount";
+  l.data = nestedLog();
+  l.summary = kc::summarize(l.data);
+  CHECK(kc::logState(l) == "complete, lossy");
+  const kc::LogLosses loss = kc::logLosses(l);
+  CHECK(loss.records == 6);
+  CHECK(loss.text() == "6 records dropped while recording (activity records: 6 (dropped by CUPTI))");
+  l.data.stats = {};
+  CHECK(kc::logState(l) == "complete");
+  CHECK_FALSE(kc::logLosses(l).any());
+  l.data.stats.bytes_dropped = 4096;
+  CHECK(kc::logLosses(l).text() ==
+        "4096 bytes not written while recording (bytes not written: 4096 (disk full, unwritable, or KCOUNT_MAX_BYTES))");
+  l.data.complete = false;
+  CHECK(kc::logState(l) == "incomplete");
 }

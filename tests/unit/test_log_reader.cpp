@@ -175,7 +175,12 @@ TEST_CASE("truncation at every byte offset keeps every complete chunk") {
   for (size_t n = 0; n < log.bytes.size(); ++n) {
     CAPTURE(n);
     const kc::LogData d = kc::readLog(std::span(log.bytes.data(), n));
+    if (n == 0) {  // an empty file has no header: not a log (tested in "wrong magic ...")
+      CHECK(d.not_a_log);
+      continue;
+    }
     CHECK_FALSE(d.damaged());
+    CHECK_FALSE(d.not_a_log);
     CHECK_FALSE(d.complete);
     CHECK(d.kernels.empty());
     if (n >= log.chunk1_at) {
@@ -272,13 +277,25 @@ TEST_CASE("wrong magic and unsupported major version") {
   REQUIRE(d.issues.size() == 1);
   CHECK(d.issues[0].severity == ReadIssue::Severity::kError);
   CHECK(d.issues[0].offset == 0);
-  CHECK(d.issues[0].message == "not a kcount log");
+  CHECK(d.issues[0].message.starts_with("not a kcount log: byte 0 holds 58 43 4f 55 4e 54 4c 47 "));
+  CHECK(d.not_a_log);
   CHECK(d.launches.empty());
 
+  // What byte 0 holds: hex, and as text when printable.
   const std::string text = "#!/bin/sh\necho hello, this is not a log\n";
   d = kc::readLog(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
   CHECK(d.issues.size() == 1);
-  CHECK(d.issues[0].message == "not a kcount log");
+  CHECK(d.not_a_log);
+  CHECK(d.issues[0].message ==
+        "not a kcount log: byte 0 holds 23 21 2f 62 69 6e 2f 73 68 0a 65 63 68 6f 20 68 (\"#!/bin/sh\\necho h\") (40 "
+        "bytes in all); a kcount log starts with \"KCOUNTLG\"");
+
+  // An empty file: no header at all.
+  d = kc::readLog(std::span<const uint8_t>());
+  REQUIRE(d.issues.size() == 1);
+  CHECK(d.not_a_log);
+  CHECK(d.damaged());
+  CHECK(d.issues[0].message.starts_with("not a kcount log: empty file (0 bytes)"));
 
   b = log.bytes;
   const uint16_t major = 2, minor = 3;
@@ -288,6 +305,7 @@ TEST_CASE("wrong magic and unsupported major version") {
   REQUIRE(d.issues.size() == 1);
   CHECK(d.issues[0].message == "unsupported version 2.3 (this reader supports 1.x)");
   CHECK(d.damaged());
+  CHECK_FALSE(d.not_a_log);  // a kcount log, of another version
   CHECK(d.launches.empty());
 }
 

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Usability of the kcount tool on awkward input (docs/usage.md):
+
+- `export`: the Chrome trace size guard (refuses above --max-mb, names the options that narrow it,
+  writes nothing; --force writes), the estimate against the written size, --from/--to and --segment
+  for every format;
+- `summary --segment` on a summary-mode log: a clear error, exit 2;
+- files that are not kcount logs (empty, random bytes, a script): `check` says so with what byte 0
+  holds, exit 2, no join lines; `summary` does not suggest --salvage; a file name starting with '-';
+- logs with records dropped while recording: "complete but LOSSY" in the table, JSON and check;
+- a 5,000-character range name: tables stay narrow, JSON and CSV keep the name whole;
+- the kernels table's '-' legend, the --view innermost help, `run --output /dev/stdout` refused.
+
+Logs are written by kc_make_log (tests/programs/make_log.cpp) or shipped (examples/logs, recorded on an
+H200). Usage: test_ux.py BUILD_DIR [KC_MAKE_LOG]
+"""
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SWEEP = os.path.join(ROOT, "examples", "logs", "sweep-eager.kcount")
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("PASS " if cond else "FAIL ") + what + ("" if cond or not detail else ": " + str(detail)[:600]))
+    if not cond:
+        failures.append(what)
+
+
+def run(*args, cwd=None):
+    return subprocess.run([KCOUNT, *args], capture_output=True, text=True, cwd=cwd)
+
+
+def make_log(path, script):
+    subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
+
+
+def events(path):
+    with open(path) as f:
+        return json.load(f)["traceEvents"]
+
+
+def test_export(work):
+    out = os.path.join(work, "t.json")
+    # Size guard: sweep-eager's trace is about 13 MB; a 5 MB limit refuses it and writes nothing.
+    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5")
+    check(r.returncode == 2, "export: trace above --max-mb refused (exit 2)", r.returncode)
+    check(not os.path.exists(out), "export: nothing written when refused")
+    for opt in ("--from/--to", "--force", "--format sqlite"):
+        check(opt in r.stderr, f"export: the refusal names {opt}", r.stderr)
+    m = re.search(r"about ([0-9.]+) MB \(([0-9]+) events\)", r.stderr)
+    check(m is not None, "export: the refusal gives the estimated size and events", r.stderr)
+    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5", "--force")
+    check(r.returncode == 0 and os.path.exists(out), "export --force writes it", r.stderr)
+    if m and os.path.exists(out):
+        size = os.path.getsize(out) / 1e6
+        est = float(m.group(1))
+        check(size / 1.5 <= est <= size * 1.5, f"export: estimate {est} MB within 1.5x of the written {size:.1f} MB")
+        timed = [e for e in events(out) if e["ph"] != "M"]
+        check(int(m.group(2)) == len(timed), f"export: estimated events {m.group(2)} = written {len(timed)}")
+    # Default limit (256 MB): a 13 MB trace is written.
+    r = run("export", SWEEP, "--format", "chrome", "-o", out)
+    check(r.returncode == 0, "export: below the default limit, written", r.stderr)
+    full = events(out)
+    full_kernels = [e for e in full if e.get("cat") == "kernel" and e["ph"] == "X"]
+
+    # A time window: kernels overlapping [1 s, 1.5 s] after the log's start (start_ns metadata), and their launches.
+    meta = json.loads(run("summary", "--format", "json", SWEEP).stdout)["logs"][0]["metadata"]
+    start_us = int(meta["start_ns"]) / 1000.0
+    lo, hi = start_us + 1e6, start_us + 1.5e6
+    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--from", "1s", "--to", "1500ms")
+    check(r.returncode == 0, "export --from 1s --to 1500ms", r.stderr)
+    win = events(out)
+    kernels = [e for e in win if e.get("cat") == "kernel" and e["ph"] == "X"]
+    launches = {e["args"]["correlation id"] for e in win if e.get("cat") == "cuda_api" and e["ph"] == "X"}
+    want = [e for e in full_kernels if float(e["ts"]) <= hi and float(e["ts"]) + float(e["dur"]) >= lo]
+    check(0 < len(kernels) < len(full_kernels), f"export window: {len(kernels)} of {len(full_kernels)} kernels")
+    check(sorted(e["args"]["correlation id"] for e in want) == sorted(e["args"]["correlation id"] for e in kernels),
+          "export window: exactly the kernels that overlap the window (or whose launch does)")
+    check(all(e["args"]["correlation id"] in launches for e in kernels), "export window: every kernel's launch is in it")
+    records = os.path.join(work, "r.json")
+    r = run("export", SWEEP, "--format", "json", "-o", records, "--from", "1s", "--to", "1500ms")
+    with open(records) as f:
+        doc = json.load(f)
+    check(r.returncode == 0 and len(doc["kernels"]) == len(kernels),
+          "export --format json: the same window, the same kernels", (len(doc["kernels"]), len(kernels)))
+    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--from", "2s", "--to", "1s")
+    check(r.returncode == 2 and "before --from" in r.stderr, "export: --to before --from refused", r.stderr)
+    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--from", "soon")
+    check(r.returncode == 2 and "not a duration" in r.stderr, "export: --from soon refused", r.stderr)
+
+    # --segment: 3 capture windows of 20 kernels each.
+    seg = os.path.join(work, "seg.kcount")
+    script = "".join(f"push step\nkernel 100 k{j}\npop\n" for j in range(20))
+    make_log(seg, (script + "segment\n") * 3)
+    r = run("export", seg, "--format", "chrome", "-o", out, "--segment", "1")
+    kernels = [e for e in events(out) if e.get("cat") == "kernel" and e["ph"] == "X"]
+    check(r.returncode == 0 and len(kernels) == 20, "export --segment 1: its 20 kernels", (r.stderr, len(kernels)))
+    r = run("export", seg, "--format", "chrome", "-o", out, "--max-mb", "0.001")
+    check(r.returncode == 2 and "--segment N (one of the 3 capture windows, 0 to 2)" in r.stderr,
+          "export: the refusal names --segment for a log with capture windows", r.stderr)
+    r = run("export", seg, "--format", "csv", "-o", os.path.join(work, "csv"), "--segment", "2")
+    with open(os.path.join(work, "csv", "kernels.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(r.returncode == 0 and len(rows) == 20, "export --format csv --segment 2: 20 kernel rows", len(rows))
+    r = run("export", seg, "--format", "chrome", "-o", out, "--segment", "7")
+    check(r.returncode == 2 and "no segment 7 (the log has 3 capture windows)" in r.stderr, "export --segment 7", r.stderr)
+
+
+def test_summary_mode_segment(work):
+    log = os.path.join(work, "summary-mode.kcount")
+    make_log(log, "push step\nkernel 100 k\npop\nsnapshot\n")
+    r = run("summary", "--segment", "0", log)
+    check(r.returncode == 2 and "summary-mode log" in r.stderr and "--series" in r.stderr and r.stdout == "",
+          "summary --segment on a summary-mode log: error, exit 2, no table", (r.returncode, r.stderr, r.stdout))
+
+
+def test_not_a_log(work):
+    empty = os.path.join(work, "empty.kcount")
+    open(empty, "wb").close()
+    rand = os.path.join(work, "random.kcount")
+    with open(rand, "wb") as f:
+        f.write(bytes((i * 73 + 41) % 256 for i in range(4096)))
+    script = os.path.join(work, "script.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho hi\n")
+    for path, want in ((empty, "empty file (0 bytes)"), (rand, "byte 0 holds 29 72 bb"),
+                       (script, 'byte 0 holds 23 21 2f 62 69 6e 2f 73 68 0a 65 63 68 6f 20 68 ("#!/bin/sh\\necho h") (18 bytes in all)')):
+        name = os.path.basename(path)
+        r = run("check", path)
+        check(r.returncode == 2, f"check {name}: exit 2", r.returncode)
+        check("NOT A KCOUNT LOG" in r.stdout and want in r.stdout, f"check {name}: says what byte 0 holds", r.stdout)
+        check("join:" not in r.stdout and "records:" not in r.stdout, f"check {name}: no join or record lines", r.stdout)
+        r = run("summary", path)
+        check(r.returncode == 2 and "--salvage" not in r.stderr and "not a kcount log" in r.stderr,
+              f"summary {name}: not a kcount log, no --salvage suggested", r.stderr)
+    # A file name that starts with '-'.
+    weird = os.path.join(work, "-weird name.kcount")
+    make_log(weird, "push step\nkernel 100 k\npop\n")
+    r = run("summary", "-weird name.kcount", cwd=work)
+    check(r.returncode == 2 and 'after "--"' in r.stderr, "summary -weird: the error says to put it after --", r.stderr)
+    r = run("summary", "--", "-weird name.kcount", cwd=work)
+    check(r.returncode == 0 and "step" in r.stdout, "summary -- -weird name.kcount works", r.stderr)
+    r = run("check", "--", "-weird name.kcount", cwd=work)
+    check(r.returncode == 0 and r.stdout.rstrip().endswith("OK"), "check -- -weird name.kcount works", r.stdout)
+
+
+def test_drops(work):
+    lossy = os.path.join(work, "lossy.kcount")
+    make_log(lossy, "push step\nkernel 100 k\npop\ndropped host 970\ndropped activity 3\n")
+    clean = os.path.join(work, "clean.kcount")
+    make_log(clean, "push step\nkernel 100 k\npop\n")
+    r = run("summary", lossy)
+    want = ("log complete but LOSSY: 973 records dropped while recording (host records: 970 (KCOUNT_MAX_HOST_MB), "
+            "activity records: 3 (dropped by CUPTI)); the numbers above undercount")
+    check(r.returncode == 0 and want in r.stdout.splitlines(), "summary: a lossy log's state line", r.stdout[-600:])
+    r = run("summary", clean)
+    check("log complete" in r.stdout.splitlines(), "summary: a clean log says only 'log complete'", r.stdout[-300:])
+    j = json.loads(run("summary", "--format", "json", lossy).stdout)["logs"][0]
+    check(j["state"] == "complete, lossy" and j["lossy"] and j["drops"]["records"] == 973
+          and j["drops"]["counters"] == {"dropped_host_records": 970, "dropped_activity_records": 3},
+          "summary json: state, lossy, drops", {k: j[k] for k in ("state", "lossy", "drops")})
+    j = json.loads(run("summary", "--format", "json", clean).stdout)["logs"][0]
+    check(j["state"] == "complete" and not j["lossy"], "summary json: a clean log is complete, not lossy")
+    r = run("check", lossy)
+    lines = r.stdout.splitlines()
+    check(r.returncode == 1, "check: a lossy log exits 1 (not 2: drops are not damage)", r.returncode)
+    check(any(l.startswith("DROPS: 973 records dropped") for l in lines) and lines[-1].startswith("COMPLETE BUT LOSSY"),
+          "check: DROPS line and COMPLETE BUT LOSSY", r.stdout)
+    r = run("check", clean)
+    check(r.returncode == 0 and r.stdout.splitlines()[-1] == "OK" and "DROPS" not in r.stdout, "check: clean log OK")
+
+
+def test_long_names(work):
+    name = "L" * 2500 + "M" * 2500
+    log = os.path.join(work, "long.kcount")
+    make_log(log, f"push {name}\nkernel 100 k\npop\npush short\nkernel 100 k\npop\n")
+    for args in (("summary", log), ("summary", "--view", "inclusive", log), ("kernels", log), ("diff", log, log)):
+        out = run(*args).stdout
+        width = max(len(l) for l in out.splitlines())
+        check(width < 400 and "LLLL…MMMM" in out, f"{' '.join(args[:-1])}: long name elided (widest line {width})")
+    j = json.loads(run("summary", "--format", "json", log).stdout)
+    check(any(r["path"] == name for r in j["logs"][0]["ranges"]), "summary json: the full name")
+    rows = list(csv.reader(io.StringIO(run("summary", "--format", "csv", log).stdout)))
+    check(any(name in row for row in rows), "summary csv: the full name")
+    j = json.loads(run("diff", "--format", "json", log, log).stdout)
+    check(any(r["path"] == name for r in j["ranges"]), "diff json: the full name")
+
+
+def test_docs_in_tool(work):
+    log = os.path.join(work, "nvjet.kcount")
+    make_log(log, "push step\nkernel 100 nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN\npop\n")
+    out = run("kernels", log).stdout
+    check("-: not in the kernel name" in out, "kernels: the table explains '-'", out)
+    help_text = run("summary", "--help").stdout
+    check("CPU time stays the range's wall time" in re.sub(r"\s+", " ", help_text), "summary --help: innermost CPU time")
+    for target in ("/dev/stdout", "/dev/stderr"):
+        r = subprocess.run([KCOUNT, "run", "--output", target, "--", "true"], capture_output=True, text=True)
+        check(r.returncode == 2 and "would be mixed with the program's own output" in r.stderr,
+              f"run --output {target} refused", r.stderr)
+
+
+def main():
+    global KCOUNT, MAKE_LOG
+    build = os.path.abspath(sys.argv[1])
+    KCOUNT = os.path.join(build, "bin", "kcount")
+    MAKE_LOG = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(build, "bin", "kc_make_log")
+    with tempfile.TemporaryDirectory() as work:
+        test_export(work)
+        test_summary_mode_segment(work)
+        test_not_a_log(work)
+        test_drops(work)
+        test_long_names(work)
+        test_docs_in_tool(work)
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
