@@ -154,6 +154,7 @@ Config readAll(std::string* problems) {
   readSwitch("KCOUNT_YIELD", &c.yield, problems);
   readSwitch("KCOUNT_CUPTI_FINALIZE", &c.cupti_finalize, problems);
   readSwitch("KCOUNT_SIGTERM", &c.sigterm, problems);
+  readSwitch("KCOUNT_SIGINT", &c.sigint, problems);
   return c;
 }
 }  // namespace

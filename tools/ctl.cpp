@@ -240,8 +240,9 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
     return kCtlPermission;
   }
   const std::string path = socketFor(pid, uid);
-  if (path.empty() && isKcountRun(pid)) {
-    // `kcount run`'s own process has no socket: its command (or a process that command started) has.
+  if (isKcountRun(pid)) {
+    // `kcount run`'s own process is not profiled: its command (or a process that command started) is.
+    // (Inside another `kcount run --paused` it is preloaded and has a socket of its own: passed over.)
     const std::vector<int> below = descendants(pid);
     for (const int child : below) {
       if (!socketFor(child, uid).empty()) {
@@ -254,7 +255,7 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
     else
       std::cerr << fmt::format(
           "kcount ctl: pid {} is kcount run; its profiled process is {}, which has no control socket "
-          "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its first NVTX range)\n",
+          "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its start when preloaded)\n",
           pid, below.front());
     return kCtlNotKcount;
   }
