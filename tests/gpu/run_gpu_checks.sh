@@ -24,13 +24,14 @@
 #        control       tests/gpu/check_control.sh        paused start, kcount ctl windows, capture ranges
 #        summary-mode  tests/gpu/check_summary_mode.sh   KCOUNT_MODE=summary vs trace, bounded log size
 #        torch-modules tests/gpu/check_torch_modules.sh  --torch-modules/--torch-ops on a Llama-style model
+#        run-edges     tests/gpu/check_run_edges.sh      exec and SIGINT close the log; ctl start before CUDA init
 #
 # GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
-# above; default "core control summary-mode torch-modules". Each feature script writes into $OUT/<name>/.
+# above; default "core control summary-mode torch-modules run-edges". Each feature script writes into $OUT/<name>/.
 
 set -u
 
-GPU_CHECKS=${GPU_CHECKS:-core control summary-mode torch-modules}
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode torch-modules run-edges}
 want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
@@ -446,6 +447,7 @@ feature_row() {  # part script: runs a feature script into $OUTDIR/part/, one ro
 feature_row control check_control.sh
 feature_row summary-mode check_summary_mode.sh
 feature_row torch-modules check_torch_modules.sh
+feature_row run-edges check_run_edges.sh
 
 # ---- table
 echo
