@@ -155,6 +155,7 @@ Config readAll(std::string* problems) {
   readSwitch("KCOUNT_CUPTI_FINALIZE", &c.cupti_finalize, problems);
   readSwitch("KCOUNT_SIGTERM", &c.sigterm, problems);
   readSwitch("KCOUNT_GPU_TIME", &c.gpu_time, problems);
+  readSwitch("KCOUNT_SIGINT", &c.sigint, problems);
   return c;
 }
 }  // namespace

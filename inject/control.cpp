@@ -243,6 +243,8 @@ void controlAfterFork() noexcept {
   if (fd >= 0) ::close(fd);
 }
 
+bool ownsControlSocket() noexcept { return g_owner_pid.load() != 0 && g_owner_pid.load() == getpid(); }
+
 std::string controlSocketPath() { return g_owner_pid.load() != 0 ? std::string(g_socket_path) : std::string(); }
 
 uint64_t controlRefusals() noexcept { return g_refusals.load(); }
@@ -275,6 +277,10 @@ std::string handleControlRequest(const std::string& request) noexcept {
     }
     if (cmd == "start") {
       const uint64_t duration = number("duration_ns");
+      // A process that has a socket before its first CUDA or NVTX call (KCOUNT_CONTROL=on when
+      // preloaded) is started here: the writer thread runs and the window opens now; CUPTI is attached
+      // when CUDA initializes, NVTX ranges are recorded from the first.
+      if (s.state() == SessionState::kDormant) startRecording();
       if (req.contains("range") && req["range"].is_string()) {
         const uint64_t count = req.contains("count") ? number("count") : 1;
         return reply(s.armRange(req["range"].get<std::string>(), number("skip"), count, duration, &error), error);

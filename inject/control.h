@@ -24,6 +24,9 @@ void removeControlSocket() noexcept;
 /// serves it). The child has no control thread. Async-signal-safe.
 void controlAfterFork() noexcept;
 
+/// True if this process created the control socket (not a fork child). Async-signal-safe, no allocation.
+bool ownsControlSocket() noexcept;
+
 /// Path of the socket, "" if none was created.
 std::string controlSocketPath();
 

@@ -192,10 +192,11 @@ void periodicActivityFlush() {
   if (g_cupti_active.load()) g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
-// SIGTERM: taken only when the program left it at its default action when recording started (Python
-// does), and never with KCOUNT_SIGTERM=0. The handler asks the writer thread to close the log, waits for
-// it (at most 3.5 s), then restores the default action and re-raises, so the process still ends by
-// SIGTERM (exit status 143), as it would have without kcount. A handler the program installs later
+// SIGTERM and SIGINT: each taken only when the program left it at its default action when recording
+// started (a C program; Python leaves SIGTERM there but has its own SIGINT handler by then), and never
+// with KCOUNT_SIGTERM=0 / KCOUNT_SIGINT=0. The handler asks the writer thread to close the log, waits for
+// it (at most 3.5 s), then restores the default action and re-raises, so the process still ends by the
+// signal (exit status 143 / 130), as it would have without kcount. A handler the program installs later
 // replaces this one (sigaction), so the program's own behavior and exit code are kept. If such a handler
 // saved this one and calls it (chaining), kcount closes the log and returns to it without re-raising:
 // what happens next is the program's decision.
@@ -227,16 +228,18 @@ void onTerminate(int sig) {
 }
 
 void installTerminateHandler() {
-  if (!Session::get().config().sigterm) return;
-  struct sigaction current {};
-  if (sigaction(SIGTERM, nullptr, &current) != 0 || current.sa_handler != SIG_DFL ||
-      (current.sa_flags & SA_SIGINFO))
-    return;
-  struct sigaction sa {};
-  sa.sa_handler = &onTerminate;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &sa, nullptr);
+  const Config& c = Session::get().config();
+  for (const auto& [sig, wanted] : {std::pair{SIGTERM, c.sigterm}, std::pair{SIGINT, c.sigint}}) {
+    if (!wanted) continue;
+    struct sigaction current {};
+    if (sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO))
+      continue;
+    struct sigaction sa {};
+    sa.sa_handler = &onTerminate;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, nullptr);
+  }
 }
 
 std::string failure(CUptiResult r, const char* call) {
@@ -511,6 +514,19 @@ void waitForStart() noexcept {
 
 bool startDone() noexcept { return g_start_done.load(std::memory_order_acquire); }
 
+void finishBeforeProcessEnds() noexcept {
+  try {
+    Session& s = Session::get();
+    if (s.state() == SessionState::kActive && getpid() == s.pid()) {
+      const int saved_errno = errno;
+      s.finish(&flushActivityForExit);
+      errno = saved_errno;
+    }
+    removeControlSocket();  // only this process's own socket (a fork child's inherited one stays)
+  } catch (...) {
+  }
+}
+
 }  // namespace kc::inject
 
 using namespace kc::inject;
@@ -565,14 +581,7 @@ KC_EXPORT int InitializeInjection(void) {
 /// atexit handlers, so the log is closed here first (only in the process that recorded: a fork or
 /// vfork/posix_spawn child goes straight to the system call). Then the process exits with `status`.
 [[noreturn]] static void closeThenExit(int status) {
-  try {
-    Session& s = Session::get();
-    if (s.state() == SessionState::kActive && getpid() == s.pid()) {
-      s.finish(&flushActivityForExit);
-      removeControlSocket();
-    }
-  } catch (...) {
-  }
+  finishBeforeProcessEnds();
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }
@@ -595,16 +604,7 @@ bool endsThisProcess(pid_t pid, int sig) {
 }
 
 void closeBeforeSignal(pid_t pid, int sig) {
-  try {
-    Session& s = Session::get();
-    if (endsThisProcess(pid, sig) && s.state() == SessionState::kActive && getpid() == s.pid()) {
-      const int saved_errno = errno;
-      s.finish(&flushActivityForExit);
-      removeControlSocket();
-      errno = saved_errno;
-    }
-  } catch (...) {
-  }
+  if (endsThisProcess(pid, sig)) finishBeforeProcessEnds();
 }
 }  // namespace
 

@@ -17,6 +17,12 @@ bool startDone() noexcept;
 /// session. Takes no lock.
 void waitForStart() noexcept;
 
+/// Closes this process's log (final flush: the last records, Stats and End) if its session is recording,
+/// and removes its control socket: called before the process ends or replaces its image without
+/// running atexit handlers (_exit, a signal sent to itself, exec). Nothing in a fork child. Keeps errno.
+/// Never throws.
+void finishBeforeProcessEnds() noexcept;
+
 /// Where CUPTI stands, for `kcount ctl status`: "not loaded" (no CUDA injection yet), "not initialized"
 /// (loaded, no window opened yet), "attached" (a window is open), "finalize pending" (a window closed;
 /// CUPTI is finalized at the next CUDA API exit), "finalizing", "finalized" (detached: the process runs

@@ -2,13 +2,19 @@
 // points CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH at this library, so the CUDA driver calls
 // InitializeInjection inside cuInit and each NVTX3 user calls InitializeInjectionNvtx2. With a
 // KCOUNT_TORCH_* switch set it also puts the Python helper's folder first on PYTHONPATH.
-// Also here: kcount_recording(), the recording state for that helper.
+// With KCOUNT_CONTROL=on (kcount run --paused) it also opens the control socket. Also here:
+// kcount_recording(), the recording state for that helper, and the exec family, interposed so that the
+// log is closed before the process image is replaced.
+#include <alloca.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +23,7 @@
 
 #include "collector/file_sink.h"
 #include "inject/config.h"
+#include "inject/control.h"
 #include "inject/entry.h"
 #include "inject/log.h"
 #include "inject/session.h"
@@ -87,14 +94,10 @@ void prependPythonPath(const std::string& folder) {
 void noteLoaded(bool by_preload) {
   const char* report = std::getenv("KCOUNT_RUN_REPORT");
   if (report == nullptr || *report == '\0') return;
-  const int fd = ::open(report, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return;
-  char line[64];
-  const int n = std::snprintf(line, sizeof(line), "%cloaded %d %s\n", kFileSinkNote, static_cast<int>(getpid()),
-                              by_preload ? "preload" : "injection");
-  if (n > 0) [[maybe_unused]] ssize_t w = ::write(fd, line, static_cast<size_t>(n));
-  ::close(fd);
+  noteRunReport(report, "loaded", by_preload ? "preload" : "injection");
 }
+
+void removeSocketAtExit() { removeControlSocket(); }
 
 __attribute__((constructor)) void kcountConstructor() {
   try {
@@ -107,6 +110,14 @@ __attribute__((constructor)) void kcountConstructor() {
     if (s.state() == SessionState::kDisabled) return;
     pointAtSelf("CUDA_INJECTION64_PATH", self, "kernel launches and kernels");
     pointAtSelf("NVTX_INJECTION64_PATH", self, "NVTX ranges");
+    // KCOUNT_CONTROL=on (kcount run --paused): the socket exists from the start, so `kcount ctl` reaches
+    // the process before its first CUDA or NVTX call. It costs one thread blocked in accept(); the session
+    // stays dormant (no writer thread, no CUPTI) until recording starts. A fork child closes its copy of
+    // the listening socket and has no control thread; the socket is removed at exit.
+    if (s.config().control == "on" && startControlServer()) {
+      pthread_atfork(nullptr, nullptr, &controlAfterFork);
+      std::atexit(&removeSocketAtExit);
+    }
     if (s.config().torch_helper) {
       const std::string folder = helperFolder(self);
       if (folder.empty())
@@ -119,8 +130,184 @@ __attribute__((constructor)) void kcountConstructor() {
   }
 }
 
+// ---- exec -----------------------------------------------------------------------------------------
+// exec replaces the process image without running atexit handlers: the records the session holds
+// would be lost, and the new image (same pid) loads the library afresh and starts a session of its
+// own. So the interposed exec functions close the log first (final flush with Stats and End, as at
+// exit) and remove the control socket, then call the C library's function. Only when the exec can be
+// expected to succeed (the file, or for the p variants a file found on PATH, exists and is executable):
+// a call that fails at once, as programs that try several paths do, leaves recording on. If an exec that
+// passed this check still fails, the process carries on unrecorded (the log is closed; one warning).
+// A fork or vfork child's exec closes nothing (its parent's session is not its own).
+
+// True if `file` would be found the way execvp looks for it: a path with a slash, else a PATH entry.
+bool findsExecutable(const char* file, bool search_path) {
+  if (file == nullptr || *file == '\0') return false;
+  if (!search_path || std::strchr(file, '/') != nullptr) return ::access(file, X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/bin:/usr/bin";
+  char candidate[PATH_MAX];
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    const int n = std::snprintf(candidate, sizeof(candidate), "%.*s%s%s", static_cast<int>(dir.size()), dir.data(),
+                                dir.empty() ? "" : "/", file);
+    if (n > 0 && static_cast<size_t>(n) < sizeof(candidate) && ::access(candidate, X_OK) == 0) return true;
+    if (colon == std::string_view::npos) return false;
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// Before an exec of `file` by this process: closes the log if the exec is expected to succeed.
+// Returns true if it did (the session was recording here).
+bool closeBeforeExec(const char* file, bool search_path) noexcept {
+  try {
+    Session& s = Session::get();
+    const bool mine = getpid() == s.pid() && s.state() == SessionState::kActive;
+    if (!mine && !ownsControlSocket()) return false;  // a fork or vfork child: touch nothing (no allocation)
+    if (file != nullptr && !findsExecutable(file, search_path)) return false;
+    finishBeforeProcessEnds();
+    return mine;
+  } catch (...) {
+    return false;
+  }
+}
+
+void afterFailedExec(bool closed, const char* file) noexcept {
+  if (!closed) return;
+  const int saved_errno = errno;
+  try {
+    KC_LOG(warn, "exec {} failed ({}): the log was closed before the exec; this process records nothing more",
+           file != nullptr ? file : "(fd)", std::strerror(saved_errno));
+  } catch (...) {
+  }
+  errno = saved_errno;
+}
+
+using ExecveFn = int (*)(const char*, char* const[], char* const[]);
+using ExecvFn = int (*)(const char*, char* const[]);
+using FexecveFn = int (*)(int, char* const[], char* const[]);
+
+template <typename Fn>
+Fn nextExec(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+// The C library's functions, resolved at load (a vfork child should not enter the dynamic loader), or
+// at the call if an exec comes before this library's initialization.
+ExecveFn g_execve = nextExec<ExecveFn>("execve");
+ExecvFn g_execv = nextExec<ExecvFn>("execv");
+ExecvFn g_execvp = nextExec<ExecvFn>("execvp");
+ExecveFn g_execvpe = nextExec<ExecveFn>("execvpe");
+FexecveFn g_fexecve = nextExec<FexecveFn>("fexecve");
+
+template <typename Fn>
+Fn resolved(Fn* cached, const char* name) {
+  if (*cached == nullptr) *cached = nextExec<Fn>(name);
+  return *cached;
+}
+
+int callExecve(const char* path, char* const argv[], char* const envp[], bool search_path) {
+  const bool closed = closeBeforeExec(path, search_path);
+  const ExecveFn fn = search_path ? resolved(&g_execvpe, "execvpe") : resolved(&g_execve, "execve");
+  int r = -1;
+  if (fn != nullptr) {
+    r = fn(path, argv, envp);
+  } else {
+    errno = ENOSYS;
+  }
+  afterFailedExec(closed, path);
+  return r;
+}
+
+int callExecv(const char* path, char* const argv[], bool search_path) {
+  const bool closed = closeBeforeExec(path, search_path);
+  const ExecvFn fn = search_path ? resolved(&g_execvp, "execvp") : resolved(&g_execv, "execv");
+  int r = -1;
+  if (fn != nullptr) {
+    r = fn(path, argv);
+  } else {
+    errno = ENOSYS;
+  }
+  afterFailedExec(closed, path);
+  return r;
+}
+
+int callFexecve(int fd, char* const argv[], char* const envp[]) {
+  const bool closed = closeBeforeExec(nullptr, false);
+  const FexecveFn fn = resolved(&g_fexecve, "fexecve");
+  int r = -1;
+  if (fn != nullptr) {
+    r = fn(fd, argv, envp);
+  } else {
+    errno = ENOSYS;
+  }
+  afterFailedExec(closed, nullptr);
+  return r;
+}
+
+// execl-style lists: the number of arguments from `first` up to the terminating null pointer (not
+// counted), and the copy of them into argv[0..n] (argv[n] null), consuming the null pointer from *ap.
+size_t execlCount(const char* first, va_list* ap) {
+  if (first == nullptr) return 0;
+  va_list probe;
+  va_copy(probe, *ap);
+  size_t n = 1;
+  while (va_arg(probe, char*) != nullptr) ++n;
+  va_end(probe);
+  return n;
+}
+
+void execlCopy(const char* first, va_list* ap, char** argv, size_t n) {
+  argv[0] = const_cast<char*>(first);
+  for (size_t i = 1; i < n; ++i) argv[i] = va_arg(*ap, char*);
+  if (n > 0) (void)va_arg(*ap, char*);  // the terminating null pointer
+  argv[n] = nullptr;
+}
+
 }  // namespace
 }  // namespace kc::inject
+
+// The exec family, interposed when the library is preloaded (see "exec" above). Each returns what the C
+// library's function returns (only on failure), with its errno. execl, execlp and execle collect their
+// arguments on the stack (alloca: no allocation, as a vfork child may call them) and pass them on.
+KC_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  return kc::inject::callExecve(path, argv, envp, false);
+}
+KC_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  return kc::inject::callExecve(file, argv, envp, true);
+}
+KC_EXPORT int execv(const char* path, char* const argv[]) { return kc::inject::callExecv(path, argv, false); }
+KC_EXPORT int execvp(const char* file, char* const argv[]) { return kc::inject::callExecv(file, argv, true); }
+KC_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) { return kc::inject::callFexecve(fd, argv, envp); }
+
+KC_EXPORT int execl(const char* path, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  const size_t n = kc::inject::execlCount(arg, &ap);
+  char** argv = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
+  kc::inject::execlCopy(arg, &ap, argv, n);
+  va_end(ap);
+  return kc::inject::callExecve(path, argv, environ, false);
+}
+KC_EXPORT int execlp(const char* file, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  const size_t n = kc::inject::execlCount(arg, &ap);
+  char** argv = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
+  kc::inject::execlCopy(arg, &ap, argv, n);
+  va_end(ap);
+  return kc::inject::callExecve(file, argv, environ, true);
+}
+KC_EXPORT int execle(const char* path, const char* arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  const size_t n = kc::inject::execlCount(arg, &ap);
+  char** argv = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
+  kc::inject::execlCopy(arg, &ap, argv, n);
+  char* const* envp = va_arg(ap, char* const*);
+  va_end(ap);
+  return kc::inject::callExecve(path, argv, envp, false);
+}
 
 /// Whether NVTX ranges pushed now can be recorded, for the Python helper (python/kcount_torch), which
 /// keeps its per-module hooks installed only while this is not 0:

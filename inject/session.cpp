@@ -92,6 +92,30 @@ bool tryLockFor(std::unique_lock<std::mutex>& lock, int ms) {
 
 }  // namespace
 
+void appendRunReport(const std::string& report, std::string_view line) noexcept {
+  if (report.empty() || line.empty()) return;
+  try {
+    const int fd = ::open(report.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return;
+    std::string text(line);
+    text += '\n';
+    [[maybe_unused]] ssize_t n = ::write(fd, text.data(), text.size());
+    ::close(fd);
+  } catch (...) {
+  }
+}
+
+void noteRunReport(const std::string& report, std::string_view what, std::string_view text) noexcept {
+  if (report.empty()) return;
+  try {
+    std::string line(1, kFileSinkNote);
+    line.append(what).append(" ").append(std::to_string(getpid())).append(" ").append(text);
+    std::replace(line.begin() + 1, line.end(), '\n', ' ');  // one line
+    appendRunReport(report, line);
+  } catch (...) {
+  }
+}
+
 Session& Session::get() noexcept {
   std::call_once(g_session_once, [] { g_session = new Session(); });
   return *g_session;
@@ -116,7 +140,11 @@ Session::Session()
     : config_(loadConfig()),
       scopes_(StringTable::overflowId()),
       pool_(std::max<uint64_t>(2, config_.max_host_bytes / sizeof(HostEventBlock))) {
-  if (config_.disabled) state_.store(SessionState::kDisabled, std::memory_order_release);
+  if (config_.disabled) {
+    state_.store(SessionState::kDisabled, std::memory_order_release);
+    const char* v = std::getenv("KCOUNT_DISABLE");
+    noteRunReport(config_.run_report, "disabled", std::string("KCOUNT_DISABLE=") + (v != nullptr ? v : "") + " is set");
+  }
 }
 
 bool Session::activate() noexcept {
@@ -169,7 +197,10 @@ bool Session::activate() noexcept {
 void Session::disable(const std::string& why) noexcept {
   gate_.store(0, std::memory_order_release);
   SessionState prev = state_.exchange(SessionState::kDisabled, std::memory_order_acq_rel);
-  if (prev != SessionState::kDisabled) KC_LOG(error, "disabled: {}; the program continues unprofiled", why);
+  if (prev != SessionState::kDisabled) {
+    KC_LOG(error, "disabled: {}; the program continues unprofiled", why);
+    noteRunReport(config_.run_report, "disabled", why);
+  }
 }
 
 ThreadBuffer* Session::registerThread(uint32_t thread_id) noexcept {
@@ -419,13 +450,25 @@ void Session::aggregateLocked(bool final_chunk) {
 // `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log file
 // (rotated files too), appended (O_APPEND) as soon as the file exists, so concurrent processes and
 // killed ones are reported too. Called by the file sink, under writer_mutex_.
-void Session::reportLogPath(const std::string& path) {
-  if (config_.run_report.empty() || path.empty()) return;
-  const int fd = ::open(config_.run_report.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return;
-  const std::string line = path + "\n";
-  [[maybe_unused]] ssize_t n = ::write(fd, line.data(), line.size());
-  ::close(fd);
+void Session::reportLogPath(const std::string& path) { appendRunReport(config_.run_report, path); }
+
+// Why a session that was active ends without a log, for `kcount run` (KCOUNT_RUN_REPORT): a capture
+// range that never came, a paused start nobody started, or windows that recorded nothing.
+std::string Session::unwrittenReason() {
+  const bool any_window = window_open_.load() || windows_closed_.load() > 0;
+  if (!any_window && trigger_name_id_.load() != 0) {
+    const uint64_t seen = trigger_seen_.load(), skip = trigger_skip_.load();
+    std::string why = "the capture range '" + trigger_name_ + "' ";
+    if (seen == 0) return why + "was never pushed, so recording never started";
+    return why + "was pushed " + std::to_string(seen) + " time" + (seen == 1 ? "" : "s") +
+           ", and recording starts at push " + std::to_string(skip + 1) + " (after " + std::to_string(skip) +
+           " skipped)";
+  }
+  if (!any_window)
+    return config_.start_paused ? "the process started paused (KCOUNT_START=paused) and recording was never "
+                                  "started (`kcount ctl PID start`)"
+                                : "no capture window was opened";
+  return "recording was on, but the process made no kernel launch, memory copy or NVTX range while it was";
 }
 
 void Session::finish(void (*flush_activity)()) noexcept {
@@ -436,6 +479,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
   try {
     (void)tryLockFor(control, 2000);
     if (state() != SessionState::kActive) return;
+    const std::string unwritten = control.owns_lock() ? unwrittenReason() : std::string("nothing was recorded");
     if (flush_activity != nullptr) flush_activity();  // no lock held: CUPTI calls addKernels
     activity_flushes_.fetch_add(1, std::memory_order_relaxed);
     {
@@ -502,6 +546,8 @@ void Session::finish(void (*flush_activity)()) noexcept {
                writer_->droppedBytes(),
                writer_->droppedRecords().total() > 0 ? " (" + notWrittenText(true) + ")" : std::string());
       }
+    } else if (writer_) {
+      noteRunReport(config_.run_report, "unwritten", unwritten);
     }
   } catch (...) {
     state_.store(SessionState::kFinished, std::memory_order_release);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -66,6 +67,16 @@ struct SessionStatus {
   std::vector<std::string> log_files;
   uint64_t now_ns = 0;
 };
+
+/// Appends `line` and a newline to the `kcount run` report file `report` (KCOUNT_RUN_REPORT; nothing if
+/// it is empty) in one O_APPEND write, so lines of concurrent processes never interleave. A line is a
+/// log path, or a note that starts with kFileSinkNote (tools/run.h, RunReport). Never throws; a file
+/// that cannot be opened is ignored. Thread-safe.
+void appendRunReport(const std::string& report, std::string_view line) noexcept;
+/// Appends the note kFileSinkNote + "WHAT PID TEXT" about this process (PID: getpid()): "loaded"
+/// (inject/preload.cpp), "disabled" (Session::disable, KCOUNT_DISABLE) or "unwritten" (the session
+/// ended with nothing to write: Session::finish). Never throws. Thread-safe.
+void noteRunReport(const std::string& report, std::string_view what, std::string_view text) noexcept;
 
 class Session {
  public:
@@ -178,7 +189,8 @@ class Session {
   template <typename Record>
   bool admitActivity(const Record& r, std::vector<Record>& held);
   static void writePreamble(LogWriter& writer, void* session);
-  void aggregateLocked(bool final_chunk);  // summary mode part of drainLocked; requires writer_mutex_
+  void aggregateLocked(bool final_chunk);
+  std::string unwrittenReason();  // why the session ends with no log (finish); control_mutex_ held  // summary mode part of drainLocked; requires writer_mutex_
   template <typename Record>
   void addActivity(std::vector<Record>& pending, const Record* records, size_t count) noexcept;
 

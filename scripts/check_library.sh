@@ -11,7 +11,7 @@ for d in $deps; do
   if [[ ! $d =~ $allowed_deps ]]; then echo "FAIL $lib depends on $d"; fail=1; fi
 done
 exports=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
-want=$(printf '%s\n' InitializeInjection InitializeInjectionNvtx2 _exit _Exit kill raise kcount_recording cuptiSubscribe cuptiUnsubscribe cuptiFinalize cuptiActivityRegisterCallbacks | sort)
+want=$(printf '%s\n' InitializeInjection InitializeInjectionNvtx2 _exit _Exit kill raise execve execv execvp execvpe execl execlp execle fexecve kcount_recording cuptiSubscribe cuptiUnsubscribe cuptiFinalize cuptiActivityRegisterCallbacks | sort)
 if [[ $exports != "$want" ]]; then
   echo "FAIL exported symbols differ from the entry points:"; diff <(echo "$want") <(echo "$exports") || true; fail=1
 fi

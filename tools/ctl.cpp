@@ -240,21 +240,34 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
     return kCtlPermission;
   }
   const std::string path = socketFor(pid, uid);
-  if (path.empty() && isKcountRun(pid)) {
-    // `kcount run`'s own process has no socket: its command (or a process that command started) has.
+  if (isKcountRun(pid)) {
+    // `kcount run`'s own process is not profiled: its command (or a process that command started) is.
+    // (Inside another `kcount run --paused` it is preloaded and has a socket of its own: passed over.)
+    // With KCOUNT_CONTROL=on (--paused) every preloaded process has a socket from its start, a wrapper
+    // too (a shell, a launcher): the nearest process whose session has started (it used CUDA or NVTX) is
+    // the profiled one; if none has, the farthest, as a wrapper comes before what it runs.
     const std::vector<int> below = descendants(pid);
+    int target = 0;
     for (const int child : below) {
-      if (!socketFor(child, uid).empty()) {
-        std::cerr << fmt::format("kcount ctl: pid {} is kcount run; its profiled process is {}\n", pid, child);
-        return oneTarget(child, cmd, request, opt);
-      }
+      if (isKcountRun(child)) continue;  // a nested kcount run: its command is below it
+      const std::string sock = socketFor(child, uid);
+      if (sock.empty()) continue;
+      const Answer a = ask(sock, R"({"cmd":"status"})", std::min(opt.timeout_s, 2.0));
+      const bool dormant = a.code != kCtlOk || !a.reply.contains("status") ||
+                           a.reply["status"].value("mode", std::string()) == "dormant";
+      target = child;
+      if (!dormant) break;
+    }
+    if (target != 0) {
+      std::cerr << fmt::format("kcount ctl: pid {} is kcount run; its profiled process is {}\n", pid, target);
+      return oneTarget(target, cmd, request, opt);
     }
     if (below.empty())
       std::cerr << fmt::format("kcount ctl: pid {} is kcount run and its command is not running\n", pid);
     else
       std::cerr << fmt::format(
           "kcount ctl: pid {} is kcount run; its profiled process is {}, which has no control socket "
-          "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its first NVTX range)\n",
+          "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its start when preloaded)\n",
           pid, below.front());
     return kCtlNotKcount;
   }

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <istream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 #include "collector/file_sink.h"
@@ -143,6 +145,9 @@ int runCommand(const RunOptions& opt) {
   }
   const char* env_output = std::getenv("KCOUNT_OUTPUT");
   const std::string output = env_output ? env_output : "";
+  // Inside another `kcount run` (its command runs kcount run): this run's report is passed on to it.
+  const char* env_outer = std::getenv("KCOUNT_RUN_REPORT");
+  const std::string outer_report = env_outer ? env_outer : "";
 
   // Each process that writes a log appends its path to this file (KCOUNT_RUN_REPORT): the run's own
   // logs, whatever their names ("-1" names of taken names, rotated files, the $TMPDIR fallback), also for concurrent runs.
@@ -219,8 +224,18 @@ int runCommand(const RunOptions& opt) {
   RunReport rep;
   if (report_fd >= 0) {
     std::ifstream in(report, std::ios::binary);
-    rep = readRunReport(in);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream lines(text);
+    rep = readRunReport(lines);
     ::unlink(report.c_str());
+    if (!outer_report.empty() && !text.empty()) {
+      // One O_APPEND write, as the library's own lines, so the outer run names these logs too.
+      const int fd = ::open(outer_report.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+      if (fd >= 0) {
+        [[maybe_unused]] ssize_t n = ::write(fd, text.data(), text.size());
+        ::close(fd);
+      }
+    }
   }
   if (exec_errno != 0) {
     // As a shell says it: 127 for a command not found, 126 for one found but not runnable.
@@ -256,14 +271,44 @@ RunReport readRunReport(std::istream& in) {
     line.erase(0, 1);
     int pid = 0;
     char how[16] = {};
+    int text_at = 0;
     if (std::sscanf(line.c_str(), "loaded %d %15s", &pid, how) == 2) {
       (std::string(how) == "injection" ? r.injected_pids : r.preloaded_pids).push_back(pid);
+    } else if (std::sscanf(line.c_str(), "disabled %d %n", &pid, &text_at) == 1 && text_at > 0) {
+      r.disabled.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
+    } else if (std::sscanf(line.c_str(), "unwritten %d %n", &pid, &text_at) == 1 && text_at > 0) {
+      r.unwritten.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
     } else if (std::find(r.failures.begin(), r.failures.end(), line) == r.failures.end()) {
       r.failures.push_back(line);
     }
   }
   return r;
 }
+
+namespace {
+// "REASON (pid A, B)" for each distinct reason, in order, joined by "; " (at most 3 reasons).
+std::string byReason(const std::vector<std::pair<int, std::string>>& notes) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const auto& [pid, why] : notes) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == why; });
+    if (it == groups.end()) {
+      groups.push_back({why, {pid}});
+    } else if (std::find(it->second.begin(), it->second.end(), pid) == it->second.end()) {
+      it->second.push_back(pid);
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < groups.size() && i < 3; ++i) {
+    if (i > 0) out += "; ";
+    out += groups[i].first + " (pid";
+    for (size_t k = 0; k < groups[i].second.size(); ++k)
+      out += (k == 0 ? " " : ", ") + std::to_string(groups[i].second[k]);
+    out += ")";
+  }
+  if (groups.size() > 3) out += "; and " + std::to_string(groups.size() - 3) + " more";
+  return out;
+}
+}  // namespace
 
 std::string noLogReason(const RunReport& rep, const RunEnd& end) {
   std::string why = "no log written: ";
@@ -276,14 +321,16 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
     for (size_t i = 1; i < rep.failures.size(); ++i) why += "; " + rep.failures[i];
     return why;
   }
+  if (!rep.disabled.empty()) return why + "kcount was disabled: " + byReason(rep.disabled);
+  if (!rep.unwritten.empty()) return why + byReason(rep.unwritten) + (killed.empty() ? "" : "; " + killed);
   if (rep.injected_pids.empty() && rep.preloaded_pids.empty())
     return why + (end.inject == "cuda" ? "no process of the command initialized CUDA or NVTX, so libkcount.so was never loaded"
                                        : "libkcount.so was not loaded (a statically linked program, or one that "
                                          "clears LD_PRELOAD?)") +
            (killed.empty() ? "" : "; " + killed);
   if (end.paused)
-    return why + "the command started paused and recording was never started (`kcount ctl PID start`; a process "
-                 "has a control socket once it initializes CUDA, or from its first NVTX range with KCOUNT_CONTROL=on)" +
+    return why + "the command started paused and recording was never started (`kcount ctl PID start`; with "
+                 "--paused a process has a control socket from its start)" +
            (killed.empty() ? "" : "; " + killed);
   if (!killed.empty()) return why + killed + " before its log was written";
   if (!rep.injected_pids.empty())

@@ -3,6 +3,7 @@
 
 #include <istream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kc {
@@ -36,12 +37,17 @@ int runCommand(const RunOptions& opt);
 /// What the processes of a `kcount run` wrote to its KCOUNT_RUN_REPORT file. Each line is a log path
 /// (collector/file_sink.h, through the session), or a note starting with kFileSinkNote (a NUL byte, which
 /// no path holds): "loaded PID preload|injection" from the library's constructor (inject/preload.cpp),
-/// or the reason a log could not be created (FileSink).
+/// "disabled PID REASON" when kcount turned itself off in a process (KCOUNT_DISABLE, a CUPTI failure),
+/// "unwritten PID REASON" when a process's session ended with nothing to write (a capture range that
+/// never came, a paused start nobody started; inject/session.cpp), or the reason a log could not be
+/// created (FileSink). A nested `kcount run` appends its own report's lines to the outer one's.
 struct RunReport {
   std::vector<std::string> logs;      // distinct paths, in order
   std::vector<std::string> failures;  // distinct reasons a log could not be created
   std::vector<int> preloaded_pids;    // processes that loaded the library through LD_PRELOAD
   std::vector<int> injected_pids;     // processes in which CUDA or NVTX loaded it (injection variables)
+  std::vector<std::pair<int, std::string>> disabled;   // (pid, why kcount was turned off there)
+  std::vector<std::pair<int, std::string>> unwritten;  // (pid, why its session wrote nothing)
 };
 RunReport readRunReport(std::istream& in);
 
@@ -53,8 +59,10 @@ struct RunEnd {
 };
 
 /// The line `kcount run` prints when no log was written (without the "kcount: " prefix): the log could
-/// not be created, the library was never loaded, the command stayed paused, it was killed, it left
-/// through _exit() after CUDA/NVTX loaded the library, or it recorded nothing.
+/// not be created, kcount was disabled, the library was never loaded, the processes' own reasons
+/// (capture range never pushed, never started from paused, nothing recorded), the command stayed
+/// paused, it was killed, it left through _exit() after CUDA/NVTX loaded the library, or it recorded
+/// nothing.
 std::string noLogReason(const RunReport& rep, const RunEnd& end);
 
 /// Why a log path (KCOUNT_OUTPUT / `run --output`) must not be used: "kcount's standard output" or

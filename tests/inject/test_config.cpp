@@ -128,6 +128,9 @@ TEST_CASE("switches take 1/on/yes/true and 0/off/no/false; anything else is one 
   CHECK(c.yield);
   CHECK(problemsFor("KCOUNT_SIGTERM", "false", &c).empty());
   CHECK_FALSE(c.sigterm);
+  CHECK(c.sigint);
+  CHECK(problemsFor("KCOUNT_SIGINT", "0", &c).empty());
+  CHECK_FALSE(c.sigint);
   std::string p = problemsFor("KCOUNT_YIELD", "7", &c);
   CHECK_FALSE(c.yield);
   CHECK(p.find("KCOUNT_YIELD=7: not a switch") != std::string::npos);

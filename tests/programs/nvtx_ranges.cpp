@@ -1,6 +1,9 @@
 // A CUDA-free program that emits NVTX3 ranges, for testing libkcount.so's NVTX injection without a GPU.
-// Usage: nvtx_ranges [steps] [normal|_exit|sigterm]: how the program ends (return from main, _exit(0)
-// which skips atexit handlers, or SIGTERM to itself with the default action). Each step: push "step", push "inner", pop, pop. Then one domain range
+// Usage: nvtx_ranges [steps] [normal|_exit|sigterm|exec|execfail|wait]: how the program ends (return from
+// main, _exit(0) which skips atexit handlers, SIGTERM to itself with the default action, execl of
+// /bin/true which replaces the image without atexit handlers, an exec of a missing file and then 10
+// more steps and a normal return, or waiting for a signal with pause() after printing "nvtx_ranges done").
+// Each step: push "step", push "inner", pop, pop. Then one domain range
 // with a registered string, one process-wide start/end range that ends on another thread, one pop with
 // nothing pushed, and a range left open at exit.
 #include <nvtx3/nvToolsExt.h>
@@ -48,6 +51,20 @@ int main(int argc, char** argv) {
   if (std::strcmp(how, "sigterm") == 0) {
     kill(getpid(), SIGTERM);
     pause();
+  }
+  if (std::strcmp(how, "exec") == 0) {
+    execl("/bin/true", "true", static_cast<char*>(nullptr));
+    return 3;  // exec failed
+  }
+  if (std::strcmp(how, "execfail") == 0) {
+    execl("/kcount-no-such-file", "x", static_cast<char*>(nullptr));
+    for (int i = 0; i < 10; ++i) {
+      nvtxRangePushA("after_exec");
+      nvtxRangePop();
+    }
+  }
+  if (std::strcmp(how, "wait") == 0) {
+    for (;;) pause();
   }
   return 0;
 }

@@ -140,3 +140,25 @@ TEST_CASE("kcount run's report: paths, load notes and failures; the no-log line 
   CHECK(kc::noLogReason(preloaded, paused).find("never started") != std::string::npos);
   CHECK(kc::noLogReason(preloaded, kc::RunEnd{}).find("recorded no kernel launch") != std::string::npos);
 }
+
+TEST_CASE("kcount run's report: the library's disabled and unwritten notes give the reason, grouped by pid") {
+  const std::string n(1, kc::kFileSinkNote);
+  std::istringstream in(n + "loaded 12 preload\n" + n + "unwritten 12 the capture range 'x' was never pushed\n" + n +
+                        "unwritten 14 the capture range 'x' was never pushed\n" + n + "unwritten 15 other reason\n");
+  const kc::RunReport r = kc::readRunReport(in);
+  CHECK(r.failures.empty());
+  REQUIRE(r.unwritten.size() == 3);
+  CHECK(r.unwritten[0] == std::pair<int, std::string>{12, "the capture range 'x' was never pushed"});
+  kc::RunEnd paused;
+  paused.paused = true;  // the library's own reason wins over the guess from --paused
+  CHECK(kc::noLogReason(r, paused) ==
+        "no log written: the capture range 'x' was never pushed (pid 12, 14); other reason (pid 15)");
+
+  std::istringstream off(n + "loaded 7 preload\n" + n + "disabled 7 KCOUNT_DISABLE=1 is set\n" + n +
+                         "unwritten 8 nothing\n");
+  const kc::RunReport d = kc::readRunReport(off);
+  CHECK(kc::noLogReason(d, kc::RunEnd{}) == "no log written: kcount was disabled: KCOUNT_DISABLE=1 is set (pid 7)");
+  kc::RunEnd killed;
+  killed.signal = 9;
+  CHECK(kc::noLogReason(r, killed).find("; the command was killed by signal 9") != std::string::npos);
+}

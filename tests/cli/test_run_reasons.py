@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""`kcount run` and the library at the edges of a process's life, without a GPU (tests/programs/
+nvtx_ranges.cpp and Python through ctypes, libkcount.so preloaded):
+- why no log was written, as the library reports it: KCOUNT_DISABLE, a capture range never pushed or
+  pushed too few times, a paused start never started; a nested `kcount run` names its logs to the outer;
+- exec: the log is closed (all ranges, End record) before the image is replaced; a failed exec keeps
+  recording;
+- --paused: the control socket exists before the first CUDA or NVTX call, `kcount ctl start` starts a
+  dormant process, a fork child has no socket;
+- SIGINT from outside to a program at SIGINT's default action: complete log, still ended by SIGINT
+  (130); KCOUNT_SIGINT=0 leaves it alone; a Python program keeps its KeyboardInterrupt.
+Usage: test_run_reasons.py BUILD_DIR"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.path.abspath(sys.argv[1])
+KCOUNT = os.path.join(BUILD, "bin", "kcount")
+PROG = os.path.join(BUILD, "bin", "nvtx_ranges")
+NVTX_LIB = os.path.join(BUILD, "lib", "libkc_nvtx_export.so")
+failures = []
+
+
+def check(name, cond, detail=""):
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else "  " + str(detail)))
+    if not cond:
+        failures.append(name)
+
+
+def default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as a shell's foreground job (ctest may ignore it)
+
+
+def run(args, **env):
+    e = dict(os.environ, **{k: str(v) for k, v in env.items()})
+    return subprocess.run([KCOUNT, "run", *args], capture_output=True, text=True, env=e, timeout=120,
+                          preexec_fn=default_sigint)
+
+
+def kcheck(path):
+    r = subprocess.run([KCOUNT, "check", path], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def instances(path, name):
+    r = subprocess.run([KCOUNT, "summary", path, "--format", "json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return sum(x["instances"] for x in json.loads(r.stdout)["logs"][0]["ranges"] if x["path"] == name)
+
+
+def ctl(*args):
+    r = subprocess.run([KCOUNT, "ctl", *[str(a) for a in args]], capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+def child_of(pid):
+    for _ in range(200):
+        try:
+            kids = [int(k) for t in os.listdir(f"/proc/{pid}/task")
+                    for k in open(f"/proc/{pid}/task/{t}/children").read().split()]
+        except OSError:
+            kids = []
+        if kids:
+            return kids[0]
+        time.sleep(0.01)
+    return None
+
+
+tmp = tempfile.mkdtemp(prefix="kcount-run-reasons.")
+os.environ["KCOUNT_CONTROL_DIR"] = os.path.join(tmp, "ctl")
+os.environ.pop("KCOUNT_RUN_REPORT", None)
+os.environ.pop("KCOUNT_DISABLE", None)
+
+# ---- Why no log was written.
+r = run(["--output", f"{tmp}/d.kcount", "--", PROG, "5"], KCOUNT_DISABLE=1)
+check("KCOUNT_DISABLE=1: the reason names it",
+      "no log written: kcount was disabled: KCOUNT_DISABLE=1 is set (pid " in r.stderr, r.stderr)
+
+r = run(["--output", f"{tmp}/r.kcount", "--", PROG, "5"], KCOUNT_CAPTURE_RANGE="never")
+check("capture range never pushed: the reason names it",
+      "no log written: the capture range 'never' was never pushed" in r.stderr and r.returncode == 0, r.stderr)
+
+r = run(["--output", f"{tmp}/s.kcount", "--", PROG, "5"], KCOUNT_CAPTURE_RANGE="step", KCOUNT_CAPTURE_SKIP="50")
+check("capture range pushed too few times: the reason counts the pushes",
+      "the capture range 'step' was pushed 5 times, and recording starts at push 51" in r.stderr, r.stderr)
+
+r = run(["--paused", "--", PROG, "5"])
+check("--paused, never started: the library's reason",
+      "no log written: the process started paused (KCOUNT_START=paused) and recording was never started" in r.stderr,
+      r.stderr)
+
+r = run(["--", KCOUNT, "run", "--output", f"{tmp}/nested.kcount", "--", PROG, "5"])
+lines = [l for l in r.stderr.splitlines() if l.startswith("kcount: ")]
+check("nested kcount run: the outer names the inner's log",
+      lines.count(f"kcount: log: {tmp}/nested.kcount") == 2 and not any("no log" in l for l in lines), r.stderr)
+
+# ---- exec: the log is closed before the image is replaced.
+r = run(["--output", f"{tmp}/exec.kcount", "--", PROG, "100", "exec"])
+rc, out = kcheck(f"{tmp}/exec.kcount")
+check("exec after 100 steps: exit 0, log listed", r.returncode == 0 and f"kcount: log: {tmp}/exec.kcount" in r.stderr,
+      (r.returncode, r.stderr))
+check("exec: the log is complete (End record) with all 100 step and inner ranges",
+      rc == 0 and instances(f"{tmp}/exec.kcount", "step") == 100 and instances(f"{tmp}/exec.kcount", "step/inner") == 100,
+      (rc, out[-300:]))
+r = run(["--output", f"{tmp}/execfail.kcount", "--", PROG, "5", "execfail"])
+rc, out = kcheck(f"{tmp}/execfail.kcount")
+check("an exec that fails at once: recording goes on (ranges after it recorded, one log)",
+      r.returncode == 0 and rc == 0 and instances(f"{tmp}/execfail.kcount", "open_at_exit/after_exec") == 10
+      and r.stderr.count("kcount: log:") == 1, (r.returncode, rc, r.stderr))
+
+# ---- --paused: the control socket before the first NVTX call; ctl start on a dormant process.
+script = f"""
+import ctypes, os, sys, time
+go = sys.argv[1]
+pid = os.fork()
+if pid == 0:  # a fork child before any NVTX call: no control socket of its own
+    open(go + ".child", "w").write(str(os.getpid()))
+    while not os.path.exists(go + ".child-done"): time.sleep(0.01)
+    os._exit(0)
+while not os.path.exists(go): time.sleep(0.01)
+os.waitpid(pid, 0)
+nv = ctypes.CDLL({NVTX_LIB!r}); nv.nvtxRangePushA.argtypes = [ctypes.c_char_p]
+for i in range(20):
+    nv.nvtxRangePushA(b"late"); nv.nvtxRangePop()
+"""
+with open(f"{tmp}/paused.py", "w") as f:
+    f.write(script)
+go = f"{tmp}/go"
+e = dict(os.environ, KCOUNT_LOG_LEVEL="warn")
+# Through a shell that forks it: the shell (a wrapper that never records) has a socket too.
+p = subprocess.Popen([KCOUNT, "run", "--paused", "--output", f"{tmp}/paused.kcount", "--", "sh", "-c",
+                      f'"{sys.executable}" "{tmp}/paused.py" "{go}"; exit $?'], stderr=subprocess.PIPE, text=True,
+                     env=e)
+child = child_of(p.pid)
+start = time.monotonic()
+st = None
+while time.monotonic() - start < 10:
+    rc, out, err = ctl(child, "status", "--format", "json")
+    if rc == 0:
+        st = json.loads(out)["status"]
+        break
+    time.sleep(0.02)
+check("--paused: `kcount ctl CHILD status` answers at once, before any CUDA or NVTX call (dormant)",
+      st is not None and st["mode"] == "dormant", (rc, out, err))
+while not os.path.exists(go + ".child") and time.monotonic() - start < 10:
+    time.sleep(0.01)
+time.sleep(0.05)
+fork_child = int(open(go + ".child").read() or 0) if os.path.exists(go + ".child") else 0
+rc, out, err = ctl(fork_child, "status")
+check("--paused: a fork child has no control socket (exit 5)", fork_child > 0 and rc == 5, (fork_child, rc, err))
+open(go + ".child-done", "w").close()
+time.sleep(0.2)
+rc, out, err = ctl(p.pid, "start")
+check("ctl start through kcount run's pid starts the dormant process (the program, not the shell before it)",
+      rc == 0 and "recording" in out and f"its profiled process is {child}" not in err, (rc, out, err))
+open(go, "w").close()
+_, err = p.communicate(timeout=60)
+check("--paused then started: the ranges pushed after the start are in the log",
+      p.returncode == 0 and instances(f"{tmp}/paused.kcount", "late") == 20 and kcheck(f"{tmp}/paused.kcount")[0] == 0,
+      (p.returncode, err))
+check("--paused: the socket is removed at exit",
+      not os.path.exists(os.path.join(tmp, "ctl", f"{child}.sock")), os.listdir(os.path.join(tmp, "ctl")))
+
+
+# ---- SIGINT from outside.
+def interrupted(log, **env):
+    e = dict(os.environ, **{k: str(v) for k, v in env.items()})
+    kp = subprocess.Popen([KCOUNT, "run", "--output", log, "--", PROG, "50", "wait"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=e, preexec_fn=default_sigint)
+    kp.stdout.readline()  # "nvtx_ranges done": every range is pushed
+    time.sleep(1.5)  # past the first periodic flush (about every second)
+    os.kill(child_of(kp.pid), signal.SIGINT)
+    out, err = kp.communicate(timeout=60)
+    return kp.returncode, err
+
+
+rc, err = interrupted(f"{tmp}/int.kcount")
+crc, cout = kcheck(f"{tmp}/int.kcount")
+check("SIGINT from outside (default action): exit 130, complete log with all 50 steps",
+      rc == 130 and crc == 0 and instances(f"{tmp}/int.kcount", "step") == 50, (rc, err, cout[-300:]))
+plain = subprocess.Popen([PROG, "50", "wait"], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+plain.stdout.readline()
+plain.send_signal(signal.SIGINT)
+plain.wait(timeout=30)
+check("SIGINT without kcount: the same end (killed by SIGINT)", plain.returncode == -signal.SIGINT, plain.returncode)
+rc, err = interrupted(f"{tmp}/int0.kcount", KCOUNT_SIGINT=0)
+crc, cout = kcheck(f"{tmp}/int0.kcount")
+check("KCOUNT_SIGINT=0: no handler (exit 130, no End record: only the periodic flush)",
+      rc == 130 and crc != 0, (rc, crc, cout[-300:]))
+
+py = f"""
+import ctypes, sys, time
+nv = ctypes.CDLL({NVTX_LIB!r}); nv.nvtxRangePushA.argtypes = [ctypes.c_char_p]
+for i in range(30):
+    nv.nvtxRangePushA(b"py"); nv.nvtxRangePop()
+try:
+    print("ready", flush=True)
+    time.sleep(60)
+except KeyboardInterrupt:
+    print("caught", flush=True)
+    sys.exit(7)
+"""
+with open(f"{tmp}/kbi.py", "w") as f:
+    f.write(py)
+kp = subprocess.Popen([KCOUNT, "run", "--output", f"{tmp}/py.kcount", "--", sys.executable, f"{tmp}/kbi.py"],
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+kp.stdout.readline()
+os.kill(child_of(kp.pid), signal.SIGINT)
+out, err = kp.communicate(timeout=60)
+check("Python's own SIGINT handling is kept (KeyboardInterrupt caught, exit 7, complete log)",
+      kp.returncode == 7 and "caught" in out and kcheck(f"{tmp}/py.kcount")[0] == 0
+      and instances(f"{tmp}/py.kcount", "py") == 30, (kp.returncode, out, err))
+
+subprocess.run(["rm", "-rf", tmp])
+if failures:
+    print(f"{len(failures)} failed: {', '.join(failures)}")
+    sys.exit(1)
+print("all passed")
