@@ -163,8 +163,8 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                        st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
   else
     out << "dropped: unknown (the log has no stats record)\n";
-  const auto segs = segmentTotals(l.data);
-  if (segs.size() > 1 || (segs.size() == 1 && l.data.str(segs[0].segment.reason_id) != "start")) {
+  if (windowsShown(l.data)) {
+    const auto segs = windowTotals(l);
     out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
     for (const auto& t : segs)
       out << fmt::format("  segment {}: {} -> {}, {}, {} launches, {} kernels, {} unmatched, GPU time {}\n",
@@ -266,13 +266,22 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   return l;
 }
 
-LoadedLog streamLog(const std::string& path, const JoinOptions& join) {
-  StreamedLog s = summarizeLogFile(path, join);
+LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segment_totals) {
+  StreamedLog s = summarizeLogFile(path, join, kDefaultJoinWindow, segment_totals);
   LoadedLog l;
   l.path = path;
   l.data = std::move(s.data);
   l.summary = std::move(s.summary);
+  if (segment_totals) l.segments = std::move(s.segments);
   return l;
+}
+
+void addWindowTotals(LoadedLog& l, const JoinOptions& join) { l.segments = segmentTotalsOfFile(l.path, l.data, join); }
+
+std::vector<SegmentTotals> windowTotals(const LoadedLog& l) { return l.segments ? *l.segments : segmentTotals(l.data); }
+
+bool windowsShown(const LogData& d) {
+  return d.segments.size() > 1 || (d.segments.size() == 1 && d.str(d.segments[0].reason_id) != "start");
 }
 
 std::string formatDuration(uint64_t ns) {
@@ -440,7 +449,7 @@ json summaryJson(const LoadedLog& l) {
                           {"layers", layers}});
   }
   json segments = json::array();
-  for (const auto& t : segmentTotals(d))
+  for (const auto& t : windowTotals(l))
     segments.push_back(json{{"index", t.segment.index},
                             {"reason", t.reason},
                             {"end_reason", t.end_reason},
