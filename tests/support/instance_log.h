@@ -24,7 +24,8 @@ struct InstanceLogInfo {
 /// as the library's writer thread hands them over: per drain of 1,000 steps, the launches and ranges,
 /// then the kernels. The steps are split into `windows` capture windows (Segment records, reasons "ctl"
 /// -> "ctl", each after its window's records, as the library writes them); windows == 1 gives the one
-/// window "start" -> "exit" of a log the library closed itself. Host clock: 1 µs per step.
+/// window "start" -> "exit" of a log the library closed itself. Host clock: about 1 µs per step, times
+/// jittered by a fixed pseudo-random sequence (the log compresses about as a recorded one does).
 /// Returns false (message on stderr) if the file cannot be written.
 inline bool writeInstanceLog(const std::string& path, uint64_t steps, uint64_t kernel_every, uint32_t windows,
                              InstanceLogInfo* info = nullptr) {
@@ -47,6 +48,13 @@ inline bool writeInstanceLog(const std::string& path, uint64_t steps, uint64_t k
     if (windows == 0) windows = 1;
     const uint64_t per_window = (steps + windows - 1) / windows;
     uint64_t host = 1'000'000'000ull, corr = 1;
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    auto jitter = [&rng](uint64_t range) {  // xorshift64: the same log on every run
+      rng ^= rng << 13;
+      rng ^= rng >> 7;
+      rng ^= rng << 17;
+      return rng % range;
+    };
     std::vector<LaunchBody> launches;
     std::vector<RangeBody> ranges;
     std::vector<KernelBody> kernels;
@@ -70,7 +78,7 @@ inline bool writeInstanceLog(const std::string& path, uint64_t steps, uint64_t k
     seg.start_ns = host;
     for (uint64_t i = 0; i < steps; ++i) {
       const uint64_t step_begin = host;
-      const uint64_t inner_begin = host + 100;
+      const uint64_t inner_begin = host + 50 + jitter(100);
       if (kernel_every != 0 && i % kernel_every == 0) {
         LaunchBody l{};
         l.correlation_id = corr++;
@@ -96,9 +104,10 @@ inline bool writeInstanceLog(const std::string& path, uint64_t steps, uint64_t k
         if (seg.first_correlation_id == 0) seg.first_correlation_id = l.correlation_id;
         seg.last_correlation_id = l.correlation_id;
       }
-      ranges.push_back({inner_begin, host + 600, 2, 100, 100, 0});
-      ranges.push_back({step_begin, host + 800, 1, 100, 100, 0});
-      host += 1000;
+      const uint64_t inner_end = host + 500 + jitter(200);
+      ranges.push_back({inner_begin, inner_end, 2, 100, 100, 0});
+      ranges.push_back({step_begin, inner_end + 50 + jitter(100), 1, 100, 100, 0});
+      host += 900 + jitter(200);
       if ((i + 1) % 1000 == 0) drain();
       if ((i + 1) % per_window == 0 || i + 1 == steps) {
         drain();
