@@ -50,10 +50,14 @@ class StreamSummarizer final : public RecordVisitor {
   /// unmatched) and builds the Summary; `log` gives the scopes (the range tree). Call once, last.
   Summary finish(const LogData& log);
 
-  /// Also counts records per capture window, as segmentTotals() on the same records would (equal when
-  /// Summary::join_window_evicted is 0; a kernel is unmatched in its window when no launch record without
-  /// kLaunchMemOp joined it). `log.segments` are the windows, known from an earlier pass (Segment records
-  /// follow their windows' records); their reason strings come from `log`. Call before the first record.
+  /// Also counts records per capture window, as segmentTotals() on the same records would: launches,
+  /// kernels, GPU ns, ranges and memory operations always equal; unmatched kernels equal when
+  /// Summary::join_window_evicted is 0 (a kernel is unmatched in its window when the launch the join gives
+  /// it is a memcpy/memset call or there is none; segmentTotals() counts it matched if any kernel launch
+  /// record has its correlation id, which differs only where one id is used by a memory call and again by
+  /// a kernel launch, or where the streaming join differs from summarize() as described above).
+  /// `log.segments` are the windows, known from an earlier pass (Segment records follow their windows'
+  /// records); their reason strings come from `log`. Call before the first record.
   void setSegments(const LogData& log);
   /// After finish(): the per-window totals of setSegments() (empty if it was not called).
   std::vector<SegmentTotals> takeSegmentTotals();
