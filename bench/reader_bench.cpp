@@ -13,7 +13,12 @@
 // Rates are per CPU second of the one thread that does the work (getrusage), so a CPU shared with other
 // processes does not lower them; wall times are printed beside them.
 // Usage: reader_bench [--kernels N[,N...]] [--dir DIR] [--kcount PATH] [--plain] [--keep]
+//        reader_bench --ranges N[,N...] [--dir DIR] [--kcount PATH] [--keep]
 //   --kernels   kernel records per log (default 1000000,10000000,50000000)
+//   --ranges    instead: logs of N steps of 2 nested NVTX ranges each and nothing else (2 range paths, one
+//               thread, one capture window; tests/support/instance_log.h), as NVTX-heavy runs with
+//               --torch-modules/--torch-ops give; reports the reader per range instance and, with
+//               --kcount, `kcount summary` (table and JSON) and `kcount diff LOG LOG`
 //   --dir       where the logs are written (default /tmp)
 //   --kcount    also time `kcount summary LOG` (the command line tool) on each log
 //   --plain     write plain 1.1-layout chunks instead (for comparison)
@@ -34,6 +39,7 @@
 #include "collector/file_sink.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tests/support/instance_log.h"
 
 namespace {
 
@@ -230,16 +236,71 @@ int summarizeChild(const char* path) {
   return s.data.intact() ? 0 : 1;
 }
 
+/// --ranges: per log of `steps` steps, the streaming reader (child) and, with `kcount`, the commands.
+int rangesMain(const std::vector<uint64_t>& sizes, const std::string& dir, const std::string& kcount, bool keep) {
+  std::printf("%-11s %-13s %12s %9s %10s %10s %13s %11s\n", "steps", "instances", "log bytes", "B/inst",
+              "read CPU s", "read wall", "instances/s", "reader RSS");
+  for (uint64_t steps : sizes) {
+    const std::string path = dir + "/reader_bench_ranges_" + std::to_string(steps) + ".kcount";
+    kc::testing::InstanceLogInfo info;
+    if (!kc::testing::writeInstanceLog(path, steps, 0, 1, &info)) return 1;
+    const std::string out = path + ".out";
+    double wall = 0;
+    long rss = 0;
+    if (!runChild({"/proc/self/exe", "--summarize", path}, out, wall, rss)) {
+      std::fprintf(stderr, "reader failed on %s\n", path.c_str());
+      return 1;
+    }
+    unsigned long long kernels = 0, launches = 0, ranges = 0, evicted = 0;
+    double read_s = 0, read_wall = 0;
+    long child_rss = 0;
+    int intact = 0;
+    FILE* o = std::fopen(out.c_str(), "r");
+    if (!o || std::fscanf(o, "%llu %llu %llu %lf %ld %d %llu %lf", &kernels, &launches, &ranges, &read_s, &child_rss,
+                          &intact, &evicted, &read_wall) != 8 || !intact || ranges != info.ranges) {
+      std::fprintf(stderr, "the reader's output is not as expected\n");
+      return 1;
+    }
+    std::fclose(o);
+    std::remove(out.c_str());
+    std::printf("%-11llu %-13llu %12llu %9.2f %10.3f %10.3f %13.3g %7.1f MiB\n", static_cast<unsigned long long>(steps),
+                ranges, static_cast<unsigned long long>(info.bytes),
+                static_cast<double>(info.bytes) / static_cast<double>(ranges), read_s, read_wall,
+                static_cast<double>(ranges) / read_s, static_cast<double>(rss) / 1024.0);
+    if (!kcount.empty()) {
+      const std::vector<std::pair<const char*, std::vector<std::string>>> runs = {
+          {"kcount summary", {kcount, "summary", path}},
+          {"kcount summary --format json", {kcount, "summary", "--format", "json", path}},
+          {"kcount diff LOG LOG", {kcount, "diff", path, path}},
+          {"kcount check", {kcount, "check", path}},
+      };
+      for (const auto& [label, args] : runs) {
+        double kwall = 0;
+        long krss = 0;
+        if (!runChild(args, "/dev/null", kwall, krss)) {
+          std::fprintf(stderr, "%s failed on %s\n", label, path.c_str());
+          return 1;
+        }
+        std::printf("  %-28s %.3f s wall, peak RSS %.1f MiB\n", label, kwall, static_cast<double>(krss) / 1024.0);
+      }
+    }
+    std::fflush(stdout);
+    if (!keep) std::remove(path.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--summarize") == 0) return summarizeChild(argv[2]);
   std::vector<uint64_t> sizes = {1'000'000, 10'000'000, 50'000'000};
   std::string dir = "/tmp", kcount;
-  bool plain = false, keep = false;
+  bool plain = false, keep = false, ranges = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--kernels" && i + 1 < argc) {
+    if ((a == "--kernels" || a == "--ranges") && i + 1 < argc) {
+      ranges = a == "--ranges";
       sizes.clear();
       std::string v = argv[++i];
       for (size_t p = 0; p <= v.size();) {
@@ -257,7 +318,8 @@ int main(int argc, char** argv) {
     } else if (a == "--keep") {
       keep = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--kernels N,...] [--dir DIR] [--kcount PATH] [--plain] [--keep]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--kernels N,...|--ranges N,...] [--dir DIR] [--kcount PATH] [--plain] [--keep]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -266,6 +328,7 @@ int main(int argc, char** argv) {
   CPU_ZERO(&one);
   CPU_SET(0, &one);
   sched_setaffinity(0, sizeof(one), &one);
+  if (ranges) return rangesMain(sizes, dir, kcount, keep);
 
   std::printf("%-11s %-8s %12s %9s %9s %13s %10s %10s %11s %11s %13s %8s\n", "kernels", "encoding", "log bytes",
               "B/kernel", "B/record", "write krec/s", "read CPU s", "read wall", "kernels/s", "records/s", "reader RSS",

@@ -352,30 +352,51 @@ LogData selectSegment(const LogData& log, const SegmentBody& seg) {
   return out;
 }
 
-// One pass over the records (a log may hold many windows): each record goes to the segment whose
-// correlation-id span (ranges: time span) holds it, found by binary search over the segments sorted by
-// first correlation id. Overlapping spans (only in a corrupt log) credit the record to one of them.
-std::vector<SegmentTotals> segmentTotals(const LogData& log) {
+SegmentIndex::SegmentIndex(std::span<const SegmentBody> segments) : segs_(segments) {
+  for (size_t i = 0; i < segs_.size(); ++i) {
+    if (segs_[i].first_correlation_id != 0) by_corr_.push_back(i);
+    by_time_.push_back(i);
+  }
+  std::sort(by_corr_.begin(), by_corr_.end(),
+            [&](size_t a, size_t b) { return segs_[a].first_correlation_id < segs_[b].first_correlation_id; });
+  std::sort(by_time_.begin(), by_time_.end(), [&](size_t a, size_t b) { return segs_[a].start_ns < segs_[b].start_ns; });
+}
+
+size_t SegmentIndex::byCorrelation(uint64_t c) const {
+  auto it = std::upper_bound(by_corr_.begin(), by_corr_.end(), c,
+                             [&](uint64_t v, size_t i) { return v < segs_[i].first_correlation_id; });
+  if (it == by_corr_.begin()) return kNone;
+  const size_t i = *std::prev(it);
+  return c <= segs_[i].last_correlation_id ? i : kNone;
+}
+
+size_t SegmentIndex::byRangeEnd(uint64_t end_ns) const {
+  auto it = std::upper_bound(by_time_.begin(), by_time_.end(), end_ns,
+                             [&](uint64_t v, size_t i) { return v < segs_[i].start_ns; });
+  if (it == by_time_.begin()) return kNone;
+  const size_t i = *std::prev(it);
+  return end_ns <= segs_[i].stop_ns ? i : kNone;
+}
+
+std::vector<SegmentTotals> emptySegmentTotals(const LogData& log) {
   std::vector<SegmentTotals> out(log.segments.size());
-  std::vector<size_t> by_corr, by_time;
   for (size_t i = 0; i < log.segments.size(); ++i) {
     const SegmentBody& seg = log.segments[i];
     out[i].segment = seg;
     out[i].reason = std::string(log.str(seg.reason_id));
     out[i].end_reason = std::string(log.str(seg.end_reason_id));
-    if (seg.first_correlation_id != 0) by_corr.push_back(i);
-    by_time.push_back(i);
   }
-  const auto& segs = log.segments;
-  std::sort(by_corr.begin(), by_corr.end(),
-            [&](size_t a, size_t b) { return segs[a].first_correlation_id < segs[b].first_correlation_id; });
-  std::sort(by_time.begin(), by_time.end(), [&](size_t a, size_t b) { return segs[a].start_ns < segs[b].start_ns; });
+  return out;
+}
+
+// One pass over the records (a log may hold many windows): each record goes to the segment whose
+// correlation-id span (ranges: time span) holds it (SegmentIndex).
+std::vector<SegmentTotals> segmentTotals(const LogData& log) {
+  std::vector<SegmentTotals> out = emptySegmentTotals(log);
+  const SegmentIndex index(log.segments);
   auto segOfCorr = [&](uint64_t c) -> SegmentTotals* {
-    auto it = std::upper_bound(by_corr.begin(), by_corr.end(), c,
-                               [&](uint64_t v, size_t i) { return v < segs[i].first_correlation_id; });
-    if (it == by_corr.begin()) return nullptr;
-    const size_t i = *std::prev(it);
-    return c <= segs[i].last_correlation_id ? &out[i] : nullptr;
+    const size_t i = index.byCorrelation(c);
+    return i == SegmentIndex::kNone ? nullptr : &out[i];
   };
   std::unordered_set<uint64_t> launched;
   for (const LaunchBody& l : log.launches) {
@@ -393,11 +414,8 @@ std::vector<SegmentTotals> segmentTotals(const LogData& log) {
   for (const MemOpBody& m : log.mem_ops)
     if (SegmentTotals* t = segOfCorr(m.correlation_id)) ++t->mem_ops;
   for (const RangeBody& r : log.ranges) {
-    auto it = std::upper_bound(by_time.begin(), by_time.end(), r.end_ns,
-                               [&](uint64_t v, size_t i) { return v < segs[i].start_ns; });
-    if (it == by_time.begin()) continue;
-    const size_t i = *std::prev(it);
-    if (r.end_ns <= segs[i].stop_ns) ++out[i].ranges;
+    const size_t i = index.byRangeEnd(r.end_ns);
+    if (i != SegmentIndex::kNone) ++out[i].ranges;
   }
   return out;
 }

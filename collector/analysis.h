@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,7 +114,34 @@ struct SegmentTotals {
   std::string reason, end_reason;
   uint64_t launches = 0, kernels = 0, unmatched_kernels = 0, gpu_ns = 0, ranges = 0, mem_ops = 0;
 };
+/// Needs the records in memory (readLog with ReadOptions::keep_records); memory grows with the launches.
+/// The streaming equivalent is summarizeLogFile(..., segment_totals = true), collector/stream_summary.h.
 std::vector<SegmentTotals> segmentTotals(const LogData& log);
+
+/// SegmentTotals of every Segment record of `log`, in file order, with the segment, reason and
+/// end_reason filled and every count 0 (for tallies made elsewhere, as the streaming join does).
+std::vector<SegmentTotals> emptySegmentTotals(const LogData& log);
+
+/// Which capture window a record belongs to, as segmentTotals() assigns it: launches, kernels and memory
+/// operations by correlation id (the window whose [first, last] correlation-id span holds it; a window
+/// without a recorded launch holds none), ranges by end time (the window with the latest start_ns <= the
+/// range's end_ns, if its stop_ns is >= end_ns). Overlapping spans (only in a corrupt log) give one of
+/// them. Memory: two index vectors, one entry per segment. Immutable after construction: thread-safe reads.
+class SegmentIndex {
+ public:
+  static constexpr size_t kNone = SIZE_MAX;
+  /// `segments` must outlive the index (it is not copied).
+  explicit SegmentIndex(std::span<const SegmentBody> segments);
+  /// Index into `segments` of the window holding correlation id c, or kNone. O(log segments).
+  size_t byCorrelation(uint64_t c) const;
+  /// Index into `segments` of the window holding a range that ended at end_ns (host ns), or kNone.
+  size_t byRangeEnd(uint64_t end_ns) const;
+  bool empty() const { return segs_.empty(); }
+
+ private:
+  std::span<const SegmentBody> segs_;
+  std::vector<size_t> by_corr_, by_time_;  // segment indexes sorted by first correlation id / start_ns
+};
 
 /// The root's exclusive numbers without the records of unknown range (Summary::unresolved): what ran
 /// outside every range. by_kernel entries whose count drops to 0 are removed; min/max are those of the root.

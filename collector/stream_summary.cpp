@@ -182,6 +182,21 @@ struct StreamSummarizer::State {
   std::map<std::tuple<uint32_t, uint64_t, uint32_t>, KernelTally> by_node;
   std::unordered_map<uint64_t, GraphNodeBody> nodes;
   Summary out;  // counters filled while streaming
+  // Capture windows known before the pass (setSegments): per-window totals as segmentTotals() counts them.
+  std::vector<SegmentBody> seg_bodies;
+  std::unique_ptr<SegmentIndex> seg_index;
+  std::vector<SegmentTotals> seg_totals;
+
+  /// The window's totals holding correlation id c, or nullptr (no windows given, or c in none).
+  SegmentTotals* segOf(uint64_t c) {
+    if (!seg_index) return nullptr;
+    const size_t i = seg_index->byCorrelation(c);
+    return i == SegmentIndex::kNone ? nullptr : &seg_totals[i];
+  }
+  /// A kernel that no kernel launch (a launch record without kLaunchMemOp) claims: unmatched in its window.
+  void segUnmatched(uint64_t corr) {
+    if (SegmentTotals* t = segOf(corr)) ++t->unmatched_kernels;
+  }
 
   ScopeAcc& scope(uint32_t id) {
     if (id < kDenseScopes) {
@@ -212,16 +227,18 @@ struct StreamSummarizer::State {
 
   /// The launch a kernel or memory operation with this correlation id joins: its scope, or false.
   /// Marks it matched.
-  bool join(uint64_t corr, uint32_t& scope_out) {
+  bool join(uint64_t corr, uint32_t& scope_out, uint8_t& flags_out) {
     Slot& r = ring[corr & ring_mask];
     if (r.used && r.corr == corr) {
       r.flags |= kPendingMatched;
       scope_out = r.scope;
+      flags_out = r.flags;
       return true;
     }
     if (pending.size() == 0) return false;
     if (Pending* p = pending.find(corr)) {
       scope_out = p->scope;
+      flags_out = p->flags;
       if (p->flags & kPendingGraph)
         p->flags |= kPendingMatched;
       else
@@ -256,6 +273,8 @@ struct StreamSummarizer::State {
     const uint64_t seq = launch_seq++;
     ScopeAcc& acc = scope(l.scope_id);
     const bool memop = l.flags & kLaunchMemOp;
+    if (!memop)
+      if (SegmentTotals* t = segOf(l.correlation_id)) ++t->launches;
     if (!memop) {
       ++out.launches;
       ++acc.launches;
@@ -297,6 +316,7 @@ struct StreamSummarizer::State {
             k.name_id = it->second.name_id;
             k.graph_node_id = it->second.graph_node_id;
             tallyKernel(l.scope_id, k, it->second.ns);
+            if (memop) segUnmatched(l.correlation_id);
           } else {
             tallyMemOp(l.scope_id, it->second.op);
           }
@@ -315,6 +335,7 @@ struct StreamSummarizer::State {
       for (const auto& [c, x] : waiting) {
         ++(x.is_kernel ? out.unmatched_kernels : out.unmatched_mem_ops);
         ++out.join_window_evicted;
+        if (x.is_kernel) segUnmatched(c);
       }
       waiting.clear();
     }
@@ -343,9 +364,15 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
   for (const KernelBody& k : v) {
     const uint64_t ns = span(k.start_ns, k.end_ns);
     s.out.kernel_gpu_ns += ns;
+    if (SegmentTotals* t = s.segOf(k.correlation_id)) {
+      ++t->kernels;
+      t->gpu_ns += ns;
+    }
     uint32_t scope;
-    if (s.join(k.correlation_id, scope)) {
+    uint8_t flags;
+    if (s.join(k.correlation_id, scope, flags)) {
       s.tallyKernel(scope, k, ns);
+      if (flags & kPendingMemOp) s.segUnmatched(k.correlation_id);
     } else {
       Waiting w;
       w.is_kernel = true;
@@ -360,8 +387,10 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
 void StreamSummarizer::memOp(const MemOpBody& m) {
   State& s = *s_;
   ++s.out.mem_ops;
+  if (SegmentTotals* t = s.segOf(m.correlation_id)) ++t->mem_ops;
   uint32_t scope;
-  if (s.join(m.correlation_id, scope)) {
+  uint8_t flags;
+  if (s.join(m.correlation_id, scope, flags)) {
     s.tallyMemOp(scope, m);
   } else {
     Waiting w;
@@ -377,9 +406,25 @@ void StreamSummarizer::ranges(std::span<const RangeBody> v) {
     ++a.instances;
     a.cpu_ns += span(r.begin_ns, r.end_ns);
   }
+  if (s_->seg_index)
+    for (const RangeBody& r : v) {
+      const size_t i = s_->seg_index->byRangeEnd(r.end_ns);
+      if (i != SegmentIndex::kNone) ++s_->seg_totals[i].ranges;
+    }
 }
 
-void StreamSummarizer::graphNode(const GraphNodeBody& g) { s_->nodes.emplace(g.node_id, g); }
+void StreamSummarizer::setSegments(const LogData& log) {
+  s_->seg_bodies = log.segments;
+  s_->seg_totals = emptySegmentTotals(log);
+  s_->seg_index = std::make_unique<SegmentIndex>(s_->seg_bodies);
+}
+
+std::vector<SegmentTotals> StreamSummarizer::takeSegmentTotals() { return std::move(s_->seg_totals); }
+
+void StreamSummarizer::graphNode(const GraphNodeBody& g) {
+  // Only --graph-view capture follows nodes; the default view never looks them up.
+  if (s_->options.graph_view == GraphView::kCapturePath) s_->nodes.emplace(g.node_id, g);
+}
 
 size_t StreamSummarizer::peakPendingLaunches() const { return s_->ring.size() + s_->peak_pending; }
 size_t StreamSummarizer::peakWaiting() const { return s_->peak_waiting; }
@@ -387,7 +432,10 @@ size_t StreamSummarizer::peakWaiting() const { return s_->peak_waiting; }
 Summary StreamSummarizer::finish(const LogData& log) {
   State& st = *s_;
   Summary s = std::move(st.out);
-  for (const auto& [corr, w] : st.waiting) ++(w.is_kernel ? s.unmatched_kernels : s.unmatched_mem_ops);
+  for (const auto& [corr, w] : st.waiting) {
+    ++(w.is_kernel ? s.unmatched_kernels : s.unmatched_mem_ops);
+    if (w.is_kernel) st.segUnmatched(corr);
+  }
   st.waiting.clear();
   auto never = [&](uint8_t flags) {
     if (!(flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++s.launches_without_kernel;
@@ -467,9 +515,27 @@ Summary StreamSummarizer::finish(const LogData& log) {
 }
 
 namespace {
+/// Per-window totals of a log whose first pass gave `log`: the Segment records follow their windows'
+/// records, so a second pass (`read`) counts the records per window. No second pass without windows or
+/// records.
+template <typename Read>
+std::vector<SegmentTotals> segmentPass(const LogData& log, const JoinOptions& options, size_t window, Read read) {
+  if (log.segments.empty() ||
+      log.launch_records + log.kernel_records + log.range_records + log.mem_op_records == 0)
+    return emptySegmentTotals(log);
+  StreamSummarizer again(options, window);
+  again.setSegments(log);
+  ReadOptions ro;
+  ro.visitor = &again;
+  ro.keep_records = false;
+  const LogData second = read(ro);
+  again.finish(second);
+  return again.takeSegmentTotals();
+}
+
 /// One streaming pass: `read` decodes the log with the join as its visitor and no records kept.
 template <typename Read>
-StreamedLog summarizeStreaming(const JoinOptions& options, size_t window, Read read) {
+StreamedLog summarizeStreaming(const JoinOptions& options, size_t window, bool segment_totals, Read read) {
   StreamSummarizer join(options, window);
   ReadOptions ro;
   ro.visitor = &join;
@@ -480,24 +546,42 @@ StreamedLog summarizeStreaming(const JoinOptions& options, size_t window, Read r
   // which the reader keeps whether or not records are kept (as summarize(), which joins the records
   // when no snapshot is complete).
   out.summary = out.data.summary_mode && !out.data.snapshots.empty() ? summarize(out.data, options) : join.finish(out.data);
+  if (segment_totals) out.segments = segmentPass(out.data, options, window, read);
   return out;
 }
 }  // namespace
 
-StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options, size_t window) {
-  return summarizeStreaming(options, window, [&](const ReadOptions& ro) { return readLogFile(path, ro); });
+StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options, size_t window,
+                             bool segment_totals) {
+  return summarizeStreaming(options, window, segment_totals,
+                            [&](const ReadOptions& ro) { return readLogFile(path, ro); });
 }
 
-StreamedLog summarizeLogFiles(const std::vector<std::string>& paths, const JoinOptions& options, size_t window) {
-  return summarizeStreaming(options, window, [&](const ReadOptions& ro) {
-    std::vector<LogData> parts;
-    for (const auto& p : paths) parts.push_back(readLogFile(p, ro));
-    return joinRotatedParts(std::move(parts), paths);
+namespace {
+/// Reads the files of one rotated log in part order and joins their LogData (joinRotatedParts).
+LogData readParts(const std::vector<std::string>& paths, const ReadOptions& ro) {
+  std::vector<LogData> parts;
+  for (const auto& p : paths) parts.push_back(readLogFile(p, ro));
+  return joinRotatedParts(std::move(parts), paths);
+}
+}  // namespace
+
+StreamedLog summarizeLogFiles(const std::vector<std::string>& paths, const JoinOptions& options, size_t window,
+                              bool segment_totals) {
+  return summarizeStreaming(options, window, segment_totals, [&](const ReadOptions& ro) { return readParts(paths, ro); });
+}
+
+std::vector<SegmentTotals> segmentTotalsOfFiles(const std::vector<std::string>& paths, const LogData& log,
+                                                const JoinOptions& options, size_t window) {
+  return segmentPass(log, options, window, [&](const ReadOptions& ro) {
+    return paths.size() == 1 ? readLogFile(paths.front(), ro) : readParts(paths, ro);
   });
 }
 
-StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options, size_t window) {
-  return summarizeStreaming(options, window, [&](const ReadOptions& ro) { return readLog(bytes, ro); });
+StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options, size_t window,
+                              bool segment_totals) {
+  return summarizeStreaming(options, window, segment_totals,
+                            [&](const ReadOptions& ro) { return readLog(bytes, ro); });
 }
 
 }  // namespace kc

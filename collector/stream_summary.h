@@ -29,8 +29,10 @@ inline constexpr size_t kDefaultJoinWindow = 1u << 20;
 /// outnumber it, up to min(window, 64 Ki) entries, 2 MiB), launches
 /// pushed out of it that nothing joined yet (at most `window`),
 /// kernels waiting for their launch (at most `window`), one tally per
-/// distinct (scope, kernel name), one per scope, and the graph nodes (--graph-view capture resolves a
-/// kernel's node after the last record). Not thread-safe: one reading thread.
+/// distinct (scope, kernel name), one per scope, one per capture window (setSegments), and with
+/// GraphView::kCapturePath the graph nodes (a kernel's node is resolved after the last record). Nothing
+/// is kept per range instance: a range record adds to its scope's tally. Not thread-safe: one reading
+/// thread.
 class StreamSummarizer final : public RecordVisitor {
  public:
   explicit StreamSummarizer(const JoinOptions& options = {}, size_t window = kDefaultJoinWindow);
@@ -48,6 +50,18 @@ class StreamSummarizer final : public RecordVisitor {
   /// unmatched) and builds the Summary; `log` gives the scopes (the range tree). Call once, last.
   Summary finish(const LogData& log);
 
+  /// Also counts records per capture window, as segmentTotals() on the same records would: launches,
+  /// kernels, GPU ns, ranges and memory operations always equal; unmatched kernels equal when
+  /// Summary::join_window_evicted is 0 (a kernel is unmatched in its window when the launch the join gives
+  /// it is a memcpy/memset call or there is none; segmentTotals() counts it matched if any kernel launch
+  /// record has its correlation id, which differs only where one id is used by a memory call and again by
+  /// a kernel launch, or where the streaming join differs from summarize() as described above).
+  /// `log.segments` are the windows, known from an earlier pass (Segment records follow their windows'
+  /// records); their reason strings come from `log`. Call before the first record.
+  void setSegments(const LogData& log);
+  /// After finish(): the per-window totals of setSegments() (empty if it was not called).
+  std::vector<SegmentTotals> takeSegmentTotals();
+
   /// Most launches held at once so far (pending table entries), and most kernels/operations waiting.
   size_t peakPendingLaunches() const;
   size_t peakWaiting() const;
@@ -62,18 +76,28 @@ class StreamSummarizer final : public RecordVisitor {
 struct StreamedLog {
   LogData data;
   Summary summary;
+  /// With segment_totals: segmentTotals() of the log (one per Segment record, file order); else empty.
+  std::vector<SegmentTotals> segments;
 };
 
 /// readLogFile(path, {visitor = a StreamSummarizer, keep_records = false}) and finish(); for a summary-mode
-/// log (no records), summarize() of its last complete snapshot.
+/// log (no records), summarize() of its last complete snapshot. With `segment_totals`, also the records
+/// per capture window (StreamedLog::segments): a log with Segment records and records is read a second
+/// time (a window's Segment record follows its records), with the same bounded memory.
 StreamedLog summarizeLogFile(const std::string& path, const JoinOptions& options = {},
-                             size_t window = kDefaultJoinWindow);
+                             size_t window = kDefaultJoinWindow, bool segment_totals = false);
 /// The files of one rotated log, in part order, read one after the other through one join (a kernel in
 /// part k+1 joins its launch in part k) and their LogData joined (joinRotatedParts).
 StreamedLog summarizeLogFiles(const std::vector<std::string>& paths, const JoinOptions& options = {},
-                              size_t window = kDefaultJoinWindow);
+                              size_t window = kDefaultJoinWindow, bool segment_totals = false);
+/// The per-window totals of summarizeLogFile(s)(..., segment_totals = true) for a log already summarized
+/// without them (`paths`: its file, or the parts of a rotated log in part order; `log`: that pass's
+/// LogData, for its Segment records and record counts): one more streaming pass when the log has windows
+/// and records, none otherwise.
+std::vector<SegmentTotals> segmentTotalsOfFiles(const std::vector<std::string>& paths, const LogData& log,
+                                                const JoinOptions& options = {}, size_t window = kDefaultJoinWindow);
 /// The same over bytes in memory (tests; fuzzing).
 StreamedLog summarizeLogBytes(std::span<const uint8_t> bytes, const JoinOptions& options = {},
-                              size_t window = kDefaultJoinWindow);
+                              size_t window = kDefaultJoinWindow, bool segment_totals = false);
 
 }  // namespace kc

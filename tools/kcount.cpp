@@ -34,17 +34,23 @@ constexpr long long kMaxOccurrences = 1000000000000LL;  // ctl --count/--skip: 1
 /// hundred MB and more fail to open there (Perfetto's docs advise its trace processor for larger ones).
 constexpr double kDefaultMaxTraceMb = 256;
 
+/// Which per-window totals (Segment records) a streamed log needs: none (diff), those the summary table
+/// shows (kcount::windowsShown), or all (JSON lists every window).
+enum class Windows { kNone, kShown, kAll };
+
 /// Every log read into memory (records kept), or with `streaming` summarized in one pass (no records kept:
-/// enough for summary tables and JSON). The files of one rotated log, in any order, are one log.
-std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths, bool streaming = false) {
+/// enough for summary tables and JSON; memory independent of the number of records). The files of one
+/// rotated log, in any order, are one log. Per-window totals take one more streaming pass over a log with
+/// capture windows, only when `windows` asks for them.
+std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths, bool streaming = false,
+                                   Windows windows = Windows::kNone) {
   std::vector<kc::LoadedLog> logs;
   const auto groups = kc::groupRotatedParts(paths);
   logs.reserve(groups.size());
   for (const auto& g : groups) {
     kc::LoadedLog l = streaming ? kc::streamParts(g, g_join) : kc::loadParts(g, g_join);
-    // Per-window totals (Segment records) are counted from the records: a log recorded in capture
-    // windows is read again with its records kept.
-    if (streaming && !l.data.segments.empty()) l = kc::loadParts(g, g_join);
+    if (streaming && (windows == Windows::kAll || (windows == Windows::kShown && kc::windowsShown(l.data))))
+      kc::addWindowTotals(l, g_join);
     logs.push_back(std::move(l));
   }
   return logs;
@@ -303,7 +309,7 @@ int kcountMain(int argc, char** argv) {
       opt.full_names = full_names;
       opt.wide = wide;
       // One streaming pass per log, unless the records are needed (--segment selects records by window).
-      auto logs = loadAll(paths, /*streaming=*/segment < 0);
+      auto logs = loadAll(paths, /*streaming=*/segment < 0, format == "json" ? Windows::kAll : Windows::kShown);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
       if (segment >= 0) {
@@ -327,6 +333,7 @@ int kcountMain(int argc, char** argv) {
           const kc::SegmentBody sg = *found;
           l.data = kc::selectSegment(l.data, sg);
           l.summary = kc::summarize(l.data, g_join);
+          l.segments.reset();  // the selected window's totals, from its records
         }
       }
       for (const auto& l : logs)
@@ -427,6 +434,7 @@ int kcountMain(int argc, char** argv) {
         auto l = kc::streamLog(p, g_join);
         rc = std::max(rc, kc::printCheck(std::cout, l));
         if (salvage && l.data.chunks_read > 0) {
+          if (kc::windowsShown(l.data)) kc::addWindowTotals(l, g_join);
           std::cout << "intact part:\n";
           kc::printSummaryTable(std::cout, l, kc::SummaryOptions{});
         }

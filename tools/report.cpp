@@ -186,8 +186,8 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
     out << "dropped: unknown (the log has no stats record)\n";
   // Records kept out of the log at the size cap (KCOUNT_MAX_BYTES): the library's count, by kind.
   if (const std::string cut = l.data.meta("records_not_written"); !cut.empty()) out << "records " << cut << '\n';
-  const auto segs = segmentTotals(l.data);
-  if (segs.size() > 1 || (segs.size() == 1 && l.data.str(segs[0].segment.reason_id) != "start")) {
+  if (windowsShown(l.data)) {
+    const auto segs = windowTotals(l);
     out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
     for (const auto& t : segs)
       out << fmt::format("  segment {}: {} -> {}, {}, {} launches, {} kernels, {} unmatched, GPU time {}\n",
@@ -349,12 +349,13 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   return l;
 }
 
-LoadedLog streamLog(const std::string& path, const JoinOptions& join) {
-  StreamedLog s = summarizeLogFile(path, join);
+LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segment_totals) {
+  StreamedLog s = summarizeLogFile(path, join, kDefaultJoinWindow, segment_totals);
   LoadedLog l;
   l.path = path;
   l.data = std::move(s.data);
   l.summary = std::move(s.summary);
+  if (segment_totals) l.segments = std::move(s.segments);
   return l;
 }
 
@@ -372,6 +373,7 @@ LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& jo
   for (const auto& p : paths) parts.push_back(readLogFile(p));
   LoadedLog l;
   l.path = joinedName(paths);
+  l.files = paths;
   l.data = joinRotatedParts(std::move(parts), paths);
   l.summary = summarize(l.data, join);
   return l;
@@ -382,6 +384,7 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
   StreamedLog s = summarizeLogFiles(paths, join);
   LoadedLog l;
   l.path = joinedName(paths);
+  l.files = paths;
   l.data = std::move(s.data);
   l.summary = std::move(s.summary);
   return l;
@@ -418,6 +421,16 @@ std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::s
     groups.push_back(std::move(g));
   }
   return groups;
+}
+
+void addWindowTotals(LoadedLog& l, const JoinOptions& join) {
+  l.segments = segmentTotalsOfFiles(l.files.empty() ? std::vector<std::string>{l.path} : l.files, l.data, join);
+}
+
+std::vector<SegmentTotals> windowTotals(const LoadedLog& l) { return l.segments ? *l.segments : segmentTotals(l.data); }
+
+bool windowsShown(const LogData& d) {
+  return d.segments.size() > 1 || (d.segments.size() == 1 && d.str(d.segments[0].reason_id) != "start");
 }
 
 std::string formatDuration(uint64_t ns) {
@@ -585,7 +598,7 @@ json summaryJson(const LoadedLog& l) {
                           {"layers", layers}});
   }
   json segments = json::array();
-  for (const auto& t : segmentTotals(d))
+  for (const auto& t : windowTotals(l))
     segments.push_back(json{{"index", t.segment.index},
                             {"reason", t.reason},
                             {"end_reason", t.end_reason},

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,13 @@ namespace kc {
 /// only metadata, strings, scopes, stats, record counts and issues (what summary tables, JSON and the
 /// check report use).
 struct LoadedLog {
-  std::string path;
+  std::string path;  // the file, or "A + B + C" for the parts of a rotated log read as one
   LogData data;
   Summary summary;
+  /// Per capture window totals when computed while streaming (streamLog with segment totals); unset:
+  /// segmentTotals(data) is computed from the records kept in `data` where they are shown.
+  std::optional<std::vector<SegmentTotals>> segments;
+  std::vector<std::string> files;  // the parts of a rotated log in part order (loadParts/streamParts); else empty
 };
 
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
@@ -29,7 +34,15 @@ struct LoadedLog {
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
 /// The same Summary in one streaming pass (summarizeLogFile): memory independent of the log's length.
 /// For `kcount summary` and `kcount check`.
-LoadedLog streamLog(const std::string& path, const JoinOptions& join = {});
+/// With `segment_totals`, LoadedLog::segments is filled too (a second pass over a log with capture windows).
+LoadedLog streamLog(const std::string& path, const JoinOptions& join = {}, bool segment_totals = false);
+/// Fills l.segments for a streamed log (segmentTotalsOfFile: one more pass over a log with windows).
+void addWindowTotals(LoadedLog& l, const JoinOptions& join = {});
+/// Per capture window totals of a loaded log: LoadedLog::segments, else segmentTotals(l.data).
+std::vector<SegmentTotals> windowTotals(const LoadedLog& l);
+/// Whether the summary table's footer lists the capture windows: more than one, or one that did not open
+/// at process start. A log with one window from start to exit shows none.
+bool windowsShown(const LogData& d);
 
 /// The files of one rotated log (part order) read as one log: loadLog()/streamLog() of their joined
 /// LogData (joinRotatedParts). The path shown is the file names joined with " + ".

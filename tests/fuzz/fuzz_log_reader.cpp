@@ -97,6 +97,18 @@ void exercise(std::span<const uint8_t> bytes) {
     require(st_kernels + st.summary.unmatched_kernels == st.summary.kernels, "streaming: every kernel credited once");
   }
   require(st.summary.children_order == l.summary.children_order, "streaming: same range tree");
+  // Per-window totals from the streaming passes: the same windows and record counts as segmentTotals();
+  // the unmatched split follows the join (it may differ where an id is reused, never exceed the kernels).
+  const auto windows = kc::segmentTotals(d);
+  const auto streamed = kc::summarizeLogBytes(bytes, {}, kc::kDefaultJoinWindow, true).segments;
+  require(streamed.size() == windows.size(), "streaming: one total per window");
+  for (size_t i = 0; i < windows.size() && i < streamed.size(); ++i) {
+    const kc::SegmentTotals &a = windows[i], &b = streamed[i];
+    require(a.launches == b.launches && a.kernels == b.kernels && a.gpu_ns == b.gpu_ns && a.ranges == b.ranges &&
+                a.mem_ops == b.mem_ops && a.reason == b.reason && a.end_reason == b.end_reason,
+            "streaming: the same records per window");
+    require(b.unmatched_kernels <= b.kernels, "streaming: unmatched kernels of a window are its kernels");
+  }
 
   std::ostringstream out;
   out << kc::dumpJson(kc::summaryJson(l));

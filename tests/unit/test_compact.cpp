@@ -634,6 +634,99 @@ TEST_CASE("streaming join: duplicates, a second kernel for one launch, kernels b
   CHECK(m.exclusive[0].kernels == 5);
 }
 
+namespace {
+void checkSameWindows(const std::vector<kc::SegmentTotals>& a, const std::vector<kc::SegmentTotals>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CAPTURE(i);
+    CHECK(a[i].segment.index == b[i].segment.index);
+    CHECK(a[i].reason == b[i].reason);
+    CHECK(a[i].end_reason == b[i].end_reason);
+    CHECK(a[i].launches == b[i].launches);
+    CHECK(a[i].kernels == b[i].kernels);
+    CHECK(a[i].unmatched_kernels == b[i].unmatched_kernels);
+    CHECK(a[i].gpu_ns == b[i].gpu_ns);
+    CHECK(a[i].ranges == b[i].ranges);
+    CHECK(a[i].mem_ops == b[i].mem_ops);
+  }
+}
+}  // namespace
+
+TEST_CASE("per-window totals from the streaming passes equal segmentTotals() on the records") {
+  // Three windows, each Segment record after its records; kernels before and after their launches,
+  // a kernel of a memcpy call (unmatched in its window), a kernel and a memory operation with no launch,
+  // a kernel between windows, ranges ending inside, between and after windows.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "k");
+  w.writeString(2, "ctl");
+  w.writeString(3, "duration");
+  w.writeScope({1, 0, 1, 0});
+  auto launch = [&](uint64_t corr, uint8_t flags = 0) {
+    kc::LaunchBody l{};
+    l.correlation_id = corr;
+    l.scope_id = 1;
+    l.flags = flags;
+    l.enter_ns = 1000 + corr * 10;
+    l.exit_ns = l.enter_ns + 3;
+    w.writeLaunch(l);
+  };
+  auto kernel = [&](uint64_t corr) {
+    kc::KernelBody k{};
+    k.correlation_id = corr;
+    k.name_id = 1;
+    k.start_ns = corr * 100;
+    k.end_ns = corr * 100 + 7 + corr;
+    w.writeKernel(k);
+  };
+  auto range = [&](uint64_t end_ns) { w.writeRange({end_ns - 5, end_ns, 1, 1, 1, 0}); };
+  auto memop = [&](uint64_t corr) {
+    kc::MemOpBody m{};
+    m.correlation_id = corr;
+    m.start_ns = 1;
+    m.end_ns = 9;
+    m.bytes = 64;
+    w.writeMemOp(m);
+  };
+  auto segment = [&](uint32_t index, uint64_t start, uint64_t stop, uint64_t first, uint64_t last) {
+    w.writeSegment({start, stop, first, last, index, 2, 3, 0});
+  };
+  kernel(2);  // before its launch
+  for (uint64_t c = 1; c <= 10; ++c) launch(c, c == 5 ? uint8_t{kc::kLaunchMemOp} : uint8_t{0});
+  for (uint64_t c = 3; c <= 9; ++c) kernel(c);  // corr 5: the memcpy call's id
+  memop(5);
+  range(1050);
+  range(1200);  // between windows
+  segment(0, 1000, 1100, 1, 10);
+  kernel(15);  // between the windows' correlation ids
+  for (uint64_t c = 20; c <= 30; ++c) launch(c);
+  for (uint64_t c = 20; c <= 32; ++c) kernel(c);  // 31, 32: no launch
+  memop(40);  // no launch, in the window
+  range(1500);
+  segment(1, 1300, 1600, 20, 40);
+  segment(2, 1700, 1800, 0, 0);  // a window without launches
+  kernel(10);  // a late kernel of window 0, after its Segment record
+  range(1750);
+  range(9999);  // after every window
+  w.writeEnd();
+  w.flush();
+  const kc::LogData d = kc::readLog(sink.bytes);
+  REQUIRE(d.intact());
+  REQUIRE(d.segments.size() == 3);
+  const auto expected = kc::segmentTotals(d);
+  CHECK(expected[0].unmatched_kernels == 1);  // the memcpy call's kernel
+  CHECK(expected[1].unmatched_kernels == 2);
+  CHECK(expected[0].kernels == 9);  // the late one included
+  CHECK(expected[2].ranges == 1);
+  const kc::StreamedLog s = kc::summarizeLogBytes(sink.bytes, {}, kc::kDefaultJoinWindow, true);
+  checkSameWindows(s.segments, expected);
+  CHECK(s.data.launches.empty());  // records were not kept
+  // Without asking: no totals; a log without windows or records: none, or zero counts, without a pass.
+  CHECK(kc::summarizeLogBytes(sink.bytes).segments.empty());
+  for (auto view : {kc::GraphView::kLaunch, kc::GraphView::kCapturePath})
+    checkSameWindows(kc::summarizeLogBytes(sink.bytes, {view}, 64, true).segments, expected);
+}
+
 TEST_CASE("streaming join window: launches waiting too long are counted, memory stays bounded") {
   // 5000 launches, then their kernels: with a window of 1000 launches most kernels miss theirs.
   kc::MemorySink sink;
