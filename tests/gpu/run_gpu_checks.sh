@@ -26,13 +26,14 @@
 #        gpu-time      tests/gpu/check_gpu_time.sh       KCOUNT_GPU_TIME=0 kernels named at launch = trace's
 #        torch-modules tests/gpu/check_torch_modules.sh  --torch-modules/--torch-ops on a Llama-style model
 #        run-edges     tests/gpu/check_run_edges.sh      exec and SIGINT close the log; ctl start before CUDA init
+#        rotation      tests/gpu/check_rotation.sh       KCOUNT_MAX_BYTES parts joined = one uncapped run; drops counted
 #
 # GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
-# above; default "core control summary-mode gpu-time torch-modules run-edges". Each feature script writes into $OUT/<name>/.
+# above; default "core control summary-mode gpu-time torch-modules run-edges rotation". Each feature script writes into $OUT/<name>/.
 
 set -u
 
-GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges}
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation}
 want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
@@ -450,6 +451,7 @@ feature_row summary-mode check_summary_mode.sh
 feature_row gpu-time check_gpu_time.sh
 feature_row torch-modules check_torch_modules.sh
 feature_row run-edges check_run_edges.sh
+feature_row rotation check_rotation.sh
 
 # ---- table
 echo
