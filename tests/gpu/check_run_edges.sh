@@ -16,16 +16,19 @@ export KCOUNT_CONTROL_DIR=$out/ctl
 PATH=$PATH:/usr/local/cuda/bin
 fail=0
 row() { printf '%-12s %s  %s\n' "$1" "$2" "$3"; [[ $2 == PASS ]] || fail=1; }
-count() {  # count LOG RANGE FIELD: sum of FIELD over ranges named RANGE
+count() {  # count LOG RANGE FIELD: sum of FIELD (dotted path, e.g. exclusive.kernels) over ranges named RANGE
   "$kcount" summary --format json "$1" 2>/dev/null | python3 -c "import json,sys
-print(sum(r[sys.argv[2]] for r in json.load(sys.stdin)['logs'][0]['ranges'] if r['path'] == sys.argv[1]))" "$2" "$3" 2>/dev/null
+def get(r, path):
+    for k in path.split('.'): r = r[k]
+    return r
+print(sum(get(r, sys.argv[2]) for r in json.load(sys.stdin)['logs'][0]['ranges'] if r['path'] == sys.argv[1]))" "$2" "$3" 2>/dev/null
 }
 if ! nvcc -O2 -arch=sm_90 "$here/run_edges.cu" -o "$out/run_edges" 2>"$out/nvcc.err"; then
   row e1-exec FAIL "nvcc: $(tail -3 "$out/nvcc.err")"; exit 1
 fi
 
 "$kcount" run --output "$out/exec.kcount" -- "$out/run_edges" exec 2>"$out/exec.err"; rc=$?
-st=$(count "$out/exec.kcount" step instances); k=$(count "$out/exec.kcount" step kernels)
+st=$(count "$out/exec.kcount" step instances); k=$(count "$out/exec.kcount" step exclusive.kernels)
 if [[ $rc -eq 0 ]] && "$kcount" check "$out/exec.kcount" >/dev/null 2>&1 && [[ $st == 100 && $k == 100 ]]; then
   row e1-exec PASS "exit 0, 100 step ranges, 100 kernels, End record"
 else row e1-exec FAIL "rc=$rc step=$st kernels=$k $(tail -2 "$out/exec.err")"; fi
@@ -38,7 +41,7 @@ child=$(cat /proc/$kp/task/*/children 2>/dev/null | awk '{print $1}')
 kill -INT "$child"
 wait $kp; rc=$?
 set +m
-st=$(count "$out/int.kcount" step instances); k=$(count "$out/int.kcount" step kernels)
+st=$(count "$out/int.kcount" step instances); k=$(count "$out/int.kcount" step exclusive.kernels)
 if [[ $rc -eq 130 ]] && "$kcount" check "$out/int.kcount" >/dev/null 2>&1 && [[ $st == 100 && $k == 100 ]]; then
   row e2-sigint PASS "exit 130, 100 step ranges, 100 kernels, End record"
 else row e2-sigint FAIL "rc=$rc step=$st kernels=$k $(tail -2 "$out/int.err")"; fi
@@ -61,7 +64,7 @@ sleep 1
 "$kcount" ctl $kp start >"$out/ctl.out" 2>&1; crc=$?
 touch "$out/go"
 wait $kp; rc=$?
-k=$(count "$out/late.kcount" late kernels)
+k=$(count "$out/late.kcount" late exclusive.kernels)
 if [[ $rc -eq 0 && $crc -eq 0 && $k == 10 ]] && "$kcount" check "$out/late.kcount" >/dev/null 2>&1; then
   row e3-paused PASS "ctl start before CUDA init, then 10 kernels in late"
 else row e3-paused FAIL "rc=$rc ctl=$crc kernels=$k $(tail -2 "$out/ctl.out") $(tail -2 "$out/late.err")"; fi
