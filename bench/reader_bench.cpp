@@ -236,6 +236,33 @@ int summarizeChild(const char* path) {
   return s.data.intact() ? 0 : 1;
 }
 
+/// What the reader child (`--summarize PATH`, summarizeChild) printed: record counts, its CPU and wall time
+/// (s), its own peak RSS (KiB), whether the log was intact, the join window's evictions.
+struct ReaderRun {
+  unsigned long long kernels = 0, launches = 0, ranges = 0, evicted = 0;
+  double read_s = 0, read_wall = 0;
+  long child_rss = 0;
+  int intact = 0;
+  double wall = 0;  // the child process, start to exit (s)
+  long rss = 0;     // the child's peak RSS seen by wait4 (KiB)
+};
+
+/// Runs the reader on `path` in a child process and parses its line; false (with a message) on failure.
+bool runReader(const std::string& path, ReaderRun& r) {
+  const std::string out = path + ".out";
+  if (!runChild({"/proc/self/exe", "--summarize", path}, out, r.wall, r.rss)) {
+    std::fprintf(stderr, "reader failed on %s\n", path.c_str());
+    return false;
+  }
+  FILE* o = std::fopen(out.c_str(), "r");
+  const bool ok = o != nullptr && std::fscanf(o, "%llu %llu %llu %lf %ld %d %llu %lf", &r.kernels, &r.launches, &r.ranges,
+                                              &r.read_s, &r.child_rss, &r.intact, &r.evicted, &r.read_wall) == 8;
+  if (o != nullptr) std::fclose(o);
+  std::remove(out.c_str());
+  if (!ok) std::fprintf(stderr, "cannot parse the reader's output for %s\n", path.c_str());
+  return ok;
+}
+
 /// --ranges: per log of `steps` steps, the streaming reader (child) and, with `kcount`, the commands.
 int rangesMain(const std::vector<uint64_t>& sizes, const std::string& dir, const std::string& kcount, bool keep) {
   std::printf("%-11s %-13s %12s %9s %10s %10s %13s %11s\n", "steps", "instances", "log bytes", "B/inst",
@@ -244,25 +271,15 @@ int rangesMain(const std::vector<uint64_t>& sizes, const std::string& dir, const
     const std::string path = dir + "/reader_bench_ranges_" + std::to_string(steps) + ".kcount";
     kc::testing::InstanceLogInfo info;
     if (!kc::testing::writeInstanceLog(path, steps, 0, 1, &info)) return 1;
-    const std::string out = path + ".out";
-    double wall = 0;
-    long rss = 0;
-    if (!runChild({"/proc/self/exe", "--summarize", path}, out, wall, rss)) {
-      std::fprintf(stderr, "reader failed on %s\n", path.c_str());
-      return 1;
-    }
-    unsigned long long kernels = 0, launches = 0, ranges = 0, evicted = 0;
-    double read_s = 0, read_wall = 0;
-    long child_rss = 0;
-    int intact = 0;
-    FILE* o = std::fopen(out.c_str(), "r");
-    if (!o || std::fscanf(o, "%llu %llu %llu %lf %ld %d %llu %lf", &kernels, &launches, &ranges, &read_s, &child_rss,
-                          &intact, &evicted, &read_wall) != 8 || !intact || ranges != info.ranges) {
+    ReaderRun r;
+    if (!runReader(path, r)) return 1;
+    if (!r.intact || r.ranges != info.ranges) {
       std::fprintf(stderr, "the reader's output is not as expected\n");
       return 1;
     }
-    std::fclose(o);
-    std::remove(out.c_str());
+    const unsigned long long ranges = r.ranges;
+    const double read_s = r.read_s, read_wall = r.read_wall;
+    const long rss = r.rss;
     std::printf("%-11llu %-13llu %12llu %9.2f %10.3f %10.3f %13.3g %7.1f MiB\n", static_cast<unsigned long long>(steps),
                 ranges, static_cast<unsigned long long>(info.bytes),
                 static_cast<double>(info.bytes) / static_cast<double>(ranges), read_s, read_wall,
@@ -383,25 +400,12 @@ int main(int argc, char** argv) {
     std::fclose(f);
 
     // The reader in a child, so its peak RSS is its own.
-    const std::string out = path + ".out";
-    double wall = 0;
-    long rss = 0;
-    if (!runChild({"/proc/self/exe", "--summarize", path}, out, wall, rss)) {
-      std::fprintf(stderr, "reader failed on %s\n", path.c_str());
-      return 1;
-    }
-    unsigned long long kernels = 0, launches = 0, ranges = 0, evicted = 0;
-    double read_s = 0, read_wall = 0;
-    long child_rss = 0;
-    int intact = 0;
-    FILE* o = std::fopen(out.c_str(), "r");
-    if (!o || std::fscanf(o, "%llu %llu %llu %lf %ld %d %llu %lf", &kernels, &launches, &ranges, &read_s, &child_rss,
-                          &intact, &evicted, &read_wall) != 8) {
-      std::fprintf(stderr, "cannot parse the reader's output\n");
-      return 1;
-    }
-    std::fclose(o);
-    std::remove(out.c_str());
+    ReaderRun r;
+    if (!runReader(path, r)) return 1;
+    const unsigned long long kernels = r.kernels, launches = r.launches, ranges = r.ranges, evicted = r.evicted;
+    const double read_s = r.read_s, read_wall = r.read_wall;
+    const long rss = r.rss;
+    const int intact = r.intact;
     const double recs = static_cast<double>(kernels + launches + ranges);
     std::printf("%-11llu %-8s %12ld %9.2f %9.2f %13.0f %10.3f %10.3f %11.3g %11.3g %9.1f MiB %8llu\n", kernels,
                 plain ? "plain" : "compact", bytes, static_cast<double>(bytes) / static_cast<double>(kernels),

@@ -280,34 +280,36 @@ KC_EXPORT int execv(const char* path, char* const argv[]) { return kc::inject::c
 KC_EXPORT int execvp(const char* file, char* const argv[]) { return kc::inject::callExecv(file, argv, true); }
 KC_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) { return kc::inject::callFexecve(fd, argv, envp); }
 
+// The argument list of an execl-style call, from `arg` to its null pointer, as `argv` (on this frame's stack:
+// a macro, since alloca must run in the interposed function itself). Leaves `ap` after the null pointer.
+#define KC_EXECL_ARGV(arg, ap, argv)                                              \
+  const size_t argv##_n = kc::inject::execlCount(arg, &ap);                       \
+  char** argv = static_cast<char**>(alloca((argv##_n + 1) * sizeof(char*)));      \
+  kc::inject::execlCopy(arg, &ap, argv, argv##_n)
+
 KC_EXPORT int execl(const char* path, const char* arg, ...) {
   va_list ap;
   va_start(ap, arg);
-  const size_t n = kc::inject::execlCount(arg, &ap);
-  char** argv = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
-  kc::inject::execlCopy(arg, &ap, argv, n);
+  KC_EXECL_ARGV(arg, ap, argv);
   va_end(ap);
   return kc::inject::callExecve(path, argv, environ, false);
 }
 KC_EXPORT int execlp(const char* file, const char* arg, ...) {
   va_list ap;
   va_start(ap, arg);
-  const size_t n = kc::inject::execlCount(arg, &ap);
-  char** argv = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
-  kc::inject::execlCopy(arg, &ap, argv, n);
+  KC_EXECL_ARGV(arg, ap, argv);
   va_end(ap);
   return kc::inject::callExecve(file, argv, environ, true);
 }
 KC_EXPORT int execle(const char* path, const char* arg, ...) {
   va_list ap;
   va_start(ap, arg);
-  const size_t n = kc::inject::execlCount(arg, &ap);
-  char** argv = static_cast<char**>(alloca((n + 1) * sizeof(char*)));
-  kc::inject::execlCopy(arg, &ap, argv, n);
+  KC_EXECL_ARGV(arg, ap, argv);
   char* const* envp = va_arg(ap, char* const*);
   va_end(ap);
   return kc::inject::callExecve(path, argv, envp, false);
 }
+#undef KC_EXECL_ARGV
 
 /// Whether NVTX ranges pushed now can be recorded, for the Python helper (python/kcount_torch), which
 /// keeps its per-module hooks installed only while this is not 0:
