@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <map>
 #include <string_view>
@@ -850,8 +851,16 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   }
   if (!c.read(fh) || std::memcmp(fh.magic, kLogMagic, sizeof(kLogMagic)) != 0) {
     log.not_a_log = true;
-    error(log, 0, -1, "not a kcount log: byte 0 holds " + describeBytes(bytes.first(std::min<size_t>(bytes.size(), 16))) +
-                          " (" + std::to_string(bytes.size()) + " bytes in all); a kcount log starts with \"KCOUNTLG\"");
+    // A compressed copy of a log (gzip: 1f 8b; zstd frame: 28 b5 2f fd) is named as such.
+    auto startsWith = [&](std::initializer_list<uint8_t> magic) {
+      return bytes.size() >= magic.size() && std::equal(magic.begin(), magic.end(), bytes.begin());
+    };
+    const char* compressed = startsWith({0x1f, 0x8b})               ? " (gzip data: decompress it first)"
+                             : startsWith({0x28, 0xb5, 0x2f, 0xfd}) ? " (zstd data: decompress it first)"
+                                                                    : "";
+    error(log, 0, -1, "not a kcount log" + std::string(compressed) + ": byte 0 holds " +
+                          describeBytes(bytes.first(std::min<size_t>(bytes.size(), 16))) + " (" +
+                          std::to_string(bytes.size()) + " bytes in all); a kcount log starts with \"KCOUNTLG\"");
     return log;
   }
   log.major = fh.major;

@@ -93,6 +93,10 @@ struct LogData {
   uint32_t continuedInPart() const;
   /// A complete non-last part of a rotated log: no End record because the log went on in the next file.
   bool isContinuedPart() const { return !complete && continuedInPart() > 0; }
+  /// A file of a rotated log numbered above 0 read alone (not joined with its earlier parts): parts 0 to
+  /// rotationPart() - 1 are missing, so its numbers cover only the end of the run. Joined logs drop the
+  /// rotated_file key (a missing first part of a join is an error there instead).
+  bool isLaterPartAlone() const { return parts <= 1 && rotationPart() > 0; }
   /// Files this LogData was joined from (joinRotatedParts); 1 for one file.
   uint32_t parts = 1;
 };

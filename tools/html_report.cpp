@@ -37,6 +37,8 @@ json runJson(const LoadedLog& l) {
               {"command", d.meta("command_line")},
               {"gpu", d.meta("gpu.0")},
               {"complete", d.complete},
+              {"state", logState(l)},
+              {"state_line", logStateWarning(l)},  // "" for a complete log without drops
               {"totals",
                {{"launches", s.launches},
                 {"kernels", s.kernels},

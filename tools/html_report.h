@@ -17,7 +17,7 @@ namespace kc {
 /// The data the page renders: {"generator": "kcount VERSION", "runs": [RUN...]}, one RUN per log, in
 /// argument order:
 ///   {"label": file name without .kcount, "path", "host", "pid", "command", "gpu": name of GPU 0,
-///    "complete": bool, "totals": {"launches", "kernels", "unmatched_kernels", "gpu_ns"},
+///    "complete": bool, "state": logState(), "state_line": logStateWarning() ("" if clean), "totals": {"launches", "kernels", "unmatched_kernels", "gpu_ns"},
 ///    "ranges": [{"id": scope id, "parent": parent scope id or null for the root, "name", "path",
 ///                "depth", "instances", "cpu_ns", "incl": COUNTS, "excl": COUNTS}],  depth-first, root first;
 ///               only ranges with an instance, a launch or a kernel; the root's incl is the whole process,

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "collector/parse.h"
 #include "tools/cli_checks.h"
 #include "tools/ctl.h"
@@ -42,9 +44,52 @@ enum class Windows { kNone, kShown, kAll };
 /// enough for summary tables and JSON; memory independent of the number of records). The files of one
 /// rotated log, in any order, are one log. Per-window totals take one more streaming pass over a log with
 /// capture windows, only when `windows` asks for them.
-std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& paths, bool streaming = false,
+/// `paths` without a file given a second time (same device and inode, whatever its name: "r.kcount" and
+/// "./r.kcount", or a hard link): each repeat is named on stderr and read once, so its numbers are not
+/// counted twice. Paths that cannot be stat'ed are kept (the reader names the error).
+std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  std::vector<std::pair<dev_t, ino_t>> seen;
+  for (const auto& p : paths) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) {
+      seen.push_back({static_cast<dev_t>(-1), static_cast<ino_t>(-1)});  // an id no file has
+      out.push_back(p);
+      continue;
+    }
+    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+    bool repeat = false;
+    for (size_t i = 0; i < seen.size() && !repeat; ++i)
+      if (seen[i] == id) {
+        repeat = true;
+        std::cerr << "kcount: " << p << ": warning: the same file as " << out[i]
+                  << " (given twice): read once\n";
+      }
+    if (repeat) continue;
+    seen.push_back(id);
+    out.push_back(p);
+  }
+  return out;
+}
+
+/// One warning line on stderr per log that is not complete and clean (lossy, incomplete, damaged and
+/// salvaged, or a rotated part read alone): the summary footer's state line (kc::logStateWarning), for
+/// the commands that print no footer (kernels, export, report, diff). `issues_printed`: the log's reader
+/// issues are already on stderr, so an incomplete log without drops (its "no end record" warning) is not
+/// named twice. A log with data after its end record was named by selectLogs.
+void warnStates(const std::vector<kc::LoadedLog>& logs, bool issues_printed) {
+  for (const auto& l : logs) {
+    const std::string state = kc::logState(l);
+    if (state == "complete" || state == "data after end") continue;
+    if (issues_printed && state == "incomplete" && !kc::logLosses(l).any()) continue;
+    std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
+  }
+}
+
+std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool streaming = false,
                                    Windows windows = Windows::kNone) {
   std::vector<kc::LoadedLog> logs;
+  const std::vector<std::string> paths = uniqueFiles(given);
   const auto groups = kc::groupRotatedParts(paths);
   logs.reserve(groups.size());
   for (const auto& g : groups) {
@@ -83,6 +128,63 @@ std::string segmentsText(const std::vector<kc::LoadedLog>& logs) {
   for (const auto& l : logs) n = std::max(n, l.data.segments.size());
   if (n < 2) return "";
   return fmt::format(" --segment N (one of the {} capture windows, 0 to {}),", n, n - 1);
+}
+
+/// Why `path` cannot be a log, in words (strerror of stat: "No such file or directory"; "a folder, not a
+/// log file"; "not a regular file (...)" for /dev/null and other devices, FIFOs, sockets), or "" for a
+/// regular file, which the reader reads (an empty one is "not a kcount log: empty file (0 bytes)").
+std::string notALogFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return "a folder, not a log file";
+  if (!S_ISREG(st.st_mode)) return "not a regular file (a device, FIFO or socket), not a log file";
+  return {};
+}
+
+/// `path` opened for writing (truncated), or std::runtime_error "cannot write PATH: REASON" (the
+/// system's reason, or "it is a folder").
+std::ofstream openOutput(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::runtime_error("cannot write " + path + ": it is a folder (-o names the file to write)");
+  errno = 0;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw std::runtime_error("cannot write " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+  return out;
+}
+
+/// Closes `out`, written to `path`; std::runtime_error "cannot write PATH: REASON" if a write failed.
+void closeOutput(std::ofstream& out, const std::string& path) {
+  errno = 0;
+  out.close();
+  if (!out)
+    throw std::runtime_error("cannot write " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+}
+
+/// Warns when diff's two sides hold the same file, or parts of one rotated run (same host, pid and
+/// start_ns): a diff compares two runs, so the result would only show how the parts differ.
+void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b) {
+  auto filesOf = [](const kc::LoadedLog& l) { return l.files.empty() ? std::vector<std::string>{l.path} : l.files; };
+  for (const auto& la : a)
+    for (const auto& lb : b) {
+      bool same_file = false;
+      for (const auto& fa : filesOf(la))
+        for (const auto& fb : filesOf(lb)) {
+          struct stat sa {}, sb {};
+          if (::stat(fa.c_str(), &sa) == 0 && ::stat(fb.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+              sa.st_ino == sb.st_ino)
+            same_file = true;
+        }
+      const std::string id = kc::runIdentity(la.data);
+      if (same_file)
+        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
+                  << ") hold the same file: every difference is zero\n";
+      else if (!id.empty() && id == kc::runIdentity(lb.data))
+        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
+                  << ") are parts of one rotated run (same host, pid and start_ns): the diff compares parts of "
+                     "one run, not two runs (give all parts to summary to read the run)\n";
+    }
 }
 
 void printIssues(const kc::LoadedLog& l) {
@@ -408,6 +510,9 @@ int kcountMain(int argc, char** argv) {
       // plausible but wrong comparison).
       const int rc = std::max(selectLogs(a, salvage), selectLogs(b, salvage));
       if (a.empty() || b.empty()) return rc != 0 ? rc : 2;
+      warnStates(a, false);
+      warnStates(b, false);
+      warnSameRun(a, b);
       if (format == "json")
         std::cout << kc::diffJson(a, b).dump(2) << '\n';
       else
@@ -426,11 +531,17 @@ int kcountMain(int argc, char** argv) {
         kc::printKernelsTable(std::cout, logs, full_names);
       for (const auto& l : logs)
         if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
+      warnStates(logs, true);
       return rc;
     }
     if (*check) {
       int rc = 0;
       for (const auto& p : paths) {
+        if (const std::string why = notALogFile(p); !why.empty()) {
+          std::cout << "== " << p << '\n' << "NOT A LOG FILE: " << why << '\n';
+          rc = 2;
+          continue;
+        }
         auto l = kc::streamLog(p, g_join);
         rc = std::max(rc, kc::printCheck(std::cout, l));
         if (salvage && l.data.chunks_read > 0) {
@@ -445,6 +556,7 @@ int kcountMain(int argc, char** argv) {
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
+      warnStates(logs, false);
       for (const auto& l : logs)
         if (l.data.summary_mode)
           throw std::runtime_error(l.path + " is a summary-mode log (KCOUNT_MODE=summary): it holds per-range "
@@ -499,12 +611,10 @@ int kcountMain(int argc, char** argv) {
       } else if (format == "csv") {
         kc::writeCsv(output, logs);
       } else {
-        std::ofstream out(output, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error("cannot write " + output);
+        std::ofstream out = openOutput(output);
         if (format == "chrome") kc::writeChromeTrace(out, logs);
         else kc::writeJsonRecords(out, logs);
-        out.close();
-        if (!out) throw std::runtime_error("cannot write " + output);
+        closeOutput(out, output);
       }
       return rc;
     }
@@ -512,11 +622,10 @@ int kcountMain(int argc, char** argv) {
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
-      std::ofstream out(output, std::ios::binary | std::ios::trunc);
-      if (!out) throw std::runtime_error("cannot write " + output);
+      warnStates(logs, false);
+      std::ofstream out = openOutput(output);
       kc::writeHtmlReport(out, logs);
-      out.close();
-      if (!out) throw std::runtime_error("cannot write " + output);
+      closeOutput(out, output);
       return rc;
     }
     if (*ctl) return kc::runCtl(ctl_opt);

@@ -138,6 +138,17 @@ std::string snapshotLine(const LoadedLog& l) {
   return s;
 }
 
+/// "rotated part K; parts 0..K-1 not given[, continued in part K+1 (not given)]; the numbers cover this
+/// part only" for a later part of a rotated log read alone (LogData::isLaterPartAlone()).
+std::string laterPartText(const LogData& d) {
+  const uint32_t k = d.rotationPart();
+  std::string s = fmt::format("rotated part {}; {} not given", k,
+                              k == 1 ? std::string("part 0") : fmt::format("parts 0..{}", k - 1));
+  if (d.isContinuedPart()) s += fmt::format(", continued in part {} (not given)", d.continuedInPart());
+  else if (!d.complete) s += "; no end record";
+  return s + "; the numbers cover this part only (give every part to read the run)";
+}
+
 /// The footer's one-line state of the log: complete (clean or lossy), incomplete, salvaged from damage, or
 /// followed by bytes after its end record. A log that is not intact is never called complete.
 std::string logStateLine(const LoadedLog& l) {
@@ -152,6 +163,8 @@ std::string logStateLine(const LoadedLog& l) {
                        d.after_end_offset, d.after_end_bytes,
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "", lossy);
   const std::string parts = d.parts > 1 ? fmt::format(" ({} rotated files joined)", d.parts) : std::string();
+  if (d.isLaterPartAlone())
+    return laterPartText(d) + lossy;
   if (d.isContinuedPart())
     return fmt::format("rotated part {} of a log, continued in part {} (not given)", d.rotationPart(),
                        d.continuedInPart()) + lossy;
@@ -336,9 +349,18 @@ std::string logState(const LoadedLog& l) {
   const LogData& d = l.data;
   if (!d.intact()) return "damaged";
   if (d.dataAfterEnd()) return "data after end";
-  if (d.isContinuedPart()) return "rotated part";
+  if (d.isContinuedPart() || d.isLaterPartAlone()) return "rotated part";
   if (!d.complete) return "incomplete";
   return logLosses(l).any() ? "complete, lossy" : "complete";
+}
+
+std::string logStateWarning(const LoadedLog& l) {
+  if (logState(l) == "complete") return {};
+  std::string s = logStateLine(l);
+  // The footer's wording refers to the table above it; a warning stands alone.
+  const std::string above = "the numbers above undercount", plain = "its numbers undercount";
+  if (const size_t at = s.find(above); at != std::string::npos) s.replace(at, above.size(), plain);
+  return s;
 }
 
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
@@ -1014,9 +1036,11 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   int rc = 0;
   const bool part = d.isContinuedPart();  // a non-last file of a rotated log: complete as a part
   if (!d.intact()) rc = 2;
-  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd()) rc = 1;
+  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || d.isLaterPartAlone()) rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
+  else if (d.isLaterPartAlone())
+    out << "PARTIAL: " << laterPartText(d) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
   else if (d.dataAfterEnd())
     out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
                        d.after_end_bytes, d.after_end_offset,

@@ -161,9 +161,16 @@ struct LogLosses {
 };
 LogLosses logLosses(const LoadedLog& log);
 
-/// The one-line state of a log in reports: "complete", "complete, lossy", "incomplete", "damaged" or
-/// "data after end" (a lossy log that is also incomplete or damaged says the stronger state).
+/// The one-line state of a log in reports: "complete", "complete, lossy", "incomplete", "damaged",
+/// "data after end" or "rotated part" (a non-last part, or a part above 0 read without its earlier parts);
+/// a lossy log that is also incomplete or damaged says the stronger state.
 std::string logState(const LoadedLog& log);
+
+/// The summary footer's state line of a log that is not complete and clean ("log complete but LOSSY: N
+/// records dropped while recording (...); its numbers undercount", "log INCOMPLETE (no end record)",
+/// "log DAMAGED: ...", "rotated part K; parts 0..K-1 not given; ..."), for the one warning line that
+/// kernels, export, report and diff print per such log; "" for a complete log without drops.
+std::string logStateWarning(const LoadedLog& log);
 
 /// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
 /// record) or lossy (records dropped while recording: a DROPS line names the counters), 2 damaged (an

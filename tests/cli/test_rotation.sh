@@ -61,14 +61,16 @@ for cap_steps in 4096:20000 64K:300000; do
   else
     bad "$cap: warning text: $(tr '\n' ' ' <"$d/err")"
   fi
-  # check: non-last parts are complete parts (exit 0), the last part is closed (End record) with drops.
+  # check: part 0 is a complete part (exit 0); parts 1 and 2 alone lack part 0 (PARTIAL, exit 1); the
+  # last part is closed (End record) with drops.
   out0=$("$kcount" check "${files[0]}"); rc0=$?
   out1=$("$kcount" check "${files[1]}"); rc1=$?
   out2=$("$kcount" check "${files[2]}"); rc2=$?
-  if [[ $rc0 -eq 0 && $rc1 -eq 0 && $out0 == *"OK: rotated part 0, continued in part 1"* &&
-        $out1 == *"OK: rotated part 1, continued in part 2"* && $out0 != *INCOMPLETE* &&
-        $rc2 -eq 1 && $out2 == *"records_not_written = not written:"* && $out2 != *"no end record"* ]]; then
-    ok "$cap: check: parts 0 and 1 OK as rotated parts (exit 0); the last part closed, drops named (exit 1)"
+  if [[ $rc0 -eq 0 && $rc1 -eq 1 && $out0 == *"OK: rotated part 0, continued in part 1"* &&
+        $out1 == *"PARTIAL: rotated part 1; part 0 not given, continued in part 2 (not given)"* && $out0 != *INCOMPLETE* &&
+        $rc2 -eq 1 && $out2 == *"records_not_written = not written:"* && $out2 != *"no end record"* &&
+        $out2 == *"PARTIAL: rotated part 2; parts 0..1 not given; the numbers cover this part only"*"LOSSY"* ]]; then
+    ok "$cap: check: part 0 OK as a rotated part (exit 0); parts 1 and 2 alone PARTIAL (exit 1), the last one's drops named"
   else
     bad "$cap: check exit $rc0 $rc1 $rc2: $(echo "$out0" | tail -1) / $(echo "$out1" | tail -1) / $(echo "$out2" | tail -1)"
   fi
@@ -88,6 +90,28 @@ print(len(j["logs"]))')
   err=$("$kcount" summary "${files[0]}" "${files[2]}" 2>&1 >/dev/null); rc=$?
   if [[ $rc -eq 2 && $err == *"part 1 not given"* ]]; then ok "$cap: a missing part is named (exit 2)"
   else bad "$cap: missing part: exit $rc: $err"; fi
+  # The last part alone: not "log complete"; JSON state "rotated part".
+  sum=$("$kcount" summary "${files[2]}"); rc=$?
+  state=$("$kcount" summary --format json "${files[2]}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["logs"][0]["state"])')
+  if [[ $sum == *"rotated part 2; parts 0..1 not given"* && $sum != *"log complete"* && $state == "rotated part" ]]; then
+    ok "$cap: the last part alone: footer and JSON state say rotated part 2, parts 0..1 not given"
+  else bad "$cap: last part alone: exit $rc state '$state': $(tail -2 <<<"$sum" | tr '\n' ' ')"; fi
+  # kernels, export, report and each side of diff name the lossy (and partial) last part on stderr.
+  err=$("$kcount" kernels "${files[2]}" 2>&1 >/dev/null)
+  err_x=$("$kcount" export --format json -o "$d/x.json" "${files[2]}" 2>&1 >/dev/null)
+  err_r=$("$kcount" report -o "$d/x.html" "${files[2]}" 2>&1 >/dev/null)
+  if [[ $err == *"warning: rotated part 2; parts 0..1 not given"*"LOSSY"* && $err_x == *"rotated part 2"* &&
+        $err_r == *"rotated part 2"* ]] && grep -q 'rotated part 2; parts 0..1 not given' "$d/x.html"; then
+    ok "$cap: kernels, export and report warn about the partial, lossy last part (and the page shows it)"
+  else bad "$cap: state warnings: kernels '$err' export '$err_x' report '$err_r'"; fi
+  # The same file twice is read once; diff of two parts of one run warns.
+  sum=$("$kcount" summary "${files[0]}" "$d/./r.kcount" "${files[1]}" "${files[2]}" 2>"$d/dup.err")
+  if [[ $(grep -c '^== ' <<<"$sum") -eq 1 && $sum == *"(3 rotated files joined)"* ]] && grep -q "given twice): read once" "$d/dup.err"; then
+    ok "$cap: a file given twice is named and read once (one joined run)"
+  else bad "$cap: file twice: $(grep '^== ' <<<"$sum" | tr '\n' ' ') $(tr '\n' ' ' <"$d/dup.err")"; fi
+  err=$("$kcount" diff "${files[0]}" "${files[1]}" 2>&1 >/dev/null)
+  if [[ $err == *"are parts of one rotated run"* ]]; then ok "$cap: diff of two parts of one run warns"
+  else bad "$cap: diff of two parts: '$err'"; fi
   err=$("$kcount" summary --salvage "${files[0]}" "${files[1]}" 2>&1 >/dev/null); rc=$?
   if [[ $rc -eq 0 && $err == *"continues in part 2, which was not given"* ]]; then ok "$cap: a missing last part is named; --salvage reports the rest"
   else bad "$cap: missing last part: exit $rc: $err"; fi

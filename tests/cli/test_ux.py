@@ -7,7 +7,12 @@
 - `summary --segment` on a summary-mode log: a clear error, exit 2;
 - files that are not kcount logs (empty, random bytes, a script): `check` says so with what byte 0
   holds, exit 2, no join lines; `summary` does not suggest --salvage; a file name starting with '-';
-- logs with records dropped while recording: "complete but LOSSY" in the table, JSON and check;
+- logs with records dropped while recording: "complete but LOSSY" in the table, JSON and check, and one
+  warning line per lossy log from kernels, export, report (also in the page) and each side of diff;
+- paths that are no log file (missing, a folder, /dev/null): one NOT A LOG FILE line, exit 2; gzip and
+  zstd data named as such; export -o a folder says why it cannot write;
+- a rotated part above 0 given alone (PARTIAL, exit 1, state "rotated part"); the same file given twice
+  (read once); diff of two parts of one run (warned);
 - a 5,000-character range name: tables stay narrow, JSON and CSV keep the name whole;
 - the kernels table's '-' legend, the --view innermost help, `run --output /dev/stdout` refused.
 
@@ -176,6 +181,97 @@ def test_drops(work):
           "check: DROPS line and COMPLETE BUT LOSSY", r.stdout)
     r = run("check", clean)
     check(r.returncode == 0 and r.stdout.splitlines()[-1] == "OK" and "DROPS" not in r.stdout, "check: clean log OK")
+    # Every other reading command names the lossy log on stderr, once, and says nothing for a clean one.
+    warn = (f"kcount: {lossy}: warning: log complete but LOSSY: 973 records dropped while recording (host records: "
+            "970 (KCOUNT_MAX_HOST_MB), activity records: 3 (dropped by CUPTI)); its numbers undercount")
+    page = os.path.join(work, "lossy.html")
+    for args in (("kernels", lossy, clean), ("kernels", "--format", "json", lossy, clean),
+                 ("export", "--format", "json", "-o", os.path.join(work, "l.json"), lossy, clean),
+                 ("export", "--format", "sqlite", "-o", os.path.join(work, "l.db"), lossy, clean),
+                 ("report", "-o", page, lossy, clean), ("diff", lossy, clean), ("diff", clean, lossy)):
+        r = run(*args)
+        lines = r.stderr.splitlines()
+        check(r.returncode == 0 and lines.count(warn) == 1 and not any(clean in l for l in lines),
+              f"{' '.join(args[:2])}: one LOSSY warning for the lossy log, none for the clean one", r.stderr)
+    with open(page) as f:
+        html = f.read()
+    check("log complete but LOSSY: 973 records dropped" in html and '"complete, lossy"' in html,
+          "report: the page carries the lossy state line")
+    r = run("diff", lossy, lossy)
+    check(r.stderr.count("LOSSY") == 2 and "hold the same file" in r.stderr,
+          "diff of a lossy log with itself: each side warned, and the same file named", r.stderr)
+
+
+def test_not_a_file(work):
+    for path, want in (("/nonexistent/x.kcount", "NOT A LOG FILE: No such file or directory"),
+                       (work, "NOT A LOG FILE: a folder, not a log file"),
+                       ("/dev/null", "NOT A LOG FILE: not a regular file")):
+        r = run("check", path)
+        lines = r.stdout.splitlines()
+        check(r.returncode == 2 and len(lines) == 2 and lines[1].startswith(want)
+              and "format version" not in r.stdout and "chunk -1" not in r.stdout,
+              f"check {path}: one clear line, exit 2", r.stdout + r.stderr)
+    gz = os.path.join(work, "log.kcount.gz")
+    with open(gz, "wb") as f:
+        f.write(bytes([0x1f, 0x8b, 8, 0]) + bytes(40))
+    zst = os.path.join(work, "log.kcount.zst")
+    with open(zst, "wb") as f:
+        f.write(bytes([0x28, 0xb5, 0x2f, 0xfd]) + bytes(40))
+    for path, kind in ((gz, "gzip"), (zst, "zstd")):
+        r = run("check", path)
+        check(r.returncode == 2 and f"not a kcount log ({kind} data: decompress it first)" in r.stdout,
+              f"check {kind} data: named, with a hint", r.stdout)
+        r = run("summary", path)
+        check(r.returncode == 2 and f"({kind} data: decompress it first)" in r.stderr,
+              f"summary {kind} data: named, with a hint", r.stderr)
+    log = os.path.join(work, "small.kcount")
+    make_log(log, "push step\nkernel 100 k\npop\n")
+    folder = os.path.join(work, "outdir")
+    os.makedirs(folder, exist_ok=True)
+    for fmt in ("json", "chrome"):
+        r = run("export", "--format", fmt, "-o", folder, log)
+        check(r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr,
+              f"export --format {fmt} -o FOLDER: says it is a folder", r.stderr)
+    r = run("report", "-o", "/nonexistent/dir/r.html", log)
+    check(r.returncode == 2 and "cannot write /nonexistent/dir/r.html: No such file or directory" in r.stderr,
+          "report -o in a missing folder: the system's reason", r.stderr)
+
+
+def test_rotated_parts(work):
+    ident = "meta host h1\nmeta pid 42\nmeta start_ns 1000\n"
+    p0 = os.path.join(work, "rot.kcount")
+    p1 = os.path.join(work, "rot.1.kcount")
+    p3 = os.path.join(work, "rot.3.kcount")
+    make_log(p0, ident + "push step\nkernel 100 k\npop\n")
+    make_log(p1, ident + "meta rotated_file 1\npush step\nkernel 200 k\npop\n")
+    make_log(p3, ident + "meta rotated_file 3\npush step\nkernel 300 k\npop\n")
+    r = run("summary", p1)
+    check(r.returncode == 0 and "rotated part 1; part 0 not given; the numbers cover this part only" in r.stdout
+          and "log complete" not in r.stdout, "summary of part 1 alone: footer names the missing part 0", r.stdout[-400:])
+    j = json.loads(run("summary", "--format", "json", p3).stdout)["logs"][0]
+    check(j["state"] == "rotated part", "summary json of part 3 alone: state 'rotated part'", j["state"])
+    r = run("check", p3)
+    check(r.returncode == 1 and r.stdout.splitlines()[-1].startswith("PARTIAL: rotated part 3; parts 0..2 not given"),
+          "check of part 3 alone: PARTIAL, exit 1", r.stdout[-300:])
+    r = run("check", p0)
+    check(r.returncode == 0 and r.stdout.splitlines()[-1] == "OK", "check of part 0 (a complete log): OK")
+    r = run("kernels", p1)
+    check(r.returncode == 0 and "warning: rotated part 1; part 0 not given" in r.stderr,
+          "kernels of part 1 alone: warned", r.stderr)
+    # The same file twice (by another name too) is read once.
+    r = run("summary", p0, p0, os.path.join(work, ".", "rot.kcount"))
+    check(r.returncode == 0 and r.stdout.count("== ") == 1 and r.stderr.count("given twice): read once") == 2,
+          "summary of one file given three times: one log, two repeats named", r.stderr + r.stdout[:200])
+    r = run("summary", p0, p0, p1)
+    check(r.returncode == 0 and r.stdout.count("== ") == 1 and "(2 rotated files joined)" in r.stdout,
+          "summary r r r.1: one joined run, no double counting", r.stdout[-300:])
+    r = run("diff", p0, p1)
+    check(r.returncode == 0 and "are parts of one rotated run" in r.stderr, "diff of two parts of one run: warned",
+          r.stderr)
+    other = os.path.join(work, "other.kcount")
+    make_log(other, "meta host h2\nmeta pid 7\nmeta start_ns 5\npush step\nkernel 100 k\npop\n")
+    r = run("diff", p0, other)
+    check(r.returncode == 0 and r.stderr == "", "diff of two runs: no warning", r.stderr)
 
 
 def test_long_names(work):
@@ -217,6 +313,8 @@ def main():
         test_summary_mode_segment(work)
         test_not_a_log(work)
         test_drops(work)
+        test_not_a_file(work)
+        test_rotated_parts(work)
         test_long_names(work)
         test_docs_in_tool(work)
     print(f"{len(failures)} failures")

@@ -766,8 +766,13 @@ TEST_CASE("rotated parts joined: one run in part order; missing parts are errors
     ranges += parts.back().ranges.size();
     CHECK(kc::runIdentity(parts.back()) == "h|7|100");
   }
+  // Read alone, parts 1 and 2 lack their earlier parts; part 0 does not; a joined log never does.
+  CHECK_FALSE(parts[0].isLaterPartAlone());
+  CHECK(parts[1].isLaterPartAlone());
+  CHECK(parts[2].isLaterPartAlone());
   const std::vector<std::string> names{"r.kcount", "r.1.kcount", "r.2.kcount"};
   const kc::LogData all = kc::joinRotatedParts(parts, names);
+  CHECK_FALSE(all.isLaterPartAlone());
   CHECK(all.intact());
   CHECK(all.complete);
   CHECK(all.parts == 3);
