@@ -27,7 +27,18 @@ else bad "--output /dev/null: rc=$rc, /dev/null.1: $(ls -l /dev/null.1 2>&1), tm
 mkfifo "$work/log.fifo"
 timeout 60 cat "$work/log.fifo" >"$work/from-fifo.kcount" &
 reader=$!
+# The fifo has a reader from here on, whenever cat gets to open it (a loaded machine starts it late): this
+# shell holds it open for reading and writing until the run is over, then cat reads to the end.
+exec 3<>"$work/log.fifo"
 KCOUNT_OUTPUT=$work/log.fifo KCOUNT_MAX_BYTES=64K "$kcount" run -- "$prog" 2 >/dev/null 2>"$work/fifo.err"
+# Closed once cat (the child of timeout) has it open too, so the pipe keeps the log until cat reads it.
+for _ in $(seq 100); do
+  for c in $(pgrep -P "$reader"); do
+    find "/proc/$c/fd" -lname "$work/log.fifo" 2>/dev/null | grep -q . && break 2
+  done
+  sleep 0.1
+done
+exec 3>&-
 wait $reader
 if "$kcount" check "$work/from-fifo.kcount" >/dev/null && [[ ! -e $work/log.fifo.1 && -p $work/log.fifo ]]; then
   ok "KCOUNT_OUTPUT=fifo: a complete log through the fifo, no rotation file"
