@@ -37,6 +37,8 @@ json runJson(const LoadedLog& l) {
               {"command", d.meta("command_line")},
               {"gpu", d.meta("gpu.0")},
               {"complete", d.complete},
+              // false: KCOUNT_GPU_TIME=0, every gpu_ns of this run is 0 because it was not measured
+              {"gpu_time", gpuTimeRecorded(d)},
               {"totals",
                {{"launches", s.launches},
                 {"kernels", s.kernels},
