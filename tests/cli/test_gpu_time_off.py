@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -177,6 +178,24 @@ def main():
         data = json.loads(m.group(1)) if m else {"runs": [{}]}
         check(rc == 0 and data["runs"][0].get("gpu_time") is False, "report: embedded run has gpu_time false")
         check('metric = "kernels"' in page and "kc-gpu-note" in page, "report: page switches to kernel counts, note")
+        # Rendered in headless Chromium (as tests/cli/test_html_report.py): one run, and A (on) vs B (off).
+        exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+        check(exe is not None, "chromium is installed (scripts/install_deps.sh installs it)")
+        two_path = os.path.join(work, "two.html")
+        kc("report", on, off, "-o", two_path)
+        for path, runs in ((page_path, 1), (two_path, 2)) if exe else ():
+            profile = tempfile.mkdtemp(dir=work)
+            dom = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                                  "--disable-component-update", "--disable-sync", "--no-first-run",
+                                  "--user-data-dir=" + profile, "--window-size=1400,900", "--dump-dom",
+                                  "file://" + path], capture_output=True, text=True, timeout=120).stdout
+            status = re.search(r'<div id="kc-status"([^>]*)>', dom)
+            attrs = dict(re.findall(r'data-([a-z]+)="([^"]*)"', status.group(1))) if status else {}
+            check(attrs.get("state") == "ok" and attrs.get("metric") == "kernels",
+                  f"report of {runs} run(s): rendered, chart width by kernel count", attrs)
+            check('id="kc-gpu-note"' in dom and "GPU time not recorded in off" in dom and "time not recorded" in dom,
+                  f"report of {runs} run(s): note and run header say GPU time not recorded")
+            check('data-path="step/gate"' in dom, f"report of {runs} run(s): the chart has a block for step/gate")
 
         # ---- long range names shortened so rows stay distinguishable (sweep-eager)
         rc, out, err = kc("summary", SWEEP, "--view", "inclusive")
