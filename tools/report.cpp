@@ -307,17 +307,17 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
   std::vector<std::string> out(names.size());
   for (size_t i = 0; i < names.size(); ++i) out[i] = elideMiddle(names[i], max_width);
   for (;;) {
-    // Shortened text -> the distinct full names shortened to it (and their indexes).
+    // Shortened text -> the indexes of the names shortened to it; the names shown in full.
     std::unordered_map<std::string, std::vector<size_t>> by_text;
-    for (size_t i = 0; i < names.size(); ++i)
+    std::unordered_set<std::string_view> whole;
+    for (size_t i = 0; i < names.size(); ++i) {
       if (out[i] != names[i]) by_text[out[i]].push_back(i);  // a name shown in full needs no more width
+      else whole.insert(names[i]);
+    }
     bool widened = false;
     for (const auto& [text, idx] : by_text) {
-      bool clash = false;
+      bool clash = whole.count(text) > 0;  // a shortened name that reads as another name shown in full
       for (size_t i : idx) clash = clash || names[i] != names[idx.front()];
-      // A shortened name may also equal another name shown in full.
-      if (!clash)
-        for (size_t j = 0; j < names.size() && !clash; ++j) clash = out[j] == names[j] && names[j] == text;
       if (!clash) continue;
       for (size_t i : idx) {
         out[i] = elideMiddle(names[i], ++width[i]);
