@@ -341,6 +341,11 @@ int runCtl(const CtlOptions& opt) {
     }
     req["duration_ns"] = *ns;
   }
+  if (opt.range_given && opt.range.empty()) {
+    // An empty NAME (an unset $VAR) would otherwise open a full capture window at once.
+    std::cerr << "kcount ctl: --range needs a range name (it is empty)\n";
+    return kCtlUsage;
+  }
   if (!opt.range.empty()) {
     req["range"] = opt.range;
     req["count"] = opt.count > 0 ? static_cast<unsigned long long>(opt.count) : 1ull;
@@ -354,6 +359,14 @@ int runCtl(const CtlOptions& opt) {
     return kCtlUsage;
   }
   const std::string request = req.dump();
+  if (request.size() + 1 > kCtlMaxRequestBytes) {  // + 1: the newline
+    const size_t name_bytes = req.contains("range") ? req["range"].dump().size() - 2 : 0;  // as sent (escaped)
+    std::cerr << fmt::format(
+        "kcount ctl: the request would be {} bytes, over the control socket's limit of {} bytes a request "
+        "(its newline included); the --range name takes {} of them: use a name of at most {} bytes\n",
+        request.size() + 1, kCtlMaxRequestBytes, name_bytes, kCtlMaxRequestBytes - 1 - (request.size() - name_bytes));
+    return kCtlUsage;
+  }
   if (!opt.all) {
     char* end = nullptr;
     const long pid = std::strtol(opt.args[0].c_str(), &end, 10);

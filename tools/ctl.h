@@ -12,10 +12,15 @@ struct CtlOptions {
   bool all = false;
   std::string duration;           // "10s", "500ms", ... ("" none)
   std::string range;              // capture range name ("" none)
+  bool range_given = false;       // --range was on the command line (an empty NAME is refused)
   long long count = -1, skip = -1;
   std::string format = "text";    // text | json
   double timeout_s = 30;
 };
+
+/// Longest request line the library's control socket reads, in bytes, its newline included
+/// (kMaxRequestBytes in inject/control.cpp): a longer one is never answered, so ctl refuses it up front.
+inline constexpr size_t kCtlMaxRequestBytes = 4096;
 
 /// Exit codes of `kcount ctl`.
 enum CtlExit : int {

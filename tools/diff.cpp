@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <ostream>
 #include <set>
 #include <unordered_map>
@@ -100,7 +101,8 @@ std::string perUnit(const DiffUnit& a, const DiffUnit& b, uint64_t na, uint64_t 
 json unitJson(const DiffUnit& u) {
   if (!u.present) return nullptr;
   return json{{"instances", u.instances}, {"cpu_ns", u.cpu_ns},     {"launches", u.launches},
-              {"kernels", u.kernels},     {"gpu_ns", u.gpu_ns},     {"launch_api_ns", u.launch_api_ns},
+              {"kernels", u.kernels},     {"gpu_ns", u.gpu_time ? json(u.gpu_ns) : json(nullptr)},
+              {"launch_api_ns", u.launch_api_ns},
               {"kernel_identities", u.by_identity.size()}};
 }
 
@@ -109,7 +111,7 @@ json changeJson(const DiffUnit& a, const DiffUnit& b) {
   auto d = [](uint64_t x, uint64_t y) { return static_cast<int64_t>(y) - static_cast<int64_t>(x); };
   return json{{"launches", d(a.launches, b.launches)},
               {"kernels", d(a.kernels, b.kernels)},
-              {"gpu_ns", d(a.gpu_ns, b.gpu_ns)},
+              {"gpu_ns", a.gpu_time && b.gpu_time ? json(d(a.gpu_ns, b.gpu_ns)) : json(nullptr)},
               {"cpu_ns", d(a.cpu_ns, b.cpu_ns)},
               {"launch_api_ns", d(a.launch_api_ns, b.launch_api_ns)}};
 }
@@ -189,7 +191,9 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
       }
     }
   }
+  for (const auto& l : logs) side.gpu_time = side.gpu_time && gpuTimeRecorded(l.data);
   for (auto& [path, u] : side.units) {
+    u.gpu_time = side.gpu_time;
     auto c = children.find(path == kOverall ? "" : path);
     if (c != children.end()) u.children.assign(c->second.begin(), c->second.end());
   }
@@ -258,11 +262,17 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
       lines.push_back(s + "; " + runs);
     }
   }
-  lines.push_back(fmt::format("launches {} -> {} ({}), kernels {} -> {} ({}), GPU time {} -> {} ({}), launch calls "
-                              "{} -> {} ({})",
+  // GPU time compared only when both sides recorded it (KCOUNT_GPU_TIME=0 logs have none): the kernel
+  // counts above and here are the comparison then.
+  const std::string gpu =
+      a.gpu_time && b.gpu_time
+          ? fmt::format("GPU time {} -> {} ({})", formatDuration(a.gpu_ns), formatDuration(b.gpu_ns),
+                        percent(a.gpu_ns, b.gpu_ns))
+          : fmt::format("GPU time not recorded in {} (KCOUNT_GPU_TIME=0; compare kernel counts)",
+                        !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
+  lines.push_back(fmt::format("launches {} -> {} ({}), kernels {} -> {} ({}), {}, launch calls {} -> {} ({})",
                               a.launches, b.launches, signedCount(int64_t(b.launches) - int64_t(a.launches)),
-                              a.kernels, b.kernels, signedCount(int64_t(b.kernels) - int64_t(a.kernels)),
-                              formatDuration(a.gpu_ns), formatDuration(b.gpu_ns), percent(a.gpu_ns, b.gpu_ns),
+                              a.kernels, b.kernels, signedCount(int64_t(b.kernels) - int64_t(a.kernels)), gpu,
                               formatDuration(a.launch_api_ns), formatDuration(b.launch_api_ns),
                               percent(a.launch_api_ns, b.launch_api_ns)));
   return lines;
@@ -294,12 +304,13 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
   const DiffUnit& oa = a.units.at(kOverall);
   const DiffUnit& ob = b.units.at(kOverall);
   const KernelMatch m = matchKernels(oa, ob);
-  auto kernelList = [](const DiffUnit& u, const std::vector<std::string>& ids) {
+  auto gpuOf = [](const DiffUnit& u, uint64_t ns) { return u.gpu_time ? json(ns) : json(nullptr); };
+  auto kernelList = [&](const DiffUnit& u, const std::vector<std::string>& ids) {
     json arr = json::array();
     for (const auto& id : ids) {
       const DiffKernel& k = u.by_identity.at(id);
       arr.push_back(json{{"identity", id}, {"name", k.name}, {"short", k.short_name}, {"category", k.category},
-                         {"count", k.count}, {"gpu_ns", k.gpu_ns}});
+                         {"count", k.count}, {"gpu_ns", gpuOf(u, k.gpu_ns)}});
     }
     return arr;
   };
@@ -310,13 +321,14 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
                         {"category", oa.by_identity.at(id).category},
                         {"count_a", oa.by_identity.at(id).count},
                         {"count_b", ob.by_identity.at(id).count},
-                        {"gpu_ns_a", oa.by_identity.at(id).gpu_ns},
-                        {"gpu_ns_b", ob.by_identity.at(id).gpu_ns}});
+                        {"gpu_ns_a", gpuOf(oa, oa.by_identity.at(id).gpu_ns)},
+                        {"gpu_ns_b", gpuOf(ob, ob.by_identity.at(id).gpu_ns)}});
   json verdicts = json::array();
   for (const auto& p : verdictUnits(a, b))
     verdicts.push_back(json{{"unit", p}, {"lines", diffVerdicts(a.units.at(p), b.units.at(p), unitName(a, p))}});
   return json{{"a", pa},
               {"b", pb},
+              {"gpu_time", json{{"a", a.gpu_time}, {"b", b.gpu_time}}},
               {"overall", json{{"a", unitJson(oa)}, {"b", unitJson(ob)}, {"change", changeJson(oa, ob)}}},
               {"ranges", ranges},
               {"kernels", json{{"same", same}, {"only_a", kernelList(oa, m.only_a)}, {"only_b", kernelList(ob, m.only_b)}}},
@@ -348,6 +360,26 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     const std::string p = r["path"];
     rows.push_back({p, a.units.count(p) ? &a.units.at(p) : &kAbsent, b.units.count(p) ? &b.units.at(p) : &kAbsent});
   }
+  // Long range paths are shortened in the text (the JSON keeps them whole), all together so that
+  // different ranges stay distinguishable (elideDistinct).
+  std::map<std::string, std::string> short_of;
+  {
+    std::vector<std::string> all;
+    for (const auto& r : rows)
+      if (r.path != kOverall) all.push_back(shownPath(a, b, r.path));
+    for (const auto& r : j["ranges"]) all.push_back(shownPath(a, b, r["path"]));
+    for (const auto& v : j["verdicts"])
+      if (v["unit"] != kOverall) all.push_back(shownPath(a, b, v["unit"]));
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    const std::vector<std::string> shown = elideDistinct(all);
+    for (size_t i = 0; i < all.size(); ++i) short_of[all[i]] = shown[i];
+  }
+  auto shortPath = [&](const std::string& path) {
+    const std::string full = shownPath(a, b, path);
+    const auto it = short_of.find(full);
+    return it != short_of.end() ? it->second : elideMiddle(full);
+  };
   // Text table: A, B and the change for launches, kernels, GPU time, CPU time, launch calls.
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"range", "inst A", "inst B", "launches A", "B", "change", "kernels A", "B", "change", "GPU A", "B",
@@ -357,6 +389,9 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     const DiffUnit& y = *r.ub;
     auto v = [](const DiffUnit& u, uint64_t n) { return u.present ? std::to_string(n) : std::string("-"); };
     auto t = [](const DiffUnit& u, uint64_t ns) { return u.present ? formatDuration(ns) : std::string("-"); };
+    auto g = [](const DiffUnit& u, uint64_t ns) {  // GPU time: '-' also where the side did not record it
+      return u.present && u.gpu_time ? formatDuration(ns) : std::string("-");
+    };
     const bool both = x.present && y.present;
     auto dc = [&](uint64_t p, uint64_t q) { return both ? signedCount(int64_t(q) - int64_t(p)) : std::string("-"); };
     auto dt = [&](uint64_t p, uint64_t q) {
@@ -364,9 +399,9 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     };
     const bool has_cpu = r.path != kOverall && r.path != "(no range)" && r.path != kUnresolvedLabel;
     // Long names are shortened in the table (the JSON keeps them whole).
-    cells.push_back({r.path == kOverall ? r.path : elideMiddle(shownPath(a, b, r.path)), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
+    cells.push_back({r.path == kOverall ? r.path : shortPath(r.path), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
                      dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
-                     t(x, x.gpu_ns), t(y, y.gpu_ns), dt(x.gpu_ns, y.gpu_ns), has_cpu ? t(x, x.cpu_ns) : "-",
+                     g(x, x.gpu_ns), g(y, y.gpu_ns), x.gpu_time && y.gpu_time ? dt(x.gpu_ns, y.gpu_ns) : "-", has_cpu ? t(x, x.cpu_ns) : "-",
                      has_cpu ? t(y, y.cpu_ns) : "-", has_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
                      t(x, x.launch_api_ns), t(y, y.launch_api_ns), dt(x.launch_api_ns, y.launch_api_ns)});
   }
@@ -388,19 +423,23 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     out << line << '\n';
     if (r == 0) out << std::string(line.size(), '-') << '\n';
   }
+  if (!a.gpu_time || !b.gpu_time)
+    out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
+                       "no GPU-time change is given, the verdicts compare kernel counts\n",
+                       !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
   out << '\n';
   bool nesting = false;
   for (const auto& r : j["ranges"]) {
     if (r["in"] != "both") continue;
     if (r["nesting_differs"].get<bool>()) {
-      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", elideMiddle(shownPath(a, b, r["path"])),
+      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shortPath(r["path"]),
                          rangeNames(r["children_a"]), rangeNames(r["children_b"]));
       nesting = true;
     }
   }
   for (const auto& r : j["ranges"])
     if (r["in"] != "both") {
-      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", elideMiddle(shownPath(a, b, r["path"])));
+      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", shortPath(r["path"]));
       nesting = true;
     }
   if (nesting) out << '\n';
@@ -418,7 +457,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
                        e["count"].get<uint64_t>());
   for (const auto& v : j["verdicts"]) {
     out << "\nverdict for "
-        << (v["unit"] == kOverall ? std::string("the whole run") : elideMiddle(shownPath(a, b, v["unit"])))
+        << (v["unit"] == kOverall ? std::string("the whole run") : shortPath(v["unit"]))
         << ":\n";
     for (const auto& line : v["lines"]) out << "  " << line.get<std::string>() << '\n';
   }

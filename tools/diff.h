@@ -33,6 +33,7 @@ struct DiffUnit {
   uint64_t instances = 0, cpu_ns = 0, launches = 0, kernels = 0, gpu_ns = 0, launch_api_ns = 0;
   std::map<std::string, DiffKernel> by_identity;
   std::vector<std::string> children;  // names of child ranges (sorted)
+  bool gpu_time = true;  // false: a log of this side has no GPU times (gpuTimeRecorded()); gpu_ns is not known
 };
 
 /// A side of the diff: "(overall)" and every range path of its logs.
@@ -41,6 +42,7 @@ struct DiffSide {
   std::map<std::string, DiffUnit> units; // path -> numbers; "(overall)" included
   std::map<std::string, std::string> names;  // path -> the range's own name (raw), for verdict text
   std::map<std::string, std::string> shown;  // path -> path as text tables show it (displayPath())
+  bool gpu_time = true;  // every log of this side recorded GPU times (gpuTimeRecorded())
 };
 
 DiffSide diffSide(const std::vector<LoadedLog>& logs);

@@ -191,7 +191,8 @@ struct TraceEvent {
   uint32_t index;  // record index in its vector
 };
 enum EventKind : uint8_t {
-  kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kFlowStart, kFlowEnd, kMemSlice, kMemFlowEnd
+  kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kFlowStart, kFlowEnd, kMemSlice, kMemFlowEnd,
+  kKernelInstant  // KCOUNT_GPU_TIME=0: a kernel named at its launch, an instant event on the launching thread
 };
 
 void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, bool& first) {
@@ -202,6 +203,9 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     first = false;
   };
   auto gpuPid = [&](uint32_t device) { return 0x40000000u + (ix.index() << 10) + (device & 0x3FF); };
+  // KCOUNT_GPU_TIME=0: kernels have no GPU time, device or stream (written as 0). They get no GPU track:
+  // each is an instant event on the thread that launched it, at its launch call.
+  const bool gpu_time = gpuTimeRecorded(d);
 
   // Lanes: CPU thread tracks hold push/pop ranges and launches; GPU stream tracks hold kernels.
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> cpu_spans;
@@ -230,7 +234,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
   }
   std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint64_t, uint64_t>>> gpu_spans;  // (device, stream)
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> gpu_items;
-  for (uint32_t i = 0; i < d.kernels.size(); ++i) {
+  for (uint32_t i = 0; i < d.kernels.size() && gpu_time; ++i) {
     const auto& k = d.kernels[i];
     gpu_spans[{k.device_id, k.stream_id}].emplace_back(k.start_ns, std::max(k.end_ns, k.start_ns));
     gpu_items[{k.device_id, k.stream_id}].push_back(i);
@@ -312,10 +316,17 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     const auto& l = d.launches[i];
     uint64_t dur = l.exit_ns > l.enter_ns ? l.exit_ns - l.enter_ns : 0;
     events.push_back({l.enter_ns, dur, 0, kLaunchSlice, launch_lane[i], i});
-    if (ix.kernelsOfLaunch(i)) events.push_back({mid(l.enter_ns, l.exit_ns), 0, 1, kFlowStart, launch_lane[i], i});
+    if (ix.kernelsOfLaunch(i) && (gpu_time || ix.isMemoryCall(i)))
+      events.push_back({mid(l.enter_ns, l.exit_ns), 0, 1, kFlowStart, launch_lane[i], i});
   }
   for (uint32_t i = 0; i < d.kernels.size(); ++i) {
     const auto& k = d.kernels[i];
+    if (!gpu_time) {  // at the middle of its launch call (on that call's lane), else at its record's time
+      const auto launch = ix.launchOf(k.correlation_id);
+      events.push_back({launch ? mid(d.launches[*launch].enter_ns, d.launches[*launch].exit_ns) : k.start_ns, 0, 1,
+                        kKernelInstant, launch ? launch_lane[*launch] : 0, i});
+      continue;
+    }
     uint64_t dur = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
     events.push_back({k.start_ns, dur, 0, kKernelSlice, kernel_lane[i], i});
     if (ix.launchOf(k.correlation_id)) events.push_back({mid(k.start_ns, k.end_ns), 0, 1, kFlowEnd, kernel_lane[i], i});
@@ -391,6 +402,17 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
             jsonQuote(name.short_name), gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts), micros(e.dur),
             jsonQuote(name.demangled), k.correlation_id, range, k.device_id, k.stream_id, k.grid[0], k.grid[1], k.grid[2],
             k.block[0], k.block[1], k.block[2], k.registers, k.shared_bytes, graph));
+        break;
+      }
+      case kKernelInstant: {
+        const auto& k = d.kernels[e.index];
+        const auto& name = ix.kernelName(k.name_id);
+        auto launch = ix.launchOf(k.correlation_id);
+        const uint32_t tid = launch ? laneTid(d.launches[*launch].thread_id, e.lane) : ix.pid();
+        std::string range = launch ? jsonQuote(ix.scopePath(d.launches[*launch].scope_id)) : "null";
+        emit(fmt::format(
+            R"x({{"ph":"i","s":"t","cat":"kernel_launched","name":{},"pid":{},"tid":{},"ts":{},"args":{{"name":{},"correlation id":{},"range":{},"gpu time":"not recorded (KCOUNT_GPU_TIME=0)"}}}})x",
+            jsonQuote(name.short_name), cpu_pid, tid, micros(e.ts), jsonQuote(name.demangled), k.correlation_id, range));
         break;
       }
       case kMemSlice: {
@@ -611,6 +633,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
   begin(5);
   for (const auto& ix : logs) {
     const LogData& d = ix.data();
+    const bool gpu_time = gpuTimeRecorded(d);
     for (const auto& k : d.kernels) {
       const auto& name = ix.kernelName(k.name_id);
       auto launch = ix.launchOf(k.correlation_id);
@@ -621,14 +644,17 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
         path = ix.scopePath(l.scope_id);
         tid = ix.globalTid(l.thread_id);
       }
-      c = {int64_t(ix.index()), ix.globalPid(), i64(k.correlation_id), i64(k.start_ns), i64(k.end_ns),
-           int64_t(k.device_id), int64_t(k.context_id), int64_t(k.stream_id), scope, path, tid,
+      // KCOUNT_GPU_TIME=0: what only the kernel's activity record gives (GPU start/end, device, context,
+      // stream, grid, block, cluster, registers, shared memory, graph) is null, not 0.
+      auto g = [&](ExportCell v) { return gpu_time ? v : ExportCell{}; };
+      c = {int64_t(ix.index()), ix.globalPid(), i64(k.correlation_id), g(i64(k.start_ns)), g(i64(k.end_ns)),
+           g(int64_t(k.device_id)), g(int64_t(k.context_id)), g(int64_t(k.stream_id)), scope, path, tid,
            std::string_view(name.short_name), std::string_view(name.demangled), d.str(k.name_id),
            std::string_view(name.category),
-           name.library.empty() ? ExportCell{} : ExportCell{std::string_view(name.library)}, int64_t(k.grid[0]),
-           int64_t(k.grid[1]), int64_t(k.grid[2]), int64_t(k.block[0]), int64_t(k.block[1]), int64_t(k.block[2]),
-           int64_t(k.cluster[0]), int64_t(k.cluster[1]), int64_t(k.cluster[2]), int64_t(k.registers),
-           int64_t(k.shared_bytes), int64_t(k.graph_id), i64(k.graph_node_id)};
+           name.library.empty() ? ExportCell{} : ExportCell{std::string_view(name.library)}, g(int64_t(k.grid[0])),
+           g(int64_t(k.grid[1])), g(int64_t(k.grid[2])), g(int64_t(k.block[0])), g(int64_t(k.block[1])),
+           g(int64_t(k.block[2])), g(int64_t(k.cluster[0])), g(int64_t(k.cluster[1])), g(int64_t(k.cluster[2])),
+           g(int64_t(k.registers)), g(int64_t(k.shared_bytes)), g(int64_t(k.graph_id)), g(i64(k.graph_node_id))};
       sink.row(c);
     }
   }

@@ -39,6 +39,8 @@ json runJson(const LoadedLog& l) {
               {"complete", d.complete},
               {"state", logState(l)},
               {"state_line", logStateWarning(l)},  // "" for a complete log without drops
+              // false: KCOUNT_GPU_TIME=0, every gpu_ns of this run is 0 because it was not measured
+              {"gpu_time", gpuTimeRecorded(d)},
               {"totals",
                {{"launches", s.launches},
                 {"kernels", s.kernels},

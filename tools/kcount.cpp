@@ -628,7 +628,10 @@ int kcountMain(int argc, char** argv) {
       closeOutput(out, output);
       return rc;
     }
-    if (*ctl) return kc::runCtl(ctl_opt);
+    if (*ctl) {
+      ctl_opt.range_given = ctl->count("--range") > 0;
+      return kc::runCtl(ctl_opt);
+    }
     if (*run) {
       const std::vector<std::string> rest = run->remaining();
       if ((had_dashes && !rest.empty()) || (!had_dashes && !rest.empty() && rest.front().starts_with("-"))) {

@@ -16,6 +16,10 @@ constexpr const char* kMetrics[] = {"launches", "kernels", "gpu_ns", "cpu_ns", "
 
 struct Cell {
   uint64_t v[5] = {0, 0, 0, 0, 0};  // in kMetrics order
+  bool gpu = true;                    // false: the log has no GPU times (gpuTimeRecorded()); v[2] is not known
+
+  /// Metric `m` is known (GPU time only where recorded).
+  bool known(int m) const { return m != 2 || gpu; }
 };
 
 /// path -> per log (nullopt: the log has no such range); paths (raw, LogData::scopePath()) in first-seen
@@ -38,6 +42,7 @@ void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths
       c.v[2] = r.gpu_ns;
       c.v[3] = cpu_ns;
       c.v[4] = r.launch_api_ns;
+      c.gpu = gpuTimeRecorded(d);
       it->second[i] = c;
     };
     for (uint32_t id : shownScopes(d, s)) {
@@ -109,7 +114,7 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
       uint64_t sum = 0;
       std::vector<double> present;
       for (const auto& c : row) {
-        if (!c) {
+        if (!c || !c->known(m)) {  // no such range, or GPU time not recorded: null
           vals.push_back(nullptr);
           continue;
         }
@@ -119,12 +124,19 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
       }
       const Spread s = spreadOf(present);
       per_log[kMetrics[m]] = vals;
+      if (present.empty() && m == 2) {  // no log with the range recorded GPU time
+        total[kMetrics[m]] = nullptr;
+        spread[kMetrics[m]] = nullptr;
+        continue;
+      }
       total[kMetrics[m]] = sum;
       spread[kMetrics[m]] = json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
     }
     ranges.push_back(json{{"path", p}, {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}});
   }
-  return json{{"logs", labels}, {"ranges", ranges}};
+  json gpu_time = json::array();  // per log: false for KCOUNT_GPU_TIME=0 (its gpu_ns are null)
+  for (const auto& l : logs) gpu_time.push_back(gpuTimeRecorded(l.data));
+  return json{{"logs", labels}, {"gpu_time", gpu_time}, {"ranges", ranges}};
 }
 
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
@@ -151,8 +163,10 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     std::vector<std::string> r{shown.at(p)};
     std::vector<double> present;
     uint64_t sum = 0;
+    size_t in = 0;
     for (const auto& c : cells.at(p)) {
-      if (!c) {
+      in += c.has_value();
+      if (!c || !c->known(m)) {  // no such range, or GPU time not recorded
         r.push_back("-");
         continue;
       }
@@ -161,11 +175,12 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
       sum += c->v[m];
     }
     const Spread s = spreadOf(present);
-    r.push_back(fmtv(static_cast<double>(sum)));
-    r.push_back(fmtv(s.min));
-    r.push_back(fmtv(s.median));
-    r.push_back(fmtv(s.max));
-    r.push_back(fmt::format("{}/{}", present.size(), logs.size()));
+    const bool none = present.empty() && m == 2;  // GPU time recorded by no log with the range
+    r.push_back(none ? "-" : fmtv(static_cast<double>(sum)));
+    r.push_back(none ? "-" : fmtv(s.min));
+    r.push_back(none ? "-" : fmtv(s.median));
+    r.push_back(none ? "-" : fmtv(s.max));
+    r.push_back(fmt::format("{}/{}", in, logs.size()));
     rows.push_back(r);
   }
   std::vector<size_t> w(head.size(), 0);
@@ -185,6 +200,13 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     out << line << '\n';
     if (k == 0) out << std::string(width(line), '-') << '\n';
   }
+  const auto labels = labelsOf(logs);
+  std::string off;
+  for (size_t i = 0; i < logs.size(); ++i)
+    if (!gpuTimeRecorded(logs[i].data)) off += (off.empty() ? "" : ", ") + labels[i];
+  if (!off.empty())
+    out << "GPU time: not recorded in " << off << " (KCOUNT_GPU_TIME=0)"
+        << (m == 2 ? ": '-', left out of total and spread\n" : "\n");
 }
 
 }  // namespace kc

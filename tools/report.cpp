@@ -35,9 +35,13 @@ struct Table {
   std::vector<size_t> elide;  // column indexes
 
   void print(std::ostream& out) {
-    for (auto& r : rows)
-      for (size_t c : elide)
-        if (c < r.size()) r[c] = elideMiddle(r[c]);
+    for (size_t c : elide) {  // shortened together, so that different names stay different
+      std::vector<std::string> col;
+      for (const auto& r : rows) col.push_back(c < r.size() ? r[c] : std::string());
+      col = elideDistinct(col);
+      for (size_t i = 0; i < rows.size(); ++i)
+        if (c < rows[i].size()) rows[i][c] = std::move(col[i]);
+    }
     std::vector<size_t> w(head.size(), 0);
     for (size_t i = 0; i < head.size(); ++i) w[i] = displayWidth(head[i]);
     for (const auto& r : rows)
@@ -185,7 +189,7 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   out << fmt::format("totals: {} launches ({} graph launches), {} kernels, {} unmatched kernels, "
                      "{} launches without kernel, GPU time {}\n",
                      s.launches, graph, s.kernels, s.unmatched_kernels, s.launches_without_kernel,
-                     formatDuration(s.kernel_gpu_ns));
+                     gpuTimeOff(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
   if (gpuTimeOff(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
@@ -206,19 +210,19 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
       out << fmt::format("  segment {}: {} -> {}, {}, {} launches, {} kernels, {} unmatched, GPU time {}\n",
                          t.segment.index, t.reason, t.end_reason,
                          formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
-                         t.launches, t.kernels, t.unmatched_kernels, formatDuration(t.gpu_ns));
+                         t.launches, t.kernels, t.unmatched_kernels,
+                         gpuTimeOff(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
   }
   out << logStateLine(l) << '\n';
   for (const auto& i : l.data.issues)
     out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
 }
 
-/// Label of a range row in text tables: its escaped name (tree view) or path (flat views), shortened to
-/// kMaxNameColumn characters (elideMiddle), and for a placeholder row (isPlaceholder) a note that no
-/// instance of it was recorded.
-std::string rangeLabel(const LogData& d, const Summary& s, uint32_t id, bool tree) {
-  // The name or path is shortened (a text table), the note is not.
-  std::string label = elideMiddle(tree ? displayName(d.str(d.scopes[id].name_id)) : displayPath(d, id));
+/// Label of a range row in text tables: `shown`, its escaped name (tree view) or path (flat views) as
+/// shortened for the table (elideDistinct), and for a placeholder row (isPlaceholder) a note that no
+/// instance of it was recorded (never shortened).
+std::string rangeLabel(const Summary& s, uint32_t id, std::string shown) {
+  std::string label = std::move(shown);
   if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderNote);
   return label;
 }
@@ -306,6 +310,35 @@ std::string elideMiddle(std::string_view s, size_t max_width) {
   const size_t keep = max_width - 1;  // characters kept around the "…"
   const size_t head = (keep + 1) / 2, tail = keep - head;
   return std::string(s.substr(0, starts[head])) + "…" + std::string(s.substr(starts[starts.size() - tail]));
+}
+
+bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
+
+std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width) {
+  if (max_width < 5) max_width = 5;
+  std::vector<size_t> width(names.size(), max_width);
+  std::vector<std::string> out(names.size());
+  for (size_t i = 0; i < names.size(); ++i) out[i] = elideMiddle(names[i], max_width);
+  for (;;) {
+    // Shortened text -> the indexes of the names shortened to it; the names shown in full.
+    std::unordered_map<std::string, std::vector<size_t>> by_text;
+    std::unordered_set<std::string_view> whole;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (out[i] != names[i]) by_text[out[i]].push_back(i);  // a name shown in full needs no more width
+      else whole.insert(names[i]);
+    }
+    bool widened = false;
+    for (const auto& [text, idx] : by_text) {
+      bool clash = whole.count(text) > 0;  // a shortened name that reads as another name shown in full
+      for (size_t i : idx) clash = clash || names[i] != names[idx.front()];
+      if (!clash) continue;
+      for (size_t i : idx) {
+        out[i] = elideMiddle(names[i], ++width[i]);
+        widened = true;
+      }
+    }
+    if (!widened) return out;
+  }
 }
 
 std::string LogLosses::text() const {
@@ -553,6 +586,19 @@ bool isPlaceholder(const Summary& s, uint32_t id) {
   return id != kRootScope && id < s.inclusive.size() && !hasNumbers(s.inclusive[id]);
 }
 
+/// Sets every GPU-time member of `j` (keys gpu_ns, gemm_gpu_ns, other_gpu_ns, at any depth) to null: the
+/// JSON of a log recorded with KCOUNT_GPU_TIME=0, whose GPU times are 0 because they were not measured.
+static void nullGpuTimes(json& j) {
+  if (j.is_array()) {
+    for (auto& e : j) nullGpuTimes(e);
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "gpu_ns" || it.key() == "gemm_gpu_ns" || it.key() == "other_gpu_ns") it.value() = nullptr;
+      else if (!(it.key() == "ranges" && it.value().is_object())) nullGpuTimes(it.value());  // not a path -> count map
+    }
+  }
+}
+
 json summaryJson(const LoadedLog& l) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -639,7 +685,8 @@ json summaryJson(const LoadedLog& l) {
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
            {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
   out["mode"] = d.summary_mode ? "summary" : "trace";
-  out["gpu_time"] = !gpuTimeOff(d);  // false: KCOUNT_GPU_TIME=0, every gpu_ns is 0 (not measured)
+  out["gpu_time"] = !gpuTimeOff(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
+  if (gpuTimeOff(d)) nullGpuTimes(out);
   {
     const LogLosses loss = logLosses(l);
     json counters = json::object();
@@ -713,7 +760,18 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   std::vector<std::string> notes;
   const auto depth = scopeDepths(s);
   RangeStats no_range;
-  for (const SummaryRow& sr : summaryRows(d, s, no_range)) {
+  const std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
+  // Labels and verdict-line paths shortened together, so that different ranges stay distinguishable.
+  std::vector<std::string> names, paths;
+  for (const SummaryRow& sr : rows) {
+    const bool real = sr.id != kRootScope && !sr.unresolved;
+    names.push_back(!real ? std::string() : tree ? displayName(d.str(d.scopes[sr.id].name_id)) : displayPath(d, sr.id));
+    paths.push_back(rowPath(d, sr.id));
+  }
+  names = elideDistinct(names);
+  paths = elideDistinct(paths);
+  for (size_t row_i = 0; row_i < rows.size(); ++row_i) {
+    const SummaryRow& sr = rows[row_i];
     const uint32_t id = sr.id;
     const bool unresolved = sr.unresolved;
     // The root row shows what ran outside every range: its exclusive numbers, in every view.
@@ -724,9 +782,9 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     if (id == kRootScope || unresolved)
       label = rowPath(d, id);
     else if (tree)
-      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(d, s, id, true);
+      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(s, id, names[row_i]);
     else
-      label = rangeLabel(d, s, id, false);
+      label = rangeLabel(s, id, names[row_i]);
     std::vector<std::string> row{label,
                                  std::to_string(ex.instances),
                                  std::to_string(r.launches),
@@ -752,7 +810,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(verdict);
       row.push_back(top);
     } else if (!ly.verdict.empty() || !top.empty()) {
-      std::string note = "  " + elideMiddle(rowPath(d, id)) + ": ";
+      std::string note = "  " + paths[row_i] + ": ";
       note += ly.verdict.empty() ? "" : ly.verdict;
       if (!top.empty()) note += (ly.verdict.empty() ? "" : "; ") + std::string("top: ") + top;
       notes.push_back(std::move(note));
@@ -776,14 +834,17 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
   const Summary& s = l.summary;
   const auto depth = scopeDepths(s);
   RangeStats no_range;
+  // KCOUNT_GPU_TIME=0: the GPU-time fields are empty (not recorded), never 0.
+  const bool gpu = gpuTimeRecorded(d);
+  auto gpuField = [&](uint64_t ns) { return gpu ? std::to_string(ns) : std::string(); };
   for (const SummaryRow& row : summaryRows(d, s, no_range)) {
     const uint32_t id = row.id;
     const bool unresolved = row.unresolved;
     const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
                        csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances, own.cpu_ns, ex.launches,
-                       ex.graph_launches, ex.kernels, ex.gpu_ns, ex.launch_api_ns, in.launches, in.graph_launches,
-                       in.kernels, in.gpu_ns, in.launch_api_ns,
+                       ex.graph_launches, ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches,
+                       in.graph_launches, in.kernels, gpuField(in.gpu_ns), in.launch_api_ns,
                        own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names)));
   }
@@ -920,11 +981,13 @@ json kernelsJson(const std::vector<LoadedLog>& logs) {
     for (const auto& [p, n] : r.ranges) ranges[p] = n;
     return ranges;
   };
+  bool all_gpu = true;  // merged GPU times are known only if every log recorded them
+  for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
   for (const auto& r : collectKernels(pointers(logs), false)) {
     json k{{"name", r.name},
            {"short", shortKernelName(r.name)},
            {"count", r.count},
-           {"gpu_ns", r.gpu_ns},
+           {"gpu_ns", all_gpu ? json(r.gpu_ns) : json(nullptr)},
            {"ranges", rangesJson(r)},
            {"decoded", decodedJson(decodeKernelName(r.name))}};
     if (logs.size() > 1) {
@@ -934,13 +997,14 @@ json kernelsJson(const std::vector<LoadedLog>& logs) {
           per_log.push_back(json{{"log", labels[i]},
                                  {"path", logs[i].path},
                                  {"count", it->second.count},
-                                 {"gpu_ns", it->second.gpu_ns},
+                                 {"gpu_time", gpuTimeRecorded(logs[i].data)},
+                                 {"gpu_ns", gpuTimeRecorded(logs[i].data) ? json(it->second.gpu_ns) : json(nullptr)},
                                  {"ranges", rangesJson(it->second)}});
       k["per_log"] = per_log;
     }
     arr.push_back(std::move(k));
   }
-  return json{{"kernels", arr}};
+  return json{{"gpu_time", all_gpu}, {"kernels", arr}};
 }
 
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
@@ -955,15 +1019,21 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   }
   if (!full_names) t.elide = {several ? size_t(1) : size_t(0)};
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  for (const auto& [label, _, r] : kernelRowsPerLog(logs)) {
+  std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
+  for (const auto& [label, l, r] : kernelRowsPerLog(logs)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
     if (ops.empty() && !d.fused.empty()) ops = "(" + d.fused + ")";  // not split: shown raw
-    std::vector<std::string> row{displayKernelName(r.name, full_names), std::to_string(r.count), formatDuration(r.gpu_ns),
-                                 formatDuration(r.count ? r.gpu_ns / r.count : 0),
-                                 fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]),
-                                 fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]),
+    // KCOUNT_GPU_TIME=0: GPU time, grid and block were not recorded (written as 0): '-'.
+    const bool gpu = gpuTimeRecorded(l->data);
+    const std::string who = label.empty() ? l->path : label;
+    if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
+    std::vector<std::string> row{displayKernelName(r.name, full_names), std::to_string(r.count),
+                                 gpu ? formatDuration(r.gpu_ns) : "-",
+                                 gpu ? formatDuration(r.count ? r.gpu_ns / r.count : 0) : "-",
+                                 gpu ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
+                                 gpu ? fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]) : "-",
                                  std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
                                  dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
                                  rangesText(r.ranges, kTableRanges)};
@@ -974,6 +1044,9 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   if (!t.rows.empty())
     out << "-: not in the kernel name (nothing is guessed: cuBLAS nvjet names, for one, carry no element type; "
            "docs/kernel-names.md)\n";
+  for (const auto& who : no_gpu)
+    out << "GPU time: not recorded in " << who
+        << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls; GPU time, grid and block are '-')\n";
 }
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
@@ -983,9 +1056,12 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
+    // KCOUNT_GPU_TIME=0: gpu_ns, grid and block empty (not recorded), never 0.
+    const bool gpu = gpuTimeRecorded(l->data);
+    auto n = [&](auto v) { return gpu ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
-                       csvField(displayKernelName(r.name, full_names)), csvField(r.name), r.count, r.gpu_ns,
-                       r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
+                       csvField(displayKernelName(r.name, full_names)), csvField(r.name), r.count, n(r.gpu_ns),
+                       n(r.grid[0]), n(r.grid[1]), n(r.grid[2]), n(r.block[0]), n(r.block[1]), n(r.block[2]),
                        csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
                        csvField(ops));

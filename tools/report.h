@@ -73,6 +73,12 @@ std::string displayName(std::string_view name);
 /// LogData::scopePath() for ids out of range or a broken parent chain.
 std::string displayPath(const LogData& log, uint32_t scope_id);
 
+/// False for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time = "off"): its kernels were counted
+/// at their launch calls, so every GPU time in it (kernel start/end, gpu_ns) and its kernels' device,
+/// stream, grid and block are unknown (written as 0). Outputs show them as not recorded ('-', null, an
+/// empty CSV field), never as 0 ns.
+bool gpuTimeRecorded(const LogData& d);
+
 /// Widest range or kernel name column of the text tables (summary, kernels, diff), in display columns
 /// (UTF-8 characters): a longer name is shortened in the middle with elideMiddle(). JSON and CSV keep
 /// full names.
@@ -80,6 +86,11 @@ inline constexpr size_t kMaxNameColumn = 60;
 /// `s` if it is at most `max_width` UTF-8 characters (`max_width` >= 5), else its head and tail joined by
 /// "…" so that the result is exactly `max_width` characters; never cuts inside a UTF-8 sequence.
 std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
+/// Each of `names` shortened with elideMiddle() to `max_width` characters, except that names that
+/// differ but would be shortened to the same text are shortened less: their width grows, one character
+/// at a time, until their shortened forms differ (at worst the full names), so rows of a text table
+/// stay distinguishable. Equal names give equal results. Same order and size as `names`.
+std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width = kMaxNameColumn);
 
 enum class SummaryView { kTree, kInclusive, kInnermost };
 

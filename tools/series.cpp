@@ -74,6 +74,7 @@ json seriesJson(const std::vector<LoadedLog>& logs) {
   json arr = json::array();
   for (const auto& l : logs) {
     const uint64_t start = startNs(l.data);
+    const bool gpu = gpuTimeRecorded(l.data);
     json intervals = json::array();
     for (const auto& iv : snapshotSeries(l)) {
       json ranges = json::array();
@@ -84,7 +85,7 @@ json seriesJson(const std::vector<LoadedLog>& logs) {
                               {"launches", r.launches},
                               {"graph_launches", r.graph_launches},
                               {"kernels", r.kernels},
-                              {"gpu_ns", r.gpu_ns},
+                              {"gpu_ns", gpu ? json(r.gpu_ns) : json(nullptr)},  // null: KCOUNT_GPU_TIME=0
                               {"launch_api_ns", r.launch_api_ns}});
       intervals.push_back(json{{"sequence", iv.sequence},
                                {"begin_ns", iv.begin_ns},
@@ -93,7 +94,8 @@ json seriesJson(const std::vector<LoadedLog>& logs) {
                                {"final", iv.final_snapshot},
                                {"ranges", ranges}});
     }
-    arr.push_back(json{{"path", l.path}, {"mode", l.data.summary_mode ? "summary" : "trace"}, {"intervals", intervals}});
+    arr.push_back(json{{"path", l.path}, {"mode", l.data.summary_mode ? "summary" : "trace"}, {"gpu_time", gpu},
+                       {"intervals", intervals}});
   }
   return json{{"logs", arr}};
 }
@@ -108,7 +110,8 @@ void printSeriesCsv(std::ostream& out, const LoadedLog& l, bool header) {
       out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path), iv.sequence,
                          iv.final_snapshot ? 1 : 0, iv.begin_ns, iv.end_ns, minus(iv.end_ns, start),
                          csvField(displayPath(l.data, id)), r.instances, r.cpu_ns, r.launches, r.graph_launches,
-                         r.kernels, r.gpu_ns, r.launch_api_ns);
+                         r.kernels, gpuTimeRecorded(l.data) ? std::to_string(r.gpu_ns) : std::string(),  // empty: not recorded
+                         r.launch_api_ns);
 }
 
 void printSeries(std::ostream& out, const LoadedLog& l) {
@@ -123,7 +126,8 @@ void printSeries(std::ostream& out, const LoadedLog& l) {
       rows.push_back({fmt::format("{:.3f}", static_cast<double>(minus(iv.end_ns, start)) / 1e9),
                       std::to_string(iv.sequence) + (iv.final_snapshot ? " (final)" : ""), displayPath(l.data, id),
                       std::to_string(r.instances), std::to_string(r.launches), std::to_string(r.kernels),
-                      formatDuration(r.gpu_ns), formatDuration(r.cpu_ns), formatDuration(r.launch_api_ns)});
+                      gpuTimeRecorded(l.data) ? formatDuration(r.gpu_ns) : "-", formatDuration(r.cpu_ns),
+                      formatDuration(r.launch_api_ns)});
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();

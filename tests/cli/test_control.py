@@ -95,6 +95,23 @@ try:
     rc, out, err = ctl(s.pid, "stop")
     check("ctl stop without a window: exit 1", rc == 1 and "no capture window" in err, (rc, out, err))
     s.send("2")
+    rc, out, err = ctl(s.pid, "start", "--range", "")
+    check("ctl start --range '': exit 2, no window", rc == 2 and "empty" in err, (rc, out, err))
+    rc, out, err = ctl(s.pid, "status", "--format", "json")
+    check("ctl start --range '': still paused", rc == 0 and json.loads(out)["status"]["mode"] == "paused", (rc, out))
+    rc, out, err = ctl(s.pid, "start", "--range", "r" * 4096)
+    check("ctl start --range <4096 chars>: exit 2 naming the limit", rc == 2 and "4096" in err
+          and "no request line" not in err, (rc, out, err))
+    # The longest name the message allows is accepted by the library (and disarmed again by a stop).
+    longest = int(err.split("at most ")[1].split(" ")[0]) if "at most " in err else 0
+    rc, out, err = ctl(s.pid, "start", "--range", "r" * longest)
+    check("ctl start --range <longest name>: armed", longest > 4000 and rc == 0 and "armed" in out, (longest, rc, out, err))
+    rc, out, err = ctl(s.pid, "start", "--range", "r" * (longest + 1))
+    check("ctl start --range <longest + 1>: exit 2", rc == 2, (rc, out, err))
+    rc, out, err = ctl(s.pid, "stop")
+    check("ctl stop disarms the long capture range", rc in (0, 1), (rc, out, err))
+    rc, out, err = ctl(s.pid, "status", "--format", "json")
+    check("long capture range disarmed", rc == 0 and "capture_range" not in json.loads(out)["status"], (rc, out))
     rc, out, err = ctl(s.pid, "start", "--range", "request", "--skip", "2", "--count", "3")
     check("ctl start --range arms", rc == 0 and "armed" in out, (rc, out, err))
     s.send("10")

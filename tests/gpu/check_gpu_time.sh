@@ -12,7 +12,7 @@
 #   g1 C++ launch paths   tests/gpu/launches.cu (runtime <<<>>>, cuLaunchKernel, stream capture, graph
 #                         replay, 4 threads, exit without sync): per (range, kernel name) the kernel count
 #                         equals trace mode's count of kernels whose launch is not a graph launch; launches
-#                         equal; graph launches have no kernel; GPU time 0 and metadata gpu_time=off
+#                         equal; graph launches have no kernel; exported GPU fields NULL, metadata gpu_time=off
 #   g2 geglu eager        examples/geglu.py --steps 20: the same comparison (cuBLAS nvjet GEMMs, ATen kernels)
 #   g3 geglu compiled     examples/geglu.py --compile --steps 20: the same (Triton kernels via cuLaunchKernel)
 #   g4 summary mode       geglu eager with KCOUNT_MODE=summary KCOUNT_GPU_TIME=0: summary totals and per-range

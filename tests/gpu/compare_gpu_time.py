@@ -62,12 +62,14 @@ def compare_trace(kcount, trace_log, off_log):
             problems.append(f"launches per (range, graph): trace {dict(lt)} vs {dict(lo)}")
         unmatched = o.execute("SELECT count(*) FROM kernels k LEFT JOIN launches l USING (processId, correlationId) "
                               "WHERE l.correlationId IS NULL").fetchone()[0]
-        timed = o.execute('SELECT count(*) FROM kernels WHERE "end" != start').fetchone()[0]
+        # Exported GPU fields of a gpu_time=off log are NULL (not recorded), never 0 (docs/export.md).
+        timed = o.execute('SELECT count(*) FROM kernels WHERE start IS NOT NULL OR "end" IS NOT NULL '
+                          'OR deviceId IS NOT NULL OR streamId IS NOT NULL OR gridX IS NOT NULL').fetchone()[0]
         graph_launch_kernels = o.execute("SELECT count(*) FROM kernels k JOIN launches l USING (processId, correlationId) "
                                          "WHERE l.isGraphLaunch").fetchone()[0]
         graph_launches = sum(n for (p, g), n in lo.items() if g)
         if unmatched or timed or graph_launch_kernels:
-            problems.append(f"gpu_time=0 log: {unmatched} unmatched kernels, {timed} with GPU time, "
+            problems.append(f"gpu_time=0 log: {unmatched} unmatched kernels, {timed} with GPU fields not NULL, "
                             f"{graph_launch_kernels} kernels of graph launches")
         if meta(o, "gpu_time") != "off" or meta(t, "gpu_time") is not None:
             problems.append(f"metadata gpu_time: trace {meta(t, 'gpu_time')!r}, off {meta(o, 'gpu_time')!r}")
@@ -94,7 +96,7 @@ def compare_summary(kcount, off_log, summary_log):
     rb = {r["path"]: (r["instances"], r["exclusive"]["kernels"]) for r in b["ranges"]}
     if ra != rb:
         problems.append(f"ranges (instances, kernels): trace {ra} vs summary {rb}")
-    if b.get("gpu_time") is not False or b.get("mode") != "summary":
+    if b.get("gpu_time") is not False or b.get("mode") != "summary" or b["totals"]["gpu_ns"] is not None:
         problems.append(f"summary log: gpu_time {b.get('gpu_time')!r}, mode {b.get('mode')!r}")
     t = b["totals"]
     return problems, (f"mode summary, gpu_time false; totals launches={t['launches']} kernels={t['kernels']} "

@@ -326,6 +326,29 @@ TEST_CASE("long names are shortened in the middle, by UTF-8 characters") {
   CHECK(ea.size() == 59 * 2 + std::string("…").size());
 }
 
+TEST_CASE("names shortened together stay distinguishable") {
+  // Two names that differ only in their middle: shortened alone, both read the same.
+  const std::string head(40, 'h'), tail(40, 't');
+  const std::string a = head + "attn=sdpa" + tail, b = head + "attn=none" + tail, c = std::string(100, 'c');
+  REQUIRE(kc::elideMiddle(a, 60) == kc::elideMiddle(b, 60));
+  const auto e = kc::elideDistinct({a, b, c, a, "short"}, 60);
+  REQUIRE(e.size() == 5);
+  CHECK(e[0] != e[1]);
+  CHECK(e[0] == e[3]);  // equal names, equal results
+  CHECK(e[2] == kc::elideMiddle(c, 60));  // no clash: the usual width
+  CHECK(e[4] == "short");
+  CHECK(e[0].find("…") != std::string::npos);  // still shortened, only as far as needed
+  size_t chars = 0;  // UTF-8 characters
+  for (char ch : e[0]) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  CHECK(chars < a.size());
+  CHECK(chars > 60);
+  // A clash that only the full names resolve (they differ in one middle character).
+  const std::string x = std::string(50, 'a') + "1" + std::string(50, 'b'), y = std::string(50, 'a') + "2" + std::string(50, 'b');
+  const auto f = kc::elideDistinct({x, y}, 60);
+  CHECK(f[0] != f[1]);
+  CHECK(kc::elideDistinct({}, 60).empty());
+}
+
 TEST_CASE("a log with drops is complete but lossy; the state names the counters") {
   kc::LoadedLog l;
   l.path = "run.kcount";
