@@ -1089,11 +1089,16 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
                        d.range_records);
     if (d.has_stats) {
       const StatsBody& st = d.stats;
+      // The library's counts of records handed to its writer: launch records include memcpy/memset calls,
+      // and records kept out at the size cap (KCOUNT_MAX_BYTES) are still counted here (said on the next line).
       out << fmt::format(
-          "stats: {} launches, {} kernels, {} ranges written; dropped {} host records, {} activity records, "
-          "{} activity buffers refused, {} late activity records, {} bytes; {} NVTX pops with no push\n",
+          "stats: {} launch records (memcpy/memset calls included), {} kernel records, {} range records taken "
+          "by the writer; dropped {} host records, {} activity records, {} activity buffers refused, {} late "
+          "activity records, {} bytes; {} NVTX pops with no push\n",
           st.launches, st.kernels, st.ranges, st.dropped_host_records, st.dropped_activity_records,
           st.activity_buffers_refused, st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
+      if (const std::string cut = d.meta("records_not_written"); !cut.empty())
+        out << "  of these, records " << cut << '\n';
     } else {
       out << "stats: none (the log has no stats record)\n";
     }
