@@ -177,10 +177,6 @@ std::string logStateLine(const LoadedLog& l) {
   return "log complete" + parts;
 }
 
-/// True for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time=off): kernels were counted at their
-/// launch calls, without activity records, so every GPU time in it is unknown (written as 0).
-bool gpuTimeOff(const LogData& d) { return d.meta("gpu_time") == "off"; }
-
 void printFooter(std::ostream& out, const LoadedLog& l) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
@@ -189,8 +185,8 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   out << fmt::format("totals: {} launches ({} graph launches), {} kernels, {} unmatched kernels, "
                      "{} launches without kernel, GPU time {}\n",
                      s.launches, graph, s.kernels, s.unmatched_kernels, s.launches_without_kernel,
-                     gpuTimeOff(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
-  if (gpuTimeOff(l.data))
+                     !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
+  if (!gpuTimeRecorded(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
   out << snapshotLine(l);
@@ -211,7 +207,7 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                          t.segment.index, t.reason, t.end_reason,
                          formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
                          t.launches, t.kernels, t.unmatched_kernels,
-                         gpuTimeOff(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
+                         !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
   }
   out << logStateLine(l) << '\n';
   for (const auto& i : l.data.issues)
@@ -297,7 +293,7 @@ RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instan
   y.other_gpu_ns = r.gpu_ns > y.gemm_gpu_ns ? r.gpu_ns - y.gemm_gpu_ns : 0;
   y.kernels_per_launch = r.launches ? static_cast<double>(r.kernels) / static_cast<double>(r.launches) : 0.0;
   // Without GPU times (KCOUNT_GPU_TIME=0) there is nothing to weigh CPU time against: no verdict.
-  if (!gpuTimeOff(log)) y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels);
+  if (gpuTimeRecorded(log)) y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels);
   return y;
 }
 
@@ -685,8 +681,8 @@ json summaryJson(const LoadedLog& l) {
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
            {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
   out["mode"] = d.summary_mode ? "summary" : "trace";
-  out["gpu_time"] = !gpuTimeOff(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
-  if (gpuTimeOff(d)) nullGpuTimes(out);
+  out["gpu_time"] = gpuTimeRecorded(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
+  if (!gpuTimeRecorded(d)) nullGpuTimes(out);
   {
     const LogLosses loss = logLosses(l);
     json counters = json::object();
@@ -792,7 +788,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     if (tree) row.push_back(std::to_string(ex.kernels));
     row.push_back(perInstance(r.kernels, ex.instances));
     RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
-    const bool no_gpu = gpuTimeOff(d);
+    const bool no_gpu = !gpuTimeRecorded(d);
     if (unresolved) ly.verdict.clear();  // no verdict for records whose range is not known
     row.push_back(no_gpu ? "-" : formatDuration(r.gpu_ns));
     row.push_back(no_gpu ? "-" : formatDuration(ly.gemm_gpu_ns));
