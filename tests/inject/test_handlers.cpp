@@ -20,6 +20,7 @@
 #include "inject/entry.h"
 #include "inject/session.h"
 #include "tests/support/fake_nvtx.h"
+#include "tests/support/launch_calls.h"
 #include "tests/support/session_log_path.h"
 
 namespace {
@@ -35,18 +36,7 @@ void installNvtx() {
 }
 
 void launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr, bool nested_driver = false) {
-  CUpti_CallbackData d{};
-  d.correlationId = corr;
-  d.callbackSite = CUPTI_API_ENTER;
-  onLaunchCallback(domain, cbid, &d);
-  if (nested_driver) {
-    CUpti_CallbackData inner = d;
-    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-    inner.callbackSite = CUPTI_API_EXIT;
-    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-  }
-  d.callbackSite = CUPTI_API_EXIT;
-  onLaunchCallback(domain, cbid, &d);
+  launchCall(domain, cbid, corr, nullptr, nested_driver);
 }
 
 CUpti_ActivityKernel10 kernelRecord(uint32_t corr, const char* name, uint64_t start, uint32_t graph_id = 0) {

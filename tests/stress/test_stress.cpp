@@ -21,6 +21,7 @@
 #include "inject/callbacks.h"
 #include "inject/session.h"
 #include "tests/support/fake_nvtx.h"
+#include "tests/support/launch_calls.h"
 #include "tests/support/session_log_path.h"
 
 namespace {
@@ -31,16 +32,9 @@ using namespace kc::test;
 
 // A runtime launch with the driver launch inside it (one correlation id), as CUPTI reports ATen's.
 void launch(uint64_t corr) {
-  CUpti_CallbackData d{};
-  d.correlationId = static_cast<uint32_t>(corr);  // CUPTI's field is 32 bits
-  d.callbackSite = CUPTI_API_ENTER;
-  onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
-  CUpti_CallbackData inner = d;
-  onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-  inner.callbackSite = CUPTI_API_EXIT;
-  onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-  d.callbackSite = CUPTI_API_EXIT;
-  onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+  // CUPTI's correlation id field is 32 bits.
+  launchCall(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, static_cast<uint32_t>(corr),
+             nullptr, /*nested_driver=*/true);
 }
 
 // "Handed over before finish() was called": the worker publishes its record, then (seq_cst fence) reads

@@ -15,6 +15,7 @@
 #include "inject/callbacks.h"
 #include "inject/session.h"
 #include "tests/support/fake_nvtx.h"
+#include "tests/support/launch_calls.h"
 #include "tests/support/session_log_path.h"
 
 namespace {
@@ -23,23 +24,10 @@ using namespace kc;
 using namespace kc::inject;
 using namespace kc::test;
 
-// One launch call: enter and exit of the outermost API, with the driver call inside a runtime launch
-// sharing its correlation id (as CUPTI reports it).
+// One launch call with the driver call inside a runtime launch sharing its correlation id (tests/support).
 void launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr, const char* symbol,
             bool nested_driver = false) {
-  CUpti_CallbackData d{};
-  d.correlationId = corr;
-  d.symbolName = symbol;
-  d.callbackSite = CUPTI_API_ENTER;
-  onLaunchCallback(domain, cbid, &d);
-  if (nested_driver) {
-    CUpti_CallbackData inner = d;
-    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-    inner.callbackSite = CUPTI_API_EXIT;
-    onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-  }
-  d.callbackSite = CUPTI_API_EXIT;
-  onLaunchCallback(domain, cbid, &d);
+  launchCall(domain, cbid, corr, symbol, nested_driver);
 }
 
 }  // namespace
