@@ -39,6 +39,7 @@
 #include "collector/file_sink.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tests/support/child_process.h"
 #include "tests/support/instance_log.h"
 
 namespace {
@@ -189,27 +190,13 @@ struct Generator {
 
 long maxRssKb(const rusage& ru) { return ru.ru_maxrss; }
 
-/// Runs argv in a child; returns its wall time and peak RSS (KiB); its stdout goes to `out`.
+/// Runs argv in a child (tests/support/child_process.h); returns its wall time and peak RSS (KiB); its
+/// stdout goes to `out`. True if it exited 0 or 1 (`kcount check` of a lossy log exits 1).
 bool runChild(const std::vector<std::string>& args, const std::string& out, double& wall, long& rss_kb) {
-  std::fflush(stdout);  // the child must not print the parent's buffered lines again
-  const auto t0 = Clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!out.empty()) {
-      if (!std::freopen(out.c_str(), "w", stdout)) _exit(127);
-    }
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  if (wait4(pid, &status, 0, &ru) != pid) return false;
-  wall = seconds(Clock::now() - t0);
-  rss_kb = maxRssKb(ru);
-  return WIFEXITED(status) && WEXITSTATUS(status) <= 1;
+  const kc::test::ChildRun r = kc::test::runChild(args, out);
+  wall = r.wall_s;
+  rss_kb = r.rss_kib;
+  return r.exit_status == 0 || r.exit_status == 1;
 }
 
 double cpuSeconds() {

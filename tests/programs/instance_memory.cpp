@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/child_process.h"
 #include "tests/support/instance_log.h"
 
 namespace {
@@ -25,21 +26,8 @@ constexpr long kSlackKiB = 16 * 1024;
 
 /// Runs argv with stdout to `out`; returns the child's peak RSS in KiB, or -1 if it did not exit 0.
 long peakRssKiB(const std::vector<std::string>& args, const std::string& out) {
-  std::fflush(stdout);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!std::freopen(out.c_str(), "w", stdout)) _exit(127);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  if (pid < 0 || wait4(pid, &status, 0, &ru) != pid) return -1;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-  return ru.ru_maxrss;
+  const kc::test::ChildRun r = kc::test::runChild(args, out);
+  return r.exit_status == 0 ? r.rss_kib : -1;
 }
 
 bool contains(const std::string& path, const std::string& text) {
