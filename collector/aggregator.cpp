@@ -13,7 +13,7 @@ constexpr uint8_t kWaitingKernel = 0;
 
 }  // namespace
 
-Aggregator::InFlight* Aggregator::Window::find(uint64_t key) {
+Aggregator::InFlight* Aggregator::HashTable::find(uint64_t key) {
   if (size_ == 0) return nullptr;
   const size_t mask = slots_.size() - 1;
   for (size_t i = home(key);; i = (i + 1) & mask) {
@@ -23,7 +23,7 @@ Aggregator::InFlight* Aggregator::Window::find(uint64_t key) {
   }
 }
 
-void Aggregator::Window::grow() {
+void Aggregator::HashTable::grow() {
   std::vector<Slot> old;
   old.swap(slots_);
   const size_t n = old.empty() ? 1024 : old.size() * 2;
@@ -34,7 +34,7 @@ void Aggregator::Window::grow() {
     if (s.value.occupied) insert(s.key, s.value);
 }
 
-Aggregator::InFlight* Aggregator::Window::insert(uint64_t key, const InFlight& value) {
+Aggregator::InFlight* Aggregator::HashTable::insert(uint64_t key, const InFlight& value) {
   if ((size_ + 1) * 2 > slots_.size()) grow();  // load factor at most 1/2
   const size_t mask = slots_.size() - 1;
   size_t i = home(key);
@@ -45,7 +45,7 @@ Aggregator::InFlight* Aggregator::Window::insert(uint64_t key, const InFlight& v
   return &slots_[i].value;
 }
 
-void Aggregator::Window::erase(uint64_t key) {
+void Aggregator::HashTable::erase(uint64_t key) {
   if (size_ == 0) return;
   const size_t mask = slots_.size() - 1;
   size_t i = home(key);
@@ -69,9 +69,75 @@ void Aggregator::Window::erase(uint64_t key) {
   --size_;
 }
 
-void Aggregator::Window::clear() {
+void Aggregator::HashTable::clear() {
   for (Slot& s : slots_) s.value.occupied = 0;
   size_ = 0;
+}
+
+Aggregator::InFlight* Aggregator::Window::find(uint64_t key) {
+  if (!ring_.empty()) {
+    Slot& s = ring_[key & (ring_.size() - 1)];
+    if (s.value.occupied && s.key == key) return &s.value;
+  }
+  return overflow_.size() != 0 ? overflow_.find(key) : nullptr;
+}
+
+Aggregator::InFlight* Aggregator::Window::insert(uint64_t key, const InFlight& value) {
+  if (ring_.empty()) ring_.assign(kMinRing, Slot{});
+  if (++inserts_ >= ring_.size() && moved_out_ * 8 > inserts_ && ring_.size() < kMaxRing) growRing();
+  Slot& s = ring_[key & (ring_.size() - 1)];
+  if (s.value.occupied) {
+    overflow_.insert(s.key, s.value);  // an older id: it waits in the overflow table
+    ++moved_out_;
+    --ring_size_;
+  }
+  s = Slot{key, value};
+  s.value.occupied = 1;
+  ++ring_size_;
+  return &s.value;
+}
+
+void Aggregator::Window::erase(uint64_t key) {
+  if (!ring_.empty()) {
+    Slot& s = ring_[key & (ring_.size() - 1)];
+    if (s.value.occupied && s.key == key) {
+      s.value.occupied = 0;
+      --ring_size_;
+      return;
+    }
+  }
+  overflow_.erase(key);
+}
+
+void Aggregator::Window::growRing() {
+  std::vector<Slot> old;
+  old.swap(ring_);
+  ring_.assign(old.size() * 2, Slot{});
+  ring_size_ = 0;
+  std::vector<std::pair<uint64_t, InFlight>> waiting;
+  waiting.reserve(overflow_.size());
+  overflow_.forEach([&](uint64_t k, const InFlight& v) { waiting.emplace_back(k, v); });
+  overflow_.clear();
+  inserts_ = moved_out_ = 0;
+  // Newest ids last, so that where two collide the older one goes to the overflow table.
+  for (const Slot& s : old)
+    if (s.value.occupied) waiting.emplace_back(s.key, s.value);
+  std::sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [k, v] : waiting) {
+    Slot& s = ring_[k & (ring_.size() - 1)];
+    if (s.value.occupied) {
+      overflow_.insert(s.key, s.value);
+      --ring_size_;
+    }
+    s = Slot{k, v};
+    ++ring_size_;
+  }
+}
+
+void Aggregator::Window::clear() {
+  for (Slot& s : ring_) s.value.occupied = 0;
+  ring_size_ = 0;
+  overflow_.clear();
 }
 
 SnapshotScopeBody* Aggregator::scopeRow(uint32_t scope_id) {
@@ -274,12 +340,17 @@ void Aggregator::settle(uint64_t now_ns, uint64_t flushes) {
     }
   }
   waiting_.resize(keep);
-  // Joined non-graph launches: one kernel each, retired once the flushes have passed.
-  while (!joined_.empty() && flushes_ >= joined_.front().second + limits_.settle_flushes) {
+  // Joined non-graph launches: one kernel each, retired once the flushes have passed, or at once when
+  // more than max_joined of them are kept.
+  while (!joined_.empty()) {
+    const bool over = joined_.size() > limits_.max_joined;
+    if (!over && flushes_ < joined_.front().second + limits_.settle_flushes) break;
     const uint64_t corr = joined_.front().first;
     joined_.pop_front();
     InFlight* e = inflight_.find(corr);
-    if (e != nullptr && settled(e->since_ns, e->since_flush, now_ns_, flushes_, false)) retire(corr, *e);
+    if (e != nullptr && e->matched && !e->graph &&
+        (over || settled(e->since_ns, e->since_flush, now_ns_, flushes_, false)))
+      retire(corr, *e);
   }
   // Everything else leaves in arrival order once settled (graph launches keep their kernels coming;
   // a launch without kernel yet may still be queued on the GPU).

@@ -43,6 +43,12 @@ class Aggregator {
     uint64_t settle_flushes = 2;
     /// ... and this much host time (ns). A non-graph launch that has its kernel needs only the flushes.
     uint64_t settle_ns = 10'000'000'000ull;
+    /// Most non-graph launches kept after their kernel joined (for a second record with the same
+    /// correlation id): past this many, the oldest joined ones leave at the next settle() without waiting
+    /// for the flushes. Keeps the window, and its cache misses, small in a launch-bound loop, where 2
+    /// flushes (about 2 s) hold ~500 k launches. The trace reader joins a second record within 64 Ki
+    /// launches as well (stream_summary.h).
+    size_t max_joined = 1u << 16;
   };
 
   Aggregator() : Aggregator(Limits{}) {}
@@ -87,9 +93,9 @@ class Aggregator {
     uint64_t since_ns;  // entered, or last joined
     uint64_t since_flush;
   };
-  /// The correlation window: open addressing with linear probing and backward-shift deletion, keyed by
-  /// correlation id (no allocation per launch; grows by doubling, shrinks never).
-  class Window {
+  /// Open addressing with linear probing and backward-shift deletion, keyed by correlation id (Fibonacci
+  /// hashing; no allocation per launch; grows by doubling, shrinks never). The window's overflow table.
+  class HashTable {
    public:
     InFlight* find(uint64_t key);
     /// Inserts (key must be absent); returns the slot's value.
@@ -113,6 +119,42 @@ class Aggregator {
     std::vector<Slot> slots_;
     size_t size_ = 0;
     int shift_ = 64;
+  };
+  /// The correlation window. Correlation ids grow with every API call, so the launches in flight are
+  /// mostly a recent stretch of ids: a ring indexed by `id mod ring size` holds them, and an access walks
+  /// memory in order (a hash that scatters ids costs a cache miss per access once the window outgrows the
+  /// cache: ~100 ns each, four per launch). An entry whose ring slot a newer id takes moves to `overflow_`
+  /// (launches that wait long: graph launches, launches whose kernel is late). The ring doubles (up to
+  /// 1 Mi slots, 32 MiB) when more than 1 in 8 inserts move an entry out. Pointers returned by find() and
+  /// insert() are valid until the next insert() or erase().
+  class Window {
+   public:
+    InFlight* find(uint64_t key);
+    /// Inserts (key must be absent); returns the slot's value.
+    InFlight* insert(uint64_t key, const InFlight& value);
+    void erase(uint64_t key);
+    size_t size() const { return ring_size_ + overflow_.size(); }
+    void clear();
+    template <typename Fn>
+    void forEach(Fn&& fn) const {
+      for (const Slot& s : ring_)
+        if (s.value.occupied) fn(s.key, s.value);
+      overflow_.forEach(fn);
+    }
+
+   private:
+    static constexpr size_t kMinRing = 1u << 12;
+    static constexpr size_t kMaxRing = 1u << 20;
+    struct Slot {  // 32 bytes
+      uint64_t key = 0;
+      InFlight value{};
+    };
+    void growRing();
+    std::vector<Slot> ring_;
+    size_t ring_size_ = 0;  // occupied ring slots
+    HashTable overflow_;
+    uint64_t inserts_ = 0;  // since the ring last grew
+    uint64_t moved_out_ = 0;
   };
   struct Waiting {
     uint64_t correlation_id;

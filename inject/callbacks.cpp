@@ -88,18 +88,26 @@ namespace {
 std::atomic<const void*> g_last_context{nullptr};
 std::atomic<bool> g_launch_names{false};
 
-// String id of a launch's kernel symbol: a per-thread cache hit costs one text comparison; a miss interns
-// the name (the string table's lock, once per kernel name per thread and after a cache slot is reused).
+// String id of a kernel name through a small cache keyed by the name's address (CUPTI hands one pointer
+// per function: CUpti_CallbackData::symbolName, CUpti_ActivityKernel10::name): a hit costs one text
+// comparison; a miss interns the name (the string table's lock, once per name per cache and after a slot
+// is reused). The address is only a hint, confirmed by the text: a module unloaded and another loaded
+// may reuse it.
+uint32_t cachedNameId(KernelNameCacheEntry* cache, size_t slots, const char* name) noexcept {
+  const auto h = static_cast<uint32_t>((reinterpret_cast<uintptr_t>(name) >> 4) * 0x9E3779B1u);
+  KernelNameCacheEntry& c = cache[h % slots];
+  if (c.symbol == name && c.text != nullptr && std::strcmp(c.text->c_str(), name) == 0) return c.name_id;
+  StringTable& strings = Session::get().strings();
+  const uint32_t id = strings.intern(name);
+  c = KernelNameCacheEntry{name, strings.lookup(id), id};
+  return id;
+}
+
+// String id of a launch's kernel symbol (KCOUNT_GPU_TIME=0), through the launching thread's cache.
 uint32_t kernelNameId(ThreadState* ts, const char* symbol) noexcept {
   static constexpr char kUnnamed[] = "(kernel name not given at launch)";
   if (symbol == nullptr || *symbol == '\0') symbol = kUnnamed;
-  const auto h = static_cast<uint32_t>((reinterpret_cast<uintptr_t>(symbol) >> 4) * 0x9E3779B1u);
-  KernelNameCacheEntry& c = ts->kernel_names[h % ThreadState::kKernelNameSlots];
-  if (c.symbol == symbol && c.text != nullptr && std::strcmp(c.text->c_str(), symbol) == 0) return c.name_id;
-  StringTable& strings = Session::get().strings();
-  const uint32_t id = strings.intern(symbol);
-  c = KernelNameCacheEntry{symbol, strings.lookup(id), id};
-  return id;
+  return cachedNameId(ts->kernel_names, ThreadState::kKernelNameSlots, symbol);
 }
 }  // namespace
 
@@ -207,13 +215,13 @@ void onGraphNode(GraphNodeBody node, bool created) noexcept {
   ts->buffer->append(e);
 }
 
-KernelBody toKernelBody(const CUpti_ActivityKernel10& r, StringTable& strings) noexcept {
+KernelBody toKernelBody(const CUpti_ActivityKernel10& r, uint32_t name_id) noexcept {
   KernelBody k{};
   k.correlation_id = r.correlationId;
   k.start_ns = r.start;
   k.end_ns = r.end;
   k.graph_node_id = r.graphNodeId;
-  k.name_id = r.name != nullptr ? strings.intern(r.name) : kNoString;
+  k.name_id = name_id;
   k.device_id = r.deviceId;
   k.context_id = r.contextId;
   k.stream_id = r.streamId;
@@ -250,14 +258,17 @@ void onActivityRecords(const CUpti_Activity* const* records, size_t count) noexc
   Session& s = Session::get();
   thread_local std::vector<KernelBody> kernels;  // CUPTI's buffer thread only
   thread_local std::vector<MemOpBody> mem_ops;
+  thread_local KernelNameCacheEntry names[ThreadState::kKernelNameSlots];  // kernel name address -> id
   try {
     kernels.clear();
     mem_ops.clear();
     for (size_t i = 0; i < count; ++i) {
       const CUpti_Activity* a = records[i];
-      if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_KERNEL)
-        kernels.push_back(toKernelBody(*reinterpret_cast<const CUpti_ActivityKernel10*>(a), s.strings()));
-      else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY || a->kind == CUPTI_ACTIVITY_KIND_MEMSET)
+      if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+        const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(a);
+        kernels.push_back(toKernelBody(
+            k, k.name != nullptr ? cachedNameId(names, ThreadState::kKernelNameSlots, k.name) : kNoString));
+      } else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY || a->kind == CUPTI_ACTIVITY_KIND_MEMSET)
         mem_ops.push_back(toMemOpBody(*a));
     }
     s.addKernels(kernels.data(), kernels.size());

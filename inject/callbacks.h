@@ -55,8 +55,9 @@ void setLaunchNames(bool on) noexcept;
 /// first launch. Used to wait for queued GPU work when a window is stopped from another thread.
 const void* lastLaunchContext() noexcept;
 
-/// Converts one CUPTI kernel activity record. Interns the kernel name (takes the string table's lock).
-KernelBody toKernelBody(const CUpti_ActivityKernel10& record, StringTable& strings) noexcept;
+/// Converts one CUPTI kernel activity record whose kernel name has string id `name_id` (onActivityRecords
+/// interns names through a cache keyed by the name's address). Pure.
+KernelBody toKernelBody(const CUpti_ActivityKernel10& record, uint32_t name_id) noexcept;
 
 /// Converts one CUPTI memcpy or memset activity record.
 MemOpBody toMemOpBody(const CUpti_Activity& record) noexcept;

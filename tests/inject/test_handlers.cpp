@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <map>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -73,18 +74,17 @@ const RangeStats* rangeAt(const LogData& log, const Summary& s, const std::strin
 }  // namespace
 
 TEST_CASE("kernel activity record conversion keeps every field kcount reports") {
-  StringTable strings;
   CUpti_ActivityKernel10 r = kernelRecord(42, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT", 5000, 3);
   r.staticSharedMemory = 1024;
   r.dynamicSharedMemory = 2048;
   r.clusterX = 2;
   r.clusterY = 1;
   r.clusterZ = 1;
-  const KernelBody k = toKernelBody(r, strings);
+  const KernelBody k = toKernelBody(r, 77);
   CHECK(k.correlation_id == 42);
   CHECK(k.start_ns == 5000);
   CHECK(k.end_ns == 6000);
-  CHECK(*strings.lookup(k.name_id) == "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT");
+  CHECK(k.name_id == 77);
   CHECK(k.stream_id == 7);
   CHECK(k.grid[0] == 132);
   CHECK(k.block[0] == 256);
@@ -213,8 +213,18 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
                                    reinterpret_cast<const CUpti_Activity*>(&set)};
     onActivityRecords(mem, 2);
   }
+  // The worker kernels' name comes from one buffer whose text changes between two deliveries, as when a
+  // module is unloaded and another one's name lands at the same address: the name cache must see it.
+  char reused_name[32] = "worker_kernel_a";
   std::vector<CUpti_ActivityKernel10> worker_records;
-  for (uint32_t c = 1000; c < 1000 + 4 * kPerThread; ++c) worker_records.push_back(kernelRecord(c, "worker_kernel", c));
+  for (uint32_t c = 1000; c < 1000 + 4 * kPerThread; ++c) {
+    worker_records.push_back(kernelRecord(c, reused_name, c));
+    if (c + 1 == 1000 + 2 * kPerThread) {
+      deliver(worker_records);
+      worker_records.clear();
+      std::strcpy(reused_name, "worker_kernel_b");
+    }
+  }
   deliver(worker_records);
 
   session.finish(nullptr);
@@ -293,6 +303,10 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   CHECK(worker->instances == 4);
   CHECK(worker->launches == 4 * kPerThread);
   CHECK(worker->kernels == 4 * kPerThread);
+  std::map<std::string, uint64_t> worker_names;
+  for (const auto& [name_id, t] : worker->by_kernel) worker_names[std::string(log.str(name_id))] = t.count;
+  CHECK(worker_names == std::map<std::string, uint64_t>{{"worker_kernel_a", 2 * kPerThread},
+                                                        {"worker_kernel_b", 2 * kPerThread}});
   CHECK(s.unmatched_by_kernel.size() == 1);  // "orphan"
   CHECK(s.kernel_gpu_ns == (8 + 4 * kPerThread) * 1000);
   const RangeStats* left_open = rangeAt(log, s, "left-open");

@@ -481,6 +481,73 @@ TEST_CASE("summary mode equals trace mode with scrambled correlation ids (probe 
   checkSummary(summarize(trace), summarize(summary));
 }
 
+TEST_CASE("summary mode equals trace mode in a launch-bound loop (the window's ring wraps and grows)") {
+  // 40 drains of 20,000 launches each, correlation ids 3 apart (the other API calls take ids too), each
+  // kernel one drain after its launch; every 2,003rd launch never gets a kernel and every 997th gets it
+  // 30 drains (1.8 M ids) later, so both wait while the ring wraps over their slots (they are found in
+  // the overflow table); every 4,001st is a graph launch whose 3 kernels come over three drains, and a
+  // second kernel comes for every 5,003rd launch two drains later. Trace and summary must agree field by
+  // field.
+  constexpr uint32_t kDrains = 40, kPerDrain = 20'000;
+  std::vector<Batch> batches(kDrains + 31);
+  uint64_t corr = 1'000'001;
+  std::mt19937_64 rng(3);
+  for (uint32_t d = 0; d < kDrains; ++d) {
+    const uint64_t t = 1'000'000 + uint64_t(d) * 100'000'000;
+    for (uint32_t i = 0; i < kPerDrain; ++i, corr += 3) {
+      const uint64_t n = uint64_t(d) * kPerDrain + i;
+      const bool graph = n % 4001 == 0;
+      const uint32_t scope = graph ? kGraph : (n % 2 == 0 ? kGate : kAct);
+      batches[d].events.push_back(launchEvent(corr, scope, t + i * 4, t + i * 4 + 2, 0, graph));
+      if (n % 2003 == 0 && !graph) continue;
+      const uint32_t name = kNames + static_cast<uint32_t>(rng() % kNameCount);
+      if (n % 997 == 0 && !graph) {
+        batches[d + 30].kernels.push_back(kernel(corr, name, t + i * 4 + 10, 5000));
+        continue;
+      }
+      if (graph) {
+        for (uint32_t g = 0; g < 3; ++g) batches[d + 1 + g].kernels.push_back(kernel(corr, name, t + i, 100 + g));
+        continue;
+      }
+      batches[d + 1].kernels.push_back(kernel(corr, name, t + i * 4 + 10, 100 + rng() % 900));
+      if (n % 5003 == 0) batches[d + 3].kernels.push_back(kernel(corr, name, t + i * 4 + 20, 77));
+    }
+    batches[d].events.push_back(rangeEvent(kStep, t, t + 90'000'000));
+  }
+  for (size_t i = 0; i < batches.size(); ++i) {
+    batches[i].now_ns = 1'000'000 + uint64_t(i) * 100'000'000 + 50'000'000;
+    batches[i].flushed = i % 10 == 9;
+  }
+  const LogData trace = readLog(traceLog(batches));
+  Aggregator agg;
+  const LogData summary = readLog(summaryLog(batches, 10, {}, &agg));
+  const Summary a = summarize(trace), b = summarize(summary);
+  CHECK(a.launches == uint64_t(kDrains) * kPerDrain);
+  CHECK(a.launches_without_kernel > 350);  // the every-2,003rd launches: not a vacuous comparison
+  CHECK(a.unmatched_kernels == 0);        // the late kernels (every 997th) found their launches
+  CHECK(a.exclusive[kGraph].kernels > 0);
+  checkSummary(a, b);
+}
+
+TEST_CASE("aggregator: joined non-graph launches beyond max_joined leave the window without waiting for flushes") {
+  Aggregator::Limits lim;
+  lim.max_joined = 2;
+  Aggregator agg(lim);
+  for (uint64_t c = 1; c <= 5; ++c) agg.addLaunch(launchEvent(c, kStep, 10 * c, 10 * c + 5).launch, 0);
+  for (uint64_t c = 1; c <= 5; ++c) agg.addKernel(kernel(c, kNames, 100 * c, 10), 0);
+  agg.settle(0, 0);
+  CHECK(agg.inflight() == 2);  // the 2 joined last stay for a second record with their correlation id
+  agg.addKernel(kernel(5, kNames, 900, 10), 0);  // joins: launch 5 is still in the window
+  agg.addKernel(kernel(1, kNames, 901, 10), 0);  // launch 1 left: waits, then settles unmatched
+  agg.settle(0, 0);
+  CHECK(agg.waiting() == 1);
+  agg.finish();
+  const SnapshotBeginBody t = agg.totals();
+  CHECK(t.kernels == 7);
+  CHECK(t.unmatched_kernels == 1);
+  CHECK(t.launches_without_kernel == 0);
+}
+
 TEST_CASE("summary mode matches trace mode with a tiny window (evictions) only in what it reports as evicted") {
   // A window too small for the run: launches are pushed out before their kernels arrive. The summary
   // must then say so (evicted_launches) and the difference must show up as unmatched kernels, never as
