@@ -55,6 +55,15 @@ def parse_args(argv=None):
     p.add_argument("--export-trace", action="store_true",
                    help="with --torch-profiler: also time export_chrome_trace (to a temporary file)")
     p.add_argument("--no-nvtx", action="store_true", help="no NVTX range around each step")
+    p.add_argument("--ab-control", action="store_true",
+                   help="same-process A/B: the process runs under libkcount.so started paused with its control "
+                        "socket in $KCOUNT_CONTROL_DIR; each round times one repeat with recording off and one "
+                        "with it on (kcount's control socket, order alternating), so both sides share the process")
+    p.add_argument("--ab-null", action="store_true",
+                   help="with --ab-control: never switch recording on (a 'status' request instead of 'start'): "
+                        "the A/B method's own noise, both sides unrecorded")
+    p.add_argument("--ab-settle-steps", type=int, default=3,
+                   help="untimed steps (add_: 1000 iterations per step) after each switch, --ab-control only")
     args = p.parse_args(argv)
     args.workloads = [w for w in args.workloads.split(",") if w]
     unknown = [w for w in args.workloads if w not in WORKLOADS]
@@ -65,6 +74,12 @@ def parse_args(argv=None):
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.add_warmup < 0:
         p.error("--add-warmup must not be negative")
+    if args.ab_control and args.torch_profiler:
+        p.error("--ab-control and --torch-profiler exclude each other")
+    if args.ab_control and not os.environ.get("KCOUNT_CONTROL_DIR"):
+        p.error("--ab-control needs KCOUNT_CONTROL_DIR (the folder of the process's kcount control socket)")
+    if args.ab_null and not args.ab_control:
+        p.error("--ab-null needs --ab-control")
     return args
 
 
@@ -198,6 +213,45 @@ def main(argv=None):
                 os.unlink(path)
         return result, info
 
+    # ---- same-process A/B (--ab-control) ------------------------------------------------------------
+    def control(cmd):
+        """One request to this process's kcount control socket (docs/usage.md, "Protocol"); the answer."""
+        import socket
+        path = os.path.join(os.environ["KCOUNT_CONTROL_DIR"], f"{os.getpid()}.sock")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(30)
+            s.connect(path)
+            s.sendall((json.dumps({"cmd": cmd}) + "\n").encode())
+            answer = b""
+            while not answer.endswith(b"\n"):
+                part = s.recv(4096)
+                if not part:
+                    break
+                answer += part
+        reply = json.loads(answer.decode() or "{}")
+        if cmd == "stop" and "no capture window is open" in str(reply.get("error", "")):
+            return reply  # already off
+        if not reply.get("ok"):
+            raise RuntimeError(f"kcount control '{cmd}' failed: {reply}")
+        return reply
+
+    def ab_repeats(body, count, settle):
+        """args.repeats rounds of one timed body() with recording off and one with it on, the order
+        alternating by round; `settle()` runs untimed after each switch. {"off": [...], "on": [...]}, in
+        seconds per unit."""
+        out = {"off": [], "on": []}
+        for r in range(args.repeats):
+            for state in (("off", "on") if r % 2 == 0 else ("on", "off")):
+                control(("status" if args.ab_null else "start") if state == "on" else "stop")
+                settle()
+                sync()
+                t0 = time.perf_counter()
+                body()
+                sync()
+                out[state].append((time.perf_counter() - t0) / count)
+        control("stop")
+        return out
+
     # ---- timing -------------------------------------------------------------------------------------
     def timed_repeats(body, count):
         """args.repeats x (synchronize; body(); synchronize): seconds per unit (count units per body)."""
@@ -221,6 +275,12 @@ def main(argv=None):
             for _ in range(n):
                 x.add_(1)
 
+        def settle():
+            for _ in range(args.ab_settle_steps * 1000):
+                x.add_(1)
+
+        if args.ab_control:
+            return {"unit": "us/iter", "scale": 1e6, "iters": n}, lambda: ab_repeats(body, n, settle)
         return {"unit": "us/iter", "scale": 1e6, "iters": n}, lambda: timed_repeats(body, n)
 
     def run_steps(name):
@@ -240,8 +300,17 @@ def main(argv=None):
                 step()
                 pop()
 
-        return ({"unit": "ms/step", "scale": 1e3, "steps": steps, "warmup_steps": args.warmup_steps,
-                 "warmup_s": warmup_s}, lambda: timed_repeats(body, steps))
+        def settle():
+            for _ in range(args.ab_settle_steps):
+                push("settle_step")
+                step()
+                pop()
+
+        meta = {"unit": "ms/step", "scale": 1e3, "steps": steps, "warmup_steps": args.warmup_steps,
+                "warmup_s": warmup_s}
+        if args.ab_control:
+            return meta, lambda: ab_repeats(body, steps, settle)
+        return meta, lambda: timed_repeats(body, steps)
 
     status = 0
     for name in args.workloads:
@@ -253,6 +322,14 @@ def main(argv=None):
             else:
                 seconds = measure()
             scale = meta.pop("scale")
+            if isinstance(seconds, dict):  # --ab-control: both sides of one process
+                off = [s * scale for s in seconds["off"]]
+                on = [s * scale for s in seconds["on"]]
+                result = {"workload": name, **meta, "repeats": len(on), "values_off": off, "values_on": on,
+                          "value_off": statistics.median(off), "value_on": statistics.median(on),
+                          "value": statistics.median(on)}
+                emit(result)
+                continue
             values = [s * scale for s in seconds]
             result = {"workload": name, **meta, "repeats": len(values), "values": values,
                       "value": statistics.median(values)}
