@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "collector/clock.h"
@@ -258,16 +260,22 @@ void onActivityRecords(const CUpti_Activity* const* records, size_t count) noexc
   Session& s = Session::get();
   thread_local std::vector<KernelBody> kernels;  // CUPTI's buffer thread only
   thread_local std::vector<MemOpBody> mem_ops;
-  thread_local KernelNameCacheEntry names[ThreadState::kKernelNameSlots];  // kernel name address -> id
+  // Kernel name address -> id, per delivering thread. On the heap, not in TLS: the library's TLS block
+  // is static TLS (t_state is initial-exec), which a dlopen()ed library gets only a few hundred bytes
+  // of (the rest of glibc's surplus is taken by the process's other libraries).
+  thread_local std::unique_ptr<KernelNameCacheEntry[]> names;
   try {
     kernels.clear();
     mem_ops.clear();
+    if (!names) names.reset(new (std::nothrow) KernelNameCacheEntry[ThreadState::kKernelNameSlots]);
     for (size_t i = 0; i < count; ++i) {
       const CUpti_Activity* a = records[i];
       if (a->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || a->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
         const auto& k = *reinterpret_cast<const CUpti_ActivityKernel10*>(a);
-        kernels.push_back(toKernelBody(
-            k, k.name != nullptr ? cachedNameId(names, ThreadState::kKernelNameSlots, k.name) : kNoString));
+        const uint32_t name_id = k.name == nullptr ? kNoString
+                                 : names        ? cachedNameId(names.get(), ThreadState::kKernelNameSlots, k.name)
+                                                : s.strings().intern(k.name);
+        kernels.push_back(toKernelBody(k, name_id));
       } else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY || a->kind == CUPTI_ACTIVITY_KIND_MEMSET)
         mem_ops.push_back(toMemOpBody(*a));
     }

@@ -15,9 +15,19 @@ want=$(printf '%s\n' InitializeInjection InitializeInjectionNvtx2 _exit _Exit ki
 if [[ $exports != "$want" ]]; then
   echo "FAIL exported symbols differ from the entry points:"; diff <(echo "$want") <(echo "$exports") || true; fail=1
 fi
+# Its TLS block is static TLS (the per-thread state pointer is initial-exec, for a plain %fs load on every
+# launch callback). When CUDA dlopen()s the library (CUDA_INJECTION64_PATH) glibc gives such blocks only
+# what is left of its surplus (rtld.optional_static_tls, 512 bytes by default, shared with every other
+# dlopen()ed library in the process); past it dlopen fails with "cannot allocate memory in static TLS
+# block" and the process runs unprofiled. Keep it under 256 bytes: large per-thread data goes on the heap.
+tls_bytes=$(readelf -lW "$lib" | awk '$1 == "TLS" {print $6}')
+tls_bytes=$(( ${tls_bytes:-0} ))
+if (( tls_bytes > 256 )); then
+  echo "FAIL $lib has a TLS block of $tls_bytes bytes (at most 256: it is static TLS when dlopen()ed)"; fail=1
+fi
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
 if [[ $fail -eq 0 ]]; then
-  echo "PASS $lib: NEEDED $needed; exports $(echo $exports)"
+  echo "PASS $lib: NEEDED $needed; TLS $tls_bytes bytes; exports $(echo $exports)"
   echo "1 passed, 0 failed"
 else
   echo "0 passed, 1 failed"
