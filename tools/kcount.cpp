@@ -536,6 +536,10 @@ int kcountMain(int argc, char** argv) {
     }
     if (*check) {
       int rc = 0;
+      std::vector<std::string> logs_given;
+      for (const auto& p : paths)
+        if (notALogFile(p).empty()) logs_given.push_back(p);
+      const std::vector<std::string> whole = kc::earlierPartsGiven(logs_given);
       for (const auto& p : paths) {
         if (const std::string why = notALogFile(p); !why.empty()) {
           std::cout << "== " << p << '\n' << "NOT A LOG FILE: " << why << '\n';
@@ -543,7 +547,7 @@ int kcountMain(int argc, char** argv) {
           continue;
         }
         auto l = kc::streamLog(p, g_join);
-        rc = std::max(rc, kc::printCheck(std::cout, l));
+        rc = std::max(rc, kc::printCheck(std::cout, l, std::find(whole.begin(), whole.end(), p) != whole.end()));
         if (salvage && l.data.chunks_read > 0) {
           if (kc::windowsShown(l.data)) kc::addWindowTotals(l, g_join);
           std::cout << "intact part:\n";

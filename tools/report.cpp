@@ -1064,7 +1064,20 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
   }
 }
 
-int printCheck(std::ostream& out, const LoadedLog& l) {
+std::vector<std::string> earlierPartsGiven(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& group : groupRotatedParts(paths)) {
+    // A group is in part order with distinct parts: part K has 0..K-1 before it iff the parts so far
+    // are exactly 0, 1, ..., K.
+    for (size_t m = 0; m < group.size(); ++m) {
+      if (readLogHead(group[m]).rotationPart() != m) break;
+      if (m > 0) out.push_back(group[m]);
+    }
+  }
+  return out;
+}
+
+int printCheck(std::ostream& out, const LoadedLog& l, bool earlier_parts_given) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
   out << "== " << l.path << '\n';
@@ -1112,11 +1125,12 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
   if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;
   const bool part = d.isContinuedPart();  // a non-last file of a rotated log: complete as a part
+  const bool alone = d.isLaterPartAlone() && !earlier_parts_given;
   if (!d.intact()) rc = 2;
-  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || d.isLaterPartAlone()) rc = 1;
+  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone) rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
-  else if (d.isLaterPartAlone())
+  else if (alone)
     out << "PARTIAL: " << laterPartText(d) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
   else if (d.dataAfterEnd())
     out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
@@ -1129,6 +1143,9 @@ int printCheck(std::ostream& out, const LoadedLog& l) {
     out << "INCOMPLETE (no end record)\n";
   else if (loss.any())
     out << "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)\n";
+  else if (d.rotationPart() > 0)
+    out << fmt::format("OK: rotated part {}, the last (parts 0..{} given too)\n", d.rotationPart(),
+                       d.rotationPart() - 1);
   else
     out << "OK\n";
   return rc;

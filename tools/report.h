@@ -186,6 +186,12 @@ std::string logStateWarning(const LoadedLog& log);
 /// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
 /// record) or lossy (records dropped while recording: a DROPS line names the counters), 2 damaged (an
 /// error, or a truncated tail), unreadable, or not a kcount log (then only what byte 0 holds is printed).
-int printCheck(std::ostream& out, const LoadedLog& log);
+/// A rotated part K > 0 is PARTIAL (1) unless `earlier_parts_given`: its parts 0..K-1 were given to the
+/// same command (earlierPartsGiven()), so the run is whole; then it is OK like part 0.
+int printCheck(std::ostream& out, const LoadedLog& log, bool earlier_parts_given = false);
+
+/// Of the log files given to one command, those that are a rotated part K > 0 whose parts 0..K-1 of the
+/// same run (runIdentity()) are among them too. Reads the first 2 MiB of each file (readLogHead).
+std::vector<std::string> earlierPartsGiven(const std::vector<std::string>& paths);
 
 }  // namespace kc

@@ -74,6 +74,14 @@ for cap_steps in 4096:20000 64K:300000; do
   else
     bad "$cap: check exit $rc0 $rc1 $rc2: $(echo "$out0" | tail -1) / $(echo "$out1" | tail -1) / $(echo "$out2" | tail -1)"
   fi
+  # check of every part (any order): the run is whole, so no part is PARTIAL; exit 1 for the drops only.
+  out=$("$kcount" check "${files[2]}" "${files[1]}" "${files[0]}"); rc=$?
+  if [[ $rc -eq 1 && $out != *PARTIAL* && $out == *"OK: rotated part 1, continued in part 2"* &&
+        $out == *"OK: rotated part 0, continued in part 1"* && $out == *"COMPLETE BUT LOSSY"* ]]; then
+    ok "$cap: check of all parts: parts 1 and 2 not PARTIAL (their earlier parts were given), the drops still exit 1"
+  else
+    bad "$cap: check of all parts: exit $rc: $(grep -E '^(OK|PARTIAL|COMPLETE)' <<<"$out" | tr '\n' ' ')"
+  fi
   # summary: the parts in any order are one run.
   sum=$("$kcount" summary "${files[2]}" "${files[0]}" "${files[1]}"); rc=$?
   if [[ $rc -eq 0 && $(grep -c '^== ' <<<"$sum") -eq 1 && $sum == *"(3 rotated files joined)"* &&
@@ -131,6 +139,19 @@ if [[ $names == "same-1.kcount same-2.kcount same-2.1.kcount same.kcount " || $n
   ok "taken names: same-1.kcount, then same-2.kcount rotated into same-2.1.kcount; all match *.kcount"
 else
   bad "duplicate names: $names; $(cat "$d"/err* | tr '\n' ' ')"
+fi
+# A rotated run with room for every file (no drops), every part given: OK, exit 0.
+w=$work/whole
+mkdir -p "$w"
+KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1000 KCOUNT_OUTPUT=$w/r.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 3000 \
+  >/dev/null 2>"$w/err"
+last=$(cd "$w" && ls r.*.kcount | sort -t. -k2 -n | tail -1)
+k=$(cut -d. -f2 <<<"$last")
+out=$("$kcount" check "$w"/*.kcount); rc=$?
+if [[ $k -ge 2 && $rc -eq 0 && $out == *"OK: rotated part $k, the last (parts 0..$((k - 1)) given too)"* && $out != *PARTIAL* ]]; then
+  ok "check of all $((k + 1)) parts of a run without drops: OK, exit 0"
+else
+  bad "check of all parts ($last): exit $rc: $(grep -E '^(OK|PARTIAL|COMPLETE|DROPS)' <<<"$out" | tr '\n' ' ')"
 fi
 out=$("$kcount" summary "$d"/*.kcount); rc=$?
 if [[ $rc -eq 0 && $(grep -c "^== $d" <<<"$out") -eq 3 ]]; then ok "summary of *.kcount: three runs (the rotated one joined)"

@@ -15,7 +15,8 @@
 #                        complete, whose totals (launches, kernels, unmatched kernels, launches without
 #                        kernel) and per-range instances/launches/kernels equal the uncapped run's exactly
 #                        (kernels in part k+1 join their launches in part k)
-#   t3 parts check OK    `kcount check` of every part but the last: exit 0, "OK: rotated part"
+#   t3 parts check       `kcount check`: part 0 alone OK (exit 0), a later part alone PARTIAL (exit 1), all
+#                        parts together OK (exit 0, the last part "the last (parts 0..K-1 given too)")
 #   t4 drops counted     KCOUNT_MAX_FILES=3: launches, kernels and ranges in the three files plus the
 #                        closing line's "not written" counts equal what the library took (closing "log:" line);
 #                        the warning names the third file as the last one
@@ -99,13 +100,26 @@ PYEOF
 )
   row "t2 joined == one" "${cmp%% *}" "${cmp#* } ($(echo "${parts[@]}" | wc -w) parts, given in reverse order)"
 
+  # Part 0 alone is a complete part (exit 0); a later part alone lacks its earlier parts (PARTIAL, exit 1);
+  # every part given together is the whole run (exit 0, no PARTIAL, the last part says so).
   bad_parts=""
-  for p in "${parts[@]:1}"; do  # every part but the last (the list is in reverse order)
+  last_k=$(( ${#parts[@]} - 1 ))
+  for p in "${parts[@]}"; do
     out=$("$KCOUNT" check "$OUTDIR/room/$p"); rc=$?
-    [[ $rc -eq 0 && $out == *"OK: rotated part"* ]] || bad_parts+="$p(exit $rc) "
+    if [[ $p == r.kcount ]]; then
+      [[ $rc -eq 0 && $out == *"OK: rotated part 0, continued in part 1"* ]] || bad_parts+="$p alone(exit $rc) "
+    else
+      [[ $rc -eq 1 && $out == *"PARTIAL: rotated part"* ]] || bad_parts+="$p alone(exit $rc) "
+    fi
   done
-  if [[ -z $bad_parts ]]; then row "t3 parts check OK" PASS "$(( ${#parts[@]} - 1 )) non-last parts: exit 0, OK: rotated part"
-  else row "t3 parts check OK" FAIL "$bad_parts"; fi
+  all=()
+  for p in "${parts[@]}"; do all+=("$OUTDIR/room/$p"); done
+  out=$("$KCOUNT" check "${all[@]}"); rc=$?
+  [[ $rc -eq 0 && $out != *PARTIAL* && $out == *"OK: rotated part $last_k, the last (parts 0..$((last_k - 1)) given too)"* ]] ||
+    bad_parts+="all parts(exit $rc) "
+  if [[ -z $bad_parts ]]; then
+    row "t3 parts check" PASS "part 0 alone OK; parts 1..$last_k alone PARTIAL (exit 1); all ${#parts[@]} together OK (exit 0)"
+  else row "t3 parts check" FAIL "$bad_parts"; fi
 
   d=$OUTDIR/full
   sum=$("$PY" - "$KCOUNT" "$d" <<'PYEOF'
