@@ -229,8 +229,10 @@ def main(argv=None):
                     break
                 answer += part
         reply = json.loads(answer.decode() or "{}")
-        if cmd == "stop" and "no capture window is open" in str(reply.get("error", "")):
-            return reply  # already off
+        error = str(reply.get("error", ""))
+        if (cmd == "stop" and "no capture window is open" in error) or \
+                (cmd == "start" and "a capture window is already open" in error):
+            return reply  # already off / already on
         if not reply.get("ok"):
             raise RuntimeError(f"kcount control '{cmd}' failed: {reply}")
         return reply
