@@ -55,9 +55,11 @@ for cap_steps in 4096:20000 64K:300000; do
   else
     bad "$cap: in files $in_files, not written '$not_written', library took '$took', pushed $pushed; stderr: $(tr '\n' ' ' <"$d/err")"
   fi
-  if grep -q "log $d/r.2.kcount (its last file, 3 of KCOUNT_MAX_FILES=3) is full at KCOUNT_MAX_BYTES=$bytes" "$d/err" &&
-     grep -q "from file 3 ($d/r.2.kcount) on" "$d/err" && ! grep -q "r.kcount (its last\|r.1.kcount (its last" "$d/err"; then
-    ok "$cap: the warning names the last file (3 of 3) as the one that filled up"
+  # Parts numbered from 0 as the tools number them: the third file, r.2.kcount, is part 2.
+  if grep -q "log $d/r.2.kcount (part 2, its last: KCOUNT_MAX_FILES=3 allows parts 0..2) is full at KCOUNT_MAX_BYTES=$bytes" "$d/err" &&
+     grep -q "from part 2 ($d/r.2.kcount) on" "$d/err" && ! grep -q "r.kcount (part\|r.1.kcount (part\|file [0-9]" "$d/err" &&
+     "$kcount" check "${files[2]}" | grep -q "records_not_written = .*, from part 2 on, at KCOUNT_MAX_BYTES"; then
+    ok "$cap: the warning and the closing line name the last file as part 2 (of parts 0..2), as kcount does"
   else
     bad "$cap: warning text: $(tr '\n' ' ' <"$d/err")"
   fi

@@ -19,7 +19,7 @@
 #                        parts together OK (exit 0, the last part "the last (parts 0..K-1 given too)")
 #   t4 drops counted     KCOUNT_MAX_FILES=3: launches, kernels and ranges in the three files plus the
 #                        closing line's "not written" counts equal what the library took (closing "log:" line);
-#                        the warning names the third file as the last one
+#                        the warning names the third file, part 2, as the last one
 set -u
 
 BUILD_DIR=${1:?usage: check_rotation.sh BUILD_DIR}
@@ -141,9 +141,9 @@ if not took:
 cut_n = [int(x) for x in cut.groups()] if cut else [0, 0, 0]
 took_n = [int(x) for x in took.groups()]
 ok = all(h + c == t for h, c, t in zip(have, cut_n, took_n))
-warned = (not cut) or ("r.2.kcount (its last file, 3 of KCOUNT_MAX_FILES=3)" in err)
+warned = (not cut) or ("r.2.kcount (part 2, its last: KCOUNT_MAX_FILES=3 allows parts 0..2)" in err)
 print(("PASS " if ok and warned else "FAIL ") +
-      f"in files {have} + not written {cut_n} vs taken {took_n} (launches, kernels, ranges); warning names file 3: {warned}")
+      f"in files {have} + not written {cut_n} vs taken {took_n} (launches, kernels, ranges); warning names part 2: {warned}")
 PYEOF
 )
   row "t4 drops counted" "${sum%% *}" "${sum#* }"
