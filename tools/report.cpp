@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <ostream>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "collector/file_sink.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
@@ -392,10 +394,37 @@ std::string logStateWarning(const LoadedLog& l) {
   return s;
 }
 
+void noteLaterPartOnDisk(const std::string& path, LogData& d) {
+  if (d.complete || d.continuedInPart() > 0 || d.not_a_log) return;
+  const uint32_t k = d.rotationPart();
+  // The names the library gives: NAME.kcount is part 0, NAME.K.kcount part K (collector/file_sink.h).
+  std::string first = path;
+  if (k > 0) {
+    const std::string tail = "." + std::to_string(k) + ".kcount";
+    if (path.size() <= tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail) != 0) return;
+    first = path.substr(0, path.size() - tail.size()) + ".kcount";
+  }
+  const std::string next = rotatedPath(first, k + 1);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(next, ec)) return;
+  const LogData head = readLogHead(next);
+  const std::string id = runIdentity(d);
+  if (id.empty() || runIdentity(head) != id || head.rotationPart() != k + 1) return;
+  // A part beside it closed for rotation (its continued_in_file key, read from its first 2 MiB: parts are
+  // at most KCOUNT_MAX_BYTES) shows that the writer marks its parts, so this one lost its end.
+  bool marks = head.isContinuedPart();
+  if (!marks && k > 0) {
+    const LogData before = readLogHead(k == 1 ? first : rotatedPath(first, k - 1));
+    marks = runIdentity(before) == id && before.rotationPart() == k - 1 && before.isContinuedPart();
+  }
+  markCutShortPart(d, next, k + 1, marks);
+}
+
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
   l.data = readLogFile(path);
+  noteLaterPartOnDisk(path, l.data);
   l.summary = summarize(l.data, join);
   return l;
 }
@@ -405,6 +434,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   LoadedLog l;
   l.path = path;
   l.data = std::move(s.data);
+  noteLaterPartOnDisk(path, l.data);
   l.summary = std::move(s.summary);
   if (segment_totals) l.segments = std::move(s.segments);
   return l;

@@ -29,6 +29,13 @@ struct LoadedLog {
   std::vector<std::string> files;  // the parts of a rotated log in part order (loadParts/streamParts); else empty
 };
 
+/// For `d`, read from `path` alone, a file of a rotated run without End record and not closed for
+/// rotation: if the run's next part lies beside it (NAME.K+1.kcount, the same run by runIdentity()), the
+/// run went on after this file ended, and markCutShortPart() says so (an error when the file is cut
+/// inside a chunk, or when the first 2 MiB of the next or the previous part show a continued_in_file key).
+/// Reads the first 2 MiB of those files. Called by loadLog() and streamLog().
+void noteLaterPartOnDisk(const std::string& path, LogData& d);
+
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
 /// replayed CUDA graph kernels are credited.
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
