@@ -325,6 +325,7 @@ void Decoder::addLaunches(std::span<const LaunchBody> v) {
   for (const LaunchBody& l : v) {
     refScope(l.scope_id, "launch", i);
     refString(l.api_id, "launch", i);
+    if (l.flags & kLaunchMemOp) ++log_.mem_call_records;
     ++i;
   }
   log_.launch_records = i;
@@ -762,6 +763,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
     out.summary_mode = out.summary_mode || p.summary_mode;
     out.incomplete_snapshots += p.incomplete_snapshots;
     out.launch_records += p.launch_records;
+    out.mem_call_records += p.mem_call_records;
     out.kernel_records += p.kernel_records;
     out.range_records += p.range_records;
     out.graph_node_records += p.graph_node_records;

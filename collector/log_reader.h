@@ -50,6 +50,9 @@ struct LogData {
   uint32_t incomplete_snapshots = 0;       // snapshots begun but not complete (cut tail, damaged chunk)
   // Records decoded, whether or not kept in the vectors above (ReadOptions::keep_records).
   uint64_t launch_records = 0, kernel_records = 0, range_records = 0, graph_node_records = 0, mem_op_records = 0;
+  /// Of launch_records, those of memcpy/memset API calls (LaunchBody flag kLaunchMemOp); the rest are kernel
+  /// launches (cudaLaunchKernel and the like, graph launches).
+  uint64_t mem_call_records = 0;
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself
