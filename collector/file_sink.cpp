@@ -70,11 +70,12 @@ bool FileSink::canRotate() const {
 }
 
 std::string FileSink::whichFile() const {
+  // Parts are numbered from 0, as the file names (r.kcount, r.1.kcount, ...) and the tools number them.
   if (max_files_ <= 1) return "";
-  return index_ + 1 == max_files_ ? " (its last file, " + std::to_string(index_ + 1) + " of KCOUNT_MAX_FILES=" +
-                                        std::to_string(max_files_) + ")"
-                                  : " (file " + std::to_string(index_ + 1) + " of at most " +
-                                        std::to_string(max_files_) + ", KCOUNT_MAX_FILES)";
+  const std::string allowed =
+      "KCOUNT_MAX_FILES=" + std::to_string(max_files_) + " allows parts 0.." + std::to_string(max_files_ - 1);
+  return index_ + 1 == max_files_ ? " (part " + std::to_string(index_) + ", its last: " + allowed + ")"
+                                  : " (part " + std::to_string(index_) + "; " + allowed + ")";
 }
 
 void FileSink::refused(const std::string& what) {

@@ -82,7 +82,8 @@ class FileSink final : public ByteSink {
   /// Takes fd_, just opened on `path`, as the current file (`first`: the log's first file, which rotated
   /// names derive from): records it, notes its identity, calls opened_. Returns true.
   bool adopt(const std::string& path, bool first);
-  /// " (its last file, 3 of KCOUNT_MAX_FILES=3)" or " (file 2 of at most 3, KCOUNT_MAX_FILES)"; "" without rotation.
+  /// " (part 2, its last: KCOUNT_MAX_FILES=3 allows parts 0..2)" or " (part 1; KCOUNT_MAX_FILES=3 allows
+  /// parts 0..2)": parts numbered from 0, as the file names and the tools number them; "" without rotation.
   std::string whichFile() const;
   /// Warns, reports the failure through opened_, and fails the sink.
   void fail(const std::string& message);

@@ -96,6 +96,16 @@ void warning(LogData& log, uint64_t offset, int64_t chunk, std::string msg) {
   addIssue(log, ReadIssue::Severity::kWarning, offset, chunk, std::move(msg));
 }
 
+/// Start of the reader's warning for a log without End record (markCutShortPart() finds it by this text).
+constexpr std::string_view kNoEndRecordText = "log has no end record: ";
+
+/// "last intact chunk N ends at byte B" or "no intact chunk".
+std::string lastIntactText(const LogData& log) {
+  return log.last_intact_chunk >= 0 ? "last intact chunk " + std::to_string(log.last_intact_chunk) + " ends at byte " +
+                                          std::to_string(log.last_intact_end)
+                                    : std::string("no intact chunk");
+}
+
 const char* recordTypeName(uint16_t type) {
   switch (static_cast<RecordType>(type)) {
     case RecordType::kMetadata: return "metadata";
@@ -315,6 +325,7 @@ void Decoder::addLaunches(std::span<const LaunchBody> v) {
   for (const LaunchBody& l : v) {
     refScope(l.scope_id, "launch", i);
     refString(l.api_id, "launch", i);
+    if (l.flags & kLaunchMemOp) ++log_.mem_call_records;
     ++i;
   }
   log_.launch_records = i;
@@ -678,6 +689,30 @@ LogData readLogHead(const std::string& path, size_t max_bytes) {
   return out;
 }
 
+void markCutShortPart(LogData& log, const std::string& later_name, uint32_t later_part, bool run_marks_parts) {
+  if (log.complete || log.continuedInPart() > 0 || log.not_a_log) return;
+  const std::string k = std::to_string(log.rotationPart());
+  const std::string follows = "yet part " + std::to_string(later_part) + " of the same run (" + later_name + ") follows it";
+  // Cut inside a chunk, or by a writer known to mark its parts: the end of this part is lost. Otherwise the
+  // file may be a non-last part written before parts were marked (continued_in_file), which ends like this.
+  const bool cut = log.truncated || run_marks_parts;
+  const std::string text =
+      cut ? "rotated part " + k + " is cut short: it has no end record and was not closed for rotation (no " +
+                "continued_in_file key), " + follows + ", so the run went on: records at the end of part " + k +
+                " are lost (the file was cut short or damaged); " + lastIntactText(log)
+          : "rotated part " + k + " has no end record and no continued_in_file key, " + follows +
+                ": cut short at a chunk boundary (records at its end lost), or written by a kcount that did not "
+                "mark its parts yet; " + lastIntactText(log);
+  const auto severity = cut ? ReadIssue::Severity::kError : ReadIssue::Severity::kWarning;
+  for (ReadIssue& i : log.issues)
+    if (i.chunk == -1 && i.message.starts_with(kNoEndRecordText)) {
+      i.severity = severity;
+      i.message = text;
+      return;
+    }
+  addIssue(log, severity, log.file_bytes, -1, text);
+}
+
 LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names) {
   LogData out;
   if (parts.empty()) return out;
@@ -698,10 +733,15 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
                 "): their records are missing from this report");
     expect = k + 1;
   }
+  // A part closed for rotation (continued_in_file) shows that the writer marks its parts.
+  const bool run_marks_parts =
+      std::any_of(parts.begin(), parts.end(), [](const LogData& p) { return p.isContinuedPart(); });
   for (size_t i = 0; i < parts.size(); ++i) {
     LogData& p = parts[i];
     const bool last = i + 1 == parts.size();
     const uint32_t part = p.rotationPart(), continued_in = p.isContinuedPart() ? p.continuedInPart() : 0;
+    // A part before the last that neither ends the log nor was closed for rotation lost its end.
+    if (!last) markCutShortPart(p, name(i + 1), parts[i + 1].rotationPart(), run_marks_parts);
     for (auto& kv : p.metadata) {
       if (kv.first == kMetaRotatedFile || (kv.first == kMetaContinuedIn && !last)) continue;
       out.metadata.push_back(std::move(kv));
@@ -723,6 +763,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
     out.summary_mode = out.summary_mode || p.summary_mode;
     out.incomplete_snapshots += p.incomplete_snapshots;
     out.launch_records += p.launch_records;
+    out.mem_call_records += p.mem_call_records;
     out.kernel_records += p.kernel_records;
     out.range_records += p.range_records;
     out.graph_node_records += p.graph_node_records;
@@ -999,14 +1040,8 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
 
   decoder.finishSnapshots();
   decoder.checkReferences();
-  if (!log.complete && log.continuedInPart() == 0) {
-    warning(log, bytes.size(), -1,
-            "log has no end record: the process did not close it (crash, kill, or still running); " +
-                (log.last_intact_chunk >= 0
-                     ? "last intact chunk " + std::to_string(log.last_intact_chunk) + " ends at byte " +
-                           std::to_string(log.last_intact_end)
-                     : std::string("no intact chunk")));
-  }
+  if (!log.complete && log.continuedInPart() == 0)
+    warning(log, bytes.size(), -1, std::string(kNoEndRecordText) + "the process did not close it (crash, kill, or still running); " + lastIntactText(log));
   return log;
 }
 

@@ -50,6 +50,9 @@ struct LogData {
   uint32_t incomplete_snapshots = 0;       // snapshots begun but not complete (cut tail, damaged chunk)
   // Records decoded, whether or not kept in the vectors above (ReadOptions::keep_records).
   uint64_t launch_records = 0, kernel_records = 0, range_records = 0, graph_node_records = 0, mem_op_records = 0;
+  /// Of launch_records, those of memcpy/memset API calls (LaunchBody flag kLaunchMemOp); the rest are kernel
+  /// launches (cudaLaunchKernel and the like, graph launches).
+  uint64_t mem_call_records = 0;
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself
@@ -142,11 +145,22 @@ LogData readLogHead(const std::string& path, size_t max_bytes = 2u << 20);
 /// of a rotated log repeats them), "" if one of them is missing.
 std::string runIdentity(const LogData& log);
 
+/// For `log`, read from a file of a rotated run without End record and without the continued_in_file key
+/// that closes a part for rotation, when a later part of the same run exists (`later_name`, numbered
+/// `later_part`): the run went on, so this is not a crash of the run. Replaces its "no end record"
+/// warning (crash, kill, or still running). Cut inside a chunk (truncated), or `run_marks_parts` (another
+/// part of the run has continued_in_file, so its writer marks parts): an error, "rotated part K is cut
+/// short: ...", and the log is not intact. Otherwise a warning that says it was cut at a chunk boundary
+/// or written before parts were marked (both end this way). No effect on a complete log or a part closed
+/// for rotation. Used by joinRotatedParts() and by the tools when a later part lies beside the file.
+void markCutShortPart(LogData& log, const std::string& later_name, uint32_t later_part, bool run_marks_parts);
+
 /// Joins the files of one rotated log, given in part order (parts[i] read from names[i]), into one
 /// LogData as if the log were one file: records, segments and snapshots appended in order, string and
 /// scope tables merged (every part defines the ids of the parts before it), issues of each part prefixed
 /// with "part N (name): ", counts and stats summed, `complete` from the last part. Metadata of every part
 /// in order, without the rotation keys (rotated_file; continued_in_file but in the last part given).
+/// A part before the last without End record and not closed for rotation is marked (markCutShortPart()).
 /// Parts missing in the numbering (a gap, a first part not given, or a last part that continues in a
 /// part not given) are errors: the joined log is not intact. `parts` is set to the number of files.
 LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names);

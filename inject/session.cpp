@@ -654,7 +654,7 @@ std::string Session::notWrittenText(bool with_path) const {
   if (writer_->firstDropFile() >= 0) {
     const auto& files = sink_->files();
     const size_t at = static_cast<size_t>(writer_->firstDropFile());
-    where = ", from file " + std::to_string(at + 1) +
+    where = ", from part " + std::to_string(at) +
             (with_path && at < files.size() ? " (" + files[at] + ")" : std::string()) + " on, at KCOUNT_MAX_BYTES";
   }
   return "not written: " + std::to_string(c.launches) + " launches, " + std::to_string(c.kernels) + " kernels, " +

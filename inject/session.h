@@ -228,7 +228,7 @@ class Session {
   /// locks and written without them: writing may flush, rotate, and run the preamble, which reads the
   /// tables again.
   void writeNewDefinitionsLocked();
-  /// "not written: L launches, K kernels, R ranges, O other records, from file N (path) on, at
+  /// "not written: L launches, K kernels, R ranges, O other records, from part N (path) on, at
   /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and (without the path, so
   /// that it fits in the writer's tail reserve whatever the path's length) the log's metadata.
   std::string notWrittenText(bool with_path) const;

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <ostream>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "collector/file_sink.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
@@ -215,11 +217,11 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
 }
 
 /// Label of a range row in text tables: `shown`, its escaped name (tree view) or path (flat views) as
-/// shortened for the table (elideDistinct), and for a placeholder row (isPlaceholder) a note that no
-/// instance of it was recorded (never shortened).
+/// shortened for the table (elideDistinct), and for a placeholder row (isPlaceholder) the mark
+/// kPlaceholderMark, explained by kPlaceholderNote under the table.
 std::string rangeLabel(const Summary& s, uint32_t id, std::string shown) {
   std::string label = std::move(shown);
-  if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderNote);
+  if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderMark);
   return label;
 }
 
@@ -392,10 +394,37 @@ std::string logStateWarning(const LoadedLog& l) {
   return s;
 }
 
+void noteLaterPartOnDisk(const std::string& path, LogData& d) {
+  if (d.complete || d.continuedInPart() > 0 || d.not_a_log) return;
+  const uint32_t k = d.rotationPart();
+  // The names the library gives: NAME.kcount is part 0, NAME.K.kcount part K (collector/file_sink.h).
+  std::string first = path;
+  if (k > 0) {
+    const std::string tail = "." + std::to_string(k) + ".kcount";
+    if (path.size() <= tail.size() || path.compare(path.size() - tail.size(), tail.size(), tail) != 0) return;
+    first = path.substr(0, path.size() - tail.size()) + ".kcount";
+  }
+  const std::string next = rotatedPath(first, k + 1);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(next, ec)) return;
+  const LogData head = readLogHead(next);
+  const std::string id = runIdentity(d);
+  if (id.empty() || runIdentity(head) != id || head.rotationPart() != k + 1) return;
+  // A part beside it closed for rotation (its continued_in_file key, read from its first 2 MiB: parts are
+  // at most KCOUNT_MAX_BYTES) shows that the writer marks its parts, so this one lost its end.
+  bool marks = head.isContinuedPart();
+  if (!marks && k > 0) {
+    const LogData before = readLogHead(k == 1 ? first : rotatedPath(first, k - 1));
+    marks = runIdentity(before) == id && before.rotationPart() == k - 1 && before.isContinuedPart();
+  }
+  markCutShortPart(d, next, k + 1, marks);
+}
+
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
   l.data = readLogFile(path);
+  noteLaterPartOnDisk(path, l.data);
   l.summary = summarize(l.data, join);
   return l;
 }
@@ -405,6 +434,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   LoadedLog l;
   l.path = path;
   l.data = std::move(s.data);
+  noteLaterPartOnDisk(path, l.data);
   l.summary = std::move(s.summary);
   if (segment_totals) l.segments = std::move(s.segments);
   return l;
@@ -754,6 +784,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   // Without --wide, each range's verdict and top kernels follow the table, one line each, so the table
   // itself stays narrow enough for a terminal.
   std::vector<std::string> notes;
+  bool placeholders = false;  // a row marked kPlaceholderMark: explained under the table
   const auto depth = scopeDepths(s);
   RangeStats no_range;
   const std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
@@ -775,6 +806,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     const bool incl = id != kRootScope && !unresolved && opt.view != SummaryView::kInnermost;
     const RangeStats& r = incl ? s.inclusive[id] : ex;
     std::string label;
+    placeholders = placeholders || (id != kRootScope && !unresolved && isPlaceholder(s, id));
     if (id == kRootScope || unresolved)
       label = rowPath(d, id);
     else if (tree)
@@ -814,6 +846,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     t.rows.push_back(std::move(row));
   }
   t.print(out);
+  if (placeholders) out << kPlaceholderNote << '\n';
   if (!notes.empty()) {
     out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
     for (const auto& n : notes) out << n << '\n';
@@ -1093,9 +1126,13 @@ int printCheck(std::ostream& out, const LoadedLog& l, bool earlier_parts_given) 
   if (d.chunks_read == 0) {
     out << "records: none (no chunk could be read)\n";
   } else {
-    out << fmt::format("records: {} strings, {} scopes, {} launches, {} kernels, {} ranges\n",
-                       d.strings.size() - 1, d.scopes.size() - 1, d.launch_records, d.kernel_records,
-                       d.range_records);
+    // Launches as summary counts them (kernel and graph launches); memcpy/memset calls, launch records
+    // too (kLaunchMemOp), are named apart when the log has any.
+    const uint64_t mem_calls = std::min(d.mem_call_records, d.launch_records);
+    out << fmt::format("records: {} strings, {} scopes, {} launches{}, {} kernels, {} ranges\n",
+                       d.strings.size() - 1, d.scopes.size() - 1, d.launch_records - mem_calls,
+                       mem_calls > 0 ? fmt::format(" (+{} memcpy/memset calls)", mem_calls) : std::string(),
+                       d.kernel_records, d.range_records);
     if (d.has_stats) {
       const StatsBody& st = d.stats;
       // The library's counts of records handed to its writer: launch records include memcpy/memset calls,

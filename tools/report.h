@@ -29,6 +29,13 @@ struct LoadedLog {
   std::vector<std::string> files;  // the parts of a rotated log in part order (loadParts/streamParts); else empty
 };
 
+/// For `d`, read from `path` alone, a file of a rotated run without End record and not closed for
+/// rotation: if the run's next part lies beside it (NAME.K+1.kcount, the same run by runIdentity()), the
+/// run went on after this file ended, and markCutShortPart() says so (an error when the file is cut
+/// inside a chunk, or when the first 2 MiB of the next or the previous part show a continued_in_file key).
+/// Reads the first 2 MiB of those files. Called by loadLog() and streamLog().
+void noteLaterPartOnDisk(const std::string& path, LogData& d);
+
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
 /// replayed CUDA graph kernels are credited.
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
@@ -106,9 +113,13 @@ struct SummaryOptions {
 std::vector<uint32_t> shownScopes(const LogData& log, const Summary& s);
 /// True for a shown range with no instance, launch or kernel of its own or below it in the tree: a parent
 /// shown only to hold its children (no instance of it was recorded: it was open before recording began
-/// or when it stopped, e.g. around a capture window). Text tables add kPlaceholderNote to its name.
+/// or when it stopped, e.g. around a capture window). Text tables mark its name (kPlaceholderMark).
 bool isPlaceholder(const Summary& s, uint32_t scope_id);
-inline constexpr std::string_view kPlaceholderNote = "(no instance recorded: open when recording began or stopped)";
+/// Text tables mark a placeholder row's name with kPlaceholderMark and explain it once, in kPlaceholderNote
+/// under the table (a note in every such row made the table too wide for a terminal).
+inline constexpr std::string_view kPlaceholderMark = "*";
+inline constexpr std::string_view kPlaceholderNote =
+    "*: placeholder row, no instance recorded (the range was open when recording began or stopped)";
 /// Depth of each scope in the (repaired) range tree; the root is 0, a top-level range 1.
 std::vector<uint32_t> scopeDepths(const Summary& s);
 

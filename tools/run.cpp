@@ -21,6 +21,7 @@
 #include <string>
 
 #include "collector/file_sink.h"
+#include "collector/log_reader.h"
 
 namespace fs = std::filesystem;
 
@@ -246,7 +247,14 @@ int runCommand(const RunOptions& opt) {
     return exec_errno == ENOENT ? 127 : 126;
   }
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-  for (const auto& f : rep.logs) std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
+  for (const auto& f : rep.logs) {
+    std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
+    // A command killed by a signal the library does not handle (SIGKILL, SIGHUP, ...) leaves its log
+    // without End record: said here, not only when the log is read.
+    if (WIFSIGNALED(status))
+      if (const std::string why = incompleteLogNote(f, WTERMSIG(status)); !why.empty())
+        std::fprintf(stderr, "kcount: %s\n", why.c_str());
+  }
   if (report_fd < 0)
     std::fprintf(stderr, "kcount: cannot create a report file in %s (%s): the logs written are not listed\n",
                  report.substr(0, report.rfind('/')).c_str(), std::strerror(report_errno));
@@ -309,6 +317,22 @@ std::string byReason(const std::vector<std::pair<int, std::string>>& notes) {
   return out;
 }
 }  // namespace
+
+std::string incompleteLogNote(const std::string& path, int signal) {
+  ReadOptions ro;
+  ro.keep_records = false;
+  const LogData d = readLogFile(path, ro);
+  if (d.not_a_log || d.complete || d.isContinuedPart()) return {};
+  const std::string killed = "the command was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) +
+                             ") before kcount could close it";
+  if (d.chunks_read == 0)
+    return "log incomplete: " + path + " has no end record and no intact chunk: " + killed + "; nothing in it can be read";
+  if (!d.intact())
+    return "log incomplete: " + path + " has no end record and its tail is cut: " + killed +
+           "; kcount summary --salvage reads the intact part (up to its last complete chunk)";
+  return "log incomplete: " + path + " has no end record: " + killed +
+         "; kcount summary reads it (the records up to its last chunk, written about once a second)";
+}
 
 std::string noLogReason(const RunReport& rep, const RunEnd& end) {
   std::string why = "no log written: ";

@@ -65,6 +65,14 @@ struct RunEnd {
 /// nothing.
 std::string noLogReason(const RunReport& rep, const RunEnd& end);
 
+/// The line `kcount run` prints after `kcount: log: PATH` when the command was killed by `signal` (one the
+/// library does not handle: SIGKILL, SIGHUP, ...) and the log at `path` has no End record (without the
+/// "kcount: " prefix): "log incomplete: PATH has no end record: the command was killed by signal 9
+/// (Killed) before kcount could close it; kcount summary reads it ..." (`--salvage` when its tail is
+/// cut). "" for a complete log, a rotated part closed for rotation, or a file that is not a log. Reads the
+/// whole file (records not kept).
+std::string incompleteLogNote(const std::string& path, int signal);
+
 /// Why a log path (KCOUNT_OUTPUT / `run --output`) must not be used: "kcount's standard output" or
 /// "... error" when it names the same file as kcount's fd 1 or 2 (/dev/stdout, /dev/fd/1, a tty or pipe
 /// kcount writes to), "the terminal" for /dev/tty or the terminal of stdin; "" otherwise (a file, a

@@ -55,9 +55,11 @@ for cap_steps in 4096:20000 64K:300000; do
   else
     bad "$cap: in files $in_files, not written '$not_written', library took '$took', pushed $pushed; stderr: $(tr '\n' ' ' <"$d/err")"
   fi
-  if grep -q "log $d/r.2.kcount (its last file, 3 of KCOUNT_MAX_FILES=3) is full at KCOUNT_MAX_BYTES=$bytes" "$d/err" &&
-     grep -q "from file 3 ($d/r.2.kcount) on" "$d/err" && ! grep -q "r.kcount (its last\|r.1.kcount (its last" "$d/err"; then
-    ok "$cap: the warning names the last file (3 of 3) as the one that filled up"
+  # Parts numbered from 0 as the tools number them: the third file, r.2.kcount, is part 2.
+  if grep -q "log $d/r.2.kcount (part 2, its last: KCOUNT_MAX_FILES=3 allows parts 0..2) is full at KCOUNT_MAX_BYTES=$bytes" "$d/err" &&
+     grep -q "from part 2 ($d/r.2.kcount) on" "$d/err" && ! grep -q "r.kcount (part\|r.1.kcount (part\|file [0-9]" "$d/err" &&
+     "$kcount" check "${files[2]}" | grep -q "records_not_written = .*, from part 2 on, at KCOUNT_MAX_BYTES"; then
+    ok "$cap: the warning and the closing line name the last file as part 2 (of parts 0..2), as kcount does"
   else
     bad "$cap: warning text: $(tr '\n' ' ' <"$d/err")"
   fi
@@ -156,6 +158,36 @@ fi
 out=$("$kcount" summary "$d"/*.kcount); rc=$?
 if [[ $rc -eq 0 && $(grep -c "^== $d" <<<"$out") -eq 3 ]]; then ok "summary of *.kcount: three runs (the rotated one joined)"
 else bad "summary of the duplicates: exit $rc, $(grep '^== ' <<<"$out" | tr '\n' ' ')"; fi
+
+# A middle part cut short after the run (copied with a size limit, truncated): the run went on in part 2,
+# so part 1 is a damaged part, not "crash, kill, or still running"; its last part, cut, is still a crash.
+c=$work/cut
+mkdir -p "$c"
+cp "$w/r.kcount" "$w/r.1.kcount" "$w/r.2.kcount" "$c/"
+truncate -s -100 "$c/r.1.kcount"
+out=$("$kcount" check "$c/r.1.kcount"); rc=$?
+if [[ $rc -eq 2 && $out == *"error: rotated part 1 is cut short: it has no end record and was not closed for rotation (no continued_in_file key), yet part 2 of the same run ($c/r.2.kcount) follows it"* &&
+      $out != *"crash, kill"* && $(tail -1 <<<"$out") == DAMAGED ]]; then
+  ok "check of a truncated middle part (part 2 beside it): cut short, a damaged part of the run (exit 2)"
+else
+  bad "truncated middle part: exit $rc: $(grep -E '^(error|warning|DAMAGED|INCOMPLETE)' <<<"$out" | tr '\n' ' ')"
+fi
+err=$("$kcount" summary "$c/r.kcount" "$c/r.1.kcount" "$c/r.2.kcount" 2>&1 >/dev/null); rc=$?
+if [[ $rc -eq 2 && $err == *"part 1 ($c/r.1.kcount): rotated part 1 is cut short"* && $err != *"crash, kill"* ]]; then
+  ok "summary of the parts with part 1 truncated: part 1 named as cut short (exit 2)"
+else bad "summary with part 1 truncated: exit $rc: $err"; fi
+# Cut at a chunk boundary (nothing half-written): still no end record and no continued_in_file key.
+at=$(sed -n 's/.*last intact chunk [0-9]* ends at byte \([0-9]*\).*/\1/p' <<<"$out" | head -1)
+truncate -s "${at:-0}" "$c/r.1.kcount"
+out=$("$kcount" check "$c/r.1.kcount"); rc=$?
+if [[ -n $at && $rc -eq 2 && $out == *"rotated part 1 is cut short"* && $out != *"truncated at byte"* && $out != *"crash, kill"* ]]; then
+  ok "check of a middle part cut at a chunk boundary (byte $at): cut short, exit 2"
+else bad "middle part cut at byte '$at': exit $rc: $(grep -E '^(error|warning|DAMAGED|INCOMPLETE)' <<<"$out" | tr '\n' ' ')"; fi
+rm "$c/r.2.kcount"
+out=$("$kcount" check "$c/r.1.kcount"); rc=$?
+if [[ $rc -eq 1 && $out == *"crash, kill, or still running"* && $out != *"cut short"* ]]; then
+  ok "the same file without a later part beside it: the run may have ended there (no end record, exit 1)"
+else bad "cut part without later part: exit $rc: $(grep -E '^(error|warning|PARTIAL|INCOMPLETE)' <<<"$out" | tr '\n' ' ')"; fi
 
 echo "rotation: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

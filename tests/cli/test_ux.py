@@ -14,7 +14,9 @@
 - a rotated part above 0 given alone (PARTIAL, exit 1, state "rotated part"); the same file given twice
   (read once); diff of two parts of one run (warned);
 - a 5,000-character range name: tables stay narrow, JSON and CSV keep the name whole;
-- the kernels table's '-' legend, the --view innermost help, `run --output /dev/stdout` refused.
+- the kernels table's '-' legend, the --view innermost help, `run --output /dev/stdout` refused;
+- check's records line counts launches as summary does, memcpy/memset calls apart; a placeholder row is
+  marked '*' and explained under the table, not in the row.
 
 Logs are written by kc_make_log (tests/programs/make_log.cpp) or shipped (examples/logs, recorded on an
 H200). Usage: test_ux.py BUILD_DIR [KC_MAKE_LOG]
@@ -290,6 +292,50 @@ def test_long_names(work):
     check(any(r["path"] == name for r in j["ranges"]), "diff json: the full name")
 
 
+def test_records_and_placeholders(work):
+    # Launches as summary counts them; memcpy/memset calls (launch records too) named apart, only if any.
+    log = os.path.join(work, "mem.kcount")
+    make_log(log, "push step\nkernel 100 k\nkernel 100 k\nmemcpy 50 4096\nmemcpy 50 4096\nmemcpy 50 8\npop\n")
+    r = run("check", log)
+    rec = [l for l in r.stdout.splitlines() if l.startswith("records:")]
+    want = "records: 4 strings, 1 scopes, 2 launches (+3 memcpy/memset calls), 2 kernels, 1 ranges"
+    check(r.returncode == 0 and rec == [want], "check: records line splits launches and memcpy/memset calls", rec)
+    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
+    check(j["totals"]["launches"] == 2, "summary: the same 2 launches", j.get("totals"))
+    pattern = r"^records: .*, (\d+) launches(?: \(\+(\d+) memcpy/memset calls\))?, (\d+) kernels, (\d+) ranges$"
+    m = re.search(pattern, r.stdout, re.M)
+    check(m is not None and m.groups() == ("2", "3", "2", "1"), "tests/gpu/check_rotation.sh's pattern reads it",
+          m and m.groups())
+    plain = os.path.join(work, "plain.kcount")
+    make_log(plain, "push step\nkernel 100 k\npop\n")
+    r = run("check", plain)
+    m = re.search(pattern, r.stdout, re.M)
+    check(m is not None and m.groups() == ("1", None, "1", "1") and "memcpy" not in m.group(0),
+          "check without memory calls: no memcpy/memset part; the pattern reads it", r.stdout)
+    # A range with no instance of its own (open when the log closed) above a range with one.
+    ph = os.path.join(work, "placeholder.kcount")
+    name = "decoder_layer_forward_with_a_long_name"
+    make_log(ph, f"push {name}\npush attention\npop\npush attention\npop\nforget\n")
+    closed = os.path.join(work, "closed.kcount")  # the same ranges, the outer one closed: no placeholder
+    make_log(closed, f"push {name}\npush attention\npop\npush attention\npop\npop\n")
+    for view in ("tree", "inclusive"):
+        out = run("summary", "--view", view, ph).stdout
+        lines = out.splitlines()
+        row = [l for l in lines if name in l and "attention" not in l]
+        table = lines[:lines.index(kc_note)] if kc_note in lines else lines
+        width = max(len(l) for l in table)
+        plain_width = max(len(l) for l in run("summary", "--view", view, closed).stdout.splitlines())
+        check(len(row) == 1 and row[0].split()[0] == name and row[0].split()[1] == "*" and "no instance" not in row[0]
+              and kc_note in lines and width <= plain_width + 2,
+              f"summary --view {view}: placeholder row marked '*', explained under the table (table {width} wide, "
+              f"{plain_width} without the placeholder)", out)
+    out = run("summary", os.path.join(work, "plain.kcount")).stdout
+    check(kc_note not in out, "summary without placeholder rows: no '*' note", out)
+
+
+kc_note = "*: placeholder row, no instance recorded (the range was open when recording began or stopped)"
+
+
 def test_docs_in_tool(work):
     log = os.path.join(work, "nvjet.kcount")
     make_log(log, "push step\nkernel 100 nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN\npop\n")
@@ -316,6 +362,7 @@ def main():
         test_not_a_file(work)
         test_rotated_parts(work)
         test_long_names(work)
+        test_records_and_placeholders(work)
         test_docs_in_tool(work)
     print(f"{len(failures)} failures")
     return 1 if failures else 0

@@ -7,8 +7,12 @@
 //   meta KEY VALUE...        a metadata entry (VALUE: the rest of the line)
 //   push NAME...             push a range (NAME: the rest of the line) on the thread
 //   pop                      pop the innermost range
+//   forget                   drop the innermost range without writing it (a range still open when the log
+//                            closed, as in a killed process): no instance of it is recorded
 //   kernel NS NAME...        one launch (cuLaunchKernelEx) in the innermost range and its kernel, NS ns long
 //   unmatched NS NAME...     a kernel record whose correlation id matches no launch
+//   memcpy NS BYTES          one cudaMemcpy call (a launch record with kLaunchMemOp) in the innermost range
+//                            and its memory operation (host to device), NS ns long
 //   dropped host|activity N  the Stats record counts N host (or activity) records dropped
 //   segment                  a Segment record: the capture window from the previous segment line (or the
 //                            start) to now, holding the launches made in it (index 0, 1, ...)
@@ -103,6 +107,39 @@ class Builder {
     w_->writeKernel(k);
     ++stats_.kernels;
     if (w_->chunkFull()) w_->flush();
+  }
+
+  void memcpy(uint64_t ns, uint64_t bytes) {
+    const uint64_t corr = ++correlation_;
+    const uint64_t t = tick();
+    kc::LaunchBody l{};
+    l.correlation_id = corr;
+    l.enter_ns = t;
+    l.exit_ns = t + 500;
+    l.scope_id = stack_.empty() ? kc::kRootScope : stack_.back().scope;
+    l.thread_id = kThread;
+    l.api_id = str("cudaMemcpy");
+    l.cbid = 31;  // CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020
+    l.domain = static_cast<uint8_t>(kc::ApiDomain::kRuntime);
+    l.flags = kc::kLaunchMemOp;
+    w_->writeLaunch(l);
+    ++stats_.launches;
+    kc::MemOpBody m{};
+    m.correlation_id = corr;
+    m.start_ns = t + 600;
+    m.end_ns = t + 600 + ns;
+    m.bytes = bytes;
+    m.stream_id = 7;
+    m.kind = static_cast<uint8_t>(kc::MemOpKind::kMemcpy);
+    m.copy_kind = 1;  // host to device
+    w_->writeMemOp(m);
+    if (w_->chunkFull()) w_->flush();
+  }
+
+  bool forget() {
+    if (stack_.empty()) return false;
+    stack_.pop_back();
+    return true;
   }
 
   void dropped(bool host, uint64_t n) { (host ? stats_.dropped_host_records : stats_.dropped_activity_records) += n; }
@@ -204,6 +241,18 @@ int main(int argc, char** argv) {
         return 2;
       }
       b.kernel(ns, args.substr(sp + 1), op == "kernel");
+    } else if (op == "forget") {
+      if (!b.forget()) {
+        std::fprintf(stderr, "kc_make_log: line %zu: forget with no range pushed\n", n);
+        return 2;
+      }
+    } else if (op == "memcpy") {
+      uint64_t ns = 0, bytes = 0;
+      if (std::sscanf(rest(line, 1).c_str(), "%lu %lu", &ns, &bytes) != 2) {
+        std::fprintf(stderr, "kc_make_log: line %zu: memcpy NS BYTES expected\n", n);
+        return 2;
+      }
+      b.memcpy(ns, bytes);
     } else if (op == "dropped") {
       const std::string args = rest(line, 1);
       uint64_t count = 0;

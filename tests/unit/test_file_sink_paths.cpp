@@ -79,7 +79,7 @@ TEST_CASE("a fifo with a reader is written; without one the log is refused at on
   ::rmdir(dir.c_str());
 }
 
-TEST_CASE("the cap warning says which file of KCOUNT_MAX_FILES is full") {
+TEST_CASE("the cap warning says which part of KCOUNT_MAX_FILES is full, numbered from 0 as the tools do") {
   const std::string dir = tempDir();
   Collected c;
   {
@@ -89,7 +89,7 @@ TEST_CASE("the cap warning says which file of KCOUNT_MAX_FILES is full") {
   }
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0].find("KCOUNT_MAX_BYTES=100") != std::string::npos);
-  CHECK(c.warnings[0].find("file 1 of at most 8") != std::string::npos);  // not "its last file"
+  CHECK(c.warnings[0].find("a.kcount (part 0; KCOUNT_MAX_FILES=8 allows parts 0..7)") != std::string::npos);
   CHECK(c.warnings[0].find("last") == std::string::npos);
   Collected r;
   {
@@ -103,7 +103,7 @@ TEST_CASE("the cap warning says which file of KCOUNT_MAX_FILES is full") {
     CHECK_FALSE(sink.write(part.data(), part.size()));
   }
   REQUIRE(r.warnings.size() == 1);
-  CHECK(r.warnings[0].find("its last file, 2 of KCOUNT_MAX_FILES=2") != std::string::npos);
+  CHECK(r.warnings[0].find("b.1.kcount (part 1, its last: KCOUNT_MAX_FILES=2 allows parts 0..1)") != std::string::npos);
   for (const char* f : {"/a.kcount", "/b.kcount", "/b.1.kcount"}) ::unlink((dir + f).c_str());
   ::rmdir(dir.c_str());
 }

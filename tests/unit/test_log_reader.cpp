@@ -795,15 +795,46 @@ TEST_CASE("rotated parts joined: one run in part order; missing parts are errors
   const kc::LogData no_first = kc::joinRotatedParts({parts[1], parts[2]}, {names[1], names[2]});
   CHECK(no_first.damaged());
 
-  // A first file written before the marker existed: no continued_in_file, no End record. It still joins.
-  parts[0].metadata.erase(std::remove_if(parts[0].metadata.begin(), parts[0].metadata.end(),
-                                         [](const auto& kv) { return kv.first == kc::kMetaContinuedIn; }),
-                          parts[0].metadata.end());
+  // A middle part cut short (inside its last chunk, then at a chunk boundary): part 2 follows, so the run
+  // went on; the join names part 1 as cut short (an error), never as a crash of the run.
+  const std::vector<uint8_t>& one = run.files[1];
+  const kc::LogData cut = kc::readLog(std::span(one.data(), one.size() - 10));
+  REQUIRE(cut.truncated);
+  REQUIRE(cut.last_intact_end > sizeof(kc::FileHeader));
+  const kc::LogData at_chunk = kc::readLog(std::span(one.data(), cut.last_intact_end));
+  REQUIRE_FALSE(at_chunk.truncated);
+  REQUIRE_FALSE(at_chunk.isContinuedPart());
+  for (const kc::LogData* middle : {&cut, &at_chunk}) {
+    const kc::LogData j = kc::joinRotatedParts({parts[0], *middle, parts[2]}, names);
+    CHECK(j.damaged());
+    bool named = false, crash = false;
+    for (const auto& i : j.issues) {
+      named = named || (i.severity == ReadIssue::Severity::kError &&
+                        i.message.starts_with("part 1 (r.1.kcount): rotated part 1 is cut short: it has no end record "
+                                              "and was not closed for rotation (no continued_in_file key), yet part 2 "
+                                              "of the same run (r.2.kcount) follows it"));
+      crash = crash || i.message.find("crash, kill") != std::string::npos;
+    }
+    CHECK(named);
+    CHECK_FALSE(crash);
+  }
+
+  // A run written before the marker existed: no continued_in_file, no End record in parts 0 and 1. It still
+  // joins; parts 0 and 1 get a warning that says both readings.
+  for (size_t i : {0, 1})
+    parts[i].metadata.erase(std::remove_if(parts[i].metadata.begin(), parts[i].metadata.end(),
+                                           [](const auto& kv) { return kv.first == kc::kMetaContinuedIn; }),
+                            parts[i].metadata.end());
   CHECK_FALSE(parts[0].isContinuedPart());
   const kc::LogData old = kc::joinRotatedParts(parts, names);
   CHECK(old.intact());
   CHECK(old.complete);
   CHECK(old.ranges.size() == ranges);
+  size_t unmarked = 0;
+  for (const auto& i : old.issues)
+    unmarked += i.message.find("cut short at a chunk boundary (records at its end lost), or written by a kcount "
+                               "that did not mark its parts yet") != std::string::npos;
+  CHECK(unmarked == 2);
 }
 
 TEST_CASE("duplicate names keep the .kcount extension and never look like a rotated part") {

@@ -183,7 +183,8 @@ TEST_CASE("a parent with no instance (open around the capture window) is a place
   CHECK(kc::isPlaceholder(l.summary, 1));
   CHECK_FALSE(kc::isPlaceholder(l.summary, 2));
   const std::string t = table(l);
-  CHECK(hasLine(t, "\nouter " + std::string(kc::kPlaceholderNote)));
+  CHECK(hasLine(t, "\nouter " + std::string(kc::kPlaceholderMark) + " "));  // marked, explained once below
+  CHECK(hasLine(t, "\n" + std::string(kc::kPlaceholderNote) + "\n"));
   CHECK(hasLine(t, "\n  request "));
   CHECK(hasLine(t, "\n    inner "));
   CHECK(hasLine(table(l, kc::SummaryView::kInclusive), "\nouter/request "));
