@@ -99,9 +99,18 @@ void noteLoaded(bool by_preload) {
 
 void removeSocketAtExit() { removeControlSocket(); }
 
+// This library's file name ("libkcount.so"), set by the constructor: what an exec's LD_PRELOAD must name.
+char g_self_name[128] = "libkcount.so";
+
+void rememberName(const std::string& self) {
+  const std::string name = self.substr(self.rfind('/') + 1);
+  if (!name.empty() && name.size() < sizeof(g_self_name)) std::memcpy(g_self_name, name.c_str(), name.size() + 1);
+}
+
 __attribute__((constructor)) void kcountConstructor() {
   try {
     const std::string self = selfPath();
+    rememberName(self);
     const bool by_preload = !self.empty() && preloaded(self);
     noteLoaded(by_preload);
     if (!by_preload) return;  // dlopen()ed by CUDA or NVTX: nothing to set up
@@ -173,6 +182,53 @@ bool closeBeforeExec(const char* file, bool search_path) noexcept {
   }
 }
 
+// The value of `key` ("NAME=") in `envp`, nullptr if absent.
+const char* envValue(char* const envp[], const char* key) {
+  const size_t n = std::strlen(key);
+  for (char* const* e = envp; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, key, n) == 0) return *e + n;
+  return nullptr;
+}
+
+// Under `kcount run`: before an exec of `file` that is expected to succeed, appends the note
+// "exec PID kept|cleared FILE" (kept: `envp`'s LD_PRELOAD still names this library); the new image, if it
+// loads the library, follows with "loaded PID preload", so `kcount run` can say that it did not (a
+// program that clears LD_PRELOAD, a static one). Only where the new image would write to the same report.
+// Also in a vfork child: no allocation, no lock; a fixed buffer and plain system calls.
+bool noteExec(const char* file, char* const envp[], bool search_path) noexcept {
+  const char* report = std::getenv("KCOUNT_RUN_REPORT");
+  if (report == nullptr || *report == '\0' || file == nullptr) return false;
+  const char* next_report = envValue(envp, "KCOUNT_RUN_REPORT=");
+  if (next_report == nullptr || std::strcmp(next_report, report) != 0) return false;
+  if (!findsExecutable(file, search_path)) return false;
+  const char* preload = envValue(envp, "LD_PRELOAD=");
+  const bool kept = preload != nullptr && std::strstr(preload, g_self_name) != nullptr;
+  char line[PATH_MAX + 64];
+  const int n = std::snprintf(line, sizeof(line), "%cexec %d %s %s\n", kc::kFileSinkNote, static_cast<int>(getpid()),
+                              kept ? "kept" : "cleared", file);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof(line) || std::strchr(file, '\n') != nullptr) return false;
+  const int fd = ::open(report, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, line, static_cast<size_t>(n)) == n;
+  ::close(fd);
+  return ok;
+}
+
+// After an exec noted by noteExec() (`noted`) failed: "execfail PID" (this image goes on).
+void noteFailedExec(bool noted) noexcept {
+  const char* report = std::getenv("KCOUNT_RUN_REPORT");
+  if (!noted || report == nullptr) return;
+  const int saved_errno = errno;
+  char line[64];
+  const int n = std::snprintf(line, sizeof(line), "%cexecfail %d\n", kc::kFileSinkNote, static_cast<int>(getpid()));
+  const int fd = ::open(report, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0) {
+    if (n > 0) [[maybe_unused]] ssize_t w = ::write(fd, line, static_cast<size_t>(n));
+    ::close(fd);
+  }
+  errno = saved_errno;
+}
+
 void afterFailedExec(bool closed, const char* file) noexcept {
   if (!closed) return;
   const int saved_errno = errno;
@@ -207,6 +263,7 @@ Fn resolved(Fn* cached, const char* name) {
 }
 
 int callExecve(const char* path, char* const argv[], char* const envp[], bool search_path) {
+  const bool noted = noteExec(path, envp, search_path);
   const bool closed = closeBeforeExec(path, search_path);
   const ExecveFn fn = search_path ? resolved(&g_execvpe, "execvpe") : resolved(&g_execve, "execve");
   int r = -1;
@@ -215,11 +272,13 @@ int callExecve(const char* path, char* const argv[], char* const envp[], bool se
   } else {
     errno = ENOSYS;
   }
+  noteFailedExec(noted);
   afterFailedExec(closed, path);
   return r;
 }
 
 int callExecv(const char* path, char* const argv[], bool search_path) {
+  const bool noted = noteExec(path, environ, search_path);
   const bool closed = closeBeforeExec(path, search_path);
   const ExecvFn fn = search_path ? resolved(&g_execvp, "execvp") : resolved(&g_execv, "execv");
   int r = -1;
@@ -228,6 +287,7 @@ int callExecv(const char* path, char* const argv[], bool search_path) {
   } else {
     errno = ENOSYS;
   }
+  noteFailedExec(noted);
   afterFailedExec(closed, path);
   return r;
 }

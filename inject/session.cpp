@@ -13,6 +13,7 @@
 #include <new>
 
 #include "collector/clock.h"
+#include "inject/control.h"
 #include "inject/log.h"
 #include "inject/thread_state.h"
 
@@ -464,10 +465,19 @@ std::string Session::unwrittenReason() {
            ", and recording starts at push " + std::to_string(skip + 1) + " (after " + std::to_string(skip) +
            " skipped)";
   }
-  if (!any_window)
-    return config_.start_paused ? "the process started paused (KCOUNT_START=paused) and recording was never "
-                                  "started (`kcount ctl PID start`)"
-                                : "no capture window was opened";
+  if (!any_window && !config_.start_paused) return "no capture window was opened";
+  if (!any_window) {
+    // The advice names what could have started it: `kcount ctl` only where the process had a socket.
+    const std::string why = "the process started paused (KCOUNT_START=paused) and recording was never started";
+    if (ownsControlSocket()) return why + " (`kcount ctl PID start`)";
+    if (config_.control == "off")
+      return why + ": its control socket was off (KCOUNT_CONTROL=off); start with KCOUNT_CAPTURE_RANGE, or "
+                   "without KCOUNT_START=paused";
+    if (config_.control == "cuda" && cupti_description_.empty())
+      return why + ": it had no control socket, as it made no CUDA call (KCOUNT_CONTROL=on, as "
+                   "`kcount run --paused` sets it, gives one from the start)";
+    return why + ": it had no control socket (see the warning above)";
+  }
   return "recording was on, but the process made no kernel launch, memory copy or NVTX range while it was";
 }
 

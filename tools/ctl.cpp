@@ -140,6 +140,7 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
   }
   const std::string mode = st.value("mode", std::string("?"));
   line += mode;
+  if (mode == "dormant") line += " (no CUDA or NVTX call yet)";
   if (st.value("window_open", false)) {
     line += fmt::format(" (window {}: {}, {} so far", st.value("window", 0u), st.value("window_reason", std::string()),
                         fmtNs(st.value("window_elapsed_ns", uint64_t{0})));
@@ -172,6 +173,14 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
     if (st.value("refused_connections", 0ull) > 0)
       std::cout << fmt::format("  refused connections from other users: {}\n", st.value("refused_connections", 0ull));
   }
+}
+
+// The program name of `pid` (/proc/PID/comm), "?" if unreadable.
+std::string commOf(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name.empty() ? "?" : name;
 }
 
 std::string socketFor(int pid, unsigned uid) {
@@ -278,6 +287,14 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
         pid);
     return kCtlNotKcount;
   }
+  // A start that reaches a process before its first CUDA or NVTX call (a wrapper such as a shell, with
+  // KCOUNT_CONTROL=on) records only what that process does itself; said after the answer.
+  bool dormant = false;
+  if (cmd == "start") {
+    const Answer before = ask(path, R"({"cmd":"status"})", std::min(opt.timeout_s, 2.0));
+    dormant = before.code == kCtlOk && before.reply.contains("status") &&
+              before.reply["status"].value("mode", std::string()) == "dormant";
+  }
   const Answer a = ask(path, request, opt.timeout_s);
   if (a.code == kCtlNotKcount) {
     removeStale(path);
@@ -295,6 +312,10 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
   } else {
     printText(pid, cmd, a);
   }
+  if (dormant && a.code == kCtlOk)
+    std::cerr << fmt::format("kcount ctl: process {} ({}) has made no CUDA or NVTX call yet: recording starts there "
+                             "when it does; a program it starts later begins paused\n",
+                             pid, commOf(pid));
   return a.code;
 }
 

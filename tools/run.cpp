@@ -211,7 +211,12 @@ int runCommand(const RunOptions& opt) {
     if (n != static_cast<ssize_t>(sizeof(exec_errno))) exec_errno = 0;
     ::close(exec_pipe[0]);
   }
-  if (opt.paused && exec_errno == 0)
+  const char* control = std::getenv("KCOUNT_CONTROL");
+  const bool control_off = control != nullptr && (std::string(control) == "off" || std::string(control) == "0");
+  if (opt.paused && exec_errno == 0 && control_off)
+    std::fprintf(stderr, "kcount: %s started paused with its control socket off (KCOUNT_CONTROL=off): only "
+                         "KCOUNT_CAPTURE_RANGE can start recording\n", argv[0]);
+  else if (opt.paused && exec_errno == 0)
     std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", argv[0],
                  static_cast<int>(pid));
   int status = 0;
@@ -240,10 +245,20 @@ int runCommand(const RunOptions& opt) {
   }
   if (exec_errno != 0) {
     // As a shell says it: 127 for a command not found, 126 for one found but not runnable.
-    if (exec_errno == ENOENT)
-      std::fprintf(stderr, "kcount run: %s: command not found\n", argv[0]);
-    else
-      std::fprintf(stderr, "kcount run: cannot run %s: %s\n", argv[0], std::strerror(exec_errno));
+    const std::string what = exec_errno == ENOENT ? std::string(argv[0]) + ": command not found"
+                                                  : "cannot run " + std::string(argv[0]) + ": " + std::strerror(exec_errno);
+    std::fprintf(stderr, "kcount run: %s\n", what.c_str());
+    if (!outer_report.empty()) {
+      // Inside another `kcount run`: it says this too, rather than a guess about a program that never ran.
+      std::string note(1, kFileSinkNote);
+      note += "notrun " + std::to_string(getpid()) + " " + what + "\n";
+      std::replace(note.begin() + 1, note.end() - 1, '\n', ' ');
+      const int fd = ::open(outer_report.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+      if (fd >= 0) {
+        [[maybe_unused]] ssize_t n = ::write(fd, note.data(), note.size());
+        ::close(fd);
+      }
+    }
     return exec_errno == ENOENT ? 127 : 126;
   }
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
@@ -263,6 +278,7 @@ int runCommand(const RunOptions& opt) {
     end.inject = opt.inject;
     end.paused = opt.paused || (std::getenv("KCOUNT_START") != nullptr && std::string(std::getenv("KCOUNT_START")) == "paused");
     end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    end.control = control != nullptr ? control : "";
     std::fprintf(stderr, "kcount: %s\n", noLogReason(rep, end).c_str());
   }
   return rc;
@@ -280,8 +296,19 @@ RunReport readRunReport(std::istream& in) {
     int pid = 0;
     char how[16] = {};
     int text_at = 0;
+    auto drop_exec = [&](int of) {
+      std::erase_if(r.unloaded_execs, [&](const RunReport::Exec& e) { return e.pid == of; });
+    };
     if (std::sscanf(line.c_str(), "loaded %d %15s", &pid, how) == 2) {
       (std::string(how) == "injection" ? r.injected_pids : r.preloaded_pids).push_back(pid);
+      drop_exec(pid);  // the image an exec started loaded the library
+    } else if (std::sscanf(line.c_str(), "exec %d %15s %n", &pid, how, &text_at) == 2 && text_at > 0) {
+      drop_exec(pid);
+      r.unloaded_execs.push_back({pid, std::string(how) == "cleared", line.substr(static_cast<size_t>(text_at))});
+    } else if (std::sscanf(line.c_str(), "execfail %d", &pid) == 1) {
+      drop_exec(pid);
+    } else if (std::sscanf(line.c_str(), "notrun %d %n", &pid, &text_at) == 1 && text_at > 0) {
+      r.not_run.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
     } else if (std::sscanf(line.c_str(), "disabled %d %n", &pid, &text_at) == 1 && text_at > 0) {
       r.disabled.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
     } else if (std::sscanf(line.c_str(), "unwritten %d %n", &pid, &text_at) == 1 && text_at > 0) {
@@ -340,6 +367,8 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
       end.signal != 0 ? std::string("the command was killed by signal ") + std::to_string(end.signal) + " (" +
                             strsignal(end.signal) + ")"
                       : std::string();
+  if (!rep.not_run.empty())  // a nested kcount run said why already; no guess about the program
+    return why + "the command of a nested kcount run did not run: " + byReason(rep.not_run);
   if (!rep.failures.empty()) {
     why += "the log could not be created: " + rep.failures.front();
     for (size_t i = 1; i < rep.failures.size(); ++i) why += "; " + rep.failures[i];
@@ -351,6 +380,17 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
     return why + (end.inject == "cuda" ? "no process of the command initialized CUDA or NVTX, so libkcount.so was never loaded"
                                        : "libkcount.so was not loaded (a statically linked program, or one that "
                                          "clears LD_PRELOAD?)") +
+           (killed.empty() ? "" : "; " + killed);
+  if (!rep.unloaded_execs.empty()) {
+    const RunReport::Exec& e = rep.unloaded_execs.front();
+    std::string text = "libkcount.so was not loaded by " + e.path + " (pid " + std::to_string(e.pid) + "): " +
+                       (e.cleared ? "it was started with LD_PRELOAD cleared" : "a statically linked or set-user-ID program?");
+    if (rep.unloaded_execs.size() > 1) text += "; and " + std::to_string(rep.unloaded_execs.size() - 1) + " more";
+    return why + text + (killed.empty() ? "" : "; " + killed);
+  }
+  if (end.paused && (end.control == "off" || end.control == "0"))
+    return why + "the command started paused with its control socket off (KCOUNT_CONTROL=off), so nothing started "
+                 "recording (use KCOUNT_CAPTURE_RANGE, or no --paused)" +
            (killed.empty() ? "" : "; " + killed);
   if (end.paused)
     return why + "the command started paused and recording was never started (`kcount ctl PID start`; with "

@@ -40,14 +40,26 @@ int runCommand(const RunOptions& opt);
 /// "disabled PID REASON" when kcount turned itself off in a process (KCOUNT_DISABLE, a CUPTI failure),
 /// "unwritten PID REASON" when a process's session ended with nothing to write (a capture range that
 /// never came, a paused start nobody started; inject/session.cpp), or the reason a log could not be
-/// created (FileSink). A nested `kcount run` appends its own report's lines to the outer one's.
+/// created (FileSink). Also "exec PID kept|cleared PATH" before an exec from a preloaded process (kept:
+/// the new environment's LD_PRELOAD still names the library), "execfail PID" when that exec failed, both
+/// from inject/preload.cpp, and "notrun PID TEXT" from a nested `kcount run` (PID) whose command could not
+/// be run (TEXT: "CMD: command not found"). A nested `kcount run` appends its own report's lines to the
+/// outer one's.
 struct RunReport {
+  /// An exec after which the new image did not load the library (no "loaded" note from its pid).
+  struct Exec {
+    int pid = 0;
+    bool cleared = false;  // the new environment's LD_PRELOAD did not name the library
+    std::string path;      // the program, as given to exec
+  };
   std::vector<std::string> logs;      // distinct paths, in order
   std::vector<std::string> failures;  // distinct reasons a log could not be created
   std::vector<int> preloaded_pids;    // processes that loaded the library through LD_PRELOAD
   std::vector<int> injected_pids;     // processes in which CUDA or NVTX loaded it (injection variables)
   std::vector<std::pair<int, std::string>> disabled;   // (pid, why kcount was turned off there)
   std::vector<std::pair<int, std::string>> unwritten;  // (pid, why its session wrote nothing)
+  std::vector<Exec> unloaded_execs;                    // execs whose new image did not load the library
+  std::vector<std::pair<int, std::string>> not_run;    // (pid of a nested kcount run, why its command did not run)
 };
 RunReport readRunReport(std::istream& in);
 
@@ -55,11 +67,13 @@ RunReport readRunReport(std::istream& in);
 struct RunEnd {
   std::string inject = "preload";  // RunOptions::inject
   bool paused = false;             // started with KCOUNT_START=paused
+  std::string control;             // KCOUNT_CONTROL as the command got it ("" if unset)
   int signal = 0;                  // signal that ended the command, 0 if it exited
 };
 
 /// The line `kcount run` prints when no log was written (without the "kcount: " prefix): the log could
-/// not be created, kcount was disabled, the library was never loaded, the processes' own reasons
+/// not be created, a nested `kcount run` could not run its command, kcount was disabled, the library was
+/// never loaded (at all, or by a program exec()ed without it), the processes' own reasons
 /// (capture range never pushed, never started from paused, nothing recorded), the command stayed
 /// paused, it was killed, it left through _exit() after CUDA/NVTX loaded the library, or it recorded
 /// nothing.

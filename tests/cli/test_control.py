@@ -78,6 +78,24 @@ def instances(log_json, path):
 tmp = tempfile.mkdtemp(prefix="kcount-control-test.")
 os.chmod(tmp, 0o755)
 try:
+    # ---- ctl start of a process before its first CUDA or NVTX call: started, with a warning.
+    log = os.path.join(tmp, "dormant.kcount")
+    s = Server(log, KCOUNT_START="paused")
+    st = wait_socket(s.pid)
+    check("status before any NVTX call: dormant", st is not None and st["status"]["mode"] == "dormant", st)
+    rc, out, err = ctl(s.pid, "status")
+    check("status text of a dormant process says why", rc == 0 and "dormant (no CUDA or NVTX call yet)" in out,
+          (rc, out, err))
+    rc, out, err = ctl(s.pid, "start")
+    check("ctl start of a dormant process: recording, and a warning naming it",
+          rc == 0 and "recording" in out and f"process {s.pid} (nvtx_server) has made no CUDA or NVTX call yet" in err,
+          (rc, out, err))
+    check("ctl start of a dormant process: its ranges are recorded", s.send("4") == "done 4")
+    rc, err = s.quit()
+    lrc, lj = summary(log)
+    check("ctl start of a dormant process: the log has the ranges after the start",
+          rc == 0 and lrc == 0 and instances(lj, "request") == 4, (rc, err, lj))
+
     # ---- ctl start/stop/status round trip, capture range armed from ctl, a window opened inside a range.
     log = os.path.join(tmp, "ctl.kcount")
     s = Server(log, KCOUNT_START="paused")
@@ -87,6 +105,7 @@ try:
     check("status of a process without CUDA: CUPTI not loaded", st is not None and st["status"].get("cupti") == "not loaded", st)
     rc, out, err = ctl(s.pid, "start")
     check("ctl start", rc == 0 and "recording" in out, (rc, out, err))
+    check("ctl start of a process that made NVTX calls: no warning", "no CUDA or NVTX call" not in err, err)
     rc, out, err = ctl(s.pid, "start")
     check("ctl start twice: exit 1, already open", rc == 1 and "already open" in err, (rc, out, err))
     s.send("5")

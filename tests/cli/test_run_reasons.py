@@ -99,6 +99,46 @@ lines = [l for l in r.stderr.splitlines() if l.startswith("kcount: ")]
 check("nested kcount run: the outer names the inner's log",
       lines.count(f"kcount: log: {tmp}/nested.kcount") == 2 and not any("no log" in l for l in lines), r.stderr)
 
+def no_log_line(stderr):
+    return next((l for l in stderr.splitlines() if l.startswith("kcount: no log written: ")), "")
+
+
+r = run(["--", KCOUNT, "run", "--", f"{tmp}/nonexist"])
+check("nested kcount run of a missing command: exit 127, the outer passes 'command not found' on",
+      r.returncode == 127 and no_log_line(r.stderr).startswith(
+          "kcount: no log written: the command of a nested kcount run did not run: "
+          f"{tmp}/nonexist: command not found (pid ") and "recorded no" not in r.stderr, (r.returncode, r.stderr))
+
+# A program started with LD_PRELOAD cleared (by env; the library in env notes the exec). (NVTX_INJECTION64_PATH,
+# which the preloaded library set, would still load it into an NVTX program: cleared too.)
+for how, prog in ((["env", "-u", "LD_PRELOAD", "-u", "NVTX_INJECTION64_PATH"], [PROG, "5"]),
+                  (["env", "LD_PRELOAD="], ["/bin/true"])):
+    r = run(["--output", f"{tmp}/cleared.kcount", "--", *how, *prog])
+    check(f"{' '.join(how)} {prog[0]}: libkcount.so was not loaded by it, LD_PRELOAD cleared",
+          r.returncode == 0 and no_log_line(r.stderr).startswith(
+              f"kcount: no log written: libkcount.so was not loaded by {prog[0]} (pid ")
+          and no_log_line(r.stderr).endswith("it was started with LD_PRELOAD cleared"), r.stderr)
+r = run(["--output", f"{tmp}/kept.kcount", "--", "env", PROG, "5"])
+check("env PROG (LD_PRELOAD kept): the program's log is written", f"kcount: log: {tmp}/kept.kcount" in r.stderr,
+      r.stderr)
+
+# KCOUNT_START=paused where `kcount ctl` cannot reach the process: the advice says what can start it.
+r = run(["--output", f"{tmp}/p1.kcount", "--", PROG, "5"], KCOUNT_START="paused")
+line = no_log_line(r.stderr)
+check("KCOUNT_START=paused, NVTX only (no control socket without CUDA): no `kcount ctl` advice",
+      "recording was never started: it had no control socket, as it made no CUDA call (KCOUNT_CONTROL=on" in line
+      and "kcount ctl" not in line, r.stderr)
+r = run(["--output", f"{tmp}/p2.kcount", "--", PROG, "5"], KCOUNT_START="paused", KCOUNT_CONTROL="off")
+line = no_log_line(r.stderr)
+check("KCOUNT_START=paused, KCOUNT_CONTROL=off: says the socket was off, advises a capture range",
+      "its control socket was off (KCOUNT_CONTROL=off); start with KCOUNT_CAPTURE_RANGE" in line
+      and "kcount ctl" not in line, r.stderr)
+r = run(["--paused", "--output", f"{tmp}/p3.kcount", "--", "true"], KCOUNT_CONTROL="off")
+line = no_log_line(r.stderr)
+check("--paused with KCOUNT_CONTROL=off: neither of kcount run's lines advises `kcount ctl`",
+      "control socket off (KCOUNT_CONTROL=off)" in line and
+      not any("kcount ctl" in l for l in r.stderr.splitlines() if l.startswith("kcount: ")), r.stderr)
+
 # ---- exec: the log is closed before the image is replaced.
 r = run(["--output", f"{tmp}/exec.kcount", "--", PROG, "100", "exec"])
 rc, out = kcheck(f"{tmp}/exec.kcount")
@@ -165,6 +205,28 @@ check("--paused then started: the ranges pushed after the start are in the log",
       (p.returncode, err))
 check("--paused: the socket is removed at exit",
       not os.path.exists(os.path.join(tmp, "ctl", f"{child}.sock")), os.listdir(os.path.join(tmp, "ctl")))
+
+
+# ctl start through kcount run's pid while only a wrapper runs (the program starts later): started, with a
+# warning that names the process; the program itself then starts paused.
+p = subprocess.Popen([KCOUNT, "run", "--paused", "--output", f"{tmp}/later.kcount", "--", "sh", "-c",
+                      f'sleep 2; "{PROG}" 5'], stderr=subprocess.PIPE, text=True, env=e)
+sleeper = None
+start = time.monotonic()
+while sleeper is None and time.monotonic() - start < 10:
+    sh = child_of(p.pid)
+    kids = open(f"/proc/{sh}/task/{sh}/children").read().split() if sh else []
+    if kids and open(f"/proc/{kids[0]}/comm").read().strip() == "sleep" and ctl(kids[0], "status")[0] == 0:
+        sleeper = int(kids[0])
+    time.sleep(0.02)
+rc, out, err = ctl(p.pid, "start")
+check("ctl start while only `sleep` runs: started, with a warning naming it",
+      sleeper is not None and rc == 0 and
+      f"process {sleeper} (sleep) has made no CUDA or NVTX call yet: recording starts there when it does; "
+      "a program it starts later begins paused" in err, (sleeper, rc, out, err))
+_, err = p.communicate(timeout=60)
+check("... and the program started after it stayed paused (as warned)",
+      "recording was never started" in no_log_line(err), err)
 
 
 # ---- SIGINT from outside.

@@ -162,3 +162,42 @@ TEST_CASE("kcount run's report: the library's disabled and unwritten notes give 
   killed.signal = 9;
   CHECK(kc::noLogReason(r, killed).find("; the command was killed by signal 9") != std::string::npos);
 }
+
+TEST_CASE("kcount run's report: an exec whose new image did not load the library; a nested run's command not run") {
+  const std::string n(1, kc::kFileSinkNote);
+  // pid 20: env cleared LD_PRELOAD and exec()ed prog, which did not load the library. pid 21: an exec that
+  // loaded it again. pid 22: an exec that failed (the image goes on).
+  std::istringstream in(n + "loaded 20 preload\n" + n + "exec 20 cleared /bin/prog with space\n" + n +
+                        "loaded 21 preload\n" + n + "exec 21 kept /bin/other\n" + n + "loaded 21 preload\n" + n +
+                        "loaded 22 preload\n" + n + "exec 22 kept /bin/x\n" + n + "execfail 22\n");
+  const kc::RunReport r = kc::readRunReport(in);
+  CHECK(r.failures.empty());
+  REQUIRE(r.unloaded_execs.size() == 1);
+  CHECK(r.unloaded_execs[0].pid == 20);
+  CHECK(r.unloaded_execs[0].cleared);
+  CHECK(r.unloaded_execs[0].path == "/bin/prog with space");
+  kc::RunEnd paused;
+  paused.paused = true;  // not loaded explains more than the paused start
+  CHECK(kc::noLogReason(r, paused) ==
+        "no log written: libkcount.so was not loaded by /bin/prog with space (pid 20): it was started with "
+        "LD_PRELOAD cleared");
+
+  std::istringstream kept(n + "loaded 30 preload\n" + n + "exec 30 kept /bin/static\n");
+  CHECK(kc::noLogReason(kc::readRunReport(kept), kc::RunEnd{}) ==
+        "no log written: libkcount.so was not loaded by /bin/static (pid 30): a statically linked or set-user-ID program?");
+
+  std::istringstream nested(n + "loaded 40 preload\n" + n + "notrun 40 /nonexist: command not found\n");
+  const kc::RunReport nr = kc::readRunReport(nested);
+  CHECK(nr.failures.empty());
+  CHECK(kc::noLogReason(nr, kc::RunEnd{}) ==
+        "no log written: the command of a nested kcount run did not run: /nonexist: command not found (pid 40)");
+
+  kc::RunReport preloaded;
+  preloaded.preloaded_pids = {5};
+  kc::RunEnd off;
+  off.paused = true;
+  off.control = "off";
+  const std::string why = kc::noLogReason(preloaded, off);
+  CHECK(why.find("KCOUNT_CONTROL=off") != std::string::npos);
+  CHECK(why.find("kcount ctl") == std::string::npos);
+}
