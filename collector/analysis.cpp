@@ -17,6 +17,7 @@ void addTally(KernelTally& into, const KernelTally& t) {
 
 void addKernel(KernelTally& t, uint64_t ns) { addTally(t, KernelTally{1, ns, ns, ns}); }
 
+
 void addCounts(RangeStats& into, const RangeStats& from) {
   into.launches += from.launches;
   into.captured_launches += from.captured_launches;
@@ -178,6 +179,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
 
   std::vector<uint8_t> launch_has_kernel(log.launches.size(), 0);
   for (const KernelBody& k : log.kernels) {
+    noteKernelShape(s, k);
     auto it = by_corr.find(k.correlation_id);
     if (it == by_corr.end()) {
       ++s.unmatched_kernels;  // credited to no range, not even the root

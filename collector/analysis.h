@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <span>
 #include <string>
 #include <utility>
@@ -64,6 +65,12 @@ struct JoinOptions {
   GraphView graph_view = GraphView::kLaunch;
 };
 
+/// Launch shape of a kernel record: grid and block dimensions (CUpti_ActivityKernel10 gridX..blockZ).
+struct KernelShape {
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+};
+
 /// Result of joining kernels to launches by correlation id.
 struct Summary {
   std::vector<RangeStats> exclusive;  // indexed by scope id (same size as LogData::scopes)
@@ -77,6 +84,9 @@ struct Summary {
   uint64_t unmatched_mem_ops = 0;       // memory operations whose correlation id matches no API call
   uint64_t kernel_gpu_ns = 0;           // GPU ns of all kernel records, unmatched ones included
   std::map<uint32_t, KernelTally> unmatched_by_kernel;  // kernel name id -> unmatched kernels of that name
+  /// Kernel name id -> shape of the first kernel record of that name, in file order (trace logs; a
+  /// summary-mode log keeps no shapes).
+  std::unordered_map<uint32_t, KernelShape> kernel_shapes;
   int64_t snapshot = -1;                // summary-mode log: index in LogData::snapshots of the snapshot used
   /// Records whose scope id no Scope record defined (its chunk was lost to damage): their range is
   /// unknown. They are credited to the root as well (exclusive[0] includes them, so totals hold); reports
@@ -167,5 +177,16 @@ Summary summarizeSnapshot(const LogData& log, size_t index);
 /// filled: repairs the range tree (a parent out of range or a cycle hangs under the root), fills
 /// children, children_order and inclusive. Used by summarize() and the streaming join.
 void buildRangeTree(const LogData& log, Summary& s);
+
+/// Records the shape of kernel record `k` in s.kernel_shapes if it is the first of its name. Used by
+/// summarize() and the streaming join.
+inline void noteKernelShape(Summary& s, const KernelBody& k) {
+  auto [it, fresh] = s.kernel_shapes.try_emplace(k.name_id);
+  if (!fresh) return;
+  for (int i = 0; i < 3; ++i) {
+    it->second.grid[i] = static_cast<int32_t>(k.grid[i]);
+    it->second.block[i] = static_cast<int32_t>(k.block[i]);
+  }
+}
 
 }  // namespace kc

@@ -135,6 +135,21 @@ struct Waiting {
   MemOpBody op{};             // memory operation
 };
 
+// A kernel or memory operation that never found its launch: counted, and a kernel by name as summarize()
+// does (unmatched_by_kernel).
+void unmatched(Summary& s, const Waiting& w) {
+  if (!w.is_kernel) {
+    ++s.unmatched_mem_ops;
+    return;
+  }
+  ++s.unmatched_kernels;
+  KernelTally& t = s.unmatched_by_kernel[w.name_id];
+  t.min_ns = t.count == 0 ? w.ns : std::min(t.min_ns, w.ns);
+  t.max_ns = t.count == 0 ? w.ns : std::max(t.max_ns, w.ns);
+  ++t.count;
+  t.gpu_ns += w.ns;
+}
+
 constexpr size_t kMaxRing = 1u << 16;  // direct-mapped launches by correlation id (see State)
 constexpr uint32_t kDenseScopes = 1u << 12;  // scope ids below this are kept in a vector, others in a map
 constexpr size_t kFirstRing = 256;            // the ring starts this small and doubles as needed
@@ -333,7 +348,7 @@ struct StreamSummarizer::State {
     if (waiting.size() > window) {
       // Too many records waiting for launches that have not come: they count as unmatched now.
       for (const auto& [c, x] : waiting) {
-        ++(x.is_kernel ? out.unmatched_kernels : out.unmatched_mem_ops);
+        unmatched(out, x);
         ++out.join_window_evicted;
         if (x.is_kernel) segUnmatched(c);
       }
@@ -364,6 +379,7 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
   for (const KernelBody& k : v) {
     const uint64_t ns = span(k.start_ns, k.end_ns);
     s.out.kernel_gpu_ns += ns;
+    noteKernelShape(s.out, k);
     if (SegmentTotals* t = s.segOf(k.correlation_id)) {
       ++t->kernels;
       t->gpu_ns += ns;
@@ -433,7 +449,7 @@ Summary StreamSummarizer::finish(const LogData& log) {
   State& st = *s_;
   Summary s = std::move(st.out);
   for (const auto& [corr, w] : st.waiting) {
-    ++(w.is_kernel ? s.unmatched_kernels : s.unmatched_mem_ops);
+    unmatched(s, w);
     if (w.is_kernel) st.segUnmatched(corr);
   }
   st.waiting.clear();

@@ -520,7 +520,7 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*kernels) {
-      auto logs = loadAll(paths);  // the table needs every kernel record (shapes, names per range)
+      auto logs = loadAll(paths, /*streaming=*/true);  // tallies per (range, name) and first shapes
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
       if (format == "json")

@@ -894,52 +894,32 @@ struct KernelRow {
 };
 
 /// Kernel rows of `logs` merged by name, sorted by count (descending), then name. Range paths are raw
-/// (LogData::scopePath(); JSON keys), or with `display` escaped as text tables and CSV show them.
+/// (LogData::scopePath(); JSON keys), or with `display` escaped as text tables and CSV show them. From
+/// each log's Summary (its tallies per range and kernel name, the join of summarize() or of the streaming
+/// join, and the first shape per name), so a log read by streaming needs no kernel records in memory.
 std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs, bool display) {
   std::unordered_map<std::string, KernelRow> rows;
   for (const LoadedLog* lp : logs) {
     const LoadedLog& l = *lp;
     const LogData& d = l.data;
-    auto pathOf = [&](uint32_t scope) { return display ? rowPath(d, scope) : d.scopePath(scope); };
-    if (d.summary_mode) {  // no kernel records: the snapshot's tallies by (range, name); no grid/block
-      auto add = [&](uint32_t name_id, const KernelTally& t, const std::string& range) {
-        std::string name(d.str(name_id));
-        auto [it, fresh] = rows.try_emplace(name);
-        if (fresh) it->second.name = name;
-        it->second.count += t.count;
-        it->second.gpu_ns += t.gpu_ns;
-        it->second.ranges[range] += t.count;
-      };
-      for (const RangeStats& r : l.summary.exclusive)
-        for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, pathOf(r.scope_id));
-      for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
-      continue;
-    }
-    std::unordered_map<uint64_t, uint32_t> scope_of;  // correlation id -> scope (first launch wins)
-    scope_of.reserve(d.launches.size() * 2);
-    for (const auto& ln : d.launches)
-      scope_of.emplace(ln.correlation_id, ln.scope_id < d.scopes.size() ? ln.scope_id : kRootScope);
-    std::unordered_map<uint32_t, std::string> paths;
-    for (const auto& k : d.kernels) {
-      std::string name(d.str(k.name_id));
+    auto add = [&](uint32_t name_id, const KernelTally& t, const std::string& range) {
+      std::string name(d.str(name_id));
       auto [it, fresh] = rows.try_emplace(name);
       KernelRow& r = it->second;
-      if (fresh) {
-        r.name = name;
-        std::copy(std::begin(k.grid), std::end(k.grid), r.grid);
-        std::copy(std::begin(k.block), std::end(k.block), r.block);
+      if (fresh) r.name = name;
+      if (r.grid[0] == 0 && r.block[0] == 0) {  // not known yet: the first log with a shape gives it
+        if (auto sh = l.summary.kernel_shapes.find(name_id); sh != l.summary.kernel_shapes.end()) {
+          std::copy(std::begin(sh->second.grid), std::end(sh->second.grid), r.grid);
+          std::copy(std::begin(sh->second.block), std::end(sh->second.block), r.block);
+        }
       }
-      ++r.count;
-      r.gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
-      auto sc = scope_of.find(k.correlation_id);
-      if (sc == scope_of.end()) {
-        ++r.ranges["(unmatched)"];
-        continue;
-      }
-      auto p = paths.find(sc->second);
-      if (p == paths.end()) p = paths.emplace(sc->second, pathOf(sc->second)).first;
-      ++r.ranges[p->second];
-    }
+      r.count += t.count;
+      r.gpu_ns += t.gpu_ns;
+      r.ranges[range] += t.count;
+    };
+    for (const RangeStats& r : l.summary.exclusive)
+      for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : d.scopePath(r.scope_id));
+    for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
   }
   std::vector<KernelRow> out;
   out.reserve(rows.size());

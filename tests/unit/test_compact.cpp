@@ -232,6 +232,19 @@ void checkSameSummary(const kc::Summary& a, const kc::Summary& b) {
   };
   for (size_t i = 0; i < a.exclusive.size(); ++i) same(a.exclusive[i], b.exclusive[i]);
   for (size_t i = 0; i < a.inclusive.size(); ++i) same(a.inclusive[i], b.inclusive[i]);
+  REQUIRE(a.unmatched_by_kernel.size() == b.unmatched_by_kernel.size());
+  for (auto i = a.unmatched_by_kernel.begin(), j = b.unmatched_by_kernel.begin(); i != a.unmatched_by_kernel.end();
+       ++i, ++j) {
+    CHECK(i->first == j->first);
+    CHECK(i->second.count == j->second.count);
+    CHECK(i->second.gpu_ns == j->second.gpu_ns);
+  }
+  CHECK(a.kernel_shapes.size() == b.kernel_shapes.size());
+  for (const auto& [name, shape] : a.kernel_shapes) {
+    REQUIRE(b.kernel_shapes.count(name) == 1);
+    CHECK(std::equal(std::begin(shape.grid), std::end(shape.grid), std::begin(b.kernel_shapes.at(name).grid)));
+    CHECK(std::equal(std::begin(shape.block), std::end(shape.block), std::begin(b.kernel_shapes.at(name).block)));
+  }
 }
 
 /// Offsets of the chunk headers of a log, walking from the file header (no damage expected).
