@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$root/build}
 build_log=$(mktemp)
-echo "== building kcount in $BUILD_DIR (installs missing Debian packages; a first build takes several minutes on 2 cores)" >&2
+echo "== building kcount in $BUILD_DIR (installs missing Debian packages; a first build takes about 7 to 13 minutes on 2 cores)" >&2
 start=$SECONDS
 if ! bash "$root/scripts/build.sh" >"$build_log" 2>&1; then
   cat "$build_log" >&2
