@@ -48,14 +48,23 @@ enum class Windows { kNone, kShown, kAll };
 /// capture windows, only when `windows` asks for them.
 /// `paths` without repeats (kc::findDuplicates): a file given a second time (same device and inode,
 /// whatever its name: "r.kcount" and "./r.kcount", or a hard link) or a copy of a recording given before
-/// (same host, pid, start_ns and rotated part): each repeat is named on stderr and read once, so its
-/// numbers are not counted twice. Paths that cannot be stat'ed are kept (the reader names the error).
+/// (same host, pid, start_ns and rotated part, same size): each repeat is named on stderr and read once,
+/// so its numbers are not counted twice. Copies of different sizes (one cut, damaged or copied while
+/// recording) are named and both kept, so the damage of either is still reported. Paths that cannot be
+/// stat'ed are kept (the reader names the error).
 std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths) {
   const std::vector<kc::Duplicate> dups = kc::findDuplicates(paths);
   std::vector<std::string> out;
   for (size_t i = 0; i < paths.size(); ++i) {
     const auto d = std::find_if(dups.begin(), dups.end(), [&](const kc::Duplicate& x) { return x.index == i; });
     if (d == dups.end()) {
+      out.push_back(paths[i]);
+      continue;
+    }
+    if (d->differs()) {
+      // Not the same bytes: one may be cut or damaged, so both are read (and their damage reported).
+      std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d)
+                << ": both are read, so the recording counts twice in totals across logs; give one of them\n";
       out.push_back(paths[i]);
       continue;
     }
@@ -586,7 +595,9 @@ int kcountMain(int argc, char** argv) {
             // Named right under the "== PATH" line: a summary of both would count the recording twice.
             const size_t eol = text.find('\n');
             text.insert(eol + 1, "COPY: " + kc::duplicateText(logs_given, d) +
-                                     ": summary, kernels, diff, export and report read it once\n");
+                                     (d.differs() ? ": summary and the other commands read both, so the "
+                                                    "recording counts twice; give one of them\n"
+                                                  : ": summary, kernels, diff, export and report read it once\n"));
           }
         std::cout << text;
         if (salvage && l.data.chunks_read > 0) {

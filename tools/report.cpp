@@ -1183,8 +1183,9 @@ std::string duplicateText(const std::vector<std::string>& paths, const Duplicate
   if (d.same_file) return "the same file as " + first + " (given twice)";
   std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
                   (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";
-  if (d.original_bytes != d.bytes)
-    s += fmt::format(" of different sizes ({} and {} bytes: one was copied before the recording ended, or was cut)",
+  if (d.differs())
+    s += fmt::format(" of different sizes ({} and {} bytes: one was copied before the recording ended, or was "
+                     "cut)",
                      d.original_bytes, d.bytes);
   return s;
 }

@@ -221,6 +221,9 @@ struct Duplicate {
   bool same_file = false;
   uint32_t part = 0;                            ///< rotated part number of both
   uint64_t original_bytes = 0, bytes = 0;       ///< file sizes (a copy taken while recording is shorter)
+  /// Copies of different sizes: not one file's bytes twice (one is cut, or was copied while recording),
+  /// so each is read and its damage reported; the caller warns that the recording counts twice.
+  bool differs() const { return !same_file && original_bytes != bytes; }
 };
 
 /// The repeats among `paths` (each at most once, naming the first file it repeats), in order. Stats and

@@ -58,6 +58,13 @@ def copies():
     rc, out, err = kcount("kernels", "--format", "json", log, cp)
     check("kernels of a log and its copy: named, the numbers of one log", rc == 0 and "copies of one recording" in err
           and jload(out) == jload(kcount("kernels", "--format", "json", log)[1]), err)
+    # A cut copy is not the same bytes: both read, so its damage is still reported (exit 2), and named.
+    cut = os.path.join(TMP, "cut.kcount")
+    with open(log, "rb") as f, open(cut, "wb") as g:
+        g.write(f.read()[:-1000])
+    rc, _, err = kcount("summary", log, cut)
+    check("summary of a log and a cut copy: both read, damage reported, the copy named",
+          rc == 2 and "of different sizes" in err and "both are read" in err and "damaged log" in err, f"rc {rc} {err!r}")
     rc, _, err = kcount("export", "--format", "json", "-o", os.path.join(TMP, "x.json"), log, cp)
     check("export of a log and its copy: named", rc == 0 and "copies of one recording" in err, err)
     rc, _, err = kcount("report", "-o", os.path.join(TMP, "x.html"), log, cp)
