@@ -355,8 +355,10 @@ int runCtl(const CtlOptions& opt) {
     const std::optional<uint64_t> ns = parseDurationNs(opt.duration);
     if (!ns || *ns == 0) {
       std::cerr << "kcount ctl: --duration " << opt.duration
-                << (ns ? ": must be more than 0\n"
-                       : ": not a duration (a number with ns, us, ms, s, m or h, or a plain number of seconds: 10s, "
+                << (ns                                ? ": must be more than 0\n"
+                    : kc::tooLargeDuration(opt.duration) ? ": too large (the longest duration is "
+                                                           "18446744073709551615 ns, about 584 years)\n"
+                                                         : ": not a duration (a number with ns, us, ms, s, m or h, or a plain number of seconds: 10s, "
                          "500ms, 2)\n");
       return kCtlUsage;
     }

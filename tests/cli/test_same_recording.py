@@ -132,6 +132,11 @@ def messages():
           and "no such process" not in err, err)
     rc, _, err = kcount("ctl", "5000000000", "status")
     check("ctl with a pid past pid_max: out of range", rc == 2 and "out of range" in err, err)
+    rc, _, err = kcount("ctl", "1", "start", "--duration", "99999999999999h")
+    check("ctl --duration past 2^64 ns: too large", rc == 2 and "too large" in err and "not a duration" not in err, err)
+    log = os.path.join(SRC, "examples", "logs", "linear-eager.kcount")
+    rc, _, err = kcount("export", "--format", "json", "-o", os.path.join(TMP, "y.json"), "--from", "99999999999999h", log)
+    check("export --from past 2^64 ns: too large", rc == 2 and "too large" in err and "not a duration" not in err, err)
     d = os.path.join(TMP, "big")
     os.mkdir(d)
     for var, value, want in (("KCOUNT_MAX_BYTES", "99999999999T", "too large"),
