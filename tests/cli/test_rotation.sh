@@ -145,7 +145,7 @@ fi
 # A rotated run with room for every file (no drops), every part given: OK, exit 0.
 w=$work/whole
 mkdir -p "$w"
-KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1000 KCOUNT_OUTPUT=$w/r.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 3000 \
+KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1000 KCOUNT_OUTPUT=$w/r.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 8000 \
   >/dev/null 2>"$w/err"
 last=$(cd "$w" && ls r.*.kcount | sort -t. -k2 -n | tail -1)
 k=$(cut -d. -f2 <<<"$last")
