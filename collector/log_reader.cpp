@@ -726,12 +726,13 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
   for (size_t i = 0; i < parts.size(); ++i) {
     const uint32_t k = parts[i].rotationPart();
     if (k > expect)
-      error(out, 0, -1,
+      addIssue(out, ReadIssue::Severity::kWarning, 0, -1,
             "rotated log: " + (k - expect == 1 ? "part " + std::to_string(expect)
                                                : "parts " + std::to_string(expect) + " to " + std::to_string(k - 1)) +
                 " not given (the files before " + name(i) + ", part " + std::to_string(k) +
                 "): their records are missing from this report");
     expect = k + 1;
+    out.joined_parts.push_back(k);
   }
   // A part closed for rotation (continued_in_file) shows that the writer marks its parts.
   const bool run_marks_parts =
@@ -802,7 +803,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
       out.issues.push_back(std::move(issue));
     }
     if (last && continued_in > 0)
-      error(out, p.file_bytes, -1,
+      addIssue(out, ReadIssue::Severity::kWarning, p.file_bytes, -1,
             "rotated log: it continues in part " + std::to_string(continued_in) + ", which was not given (" + name(i) +
                 " is part " + std::to_string(part) + "): its records are missing from this report");
   }

@@ -102,6 +102,9 @@ struct LogData {
   bool isLaterPartAlone() const { return parts <= 1 && rotationPart() > 0; }
   /// Files this LogData was joined from (joinRotatedParts); 1 for one file.
   uint32_t parts = 1;
+  /// Part numbers of the files joined (joinRotatedParts), in order; empty for one file read alone (its
+  /// number is rotationPart()). Parts missing below the last one given are gaps of the run.
+  std::vector<uint32_t> joined_parts;
 };
 
 /// Receives records in file order while the reader decodes them. Spans are valid only during the call
@@ -162,7 +165,8 @@ void markCutShortPart(LogData& log, const std::string& later_name, uint32_t late
 /// in order, without the rotation keys (rotated_file; continued_in_file but in the last part given).
 /// A part before the last without End record and not closed for rotation is marked (markCutShortPart()).
 /// Parts missing in the numbering (a gap, a first part not given, or a last part that continues in a
-/// part not given) are errors: the joined log is not intact. `parts` is set to the number of files.
+/// part not given) are warnings naming them: the files given are intact, the run is only partly given
+/// (the tools call it PARTIAL). `parts` is set to the number of files, `joined_parts` to their numbers.
 LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names);
 
 }  // namespace kc

@@ -59,4 +59,35 @@ std::optional<uint64_t> parseDurationNs(std::string_view text) {
   return static_cast<uint64_t>(ns);
 }
 
+namespace {
+/// Digits only in `base` (10 or 8), at least one.
+bool allDigits(std::string_view text, int base) {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (c < '0' || c >= '0' + base) return false;
+  return true;
+}
+}  // namespace
+
+bool tooLargeUnsigned(std::string_view text, int base) { return allDigits(text, base) && !parseUnsigned(text, base); }
+
+bool tooLargeBytes(std::string_view text) {
+  if (parseBytes(text)) return false;
+  // The same text with the number made small parses: then only the value was too large.
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return false;
+  return parseBytes(std::string("1") + std::string(text.substr(digits))).has_value();
+}
+
+bool tooLargeDuration(std::string_view text) {
+  if (parseDurationNs(text)) return false;
+  // Well formed (digits with at most one '.', and a unit that parses) is then only too large.
+  size_t at = 0, digits = 0, dots = 0;
+  for (; at < text.size() && ((text[at] >= '0' && text[at] <= '9') || text[at] == '.'); ++at)
+    (text[at] == '.' ? dots : digits) += 1;
+  if (digits == 0 || dots > 1) return false;
+  return parseDurationNs("1" + std::string(text.substr(at))).has_value();
+}
+
 }  // namespace kc

@@ -26,4 +26,12 @@ std::optional<uint64_t> parseBytes(std::string_view text);
 /// `kcount ctl --duration`.
 std::optional<uint64_t> parseDurationNs(std::string_view text);
 
+/// Whether `text` is written as the parser accepts it (digits, then for sizes a unit K..T, for durations
+/// a unit ns..h) but its value passes the largest the parser returns: UINT64_MAX (bytes for sizes, ns
+/// for durations: about 584 years). For messages that say "too large" rather than "not a number".
+/// Pure; thread-safe.
+bool tooLargeUnsigned(std::string_view text, int base = 10);
+bool tooLargeBytes(std::string_view text);
+bool tooLargeDuration(std::string_view text);
+
 }  // namespace kc

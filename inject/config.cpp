@@ -50,7 +50,11 @@ void readNumber(const char* name, uint64_t min, uint64_t max, const char* unit, 
   }
   const std::string range = max == UINT64_MAX ? std::to_string(min) + " or more"
                                               : "from " + std::to_string(min) + " to " + std::to_string(max);
-  problem(problems, name, v, std::string(n ? "out of range" : "not a whole number") + " (allowed: " + unit + " " + range + ")",
+  const bool too_large = !n && tooLargeUnsigned(v);
+  const std::string full_range = "from " + std::to_string(min) + " to " + std::to_string(max);
+  problem(problems, name, v,
+          too_large ? std::string("too large (allowed: ") + unit + " " + full_range + ")"
+                    : std::string(n ? "out of range" : "not a whole number") + " (allowed: " + unit + " " + range + ")",
           "the default " + std::to_string(*out / scale));
 }
 
@@ -64,8 +68,10 @@ void readDuration(const char* name, const char* dflt, uint64_t* out, std::string
     return;
   }
   problem(problems, name, v,
-          ns ? "a duration must be more than 0" : "not a duration (a number with ns, us, ms, s, m or h, or a plain "
-                                                  "number of seconds: 10s, 500ms, 2)",
+          ns                      ? "a duration must be more than 0"
+          : tooLargeDuration(v) ? "too large (the longest duration is 18446744073709551615 ns, about 584 years)"
+                                : "not a duration (a number with ns, us, ms, s, m or h, or a plain "
+                                  "number of seconds: 10s, 500ms, 2)",
           dflt);
 }
 
@@ -97,7 +103,10 @@ Config readAll(std::string* problems) {
   readNumber("KCOUNT_MAX_ACTIVITY_MB", 1, 1u << 20, "MiB", 1ull << 20, &c.max_activity_bytes, problems);
   if (const char* v = env("KCOUNT_MAX_BYTES")) {
     const std::optional<uint64_t> n = parseBytes(v);
-    if (!n)
+    if (!n && tooLargeBytes(v))
+      problem(problems, "KCOUNT_MAX_BYTES", v,
+              "too large (the largest size is 18446744073709551615 bytes, 16 EiB - 1: 16777215T)", "no cap");
+    else if (!n)
       problem(problems, "KCOUNT_MAX_BYTES", v,
               "not a size (a whole number of bytes, optionally with K, M, G or T: 1048576, 64K, 1G; 0: no cap)",
               "no cap");
@@ -113,7 +122,7 @@ Config readAll(std::string* problems) {
       c.file_mode = static_cast<unsigned>(*mode);
     else
       problem(problems, "KCOUNT_FILE_MODE", v,
-              mode ? "out of range (permission bits from 0 to 0777)" : "not an octal file mode (digits 0-7, e.g. 0640)",
+              mode || tooLargeUnsigned(v, 8) ? "out of range (permission bits from 0 to 0777)" : "not an octal file mode (digits 0-7, e.g. 0640)",
               "the default 0600");
   }
   if (const char* v = env("KCOUNT_MODE")) {

@@ -355,8 +355,10 @@ int runCtl(const CtlOptions& opt) {
     const std::optional<uint64_t> ns = parseDurationNs(opt.duration);
     if (!ns || *ns == 0) {
       std::cerr << "kcount ctl: --duration " << opt.duration
-                << (ns ? ": must be more than 0\n"
-                       : ": not a duration (a number with ns, us, ms, s, m or h, or a plain number of seconds: 10s, "
+                << (ns                                ? ": must be more than 0\n"
+                    : kc::tooLargeDuration(opt.duration) ? ": too large (the longest duration is "
+                                                           "18446744073709551615 ns, about 584 years)\n"
+                                                         : ": not a duration (a number with ns, us, ms, s, m or h, or a plain number of seconds: 10s, "
                          "500ms, 2)\n");
       return kCtlUsage;
     }
@@ -389,13 +391,27 @@ int runCtl(const CtlOptions& opt) {
     return kCtlUsage;
   }
   if (!opt.all) {
-    char* end = nullptr;
-    const long pid = std::strtol(opt.args[0].c_str(), &end, 10);
-    if (end == opt.args[0].c_str() || *end != '\0' || pid <= 0) {
-      std::cerr << "kcount ctl: '" << opt.args[0] << "' is not a process id\n";
+    const std::string& text = opt.args[0];
+    const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits) {
+      std::cerr << "kcount ctl: '" << text << "' is not a process id\n";
       return kCtlUsage;
     }
-    return oneTarget(static_cast<int>(pid), cmd, request, opt);
+    // Process ids are below /proc/sys/kernel/pid_max (at most 2^22 on Linux); larger numbers, those past
+    // UINT64_MAX included, name no process.
+    uint64_t pid_max = 4194304;
+    if (std::ifstream in("/proc/sys/kernel/pid_max"); in) {
+      uint64_t v = 0;
+      if (in >> v && v > 1) pid_max = v;
+    }
+    const std::optional<uint64_t> pid = kc::parseUnsigned(text);
+    if (!pid || *pid == 0 || *pid >= pid_max) {
+      std::cerr << fmt::format("kcount ctl: pid {} is out of range: process ids on this system go from 1 to {} "
+                               "(/proc/sys/kernel/pid_max is {})\n",
+                               text, pid_max - 1, pid_max);
+      return kCtlUsage;
+    }
+    return oneTarget(static_cast<int>(*pid), cmd, request, opt);
   }
   // --all: every socket in this user's folders (root: every user's), stale ones removed.
   std::set<std::string> dirs;

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -44,32 +46,43 @@ enum class Windows { kNone, kShown, kAll };
 /// enough for summary tables and JSON; memory independent of the number of records). The files of one
 /// rotated log, in any order, are one log. Per-window totals take one more streaming pass over a log with
 /// capture windows, only when `windows` asks for them.
-/// `paths` without a file given a second time (same device and inode, whatever its name: "r.kcount" and
-/// "./r.kcount", or a hard link): each repeat is named on stderr and read once, so its numbers are not
-/// counted twice. Paths that cannot be stat'ed are kept (the reader names the error).
+/// `paths` without repeats (kc::findDuplicates): a file given a second time (same device and inode,
+/// whatever its name: "r.kcount" and "./r.kcount", or a hard link) or a copy of a recording given before
+/// (same host, pid, start_ns and rotated part, same size): each repeat is named on stderr and read once,
+/// so its numbers are not counted twice. Copies of different sizes (one cut, damaged or copied while
+/// recording) are named and both kept, so the damage of either is still reported. Paths that cannot be
+/// stat'ed are kept (the reader names the error).
 std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths) {
+  const std::vector<kc::Duplicate> dups = kc::findDuplicates(paths);
   std::vector<std::string> out;
-  std::vector<std::pair<dev_t, ino_t>> seen;
-  for (const auto& p : paths) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) != 0) {
-      seen.push_back({static_cast<dev_t>(-1), static_cast<ino_t>(-1)});  // an id no file has
-      out.push_back(p);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const auto d = std::find_if(dups.begin(), dups.end(), [&](const kc::Duplicate& x) { return x.index == i; });
+    if (d == dups.end()) {
+      out.push_back(paths[i]);
       continue;
     }
-    const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
-    bool repeat = false;
-    for (size_t i = 0; i < seen.size() && !repeat; ++i)
-      if (seen[i] == id) {
-        repeat = true;
-        std::cerr << "kcount: " << p << ": warning: the same file as " << out[i]
-                  << " (given twice): read once\n";
-      }
-    if (repeat) continue;
-    seen.push_back(id);
-    out.push_back(p);
+    if (d->differs()) {
+      // Not the same bytes: one may be cut or damaged, so both are read (and their damage reported).
+      std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d)
+                << ": both are read, so the recording counts twice in totals across logs; give one of them\n";
+      out.push_back(paths[i]);
+      continue;
+    }
+    std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d) << ": read once ("
+              << paths[d->original] << ")\n";
   }
   return out;
+}
+
+/// Why `path` cannot be a log, in words (strerror of stat: "No such file or directory"; "a folder, not a
+/// log file"; "not a regular file (...)" for /dev/null and other devices, FIFOs, sockets), or "" for a
+/// regular file, which the reader reads (an empty one is "not a kcount log: empty file (0 bytes)").
+std::string notALogFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::string(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return "a folder, not a log file";
+  if (!S_ISREG(st.st_mode)) return "not a regular file (a device, FIFO or socket), not a log file";
+  return {};
 }
 
 /// One warning line on stderr per log that is not complete and clean (lossy, incomplete, damaged and
@@ -93,6 +106,17 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool s
   const auto groups = kc::groupRotatedParts(paths);
   logs.reserve(groups.size());
   for (const auto& g : groups) {
+    if (g.size() == 1) {
+      if (const std::string why = notALogFile(g.front()); !why.empty()) {
+        // A device (/dev/null), FIFO or folder: no log to read, said as check says it.
+        kc::LoadedLog l;
+        l.path = g.front();
+        l.data.not_a_log = true;
+        l.data.issues.push_back({kc::ReadIssue::Severity::kError, 0, -1, why});
+        logs.push_back(std::move(l));
+        continue;
+      }
+    }
     kc::LoadedLog l = streaming ? kc::streamParts(g, g_join) : kc::loadParts(g, g_join);
     if (streaming && (windows == Windows::kAll || (windows == Windows::kShown && kc::windowsShown(l.data))))
       kc::addWindowTotals(l, g_join);
@@ -130,17 +154,6 @@ std::string segmentsText(const std::vector<kc::LoadedLog>& logs) {
   return fmt::format(" --segment N (one of the {} capture windows, 0 to {}),", n, n - 1);
 }
 
-/// Why `path` cannot be a log, in words (strerror of stat: "No such file or directory"; "a folder, not a
-/// log file"; "not a regular file (...)" for /dev/null and other devices, FIFOs, sockets), or "" for a
-/// regular file, which the reader reads (an empty one is "not a kcount log: empty file (0 bytes)").
-std::string notALogFile(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::string(std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) return "a folder, not a log file";
-  if (!S_ISREG(st.st_mode)) return "not a regular file (a device, FIFO or socket), not a log file";
-  return {};
-}
-
 /// `path` opened for writing (truncated), or std::runtime_error "cannot write PATH: REASON" (the
 /// system's reason, or "it is a folder").
 std::ofstream openOutput(const std::string& path) {
@@ -162,10 +175,17 @@ void closeOutput(std::ofstream& out, const std::string& path) {
     throw std::runtime_error("cannot write " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
 }
 
-/// Warns when diff's two sides hold the same file, or parts of one rotated run (same host, pid and
-/// start_ns): a diff compares two runs, so the result would only show how the parts differ.
+/// Warns when diff's two sides hold the same file, copies of one recording (same host, pid, start_ns and
+/// rotated part numbers: every difference is zero), or parts of one rotated run (same host, pid and
+/// start_ns, other part numbers): a diff compares two runs, so the result would only show how the parts
+/// differ.
 void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b) {
   auto filesOf = [](const kc::LoadedLog& l) { return l.files.empty() ? std::vector<std::string>{l.path} : l.files; };
+  auto partsOf = [&](const kc::LoadedLog& l) {
+    std::vector<uint32_t> parts;
+    for (const auto& f : filesOf(l)) parts.push_back(kc::readLogHead(f).rotationPart());
+    return parts;
+  };
   for (const auto& la : a)
     for (const auto& lb : b) {
       bool same_file = false;
@@ -177,10 +197,20 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
             same_file = true;
         }
       const std::string id = kc::runIdentity(la.data);
-      if (same_file)
+      if (same_file) {
         std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
                   << ") hold the same file: every difference is zero\n";
-      else if (!id.empty() && id == kc::runIdentity(lb.data))
+        continue;
+      }
+      if (id.empty() || id != kc::runIdentity(lb.data)) continue;
+      const std::vector<uint32_t> pa = partsOf(la), pb = partsOf(lb);
+      const bool shared_part =
+          std::any_of(pa.begin(), pa.end(), [&](uint32_t k) { return std::find(pb.begin(), pb.end(), k) != pb.end(); });
+      if (shared_part)
+        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
+                  << ") are copies of one recording (same host, pid and start): the diff compares a run with "
+                     "itself, so it shows no difference between runs\n";
+      else
         std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
                   << ") are parts of one rotated run (same host, pid and start_ns): the diff compares parts of "
                      "one run, not two runs (give all parts to summary to read the run)\n";
@@ -311,7 +341,10 @@ int kcountMain(int argc, char** argv) {
   std::string from_text, to_text;
   auto durationCheck = CLI::Validator(
       [](std::string& in) -> std::string {
-        return kc::parseDurationNs(in) ? std::string() : "Value " + in + " is not a duration (2.5s, 300ms, 40us, 1200ns; a plain number is seconds)";
+        if (kc::parseDurationNs(in)) return std::string();
+        if (kc::tooLargeDuration(in))
+          return "Value " + in + " is too large (the longest duration is 18446744073709551615 ns, about 584 years)";
+        return "Value " + in + " is not a duration (2.5s, 300ms, 40us, 1200ns; a plain number is seconds)";
       },
       "TIME");
   exp->add_option("--from", from_text,
@@ -414,6 +447,11 @@ int kcountMain(int argc, char** argv) {
       auto logs = loadAll(paths, /*streaming=*/segment < 0, format == "json" ? Windows::kAll : Windows::kShown);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
+      // Part of a rotated run: said on stderr too (the footer says it; a JSON or CSV reader, or the
+      // total across logs, would not show it).
+      for (const auto& l : logs)
+        if (kc::logState(l) == "rotated part")
+          std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
       if (segment >= 0) {
         for (auto& l : logs) {
           if (l.data.summary_mode) {
@@ -539,15 +577,32 @@ int kcountMain(int argc, char** argv) {
       std::vector<std::string> logs_given;
       for (const auto& p : paths)
         if (notALogFile(p).empty()) logs_given.push_back(p);
-      const std::vector<std::string> whole = kc::earlierPartsGiven(logs_given);
+      // Which parts of each file's rotated run are among the files given, and which files repeat an
+      // earlier one (the same file, or a copy of one recording): each file is still checked.
+      const std::vector<kc::PartsGiven> given = kc::partsGiven(logs_given);
+      const std::vector<kc::Duplicate> dups = kc::findDuplicates(logs_given);
+      size_t next_given = 0;
       for (const auto& p : paths) {
         if (const std::string why = notALogFile(p); !why.empty()) {
           std::cout << "== " << p << '\n' << "NOT A LOG FILE: " << why << '\n';
           rc = 2;
           continue;
         }
+        const size_t at = next_given++;  // p's position in logs_given
         auto l = kc::streamLog(p, g_join);
-        rc = std::max(rc, kc::printCheck(std::cout, l, std::find(whole.begin(), whole.end(), p) != whole.end()));
+        std::ostringstream report;
+        rc = std::max(rc, kc::printCheck(report, l, given[at]));
+        std::string text = report.str();
+        for (const auto& d : dups)
+          if (d.index == at) {
+            // Named right under the "== PATH" line: a summary of both would count the recording twice.
+            const size_t eol = text.find('\n');
+            text.insert(eol + 1, "COPY: " + kc::duplicateText(logs_given, d) +
+                                     (d.differs() ? ": summary and the other commands read both, so the "
+                                                    "recording counts twice; give one of them\n"
+                                                  : ": summary, kernels, diff, export and report read it once\n"));
+          }
+        std::cout << text;
         if (salvage && l.data.chunks_read > 0) {
           if (kc::windowsShown(l.data)) kc::addWindowTotals(l, g_join);
           std::cout << "intact part:\n";

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <sys/stat.h>
+
 #include "collector/file_sink.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
@@ -144,16 +146,50 @@ std::string snapshotLine(const LoadedLog& l) {
   return s;
 }
 
-/// "rotated part K; parts 0..K-1 not given[, continued in part K+1 (not given)]; the numbers cover this
-/// part only" for a later part of a rotated log read alone (LogData::isLaterPartAlone()).
-std::string laterPartText(const LogData& d) {
+/// "rotated part K; parts 0..K-1 not given[, continued in part K+1 (not given|given)]; the numbers cover
+/// this part only" for a later part of a rotated log read alone (LogData::isLaterPartAlone()).
+std::string laterPartText(const LogData& d, bool next_part_given = false) {
   const uint32_t k = d.rotationPart();
   std::string s = fmt::format("rotated part {}; {} not given", k,
                               k == 1 ? std::string("part 0") : fmt::format("parts 0..{}", k - 1));
-  if (d.isContinuedPart()) s += fmt::format(", continued in part {} (not given)", d.continuedInPart());
+  if (d.isContinuedPart())
+    s += fmt::format(", continued in part {} ({})", d.continuedInPart(), next_part_given ? "given" : "not given");
   else if (!d.complete) s += "; no end record";
   return s + "; the numbers cover this part only (give every part to read the run)";
 }
+
+/// "part 3", "parts 0..2", "parts 0..1, 3": part numbers (ascending, distinct) with runs shortened.
+std::string partsText(const std::vector<uint32_t>& parts) {
+  std::string s;
+  for (size_t i = 0; i < parts.size();) {
+    size_t j = i;
+    while (j + 1 < parts.size() && parts[j + 1] == parts[j] + 1) ++j;
+    s += (s.empty() ? "" : ", ") + (j == i ? std::to_string(parts[i]) : fmt::format("{}..{}", parts[i], parts[j]));
+    i = j + 1;
+  }
+  return (parts.size() == 1 ? "part " : "parts ") + s;
+}
+}  // namespace
+
+std::string partialRunText(const LogData& d) {
+  if (d.parts <= 1 && d.rotationPart() > 0) return laterPartText(d);
+  std::vector<uint32_t> given = d.joined_parts;
+  if (given.empty()) given.push_back(0);  // one file, part 0 (or a log never rotated)
+  std::vector<uint32_t> missing;
+  for (uint32_t k = 0, at = 0; k < given.back(); ++k) {
+    if (at < given.size() && given[at] == k) ++at;
+    else missing.push_back(k);
+  }
+  const uint32_t next = d.isContinuedPart() ? d.continuedInPart() : 0;
+  if (missing.empty() && next == 0) return {};
+  std::string s = "rotated run";
+  if (!missing.empty()) s += ": " + partsText(missing) + " not given";
+  if (next > 0) s += fmt::format("{} continues in part {} (not given)", missing.empty() ? "" : ", and it", next);
+  else if (!d.complete) s += "; no end record";
+  return s + ": the numbers cover " + partsText(given) + " only (give every part to read the run)";
+}
+
+namespace {
 
 /// The footer's one-line state of the log: complete (clean or lossy), incomplete, salvaged from damage, or
 /// followed by bytes after its end record. A log that is not intact is never called complete.
@@ -169,11 +205,7 @@ std::string logStateLine(const LoadedLog& l) {
                        d.after_end_offset, d.after_end_bytes,
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "", lossy);
   const std::string parts = d.parts > 1 ? fmt::format(" ({} rotated files joined)", d.parts) : std::string();
-  if (d.isLaterPartAlone())
-    return laterPartText(d) + lossy;
-  if (d.isContinuedPart())
-    return fmt::format("rotated part {} of a log, continued in part {} (not given)", d.rotationPart(),
-                       d.continuedInPart()) + lossy;
+  if (const std::string partial = partialRunText(d); !partial.empty()) return "log PARTIAL: " + partial + lossy;
   if (!d.complete) return "log INCOMPLETE (no end record)" + lossy;
   if (loss.any()) return "log complete but LOSSY: " + loss.text() + "; the numbers above undercount" + parts;
   return "log complete" + parts;
@@ -380,7 +412,7 @@ std::string logState(const LoadedLog& l) {
   const LogData& d = l.data;
   if (!d.intact()) return "damaged";
   if (d.dataAfterEnd()) return "data after end";
-  if (d.isContinuedPart() || d.isLaterPartAlone()) return "rotated part";
+  if (!partialRunText(d).empty()) return "rotated part";
   if (!d.complete) return "incomplete";
   return logLosses(l).any() ? "complete, lossy" : "complete";
 }
@@ -388,6 +420,7 @@ std::string logState(const LoadedLog& l) {
 std::string logStateWarning(const LoadedLog& l) {
   if (logState(l) == "complete") return {};
   std::string s = logStateLine(l);
+  if (s.starts_with("log PARTIAL: ")) s.erase(0, 13);  // the warning names what is missing
   // The footer's wording refers to the table above it; a warning stands alone.
   const std::string above = "the numbers above undercount", plain = "its numbers undercount";
   if (const size_t at = s.find(above); at != std::string::npos) s.replace(at, above.size(), plain);
@@ -1077,20 +1110,87 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
   }
 }
 
-std::vector<std::string> earlierPartsGiven(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
-  for (const auto& group : groupRotatedParts(paths)) {
-    // A group is in part order with distinct parts: part K has 0..K-1 before it iff the parts so far
-    // are exactly 0, 1, ..., K.
-    for (size_t m = 0; m < group.size(); ++m) {
-      if (readLogHead(group[m]).rotationPart() != m) break;
-      if (m > 0) out.push_back(group[m]);
-    }
+std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths) {
+  struct Head {
+    std::string id;
+    uint32_t part = 0, next = 0;
+  };
+  std::vector<Head> heads;
+  for (const auto& p : paths) {
+    const LogData h = readLogHead(p);
+    heads.push_back({runIdentity(h), h.rotationPart(), h.isContinuedPart() ? h.continuedInPart() : 0});
+  }
+  auto given = [&](const std::string& id, uint32_t part) {
+    return std::any_of(heads.begin(), heads.end(), [&](const Head& h) { return h.id == id && h.part == part; });
+  };
+  std::vector<PartsGiven> out(paths.size());
+  for (size_t i = 0; i < heads.size(); ++i) {
+    const Head& h = heads[i];
+    if (h.id.empty()) continue;
+    bool earlier = h.part > 0;
+    for (uint32_t k = 0; k < h.part && earlier; ++k) earlier = given(h.id, k);
+    out[i].earlier = earlier;
+    out[i].next = h.next > 0 && given(h.id, h.next);
   }
   return out;
 }
 
-int printCheck(std::ostream& out, const LoadedLog& l, bool earlier_parts_given) {
+std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths) {
+  struct Key {
+    bool stat_ok = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::string id;
+    uint32_t part = 0;
+    uint64_t bytes = 0;
+  };
+  std::vector<Key> keys;
+  std::vector<Duplicate> out;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    Key k;
+    struct stat st {};
+    if (::stat(paths[i].c_str(), &st) == 0) {
+      k.stat_ok = true;
+      k.dev = st.st_dev;
+      k.ino = st.st_ino;
+      k.bytes = static_cast<uint64_t>(st.st_size);
+      if (S_ISREG(st.st_mode)) {
+        const LogData head = readLogHead(paths[i]);
+        if (!head.not_a_log) {
+          k.id = runIdentity(head);
+          k.part = head.rotationPart();
+        }
+      }
+    }
+    for (size_t j = 0; j < keys.size(); ++j) {
+      const Key& o = keys[j];
+      if (!k.stat_ok || !o.stat_ok) continue;
+      if (std::any_of(out.begin(), out.end(), [&](const Duplicate& d) { return d.index == j; })) continue;
+      const bool same_file = k.dev == o.dev && k.ino == o.ino;
+      if (same_file || (!k.id.empty() && k.id == o.id && k.part == o.part)) {
+        out.push_back({i, j, same_file, k.part, o.bytes, k.bytes});
+        break;
+      }
+    }
+    keys.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d) {
+  const std::string& first = paths[d.original];
+  const std::string& again = paths[d.index];
+  if (d.same_file) return "the same file as " + first + " (given twice)";
+  std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
+                  (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";
+  if (d.differs())
+    s += fmt::format(" of different sizes ({} and {} bytes: one was copied before the recording ended, or was "
+                     "cut)",
+                     d.original_bytes, d.bytes);
+  return s;
+}
+
+int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
   out << "== " << l.path << '\n';
@@ -1141,20 +1241,31 @@ int printCheck(std::ostream& out, const LoadedLog& l, bool earlier_parts_given) 
   const LogLosses loss = logLosses(l);
   if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;
-  const bool part = d.isContinuedPart();  // a non-last file of a rotated log: complete as a part
-  const bool alone = d.isLaterPartAlone() && !earlier_parts_given;
+  // A non-last file of a rotated log is complete as a part; the run is whole only with the part it
+  // continues in, and with its earlier parts for a part above 0.
+  const bool part = d.isContinuedPart();
+  const bool alone = d.isLaterPartAlone() && !given.earlier;
+  const bool next_missing = part && !given.next;
   if (!d.intact()) rc = 2;
-  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone) rc = 1;
+  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing) rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
   else if (alone)
-    out << "PARTIAL: " << laterPartText(d) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
+    out << "PARTIAL: " << laterPartText(d, given.next) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
+  else if (next_missing)
+    out << fmt::format("PARTIAL: rotated part {}, continued in part {} (not given){}: the run goes on in a part "
+                       "not given (give every part to read the run){}\n",
+                       d.rotationPart(), d.continuedInPart(),
+                       d.rotationPart() == 1   ? std::string("; part 0 given too")
+                       : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
+                                              : std::string(),
+                       loss.any() ? "; LOSSY: " + loss.text() : "");
   else if (d.dataAfterEnd())
     out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
                        d.after_end_bytes, d.after_end_offset,
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
   else if (part && !loss.any())
-    out << fmt::format("OK: rotated part {}, continued in part {} (the log's End record is in its last part)\n",
+    out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
                        d.rotationPart(), d.continuedInPart());
   else if (!d.complete && !part)
     out << "INCOMPLETE (no end record)\n";

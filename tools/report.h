@@ -194,15 +194,52 @@ std::string logState(const LoadedLog& log);
 /// kernels, export, report and diff print per such log; "" for a complete log without drops.
 std::string logStateWarning(const LoadedLog& log);
 
-/// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
-/// record) or lossy (records dropped while recording: a DROPS line names the counters), 2 damaged (an
-/// error, or a truncated tail), unreadable, or not a kcount log (then only what byte 0 holds is printed).
-/// A rotated part K > 0 is PARTIAL (1) unless `earlier_parts_given`: its parts 0..K-1 were given to the
-/// same command (earlierPartsGiven()), so the run is whole; then it is OK like part 0.
-int printCheck(std::ostream& out, const LoadedLog& log, bool earlier_parts_given = false);
+/// Which other parts of a file's rotated run (same runIdentity()) were given to the same command.
+struct PartsGiven {
+  bool earlier = false;  ///< a part K > 0 with every part 0..K-1 given
+  bool next = false;     ///< a part closed for rotation (continued_in_file = N) with part N given
+};
 
-/// Of the log files given to one command, those that are a rotated part K > 0 whose parts 0..K-1 of the
-/// same run (runIdentity()) are among them too. Reads the first 2 MiB of each file (readLogHead).
-std::vector<std::string> earlierPartsGiven(const std::vector<std::string>& paths);
+/// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
+/// record), lossy (records dropped while recording: a DROPS line names the counters) or partial (a
+/// rotated part whose run is not whole among the files given: PARTIAL), 2 damaged (an error, or a
+/// truncated tail), unreadable, or not a kcount log (then only what byte 0 holds is printed).
+/// A rotated part K > 0 is PARTIAL unless `given.earlier`; a part closed for rotation (continued in part
+/// N) is PARTIAL unless `given.next`; with both, it is OK as a part of a whole run.
+int printCheck(std::ostream& out, const LoadedLog& log, PartsGiven given = {});
+
+/// For each of the log files given to one command (same order): which parts of its run are among them
+/// (PartsGiven). Reads the first 2 MiB of each file (readLogHead); a file without run identity gets {}.
+std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths);
+
+/// A file given again among the logs of one command: the same file (same device and inode, whatever
+/// the name) or a copy of one recording (same runIdentity() and rotated part number: `cp` of a log).
+/// Reading both would count the recording twice.
+struct Duplicate {
+  size_t index = 0;     ///< position of the repeat in the paths
+  size_t original = 0;  ///< position of the first file of that recording
+  bool same_file = false;
+  uint32_t part = 0;                            ///< rotated part number of both
+  uint64_t original_bytes = 0, bytes = 0;       ///< file sizes (a copy taken while recording is shorter)
+  /// Copies of different sizes: not one file's bytes twice (one is cut, or was copied while recording),
+  /// so each is read and its damage reported; the caller warns that the recording counts twice.
+  bool differs() const { return !same_file && original_bytes != bytes; }
+};
+
+/// The repeats among `paths` (each at most once, naming the first file it repeats), in order. Stats and
+/// reads the first 2 MiB of each regular file (readLogHead); files that cannot be stat'ed, that are not
+/// kcount logs or that have no run identity (host, pid, start_ns metadata) are never repeats but of
+/// themselves by inode.
+std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths);
+
+/// "the same file as A (given twice)" or "A and B are copies of one recording (same host, pid and
+/// start[, rotated part K])[ of different sizes (N and M bytes: ...)]" for a Duplicate of `paths`.
+std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d);
+
+/// The state of a log that holds only part of a rotated run, "" for a whole run (or a log never rotated):
+/// "rotated part K; parts 0..K-1 not given; ..." for a part above 0 read alone, "rotated run continues in
+/// part N (not given): the numbers cover parts 0..N-1 only (...)" for parts without the one the last
+/// continues in, "rotated run: part 1 not given: the numbers cover parts 0, 2 only (...)" for a gap.
+std::string partialRunText(const LogData& d);
 
 }  // namespace kc

@@ -1,5 +1,6 @@
 #include "tools/run.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -41,6 +42,31 @@ void forwardSignal(int sig, siginfo_t* info, void*) {
 }
 
 }  // namespace
+
+std::string notSharedObject(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::string("cannot be read: ") + std::strerror(errno);
+  Elf64_Ehdr h{};
+  in.read(reinterpret_cast<char*>(&h), sizeof(h));
+  const auto got = static_cast<size_t>(in.gcount());
+  if (got < EI_NIDENT || std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0)
+    return got == 0 ? "not an ELF shared object (an empty file)"
+                    : "not an ELF shared object (it does not start with the ELF magic 7f 45 4c 46)";
+  if (h.e_ident[EI_CLASS] != ELFCLASS64 || got < sizeof(h))
+    return "not a 64-bit ELF file (this kcount loads 64-bit libraries only)";
+  if (h.e_type != ET_DYN) return "an ELF file, but not a shared object (e_type " + std::to_string(h.e_type) + ", not ET_DYN)";
+  // A position-independent program is ET_DYN too; it asks for a program interpreter (PT_INTERP), which
+  // a shared library does not, and the loader refuses to preload it.
+  for (uint16_t i = 0; i < h.e_phnum && h.e_phentsize == sizeof(Elf64_Phdr); ++i) {
+    Elf64_Phdr ph{};
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(h.e_phoff + uint64_t{i} * sizeof(ph)));
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof(ph))) break;
+    if (ph.p_type == PT_INTERP)
+      return "a program (a position-independent executable: it has a PT_INTERP header), not a shared library";
+  }
+  return {};
+}
 
 std::string findInjectionLibrary(const std::string& explicit_path) {
   std::error_code ec;
@@ -113,6 +139,13 @@ int runCommand(const RunOptions& opt) {
       std::fprintf(stderr,
                    "kcount run: cannot find libkcount.so (looked in ../lib/ and beside the kcount binary); "
                    "pass --lib PATH\n");
+    return 2;
+  }
+  if (const std::string why = notSharedObject(lib); !why.empty()) {
+    // The loader would refuse it in the child ("cannot be preloaded" or a CUDA injection error), and
+    // the run would end with no log, for a reason that is not the program's.
+    std::fprintf(stderr, "kcount run: --lib %s: %s; give the path of libkcount.so\n",
+                 (opt.lib.empty() ? lib : opt.lib).c_str(), why.c_str());
     return 2;
   }
   if (opt.inject == "preload") {

@@ -23,6 +23,12 @@ struct RunOptions {
 /// Returns "" if none exists.
 std::string findInjectionLibrary(const std::string& explicit_path);
 
+/// Why the file at `path` cannot be injected as a library, from its ELF header: "cannot be read: ...",
+/// "not an ELF shared object (...)", "not a 64-bit ELF file ...", "an ELF file, but not a shared object
+/// (e_type N, not ET_DYN)", "a program (a position-independent executable ...)"; "" for a 64-bit ELF
+/// shared object (type ET_DYN without a PT_INTERP program header). Reads the ELF and program headers.
+std::string notSharedObject(const std::string& path);
+
 /// Finds the Python helper folder (the one holding kcount's sitecustomize.py): <folder of `lib`>/../share/
 /// kcount/python, else <folder of kcount>/../share/kcount/python. Returns "" if none exists.
 std::string findTorchHelper(const std::string& lib);

@@ -2,7 +2,7 @@
 # KCOUNT_MAX_BYTES with KCOUNT_MAX_FILES on a real run of the library (an NVTX-only program, no GPU):
 # every file at most the cap and filled until the last one, ranges in the files plus the ranges counted as
 # not written equal to the ranges the library took, the warning names the right file; `kcount check` calls
-# non-last parts OK, `summary` reads the parts as one run in any argument order and names a missing part;
+# non-last parts OK when the part they continue in is given (PARTIAL alone), `summary` reads the parts as one run in any argument order and names a missing part;
 # a taken name gets a duplicate name that keeps ".kcount".
 # Usage: test_rotation.sh BUILD_DIR NVTX_PROGRAM
 set -u
@@ -63,16 +63,16 @@ for cap_steps in 4096:20000 64K:300000; do
   else
     bad "$cap: warning text: $(tr '\n' ' ' <"$d/err")"
   fi
-  # check: part 0 is a complete part (exit 0); parts 1 and 2 alone lack part 0 (PARTIAL, exit 1); the
-  # last part is closed (End record) with drops.
+  # check: part 0 alone lacks the part it continues in, parts 1 and 2 alone lack part 0 (all PARTIAL,
+  # exit 1, none damaged or incomplete); the last part is closed (End record) with drops.
   out0=$("$kcount" check "${files[0]}"); rc0=$?
   out1=$("$kcount" check "${files[1]}"); rc1=$?
   out2=$("$kcount" check "${files[2]}"); rc2=$?
-  if [[ $rc0 -eq 0 && $rc1 -eq 1 && $out0 == *"OK: rotated part 0, continued in part 1"* &&
+  if [[ $rc0 -eq 1 && $rc1 -eq 1 && $out0 == *"PARTIAL: rotated part 0, continued in part 1 (not given)"* &&
         $out1 == *"PARTIAL: rotated part 1; part 0 not given, continued in part 2 (not given)"* && $out0 != *INCOMPLETE* &&
         $rc2 -eq 1 && $out2 == *"records_not_written = not written:"* && $out2 != *"no end record"* &&
         $out2 == *"PARTIAL: rotated part 2; parts 0..1 not given; the numbers cover this part only"*"LOSSY"* ]]; then
-    ok "$cap: check: part 0 OK as a rotated part (exit 0); parts 1 and 2 alone PARTIAL (exit 1), the last one's drops named"
+    ok "$cap: check: parts 0, 1 and 2 alone PARTIAL (exit 1), the last one's drops named"
   else
     bad "$cap: check exit $rc0 $rc1 $rc2: $(echo "$out0" | tail -1) / $(echo "$out1" | tail -1) / $(echo "$out2" | tail -1)"
   fi
@@ -98,7 +98,7 @@ j = json.load(sys.stdin)
 print(len(j["logs"]))')
   if [[ $steps_json == 1 ]]; then ok "$cap: summary --format json of r*.kcount: one log"; else bad "$cap: json logs: $steps_json"; fi
   err=$("$kcount" summary "${files[0]}" "${files[2]}" 2>&1 >/dev/null); rc=$?
-  if [[ $rc -eq 2 && $err == *"part 1 not given"* ]]; then ok "$cap: a missing part is named (exit 2)"
+  if [[ $rc -eq 0 && $err == *"rotated run: part 1 not given"* ]]; then ok "$cap: a missing part is named (partial, exit 0)"
   else bad "$cap: missing part: exit $rc: $err"; fi
   # The last part alone: not "log complete"; JSON state "rotated part".
   sum=$("$kcount" summary "${files[2]}"); rc=$?
@@ -122,8 +122,8 @@ print(len(j["logs"]))')
   err=$("$kcount" diff "${files[0]}" "${files[1]}" 2>&1 >/dev/null)
   if [[ $err == *"are parts of one rotated run"* ]]; then ok "$cap: diff of two parts of one run warns"
   else bad "$cap: diff of two parts: '$err'"; fi
-  err=$("$kcount" summary --salvage "${files[0]}" "${files[1]}" 2>&1 >/dev/null); rc=$?
-  if [[ $rc -eq 0 && $err == *"continues in part 2, which was not given"* ]]; then ok "$cap: a missing last part is named; --salvage reports the rest"
+  err=$("$kcount" summary "${files[0]}" "${files[1]}" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -eq 0 && $err == *"rotated run continues in part 2 (not given): the numbers cover parts 0..1 only"* ]]; then ok "$cap: a missing last part is named (partial, not damage: exit 0)"
   else bad "$cap: missing last part: exit $rc: $err"; fi
 done
 
@@ -145,7 +145,7 @@ fi
 # A rotated run with room for every file (no drops), every part given: OK, exit 0.
 w=$work/whole
 mkdir -p "$w"
-KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1000 KCOUNT_OUTPUT=$w/r.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 3000 \
+KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1000 KCOUNT_OUTPUT=$w/r.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 8000 \
   >/dev/null 2>"$w/err"
 last=$(cd "$w" && ls r.*.kcount | sort -t. -k2 -n | tail -1)
 k=$(cut -d. -f2 <<<"$last")

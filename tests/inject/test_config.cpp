@@ -73,6 +73,12 @@ TEST_CASE("malformed or out-of-range numbers: one warning naming variable, value
       {"KCOUNT_INTERVAL", "-1s", "not a duration"},
       {"KCOUNT_CAPTURE_DURATION", "0", "more than 0"},
       {"KCOUNT_CAPTURE_DURATION", "1e3", "not a duration"},
+      // Well formed but past 2^64 - 1: too large, with the maximum.
+      {"KCOUNT_MAX_BYTES", "99999999999T", "too large (the largest size is 18446744073709551615 bytes"},
+      {"KCOUNT_MAX_FILES", "99999999999999999999999", "too large (allowed: files from 1 to 100000)"},
+      {"KCOUNT_CAPTURE_SKIP", "99999999999999999999999", "too large (allowed: occurrences from 0 to 18446744073709551615)"},
+      {"KCOUNT_FILE_MODE", "77777777777777777777777", "out of range (permission bits from 0 to 0777)"},
+      {"KCOUNT_INTERVAL", "99999999999999h", "too large (the longest duration is 18446744073709551615 ns"},
   };
   for (const Case& k : cases) {
     INFO(k.name << "=" << k.value);

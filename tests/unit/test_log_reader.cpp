@@ -781,19 +781,25 @@ TEST_CASE("rotated parts joined: one run in part order; missing parts are errors
   CHECK(all.meta(kc::kMetaContinuedIn).empty());
   CHECK(all.scopePath(1) == "step");
 
+  // Parts missing from a join are named (warnings), not damage: the files given are intact.
   const kc::LogData gap = kc::joinRotatedParts({parts[0], parts[2]}, {names[0], names[2]});
-  CHECK(gap.damaged());
+  CHECK(gap.intact());
+  CHECK(gap.joined_parts == std::vector<uint32_t>{0, 2});
   REQUIRE_FALSE(gap.issues.empty());
+  CHECK(gap.issues[0].severity == kc::ReadIssue::Severity::kWarning);
   CHECK(gap.issues[0].message.find("part 1 not given") != std::string::npos);
 
   const kc::LogData head = kc::joinRotatedParts({parts[0], parts[1]}, {names[0], names[1]});
-  CHECK(head.damaged());
+  CHECK(head.intact());
+  CHECK(head.isContinuedPart());
+  CHECK(head.continuedInPart() == 2);
   bool named = false;
   for (const auto& i : head.issues) named = named || i.message.find("continues in part 2, which was not given") != std::string::npos;
   CHECK(named);
 
   const kc::LogData no_first = kc::joinRotatedParts({parts[1], parts[2]}, {names[1], names[2]});
-  CHECK(no_first.damaged());
+  CHECK(no_first.intact());
+  CHECK(no_first.joined_parts == std::vector<uint32_t>{1, 2});
 
   // A middle part cut short (inside its last chunk, then at a chunk boundary): part 2 follows, so the run
   // went on; the join names part 1 as cut short (an error), never as a crash of the run.

@@ -60,3 +60,25 @@ TEST_CASE("parseDurationNs: a decimal number and a unit") {
     CHECK_FALSE(parseDurationNs(bad).has_value());
   }
 }
+
+TEST_CASE("tooLarge*: well formed but past UINT64_MAX, told apart from text that is no number") {
+  CHECK(kc::tooLargeUnsigned("18446744073709551616"));
+  CHECK_FALSE(kc::tooLargeUnsigned("18446744073709551615"));
+  CHECK_FALSE(kc::tooLargeUnsigned("12x"));
+  CHECK_FALSE(kc::tooLargeUnsigned(""));
+  CHECK(kc::tooLargeUnsigned("77777777777777777777777", 8));
+  CHECK_FALSE(kc::tooLargeUnsigned("0778", 8));
+  CHECK(kc::tooLargeBytes("99999999999T"));
+  CHECK(kc::tooLargeBytes("16777216T"));
+  CHECK_FALSE(kc::tooLargeBytes("16777215T"));
+  CHECK(kc::tooLargeBytes("99999999999999999999999"));
+  CHECK_FALSE(kc::tooLargeBytes("12Q"));
+  CHECK_FALSE(kc::tooLargeBytes("-1K"));
+  CHECK_FALSE(kc::tooLargeBytes("64K"));
+  CHECK(kc::tooLargeDuration("99999999999999h"));
+  CHECK(kc::tooLargeDuration("1e400") == false);
+  CHECK(kc::tooLargeDuration("600y") == false);
+  CHECK_FALSE(kc::tooLargeDuration("1.2.3s"));
+  CHECK_FALSE(kc::tooLargeDuration("10s"));
+  CHECK(kc::tooLargeDuration("18446744073709551616ns"));
+}

@@ -286,3 +286,42 @@ TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; seve
   CHECK(j["kernels"][0]["per_log"][1]["log"] == "pid 22");
   CHECK(j["kernels"][0]["per_log"][1]["count"] == 3);
 }
+
+TEST_CASE("a rotated run given in part is PARTIAL, with what is missing named; check needs the next part too") {
+  // Part 0 alone, closed for rotation (continued in part 1): partial, not damaged.
+  kc::LoadedLog part0;
+  part0.path = "r.kcount";
+  part0.data.complete = false;
+  part0.data.metadata = {{kc::kMetaContinuedIn, "1"}};
+  CHECK(kc::partialRunText(part0.data) ==
+        "rotated run continues in part 1 (not given): the numbers cover part 0 only (give every part to read the run)");
+  CHECK(kc::logState(part0) == "rotated part");
+  CHECK(kc::logStateWarning(part0).starts_with("rotated run continues in part 1 (not given)"));
+  std::ostringstream alone, with_next;
+  CHECK(kc::printCheck(alone, part0) == 1);
+  CHECK(alone.str().find("PARTIAL: rotated part 0, continued in part 1 (not given)") != std::string::npos);
+  CHECK(kc::printCheck(with_next, part0, kc::PartsGiven{false, true}) == 0);
+  CHECK(with_next.str().find("OK: rotated part 0, continued in part 1 (given too") != std::string::npos);
+
+  // Parts 0..1 joined, the last continued in part 2.
+  kc::LogData joined;
+  joined.complete = false;
+  joined.parts = 2;
+  joined.joined_parts = {0, 1};
+  joined.metadata = {{kc::kMetaContinuedIn, "2"}};
+  CHECK(kc::partialRunText(joined).starts_with(
+      "rotated run continues in part 2 (not given): the numbers cover parts 0..1 only"));
+  // A gap: parts 0 and 2, the last complete.
+  kc::LogData gap;
+  gap.complete = true;
+  gap.parts = 2;
+  gap.joined_parts = {0, 2};
+  CHECK(kc::partialRunText(gap).starts_with("rotated run: part 1 not given: the numbers cover parts 0, 2 only"));
+  // A whole run, and a log never rotated: not partial.
+  kc::LogData whole;
+  whole.complete = true;
+  whole.parts = 3;
+  whole.joined_parts = {0, 1, 2};
+  CHECK(kc::partialRunText(whole).empty());
+  CHECK(kc::partialRunText(kc::LogData{}).empty());
+}
