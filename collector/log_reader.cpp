@@ -1081,8 +1081,25 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                 " to the next intact chunk at byte " + std::to_string(next));
       ++log.chunks_skipped;
       if (next > pos) skippedChunks(pos + 1, next);
-      pos = next;
       ++chunk;
+      // Chunks whose headers were destroyed too: the intact chunk's sequence number (0, 1, 2, ... in
+      // write order) says how many chunks the skipped bytes held, when it is plausible (each chunk takes
+      // at least a header's bytes).
+      ChunkInfo nh;
+      uint32_t seq = 0;
+      if (next > pos && chunkHeaderAt(bytes, next, nh)) std::memcpy(&seq, bytes.data() + next + 16, sizeof(seq));
+      if (next > pos && seq > chunk && seq - chunk <= (next - pos) / sizeof(ChunkHeader)) {
+        const int64_t lost = seq - chunk;
+        error(log, pos, chunk,
+              std::to_string(lost) + (lost == 1 ? " more chunk" : " more chunks") + " in bytes " +
+                  std::to_string(pos) + " to " + std::to_string(next) +
+                  " lost their headers too (the intact chunk at byte " + std::to_string(next) +
+                  " carries sequence number " + std::to_string(seq) + "): chunks " + std::to_string(chunk) +
+                  (lost == 1 ? "" : " to " + std::to_string(seq - 1)) + " skipped");
+        log.chunks_skipped += static_cast<uint32_t>(lost);
+        chunk = seq;
+      }
+      pos = next;
       return true;
     };
 

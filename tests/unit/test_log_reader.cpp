@@ -914,7 +914,7 @@ TEST_CASE("damaged chunks in a row: one error each, true chunk numbers, read + s
 
 TEST_CASE("a bad chunk header: the damaged chunks inside the skipped bytes are named and counted") {
   ManyChunkLog log = manyChunkLog(6);
-  log.bytes[log.at[1]] ^= 0xff;                                   // chunk 1: bad magic
+  log.bytes[log.at[1]] ^= 0xff;                                // chunk 1: bad magic
   log.bytes[log.at[2] + sizeof(kc::ChunkHeader) + 5] ^= 0xff;  // chunk 2: bad checksum, header intact
   const kc::LogData d = kc::readLog(log.bytes);
   CHECK(hasIssue(d, ReadIssue::Severity::kError,
@@ -985,4 +985,18 @@ TEST_CASE("a chunk header whose record count disagrees with its verified payload
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "chunk 0 header announces 7 records, its payload (checksum verified) holds 2"));
   CHECK_FALSE(d.intact());
   CHECK(d.launch_records == 1);  // nothing of the payload is lost
+}
+
+TEST_CASE("chunks whose headers were destroyed are counted from the next intact chunk's sequence number") {
+  ManyChunkLog log = manyChunkLog(6);
+  log.bytes[log.at[1]] ^= 0xff;  // chunks 1 and 2: bad magic, nothing left to find them by
+  log.bytes[log.at[2]] ^= 0xff;
+  const kc::LogData d = kc::readLog(log.bytes);
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "bad chunk magic at byte " + std::to_string(log.at[1]) + " in chunk 1"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                 "1 more chunk in bytes " + std::to_string(log.at[1]) + " to " + std::to_string(log.at[3]) +
+                     " lost their headers too"));
+  CHECK(d.chunks_read == 4);
+  CHECK(d.chunks_skipped == 2);
+  CHECK(d.last_intact_chunk == 5);
 }
