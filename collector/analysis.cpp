@@ -81,7 +81,7 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
-  auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n ? id : kRootScope; };
+  auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n && log.scopeDefined(id) ? id : kRootScope; };
   auto addRow = [](RangeStats& r, const SnapshotScopeBody& row) {
     r.instances += row.instances;
     r.cpu_ns += row.cpu_ns;
@@ -100,7 +100,7 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   };
   for (const SnapshotScopeBody& row : snap.scopes) {
     addRow(s.exclusive[scopeOf(row.scope_id)], row);
-    if (row.scope_id >= n) addRow(s.unresolved, row);
+    if (!log.scopeDefined(row.scope_id)) addRow(s.unresolved, row);
     s.kernel_gpu_ns += row.gpu_ns;
   }
   for (const SnapshotKernelBody& row : snap.kernels) {
@@ -109,7 +109,7 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
       addTally(s.unmatched_by_kernel[row.name_id], t);
     else {
       addTally(s.exclusive[scopeOf(row.scope_id)].by_kernel[row.name_id], t);
-      if (row.scope_id >= n) addTally(s.unresolved.by_kernel[row.name_id], t);
+      if (!log.scopeDefined(row.scope_id)) addTally(s.unresolved.by_kernel[row.name_id], t);
     }
   }
   const SnapshotBeginBody& b = snap.begin;
@@ -131,11 +131,12 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
-  // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, and also
-  // tallied in `unresolved` so that reports can show those records apart.
+  // A scope id no Scope record defined (corrupt or lost chunk: past the table or a gap in it) is
+  // credited to the root, and also tallied in `unresolved` so that reports can show those records apart.
   auto credit = [&](uint32_t id, auto&& add) {
-    add(s.exclusive[id < n ? id : kRootScope]);
-    if (id >= n) add(s.unresolved);
+    const bool known = id < n && log.scopeDefined(id);
+    add(s.exclusive[known ? id : kRootScope]);
+    if (!known) add(s.unresolved);
   };
 
   // Launches: one per correlation id; a repeated id keeps the first launch.
@@ -232,7 +233,7 @@ void buildRangeTree(const LogData& log, Summary& s) {
   std::vector<uint32_t> parent(n, kRootScope);
   for (size_t i = 1; i < n; ++i) {
     uint32_t p = log.scopes[i].parent_id;
-    if (p >= n || p == i) p = kRootScope;
+    if (p >= n || p == i || !log.scopeDefined(p)) p = kRootScope;  // a lost parent too
     parent[i] = p;
   }
   // Walk each chain once (0 = not seen, 1 = on the current walk, 2 = reaches the root). A walk that

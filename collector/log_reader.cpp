@@ -199,6 +199,15 @@ bool chunkVerifies(std::span<const uint8_t> bytes, size_t at) {
   return XXH3_64bits(bytes.data() + at + c.header_bytes, c.stored_bytes) == c.checksum;
 }
 
+/// True if a chunk header (plain or packed) starts at `at` whose lengths are within the caps and whose
+/// chunk fits in bytes: the place where a chunk plausibly starts, whether or not its checksum verifies.
+bool chunkHeaderPlausible(std::span<const uint8_t> bytes, size_t at) {
+  ChunkInfo c;
+  if (!chunkHeaderAt(bytes, at, c)) return false;
+  if (c.stored_bytes > kMaxChunkPayload || c.payload_bytes > kMaxChunkPayload) return false;
+  return bytes.size() - at - c.header_bytes >= c.stored_bytes;
+}
+
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
 size_t resync(std::span<const uint8_t> bytes, size_t from) {
   uint8_t magic[4], packed[4];
@@ -274,11 +283,24 @@ class Decoder {
   }
 
  private:
+  /// Location of the record being decoded (file offset, or the packed chunk's offset), for references.
+  void setRecordAt(uint64_t at, int64_t chunk) {
+    rec_at_ = at;
+    rec_chunk_ = chunk;
+  }
   void refString(uint32_t id, const char* kind, uint64_t index) {
-    if (id >= log_.strings.size()) noteRef(true, id, kind, index);
+    if (id != kNoString && (id >= str_def_.size() || !str_def_[id])) noteRef(true, id, kind, index);
   }
   void refScope(uint32_t id, const char* kind, uint64_t index) {
-    if (id >= log_.scopes.size()) noteRef(false, id, kind, index);
+    if (id != kRootScope && (id >= scope_def_.size() || !scope_def_[id])) noteRef(false, id, kind, index);
+  }
+  void defineString(uint32_t id) {
+    if (str_def_.size() <= id) str_def_.resize(id + 1);
+    str_def_[id] = true;
+  }
+  void defineScope(uint32_t id) {
+    if (scope_def_.size() <= id) scope_def_.resize(id + 1);
+    scope_def_[id] = true;
   }
   void noteRef(bool is_string, uint32_t id, const char* kind, uint64_t index);
   void addLaunches(std::span<const LaunchBody> v);
@@ -300,7 +322,12 @@ class Decoder {
     uint64_t records = 0;    // records referring to the id
     const char* first_kind;  // the first of them: record kind and index among the records of that kind
     uint64_t first_index;
+    uint64_t first_at = ReadIssue::kNoOffset;  // its byte offset (packed chunk: the chunk's), or kNoOffset
+    int64_t first_chunk = -1;
   };
+  std::vector<bool> str_def_, scope_def_;  // ids a String / Scope record defined
+  uint64_t rec_at_ = ReadIssue::kNoOffset;
+  int64_t rec_chunk_ = -1;
   /// References to ids not defined when the record was read: (is_string, id) -> references. Definitions
   /// normally come first, so this stays empty; checkReferences() keeps those still undefined at the end.
   std::map<std::pair<bool, uint32_t>, Ref> refs_;
@@ -315,7 +342,7 @@ void Decoder::noteRef(bool is_string, uint32_t id, const char* kind, uint64_t in
       ++refs_unlisted_;
       return;
     }
-    it = refs_.emplace(std::make_pair(is_string, id), Ref{0, kind, index}).first;
+    it = refs_.emplace(std::make_pair(is_string, id), Ref{0, kind, index, rec_at_, rec_chunk_}).first;
   }
   ++it->second.records;
 }
@@ -434,6 +461,7 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
     }
     std::span<const uint8_t> body = c.take(rh.body_bytes);
     ++records;
+    setRecordAt(issue_at(at), chunk);
     const size_t need = knownBodyBytes(rh.type);
     if (body.size() < need) {
       error(log, issue_at(at), chunk,
@@ -474,6 +502,7 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         if (text.size() > kMaxStringBytes) text = text.subspan(0, kMaxStringBytes);
         if (log.strings.size() <= s.string_id) log.strings.resize(s.string_id + 1);
         log.strings[s.string_id].assign(reinterpret_cast<const char*>(text.data()), text.size());
+        defineString(s.string_id);
         break;
       }
       case RecordType::kScope: {
@@ -490,6 +519,12 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         if (s.scope_id == kRootScope) break;  // the root is implicit and stays all zero
         if (log.scopes.size() <= s.scope_id) log.scopes.resize(s.scope_id + 1);
         log.scopes[s.scope_id] = s;
+        defineScope(s.scope_id);
+        // A scope record usually follows the definitions it refers to; those still missing at the end of
+        // the log are reported by checkReferences().
+        refString(s.name_id, "scope", s.scope_id);
+        refString(s.domain_id, "scope", s.scope_id);
+        refScope(s.parent_id, "scope", s.scope_id);
         break;
       }
       case RecordType::kLaunch: {
@@ -552,7 +587,13 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         break;
       }
       case RecordType::kStats: addStats(prefix<StatsBody>(body)); break;
-      case RecordType::kSegment: log.segments.push_back(prefix<SegmentBody>(body)); break;
+      case RecordType::kSegment: {
+        const SegmentBody seg = prefix<SegmentBody>(body);
+        refString(seg.reason_id, "segment", log.segments.size());
+        refString(seg.end_reason_id, "segment", log.segments.size());
+        log.segments.push_back(seg);
+        break;
+      }
       case RecordType::kSnapshotBegin: {
         if (snap_.open) dropSnapshot(log, snap_, "a new snapshot began before its end record");
         log.summary_mode = true;
@@ -590,67 +631,105 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
     }
   }
   if (records != announced_records) {
-    warning(log, chunk_at, chunk,
-            "chunk " + std::to_string(chunk) + " header announces " + std::to_string(announced_records) +
-                " records, its payload holds " + std::to_string(records));
+    // The header is not covered by the checksum: a record count that disagrees with the verified payload
+    // is damage to the header (every record of the payload was read).
+    error(log, chunk_at, chunk,
+          "chunk " + std::to_string(chunk) + " header announces " + std::to_string(announced_records) +
+              " records, its payload (checksum verified) holds " + std::to_string(records) +
+              ": the chunk header is damaged; the " + std::to_string(records) + " records were read");
   }
   return true;
 }
 
-/// Reports every string or scope id a decoded record refers to that no record defined and that lies past
-/// the highest defined id (a lost chunk, or a corrupt record inside a verified chunk). The records are
-/// kept; LogData::str() and scopePath() show such ids as "<bad ... id N>", the analysis credits unknown
-/// scopes to the root. Ids inside the defined range but never defined (gaps) are not reported: they
-/// read as "" like kNoString. Runs after all chunks: a definition may follow its first use by a chunk.
-/// Launch, kernel and range references were noted while decoding (refs_), scope records are checked here.
+/// "1-9, 14, 20" for sorted ids, at most `max_items` items (then ", ...").
+std::string idList(const std::vector<uint32_t>& ids, size_t max_items = 40) {
+  std::string out;
+  size_t items = 0;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (items == max_items) {
+      out += ", ...";
+      break;
+    }
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ids[i]);
+    if (j > i) out += "-" + std::to_string(ids[j]);
+    ++items;
+    i = j + 1;
+  }
+  return out;
+}
+
+/// Reports every string or scope id a decoded record refers to that no record defined: past the highest
+/// defined id, or a gap below it (a lost chunk, or a corrupt record inside a verified chunk). The records
+/// are kept; LogData::str() and scopePath() show such ids as "<bad ... id N>" (LogData::strings_missing,
+/// scopes_missing mark the gaps), the analysis credits undefined scopes to the root. Runs after all chunks:
+/// a definition may follow its first use by a chunk. References were noted while decoding (refs_, with the
+/// location of the first record that used the id); the last complete snapshot is checked here. One issue
+/// per id (at most kMaxReferenceIssues), at the first record that used it, then one issue listing every
+/// undefined id.
 void Decoder::checkReferences() {
   LogData& log = log_;
   const size_t n_strings = log.strings.size(), n_scopes = log.scopes.size();
-  std::map<std::pair<bool, uint32_t>, Ref> bad;
-  uint64_t unlisted = refs_unlisted_;
-  auto ref = [&](bool is_string, uint32_t id, const char* kind, uint64_t index, uint64_t records) {
-    if (id < (is_string ? n_strings : n_scopes)) return;
-    auto it = bad.find({is_string, id});
-    if (it == bad.end()) {
-      if (bad.size() >= kMaxReferenceIssues) {
-        unlisted += records;
-        return;
-      }
-      it = bad.emplace(std::make_pair(is_string, id), Ref{0, kind, index}).first;
-    }
-    it->second.records += records;
-  };
-  for (size_t i = 1; i < n_scopes; ++i) {
-    const ScopeBody& s = log.scopes[i];
-    if (s.scope_id == kRootScope) continue;  // a gap, not a record
-    ref(true, s.name_id, "scope", i, 1);
-    ref(true, s.domain_id, "scope", i, 1);
-    ref(false, s.parent_id, "scope", i, 1);
-  }
-  for (const auto& [key, r] : refs_) ref(key.first, key.second, r.first_kind, r.first_index, r.records);
-  for (size_t i = 0; i < log.segments.size(); ++i) {
-    ref(true, log.segments[i].reason_id, "segment", i, 1);
-    ref(true, log.segments[i].end_reason_id, "segment", i, 1);
+  // Gaps: ids below the table sizes that no record defined.
+  str_def_.resize(std::max(str_def_.size(), n_strings));
+  scope_def_.resize(std::max(scope_def_.size(), n_scopes));
+  log.strings_missing.assign(n_strings, false);
+  log.scopes_missing.assign(n_scopes, false);
+  bool any_missing = false;
+  for (size_t i = 1; i < n_strings; ++i) any_missing |= (log.strings_missing[i] = !str_def_[i]);
+  for (size_t i = 1; i < n_scopes; ++i) any_missing |= (log.scopes_missing[i] = !scope_def_[i]);
+  if (!any_missing) {
+    log.strings_missing.clear();
+    log.scopes_missing.clear();
   }
   if (!log.snapshots.empty()) {  // the last complete snapshot is the one the analysis uses
     const SnapshotData& sd = log.snapshots.back();
-    for (size_t i = 0; i < sd.scopes.size(); ++i) ref(false, sd.scopes[i].scope_id, "snapshot scope", i, 1);
+    setRecordAt(sd.offset, sd.chunk);
+    for (size_t i = 0; i < sd.scopes.size(); ++i) refScope(sd.scopes[i].scope_id, "snapshot scope", i);
     for (size_t i = 0; i < sd.kernels.size(); ++i) {
-      ref(true, sd.kernels[i].name_id, "snapshot kernel", i, 1);
-      if (!(sd.kernels[i].flags & kSnapshotKernelUnmatched)) ref(false, sd.kernels[i].scope_id, "snapshot kernel", i, 1);
+      refString(sd.kernels[i].name_id, "snapshot kernel", i);
+      if (!(sd.kernels[i].flags & kSnapshotKernelUnmatched)) refScope(sd.kernels[i].scope_id, "snapshot kernel", i);
     }
   }
-  for (const auto& [key, b] : bad) {
+  size_t listed = 0;
+  uint64_t unlisted = refs_unlisted_, records[2] = {0, 0};
+  std::vector<uint32_t> undefined[2];  // [0] scopes, [1] strings
+  for (const auto& [key, r] : refs_) {
     const auto& [is_string, id] = key;
-    error(log, log.file_bytes, -1,
-          std::string(is_string ? "string" : "scope") + " id " + std::to_string(id) + " out of range (" +
-              std::to_string(is_string ? n_strings : n_scopes) + (is_string ? " strings" : " scopes") +
-              " defined): " + std::to_string(b.records) + " records refer to it, the first is " + b.first_kind +
-              " record " + std::to_string(b.first_index));
+    if (is_string ? (id < str_def_.size() && str_def_[id]) : (id < scope_def_.size() && scope_def_[id])) continue;
+    undefined[is_string].push_back(id);
+    records[is_string] += r.records;
+    if (listed == kMaxReferenceIssues) {
+      unlisted += r.records;
+      continue;
+    }
+    ++listed;
+    const size_t n = is_string ? n_strings : n_scopes;
+    const std::string what = std::string(is_string ? "string" : "scope") + " id " + std::to_string(id);
+    error(log, r.first_at, r.first_chunk,
+          (id >= n ? what + " out of range (" + std::to_string(n) + (is_string ? " strings" : " scopes") + " defined)"
+                   : what + " is not defined (no " + (is_string ? "string" : "scope") +
+                         " record of the log defines it; its definition was lost)") +
+              ": " + std::to_string(r.records) + " records refer to it, the first is " + r.first_kind + " record " +
+              std::to_string(r.first_index));
   }
   if (unlisted > 0)
-    error(log, log.file_bytes, -1,
-          std::to_string(unlisted) + " more references to string or scope ids out of range");
+    error(log, ReadIssue::kNoOffset, -1,
+          std::to_string(unlisted) + " more references to string or scope ids out of range or not defined");
+  if (!undefined[0].empty() || !undefined[1].empty()) {
+    std::string text = "undefined ids (their definitions were lost; found after reading):";
+    if (!undefined[1].empty())
+      text += " " + std::to_string(undefined[1].size()) + " string ids (" + idList(undefined[1]) + "), used by " +
+              std::to_string(records[1]) + " records, show as <bad string id N>" + (undefined[0].empty() ? "" : ";");
+    if (!undefined[0].empty())
+      text += " " + std::to_string(undefined[0].size()) + " scope ids (" + idList(undefined[0]) + "), used by " +
+              std::to_string(records[0]) + " records, show as <bad scope id N>; their launches, kernels and "
+              "ranges are counted in the row (unknown range: definition lost to damage)";
+    if (refs_unlisted_ > 0) text += "; further ids not listed";
+    error(log, ReadIssue::kNoOffset, -1, text);
+  }
 }
 
 }  // namespace
@@ -737,6 +816,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
   // A part closed for rotation (continued_in_file) shows that the writer marks its parts.
   const bool run_marks_parts =
       std::any_of(parts.begin(), parts.end(), [](const LogData& p) { return p.isContinuedPart(); });
+  std::vector<bool> str_def(1, true), scope_def(1, true);  // ids some part defined
   for (size_t i = 0; i < parts.size(); ++i) {
     LogData& p = parts[i];
     const bool last = i + 1 == parts.size();
@@ -748,11 +828,19 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
       out.metadata.push_back(std::move(kv));
     }
     if (p.strings.size() > out.strings.size()) out.strings.resize(p.strings.size());
+    if (p.strings.size() > str_def.size()) str_def.resize(p.strings.size());
     for (size_t id = 1; id < p.strings.size(); ++id)
-      if (!p.strings[id].empty()) out.strings[id] = std::move(p.strings[id]);
+      if (p.stringDefined(static_cast<uint32_t>(id))) {
+        str_def[id] = true;
+        if (!p.strings[id].empty()) out.strings[id] = std::move(p.strings[id]);
+      }
     if (p.scopes.size() > out.scopes.size()) out.scopes.resize(p.scopes.size());
+    if (p.scopes.size() > scope_def.size()) scope_def.resize(p.scopes.size());
     for (size_t id = 1; id < p.scopes.size(); ++id)
-      if (p.scopes[id].name_id != 0 || p.scopes[id].parent_id != 0) out.scopes[id] = p.scopes[id];
+      if (p.scopeDefined(static_cast<uint32_t>(id))) {
+        scope_def[id] = true;
+        if (p.scopes[id].name_id != 0 || p.scopes[id].parent_id != 0) out.scopes[id] = p.scopes[id];
+      }
     auto append = [](auto& into, auto& from) { into.insert(into.end(), from.begin(), from.end()); };
     append(out.launches, p.launches);
     append(out.kernels, p.kernels);
@@ -807,6 +895,16 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
             "rotated log: it continues in part " + std::to_string(continued_in) + ", which was not given (" + name(i) +
                 " is part " + std::to_string(part) + "): its records are missing from this report");
   }
+  // An id is missing from the joined log only if no part defined it.
+  bool any_missing = false;
+  out.strings_missing.assign(out.strings.size(), false);
+  out.scopes_missing.assign(out.scopes.size(), false);
+  for (size_t id = 1; id < out.strings.size(); ++id) any_missing |= (out.strings_missing[id] = !str_def[id]);
+  for (size_t id = 1; id < out.scopes.size(); ++id) any_missing |= (out.scopes_missing[id] = !scope_def[id]);
+  if (!any_missing) {
+    out.strings_missing.clear();
+    out.scopes_missing.clear();
+  }
   out.parts = static_cast<uint32_t>(parts.size());
   return out;
 }
@@ -817,9 +915,14 @@ std::string LogData::meta(std::string_view key) const {
   return {};
 }
 
+std::string issueWhere(const ReadIssue& issue) {
+  if (issue.offset == ReadIssue::kNoOffset) return "found after reading, no byte offset";
+  return "byte " + std::to_string(issue.offset) + ", chunk " + std::to_string(issue.chunk);
+}
+
 std::string_view LogData::str(uint32_t id) const {
-  if (id < strings.size()) return strings[id];
   if (id == kNoString) return {};
+  if (stringDefined(id)) return strings[id];
   // Kept per thread so the returned view stays valid until the next bad id on this thread.
   thread_local std::string bad;
   bad = "<bad string id " + std::to_string(id) + ">";
@@ -828,12 +931,17 @@ std::string_view LogData::str(uint32_t id) const {
 
 std::string LogData::scopePath(uint32_t scope_id) const {
   if (scope_id == kRootScope) return "(no range)";
-  if (scope_id >= scopes.size()) return "<bad scope id " + std::to_string(scope_id) + ">";
+  if (!scopeDefined(scope_id)) return "<bad scope id " + std::to_string(scope_id) + ">";
   std::vector<uint32_t> chain;
   std::unordered_set<uint32_t> seen;
   uint32_t id = scope_id;
   bool broken = false;
+  std::string lost;  // a parent whose definition was lost: shown as "<bad scope id P>/..."
   while (id != kRootScope) {
+    if (id < scopes.size() && !scopeDefined(id)) {
+      lost = "<bad scope id " + std::to_string(id) + ">/";
+      break;
+    }
     if (id >= scopes.size() || !seen.insert(id).second || chain.size() >= kMaxScopeDepth) {
       broken = true;  // bad parent id, a cycle, or absurd depth: show what we have
       break;
@@ -841,7 +949,7 @@ std::string LogData::scopePath(uint32_t scope_id) const {
     chain.push_back(id);
     id = scopes[id].parent_id;
   }
-  std::string path = broken ? "<broken parent>/" : "";
+  std::string path = broken ? "<broken parent>/" : lost;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const ScopeBody& s = scopes[*it];
     if (s.name_id == kNoString)
@@ -934,19 +1042,65 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
 
     // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
     // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
+    // Bytes [from, next) skipped on the way to the next intact chunk: each plausible chunk header in them
+    // (a damaged chunk whose own header survived) is one more damaged chunk, reported with its number
+    // and offset, so that chunks read + skipped add up and later chunk numbers stay true.
+    auto skippedChunks = [&](size_t from, size_t next) {
+      for (size_t at = from; at < next;) {
+        if (!chunkHeaderPlausible(bytes, at)) {
+          ++at;
+          continue;
+        }
+        ChunkInfo c;
+        chunkHeaderAt(bytes, at, c);
+        const size_t chunk_end = at + c.header_bytes + c.stored_bytes;
+        ++chunk;
+        ++log.chunks_skipped;
+        error(log, at, chunk,
+              "damaged chunk " + std::to_string(chunk) + " at byte " + std::to_string(at) +
+                  " (its checksum does not verify) skipped, inside the bytes skipped to the next intact chunk at byte " +
+                  std::to_string(next));
+        at = chunk_end <= next ? chunk_end : at + 1;
+      }
+    };
+    // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
+    // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from);
       if (next >= bytes.size()) {
-        error(log, pos, chunk, why + "; no intact chunk follows");
+        error(log, pos, chunk, why + "; no intact chunk follows (bytes " + std::to_string(pos) + " to " +
+                                   std::to_string(bytes.size()) + " are skipped)");
+        ++log.chunks_skipped;
+        skippedChunks(pos + 1, bytes.size());
         return false;
       }
       // For chunk 0 the search starts after the file header, so the next chunk may lie before pos.
       error(log, pos, chunk,
-            why + (next >= pos ? "; skipped " + std::to_string(next - pos) + " bytes" : std::string("; went back")) +
+            why + (next >= pos ? "; skipped " + std::to_string(next - pos) + " bytes (bytes " + std::to_string(pos) +
+                                     " to " + std::to_string(next) + ")"
+                               : std::string("; went back")) +
                 " to the next intact chunk at byte " + std::to_string(next));
       ++log.chunks_skipped;
-      pos = next;
+      if (next > pos) skippedChunks(pos + 1, next);
       ++chunk;
+      // Chunks whose headers were destroyed too: the intact chunk's sequence number (0, 1, 2, ... in
+      // write order) says how many chunks the skipped bytes held, when it is plausible (each chunk takes
+      // at least a header's bytes).
+      ChunkInfo nh;
+      uint32_t seq = 0;
+      if (next > pos && chunkHeaderAt(bytes, next, nh)) std::memcpy(&seq, bytes.data() + next + 16, sizeof(seq));
+      if (next > pos && seq > chunk && seq - chunk <= (next - pos) / sizeof(ChunkHeader)) {
+        const int64_t lost = seq - chunk;
+        error(log, pos, chunk,
+              std::to_string(lost) + (lost == 1 ? " more chunk" : " more chunks") + " in bytes " +
+                  std::to_string(pos) + " to " + std::to_string(next) +
+                  " lost their headers too (the intact chunk at byte " + std::to_string(next) +
+                  " carries sequence number " + std::to_string(seq) + "): chunks " + std::to_string(chunk) +
+                  (lost == 1 ? "" : " to " + std::to_string(seq - 1)) + " skipped");
+        log.chunks_skipped += static_cast<uint32_t>(lost);
+        chunk = seq;
+      }
+      pos = next;
       return true;
     };
 
@@ -998,11 +1152,20 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     auto stored = bytes.subspan(payload_at, h.stored_bytes);
     const size_t end = payload_at + h.stored_bytes;
     if (XXH3_64bits(stored.data(), stored.size()) != h.checksum) {
-      error(log, pos, chunk, "checksum mismatch in chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos));
-      ++log.chunks_skipped;
-      // Trust the length only if it leads to the end of the file or to a chunk that verifies.
-      pos = (end == bytes.size() || chunkVerifies(bytes, end)) ? end : resync(bytes, pos + 1);
-      ++chunk;
+      // Trust the length only if it leads to the end of the file or to a plausible chunk header (the next
+      // chunk may be damaged too: it is then reported on its own, with its own number).
+      const std::string what =
+          "checksum mismatch in chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos);
+      if (end == bytes.size() || chunkHeaderPlausible(bytes, end)) {
+        error(log, pos, chunk,
+              what + "; its " + std::to_string(end - pos) + " bytes are skipped, reading resumes at byte " +
+                  std::to_string(end));
+        ++log.chunks_skipped;
+        pos = end;
+        ++chunk;
+        continue;
+      }
+      if (!resyncFrom(pos + 1, what + " (its length leads to no chunk)")) break;
       continue;
     }
     // A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a zstd

@@ -18,10 +18,16 @@ namespace kc {
 struct ReadIssue {
   enum class Severity { kWarning, kError };
   Severity severity = Severity::kError;
-  uint64_t offset = 0;    // byte offset in the file where the problem was found
-  int64_t chunk = -1;     // chunk index (0-based, in file order) or -1 for the file header
+  /// offset when the problem was found after reading and has no place in the file (kNoOffset).
+  static constexpr uint64_t kNoOffset = ~uint64_t{0};
+  uint64_t offset = 0;    // byte offset in the file where the problem was found, or kNoOffset
+  int64_t chunk = -1;     // chunk index (0-based, in file order) or -1 for the file header / no chunk
   std::string message;    // what was wrong, in words
 };
+
+/// Where an issue was found, for messages: "byte N, chunk K", "byte N" (no chunk), or "found after
+/// reading, no byte offset" (ReadIssue::kNoOffset).
+std::string issueWhere(const ReadIssue& issue);
 
 /// One complete summary-mode snapshot (format 1.2): cumulative tallies since the start of the run.
 struct SnapshotData {
@@ -39,6 +45,10 @@ struct LogData {
   std::vector<std::pair<std::string, std::string>> metadata;  // in file order; later keys may repeat
   std::vector<std::string> strings;  // strings[0] == "" (kNoString)
   std::vector<ScopeBody> scopes;     // scopes[0] is the root; unknown ids have name_id 0
+  /// Ids below strings.size() / scopes.size() that no record defined (their definition was lost to
+  /// damage): strings_missing[id] is true. Shorter than the tables (empty: none missing); see
+  /// stringDefined() and scopeDefined().
+  std::vector<bool> strings_missing, scopes_missing;
   std::vector<LaunchBody> launches;
   std::vector<KernelBody> kernels;
   std::vector<RangeBody> ranges;
@@ -77,7 +87,16 @@ struct LogData {
 
   /// Value of the last metadata entry named key, or "" if absent.
   std::string meta(std::string_view key) const;
-  /// String for an id; "<bad string id N>" when out of range (never throws).
+  /// True if a String record defined id (id 0, kNoString, always is).
+  bool stringDefined(uint32_t id) const {
+    return id == kNoString || (id < strings.size() && !(id < strings_missing.size() && strings_missing[id]));
+  }
+  /// True if a Scope record defined id (the root, kRootScope, always is). Records of an undefined scope
+  /// are credited to the root and tallied in Summary::unresolved.
+  bool scopeDefined(uint32_t id) const {
+    return id == kRootScope || (id < scopes.size() && !(id < scopes_missing.size() && scopes_missing[id]));
+  }
+  /// String for an id; "<bad string id N>" when out of range or never defined (never throws).
   std::string_view str(uint32_t id) const;
   /// Path of a scope from the root, names joined by '/', e.g. "step/gate"; "(no range)" for the root.
   std::string scopePath(uint32_t scope_id) const;

@@ -464,7 +464,8 @@ Summary StreamSummarizer::finish(const LogData& log) {
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
   // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, as in summarize().
-  auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n ? id : kRootScope; };
+  auto known = [&](uint32_t id) { return id < n && log.scopeDefined(id); };
+  auto scopeOf = [&](uint32_t id) -> uint32_t { return known(id) ? id : kRootScope; };
   auto add = [](RangeStats& r, const ScopeAcc& a) {
     r.instances += a.instances;
     r.cpu_ns += a.cpu_ns;
@@ -484,7 +485,7 @@ Summary StreamSummarizer::finish(const LogData& log) {
   // Records of an unknown scope are also tallied apart (Summary::unresolved), as in summarize().
   auto merge = [&](uint32_t id, const ScopeAcc& a) {
     add(s.exclusive[scopeOf(id)], a);
-    if (id >= n) add(s.unresolved, a);
+    if (!known(id)) add(s.unresolved, a);
   };
   for (size_t i = 0; i < st.dense.size(); ++i) merge(static_cast<uint32_t>(i), st.dense[i]);
   for (const auto& [id, a] : st.sparse) merge(id, a);
@@ -493,7 +494,7 @@ Summary StreamSummarizer::finish(const LogData& log) {
     KernelTally& into = s.exclusive[scopeOf(scope)].by_kernel[static_cast<uint32_t>(key)];
     into.count += t.count;
     into.gpu_ns += t.gpu_ns;
-    if (scope >= n) {
+    if (!known(scope)) {
       KernelTally& u = s.unresolved.by_kernel[static_cast<uint32_t>(key)];
       u.count += t.count;
       u.gpu_ns += t.gpu_ns;
@@ -517,7 +518,7 @@ Summary StreamSummarizer::finish(const LogData& log) {
     const auto& [launch_scope, node, name] = key;
     uint32_t scope = launch_scope;
     captureScope(node, &scope);
-    for (RangeStats* r : {&s.exclusive[scopeOf(scope)], scope >= n ? &s.unresolved : nullptr}) {
+    for (RangeStats* r : {&s.exclusive[scopeOf(scope)], !known(scope) ? &s.unresolved : nullptr}) {
       if (r == nullptr) continue;
       r->kernels += t.count;
       r->gpu_ns += t.gpu_ns;

@@ -221,7 +221,7 @@ void printIssues(const kc::LoadedLog& l) {
   for (const auto& i : l.data.issues)
     std::cerr << "kcount: " << l.path << ": "
               << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message
-              << " (byte " << i.offset << ", chunk " << i.chunk << ")\n";
+              << " (" << kc::issueWhere(i) << ")\n";
 }
 
 /// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is

@@ -245,7 +245,7 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   }
   out << logStateLine(l) << '\n';
   for (const auto& i : l.data.issues)
-    out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
+    out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
 }
 
 /// Label of a range row in text tables: `shown`, its escaped name (tree view) or path (flat views) as
@@ -592,12 +592,12 @@ std::string displayName(std::string_view name) {
 }
 
 std::string displayPath(const LogData& log, uint32_t scope_id) {
-  if (scope_id == kRootScope || scope_id >= log.scopes.size()) return log.scopePath(scope_id);
+  if (scope_id == kRootScope || !log.scopeDefined(scope_id)) return log.scopePath(scope_id);
   std::vector<uint32_t> chain;
   std::unordered_set<uint32_t> seen;
   for (uint32_t id = scope_id; id != kRootScope; id = log.scopes[id].parent_id) {
     // A bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
-    if (id >= log.scopes.size() || !seen.insert(id).second || chain.size() >= 256) return log.scopePath(scope_id);
+    if (!log.scopeDefined(id) || !seen.insert(id).second || chain.size() >= 256) return log.scopePath(scope_id);
     chain.push_back(id);
   }
   std::string path;
@@ -666,7 +666,7 @@ json summaryJson(const LoadedLog& l) {
   json issues = json::array();
   for (const auto& i : d.issues)
     issues.push_back(json{{"severity", severityName(i.severity)},
-                          {"offset", i.offset},
+                          {"offset", i.offset == ReadIssue::kNoOffset ? json(nullptr) : json(i.offset)},
                           {"chunk", i.chunk},
                           {"message", i.message}});
   uint64_t graph = 0;
@@ -1237,7 +1237,7 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                          s.join_window_evicted);
   }
   for (const auto& i : d.issues)
-    out << fmt::format("{}: {} (byte {}, chunk {})\n", severityName(i.severity), i.message, i.offset, i.chunk);
+    out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
   const LogLosses loss = logLosses(l);
   if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;

@@ -65,6 +65,34 @@ expect "check --salvage: flipped byte (still exit 2, prints the intact part)" 2 
   "$kcount" check --salvage "$work/flip.kcount"
 grep -q "^intact part:" "$work/out" && { echo "PASS check --salvage prints the intact part"; pass=$((pass + 1)); } ||
   { echo "FAIL check --salvage printed no summary"; fail=$((fail + 1)); }
+# Damaged chunks in a row (a payload byte flipped in chunks 1 and 2, the last two of the log's three): one error per chunk with its own
+# number, and chunks read + skipped = chunks in the file.
+"$py" - "$src" "$work/row.kcount" <<'PYEOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read()); off = 16; i = 0
+while off + 32 <= len(d):
+    h = 32 if d[off:off + 4] == b"CKHZ" else 24
+    n = struct.unpack_from("<I", d, off + 4)[0]
+    if i in (1, 2): d[off + h + min(50, n - 1)] ^= 0xff
+    off += h + n; i += 1
+open(sys.argv[2], "wb").write(d)
+PYEOF
+chunks=$("$kcount" check "$src" | sed -nE 's/.* ([0-9]+) chunks read .*/\1/p')
+expect "check: damaged chunks in a row" 2 "" "$kcount" check "$work/row.kcount"
+if [[ $(grep -Ec "^error: checksum mismatch in chunk [12] at byte" "$work/out") -eq 2 ]] &&
+   grep -Eq "^format version .*, ([0-9]+) chunks read \([0-9]+ packed\), 2 chunks skipped" "$work/out" &&
+   [[ $(sed -nE 's/.* ([0-9]+) chunks read .*/\1/p' "$work/out") -eq $((chunks - 2)) ]]; then
+  echo "PASS check names each damaged chunk, read + skipped = $chunks"; pass=$((pass + 1))
+else
+  echo "FAIL check on damaged chunks in a row ($chunks chunks): $(grep -E 'chunks|error' "$work/out" | head -5)"; fail=$((fail + 1))
+fi
+# A chunk header's record count flipped (the header is not covered by the checksum): damage, not OK.
+cp "$src" "$work/count.kcount" && chmod u+w "$work/count.kcount"
+"$py" -c 'import sys; p=sys.argv[1]; d=bytearray(open(p,"rb").read()); d[16+20]^=1; open(p,"wb").write(d)' "$work/count.kcount"
+expect "check: record count of a chunk header flipped" 2 "" "$kcount" check "$work/count.kcount"
+grep -q "^error: chunk 0 header announces [0-9]* records, its payload (checksum verified) holds" "$work/out" &&
+  grep -q "^DAMAGED" "$work/out" && { echo "PASS check says DAMAGED for a bad record count"; pass=$((pass + 1)); } ||
+  { echo "FAIL check on a bad record count: $(tail -3 "$work/out")"; fail=$((fail + 1)); }
 expect "summary: intact log" 0 "" "$kcount" summary "$src"
 expect "summary: intact and damaged log together" 2 "damaged log" "$kcount" summary "$src" "$work/cut.kcount"
 # Output that cannot be written is an error too (a full disk: /dev/full).

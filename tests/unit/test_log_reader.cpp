@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "tests/support/records.h"
@@ -93,7 +94,9 @@ TEST_CASE("round trip through LogWriter and readLog") {
   w.writeString(5, "_Z6kernelPf");
   w.writeScope({1, 0, 1, 0});
   w.writeScope({2, 1, 2, 0});
-  w.writeLaunch(launch(9, 2));
+  kc::LaunchBody l9 = launch(9, 2);
+  l9.api_id = 1;  // string 3 stays a gap no record refers to
+  w.writeLaunch(l9);
   w.writeKernel(kernel(9, 5));
   w.writeRange({10, 20, 2, 1, 2, kc::kRangeProcessWide});
   kc::StatsBody st{};
@@ -123,6 +126,7 @@ TEST_CASE("round trip through LogWriter and readLog") {
   REQUIRE(d.strings.size() == 6);
   CHECK(d.strings[0] == "");
   CHECK(d.strings[3] == "");
+  CHECK(d.str(3) == "<bad string id 3>");  // never defined: not shown as an empty name
   CHECK(d.str(5) == "_Z6kernelPf");
   CHECK(d.str(77) == "<bad string id 77>");
   REQUIRE(d.scopes.size() == 3);
@@ -457,7 +461,8 @@ TEST_CASE("references to string or scope ids past every definition are errors, o
                  "string id 40 out of range (2 strings defined): 3 records refer to it, the first is kernel record 0"));
   CHECK(hasIssue(d, ReadIssue::Severity::kError,
                  "scope id 9 out of range (2 scopes defined): 1 records refer to it, the first is launch record 2"));
-  CHECK(d.issues.size() == 2);
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "undefined ids"));
+  CHECK(d.issues.size() == 3);  // one per id, and the list of every undefined id
   CHECK(d.str(40) == "<bad string id 40>");
 }
 
@@ -862,4 +867,142 @@ TEST_CASE("duplicate names keep the .kcount extension and never look like a rota
     CHECK(sink.path() == std::string(dir) + "/same-1.kcount");
   }
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+/// A plain log of `chunks` chunks (one launch and one kernel each, the End record in the last), and the
+/// offset of every chunk.
+struct ManyChunkLog {
+  std::vector<uint8_t> bytes;
+  std::vector<size_t> at;
+};
+ManyChunkLog manyChunkLog(int chunks) {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+  ManyChunkLog log;
+  for (int i = 0; i < chunks; ++i) {
+    log.at.push_back(sink.bytes.size());
+    if (i == 0) {
+      w.writeString(1, "step");
+      w.writeString(2, "gemm_kernel");
+      w.writeScope({1, 0, 1, 0});
+    }
+    w.writeLaunch(launch(i + 1, 1));
+    w.writeKernel(kernel(i + 1, 2));
+    if (i + 1 == chunks) w.writeEnd();
+    w.flush();
+  }
+  log.bytes = sink.bytes;
+  return log;
+}
+int errorsWith(const kc::LogData& d, const std::string& text) {
+  int n = 0;
+  for (const auto& i : d.issues) n += i.severity == ReadIssue::Severity::kError && i.message.find(text) != std::string::npos;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("damaged chunks in a row: one error each, true chunk numbers, read + skipped = chunks") {
+  ManyChunkLog log = manyChunkLog(8);
+  for (int c : {2, 3, 4, 6}) log.bytes[log.at[c] + sizeof(kc::ChunkHeader) + 5] ^= 0xff;
+  const kc::LogData d = kc::readLog(log.bytes);
+  for (int c : {2, 3, 4, 6})
+    CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                   "checksum mismatch in chunk " + std::to_string(c) + " at byte " + std::to_string(log.at[c])));
+  CHECK(errorsWith(d, "checksum mismatch") == 4);
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "reading resumes at byte " + std::to_string(log.at[5])));
+  CHECK(d.chunks_read == 4);
+  CHECK(d.chunks_skipped == 4);
+  CHECK(d.last_intact_chunk == 7);
+  CHECK(d.launch_records == 4);
+  CHECK(d.complete);
+}
+
+TEST_CASE("a bad chunk header: the damaged chunks inside the skipped bytes are named and counted") {
+  ManyChunkLog log = manyChunkLog(6);
+  log.bytes[log.at[1]] ^= 0xff;                                // chunk 1: bad magic
+  log.bytes[log.at[2] + sizeof(kc::ChunkHeader) + 5] ^= 0xff;  // chunk 2: bad checksum, header intact
+  const kc::LogData d = kc::readLog(log.bytes);
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                 "bad chunk magic at byte " + std::to_string(log.at[1]) + " in chunk 1; skipped " +
+                     std::to_string(log.at[3] - log.at[1]) + " bytes"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "damaged chunk 2 at byte " + std::to_string(log.at[2])));
+  CHECK(d.chunks_read + d.chunks_skipped == 6);
+  CHECK(d.last_intact_chunk == 5);
+}
+
+TEST_CASE("definitions lost with the first chunk: names show as bad ids, one error lists them, the tree holds") {
+  // Chunk 0 defines strings 1-3 and scopes 1-2; chunk 1 defines string 4 and scope 3 (parent 2, name 4).
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+  w.writeString(1, "warmup");
+  w.writeString(2, "step");
+  w.writeString(3, "gemm_kernel");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});
+  w.flush();
+  const size_t chunk1 = sink.bytes.size();
+  w.writeString(4, "gate");
+  w.writeScope({3, 2, 4, 0});
+  w.writeLaunch(launch(1, 3));
+  w.writeKernel(kernel(1, 3));
+  w.writeLaunch(launch(2, 1));
+  w.writeKernel(kernel(2, 3));
+  w.writeEnd();
+  w.flush();
+  std::vector<uint8_t> b = sink.bytes;
+  b[sizeof(kc::FileHeader) + sizeof(kc::ChunkHeader) + 3] ^= 0xff;  // chunk 0 lost
+  const kc::LogData d = kc::readLog(b);
+  CHECK(d.str(3) == "<bad string id 3>");  // a gap below the highest defined id, not ""
+  CHECK(d.str(4) == "gate");
+  CHECK(d.scopePath(1) == "<bad scope id 1>");
+  CHECK(d.scopePath(3) == "<bad scope id 2>/gate");
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "string id 3 is not defined"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "scope id 1 is not defined"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "1 string ids (3), used by 4 records"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "2 scope ids (1-2)"));
+  // Each per-id error is located at the first record that used the id, in chunk 1; the list has no offset.
+  for (const auto& i : d.issues) {
+    if (i.message.starts_with("string id 3 ") || i.message.starts_with("scope id 1 ")) {
+      CHECK(i.chunk == 1);
+      CHECK(i.offset > chunk1);
+      CHECK(i.offset < b.size());
+    }
+    if (i.message.starts_with("undefined ids")) {
+      CHECK(i.offset == ReadIssue::kNoOffset);
+      CHECK(kc::issueWhere(i) == "found after reading, no byte offset");
+    }
+  }
+  const kc::Summary s = kc::summarize(d);
+  CHECK(s.unresolved.launches == 1);  // the launch of lost scope 1
+  CHECK(s.inclusive[3].launches == 1);  // gate keeps its launch, hung under the root
+  CHECK(s.unresolved.launches + s.inclusive[3].launches == 2);
+}
+
+TEST_CASE("a chunk header whose record count disagrees with its verified payload is damage") {
+  std::vector<uint8_t> payload;
+  kc::LaunchBody l = launch(1, 0);
+  l.api_id = kc::kNoString;
+  appendRecord(payload, kc::RecordType::kLaunch, &l, sizeof(l));
+  appendRecord(payload, kc::RecordType::kEnd, nullptr, 0);
+  const kc::LogData ok = kc::readLog(rawLog(payload, 2));
+  CHECK(ok.intact());
+  const kc::LogData d = kc::readLog(rawLog(payload, 7));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "chunk 0 header announces 7 records, its payload (checksum verified) holds 2"));
+  CHECK_FALSE(d.intact());
+  CHECK(d.launch_records == 1);  // nothing of the payload is lost
+}
+
+TEST_CASE("chunks whose headers were destroyed are counted from the next intact chunk's sequence number") {
+  ManyChunkLog log = manyChunkLog(6);
+  log.bytes[log.at[1]] ^= 0xff;  // chunks 1 and 2: bad magic, nothing left to find them by
+  log.bytes[log.at[2]] ^= 0xff;
+  const kc::LogData d = kc::readLog(log.bytes);
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "bad chunk magic at byte " + std::to_string(log.at[1]) + " in chunk 1"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                 "1 more chunk in bytes " + std::to_string(log.at[1]) + " to " + std::to_string(log.at[3]) +
+                     " lost their headers too"));
+  CHECK(d.chunks_read == 4);
+  CHECK(d.chunks_skipped == 2);
+  CHECK(d.last_intact_chunk == 5);
 }
