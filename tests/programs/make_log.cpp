@@ -77,21 +77,28 @@ class Builder {
     return true;
   }
 
+  // A launch record (500 ns API call at `t`) in the innermost open range, counted in the stats.
+  void writeLaunch(uint64_t corr, uint64_t t, const std::string& api, uint32_t cbid, kc::ApiDomain domain,
+                   uint8_t flags) {
+    kc::LaunchBody l{};
+    l.correlation_id = corr;
+    l.enter_ns = t;
+    l.exit_ns = t + 500;
+    l.scope_id = stack_.empty() ? kc::kRootScope : stack_.back().scope;
+    l.thread_id = kThread;
+    l.api_id = str(api);
+    l.cbid = cbid;
+    l.domain = static_cast<uint8_t>(domain);
+    l.flags = flags;
+    w_->writeLaunch(l);
+    ++stats_.launches;
+  }
+
   void kernel(uint64_t ns, const std::string& name, bool matched) {
     const uint64_t corr = ++correlation_;
     const uint64_t t = tick();
     if (matched) {
-      kc::LaunchBody l{};
-      l.correlation_id = corr;
-      l.enter_ns = t;
-      l.exit_ns = t + 500;
-      l.scope_id = stack_.empty() ? kc::kRootScope : stack_.back().scope;
-      l.thread_id = kThread;
-      l.api_id = str("cuLaunchKernelEx");
-      l.cbid = 652;
-      l.domain = static_cast<uint8_t>(kc::ApiDomain::kDriver);
-      w_->writeLaunch(l);
-      ++stats_.launches;
+      writeLaunch(corr, t, "cuLaunchKernelEx", 652, kc::ApiDomain::kDriver, 0);
     } else {
       correlation_ += 1000000;  // past every launch
     }
@@ -112,18 +119,8 @@ class Builder {
   void memcpy(uint64_t ns, uint64_t bytes) {
     const uint64_t corr = ++correlation_;
     const uint64_t t = tick();
-    kc::LaunchBody l{};
-    l.correlation_id = corr;
-    l.enter_ns = t;
-    l.exit_ns = t + 500;
-    l.scope_id = stack_.empty() ? kc::kRootScope : stack_.back().scope;
-    l.thread_id = kThread;
-    l.api_id = str("cudaMemcpy");
-    l.cbid = 31;  // CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020
-    l.domain = static_cast<uint8_t>(kc::ApiDomain::kRuntime);
-    l.flags = kc::kLaunchMemOp;
-    w_->writeLaunch(l);
-    ++stats_.launches;
+    writeLaunch(corr, t, "cudaMemcpy", 31 /* CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020 */, kc::ApiDomain::kRuntime,
+                kc::kLaunchMemOp);
     kc::MemOpBody m{};
     m.correlation_id = corr;
     m.start_ns = t + 600;
