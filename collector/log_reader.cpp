@@ -842,11 +842,7 @@ std::string LogData::scopePath(uint32_t scope_id) const {
   }
   std::string path = broken ? "<broken parent>/" : "";
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const ScopeBody& s = scopes[*it];
-    if (s.name_id == kNoString)
-      path += "<scope " + std::to_string(*it) + ">";
-    else
-      path += str(s.name_id);
+    path += str(scopes[*it].name_id);  // kNoString: the empty name, "" (a path "a//b" or "")
     if (std::next(it) != chain.rend()) path += '/';
   }
   return path;
