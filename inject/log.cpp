@@ -27,22 +27,26 @@ std::mutex g_capture_mutex;
 // return 3 (or counts its descriptors from there) is not affected.
 constexpr int kHighFd = 512;
 
-// Writes `n` bytes to the captured stderr, only while that descriptor still refers to the file captured
-// at load (a program that closed descriptors at random and reused the number gets nothing). No
-// allocation; plain system calls.
-void writeCaptured(const char* data, size_t n) noexcept {
-  const int fd = g_err_fd.load(std::memory_order_acquire);
-  if (fd < 0) return;
-  const int saved_errno = errno;
+// True if `fd` is open on the file captured at load (same device and inode).
+bool isCaptured(int fd) noexcept {
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_dev == g_err_dev && st.st_ino == g_err_ino) {
-    while (n > 0) {
-      const ssize_t w = ::write(fd, data, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) break;
-      data += w;
-      n -= static_cast<size_t>(w);
-    }
+  return fd >= 0 && ::fstat(fd, &st) == 0 && st.st_dev == g_err_dev && st.st_ino == g_err_ino;
+}
+
+// Writes `n` bytes to the stderr captured at load: to the duplicate while it still refers to that file;
+// if the program closed the duplicate (closefrom(3), a loop over its descriptors) or reused its number,
+// to fd 2 if fd 2 still refers to that file; else nowhere. No allocation; plain system calls.
+void writeCaptured(const char* data, size_t n) noexcept {
+  const int dup = g_err_fd.load(std::memory_order_acquire);
+  if (dup < 0) return;  // fd 2 was closed at load
+  const int saved_errno = errno;
+  const int fd = isCaptured(dup) ? dup : isCaptured(STDERR_FILENO) ? STDERR_FILENO : -1;
+  while (fd >= 0 && n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    data += w;
+    n -= static_cast<size_t>(w);
   }
   errno = saved_errno;
 }

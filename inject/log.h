@@ -13,7 +13,8 @@ namespace kc::inject {
 
 /// Keeps a close-on-exec duplicate of fd 2 (at a descriptor >= 512 when the limit allows) as the
 /// destination of every message, with fd 2's device and inode; each write first checks that the duplicate
-/// still refers to that file. If fd 2 is closed at the first call, messages are dropped for the life of
+/// still refers to that file (if the program closed it, closefrom(3) say, fd 2 is used instead while fd 2
+/// refers to that file; otherwise the message is dropped). If fd 2 is closed at the first call, messages are dropped for the life of
 /// this process image. The first call decides; later calls do nothing. Called by the preload constructor
 /// (at load; for a library dlopen()ed through CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH that is at
 /// cuInit or the first NVTX call) and by the logger's creation. Thread-safe; no exception.
