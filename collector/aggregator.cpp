@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "collector/log_writer.h"
+#include "collector/saturating.h"
 
 namespace kc {
 namespace {
@@ -177,8 +178,8 @@ void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
     if (l.flags & kLaunchCaptured) ++t_.captured_launches;
     if (SnapshotScopeBody* r = scopeRow(l.scope_id)) {
       ++r->launches;
-      r->graph_launches += l.is_graph_launch ? 1 : 0;
-      r->launch_api_ns += span(l.enter_ns, l.exit_ns);
+      satAdd(r->graph_launches, l.is_graph_launch ? 1 : 0);
+      satAdd(r->launch_api_ns, span(l.enter_ns, l.exit_ns));
       if (l.flags & kLaunchCaptured) ++r->captured_launches;
     } else {
       ++t_.dropped_tallies;
@@ -213,7 +214,7 @@ void Aggregator::addRange(const RangeBody& range) {
   ++t_.ranges;
   if (SnapshotScopeBody* r = scopeRow(range.scope_id)) {
     ++r->instances;
-    r->cpu_ns += span(range.begin_ns, range.end_ns);
+    satAdd(r->cpu_ns, span(range.begin_ns, range.end_ns));
   } else {
     ++t_.dropped_tallies;
   }
@@ -236,7 +237,7 @@ void Aggregator::apply(InFlight& e, const Waiting& w) {
   }
   if (w.kind == kWaitingKernel) {
     ++r->kernels;
-    r->gpu_ns += w.ns;
+    satAdd(r->gpu_ns, w.ns);
     const uint64_t key = (static_cast<uint64_t>(e.scope_id) << 32) | w.name_id;
     auto it = kernels_.find(key);
     if (it == kernels_.end()) {
@@ -253,17 +254,17 @@ void Aggregator::apply(InFlight& e, const Waiting& w) {
     }
     SnapshotKernelBody& k = it->second;
     ++k.count;
-    k.gpu_ns += w.ns;
+    satAdd(k.gpu_ns, w.ns);
     k.min_ns = std::min(k.min_ns, w.ns);
     k.max_ns = std::max(k.max_ns, w.ns);
   } else if (w.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
     ++r->memset_count;
-    r->memset_bytes += w.bytes;
-    r->memset_ns += w.ns;
+    satAdd(r->memset_bytes, w.bytes);
+    satAdd(r->memset_ns, w.ns);
   } else {
     ++r->memcpy_count;
-    r->memcpy_bytes += w.bytes;
-    r->memcpy_ns += w.ns;
+    satAdd(r->memcpy_bytes, w.bytes);
+    satAdd(r->memcpy_ns, w.ns);
   }
 }
 
@@ -274,7 +275,7 @@ void Aggregator::unmatched(const Waiting& w) {
     return;
   }
   ++t_.unmatched_kernels;
-  t_.unmatched_kernel_gpu_ns += w.ns;
+  satAdd(t_.unmatched_kernel_gpu_ns, w.ns);
   auto it = unmatched_.find(w.name_id);
   if (it == unmatched_.end()) {
     if (keys() >= limits_.max_keys) {
@@ -290,7 +291,7 @@ void Aggregator::unmatched(const Waiting& w) {
   }
   SnapshotKernelBody& k = it->second;
   ++k.count;
-  k.gpu_ns += w.ns;
+  satAdd(k.gpu_ns, w.ns);
   k.min_ns = std::min(k.min_ns, w.ns);
   k.max_ns = std::max(k.max_ns, w.ns);
 }

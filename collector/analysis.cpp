@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "collector/saturating.h"
+
 namespace kc {
 namespace {
 
@@ -11,26 +13,26 @@ void addTally(KernelTally& into, const KernelTally& t) {
   if (t.count == 0) return;
   into.min_ns = into.count == 0 ? t.min_ns : std::min(into.min_ns, t.min_ns);
   into.max_ns = into.count == 0 ? t.max_ns : std::max(into.max_ns, t.max_ns);
-  into.count += t.count;
-  into.gpu_ns += t.gpu_ns;
+  satAdd(into.count, t.count);
+  satAdd(into.gpu_ns, t.gpu_ns);
 }
 
 void addKernel(KernelTally& t, uint64_t ns) { addTally(t, KernelTally{1, ns, ns, ns}); }
 
 
 void addCounts(RangeStats& into, const RangeStats& from) {
-  into.launches += from.launches;
-  into.captured_launches += from.captured_launches;
-  into.memcpy_count += from.memcpy_count;
-  into.memcpy_bytes += from.memcpy_bytes;
-  into.memcpy_ns += from.memcpy_ns;
-  into.memset_count += from.memset_count;
-  into.memset_bytes += from.memset_bytes;
-  into.memset_ns += from.memset_ns;
-  into.graph_launches += from.graph_launches;
-  into.launch_api_ns += from.launch_api_ns;
-  into.kernels += from.kernels;
-  into.gpu_ns += from.gpu_ns;
+  satAdd(into.launches, from.launches);
+  satAdd(into.captured_launches, from.captured_launches);
+  satAdd(into.memcpy_count, from.memcpy_count);
+  satAdd(into.memcpy_bytes, from.memcpy_bytes);
+  satAdd(into.memcpy_ns, from.memcpy_ns);
+  satAdd(into.memset_count, from.memset_count);
+  satAdd(into.memset_bytes, from.memset_bytes);
+  satAdd(into.memset_ns, from.memset_ns);
+  satAdd(into.graph_launches, from.graph_launches);
+  satAdd(into.launch_api_ns, from.launch_api_ns);
+  satAdd(into.kernels, from.kernels);
+  satAdd(into.gpu_ns, from.gpu_ns);
   for (const auto& [name, t] : from.by_kernel) addTally(into.by_kernel[name], t);
 }
 
@@ -74,6 +76,27 @@ bool hasUnresolved(const Summary& s) {
   return u.instances + u.launches + u.kernels + u.memcpy_count + u.memset_count > 0;
 }
 
+namespace {
+uint64_t saturatedIn(const RangeStats& r) {
+  uint64_t n = 0;
+  for (uint64_t v : {r.instances, r.cpu_ns, r.launches, r.graph_launches, r.launch_api_ns, r.kernels, r.gpu_ns,
+                     r.captured_launches, r.memcpy_count, r.memcpy_bytes, r.memcpy_ns, r.memset_count,
+                     r.memset_bytes, r.memset_ns})
+    n += v == kSaturated ? 1 : 0;
+  for (const auto& [name, t] : r.by_kernel) n += (t.count == kSaturated ? 1 : 0) + (t.gpu_ns == kSaturated ? 1 : 0);
+  return n;
+}
+}  // namespace
+
+uint64_t saturatedSums(const Summary& s) {
+  uint64_t n = saturatedIn(s.unresolved);
+  for (const RangeStats& r : s.exclusive) n += saturatedIn(r);
+  for (const RangeStats& r : s.inclusive) n += saturatedIn(r);
+  for (const auto& [name, t] : s.unmatched_by_kernel) n += (t.count == kSaturated ? 1 : 0) + (t.gpu_ns == kSaturated ? 1 : 0);
+  for (uint64_t v : {s.launches, s.kernels, s.kernel_gpu_ns, s.mem_ops}) n += v == kSaturated ? 1 : 0;
+  return n;
+}
+
 Summary summarizeSnapshot(const LogData& log, size_t index) {
   const SnapshotData& snap = log.snapshots.at(index);
   Summary s;
@@ -83,25 +106,25 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
   auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n && log.scopeDefined(id) ? id : kRootScope; };
   auto addRow = [](RangeStats& r, const SnapshotScopeBody& row) {
-    r.instances += row.instances;
-    r.cpu_ns += row.cpu_ns;
-    r.launches += row.launches;
-    r.graph_launches += row.graph_launches;
-    r.captured_launches += row.captured_launches;
-    r.launch_api_ns += row.launch_api_ns;
-    r.kernels += row.kernels;
-    r.gpu_ns += row.gpu_ns;
-    r.memcpy_count += row.memcpy_count;
-    r.memcpy_bytes += row.memcpy_bytes;
-    r.memcpy_ns += row.memcpy_ns;
-    r.memset_count += row.memset_count;
-    r.memset_bytes += row.memset_bytes;
-    r.memset_ns += row.memset_ns;
+    satAdd(r.instances, row.instances);
+    satAdd(r.cpu_ns, row.cpu_ns);
+    satAdd(r.launches, row.launches);
+    satAdd(r.graph_launches, row.graph_launches);
+    satAdd(r.captured_launches, row.captured_launches);
+    satAdd(r.launch_api_ns, row.launch_api_ns);
+    satAdd(r.kernels, row.kernels);
+    satAdd(r.gpu_ns, row.gpu_ns);
+    satAdd(r.memcpy_count, row.memcpy_count);
+    satAdd(r.memcpy_bytes, row.memcpy_bytes);
+    satAdd(r.memcpy_ns, row.memcpy_ns);
+    satAdd(r.memset_count, row.memset_count);
+    satAdd(r.memset_bytes, row.memset_bytes);
+    satAdd(r.memset_ns, row.memset_ns);
   };
   for (const SnapshotScopeBody& row : snap.scopes) {
     addRow(s.exclusive[scopeOf(row.scope_id)], row);
     if (!log.scopeDefined(row.scope_id)) addRow(s.unresolved, row);
-    s.kernel_gpu_ns += row.gpu_ns;
+    satAdd(s.kernel_gpu_ns, row.gpu_ns);
   }
   for (const SnapshotKernelBody& row : snap.kernels) {
     const KernelTally t{row.count, row.gpu_ns, row.min_ns, row.max_ns};
@@ -120,7 +143,7 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   s.captured_launches = b.captured_launches;
   s.mem_ops = b.mem_ops;
   s.unmatched_mem_ops = b.unmatched_mem_ops;
-  s.kernel_gpu_ns += b.unmatched_kernel_gpu_ns;
+  satAdd(s.kernel_gpu_ns, b.unmatched_kernel_gpu_ns);
   buildRangeTree(log, s);
   return s;
 }
@@ -152,9 +175,9 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     }
     credit(l.scope_id, [&](RangeStats& r) {
       ++r.launches;
-      r.graph_launches += l.is_graph_launch ? 1 : 0;
-      r.launch_api_ns += span(l.enter_ns, l.exit_ns);
-      r.captured_launches += (l.flags & kLaunchCaptured) ? 1 : 0;
+      satAdd(r.graph_launches, l.is_graph_launch ? 1 : 0);
+      satAdd(r.launch_api_ns, span(l.enter_ns, l.exit_ns));
+      satAdd(r.captured_launches, (l.flags & kLaunchCaptured) ? 1 : 0);
     });
     if (l.flags & kLaunchCaptured) ++captured;
   }
@@ -193,12 +216,12 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     const uint64_t ns = span(k.start_ns, k.end_ns);
     credit(scope, [&](RangeStats& r) {
       ++r.kernels;
-      r.gpu_ns += ns;
+      satAdd(r.gpu_ns, ns);
       addKernel(r.by_kernel[k.name_id], ns);
     });
   }
   s.kernels = log.kernels.size();
-  for (const KernelBody& k : log.kernels) s.kernel_gpu_ns += span(k.start_ns, k.end_ns);
+  for (const KernelBody& k : log.kernels) satAdd(s.kernel_gpu_ns, span(k.start_ns, k.end_ns));
   for (const MemOpBody& m : log.mem_ops) {
     auto it = by_corr.find(m.correlation_id);
     if (it == by_corr.end()) {
@@ -218,7 +241,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   for (const RangeBody& rb : log.ranges) {
     credit(rb.scope_id, [&](RangeStats& r) {
       ++r.instances;
-      r.cpu_ns += span(rb.begin_ns, rb.end_ns);
+      satAdd(r.cpu_ns, span(rb.begin_ns, rb.end_ns));
     });
   }
 
@@ -411,7 +434,7 @@ std::vector<SegmentTotals> segmentTotals(const LogData& log) {
     SegmentTotals* t = segOfCorr(k.correlation_id);
     if (t == nullptr) continue;
     ++t->kernels;
-    t->gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
+    satAdd(t->gpu_ns, k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0);
     if (launched.count(k.correlation_id) == 0) ++t->unmatched_kernels;
   }
   for (const MemOpBody& m : log.mem_ops)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collector/log_reader.h"
+#include "collector/saturating.h"
 
 namespace kc {
 
@@ -46,12 +47,12 @@ void addMemOp(Tally& r, const MemOpBody& m) {
   const uint64_t ns = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
   if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
     ++r.memset_count;
-    r.memset_bytes += m.bytes;
-    r.memset_ns += ns;
+    satAdd(r.memset_bytes, m.bytes);
+    satAdd(r.memset_ns, ns);
   } else {
     ++r.memcpy_count;
-    r.memcpy_bytes += m.bytes;
-    r.memcpy_ns += ns;
+    satAdd(r.memcpy_bytes, m.bytes);
+    satAdd(r.memcpy_ns, ns);
   }
 }
 
@@ -158,6 +159,13 @@ class SegmentIndex {
 RangeStats noRangeStats(const Summary& s);
 /// True if some record's range is unknown (Summary::unresolved holds anything).
 bool hasUnresolved(const Summary& s);
+
+/// How many sums of `s` reached 2^64 - 1 and are held there (kSaturated, collector/saturating.h): the
+/// joins add with satAdd(), so a total of ns, bytes or counts past 2^64 - 1 (only implausible records give
+/// one: a kernel of 2^63 ns) shows as 18446744073709551615 instead of wrapping to a small number. Counts
+/// the fields of every exclusive and inclusive row, the unresolved row, the per-kernel tallies and the
+/// totals. O(scopes + tallies). Readers turn a count > 0 into a warning (tools: noteSaturatedSums).
+uint64_t saturatedSums(const Summary& s);
 
 /// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
 /// A summary-mode log (LogData::summary_mode) has no launch or kernel records: its Summary is that of its

@@ -951,11 +951,7 @@ std::string LogData::scopePath(uint32_t scope_id) const {
   }
   std::string path = broken ? "<broken parent>/" : lost;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const ScopeBody& s = scopes[*it];
-    if (s.name_id == kNoString)
-      path += "<scope " + std::to_string(*it) + ">";
-    else
-      path += str(s.name_id);
+    path += str(scopes[*it].name_id);  // kNoString: the empty name, "" (a path "a//b" or "")
     if (std::next(it) != chain.rend()) path += '/';
   }
   return path;
@@ -1089,7 +1085,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ChunkInfo nh;
       uint32_t seq = 0;
       if (next > pos && chunkHeaderAt(bytes, next, nh)) std::memcpy(&seq, bytes.data() + next + 16, sizeof(seq));
-      if (next > pos && seq > chunk && seq - chunk <= (next - pos) / sizeof(ChunkHeader)) {
+      if (next > pos && seq > chunk && static_cast<uint64_t>(seq - chunk) <= (next - pos) / sizeof(ChunkHeader)) {
         const int64_t lost = seq - chunk;
         error(log, pos, chunk,
               std::to_string(lost) + (lost == 1 ? " more chunk" : " more chunks") + " in bytes " +

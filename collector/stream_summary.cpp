@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collector/saturating.h"
+
 namespace kc {
 namespace {
 
@@ -147,7 +149,7 @@ void unmatched(Summary& s, const Waiting& w) {
   t.min_ns = t.count == 0 ? w.ns : std::min(t.min_ns, w.ns);
   t.max_ns = t.count == 0 ? w.ns : std::max(t.max_ns, w.ns);
   ++t.count;
-  t.gpu_ns += w.ns;
+  satAdd(t.gpu_ns, w.ns);
 }
 
 constexpr size_t kMaxRing = 1u << 16;  // direct-mapped launches by correlation id (see State)
@@ -225,15 +227,15 @@ struct StreamSummarizer::State {
     if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) {
       KernelTally& t = by_node[{launch_scope, k.graph_node_id, k.name_id}];
       ++t.count;
-      t.gpu_ns += ns;
+      satAdd(t.gpu_ns, ns);
       return;
     }
     ScopeAcc& r = scope(launch_scope);
     ++r.kernels;
-    r.gpu_ns += ns;
+    satAdd(r.gpu_ns, ns);
     KernelTally* t = tallies.insert((uint64_t{launch_scope} << 32) | k.name_id).first;
     ++t->count;
-    t->gpu_ns += ns;
+    satAdd(t->gpu_ns, ns);
   }
 
   void tallyMemOp(uint32_t launch_scope, const MemOpBody& m) {
@@ -293,8 +295,8 @@ struct StreamSummarizer::State {
     if (!memop) {
       ++out.launches;
       ++acc.launches;
-      acc.graph_launches += l.is_graph_launch ? 1 : 0;
-      acc.launch_api_ns += span(l.enter_ns, l.exit_ns);
+      satAdd(acc.graph_launches, l.is_graph_launch ? 1 : 0);
+      satAdd(acc.launch_api_ns, span(l.enter_ns, l.exit_ns));
       if (l.flags & kLaunchCaptured) {
         ++acc.captured_launches;
         ++out.captured_launches;
@@ -375,14 +377,14 @@ void StreamSummarizer::launches(std::span<const LaunchBody> v) {
 
 void StreamSummarizer::kernels(std::span<const KernelBody> v) {
   State& s = *s_;
-  s.out.kernels += v.size();
+  satAdd(s.out.kernels, v.size());
   for (const KernelBody& k : v) {
     const uint64_t ns = span(k.start_ns, k.end_ns);
-    s.out.kernel_gpu_ns += ns;
+    satAdd(s.out.kernel_gpu_ns, ns);
     noteKernelShape(s.out, k);
     if (SegmentTotals* t = s.segOf(k.correlation_id)) {
       ++t->kernels;
-      t->gpu_ns += ns;
+      satAdd(t->gpu_ns, ns);
     }
     uint32_t scope;
     uint8_t flags;
@@ -420,7 +422,7 @@ void StreamSummarizer::ranges(std::span<const RangeBody> v) {
   for (const RangeBody& r : v) {
     ScopeAcc& a = s_->scope(r.scope_id);
     ++a.instances;
-    a.cpu_ns += span(r.begin_ns, r.end_ns);
+    satAdd(a.cpu_ns, span(r.begin_ns, r.end_ns));
   }
   if (s_->seg_index)
     for (const RangeBody& r : v) {
@@ -467,20 +469,20 @@ Summary StreamSummarizer::finish(const LogData& log) {
   auto known = [&](uint32_t id) { return id < n && log.scopeDefined(id); };
   auto scopeOf = [&](uint32_t id) -> uint32_t { return known(id) ? id : kRootScope; };
   auto add = [](RangeStats& r, const ScopeAcc& a) {
-    r.instances += a.instances;
-    r.cpu_ns += a.cpu_ns;
-    r.launches += a.launches;
-    r.graph_launches += a.graph_launches;
-    r.launch_api_ns += a.launch_api_ns;
-    r.kernels += a.kernels;
-    r.gpu_ns += a.gpu_ns;
-    r.captured_launches += a.captured_launches;
-    r.memcpy_count += a.memcpy_count;
-    r.memcpy_bytes += a.memcpy_bytes;
-    r.memcpy_ns += a.memcpy_ns;
-    r.memset_count += a.memset_count;
-    r.memset_bytes += a.memset_bytes;
-    r.memset_ns += a.memset_ns;
+    satAdd(r.instances, a.instances);
+    satAdd(r.cpu_ns, a.cpu_ns);
+    satAdd(r.launches, a.launches);
+    satAdd(r.graph_launches, a.graph_launches);
+    satAdd(r.launch_api_ns, a.launch_api_ns);
+    satAdd(r.kernels, a.kernels);
+    satAdd(r.gpu_ns, a.gpu_ns);
+    satAdd(r.captured_launches, a.captured_launches);
+    satAdd(r.memcpy_count, a.memcpy_count);
+    satAdd(r.memcpy_bytes, a.memcpy_bytes);
+    satAdd(r.memcpy_ns, a.memcpy_ns);
+    satAdd(r.memset_count, a.memset_count);
+    satAdd(r.memset_bytes, a.memset_bytes);
+    satAdd(r.memset_ns, a.memset_ns);
   };
   // Records of an unknown scope are also tallied apart (Summary::unresolved), as in summarize().
   auto merge = [&](uint32_t id, const ScopeAcc& a) {
@@ -492,12 +494,12 @@ Summary StreamSummarizer::finish(const LogData& log) {
   st.tallies.forEach([&](uint64_t key, const KernelTally& t) {
     const uint32_t scope = static_cast<uint32_t>(key >> 32);
     KernelTally& into = s.exclusive[scopeOf(scope)].by_kernel[static_cast<uint32_t>(key)];
-    into.count += t.count;
-    into.gpu_ns += t.gpu_ns;
+    satAdd(into.count, t.count);
+    satAdd(into.gpu_ns, t.gpu_ns);
     if (!known(scope)) {
       KernelTally& u = s.unresolved.by_kernel[static_cast<uint32_t>(key)];
-      u.count += t.count;
-      u.gpu_ns += t.gpu_ns;
+      satAdd(u.count, t.count);
+      satAdd(u.gpu_ns, t.gpu_ns);
     }
   });
 
@@ -520,11 +522,11 @@ Summary StreamSummarizer::finish(const LogData& log) {
     captureScope(node, &scope);
     for (RangeStats* r : {&s.exclusive[scopeOf(scope)], !known(scope) ? &s.unresolved : nullptr}) {
       if (r == nullptr) continue;
-      r->kernels += t.count;
-      r->gpu_ns += t.gpu_ns;
+      satAdd(r->kernels, t.count);
+      satAdd(r->gpu_ns, t.gpu_ns);
       KernelTally& into = r->by_kernel[name];
-      into.count += t.count;
-      into.gpu_ns += t.gpu_ns;
+      satAdd(into.count, t.count);
+      satAdd(into.gpu_ns, t.gpu_ns);
     }
   }
   buildRangeTree(log, s);

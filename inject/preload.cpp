@@ -108,6 +108,7 @@ void rememberName(const std::string& self) {
 }
 
 __attribute__((constructor)) void kcountConstructor() {
+  captureStderr();  // the stderr the process has now is where the library's messages go (log.h)
   try {
     const std::string self = selfPath();
     rememberName(self);

@@ -181,11 +181,11 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
       if (id != kRootScope) {
         // The parent from the range's own name, not from the last '/' of the path: a name may hold '/'.
         const uint32_t name_id = d.scopes[id].name_id;
-        const std::string name =
-            name_id == kNoString ? "<scope " + std::to_string(id) + ">" : std::string(d.str(name_id));
+        const std::string name(d.str(name_id));
         const bool ends_with_name = path.size() > name.size() && path.compare(path.size() - name.size(), name.size(), name) == 0 &&
                                     path[path.size() - name.size() - 1] == '/';
-        const std::string parent = ends_with_name ? path.substr(0, path.size() - name.size() - 1) : "";
+        // Top-level ranges hang under kOverall ("" is the path of a top-level range with an empty name).
+        const std::string parent = ends_with_name ? path.substr(0, path.size() - name.size() - 1) : std::string(kOverall);
         children[parent].insert(ends_with_name || path == name ? name : path);
         side.names.try_emplace(path, name);
       }
@@ -194,7 +194,7 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
   for (const auto& l : logs) side.gpu_time = side.gpu_time && gpuTimeRecorded(l.data);
   for (auto& [path, u] : side.units) {
     u.gpu_time = side.gpu_time;
-    auto c = children.find(path == kOverall ? "" : path);
+    auto c = children.find(path);
     if (c != children.end()) u.children.assign(c->second.begin(), c->second.end());
   }
   return side;

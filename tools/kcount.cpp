@@ -473,6 +473,7 @@ int kcountMain(int argc, char** argv) {
           const kc::SegmentBody sg = *found;
           l.data = kc::selectSegment(l.data, sg);
           l.summary = kc::summarize(l.data, g_join);
+          kc::noteSaturatedSums(l);
           l.segments.reset();  // the selected window's totals, from its records
         }
       }

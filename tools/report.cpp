@@ -453,12 +453,29 @@ void noteLaterPartOnDisk(const std::string& path, LogData& d) {
   markCutShortPart(d, next, k + 1, marks);
 }
 
+void noteSaturatedSums(LoadedLog& l) {
+  auto& issues = l.data.issues;
+  issues.erase(std::remove_if(issues.begin(), issues.end(),
+                              [](const ReadIssue& i) { return i.message.rfind(kSaturatedIssue, 0) == 0; }),
+               issues.end());
+  const uint64_t n = saturatedSums(l.summary);
+  if (n == 0) return;
+  ReadIssue i;
+  i.severity = ReadIssue::Severity::kWarning;
+  i.message = fmt::format("{}: {} of the summary's totals (GPU or host ns, bytes or counts) passed 2^64 - 1 and are "
+                          "shown as 18446744073709551615, the true values being larger (records with implausible "
+                          "times: a corrupt or synthetic log)",
+                          kSaturatedIssue, n);
+  issues.push_back(std::move(i));
+}
+
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
   l.data = readLogFile(path);
   noteLaterPartOnDisk(path, l.data);
   l.summary = summarize(l.data, join);
+  noteSaturatedSums(l);
   return l;
 }
 
@@ -470,6 +487,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   noteLaterPartOnDisk(path, l.data);
   l.summary = std::move(s.summary);
   if (segment_totals) l.segments = std::move(s.segments);
+  noteSaturatedSums(l);
   return l;
 }
 
@@ -490,6 +508,7 @@ LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& jo
   l.files = paths;
   l.data = joinRotatedParts(std::move(parts), paths);
   l.summary = summarize(l.data, join);
+  noteSaturatedSums(l);
   return l;
 }
 
@@ -501,6 +520,7 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
   l.files = paths;
   l.data = std::move(s.data);
   l.summary = std::move(s.summary);
+  noteSaturatedSums(l);
   return l;
 }
 
@@ -548,6 +568,7 @@ bool windowsShown(const LogData& d) {
 }
 
 std::string formatDuration(uint64_t ns) {
+  if (ns == kSaturated) return "≥" + formatDuration(ns - 1);  // a sum held at 2^64 - 1: at least that
   if (ns < 1000) return fmt::format("{} ns", ns);
   const double v = static_cast<double>(ns);
   auto three = [](double x, const char* unit) {
@@ -559,7 +580,53 @@ std::string formatDuration(uint64_t ns) {
   return three(v / 1e9, "s");
 }
 
-std::string csvField(std::string_view s) {
+int utf8Sequence(std::string_view s, size_t i) noexcept {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  int need = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) need = 1;
+  else if (c == 0xE0) { need = 2; lo = 0xA0; }
+  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) need = 2;
+  else if (c == 0xED) { need = 2; hi = 0x9F; }
+  else if (c == 0xF0) { need = 3; lo = 0x90; }
+  else if (c >= 0xF1 && c <= 0xF3) need = 3;
+  else if (c == 0xF4) { need = 3; hi = 0x8F; }
+  else return -1;  // 0x80..0xC1, 0xF5..0xFF: never a lead byte
+  for (int k = 1; k <= need; ++k) {
+    if (i + static_cast<size_t>(k) >= s.size()) return -k;
+    const unsigned char x = b(i + static_cast<size_t>(k));
+    if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF)) return -k;
+  }
+  return need + 1;
+}
+
+std::string replaceInvalidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const int n = utf8Sequence(s, i);
+    if (n > 0) {
+      out.append(s.substr(i, static_cast<size_t>(n)));
+      i += static_cast<size_t>(n);
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      i += static_cast<size_t>(-n);
+    }
+  }
+  return out;
+}
+
+std::string csvField(std::string_view raw) {
+  bool valid = true;
+  for (size_t i = 0; i < raw.size() && valid;) {
+    const int n = utf8Sequence(raw, i);
+    valid = n > 0;
+    i += n > 0 ? static_cast<size_t>(n) : 0;
+  }
+  const std::string replaced = valid ? std::string() : replaceInvalidUtf8(raw);
+  const std::string_view s = valid ? raw : std::string_view(replaced);
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string out = "\"";
   for (char c : s) {
@@ -573,8 +640,19 @@ std::string displayName(std::string_view name) {
   if (name.empty()) return "(empty name)";
   std::string out;
   out.reserve(name.size());
-  for (char ch : name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char ch = name[i];
     const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80) {
+      const int n = utf8Sequence(name, i);
+      if (n > 0) {
+        out.append(name.substr(i, static_cast<size_t>(n)));
+      } else {
+        for (int k = 0; k < -n; ++k) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(name[i + static_cast<size_t>(k)]));
+      }
+      i += static_cast<size_t>(n > 0 ? n : -n) - 1;
+      continue;
+    }
     switch (c) {
       case '/': out += "\\/"; break;
       case '\\': out += "\\\\"; break;
@@ -709,6 +787,7 @@ json summaryJson(const LoadedLog& l) {
     json flat = layersJson(ly_in, id == kRootScope ? ex : in);
     ranges.push_back(json{{"path", path},
                           {"name", name},
+                          {"scope_id", unresolved ? json(nullptr) : json(id)},
                           {"depth", unresolved ? 1 : depth[id]},
                           {"unknown_range", unresolved},
                           {"placeholder", !unresolved && isPlaceholder(s, id)},

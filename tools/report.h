@@ -36,6 +36,13 @@ struct LoadedLog {
 /// Reads the first 2 MiB of those files. Called by loadLog() and streamLog().
 void noteLaterPartOnDisk(const std::string& path, LogData& d);
 
+/// Start of the warning noteSaturatedSums() adds ("sums held at 2^64 - 1").
+inline constexpr const char* kSaturatedIssue = "sums held at 2^64 - 1";
+/// Adds to l.data.issues one warning (offset 0, chunk -1) if saturatedSums(l.summary) > 0, replacing one
+/// added before (call again after l.summary is recomputed). Done by loadLog, streamLog, loadParts and
+/// streamParts. No exception beyond std::bad_alloc.
+void noteSaturatedSums(LoadedLog& l);
+
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
 /// replayed CUDA graph kernels are credited.
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
@@ -61,11 +68,21 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
 /// given; every other file is a group of its own. Reads the first 2 MiB of each file (readLogHead).
 std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths);
 
-/// "812 ns", "3.25 µs", "14.0 ms", "2.51 s".
+/// "812 ns", "3.25 µs", "14.0 ms", "2.51 s"; a sum held at 2^64 - 1 (kSaturated) "≥18446744074 s".
 std::string formatDuration(uint64_t ns);
 
 /// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.
+/// Always valid UTF-8: bytes of `s` that are not valid UTF-8 are replaced as by replaceInvalidUtf8().
 std::string csvField(std::string_view s);
+
+/// Length of the UTF-8 sequence starting at s[i] (i < s.size()): > 0 if a valid character (1 to 4
+/// bytes; Unicode's well-formed table: no overlong form, no surrogate, nothing past U+10FFFF); < 0 if
+/// not, minus the length of its maximal invalid subpart (1 to 3 bytes: a lead byte and the continuation
+/// bytes that fit it before the sequence broke off). Thread-safe, no allocation.
+int utf8Sequence(std::string_view s, size_t i) noexcept;
+/// `s` with each maximal invalid subpart (utf8Sequence() < 0) replaced by U+FFFD, as the JSON outputs
+/// do (nlohmann::json's error_handler_t::replace), and as Python's errors="replace" decodes it.
+std::string replaceInvalidUtf8(std::string_view s);
 
 /// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
 /// damage). Such a row has no verdict.
@@ -73,7 +90,9 @@ inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition
 
 /// A range name as text tables and CSV show it, so that a path reads one way: '/' becomes "\/", '\'
 /// becomes "\\", newline "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH";
-/// an empty name is "(empty name)". Bytes of 0x80 and above (UTF-8) are kept. JSON keeps the raw name.
+/// an empty name is "(empty name)". Valid UTF-8 characters of 0x80 and above are kept; each byte that is
+/// not part of a valid UTF-8 character (utf8Sequence) is "\xHH" too, so the result is valid UTF-8 and
+/// the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
 std::string displayName(std::string_view name);
 /// Path of a scope for text tables and CSV: displayName() of each name from the root down, joined by
 /// '/' ("(empty name)" also for a scope without a name string); "(no range)" for the root, as

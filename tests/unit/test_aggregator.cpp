@@ -670,3 +670,36 @@ TEST_CASE("series: the change between snapshots per range") {
   CHECK(j["logs"][0]["mode"] == "summary");
   CHECK(j["logs"][0]["intervals"].size() == series.size());
 }
+
+TEST_CASE("aggregator: GPU-time sums past 2^64 - 1 saturate instead of wrapping") {
+  constexpr uint64_t kHuge = (uint64_t{1} << 63) - 1;
+  Aggregator agg;
+  for (uint64_t c = 1; c <= 3; ++c) {
+    agg.addLaunch(launchEvent(c, kStep, c * 10, c * 10 + 1).launch, 0);
+    agg.addKernel(kernel(c, 20, 1000, kHuge), 0);
+  }
+  agg.addKernel(kernel(99, 21, 1000, kHuge), 0);  // no launch: unmatched at finish
+  agg.addKernel(kernel(98, 21, 1000, kHuge), 0);
+  agg.settle(20'000'000'000ull, 2);
+  MemorySink sink;
+  LogWriter w(&sink);
+  writeDefinitions(w, true);
+  agg.writeSnapshot(w, 123, true);
+  w.writeEnd();
+  w.flush();
+  const LogData log = readLog(sink.bytes);
+  REQUIRE(log.snapshots.size() == 1);
+  const SnapshotData& sd = log.snapshots[0];
+  REQUIRE(!sd.scopes.empty());
+  CHECK(sd.scopes[0].scope_id == kStep);
+  CHECK(sd.scopes[0].kernels == 3);
+  CHECK(sd.scopes[0].gpu_ns == kSaturated);
+  bool tally = false;
+  for (const auto& k : sd.kernels) tally = tally || (k.name_id == 20 && k.gpu_ns == kSaturated && k.count == 3);
+  CHECK(tally);
+  const Summary s = summarize(log);
+  REQUIRE(s.exclusive.size() > kStep);
+  CHECK(s.exclusive[kStep].gpu_ns == kSaturated);
+  CHECK(s.inclusive[0].gpu_ns == kSaturated);
+  CHECK(saturatedSums(s) > 0);
+}

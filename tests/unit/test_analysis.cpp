@@ -1,6 +1,10 @@
 // Correlation join and per-range aggregation, and the summary/kernels JSON built on it.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -235,7 +239,7 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   CHECK(ranges[0]["inclusive"]["kernels"] == 6);
   keys.clear();
   for (const auto& [k, _] : ranges[1].items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "name", "depth", "unknown_range", "placeholder", "instances", "cpu_ns", "exclusive", "inclusive",
+  CHECK(keys == std::set<std::string>{"path", "name", "scope_id", "depth", "unknown_range", "placeholder", "instances", "cpu_ns", "exclusive", "inclusive",
                                       "kernels_per_instance", "kernels", "gemm_gpu_ns", "other_gpu_ns",
                                       "kernels_per_launch", "verdict", "layers"});
   keys.clear();
@@ -366,4 +370,52 @@ TEST_CASE("a log with drops is complete but lossy; the state names the counters"
         "4096 bytes not written while recording (bytes not written: 4096 (disk full, unwritable, or KCOUNT_MAX_BYTES))");
   l.data.complete = false;
   CHECK(kc::logState(l) == "incomplete");
+}
+
+TEST_CASE("GPU-time sums past 2^64 - 1 saturate in summarize() and summarizeLogFile(), with a warning") {
+  constexpr uint64_t kHuge = (uint64_t{1} << 63) - 1;  // 3 kernels of this length: 3 * (2^63 - 1) wraps
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "step");
+  w.writeString(2, "gemm");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+  for (uint64_t c = 1; c <= 3; ++c) {
+    w.writeLaunch(launchAt(c, 1, c * 10, c * 10 + 5));
+    w.writeKernel(kernelAt(c, 2, 1000, 1000 + kHuge));
+  }
+  w.writeRange({0, 100, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LogData log = kc::readLog(sink.bytes);
+  const kc::Summary s = kc::summarize(log);
+  CHECK(s.kernel_gpu_ns == kc::kSaturated);
+  CHECK(s.exclusive[1].gpu_ns == kc::kSaturated);
+  CHECK(s.inclusive[0].gpu_ns == kc::kSaturated);
+  CHECK(s.exclusive[1].by_kernel.at(2).gpu_ns == kc::kSaturated);
+  CHECK(s.exclusive[1].kernels == 3);
+  CHECK(kc::saturatedSums(s) > 0);
+
+  // The streaming join (kcount summary) and the warning the readers add.
+  char path[] = "/tmp/kc_saturate_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, sink.bytes.data(), sink.bytes.size()) == static_cast<ssize_t>(sink.bytes.size()));
+  close(fd);
+  const kc::LoadedLog streamed = kc::streamLog(path);
+  const kc::LoadedLog loaded = kc::loadLog(path);
+  std::remove(path);
+  for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+    CHECK(l->summary.kernel_gpu_ns == kc::kSaturated);
+    CHECK(l->summary.exclusive[1].gpu_ns == kc::kSaturated);
+    bool warned = false;
+    for (const auto& i : l->data.issues)
+      warned = warned || (i.severity == kc::ReadIssue::Severity::kWarning && i.message.rfind(kc::kSaturatedIssue, 0) == 0);
+    CHECK(warned);
+    CHECK(l->data.intact());
+  }
+
+  // An ordinary log: nothing saturated, no warning.
+  const kc::Summary plain = kc::summarize(nestedLog());
+  CHECK(kc::saturatedSums(plain) == 0);
 }

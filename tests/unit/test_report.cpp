@@ -237,6 +237,79 @@ TEST_CASE("range names with '/', newlines or nothing read one way in tables; JSO
   CHECK(raw);
 }
 
+TEST_CASE("range names that are not valid UTF-8: tables and summary CSV escape the bytes, CSV fields are UTF-8") {
+  CHECK(kc::utf8Sequence("a", 0) == 1);
+  CHECK(kc::utf8Sequence("\xc3\xa9", 0) == 2);
+  CHECK(kc::utf8Sequence("\xe2\x82\xac", 0) == 3);
+  CHECK(kc::utf8Sequence("\xf0\x9f\x98\x80", 0) == 4);
+  CHECK(kc::utf8Sequence("\xff", 0) == -1);
+  CHECK(kc::utf8Sequence("\xc0\xaf", 0) == -1);      // overlong '/'
+  CHECK(kc::utf8Sequence("\xed\xa0\x80", 0) == -1);  // surrogate
+  CHECK(kc::utf8Sequence("\xe2\x82", 0) == -2);      // cut short
+  CHECK(kc::utf8Sequence("\xe2\x82" "A", 0) == -2);
+  CHECK(kc::utf8Sequence("\xf4\x90\x80\x80", 0) == -1);  // past U+10FFFF
+  CHECK(kc::displayName("caf\xe9") == "caf\\xe9");
+  CHECK(kc::displayName("\xe2\x82/x") == "\\xe2\\x82\\/x");
+  CHECK(kc::displayName("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
+  CHECK(kc::replaceInvalidUtf8("caf\xe9!") == "caf\xef\xbf\xbd!");
+  CHECK(kc::replaceInvalidUtf8("\xe2\x82" "A\xff") == "\xef\xbf\xbd" "A\xef\xbf\xbd");
+  CHECK(kc::csvField("k\xff,x") == "\"k\xef\xbf\xbd,x\"");
+  CHECK(kc::csvField("plain") == "plain");
+
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "caf\xe9");  // Latin-1, not UTF-8
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "gemm");
+  w.writeScope({1, 0, 1, 0});
+  w.writeLaunch(launch(1, 1));
+  w.writeKernel(kernel(1, 4));
+  w.writeRange({10, 90, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  const std::string t = table(l);
+  CHECK(hasLine(t, "\ncaf\\xe9 "));
+  CHECK(t.find("caf\xe9") == std::string::npos);
+  std::ostringstream csv;
+  kc::printSummaryCsv(csv, l, true, kc::SummaryOptions{});
+  CHECK(hasLine(csv.str(), ",caf\\xe9,"));
+  CHECK(csv.str().find("caf\xe9") == std::string::npos);
+  const std::string j = kc::dumpJson(kc::summaryJson(l));
+  CHECK(j.find("caf\xef\xbf\xbd") != std::string::npos);  // JSON: U+FFFD for the byte
+}
+
+TEST_CASE("an empty range name: JSON path and name keep \"\", the scope id is in scope_id") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "outer");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "gemm");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 0, 0});  // empty NVTX message: name id 0 (kNoString, "")
+  w.writeScope({3, 0, 0, 0});  // empty top-level range
+  w.writeLaunch(launch(1, 2));
+  w.writeKernel(kernel(1, 4));
+  w.writeRange({10, 90, 2, 7, 7, 0});
+  w.writeRange({5, 95, 1, 7, 7, 0});
+  w.writeRange({96, 99, 3, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  CHECK(l.data.scopePath(2) == "outer/");
+  CHECK(l.data.scopePath(3) == "");
+  const auto j = kc::summaryJson(l);
+  bool inner = false, top = false;
+  for (const auto& r : j["ranges"]) {
+    CHECK(r["path"].get<std::string>().find("<scope") == std::string::npos);
+    if (r["scope_id"] == 2) inner = r["path"] == "outer/" && r["name"] == "";
+    if (r["scope_id"] == 3) top = r["path"] == "" && r["name"] == "" && r["depth"] == 1;
+  }
+  CHECK(inner);
+  CHECK(top);
+  CHECK(hasLine(table(l), "\n  (empty name) "));
+}
+
 TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; several logs get a log column") {
   auto logWith = [](const std::string& pid, int ranges) {
     kc::MemorySink sink;

@@ -1,0 +1,17 @@
+// Saturating sums for the join's counters and times: a sum that would pass 2^64 - 1 (ns, bytes or a
+// count) is held at that value instead of wrapping to a small number. A field at kSaturated is reported
+// by the readers as a sum that reached the limit (countSaturated(), collector/analysis.h).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace kc {
+
+/// The value a saturated sum is held at: 2^64 - 1 (18446744073709551615).
+inline constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+
+/// `into += v`, held at kSaturated rather than wrapping. Thread-safety: none (plain read-modify-write).
+inline void satAdd(uint64_t& into, uint64_t v) noexcept { into = v > kSaturated - into ? kSaturated : into + v; }
+
+}  // namespace kc
