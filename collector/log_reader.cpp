@@ -917,6 +917,8 @@ std::string LogData::meta(std::string_view key) const {
 
 std::string issueWhere(const ReadIssue& issue) {
   if (issue.offset == ReadIssue::kNoOffset) return "found after reading, no byte offset";
+  // chunk -1: not inside a chunk (the file header, or past the last chunk's end): the byte alone.
+  if (issue.chunk < 0) return "byte " + std::to_string(issue.offset);
   return "byte " + std::to_string(issue.offset) + ", chunk " + std::to_string(issue.chunk);
 }
 
