@@ -77,30 +77,35 @@ void Aggregator::HashTable::clear() {
 
 Aggregator::InFlight* Aggregator::Window::find(uint64_t key) {
   if (!ring_.empty()) {
-    Slot& s = ring_[key & (ring_.size() - 1)];
+    Slot& s = slotOf(key);
     if (s.value.occupied && s.key == key) return &s.value;
   }
   return overflow_.size() != 0 ? overflow_.find(key) : nullptr;
 }
 
-Aggregator::InFlight* Aggregator::Window::insert(uint64_t key, const InFlight& value) {
-  if (ring_.empty()) ring_.assign(kMinRing, Slot{});
-  if (++inserts_ >= ring_.size() && moved_out_ * 8 > inserts_ && ring_.size() < kMaxRing) growRing();
-  Slot& s = ring_[key & (ring_.size() - 1)];
-  if (s.value.occupied) {
+bool Aggregator::Window::place(uint64_t key, const InFlight& value) {
+  Slot& s = slotOf(key);
+  const bool moved = s.value.occupied != 0;
+  if (moved) {
     overflow_.insert(s.key, s.value);  // an older id: it waits in the overflow table
-    ++moved_out_;
     --ring_size_;
   }
   s = Slot{key, value};
   s.value.occupied = 1;
   ++ring_size_;
-  return &s.value;
+  return moved;
+}
+
+Aggregator::InFlight* Aggregator::Window::insert(uint64_t key, const InFlight& value) {
+  if (ring_.empty()) ring_.assign(kMinRing, Slot{});
+  if (++inserts_ >= ring_.size() && moved_out_ * 8 > inserts_ && ring_.size() < kMaxRing) growRing();
+  if (place(key, value)) ++moved_out_;
+  return &slotOf(key).value;
 }
 
 void Aggregator::Window::erase(uint64_t key) {
   if (!ring_.empty()) {
-    Slot& s = ring_[key & (ring_.size() - 1)];
+    Slot& s = slotOf(key);
     if (s.value.occupied && s.key == key) {
       s.value.occupied = 0;
       --ring_size_;
@@ -124,15 +129,7 @@ void Aggregator::Window::growRing() {
   for (const Slot& s : old)
     if (s.value.occupied) waiting.emplace_back(s.key, s.value);
   std::sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [k, v] : waiting) {
-    Slot& s = ring_[k & (ring_.size() - 1)];
-    if (s.value.occupied) {
-      overflow_.insert(s.key, s.value);
-      --ring_size_;
-    }
-    s = Slot{k, v};
-    ++ring_size_;
-  }
+  for (const auto& [k, v] : waiting) place(k, v);
 }
 
 void Aggregator::Window::clear() {

@@ -149,6 +149,9 @@ class Aggregator {
       uint64_t key = 0;
       InFlight value{};
     };
+    Slot& slotOf(uint64_t key) { return ring_[key & (ring_.size() - 1)]; }
+    /// Puts (key, value) in its ring slot; an older occupant moves to the overflow table (returns true).
+    bool place(uint64_t key, const InFlight& value);
     void growRing();
     std::vector<Slot> ring_;
     size_t ring_size_ = 0;  // occupied ring slots
