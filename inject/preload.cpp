@@ -375,8 +375,9 @@ KC_EXPORT int execle(const char* path, const char* arg, ...) {
 /// Whether NVTX ranges pushed now can be recorded, for the Python helper (python/kcount_torch), which
 /// keeps its per-module hooks installed only while this is not 0:
 ///   1  a capture window is open (Session::recordingNow());
-///   2  armed: a window opens without an operator: the session has not started yet and will record at
-///      its start (KCOUNT_START=on, the default) or a capture range (KCOUNT_CAPTURE_RANGE) is armed;
+///   2  armed: a window opens without an operator: the session has not started yet, or is starting
+///      right now on another thread (activated, first window not yet opened), and will record at its
+///      start (KCOUNT_START=on, the default), or a capture range (KCOUNT_CAPTURE_RANGE) is armed;
 ///   0  otherwise: paused (KCOUNT_START=paused before `kcount ctl start`, or after a stop), log closed,
 ///      or kcount disabled.
 /// Lock-free (atomic loads); any thread; never fails. Found with ctypes in the global symbol scope
@@ -391,7 +392,12 @@ KC_EXPORT int kcount_recording(void) {
       case SessionState::kDormant:
         return !s.config().start_paused || !s.config().capture_range.empty() ? 2 : 0;
       case SessionState::kActive:
-        return s.triggerNameId() != 0 ? 2 : 0;
+        // Between activate() and the first window (startRecording() on the thread that starts the
+        // session) the answer stays 2: a 0 there made the helper remove its hooks for a whole poll period.
+        // The gate is read again after startDone(): the window may have opened since the first read.
+        if (s.triggerNameId() != 0) return 2;
+        if (!kc::inject::startDone()) return !s.config().start_paused || !s.config().capture_range.empty() ? 2 : 0;
+        return Session::recordingNow() ? 1 : 0;
       default:
         return 0;
     }

@@ -3,7 +3,9 @@
 #  - 32 threads whose first NVTX calls race with the session's start: every range is in the log, exactly
 #    (5 runs: the race showed in about one run of three before it was fixed);
 #  - a daemon-style closefrom(3) after the first flush: the program's own file is never written by kcount,
-#    the program's output and exit status are unchanged, and kcount says why its log ended.
+#    the program's output and exit status are unchanged, and kcount says why its log ended;
+#  - kcount_recording() polled while the session starts in the first NVTX call: 2 (armed) then 1
+#    (recording), never 0 in between (20 runs: without the fix a 0 showed in most runs).
 # Usage: test_host_cases.sh BUILD_DIR PROGRAM
 set -u
 build=$1
@@ -43,4 +45,10 @@ if grep -q "closed kcount's log descriptor" "$work/cf.err"; then
 else
   echo "FAIL closefrom: no message; stderr:"; cat "$work/cf.err"; fail=1
 fi
+bad=0
+for run in $(seq 1 20); do
+  got=$(KCOUNT_OUTPUT=$work/state.kcount LD_PRELOAD=$build/lib/libkcount.so "$prog" state 2>"$work/state.err")
+  [[ $got == "2 1" ]] || { echo "FAIL state run $run: kcount_recording() gave '$got' (want '2 1')"; cat "$work/state.err"; bad=1; }
+done
+if [[ $bad -eq 0 ]]; then echo "PASS state: kcount_recording() armed then recording, never 0 across the start (20 runs)"; else fail=1; fi
 exit $fail

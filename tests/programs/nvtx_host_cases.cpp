@@ -6,10 +6,17 @@
 //                             descriptors 3..1023 like a daemon, open FILE (it gets the library's old
 //                             descriptor number), 100 more ranges, wait, write "hello\n" to FILE. FILE must
 //                             hold exactly "hello\n": the library must never write into it.
+//   nvtx_host_cases state        a thread calls kcount_recording() in a tight loop while the main thread
+//                             makes the process's first NVTX call (KCOUNT_START=on: the session starts
+//                             in that call). Prints the distinct values seen, in order ("2 1": armed,
+//                             then recording). A 0 in between is the bug the Python module hooks hit:
+//                             they are removed on a 0 and miss every forward until the next poll.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -49,6 +56,30 @@ int main(int argc, char** argv) {
     close(mine);
     return 0;
   }
-  std::fprintf(stderr, "usage: nvtx_host_cases threads | closefrom FILE\n");
+  if (argc >= 2 && std::strcmp(argv[1], "state") == 0) {
+    auto recording = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "kcount_recording"));
+    if (recording == nullptr) return 5;  // the library is not preloaded
+    std::atomic<int> polls{0};
+    std::atomic<bool> done{false};
+    std::vector<int> seen;
+    std::thread poller([&] {
+      while (!done.load()) {
+        const int v = recording();
+        if (seen.empty() || seen.back() != v) seen.push_back(v);
+        polls.fetch_add(1);
+      }
+    });
+    while (polls.load() < 1000) std::this_thread::yield();
+    nvtxRangePushA("first");
+    nvtxRangePop();
+    const int after = polls.load();
+    while (polls.load() < after + 1000) std::this_thread::yield();
+    done.store(true);
+    poller.join();
+    for (size_t i = 0; i < seen.size(); ++i) std::printf(i ? " %d" : "%d", seen[i]);
+    std::printf("\n");
+    return 0;
+  }
+  std::fprintf(stderr, "usage: nvtx_host_cases threads | closefrom FILE | state\n");
   return 2;
 }
