@@ -34,7 +34,17 @@
 //   CUPTI_FLOOR_MEMORY     0 (default) | 1: memcpy/memset API callbacks and MEMCPY/MEMSET activity
 //   CUPTI_FLOOR_GRAPH_NODES 0 (default) | 1: resource callbacks GRAPHNODE_CREATED and GRAPHNODE_CLONED
 //
-// One line on stderr at initialization says what was enabled ("cupti_floor: active: ...") or why
+//   CUPTI_FLOOR_START      on (default) | paused: paused: InitializeInjection subscribes to nothing; the
+//                          program switches the floor with cuptiFloorAttach() / cuptiFloorDetach()
+//
+// Switched from inside the program (bench/launch_loop.cu `ab`, the same-process comparison with
+// libkcount.so): the program dlopen()s this library itself (libkcount.so, preloaded, owns
+// CUDA_INJECTION64_PATH) and calls cuptiFloorAttach() / cuptiFloorDetach() between timed loops, while
+// kcount is stopped. An attach registers the activity buffer and timestamp callbacks again (they are
+// process-wide: kcount's own replaced them while it recorded), subscribes and enables; a detach flushes,
+// disables the activity kinds and unsubscribes, as libkcount.so's detach does minus cuptiFinalize.
+//
+// One line on stderr at the first attach says what was enabled ("cupti_floor: active: ...") or why
 // nothing was ("cupti_floor: inactive: ..."); the benchmark checks for it. The CUDA program is never
 // stopped: InitializeInjection always returns 1.
 #include <cupti.h>
@@ -102,6 +112,9 @@ struct CuptiFns {
   decltype(&cuptiActivityGetNextRecord) activityGetNextRecord = nullptr;
   decltype(&cuptiActivityRegisterTimestampCallback) activityRegisterTimestampCallback = nullptr;
   decltype(&cuptiGetCallbackName) getCallbackName = nullptr;
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiActivityDisable) activityDisable = nullptr;
+  decltype(&cuptiActivityFlushAll) activityFlushAll = nullptr;
 };
 CuptiFns g_cupti;
 
@@ -241,74 +254,130 @@ bool flag(const char* name, bool fallback) {
   return v == nullptr ? fallback : std::strcmp(v, "0") != 0;
 }
 
-int initialize() {
-  const char* which = env("CUPTI_FLOOR_CALLBACKS");
-  if (which == nullptr) which = "all";
-  if (std::strcmp(which, "all") != 0 && std::strcmp(which, "driver") != 0 && std::strcmp(which, "runtime") != 0 &&
-      std::strcmp(which, "none") != 0) {
-    std::fprintf(stderr, "cupti_floor: inactive: CUPTI_FLOOR_CALLBACKS=%s (want all, driver, runtime or none)\n", which);
-    return 1;
+/// What to enable, from the CUPTI_FLOOR_* variables (read once, at the first load).
+struct Settings {
+  const char* callbacks = "all";
+  bool activity = true;
+  bool timestamp = true;
+  bool memory = false;
+  bool graph_nodes = false;
+  bool graph_trace = false;
+  bool memory_activity = false;
+};
+
+Settings g_settings;
+char g_cupti_path[4096] = "?";
+const char* g_how = "";
+uint32_t g_version = 0;
+int g_loaded = 0;  // 0 not tried, 1 loaded, -1 failed (message printed)
+bool g_announced = false;
+CUpti_SubscriberHandle g_subscriber = nullptr;
+size_t g_enabled_ids = 0;
+size_t g_memory_ids = 0;
+
+// Reads the settings and loads CUPTI, once. False (with one "inactive" line) if unusable.
+bool loadOnce() {
+  if (g_loaded != 0) return g_loaded > 0;
+  g_loaded = -1;
+  Settings& st = g_settings;
+  if (const char* which = env("CUPTI_FLOOR_CALLBACKS")) st.callbacks = which;
+  if (std::strcmp(st.callbacks, "all") != 0 && std::strcmp(st.callbacks, "driver") != 0 &&
+      std::strcmp(st.callbacks, "runtime") != 0 && std::strcmp(st.callbacks, "none") != 0) {
+    std::fprintf(stderr, "cupti_floor: inactive: CUPTI_FLOOR_CALLBACKS=%s (want all, driver, runtime or none)\n",
+                 st.callbacks);
+    return false;
   }
-  const bool activity = flag("CUPTI_FLOOR_ACTIVITY", true);
-  const bool timestamp = flag("CUPTI_FLOOR_TIMESTAMP", true);
-  const bool memory = flag("CUPTI_FLOOR_MEMORY", false);
-  const bool graph_nodes = flag("CUPTI_FLOOR_GRAPH_NODES", false);
-  const bool graph_trace = activity && flag("CUPTI_FLOOR_GRAPH_TRACE", false);
-  const bool memory_activity = memory && activity;
+  st.activity = flag("CUPTI_FLOOR_ACTIVITY", true);
+  st.timestamp = flag("CUPTI_FLOOR_TIMESTAMP", true);
+  st.memory = flag("CUPTI_FLOOR_MEMORY", false);
+  st.graph_nodes = flag("CUPTI_FLOOR_GRAPH_NODES", false);
+  st.graph_trace = st.activity && flag("CUPTI_FLOOR_GRAPH_TRACE", false);
+  st.memory_activity = st.memory && st.activity;
   if (const char* mb = env("CUPTI_FLOOR_BUFFER_MB")) {
     const long v = std::strtol(mb, nullptr, 10);
     if (v >= 1 && v <= 1024) g_buffer_bytes = static_cast<size_t>(v) << 20;
   }
 
-  const char* how = "";
-  void* handle = loadCupti(&how);
+  void* handle = loadCupti(&g_how);
   if (handle == nullptr) {
     std::fprintf(stderr, "cupti_floor: inactive: no %s found\n", kSoname);
-    return 1;
+    return false;
   }
   const bool ok = resolve(handle, &g_cupti.getVersion, "cuptiGetVersion") &&
                   resolve(handle, &g_cupti.getResultString, "cuptiGetResultString") &&
                   resolve(handle, &g_cupti.subscribe, "cuptiSubscribe") &&
+                  resolve(handle, &g_cupti.unsubscribe, "cuptiUnsubscribe") &&
                   resolve(handle, &g_cupti.enableCallback, "cuptiEnableCallback") &&
                   resolve(handle, &g_cupti.activityEnable, "cuptiActivityEnable") &&
+                  resolve(handle, &g_cupti.activityDisable, "cuptiActivityDisable") &&
+                  resolve(handle, &g_cupti.activityFlushAll, "cuptiActivityFlushAll") &&
                   resolve(handle, &g_cupti.activityRegisterCallbacks, "cuptiActivityRegisterCallbacks") &&
                   resolve(handle, &g_cupti.activityGetNextRecord, "cuptiActivityGetNextRecord");
   resolve(handle, &g_cupti.activityRegisterTimestampCallback, "cuptiActivityRegisterTimestampCallback");
   resolve(handle, &g_cupti.getCallbackName, "cuptiGetCallbackName");
-  char path[4096] = "?";
   link_map* lm = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) == 0 && lm != nullptr && lm->l_name != nullptr)
-    std::snprintf(path, sizeof(path), "%s", lm->l_name);
+    std::snprintf(g_cupti_path, sizeof(g_cupti_path), "%s", lm->l_name);
   if (!ok) {
-    std::fprintf(stderr, "cupti_floor: inactive: %s lacks a required CUPTI function\n", path);
-    return 1;
+    std::fprintf(stderr, "cupti_floor: inactive: %s lacks a required CUPTI function\n", g_cupti_path);
+    return false;
   }
-  uint32_t version = 0;
-  if (g_cupti.getVersion(&version) != CUPTI_SUCCESS) version = 0;
+  if (st.memory && g_cupti.getCallbackName == nullptr) {
+    std::fprintf(stderr, "cupti_floor: inactive: CUPTI_FLOOR_MEMORY=1 needs cuptiGetCallbackName\n");
+    return false;
+  }
+  if (g_cupti.getVersion(&g_version) != CUPTI_SUCCESS) g_version = 0;
+  g_loaded = 1;
+  return true;
+}
 
+void detach() {
+  if (g_subscriber == nullptr) return;
+  const Settings& st = g_settings;
+  g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (st.activity) g_cupti.activityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (st.graph_trace) g_cupti.activityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+  if (st.memory_activity) {
+    g_cupti.activityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+    g_cupti.activityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  }
+  g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  g_cupti.unsubscribe(g_subscriber);
+  g_subscriber = nullptr;
+}
+
+// Subscribes and enables what the settings say. False on a CUPTI failure (one "inactive" line; what was
+// enabled is undone).
+bool attach() {
+  if (g_subscriber != nullptr) return true;
+  if (!loadOnce()) return false;
+  const Settings& st = g_settings;
+  auto failed = [] {
+    detach();
+    return false;
+  };
   bool timestamp_on = false;
-  if (timestamp && g_cupti.activityRegisterTimestampCallback != nullptr)
+  if (st.timestamp && g_cupti.activityRegisterTimestampCallback != nullptr)
     timestamp_on = g_cupti.activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS;
-
+  if (st.activity && !check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
+                            "cuptiActivityRegisterCallbacks"))
+    return false;
   CUpti_SubscriberHandle subscriber = nullptr;
-  if (!check(g_cupti.subscribe(&subscriber, &onCallback, nullptr), "cuptiSubscribe")) return 1;
+  if (!check(g_cupti.subscribe(&subscriber, &onCallback, nullptr), "cuptiSubscribe")) return false;
+  g_subscriber = subscriber;
   size_t enabled = 0;
   for (const LaunchCallback& cb : kLaunchCallbacks) {
-    const bool want = std::strcmp(which, "all") == 0 ||
-                      (std::strcmp(which, "driver") == 0 && cb.domain == CUPTI_CB_DOMAIN_DRIVER_API) ||
-                      (std::strcmp(which, "runtime") == 0 && cb.domain == CUPTI_CB_DOMAIN_RUNTIME_API);
+    const bool want = std::strcmp(st.callbacks, "all") == 0 ||
+                      (std::strcmp(st.callbacks, "driver") == 0 && cb.domain == CUPTI_CB_DOMAIN_DRIVER_API) ||
+                      (std::strcmp(st.callbacks, "runtime") == 0 && cb.domain == CUPTI_CB_DOMAIN_RUNTIME_API);
     if (!want) continue;
     if (!check(g_cupti.enableCallback(1, subscriber, static_cast<CUpti_CallbackDomain>(cb.domain), cb.cbid),
                "cuptiEnableCallback"))
-      return 1;
+      return failed();
     ++enabled;
   }
   size_t memory_ids = 0;
-  if (memory) {
-    if (g_cupti.getCallbackName == nullptr) {
-      std::fprintf(stderr, "cupti_floor: inactive: CUPTI_FLOOR_MEMORY=1 needs cuptiGetCallbackName\n");
-      return 1;
-    }
+  if (st.memory) {
     const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
     for (const CUpti_CallbackDomain domain : domains) {
       const uint32_t max = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
@@ -319,41 +388,44 @@ int initialize() {
         const bool is_memory = std::strncmp(name, "cudaMemcpy", 10) == 0 || std::strncmp(name, "cudaMemset", 10) == 0 ||
                                std::strncmp(name, "cuMemcpy", 8) == 0 || std::strncmp(name, "cuMemset", 8) == 0;
         if (!is_memory) continue;
-        if (!check(g_cupti.enableCallback(1, subscriber, domain, cbid), "cuptiEnableCallback(memory API)")) return 1;
+        if (!check(g_cupti.enableCallback(1, subscriber, domain, cbid), "cuptiEnableCallback(memory API)"))
+          return failed();
         ++memory_ids;
       }
     }
   }
-  if (graph_nodes &&
+  if (st.graph_nodes &&
       (!check(g_cupti.enableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED),
               "cuptiEnableCallback(GRAPHNODE_CREATED)") ||
        !check(g_cupti.enableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
               "cuptiEnableCallback(GRAPHNODE_CLONED)")))
-    return 1;
-  if (activity) {
-    if (!check(g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted),
-               "cuptiActivityRegisterCallbacks"))
-      return 1;
-  }
-  if (activity &&
+    return failed();
+  if (st.activity &&
       !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)"))
-    return 1;
-  if (graph_trace &&
+    return failed();
+  if (st.graph_trace &&
       !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE), "cuptiActivityEnable(GRAPH_TRACE)"))
-    return 1;
-  if (memory_activity &&
+    return failed();
+  if (st.memory_activity &&
       (!check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)") ||
        !check(g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)")))
-    return 1;
-  std::fprintf(stderr,
-               "cupti_floor: active: CUPTI %s (API version %u, %s); %zu launch callback ids (%s); "
-               "activity CONCURRENT_KERNEL %s, GRAPH_TRACE %s; memory: %zu callback ids, activity MEMCPY/MEMSET %s; "
-               "graph node callbacks %s; buffers %zu MiB; timestamp callback %s\n",
-               path, version, how, enabled, which, activity ? "on" : "off", graph_trace ? "on" : "off", memory_ids,
-               memory_activity ? "on" : "off",
-               graph_nodes ? "on" : "off", g_buffer_bytes >> 20, timestamp_on ? "on" : "off");
-  return 1;
+    return failed();
+  g_enabled_ids = enabled;
+  g_memory_ids = memory_ids;
+  if (!g_announced) {
+    g_announced = true;
+    std::fprintf(stderr,
+                 "cupti_floor: active: CUPTI %s (API version %u, %s); %zu launch callback ids (%s); "
+                 "activity CONCURRENT_KERNEL %s, GRAPH_TRACE %s; memory: %zu callback ids, activity MEMCPY/MEMSET %s; "
+                 "graph node callbacks %s; buffers %zu MiB; timestamp callback %s\n",
+                 g_cupti_path, g_version, g_how, enabled, st.callbacks, st.activity ? "on" : "off",
+                 st.graph_trace ? "on" : "off", memory_ids, st.memory_activity ? "on" : "off",
+                 st.graph_nodes ? "on" : "off", g_buffer_bytes >> 20, timestamp_on ? "on" : "off");
+  }
+  return true;
 }
+
+pthread_mutex_t g_switch_mutex = PTHREAD_MUTEX_INITIALIZER;  // serializes attach/detach
 
 }  // namespace
 
@@ -363,7 +435,33 @@ int initialize() {
 FLOOR_EXPORT int InitializeInjection(void) {
   static std::atomic<bool> done{false};
   if (done.exchange(true)) return 1;
-  return initialize();
+  const char* start = env("CUPTI_FLOOR_START");
+  if (start != nullptr && std::strcmp(start, "paused") == 0) return 1;
+  pthread_mutex_lock(&g_switch_mutex);
+  attach();
+  pthread_mutex_unlock(&g_switch_mutex);
+  return 1;
+}
+
+/// Subscribes and enables the floor's callbacks and activity kinds (the CUPTI_FLOOR_* settings, read at
+/// the first call; CUPTI loaded then). For a program that switches the floor itself (bench/launch_loop.cu
+/// `ab`), with no other CUPTI subscriber in the process at the time. Returns 1 when attached (or already
+/// attached), 0 when CUPTI is missing or a CUPTI call failed (one "cupti_floor: inactive: ..." line on
+/// stderr). Thread-safe (one mutex); not from inside a CUPTI callback.
+FLOOR_EXPORT int cuptiFloorAttach(void) {
+  pthread_mutex_lock(&g_switch_mutex);
+  const bool ok = attach();
+  pthread_mutex_unlock(&g_switch_mutex);
+  return ok ? 1 : 0;
+}
+
+/// Undoes cuptiFloorAttach(): flushes the activity buffers (forced), disables the activity kinds and
+/// unsubscribes, so another subscriber (libkcount.so's next window) can subscribe. No-op when not
+/// attached. Thread-safe; not from inside a CUPTI callback.
+FLOOR_EXPORT void cuptiFloorDetach(void) {
+  pthread_mutex_lock(&g_switch_mutex);
+  detach();
+  pthread_mutex_unlock(&g_switch_mutex);
 }
 
 /// The launch callback ids this library enables with CUPTI_FLOOR_CALLBACKS=all, as (domain, callback

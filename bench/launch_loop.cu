@@ -7,6 +7,7 @@
 //     launch_loop driver N           N cuLaunchKernel launches of the same kernel (1x1x1 grid and block)
 //     launch_loop graph M [K]        a graph of K (default 1000) empty kernels, captured once, replayed M times
 //     launch_loop all N M [K]        the three above in this order, in one process
+//     launch_loop ab runtime|driver N R   same-process comparison (below): R rounds of N launches per side
 //
 // Every workload first runs a warm-up (1,000 launches, or 2 graph replays) and synchronizes; the timed
 // region is the loop plus one final cudaDeviceSynchronize (so kernels still queued when the loop ends
@@ -17,16 +18,42 @@
 //     {"workload":"graph","n":M,"graph_kernels":K,"launches":M,"kernels":M*K,"seconds":S,
 //      "us_per_launch":<per graph launch>,"us_per_kernel":<per kernel>}
 //
+// `ab`: the profiler switched inside one process, so that process-to-process spread (0.1-0.4 us per
+// launch between fresh processes on the H200, docs/performance.md Run 7) does not hide kcount's cost
+// above the CUPTI floor. Sides, each present when its switch is given:
+//   none    nothing subscribed;
+//   floor   libcupti_floor.so (path in CUPTI_FLOOR_LIB), dlopen()ed here and switched with
+//           cuptiFloorAttach() / cuptiFloorDetach() (bench/cupti_floor.cpp);
+//   kcount  libkcount.so, preloaded with KCOUNT_START=paused KCOUNT_CONTROL=on KCOUNT_CONTROL_DIR=D,
+//           switched with "start" / "stop" requests to its control socket D/<pid>.sock (docs/usage.md,
+//           "kcount ctl"; a stop detaches CUPTI, so the floor can subscribe after it).
+// Each round runs every side once, the order rotated by round; a side is switched on, runs 10,000
+// untimed launches (CUPTI instruments on first use) and a synchronize, then N timed launches and a
+// synchronize, then is switched off, followed by one synchronize (the API call at which kcount's
+// deferred cuptiFinalize runs). One line per round, then one summary line:
+//     {"workload":"ab-runtime","round":r,"order":["floor","kcount","none"],"us_per_launch":{"none":U,...}}
+//     {"workload":"ab-runtime","n":N,"rounds":R,"median_us_per_launch":{...},
+//      "paired_us_per_launch":{"kcount-floor":{"median":D,"min":D,"max":D},"floor-none":...,"kcount-none":...}}
+// Paired differences are per round (same process, adjacent in time), medians over rounds.
+//
 // Arguments are parsed by hand: this program is compiled on the GPU machine, where CLI11 is not installed.
 // Exit status: 0, 1 on a CUDA error (message on stderr), 2 on bad arguments.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -129,6 +156,136 @@ void runGraph(long m, long k) {
   CK(cudaStreamDestroy(stream));
 }
 
+// ---- ab: the sides and their switches ----------------------------------------------------------------
+
+// One request to this process's kcount control socket; true when the answer says "ok":true.
+bool kcountControl(const char* cmd) {
+  const char* dir = std::getenv("KCOUNT_CONTROL_DIR");
+  if (dir == nullptr) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/%d.sock", dir, static_cast<int>(getpid())) >=
+      static_cast<int>(sizeof(addr.sun_path)))
+    return false;
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  std::string answer;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    const std::string request = std::string("{\"cmd\":\"") + cmd + "\"}\n";
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buf[4096];
+      ssize_t got = 0;
+      while (answer.find('\n') == std::string::npos && (got = read(fd, buf, sizeof(buf))) > 0) answer.append(buf, got);
+    }
+  }
+  close(fd);
+  const bool ok = answer.find("\"ok\":true") != std::string::npos;
+  if (!ok) std::fprintf(stderr, "launch_loop: kcount control '%s' failed: %s\n", cmd, answer.c_str());
+  return ok;
+}
+
+struct FloorSwitch {
+  int (*attach)() = nullptr;
+  void (*detach)() = nullptr;
+};
+
+// Loads libcupti_floor.so from CUPTI_FLOOR_LIB; false (and a message) when it cannot.
+bool loadFloor(FloorSwitch* f) {
+  const char* path = std::getenv("CUPTI_FLOOR_LIB");
+  if (path == nullptr || *path == '\0') return false;
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h != nullptr) {
+    f->attach = reinterpret_cast<int (*)()>(dlsym(h, "cuptiFloorAttach"));
+    f->detach = reinterpret_cast<void (*)()>(dlsym(h, "cuptiFloorDetach"));
+  }
+  if (f->attach == nullptr || f->detach == nullptr) {
+    std::fprintf(stderr, "launch_loop: CUPTI_FLOOR_LIB=%s: %s\n", path,
+                 h == nullptr ? dlerror() : "no cuptiFloorAttach/cuptiFloorDetach");
+    return false;
+  }
+  return true;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0.0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+// The ab mode: see the file comment. Returns the exit status.
+int runAb(const std::string& api, long n, long rounds) {
+  FloorSwitch floor;
+  std::vector<std::string> sides = {"none"};
+  if (loadFloor(&floor)) sides.push_back("floor");
+  else if (std::getenv("CUPTI_FLOOR_LIB") != nullptr) return 1;
+  if (std::getenv("KCOUNT_CONTROL_DIR") != nullptr) sides.push_back("kcount");
+  cudaFunction_t fn = nullptr;
+  CK(cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(&empty_kernel)));
+  const CUfunction f = reinterpret_cast<CUfunction>(fn);
+  auto launches = [&](long count) {
+    if (api == "runtime") {
+      for (long i = 0; i < count; ++i) empty_kernel<<<1, 1>>>();
+    } else {
+      for (long i = 0; i < count; ++i)
+        if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) {
+          std::fprintf(stderr, "launch_loop: cuLaunchKernel failed at launch %ld\n", i);
+          std::exit(1);
+        }
+    }
+    CK(cudaDeviceSynchronize());
+  };
+  auto sw = [&](const std::string& side, bool on) {
+    if (side == "floor") {
+      if (on) return floor.attach() == 1;
+      floor.detach();
+      return true;
+    }
+    if (side == "kcount") return kcountControl(on ? "start" : "stop");
+    return true;
+  };
+  launches(kWarmupLaunches);
+  std::map<std::string, std::vector<double>> per;
+  std::map<std::string, std::vector<double>> paired;
+  const char* pairs[][2] = {{"kcount", "floor"}, {"floor", "none"}, {"kcount", "none"}};
+  const std::string workload = "ab-" + api;
+  for (long r = 0; r < rounds; ++r) {
+    std::vector<std::string> order(sides);
+    std::rotate(order.begin(), order.begin() + static_cast<long>(r % static_cast<long>(sides.size())), order.end());
+    std::map<std::string, double> us;
+    for (const std::string& side : order) {
+      if (!sw(side, true)) return 1;
+      launches(10000);
+      const auto t0 = Clock::now();
+      launches(n);
+      us[side] = secondsSince(t0) * 1e6 / static_cast<double>(n);
+      if (!sw(side, false)) return 1;
+      CK(cudaDeviceSynchronize());
+      per[side].push_back(us[side]);
+    }
+    std::printf("{\"workload\":\"%s\",\"round\":%ld,\"order\":[", workload.c_str(), r);
+    for (size_t i = 0; i < order.size(); ++i) std::printf("%s\"%s\"", i ? "," : "", order[i].c_str());
+    std::printf("],\"us_per_launch\":{");
+    for (size_t i = 0; i < sides.size(); ++i) std::printf("%s\"%s\":%.6f", i ? "," : "", sides[i].c_str(), us[sides[i]]);
+    std::printf("}}\n");
+    std::fflush(stdout);
+    for (const auto& p : pairs)
+      if (us.count(p[0]) != 0 && us.count(p[1]) != 0)
+        paired[std::string(p[0]) + "-" + p[1]].push_back(us[p[0]] - us[p[1]]);
+  }
+  std::printf("{\"workload\":\"%s\",\"n\":%ld,\"rounds\":%ld,\"median_us_per_launch\":{", workload.c_str(), n, rounds);
+  for (size_t i = 0; i < sides.size(); ++i) std::printf("%s\"%s\":%.6f", i ? "," : "", sides[i].c_str(), median(per[sides[i]]));
+  std::printf("},\"paired_us_per_launch\":{");
+  bool first = true;
+  for (const auto& [name, d] : paired) {
+    std::printf("%s\"%s\":{\"median\":%.6f,\"min\":%.6f,\"max\":%.6f}", first ? "" : ",", name.c_str(), median(d),
+                *std::min_element(d.begin(), d.end()), *std::max_element(d.begin(), d.end()));
+    first = false;
+  }
+  std::printf("}}\n");
+  std::fflush(stdout);
+  return 0;
+}
+
 bool parseCount(const char* text, long* out) {
   char* end = nullptr;
   const long v = std::strtol(text, &end, 10);
@@ -139,8 +296,8 @@ bool parseCount(const char* text, long* out) {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: launch_loop runtime N | driver N | graph M [K] | all N M [K]\n"
-               "  N: launches per loop, M: graph replays, K: kernels per graph (default 1000); all >= 1\n");
+               "usage: launch_loop runtime N | driver N | graph M [K] | all N M [K] | ab runtime|driver N R\n"
+               "  N: launches per loop, M: graph replays, K: kernels per graph (default 1000), R: rounds; all >= 1\n");
   return 2;
 }
 
@@ -150,6 +307,13 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const std::string mode = argv[1];
   long n = 0, m = 0, k = 1000;
+  if (mode == "ab") {
+    const std::string api = argc == 5 ? argv[2] : "";
+    if ((api != "runtime" && api != "driver") || !parseCount(argv[3], &n) || !parseCount(argv[4], &m)) return usage();
+    CK(cudaFree(nullptr));
+    printInfo();
+    return runAb(api, n, m);
+  }
   if (mode == "runtime" || mode == "driver") {
     if (argc != 3 || !parseCount(argv[2], &n)) return usage();
   } else if (mode == "graph") {

@@ -27,13 +27,14 @@
 #        torch-modules tests/gpu/check_torch_modules.sh  --torch-modules/--torch-ops on a Llama-style model
 #        run-edges     tests/gpu/check_run_edges.sh      exec and SIGINT close the log; ctl start before CUDA init
 #        rotation      tests/gpu/check_rotation.sh       KCOUNT_MAX_BYTES parts joined = one uncapped run; drops counted
+#        ab-floor      tests/gpu/check_ab_floor.sh       same-process kcount vs floor switching, exact counts
 #
 # GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
-# above; default "core control summary-mode gpu-time torch-modules run-edges rotation". Each feature script writes into $OUT/<name>/.
+# above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor". Each feature script writes into $OUT/<name>/.
 
 set -u
 
-GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation}
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor}
 want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
@@ -452,6 +453,7 @@ feature_row gpu-time check_gpu_time.sh
 feature_row torch-modules check_torch_modules.sh
 feature_row run-edges check_run_edges.sh
 feature_row rotation check_rotation.sh
+feature_row ab-floor check_ab_floor.sh
 
 # ---- table
 echo

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Same-process comparison of kcount with the bare CUPTI floor, per launch (issue budget lines).
+
+    python3 bench/ab_floor.py --build-dir build --out /tmp/kcount-ab-floor [--processes 3] [--rounds 10]
+
+Why: the budget lines (kcount trace at most 0.2 us per launch above the floor, summary at most 0.1) are
+smaller than the spread between fresh processes (0.1-0.4 us per launch on the H200, docs/performance.md
+Run 7). Here each process runs `launch_loop ab API N R` (bench/launch_loop.cu) with libkcount.so preloaded
+(KCOUNT_START=paused, KCOUNT_CONTROL=on) and libcupti_floor.so loaded by the program: in every round the
+program switches on, in rotated order, nothing, the floor (cuptiFloorAttach) and kcount (a `start` to its
+control socket), times N empty-kernel launches with each, and switches it off again. The paired
+differences kcount - floor of each round are the figure; their median over all rounds of all processes
+is checked against the budget. Configurations (each in --processes fresh processes, interleaved):
+  trace          KCOUNT_MODE=trace                     budget: kcount - floor <= 0.2 us/launch
+  summary        KCOUNT_MODE=summary                   budget: kcount - floor <= 0.1 us/launch
+  summary-nogpu  KCOUNT_MODE=summary KCOUNT_GPU_TIME=0, floor with CUPTI_FLOOR_ACTIVITY=0 (no budget line)
+The floor enables what this libkcount.so enables (run_bench.floor_match). launch_loop.cu is compiled with
+nvcc as run_bench.py does. Writes ab_floor.json, kcount's logs (OUT/logs/CONFIG-API-INDEX.kcount: each
+holds exactly R x (10,000 + N) launches, the ones made while kcount was on) and prints the table last. Exit status: 0 when every
+process worked (budget failures are reported in the table, not in the exit status), 1 otherwise.
+--dry-run replaces launch_loop with a stand-in that prints made-up numbers in the same format (CI checks
+this script's plumbing and table with it; its numbers mean nothing).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run_bench  # noqa: E402  (find_nvcc, compile_launch_loop, floor_match)
+
+CONFIGS = {
+    "trace": ({"KCOUNT_MODE": "trace"}, {}, 0.2),
+    "summary": ({"KCOUNT_MODE": "summary"}, {}, 0.1),
+    "summary-nogpu": ({"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"}, {"CUPTI_FLOOR_ACTIVITY": "0"}, None),
+}
+APIS = ("runtime", "driver")
+
+# --dry-run: us per launch of each side, per configuration (made up; only the plumbing is tested).
+FAKE_US = {"none": 4.50, "floor": 6.70, "floor-noactivity": 5.45, "trace": 6.85, "summary": 6.95,
+           "summary-nogpu": 5.60}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"),
+                   help="folder with lib/libkcount.so and lib/libcupti_floor.so (default: build)")
+    p.add_argument("--out", default="/tmp/kcount-ab-floor", help="results folder (ab_floor.json, each process's output)")
+    p.add_argument("--configs", default="trace,summary,summary-nogpu")
+    p.add_argument("--apis", default="runtime,driver")
+    p.add_argument("--processes", type=int, default=3, help="fresh processes per configuration and API")
+    p.add_argument("--rounds", type=int, default=10, help="rounds per process (each side once per round)")
+    p.add_argument("--launches", type=int, default=200_000, help="timed launches per side per round")
+    p.add_argument("--timeout-s", type=float, default=300, help="per process")
+    p.add_argument("--nvcc", default=None)
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--launch-loop", default=None, help="a compiled launch_loop (default: compile bench/launch_loop.cu)")
+    p.add_argument("--dry-run", action="store_true", help="a stand-in for launch_loop (no GPU; numbers made up)")
+    p.add_argument("--fake-child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.fake_child is not None:
+        return args
+    args.configs = [c for c in args.configs.split(",") if c]
+    args.apis = [a for a in args.apis.split(",") if a]
+    bad = [c for c in args.configs if c not in CONFIGS] + [a for a in args.apis if a not in APIS]
+    if bad or not args.configs or not args.apis:
+        p.error(f"unknown configurations or APIs {bad}; choose from {', '.join(CONFIGS)} and {', '.join(APIS)}")
+    if args.processes < 1 or args.rounds < 1 or args.launches < 1:
+        p.error("--processes, --rounds and --launches must be at least 1")
+    return args
+
+
+def fake_child(argv):
+    """Prints what `launch_loop ab API N R` prints, with made-up numbers (see FAKE_US)."""
+    api, n, rounds = argv[1], int(argv[2]), int(argv[3])
+    config = os.environ["KCOUNT_AB_FAKE_CONFIG"]
+    sides = ["none", "floor", "kcount"]
+    print("cupti_floor: active: dry run", file=sys.stderr)
+    print(json.dumps({"workload": "info", "device": "fake device (dry run)", "driver_version": 0, "runtime_version": 0}))
+    paired = {"kcount-floor": [], "floor-none": [], "kcount-none": []}
+    per = {s: [] for s in sides}
+    for r in range(rounds):
+        wobble = 0.01 * ((r * 7) % 5 - 2)
+        floor = FAKE_US["floor-noactivity" if os.environ.get("CUPTI_FLOOR_ACTIVITY") == "0" else "floor"]
+        us = {"none": FAKE_US["none"] + wobble, "floor": floor + wobble, "kcount": FAKE_US[config] + wobble}
+        order = sides[r % 3:] + sides[:r % 3]
+        print(json.dumps({"workload": f"ab-{api}", "round": r, "order": order, "us_per_launch": us}))
+        for s in sides:
+            per[s].append(us[s])
+        for name in paired:
+            a, b = name.split("-")
+            paired[name].append(us[a] - us[b])
+    print(json.dumps({"workload": f"ab-{api}", "n": n, "rounds": rounds,
+                      "median_us_per_launch": {s: statistics.median(v) for s, v in per.items()},
+                      "paired_us_per_launch": {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
+                                               for k, v in paired.items()}}))
+    return 0
+
+
+def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, work):
+    ctl_dir = tempfile.mkdtemp(prefix="ctl-", dir=work)
+    os.chmod(ctl_dir, 0o700)
+    kcount_env, floor_env, _ = CONFIGS[config]
+    env = dict(os.environ)
+    env.update({"LD_PRELOAD": kcount_lib, "KCOUNT_START": "paused", "KCOUNT_CONTROL": "on",
+                "KCOUNT_CONTROL_DIR": ctl_dir, "KCOUNT_OUTPUT": os.path.join(args.out, "logs", f"{config}-{api}-{index}.kcount"),
+                "CUPTI_FLOOR_LIB": floor_lib})
+    env.update(kcount_env)
+    env.update(match)
+    env.update(floor_env)
+    argv = binary + ["ab", api, str(args.launches), str(args.rounds)]
+    if args.dry_run:
+        env["KCOUNT_AB_FAKE_CONFIG"] = config
+        env.pop("LD_PRELOAD")
+    out_path = os.path.join(args.out, f"{config}-{api}-{index}.out")
+    err_path = os.path.join(args.out, f"{config}-{api}-{index}.err")
+    t0 = time.time()
+    with open(out_path, "w") as so, open(err_path, "w") as se:
+        try:
+            rc = subprocess.run(argv, env=env, stdout=so, stderr=se, timeout=args.timeout_s).returncode
+        except subprocess.TimeoutExpired:
+            rc = 124
+    rounds, summary = [], None
+    with open(out_path) as f:
+        for line in f:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if "round" in obj:
+                rounds.append(obj)
+            elif "paired_us_per_launch" in obj:
+                summary = obj
+    with open(err_path) as f:
+        floor_line = next((ln.strip() for ln in f if ln.startswith("cupti_floor:")), None)
+    ok = rc == 0 and summary is not None and all({"floor", "kcount"} <= set(r["us_per_launch"]) for r in rounds)
+    return {"config": config, "api": api, "index": index, "rc": rc, "ok": ok, "wall_s": time.time() - t0,
+            "rounds": rounds, "summary": summary, "floor": floor_line}
+
+
+def table_rows(runs, configs, apis):
+    rows = []
+    for config in configs:
+        for api in apis:
+            mine = [r for r in runs if r["config"] == config and r["api"] == api and r["ok"]]
+            diffs = [r0["us_per_launch"]["kcount"] - r0["us_per_launch"]["floor"] for r in mine for r0 in r["rounds"]]
+            floor_cost = [r0["us_per_launch"]["floor"] - r0["us_per_launch"]["none"] for r in mine for r0 in r["rounds"]
+                          if "none" in r0["us_per_launch"]]
+            if not diffs:
+                continue
+            budget = CONFIGS[config][2]
+            med = statistics.median(diffs)
+            verdict = "-" if budget is None else ("PASS" if med <= budget else "FAIL")
+            rows.append({"config": config, "api": api, "processes": len(mine), "pairs": len(diffs),
+                         "kcount_minus_floor_us": {"median": med, "min": min(diffs), "max": max(diffs),
+                                                   "process_medians": [r["summary"]["paired_us_per_launch"]
+                                                                       ["kcount-floor"]["median"] for r in mine]},
+                         "floor_minus_none_us": statistics.median(floor_cost) if floor_cost else None,
+                         "budget_us": budget, "verdict": verdict})
+    return rows
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.fake_child is not None:
+        return fake_child(args.fake_child)
+    build = os.path.abspath(args.build_dir)
+    kcount_lib = os.path.join(build, "lib", "libkcount.so")
+    floor_lib = os.path.join(build, "lib", "libcupti_floor.so")
+    os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
+    work = tempfile.mkdtemp(prefix="kcount-ab-floor-")
+    if args.dry_run:
+        binary = [sys.executable, os.path.abspath(__file__), "--fake-child"]
+        match = {}
+    else:
+        for path in (kcount_lib, floor_lib):
+            if not os.path.exists(path):
+                print(f"ab_floor: {path} not found", file=sys.stderr)
+                return 1
+        if args.launch_loop:
+            binary = [os.path.abspath(args.launch_loop)]
+        else:
+            compiled, msg = run_bench.compile_launch_loop(run_bench.find_nvcc(args.nvcc), args.arch, work)
+            if compiled is None:
+                print(f"ab_floor: launch_loop.cu did not compile: {msg}", file=sys.stderr)
+                return 1
+            binary = [compiled]
+        match = run_bench.floor_match(kcount_lib)
+    runs = []
+    for index in range(args.processes):  # interleaved: every (configuration, API) once per index, rotated
+        combos = [(c, a) for c in args.configs for a in args.apis]
+        k = index % len(combos)
+        for config, api in combos[k:] + combos[:k]:
+            run = run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, work)
+            runs.append(run)
+            print(f"[{config} {api} #{index}] rc={run['rc']}{'' if run['ok'] else ' (no result)'} "
+                  f"{run['wall_s']:.0f}s", file=sys.stderr, flush=True)
+    rows = table_rows(runs, args.configs, args.apis)
+    doc = {"args": {k: v for k, v in vars(args).items() if k != "fake_child"}, "floor_match": match,
+           "runs": runs, "rows": rows, "dry_run": args.dry_run,
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    with open(os.path.join(args.out, "ab_floor.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    if args.dry_run:
+        print("DRY RUN: launch_loop replaced by a stand-in; the numbers below are made up")
+    print(f"{'config':<14} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median [min..max]':<44} "
+          f"{'floor - none':>12}  budget")
+    for r in rows:
+        d = r["kcount_minus_floor_us"]
+        cell = f"{d['median']:+.3f} [{d['min']:+.3f}..{d['max']:+.3f}]"
+        floor = "-" if r["floor_minus_none_us"] is None else f"{r['floor_minus_none_us']:+.3f}"
+        budget = "-" if r["budget_us"] is None else f"<= {r['budget_us']:.1f} {r['verdict']}"
+        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {cell:<44} {floor:>12}  {budget}")
+    return 0 if runs and all(run["ok"] for run in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

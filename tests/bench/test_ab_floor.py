@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""bench/ab_floor.py without a GPU: its plumbing, pairing, budget verdicts, JSON and table on the dry-run
+stand-in (made-up numbers: trace 0.15 us above the floor, summary 0.25, summary-nogpu against a floor
+without activity), a launch_loop that fails, and libcupti_floor.so's switch refusing bad settings.
+
+    test_ab_floor.py BUILD_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "bench", "ab_floor.py")
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("PASS " if ok else "FAIL ") + what)
+    failures += 0 if ok else 1
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    work = tempfile.mkdtemp(prefix="ab-floor-test-")
+    out = os.path.join(work, "dry")
+    p = subprocess.run([sys.executable, SCRIPT, "--dry-run", "--out", out, "--processes", "2", "--rounds", "5",
+                        "--build-dir", build], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"dry run exits 0 (rc {p.returncode})" + ("" if p.returncode == 0 else ": " + p.stderr[-300:]))
+    lines = p.stdout.splitlines()
+    check(lines and lines[0].startswith("DRY RUN"), "dry run says its numbers are made up")
+    rows = {tuple(ln.split()[:2]): ln for ln in lines if ln.split()[:1] and ln.split()[0] in ("trace", "summary", "summary-nogpu")}
+    check(len(rows) == 6, f"one table row per configuration and API: {sorted(rows)}")
+    check(all(rows.get((c, a), "").rstrip().endswith("<= 0.2 PASS") for c, a in [("trace", "runtime"), ("trace", "driver")]),
+          "trace 0.15 us above the floor: within 0.2 (PASS)")
+    check(all(rows.get(("summary", a), "").rstrip().endswith("<= 0.1 FAIL") for a in ("runtime", "driver")),
+          "summary 0.25 us above the floor: over 0.1 (FAIL)")
+    nogpu = rows.get(("summary-nogpu", "runtime"), "")
+    check("+0.150 [" in nogpu and "+0.950" in nogpu and nogpu.rstrip().endswith("-"),
+          f"summary-nogpu paired with a floor without activity (+0.150 above it, floor +0.950 above none), no budget: {nogpu!r}")
+    doc = json.load(open(os.path.join(out, "ab_floor.json")))
+    r0 = next(r for r in doc["rows"] if r["config"] == "trace" and r["api"] == "runtime")
+    check(r0["pairs"] == 10 and r0["processes"] == 2, f"pairs = processes x rounds (10): {r0['pairs']}")
+    check(abs(r0["kcount_minus_floor_us"]["median"] - 0.15) < 1e-9 and r0["verdict"] == "PASS",
+          "JSON row: median difference and verdict")
+    orders = [tuple(rd["order"]) for run in doc["runs"] if run["config"] == "trace" for rd in run["rounds"]]
+    check(len(set(orders)) == 3, f"side order rotated by round ({len(set(orders))} orders)")
+
+    # A launch_loop that fails: exit 1, the run named without result.
+    bad = os.path.join(work, "bad_loop.sh")
+    with open(bad, "w") as f:
+        f.write("#!/bin/sh\necho 'launch_loop: cudaFree(nullptr) failed with 100' >&2\nexit 1\n")
+    os.chmod(bad, 0o755)
+    fake_build = os.path.join(work, "build")
+    os.makedirs(os.path.join(fake_build, "lib"))
+    for name in ("libkcount.so", "libcupti_floor.so"):
+        open(os.path.join(fake_build, "lib", name), "w").close()
+    p = subprocess.run([sys.executable, SCRIPT, "--launch-loop", bad, "--build-dir", fake_build, "--out",
+                        os.path.join(work, "bad"), "--processes", "1", "--configs", "trace", "--apis", "runtime"],
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, LD_PRELOAD=""))
+    check(p.returncode == 1 and "(no result)" in p.stderr, f"a failing launch_loop: exit 1, named: {p.stderr.strip()[-200:]}")
+
+    # The floor's switch: settings are checked before CUPTI is touched, so this holds with or without a GPU.
+    floor = os.path.join(build, "lib", "libcupti_floor.so")
+    code = ("import ctypes; f = ctypes.CDLL(%r); f.cuptiFloorDetach(); print(f.cuptiFloorAttach())" % floor)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, CUPTI_FLOOR_CALLBACKS="bogus"))
+    check(p.stdout.strip() == "0" and "cupti_floor: inactive: CUPTI_FLOOR_CALLBACKS=bogus" in p.stderr,
+          f"cuptiFloorAttach with a bad setting: 0 and one 'inactive' line: {p.stdout.strip()!r} {p.stderr.strip()!r}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
