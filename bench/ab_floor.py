@@ -25,13 +25,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import ab_common  # noqa: E402
 import run_bench  # noqa: E402  (find_nvcc, compile_launch_loop, floor_match)
 
 CONFIGS = {
@@ -103,12 +103,11 @@ def fake_child(argv):
 
 
 def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, work):
-    ctl_dir = tempfile.mkdtemp(prefix="ctl-", dir=work)
-    os.chmod(ctl_dir, 0o700)
     kcount_env, floor_env, _ = CONFIGS[config]
     env = dict(os.environ)
     env.update({"LD_PRELOAD": kcount_lib, "KCOUNT_START": "paused", "KCOUNT_CONTROL": "on",
-                "KCOUNT_CONTROL_DIR": ctl_dir, "KCOUNT_OUTPUT": os.path.join(args.out, "logs", f"{config}-{api}-{index}.kcount"),
+                "KCOUNT_CONTROL_DIR": ab_common.control_dir(work),
+                "KCOUNT_OUTPUT": os.path.join(args.out, "logs", f"{config}-{api}-{index}.kcount"),
                 "CUPTI_FLOOR_LIB": floor_lib})
     env.update(kcount_env)
     env.update(match)
@@ -120,22 +119,10 @@ def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, 
     out_path = os.path.join(args.out, f"{config}-{api}-{index}.out")
     err_path = os.path.join(args.out, f"{config}-{api}-{index}.err")
     t0 = time.time()
-    with open(out_path, "w") as so, open(err_path, "w") as se:
-        try:
-            rc = subprocess.run(argv, env=env, stdout=so, stderr=se, timeout=args.timeout_s).returncode
-        except subprocess.TimeoutExpired:
-            rc = 124
-    rounds, summary = [], None
-    with open(out_path) as f:
-        for line in f:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if "round" in obj:
-                rounds.append(obj)
-            elif "paired_us_per_launch" in obj:
-                summary = obj
+    rc = ab_common.run_child(argv, env, out_path, err_path, args.timeout_s)
+    lines = ab_common.json_lines(out_path)
+    rounds = [obj for obj in lines if "round" in obj]
+    summary = next((obj for obj in lines if "paired_us_per_launch" in obj), None)
     with open(err_path) as f:
         floor_line = next((ln.strip() for ln in f if ln.startswith("cupti_floor:")), None)
     ok = rc == 0 and summary is not None and all({"floor", "kcount"} <= set(r["us_per_launch"]) for r in rounds)

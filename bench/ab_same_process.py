@@ -21,12 +21,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ab_common  # noqa: E402
 CONFIGS = {
     "null": {},
     "summary": {"KCOUNT_MODE": "summary"},
@@ -59,11 +60,9 @@ def parse_args(argv=None):
 
 
 def run_process(args, config, index, lib, work):
-    ctl_dir = tempfile.mkdtemp(prefix="ctl-", dir=work)
-    os.chmod(ctl_dir, 0o700)
     env = dict(os.environ)
     env.update({"LD_PRELOAD": lib, "KCOUNT_START": "paused", "KCOUNT_CONTROL": "on",
-                "KCOUNT_CONTROL_DIR": ctl_dir, "KCOUNT_OUTPUT": os.path.join(work, f"{config}-{index}-%p.kcount"),
+                "KCOUNT_CONTROL_DIR": ab_common.control_dir(work), "KCOUNT_OUTPUT": os.path.join(work, f"{config}-{index}-%p.kcount"),
                 "PYTHONUNBUFFERED": "1"})
     env.update(CONFIGS[config])
     argv = [args.python, os.path.join(HERE, "python_workloads.py"), "--ab-control", "--workloads", args.workloads,
@@ -73,20 +72,8 @@ def run_process(args, config, index, lib, work):
     out_path = os.path.join(args.out, f"{config}-{index}.out")
     err_path = os.path.join(args.out, f"{config}-{index}.err")
     t0 = time.time()
-    with open(out_path, "w") as so, open(err_path, "w") as se:
-        try:
-            rc = subprocess.run(argv, env=env, stdout=so, stderr=se, timeout=args.timeout_s).returncode
-        except subprocess.TimeoutExpired:
-            rc = 124
-    results = []
-    with open(out_path) as f:
-        for line in f:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if "values_on" in obj:
-                results.append(obj)
+    rc = ab_common.run_child(argv, env, out_path, err_path, args.timeout_s)
+    results = [obj for obj in ab_common.json_lines(out_path) if "values_on" in obj]
     return {"config": config, "index": index, "rc": rc, "wall_s": time.time() - t0, "results": results}
 
 

@@ -114,6 +114,17 @@ void runRuntime(long n) {
   printResult("runtime", n, n, n, s, 0);
 }
 
+// n cuLaunchKernel launches of f (1x1x1 grid and block), each checked inline as a real caller would:
+// one compare per launch. Exits 1 on a failure.
+void driverLaunches(CUfunction f, long n) {
+  for (long i = 0; i < n; ++i) {
+    if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) {
+      std::fprintf(stderr, "launch_loop: cuLaunchKernel failed at launch %ld\n", i);
+      std::exit(1);
+    }
+  }
+}
+
 // N cuLaunchKernel launches of the same kernel (driver API only, no runtime call around them).
 void runDriver(long n) {
   cudaFunction_t fn = nullptr;
@@ -122,13 +133,7 @@ void runDriver(long n) {
   for (long i = 0; i < kWarmupLaunches; ++i) CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
   CK(cudaDeviceSynchronize());
   const auto t0 = Clock::now();
-  for (long i = 0; i < n; ++i) {
-    // Checked inline, as a real caller would: one compare per launch.
-    if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) {
-      std::fprintf(stderr, "launch_loop: cuLaunchKernel failed at launch %ld\n", i);
-      std::exit(1);
-    }
-  }
+  driverLaunches(f, n);
   CK(cudaDeviceSynchronize());
   const double s = secondsSince(t0);
   printResult("driver", n, n, n, s, 0);
@@ -226,11 +231,7 @@ int runAb(const std::string& api, long n, long rounds) {
     if (api == "runtime") {
       for (long i = 0; i < count; ++i) empty_kernel<<<1, 1>>>();
     } else {
-      for (long i = 0; i < count; ++i)
-        if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) {
-          std::fprintf(stderr, "launch_loop: cuLaunchKernel failed at launch %ld\n", i);
-          std::exit(1);
-        }
+      driverLaunches(f, count);
     }
     CK(cudaDeviceSynchronize());
   };
