@@ -1,9 +1,10 @@
 """What the same-process comparisons (bench/ab_same_process.py, bench/ab_floor.py) share: a private
 control-socket folder for one process, running it with its output in files, and reading its JSON lines."""
-import json
 import os
 import subprocess
 import tempfile
+
+import run_bench
 
 
 def control_dir(work):
@@ -24,14 +25,5 @@ def run_child(argv, env, out_path, err_path, timeout_s):
 
 
 def json_lines(path):
-    """The JSON objects of a file, one per line; other lines are skipped."""
-    out = []
-    with open(path) as f:
-        for line in f:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                out.append(obj)
-    return out
+    """The JSON objects printed one per line, in order; other lines are skipped (run_bench.parse_json_lines)."""
+    return run_bench.parse_json_lines(path)
