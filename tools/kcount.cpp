@@ -235,8 +235,8 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
     if (l.data.intact()) {
       // Reported from the first log; the rest of the file is named on stderr too, so a pipe sees it.
       if (l.data.dataAfterEnd())
-        std::cerr << "kcount: " << l.path << ": warning: " << l.data.after_end_bytes
-                  << " bytes after the end record, from byte " << l.data.after_end_offset
+        std::cerr << "kcount: " << l.path << ": warning: " << kc::counted(l.data.after_end_bytes, "byte")
+                  << " after the end record, from byte " << l.data.after_end_offset
                   << (l.data.after_end_is_log ? " (a second log: files concatenated)" : "")
                   << ", are not read; the report covers the first log only\n";
       kept.push_back(std::move(l));
@@ -467,7 +467,7 @@ int kcountMain(int argc, char** argv) {
             if (sg.index == static_cast<uint64_t>(segment)) found = &sg;
           if (found == nullptr) {
             std::cerr << "kcount: " << l.path << ": no segment " << segment << " (the log has "
-                      << l.data.segments.size() << " capture windows)\n";
+                      << kc::counted(l.data.segments.size(), "capture window") << ")\n";
             return 2;
           }
           const kc::SegmentBody sg = *found;
@@ -632,7 +632,7 @@ int kcountMain(int argc, char** argv) {
             if (sg.index == static_cast<uint64_t>(exp_segment)) found = &sg;
           if (found == nullptr) {
             std::cerr << "kcount: " << l.path << ": no segment " << exp_segment << " (the log has "
-                      << l.data.segments.size() << " capture windows)\n";
+                      << kc::counted(l.data.segments.size(), "capture window") << ")\n";
             return 2;
           }
           const kc::SegmentBody sg = *found;

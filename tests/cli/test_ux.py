@@ -298,11 +298,11 @@ def test_records_and_placeholders(work):
     make_log(log, "push step\nkernel 100 k\nkernel 100 k\nmemcpy 50 4096\nmemcpy 50 4096\nmemcpy 50 8\npop\n")
     r = run("check", log)
     rec = [l for l in r.stdout.splitlines() if l.startswith("records:")]
-    want = "records: 4 strings, 1 scopes, 2 launches (+3 memcpy/memset calls), 2 kernels, 1 ranges"
+    want = "records: 4 strings, 1 scope, 2 launches (+3 memcpy/memset calls), 2 kernels, 1 range"
     check(r.returncode == 0 and rec == [want], "check: records line splits launches and memcpy/memset calls", rec)
     j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
     check(j["totals"]["launches"] == 2, "summary: the same 2 launches", j.get("totals"))
-    pattern = r"^records: .*, (\d+) launches(?: \(\+(\d+) memcpy/memset calls\))?, (\d+) kernels, (\d+) ranges$"
+    pattern = r"^records: .*, (\d+) launch(?:es)?(?: \(\+(\d+) memcpy/memset calls?\))?, (\d+) kernels?, (\d+) ranges?$"
     m = re.search(pattern, r.stdout, re.M)
     check(m is not None and m.groups() == ("2", "3", "2", "1"), "tests/gpu/check_rotation.sh's pattern reads it",
           m and m.groups())
@@ -349,6 +349,78 @@ def test_docs_in_tool(work):
               f"run --output {target} refused", r.stderr)
 
 
+def test_diff_wording(work):
+    # Changes that round to 0%: never "-0%" or "+0%"; one decimal below 1%; "<0.1%" below that; "0%" unchanged.
+    base = os.path.join(work, "pct-a.kcount")
+    make_log(base, "push step\nkernel 1000 k\nkernel 100000 g\npop\n")
+    cases = (("pct-b.kcount", "kernel 999 k\nkernel 100000 g\n", "-0.1%"),   # GPU 101000 -> 100999: -0.00099%
+             ("pct-c.kcount", "kernel 1000 k\nkernel 100000 g\n", "0%"),
+             ("pct-d.kcount", "kernel 1000 k\nkernel 99600 g\n", "-0.4%"))
+    for name, body, _ in cases:
+        make_log(os.path.join(work, name), "push step\n" + body + "pop\n")
+    outs = {name: run("diff", base, os.path.join(work, name)).stdout for name, _, _ in cases}
+    for name, _, _ in cases:
+        out = outs[name]
+        check("-0%" not in out and "+0%" not in out and "(+0." not in out.replace("(+0.4", ""),
+              f"diff {name}: no -0% or +0%", out)
+    gpu = lambda out: re.search(r"GPU time \S+ \S+ -> \S+ \S+ \(([^)]*)\)", out).group(1)
+    check(gpu(outs["pct-b.kcount"]) == "<0.1%", "diff: a change below 0.05% reads <0.1% (no sign)", gpu(outs["pct-b.kcount"]))
+    check(gpu(outs["pct-c.kcount"]) == "0%", "diff: no change reads 0%", gpu(outs["pct-c.kcount"]))
+    check(gpu(outs["pct-d.kcount"]) == "-0.4%", "diff: -0.4% with one decimal", gpu(outs["pct-d.kcount"]))
+    row = [l for l in outs["pct-c.kcount"].splitlines() if l.startswith("step ")]
+    check(len(row) == 1 and " 0 ns (0%)" in row[0] and "+0 ns" not in row[0], "diff table: no change reads '0 ns (0%)'", row)
+    # No kernel name in common: said so, never "0 of N distinct names equal" or "0 distinct names equal".
+    ga = os.path.join(work, "gemm-a.kcount")
+    gb = os.path.join(work, "gemm-b.kcount")
+    make_log(ga, "push step\nkernel 100 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT\nkernel 10 foo_kernel\npop\n")
+    make_log(gb, "push step\nkernel 100 nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN\nkernel 10 bar_kernel\npop\n")
+    out = run("diff", ga, gb).stdout
+    check(re.search(r"\b0 (of \d+ )?distinct names? equal", out) is None, "diff: no '0 ... distinct names equal' line", out)
+    check("GEMM kernels changed: no distinct name in common (1 in A, 1 in B)" in out,
+          "diff: GEMM kernels with no name in common say so", out)
+    check("other: no distinct name in common (1 in A, 1 in B)" in out, "diff: other kernels with no name in common", out)
+    out = run("diff", ga, ga).stdout
+    check("GEMM kernels identical: 1 of 1 distinct name equal" in out, "diff: '1 of 1 distinct name equal'", out)
+
+
+PLURAL_AFTER_ONE = re.compile(r"(?<![\d.,x])1 (?:[a-zA-Z/-]+ )?(launches|kernels|ranges|scopes|strings|chunks|records|"
+                              r"bytes|windows|snapshots|names|calls|pops|buffers|instances|files)\b")
+
+
+def test_plurals(work):
+    one = os.path.join(work, "one.kcount")
+    make_log(one, "push step\nkernel 100 k\npop\ndropped host 1\n")
+    other = os.path.join(work, "one-other.kcount")
+    make_log(other, "push step\nkernel 100 k\nkernel 100 j\npop\n")
+    for args in (("summary", one), ("check", one), ("kernels", one), ("diff", one, other), ("diff", other, one)):
+        r = run(*args)
+        bad = PLURAL_AFTER_ONE.findall(r.stdout + r.stderr)
+        check(not bad, f"{args[0]}: no '1 <plural>'", (bad, r.stdout + r.stderr))
+    out = run("check", one).stdout
+    check("1 chunk read" in out and "1 scope," in out and "1 launch," in out and "1 range\n" in out
+          and "1 launch record (" in out and "1 host record," in out, "check: '1 chunk', '1 scope', '1 launch', ...", out)
+    out = run("summary", one).stdout
+    check("totals: 1 launch (0 graph launches), 1 kernel, 0 unmatched kernels, 0 launches without kernel" in out
+          and "1 record dropped while recording" in out, "summary: singular totals and drops", out)
+
+
+def test_mean_rounding(work):
+    # Two instances with kernels of 41 and 42 ns: 41.5 ns per instance, 42 ns rounded half up, in the verdict
+    # and the kernels table alike (the verdict used to truncate to 41 ns).
+    log = os.path.join(work, "mean.kcount")
+    make_log(log, "push step\nkernel 41 k\npop\npush step\nkernel 42 k\npop\n")
+    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
+    step = [r for r in j["ranges"] if r["path"] == "step"][0]
+    gpu, inst = step["inclusive"]["gpu_ns"], step["instances"]
+    want = (2 * gpu + inst) // (2 * inst)  # round half up
+    out = run("summary", log).stdout
+    verdict = [l for l in out.splitlines() if l.startswith("  step: ")]
+    check(len(verdict) == 1 and f"for {want} ns of GPU work per instance" in verdict[0],
+          f"summary verdict: {gpu} ns / {inst} instances is {want} ns", verdict)
+    row = [l for l in run("kernels", log).stdout.splitlines() if l.startswith("k ")]
+    check(len(row) == 1 and row[0].split()[4:6] == [str(want), "ns"], f"kernels table: GPU avg {want} ns", row)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -364,6 +436,9 @@ def main():
         test_long_names(work)
         test_records_and_placeholders(work)
         test_docs_in_tool(work)
+        test_diff_wording(work)
+        test_plurals(work)
+        test_mean_rounding(work)
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 
