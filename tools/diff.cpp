@@ -38,6 +38,7 @@ void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t insta
       k.library = dk.library;
       k.ops = dk.ops;
       k.short_name = shortKernelName(dk.name);
+      k.short_full = dk.short_name;  // decodeKernelName(): shortKernelNameUncut()
     }
     k.count += t.count;
     k.gpu_ns += t.gpu_ns;
@@ -315,7 +316,7 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
     json arr = json::array();
     for (const auto& id : ids) {
       const DiffKernel& k = u.by_identity.at(id);
-      arr.push_back(json{{"identity", id}, {"name", k.name}, {"short", k.short_name}, {"category", k.category},
+      arr.push_back(json{{"identity", id}, {"name", k.name}, {"short", k.short_full}, {"category", k.category},
                          {"count", k.count}, {"gpu_ns", gpuOf(u, k.gpu_ns)}});
     }
     return arr;
@@ -323,7 +324,7 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
   json same = json::array();
   for (const auto& id : m.same)
     same.push_back(json{{"identity", id},
-                        {"short", oa.by_identity.at(id).short_name},
+                        {"short", oa.by_identity.at(id).short_full},
                         {"category", oa.by_identity.at(id).category},
                         {"count_a", oa.by_identity.at(id).count},
                         {"count_b", ob.by_identity.at(id).count},
@@ -452,20 +453,25 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   const auto& k = j["kernels"];
   out << fmt::format("kernels (whole run, matched by decoded identity): {} same, {} only in A, {} only in B\n",
                      k["same"].size(), k["only_a"].size(), k["only_b"].size());
+  // Kernel names as text shows them: cut (shortKernelName) and escaped (displayText); JSON keeps them whole.
+  auto shown = [&](const DiffSide& side, const json& e) {
+    return displayText(side.units.at(kOverall).by_identity.at(e["identity"].get<std::string>()).short_name);
+  };
   for (const auto& e : k["same"])
-    out << fmt::format("  same    {:<13} {} (A ×{}, B ×{})\n", e["category"].get<std::string>(),
-                       e["short"].get<std::string>(), e["count_a"].get<uint64_t>(), e["count_b"].get<uint64_t>());
+    out << fmt::format("  same    {:<13} {} (A ×{}, B ×{})\n", e["category"].get<std::string>(), shown(a, e),
+                       e["count_a"].get<uint64_t>(), e["count_b"].get<uint64_t>());
   for (const auto& e : k["only_a"])
-    out << fmt::format("  only A  {:<13} {} ×{}\n", e["category"].get<std::string>(), e["short"].get<std::string>(),
+    out << fmt::format("  only A  {:<13} {} ×{}\n", e["category"].get<std::string>(), shown(a, e),
                        e["count"].get<uint64_t>());
   for (const auto& e : k["only_b"])
-    out << fmt::format("  only B  {:<13} {} ×{}\n", e["category"].get<std::string>(), e["short"].get<std::string>(),
+    out << fmt::format("  only B  {:<13} {} ×{}\n", e["category"].get<std::string>(), shown(b, e),
                        e["count"].get<uint64_t>());
   for (const auto& v : j["verdicts"]) {
     out << "\nverdict for "
         << (v["unit"] == kOverall ? std::string("the whole run") : shortPath(v["unit"]))
         << ":\n";
-    for (const auto& line : v["lines"]) out << "  " << line.get<std::string>() << '\n';
+    // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
+    for (const auto& line : v["lines"]) out << "  " << displayText(line.get<std::string>()) << '\n';
   }
 }
 

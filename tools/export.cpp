@@ -72,7 +72,9 @@ class LogIndex {
   uint32_t scopeDepth(uint32_t scope_id) const { return scope_id < depths_.size() ? depths_[scope_id] : 0; }
 
   struct KernelName {
-    std::string demangled, short_name;
+    std::string demangled;
+    std::string short_name;  // shortKernelNameUncut(): the tables' shortName (never cut)
+    std::string trace_name;  // shortKernelName(): a Chrome trace slice's name, cut as in text tables
     std::string category, library;  // decodeKernelName(); library "" when the name does not say
   };
   /// Demangled and short name of a kernel name string id, computed once per id.
@@ -82,7 +84,7 @@ class LogIndex {
       std::string_view raw = log_.data.str(name_id);
       DecodedKernel decoded = decodeKernelName(raw);
       it = names_
-               .emplace(name_id, KernelName{demangleKernelName(raw), shortKernelName(raw),
+               .emplace(name_id, KernelName{demangleKernelName(raw), shortKernelNameUncut(raw), shortKernelName(raw),
                                             std::string(categoryName(decoded.category)), decoded.library})
                .first;
     }
@@ -399,7 +401,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
                                        : std::string();
         emit(fmt::format(
             R"({{"ph":"X","cat":"kernel","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"name":{},"correlation id":{},"range":{},"device":{},"stream":{},"grid":"[{}, {}, {}]","block":"[{}, {}, {}]","registers per thread":{},"shared memory bytes":{}{}}}}})",
-            jsonQuote(name.short_name), gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts), micros(e.dur),
+            jsonQuote(name.trace_name), gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts), micros(e.dur),
             jsonQuote(name.demangled), k.correlation_id, range, k.device_id, k.stream_id, k.grid[0], k.grid[1], k.grid[2],
             k.block[0], k.block[1], k.block[2], k.registers, k.shared_bytes, graph));
         break;
@@ -412,7 +414,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
         std::string range = launch ? jsonQuote(ix.scopePath(d.launches[*launch].scope_id)) : "null";
         emit(fmt::format(
             R"x({{"ph":"i","s":"t","cat":"kernel_launched","name":{},"pid":{},"tid":{},"ts":{},"args":{{"name":{},"correlation id":{},"range":{},"gpu time":"not recorded (KCOUNT_GPU_TIME=0)"}}}})x",
-            jsonQuote(name.short_name), cpu_pid, tid, micros(e.ts), jsonQuote(name.demangled), k.correlation_id, range));
+            jsonQuote(name.trace_name), cpu_pid, tid, micros(e.ts), jsonQuote(name.demangled), k.correlation_id, range));
         break;
       }
       case kMemSlice: {

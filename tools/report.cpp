@@ -96,7 +96,16 @@ std::vector<std::pair<std::string, KernelTally>> sortedKernels(const LogData& lo
   return v;
 }
 
-std::string topKernels(const LogData& log, const RangeStats& r, int top, bool full) {
+/// A kernel name as an output shows it. Text (tables, sentences): displayKernelName() (the short name cut at
+/// kMaxShortName characters unless `full`) escaped by displayText(). Machine-readable (CSV, JSON): the full
+/// demangled name, or the short name uncut (shortKernelNameUncut()), bytes as recorded.
+std::string kernelNameFor(std::string_view name, bool full, bool text) {
+  if (text) return displayText(displayKernelName(name, full));
+  return full ? demangleKernelName(name) : shortKernelNameUncut(name);
+}
+
+/// "k ×3, other ×2, +1 more": the `top` kernels of `r` by count; names by kernelNameFor(`full`, `text`).
+std::string topKernels(const LogData& log, const RangeStats& r, int top, bool full, bool text) {
   if (top <= 0) return {};
   auto v = sortedKernels(log, r);
   std::string s;
@@ -107,7 +116,7 @@ std::string topKernels(const LogData& log, const RangeStats& r, int top, bool fu
       break;
     }
     if (!s.empty()) s += ", ";
-    s += fmt::format("{} ×{}", displayKernelName(name, full), t.count);
+    s += fmt::format("{} ×{}", kernelNameFor(name, full, text), t.count);
     ++shown;
   }
   return s;
@@ -667,8 +676,10 @@ std::string csvField(std::string_view raw) {
   return out + "\"";
 }
 
-std::string displayName(std::string_view name) {
-  if (name.empty()) return "(empty name)";
+namespace {
+/// displayName() and displayText(): control bytes and bytes of no valid UTF-8 character as escapes;
+/// with `path`, '/' and '\\' too (a range name inside a path).
+std::string escapeForDisplay(std::string_view name, bool path) {
   std::string out;
   out.reserve(name.size());
   for (size_t i = 0; i < name.size(); ++i) {
@@ -685,8 +696,8 @@ std::string displayName(std::string_view name) {
       continue;
     }
     switch (c) {
-      case '/': out += "\\/"; break;
-      case '\\': out += "\\\\"; break;
+      case '/': out += path ? "\\/" : "/"; break;
+      case '\\': out += path ? "\\\\" : "\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
@@ -698,6 +709,23 @@ std::string displayName(std::string_view name) {
     }
   }
   return out;
+}
+}  // namespace
+
+std::string displayName(std::string_view name) {
+  if (name.empty()) return "(empty name)";
+  return escapeForDisplay(name, true);
+}
+
+std::string displayText(std::string_view text) {
+  bool plain = true;  // the common case: printable ASCII and valid UTF-8, returned as is
+  for (size_t i = 0; i < text.size() && plain;) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const int n = utf8Sequence(text, i);
+    plain = n > 0 && c >= 0x20 && c != 0x7f;
+    i += n > 0 ? static_cast<size_t>(n) : 1;
+  }
+  return plain ? std::string(text) : escapeForDisplay(text, false);
 }
 
 std::string displayPath(const LogData& log, uint32_t scope_id) {
@@ -806,7 +834,7 @@ json summaryJson(const LoadedLog& l) {
     std::string name = unresolved || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
     json kernels = json::array();
     for (const auto& [kname, t] : sortedKernels(d, ex))
-      kernels.push_back(json{{"name", kname}, {"short", shortKernelName(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
+      kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
     json per_instance = nullptr;
     if (own.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
     // The root's inclusive numbers are the whole process; its layers use its exclusive numbers, like the table.
@@ -976,7 +1004,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(formatDuration(r.memcpy_ns + r.memset_ns));
     }
     const std::string verdict = ly.verdict.empty() ? "-" : ly.verdict;
-    const std::string top = topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names);
+    const std::string top = topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names, true);
     if (opt.wide) {
       row.push_back(verdict);
       row.push_back(top);
@@ -1018,7 +1046,7 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
                        ex.graph_launches, ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches,
                        in.graph_launches, in.kernels, gpuField(in.gpu_ns), in.launch_api_ns,
                        own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
-                       csvField(topKernels(d, ex, opt.top_kernels, opt.full_names)));
+                       csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)));
   }
 }
 
@@ -1137,7 +1165,7 @@ json kernelsJson(const std::vector<LoadedLog>& logs) {
   for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
   for (const auto& r : collectKernels(pointers(logs), false)) {
     json k{{"name", r.name},
-           {"short", shortKernelName(r.name)},
+           {"short", shortKernelNameUncut(r.name)},
            {"count", r.count},
            {"gpu_ns", all_gpu ? json(r.gpu_ns) : json(nullptr)},
            {"ranges", rangesJson(r)},
@@ -1181,7 +1209,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     const bool gpu = gpuTimeRecorded(l->data);
     const std::string who = label.empty() ? l->path : label;
     if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
-    std::vector<std::string> row{displayKernelName(r.name, full_names), std::to_string(r.count),
+    std::vector<std::string> row{kernelNameFor(r.name, full_names, true), std::to_string(r.count),
                                  gpu ? formatDuration(r.gpu_ns) : "-",
                                  gpu ? formatMeanDuration(r.gpu_ns, r.count) : "-",
                                  gpu ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
@@ -1212,7 +1240,7 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     const bool gpu = gpuTimeRecorded(l->data);
     auto n = [&](auto v) { return gpu ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
-                       csvField(displayKernelName(r.name, full_names)), csvField(r.name), r.count, n(r.gpu_ns),
+                       csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
                        n(r.grid[0]), n(r.grid[1]), n(r.grid[2]), n(r.block[0]), n(r.block[1]), n(r.block[2]),
                        csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),

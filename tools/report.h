@@ -112,6 +112,12 @@ inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition
 /// not part of a valid UTF-8 character (utf8Sequence) is "\xHH" too, so the result is valid UTF-8 and
 /// the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
 std::string displayName(std::string_view name);
+/// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
+/// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not
+/// part of a valid UTF-8 character (utf8Sequence) "\xHH", as displayName() does for range names; '/' and
+/// '\' are kept (a kernel name is not a path). Valid text comes back unchanged. CSV and JSON write the
+/// name as recorded instead, with invalid bytes as U+FFFD (csvField(), dumpJson()).
+std::string displayText(std::string_view text);
 /// Path of a scope for text tables and CSV: displayName() of each name from the root down, joined by
 /// '/' ("(empty name)" also for a scope without a name string); "(no range)" for the root, as
 /// LogData::scopePath() for ids out of range or a broken parent chain.

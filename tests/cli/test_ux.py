@@ -349,6 +349,10 @@ def test_docs_in_tool(work):
               f"run --output {target} refused", r.stderr)
 
 
+def make_log_bytes(path, script):
+    subprocess.run([MAKE_LOG, path], input=script, check=True)
+
+
 def test_diff_wording(work):
     # Changes that round to 0%: never "-0%" or "+0%"; one decimal below 1%; "<0.1%" below that; "0%" unchanged.
     base = os.path.join(work, "pct-a.kcount")
@@ -421,6 +425,64 @@ def test_mean_rounding(work):
     check(len(row) == 1 and row[0].split()[4:6] == [str(want), "ns"], f"kernels table: GPU avg {want} ns", row)
 
 
+LONG_NS = "N" * 120
+LONG_KERNEL = f"_ZN{len(LONG_NS)}{LONG_NS}6kernelEv"  # demangles to NNN...N::kernel(): a 128-character short name
+LONG_SHORT = f"{LONG_NS}::kernel"
+
+
+def test_full_names_machine_readable(work):
+    log = os.path.join(work, "longk.kcount")
+    make_log(log, f"push step\nkernel 100 {LONG_KERNEL}\npop\n")
+    rows = list(csv.DictReader(io.StringIO(run("summary", "--format", "csv", log).stdout)))
+    tops = [r["top_kernels"] for r in rows if r["path"] == "step"]
+    check(tops == [f"{LONG_SHORT} ×1"], "summary csv: top_kernels carries the whole short name", tops)
+    rows = list(csv.DictReader(io.StringIO(run("kernels", "--format", "csv", log).stdout)))
+    check([r["kernel"] for r in rows] == [LONG_SHORT], "kernels csv: the whole short name", [r["kernel"] for r in rows])
+    out = os.path.join(work, "longk-csv")
+    r = run("export", "--format", "csv", "-o", out, log)
+    with open(os.path.join(out, "kernels.csv")) as f:
+        names = [row["shortName"] for row in csv.DictReader(f)]
+    check(r.returncode == 0 and names == [LONG_SHORT], "export csv: shortName whole", names)
+    r = run("export", "--format", "json", "-o", os.path.join(work, "longk.json"), log)
+    with open(os.path.join(work, "longk.json")) as f:
+        names = [k["shortName"] for k in json.load(f)["kernels"]]
+    check(names == [LONG_SHORT], "export json: shortName whole", names)
+    j = json.loads(run("kernels", "--format", "json", log).stdout)
+    check([k["short"] for k in j["kernels"]] == [LONG_SHORT], "kernels json: short whole")
+    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
+    shorts = [k["short"] for r in j["ranges"] for k in r.get("kernels", [])]
+    check(shorts and all(s == LONG_SHORT for s in shorts), "summary json: short whole", shorts)
+    j = json.loads(run("diff", "--format", "json", log, log).stdout)
+    check([k["short"] for k in j["kernels"]["same"]] == [LONG_SHORT], "diff json: short whole")
+    # Text keeps the display form: cut at 100 characters with "…".
+    cut = LONG_SHORT[:99] + "…"
+    check(f"top: {cut} ×1" in run("summary", log).stdout, "summary text: the verdict line cuts the name")
+    check(cut in run("diff", log, log).stdout, "diff text: the kernel list cuts the name")
+
+
+def test_non_utf8_kernel_names(work):
+    log = os.path.join(work, "latin1.kcount")
+    make_log_bytes(log, b"push step\nkernel 100 caf\xe9_kernel\x01x\nkernel 50 ok_kernel\npop\n")
+    escaped = "caf\\xe9_kernel\\x01x"
+    for args in (("summary", log), ("kernels", log), ("diff", log, log), ("summary", "--full-names", log),
+                 ("kernels", "--full-names", log)):
+        r = subprocess.run([KCOUNT, *args], capture_output=True)
+        try:
+            text = r.stdout.decode("utf-8")
+        except UnicodeDecodeError as e:
+            text = None
+            check(False, f"{' '.join(args[:-1])}: text output is valid UTF-8", e)
+            continue
+        check(escaped in text and not any(ord(c) < 0x20 and c not in "\n" for c in text),
+              f"{' '.join(args[:-1])}: the kernel name escaped as range names are (\\xHH)", text[-800:])
+    # CSV and JSON: the name as recorded, invalid bytes as U+FFFD (as for range names).
+    want = "caf\ufffd_kernel\x01x"
+    rows = list(csv.DictReader(io.StringIO(run("kernels", "--format", "csv", log).stdout)))
+    check(want in [r["kernel"] for r in rows], "kernels csv: U+FFFD for the invalid byte", [r["kernel"] for r in rows])
+    j = json.loads(run("kernels", "--format", "json", log).stdout)
+    check(want in [k["short"] for k in j["kernels"]], "kernels json: U+FFFD for the invalid byte")
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -439,6 +501,8 @@ def main():
         test_diff_wording(work)
         test_plurals(work)
         test_mean_rounding(work)
+        test_full_names_machine_readable(work)
+        test_non_utf8_kernel_names(work)
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 
