@@ -483,6 +483,76 @@ def test_non_utf8_kernel_names(work):
     check(want in [k["short"] for k in j["kernels"]], "kernels json: U+FFFD for the invalid byte")
 
 
+def test_export_output(work):
+    log = os.path.join(work, "out.kcount")
+    make_log(log, "push step\nkernel 100 k\npop\n")
+    log2 = os.path.join(work, "out2.kcount")
+    make_log(log2, "push step\nkernel 100 k\nkernel 100 k2\npop\n")
+    cwd = os.path.join(work, "cwd")
+    os.makedirs(cwd, exist_ok=True)
+    # -o - is standard output for chrome, json and csv (one --table); sqlite refuses it. No file named "-".
+    def doc(text):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return {}
+    r = run("export", "--format", "chrome", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 0 and any(e.get("cat") == "kernel" for e in doc(r.stdout).get("traceEvents", [])),
+          "export chrome -o -: the trace on standard output", r.stderr)
+    r = run("export", "--format", "json", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 0 and len(doc(r.stdout).get("kernels", [])) == 1, "export json -o -: records on standard output",
+          r.stderr)
+    r = run("export", "--format", "csv", "--table", "kernels", "-o", "-", log, cwd=cwd)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    check(r.returncode == 0 and [x["shortName"] for x in rows] == ["k"], "export csv --table kernels -o -: one table",
+          r.stdout + r.stderr)
+    r = run("export", "--format", "csv", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 2 and "--table" in r.stderr and r.stdout == "", "export csv -o - without --table: exit 2, names --table",
+          r.stderr)
+    r = run("export", "--format", "sqlite", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "sqlite" in r.stderr and "standard output" in r.stderr,
+          "export sqlite -o -: one-line error, exit 2", (r.returncode, r.stderr))
+    check(os.listdir(cwd) == [], "export -o -: no file named '-' written", os.listdir(cwd))
+    # An existing output is replaced, in every format (csv: the table files in the folder).
+    for fmt, name in (("chrome", "o.json"), ("json", "o-rec.json"), ("sqlite", "o.db"), ("csv", "o-csv")):
+        path = os.path.join(work, name)
+        r1 = run("export", "--format", fmt, "-o", path, log)
+        r2 = run("export", "--format", fmt, "-o", path, log2)
+        if fmt == "sqlite":
+            import sqlite3
+            n = sqlite3.connect(path).execute("SELECT count(*) FROM kernels").fetchone()[0]
+        elif fmt == "csv":
+            with open(os.path.join(path, "kernels.csv")) as f:
+                n = len(list(csv.DictReader(f)))
+        elif fmt == "json":
+            with open(path) as f:
+                n = len(json.load(f)["kernels"])
+        else:
+            n = len([e for e in events(path) if e.get("cat") == "kernel" and e["ph"] == "X"])
+        check(r1.returncode == 0 and r2.returncode == 0 and r2.stderr == "" and n == 2,
+              f"export {fmt} onto an existing output: replaced ({n} kernels from the second log)", r1.stderr + r2.stderr)
+    # The other kind of thing at -o: refused with one clear line naming it, nothing removed.
+    afile = os.path.join(work, "a-file.txt")
+    with open(afile, "w") as f:
+        f.write("keep\n")
+    r = run("export", "--format", "csv", "-o", afile, log)
+    check(r.returncode == 2 and f"cannot write {afile}: it is a file, not a folder" in r.stderr
+          and "filesystem error" not in r.stderr and open(afile).read() == "keep\n",
+          "export csv -o FILE: refused, file named, kept", r.stderr)
+    folder = os.path.join(work, "a-folder")
+    os.makedirs(folder, exist_ok=True)
+    r = run("export", "--format", "sqlite", "-o", folder, log)
+    check(r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr and os.path.isdir(folder),
+          "export sqlite -o FOLDER: refused, the folder kept", r.stderr)
+    under_file = os.path.join(afile, "x")  # a folder that cannot be created (even by root)
+    r = run("export", "--format", "csv", "-o", under_file, log)
+    check(r.returncode == 2 and f"cannot write {under_file}: Not a directory" in r.stderr
+          and "filesystem error" not in r.stderr, "export csv -o under a file: cannot write, the system's reason", r.stderr)
+    r = run("report", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 0 and r.stdout.startswith("<!DOCTYPE html>") and os.listdir(cwd) == [],
+          "report -o -: the page on standard output", r.stderr)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -503,6 +573,7 @@ def main():
         test_mean_rounding(work)
         test_full_names_machine_readable(work)
         test_non_utf8_kernel_names(work)
+        test_export_output(work)
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 
