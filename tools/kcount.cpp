@@ -701,11 +701,11 @@ int kcountMain(int argc, char** argv) {
         const double mb = static_cast<double>(est.bytes) / 1e6;
         if (mb > max_mb) {
           std::cerr << fmt::format(
-              "kcount: export: the Chrome trace would be about {:.1f} MB ({} events), above --max-mb {:g}: "
+              "kcount: export: the Chrome trace would be about {:.1f} MB ({}), above --max-mb {:g}: "
               "chrome://tracing and the Perfetto UI fail to open JSON traces of a few hundred MB. Nothing was "
               "written. Narrow it with --from/--to TIME (time after the log's start; {}),{} or export "
               "--format sqlite for SQL queries; --force writes it anyway\n",
-              mb, est.events, max_mb, spanText(logs), segmentsText(logs));
+              mb, kc::counted(est.events, "event"), max_mb, spanText(logs), segmentsText(logs));
           return 2;
         }
       }

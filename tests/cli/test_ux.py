@@ -62,7 +62,7 @@ def test_export(work):
     check(not os.path.exists(out), "export: nothing written when refused")
     for opt in ("--from/--to", "--force", "--format sqlite"):
         check(opt in r.stderr, f"export: the refusal names {opt}", r.stderr)
-    m = re.search(r"about ([0-9.]+) MB \(([0-9]+) events\)", r.stderr)
+    m = re.search(r"about ([0-9.]+) MB \(([0-9]+) events?\)", r.stderr)
     check(m is not None, "export: the refusal gives the estimated size and events", r.stderr)
     r = run("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5", "--force")
     check(r.returncode == 0 and os.path.exists(out), "export --force writes it", r.stderr)
