@@ -133,6 +133,17 @@ def run_kcount(kcount, *args):
     return proc.stdout
 
 
+MAX_SHORT_NAME = 100  # tools/kernel_names.h kMaxShortName
+
+
+def short_for_table(name, short):
+    """A kernel's short name as kcount's tables show it: JSON's "short" is whole; a table cuts the short
+    name of a mangled (_Z...) kernel at 100 characters, the last being "…" (kc::shortKernelName)."""
+    if name.startswith("_Z") and len(short) > MAX_SHORT_NAME:
+        return short[:MAX_SHORT_NAME - 1] + "…"
+    return short
+
+
 class Log:
     """One log: kcount's summary (ranges) and kernels (decoded names), and the sweep mode."""
 
@@ -155,7 +166,7 @@ class Log:
         return self.kernels[name]["decoded"]
 
     def short(self, name):
-        return self.kernels[name]["short"]
+        return short_for_table(name, self.kernels[name]["short"])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -968,11 +979,11 @@ def section_undecoded(logs):
             total.add(name)
             d = k["decoded"]
             if not d["grammar"]:
-                e = unknown.setdefault(name, [k["short"], 0, set()])
+                e = unknown.setdefault(name, [short_for_table(name, k["short"]), 0, set()])
                 e[1] += k["count"]
                 e[2].update(log.shown for _ in [0])
             elif d["category"] == "GEMM" and not d["tile"] and d["grammar"] not in ("cublas-kernel", "cublas-namespace"):
-                partial.setdefault(name, (k["short"], d["grammar"]))
+                partial.setdefault(name, (short_for_table(name, k["short"]), d["grammar"]))
     out.append(f"Distinct kernel names over all logs: {len(total)}; matched by no grammar "
                f"(category `other`, no library): {len(unknown)}.")
     out.append("")

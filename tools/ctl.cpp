@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/parse.h"
+#include "tools/report.h"
 
 namespace kc {
 namespace {
@@ -152,20 +153,22 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
     line += fmt::format(" (capture range {} armed: occurrences {}-{}, {} seen)", c.value("range", std::string()),
                         c.value("skip", 0ull) + 1, c.value("skip", 0ull) + c.value("count", 0ull), c.value("seen", 0ull));
   }
-  line += fmt::format("; {} windows closed", st.value("windows_closed", 0u));
+  line += fmt::format("; {} closed", counted(st.value("windows_closed", 0u), "window"));
   std::cout << line << '\n';
   if (cmd == "status" || cmd == "stop" || cmd == "flush") {
     const json& r = st["records"];
     const json& d = st["drops"];
-    std::cout << fmt::format("  records: {} launches, {} kernels, {} ranges; dropped: {} host records, {} activity "
-                             "records, {} activity buffers refused, {} bytes; {} activity records outside windows\n",
-                             r.value("launches", 0ull), r.value("kernels", 0ull), r.value("ranges", 0ull),
-                             d.value("host_records", 0ull), d.value("activity_records", 0ull),
-                             d.value("activity_buffers_refused", 0ull), d.value("bytes", 0ull),
-                             st.value("activity_outside_windows", 0ull));
+    std::cout << fmt::format("  records: {}, {}, {}; dropped: {}, {}, {} refused, {}; {} outside windows\n",
+                             counted(r.value("launches", 0ull), "launch", "launches"),
+                             counted(r.value("kernels", 0ull), "kernel"), counted(r.value("ranges", 0ull), "range"),
+                             counted(d.value("host_records", 0ull), "host record"),
+                             counted(d.value("activity_records", 0ull), "activity record"),
+                             counted(d.value("activity_buffers_refused", 0ull), "activity buffer"),
+                             counted(d.value("bytes", 0ull), "byte"),
+                             counted(st.value("activity_outside_windows", 0ull), "activity record"));
     const std::string log = st.value("log", std::string());
-    std::cout << fmt::format("  log: {} ({} bytes written{})\n", log.empty() ? "(not created yet)" : log,
-                             st.value("bytes_written", 0ull),
+    std::cout << fmt::format("  log: {} ({} written{})\n", log.empty() ? "(not created yet)" : log,
+                             counted(st.value("bytes_written", 0ull), "byte"),
                              st.contains("log_files") && st["log_files"].size() > 1
                                  ? fmt::format(", {} files", st["log_files"].size())
                                  : std::string());

@@ -38,6 +38,7 @@ void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t insta
       k.library = dk.library;
       k.ops = dk.ops;
       k.short_name = shortKernelName(dk.name);
+      k.short_full = dk.short_name;  // decodeKernelName(): shortKernelNameUncut()
     }
     k.count += t.count;
     k.gpu_ns += t.gpu_ns;
@@ -46,15 +47,11 @@ void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t insta
 
 std::string signedCount(int64_t v) { return v > 0 ? fmt::format("+{}", v) : fmt::format("{}", v); }
 
+/// "+1.20 ms", "-300 ns"; no change is "0 ns" (no sign, as signedCount() writes 0).
 std::string signedDuration(uint64_t a, uint64_t b) {
-  if (b >= a) return "+" + formatDuration(b - a);
+  if (b == a) return formatDuration(0);
+  if (b > a) return "+" + formatDuration(b - a);
   return "-" + formatDuration(a - b);
-}
-
-std::string percent(uint64_t a, uint64_t b) {
-  if (a == 0) return b == 0 ? "0%" : "new";
-  const double p = 100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a);
-  return fmt::format("{:+.0f}%", p);
 }
 
 /// Identities of one category on a side.
@@ -85,7 +82,16 @@ std::string namesOf(const DiffUnit& u, const std::set<std::string>& ids) {
   return s;
 }
 
-std::string plural(uint64_t n, const char* one, const char* many) { return n == 1 ? one : many; }
+/// "2 of 3 distinct names equal", "1 of 1 distinct name equal" (equal > 0).
+std::string namesEqual(size_t equal, size_t all) {
+  return fmt::format("{} of {} equal", equal, counted(all, "distinct name"));
+}
+
+/// When no kernel identity is on both sides: "no distinct name in common (2 in A, none in B)".
+std::string noneInCommon(size_t in_a, size_t in_b) {
+  auto n = [](size_t k) { return k == 0 ? std::string("none") : std::to_string(k); };
+  return fmt::format("no distinct name in common ({} in A, {} in B)", n(in_a), n(in_b));
+}
 
 /// "per instance of step: 3 in A, 3 in B" or totals when a side has no instances.
 std::string perUnit(const DiffUnit& a, const DiffUnit& b, uint64_t na, uint64_t nb, const std::string& full_unit) {
@@ -213,16 +219,16 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
     const std::string counts = fmt::format("GEMM kernels {}", perUnit(a, b, na, nb, unit));
     if (ga == gb) {
       const bool same_counts = a.instances > 0 && b.instances > 0 ? na * b.instances == nb * a.instances : na == nb;
-      lines.push_back(fmt::format("GEMM kernels {}: {} of {} distinct names equal; {}",
-                                  same_counts ? "identical" : "names identical, counts differ", equal, all.size(),
-                                  counts));
+      lines.push_back(fmt::format("GEMM kernels {}: {}; {}", same_counts ? "identical" : "names identical, counts differ",
+                                  namesEqual(equal, all.size()), counts));
     } else {
       std::set<std::string> oa, ob;
       for (const auto& id : ga)
         if (!gb.count(id)) oa.insert(id);
       for (const auto& id : gb)
         if (!ga.count(id)) ob.insert(id);
-      std::string s = fmt::format("GEMM kernels changed: {} of {} distinct names equal; {}", equal, all.size(), counts);
+      std::string s = fmt::format("GEMM kernels changed: {}; {}",
+                                  equal > 0 ? namesEqual(equal, all.size()) : noneInCommon(ga.size(), gb.size()), counts);
       if (!oa.empty()) s += "; only in A: " + namesOf(a, oa);
       if (!ob.empty()) s += "; only in B: " + namesOf(b, ob);
       lines.push_back(s);
@@ -242,7 +248,7 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
     for (const auto& id : cb)
       if (!ca.count(id)) ob.insert(id);
     if (oa.empty() && ob.empty()) {
-      lines.push_back(fmt::format("{} kernels identical: {} of {} distinct names equal; {}", c, ca.size(), ca.size(),
+      lines.push_back(fmt::format("{} kernels identical: {}; {}", c, namesEqual(ca.size(), ca.size()),
                                   perUnit(a, b, countOf(a, ca), countOf(b, cb), unit)));
       continue;
     }
@@ -252,11 +258,12 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
     });
     const std::string runs = fmt::format("kernels that differ run {}", perUnit(a, b, countOf(a, oa), countOf(b, ob), unit));
     if (fused && ob.size() < oa.size()) {
-      lines.push_back(fmt::format("{}: {} {} in A became {} fused Triton {} in B ({}; A: {}; B: {})", c, oa.size(),
-                                  plural(oa.size(), "kernel", "kernels"), ob.size(),
-                                  plural(ob.size(), "kernel", "kernels"), runs, namesOf(a, oa), namesOf(b, ob)));
+      lines.push_back(fmt::format("{}: {} in A became {} in B ({}; A: {}; B: {})", c, counted(oa.size(), "kernel"),
+                                  counted(ob.size(), "fused Triton kernel"), runs, namesOf(a, oa), namesOf(b, ob)));
     } else {
-      std::string s = fmt::format("{}: {} distinct names equal", c, ca.size() - oa.size());
+      const size_t equal = ca.size() - oa.size();
+      std::string s = fmt::format("{}: {}", c,
+                                  equal > 0 ? counted(equal, "distinct name") + " equal" : noneInCommon(ca.size(), cb.size()));
       if (!oa.empty()) s += "; only in A: " + namesOf(a, oa);
       if (!ob.empty()) s += "; only in B: " + namesOf(b, ob);
       lines.push_back(s + "; " + runs);
@@ -267,14 +274,14 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
   const std::string gpu =
       a.gpu_time && b.gpu_time
           ? fmt::format("GPU time {} -> {} ({})", formatDuration(a.gpu_ns), formatDuration(b.gpu_ns),
-                        percent(a.gpu_ns, b.gpu_ns))
+                        percentChange(a.gpu_ns, b.gpu_ns))
           : fmt::format("GPU time not recorded in {} (KCOUNT_GPU_TIME=0; compare kernel counts)",
                         !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
   lines.push_back(fmt::format("launches {} -> {} ({}), kernels {} -> {} ({}), {}, launch calls {} -> {} ({})",
                               a.launches, b.launches, signedCount(int64_t(b.launches) - int64_t(a.launches)),
                               a.kernels, b.kernels, signedCount(int64_t(b.kernels) - int64_t(a.kernels)), gpu,
                               formatDuration(a.launch_api_ns), formatDuration(b.launch_api_ns),
-                              percent(a.launch_api_ns, b.launch_api_ns)));
+                              percentChange(a.launch_api_ns, b.launch_api_ns)));
   return lines;
 }
 
@@ -309,7 +316,7 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
     json arr = json::array();
     for (const auto& id : ids) {
       const DiffKernel& k = u.by_identity.at(id);
-      arr.push_back(json{{"identity", id}, {"name", k.name}, {"short", k.short_name}, {"category", k.category},
+      arr.push_back(json{{"identity", id}, {"name", k.name}, {"short", k.short_full}, {"category", k.category},
                          {"count", k.count}, {"gpu_ns", gpuOf(u, k.gpu_ns)}});
     }
     return arr;
@@ -317,7 +324,7 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
   json same = json::array();
   for (const auto& id : m.same)
     same.push_back(json{{"identity", id},
-                        {"short", oa.by_identity.at(id).short_name},
+                        {"short", oa.by_identity.at(id).short_full},
                         {"category", oa.by_identity.at(id).category},
                         {"count_a", oa.by_identity.at(id).count},
                         {"count_b", ob.by_identity.at(id).count},
@@ -395,7 +402,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     const bool both = x.present && y.present;
     auto dc = [&](uint64_t p, uint64_t q) { return both ? signedCount(int64_t(q) - int64_t(p)) : std::string("-"); };
     auto dt = [&](uint64_t p, uint64_t q) {
-      return both ? signedDuration(p, q) + " (" + percent(p, q) + ")" : std::string("-");
+      return both ? signedDuration(p, q) + " (" + percentChange(p, q) + ")" : std::string("-");
     };
     const bool has_cpu = r.path != kOverall && r.path != "(no range)" && r.path != kUnresolvedLabel;
     // Long names are shortened in the table (the JSON keeps them whole).
@@ -446,20 +453,25 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   const auto& k = j["kernels"];
   out << fmt::format("kernels (whole run, matched by decoded identity): {} same, {} only in A, {} only in B\n",
                      k["same"].size(), k["only_a"].size(), k["only_b"].size());
+  // Kernel names as text shows them: cut (shortKernelName) and escaped (displayText); JSON keeps them whole.
+  auto shown = [&](const DiffSide& side, const json& e) {
+    return displayText(side.units.at(kOverall).by_identity.at(e["identity"].get<std::string>()).short_name);
+  };
   for (const auto& e : k["same"])
-    out << fmt::format("  same    {:<13} {} (A ×{}, B ×{})\n", e["category"].get<std::string>(),
-                       e["short"].get<std::string>(), e["count_a"].get<uint64_t>(), e["count_b"].get<uint64_t>());
+    out << fmt::format("  same    {:<13} {} (A ×{}, B ×{})\n", e["category"].get<std::string>(), shown(a, e),
+                       e["count_a"].get<uint64_t>(), e["count_b"].get<uint64_t>());
   for (const auto& e : k["only_a"])
-    out << fmt::format("  only A  {:<13} {} ×{}\n", e["category"].get<std::string>(), e["short"].get<std::string>(),
+    out << fmt::format("  only A  {:<13} {} ×{}\n", e["category"].get<std::string>(), shown(a, e),
                        e["count"].get<uint64_t>());
   for (const auto& e : k["only_b"])
-    out << fmt::format("  only B  {:<13} {} ×{}\n", e["category"].get<std::string>(), e["short"].get<std::string>(),
+    out << fmt::format("  only B  {:<13} {} ×{}\n", e["category"].get<std::string>(), shown(b, e),
                        e["count"].get<uint64_t>());
   for (const auto& v : j["verdicts"]) {
     out << "\nverdict for "
         << (v["unit"] == kOverall ? std::string("the whole run") : shortPath(v["unit"]))
         << ":\n";
-    for (const auto& line : v["lines"]) out << "  " << line.get<std::string>() << '\n';
+    // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
+    for (const auto& line : v["lines"]) out << "  " << displayText(line.get<std::string>()) << '\n';
   }
 }
 

@@ -21,7 +21,8 @@ struct DiffKernel {
   std::string category;  // categoryName() of the decoded name
   std::string library;
   std::vector<std::string> ops;  // Triton (Inductor) fused ops
-  std::string short_name;
+  std::string short_name;  // shortKernelName(): cut at kMaxShortName characters, for text
+  std::string short_full;  // shortKernelNameUncut(): JSON's "short" (machine-readable outputs are never cut)
   uint64_t count = 0;
   uint64_t gpu_ns = 0;
 };

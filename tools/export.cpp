@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <ostream>
 #include <stdexcept>
+#include <cstring>
 #include <tuple>
 #include <unordered_map>
 
@@ -72,7 +74,9 @@ class LogIndex {
   uint32_t scopeDepth(uint32_t scope_id) const { return scope_id < depths_.size() ? depths_[scope_id] : 0; }
 
   struct KernelName {
-    std::string demangled, short_name;
+    std::string demangled;
+    std::string short_name;  // shortKernelNameUncut(): the tables' shortName (never cut)
+    std::string trace_name;  // shortKernelName(): a Chrome trace slice's name, cut as in text tables
     std::string category, library;  // decodeKernelName(); library "" when the name does not say
   };
   /// Demangled and short name of a kernel name string id, computed once per id.
@@ -82,7 +86,7 @@ class LogIndex {
       std::string_view raw = log_.data.str(name_id);
       DecodedKernel decoded = decodeKernelName(raw);
       it = names_
-               .emplace(name_id, KernelName{demangleKernelName(raw), shortKernelName(raw),
+               .emplace(name_id, KernelName{demangleKernelName(raw), shortKernelNameUncut(raw), shortKernelName(raw),
                                             std::string(categoryName(decoded.category)), decoded.library})
                .first;
     }
@@ -399,7 +403,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
                                        : std::string();
         emit(fmt::format(
             R"({{"ph":"X","cat":"kernel","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{{"name":{},"correlation id":{},"range":{},"device":{},"stream":{},"grid":"[{}, {}, {}]","block":"[{}, {}, {}]","registers per thread":{},"shared memory bytes":{}{}}}}})",
-            jsonQuote(name.short_name), gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts), micros(e.dur),
+            jsonQuote(name.trace_name), gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts), micros(e.dur),
             jsonQuote(name.demangled), k.correlation_id, range, k.device_id, k.stream_id, k.grid[0], k.grid[1], k.grid[2],
             k.block[0], k.block[1], k.block[2], k.registers, k.shared_bytes, graph));
         break;
@@ -412,7 +416,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
         std::string range = launch ? jsonQuote(ix.scopePath(d.launches[*launch].scope_id)) : "null";
         emit(fmt::format(
             R"x({{"ph":"i","s":"t","cat":"kernel_launched","name":{},"pid":{},"tid":{},"ts":{},"args":{{"name":{},"correlation id":{},"range":{},"gpu time":"not recorded (KCOUNT_GPU_TIME=0)"}}}})x",
-            jsonQuote(name.short_name), cpu_pid, tid, micros(e.ts), jsonQuote(name.demangled), k.correlation_id, range));
+            jsonQuote(name.trace_name), cpu_pid, tid, micros(e.ts), jsonQuote(name.demangled), k.correlation_id, range));
         break;
       }
       case kMemSlice: {
@@ -823,35 +827,71 @@ COMMIT;)sql");
 
 // csvField(): tools/report.h.
 
+/// One CSV row (RFC 4180, csvField()); NULL is an empty field.
+void writeCsvRow(std::ostream& out, const std::vector<ExportCell>& cells) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i) out << ',';
+    if (auto* v = std::get_if<int64_t>(&cells[i])) out << *v;
+    else if (auto* s = std::get_if<std::string_view>(&cells[i])) out << csvField(*s);
+  }
+  out << '\n';
+}
+
+void writeCsvHeader(std::ostream& out, const ExportTable& t) {
+  for (size_t i = 0; i < t.columns.size(); ++i) out << (i ? "," : "") << t.columns[i].name;
+  out << '\n';
+}
+
+/// One file per table (or only the table named `only`) in the folder `dir`.
 class CsvSink : public TableSink {
  public:
-  explicit CsvSink(std::string dir) : dir_(std::move(dir)) {
-    std::filesystem::create_directories(dir_);
+  CsvSink(std::string dir, std::string only) : dir_(std::move(dir)), only_(std::move(only)) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) throw std::runtime_error("cannot write " + dir_ + ": " + ec.message());
   }
   void beginTable(const ExportTable& t) override {
+    active_ = only_.empty() || only_ == t.name;
+    if (!active_) return;
     auto file = std::filesystem::path(dir_) / (std::string(t.name) + ".csv");
-    out_.open(file, std::ios::binary | std::ios::trunc);
-    if (!out_) throw std::runtime_error("cannot write " + file.string());
     path_ = file.string();
-    for (size_t i = 0; i < t.columns.size(); ++i) out_ << (i ? "," : "") << t.columns[i].name;
-    out_ << '\n';
+    errno = 0;
+    out_.open(file, std::ios::binary | std::ios::trunc);
+    if (!out_) throw std::runtime_error("cannot write " + path_ + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+    writeCsvHeader(out_, t);
   }
   void row(const std::vector<ExportCell>& cells) override {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i) out_ << ',';
-      if (auto* v = std::get_if<int64_t>(&cells[i])) out_ << *v;
-      else if (auto* s = std::get_if<std::string_view>(&cells[i])) out_ << csvField(*s);
-    }
-    out_ << '\n';
+    if (active_) writeCsvRow(out_, cells);
   }
   void endTable() override {
+    if (!active_) return;
     out_.close();
     if (!out_) throw std::runtime_error("cannot write " + path_);
   }
 
  private:
-  std::string dir_, path_;
+  std::string dir_, only_, path_;
   std::ofstream out_;
+  bool active_ = false;
+};
+
+/// The table named `table` as CSV on a stream (standard output for -o -).
+class CsvTableSink : public TableSink {
+ public:
+  CsvTableSink(std::ostream& out, std::string table) : out_(out), table_(std::move(table)) {}
+  void beginTable(const ExportTable& t) override {
+    active_ = table_ == t.name;
+    if (active_) writeCsvHeader(out_, t);
+  }
+  void row(const std::vector<ExportCell>& cells) override {
+    if (active_) writeCsvRow(out_, cells);
+  }
+  void endTable() override { active_ = false; }
+
+ private:
+  std::ostream& out_;
+  std::string table_;
+  bool active_ = false;
 };
 
 class JsonSink : public TableSink {
@@ -915,9 +955,20 @@ void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs) {
   sink.finish();
 }
 
-void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs) {
-  CsvSink sink(dir);
+void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs, const std::string& only) {
+  CsvSink sink(dir, only);
   emitTables(indexLogs(logs), sink);
+}
+
+void writeCsvTable(std::ostream& out, const std::string& table, const std::vector<LoadedLog>& logs) {
+  CsvTableSink sink(out, table);
+  emitTables(indexLogs(logs), sink);
+}
+
+std::vector<std::string> csvTableNames() {
+  std::vector<std::string> out;
+  for (const auto& t : tables()) out.push_back(t.name);
+  return out;
 }
 
 void writeJsonRecords(std::ostream& out, const std::vector<LoadedLog>& logs) {

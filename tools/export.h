@@ -52,8 +52,17 @@ void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs);
 /// Writes one CSV file per table (processes.csv, metadata.csv, scopes.csv, ranges.csv, launches.csv,
 /// kernels.csv, memops.csv) into the folder `dir`, created if missing. Names are written as text (no strings table);
 /// ranges, launches and kernels also carry the range path. RFC 4180 quoting; an empty field is NULL.
-/// Throws std::runtime_error if a file cannot be written.
-void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs);
+/// With `only` (a name of csvTableNames()), that table's file alone. Files of these names already in the
+/// folder are replaced; other files are left alone. Throws std::runtime_error "cannot write PATH: REASON"
+/// if the folder cannot be created or a file cannot be written.
+void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs, const std::string& only = {});
+
+/// Writes one table of writeCsv(), `table` (a name of csvTableNames()), header and rows, to `out`
+/// (`kcount export --format csv --table NAME -o -`); nothing for another name.
+void writeCsvTable(std::ostream& out, const std::string& table, const std::vector<LoadedLog>& logs);
+
+/// The tables writeCsv() writes, in order: processes, metadata, scopes, ranges, launches, kernels, memops.
+std::vector<std::string> csvTableNames();
 
 /// Writes {"processes": [...], "metadata": [...], "scopes": [...], "ranges": [...], "launches": [...],
 /// "kernels": [...], "memops": [...]}: one JSON object per row, the same columns as the CSV files (null for NULL), for

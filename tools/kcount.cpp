@@ -167,6 +167,36 @@ std::ofstream openOutput(const std::string& path) {
   return out;
 }
 
+/// Why `kcount export --format FORMAT -o OUTPUT [--table TABLE]` cannot write, or "" if it can. One rule for
+/// every format: -o names what is written (a file; a folder for csv) and an existing one of that kind is
+/// replaced (csv: the table files of those names in the folder); an existing one of the other kind is
+/// refused, never removed. "-" is standard output for the text formats (chrome, json; csv with --table,
+/// one table), not for sqlite (a database is a file).
+std::string exportOutputError(const std::string& format, const std::string& output, const std::string& table) {
+  if (!table.empty() && format != "csv") return "--table is for --format csv (one table of the CSV export)";
+  if (output == "-") {
+    if (format == "sqlite")
+      return "--format sqlite cannot write to standard output (-o -): a SQLite database is a file; name one "
+             "with -o FILE";
+    if (format == "csv" && table.empty()) {
+      std::string names;
+      for (const auto& t : kc::csvTableNames()) names += (names.empty() ? "" : ", ") + t;
+      return "--format csv -o - writes one table to standard output: name it with --table (" + names + ")";
+    }
+    return {};
+  }
+  std::error_code ec;
+  const auto st = std::filesystem::status(output, ec);
+  if (format == "csv") {
+    if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
+      return "cannot write " + output + ": it is a file, not a folder (--format csv writes one file per table "
+             "into the folder -o names; --table NAME -o - writes one table to standard output)";
+  } else if (std::filesystem::is_directory(st)) {
+    return "cannot write " + output + ": it is a folder (-o names the file to write)";
+  }
+  return {};
+}
+
 /// Closes `out`, written to `path`; std::runtime_error "cannot write PATH: REASON" if a write failed.
 void closeOutput(std::ofstream& out, const std::string& path) {
   errno = 0;
@@ -235,8 +265,8 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
     if (l.data.intact()) {
       // Reported from the first log; the rest of the file is named on stderr too, so a pipe sees it.
       if (l.data.dataAfterEnd())
-        std::cerr << "kcount: " << l.path << ": warning: " << l.data.after_end_bytes
-                  << " bytes after the end record, from byte " << l.data.after_end_offset
+        std::cerr << "kcount: " << l.path << ": warning: " << kc::counted(l.data.after_end_bytes, "byte")
+                  << " after the end record, from byte " << l.data.after_end_offset
                   << (l.data.after_end_is_log ? " (a second log: files concatenated)" : "")
                   << ", are not read; the report covers the first log only\n";
       kept.push_back(std::move(l));
@@ -333,7 +363,14 @@ int kcountMain(int argc, char** argv) {
   exp->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
   exp->add_option("--format", format, "chrome (trace JSON), sqlite, csv (a folder of files) or json")
       ->required()->check(CLI::IsMember({"chrome", "sqlite", "csv", "json"}));
-  exp->add_option("-o,--output", output, "output file (a folder for csv)")->required();
+  exp->add_option("-o,--output", output,
+                  "output file (a folder for csv), replaced if it exists; - for standard output (chrome, json; csv "
+                  "with --table)")
+      ->required();
+  std::string csv_table;
+  exp->add_option("--table", csv_table,
+                  "csv: only this table's file; with -o -, that table to standard output")
+      ->check(CLI::IsMember(kc::csvTableNames()));
   exp->add_flag("--salvage", salvage, "export the intact part of a damaged log (exit 0 if any)");
   long long exp_segment = -1;
   exp->add_option("--segment", exp_segment, "only capture window N (its Segment record's index; format 1.2)")
@@ -363,7 +400,8 @@ int kcountMain(int argc, char** argv) {
 
   auto* html = app.add_subcommand("report", "one self-contained HTML page: range tree chart, kernels, A vs B for two logs");
   html->add_option("logs", paths, "log files (two: side by side)")->required()->check(CLI::ExistingFile);
-  html->add_option("-o,--output", output, "HTML file to write")->required();
+  html->add_option("-o,--output", output, "HTML file to write, replaced if it exists; - for standard output")
+      ->required();
   html->add_flag("--salvage", salvage, "report the intact part of damaged logs (exit 0 if any)");
 
   kc::RunOptions run_opt;
@@ -467,7 +505,7 @@ int kcountMain(int argc, char** argv) {
             if (sg.index == static_cast<uint64_t>(segment)) found = &sg;
           if (found == nullptr) {
             std::cerr << "kcount: " << l.path << ": no segment " << segment << " (the log has "
-                      << l.data.segments.size() << " capture windows)\n";
+                      << kc::counted(l.data.segments.size(), "capture window") << ")\n";
             return 2;
           }
           const kc::SegmentBody sg = *found;
@@ -613,6 +651,11 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*exp) {
+      // What -o names is checked before any log is read (usage errors, exit 2).
+      if (const std::string why = exportOutputError(format, output, csv_table); !why.empty()) {
+        std::cerr << "kcount: export: " << why << '\n';
+        return 2;
+      }
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
@@ -632,7 +675,7 @@ int kcountMain(int argc, char** argv) {
             if (sg.index == static_cast<uint64_t>(exp_segment)) found = &sg;
           if (found == nullptr) {
             std::cerr << "kcount: " << l.path << ": no segment " << exp_segment << " (the log has "
-                      << l.data.segments.size() << " capture windows)\n";
+                      << kc::counted(l.data.segments.size(), "capture window") << ")\n";
             return 2;
           }
           const kc::SegmentBody sg = *found;
@@ -658,18 +701,22 @@ int kcountMain(int argc, char** argv) {
         const double mb = static_cast<double>(est.bytes) / 1e6;
         if (mb > max_mb) {
           std::cerr << fmt::format(
-              "kcount: export: the Chrome trace would be about {:.1f} MB ({} events), above --max-mb {:g}: "
+              "kcount: export: the Chrome trace would be about {:.1f} MB ({}), above --max-mb {:g}: "
               "chrome://tracing and the Perfetto UI fail to open JSON traces of a few hundred MB. Nothing was "
               "written. Narrow it with --from/--to TIME (time after the log's start; {}),{} or export "
               "--format sqlite for SQL queries; --force writes it anyway\n",
-              mb, est.events, max_mb, spanText(logs), segmentsText(logs));
+              mb, kc::counted(est.events, "event"), max_mb, spanText(logs), segmentsText(logs));
           return 2;
         }
       }
       if (format == "sqlite") {
         kc::writeSqlite(output, logs);
       } else if (format == "csv") {
-        kc::writeCsv(output, logs);
+        if (output == "-") kc::writeCsvTable(std::cout, csv_table, logs);
+        else kc::writeCsv(output, logs, csv_table);
+      } else if (output == "-") {
+        if (format == "chrome") kc::writeChromeTrace(std::cout, logs);
+        else kc::writeJsonRecords(std::cout, logs);
       } else {
         std::ofstream out = openOutput(output);
         if (format == "chrome") kc::writeChromeTrace(out, logs);
@@ -683,6 +730,10 @@ int kcountMain(int argc, char** argv) {
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
       warnStates(logs, false);
+      if (output == "-") {
+        kc::writeHtmlReport(std::cout, logs);
+        return rc;
+      }
       std::ofstream out = openOutput(output);
       kc::writeHtmlReport(out, logs);
       closeOutput(out, output);

@@ -96,7 +96,16 @@ std::vector<std::pair<std::string, KernelTally>> sortedKernels(const LogData& lo
   return v;
 }
 
-std::string topKernels(const LogData& log, const RangeStats& r, int top, bool full) {
+/// A kernel name as an output shows it. Text (tables, sentences): displayKernelName() (the short name cut at
+/// kMaxShortName characters unless `full`) escaped by displayText(). Machine-readable (CSV, JSON): the full
+/// demangled name, or the short name uncut (shortKernelNameUncut()), bytes as recorded.
+std::string kernelNameFor(std::string_view name, bool full, bool text) {
+  if (text) return displayText(displayKernelName(name, full));
+  return full ? demangleKernelName(name) : shortKernelNameUncut(name);
+}
+
+/// "k ×3, other ×2, +1 more": the `top` kernels of `r` by count; names by kernelNameFor(`full`, `text`).
+std::string topKernels(const LogData& log, const RangeStats& r, int top, bool full, bool text) {
   if (top <= 0) return {};
   auto v = sortedKernels(log, r);
   std::string s;
@@ -107,7 +116,7 @@ std::string topKernels(const LogData& log, const RangeStats& r, int top, bool fu
       break;
     }
     if (!s.empty()) s += ", ";
-    s += fmt::format("{} ×{}", displayKernelName(name, full), t.count);
+    s += fmt::format("{} ×{}", kernelNameFor(name, full, text), t.count);
     ++shown;
   }
   return s;
@@ -123,7 +132,7 @@ std::string snapshotLine(const LoadedLog& l) {
   const LogData& d = l.data;
   if (!d.summary_mode) return {};
   const std::string interval = d.meta("interval_ns");
-  std::string s = fmt::format("summary mode: {} complete snapshots", d.snapshots.size());
+  std::string s = "summary mode: " + counted(d.snapshots.size(), "complete snapshot");
   if (!interval.empty()) {
     uint64_t ns = 0;
     std::from_chars(interval.data(), interval.data() + interval.size(), ns);
@@ -140,9 +149,10 @@ std::string snapshotLine(const LoadedLog& l) {
                    formatDuration(b.time_ns > start ? b.time_ns - start : 0),
                    (b.flags & kSnapshotFinal) ? " (final)" : " (not final: the run had not ended)");
   if (!(b.flags & kSnapshotFinal))
-    s += fmt::format(", {} launches in flight, {} activity records waiting", b.inflight_launches, b.waiting_activity);
-  s += fmt::format("; {} tallies dropped (key cap), {} launches evicted from the correlation window\n",
-                   b.dropped_tallies, b.evicted_launches);
+    s += fmt::format(", {} in flight, {} waiting", counted(b.inflight_launches, "launch", "launches"),
+                     counted(b.waiting_activity, "activity record"));
+  s += fmt::format("; {} dropped (key cap), {} evicted from the correlation window\n",
+                   counted(b.dropped_tallies, "tally", "tallies"), counted(b.evicted_launches, "launch", "launches"));
   return s;
 }
 
@@ -201,8 +211,8 @@ std::string logStateLine(const LoadedLog& l) {
     return std::string("log DAMAGED: numbers are from the intact part only (salvaged; see the errors below)") +
            (d.complete ? "" : "; no end record") + lossy;
   if (d.dataAfterEnd())
-    return fmt::format("log complete up to byte {}; the {} bytes after its end record are not read{}{}",
-                       d.after_end_offset, d.after_end_bytes,
+    return fmt::format("log complete up to byte {}; the {} after its end record {} not read{}{}",
+                       d.after_end_offset, counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "is" : "are",
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "", lossy);
   const std::string parts = d.parts > 1 ? fmt::format(" ({} rotated files joined)", d.parts) : std::string();
   if (const std::string partial = partialRunText(d); !partial.empty()) return "log PARTIAL: " + partial + lossy;
@@ -216,19 +226,22 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   const StatsBody& st = l.data.stats;
   uint64_t graph = 0;
   for (const auto& r : s.exclusive) graph += r.graph_launches;
-  out << fmt::format("totals: {} launches ({} graph launches), {} kernels, {} unmatched kernels, "
-                     "{} launches without kernel, GPU time {}\n",
-                     s.launches, graph, s.kernels, s.unmatched_kernels, s.launches_without_kernel,
+  out << fmt::format("totals: {} ({}), {}, {}, {}, GPU time {}\n", counted(s.launches, "launch", "launches"),
+                     counted(graph, "graph launch", "graph launches"), counted(s.kernels, "kernel"),
+                     counted(s.unmatched_kernels, "unmatched kernel"),
+                     counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"),
                      !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
   if (!gpuTimeRecorded(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
   out << snapshotLine(l);
   if (l.data.has_stats)
-    out << fmt::format("dropped: {} host records, {} activity records, {} activity buffers refused, "
-                       "{} late activity records, {} bytes not written; {} NVTX pops with no push\n",
-                       st.dropped_host_records, st.dropped_activity_records, st.activity_buffers_refused,
-                       st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
+    out << fmt::format("dropped: {}, {}, {} refused, {}, {} not written; {} with no push\n",
+                       counted(st.dropped_host_records, "host record"),
+                       counted(st.dropped_activity_records, "activity record"),
+                       counted(st.activity_buffers_refused, "activity buffer"),
+                       counted(st.late_activity_records, "late activity record"), counted(st.bytes_dropped, "byte"),
+                       counted(st.nvtx_pop_underflow, "NVTX pop"));
   else
     out << "dropped: unknown (the log has no stats record)\n";
   // Records kept out of the log at the size cap (KCOUNT_MAX_BYTES): the library's count, by kind.
@@ -237,10 +250,10 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
     const auto segs = windowTotals(l);
     out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
     for (const auto& t : segs)
-      out << fmt::format("  segment {}: {} -> {}, {}, {} launches, {} kernels, {} unmatched, GPU time {}\n",
+      out << fmt::format("  segment {}: {} -> {}, {}, {}, {}, {} unmatched, GPU time {}\n",
                          t.segment.index, t.reason, t.end_reason,
                          formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
-                         t.launches, t.kernels, t.unmatched_kernels,
+                         counted(t.launches, "launch", "launches"), counted(t.kernels, "kernel"), t.unmatched_kernels,
                          !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
   }
   out << logStateLine(l) << '\n';
@@ -308,16 +321,14 @@ json layersJson(const RangeLayers& y, const RangeStats& r) {
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
                          uint64_t launches, uint64_t kernels) {
   if (instances == 0) return {};
-  const uint64_t c = cpu_ns / instances, l = launch_api_ns / instances, g = gpu_ns / instances;
+  // Per instance, rounded as every per-instance time of the tool's text (formatMeanDuration).
+  const std::string c = formatMeanDuration(cpu_ns, instances), l = formatMeanDuration(launch_api_ns, instances),
+                    g = formatMeanDuration(gpu_ns, instances);
   const std::string per = instances > 1 ? " per instance" : "";
-  if (launches == 0 && kernels == 0) return fmt::format("no GPU work: {} in the range{}", formatDuration(c), per);
-  if (gpu_ns >= cpu_ns)
-    return fmt::format("GPU-bound: {} of GPU work in {} of range time{}", formatDuration(g), formatDuration(c), per);
-  if (launch_api_ns >= gpu_ns)
-    return fmt::format("launch-bound: {} of launch calls for {} of GPU work{}", formatDuration(l), formatDuration(g),
-                       per);
-  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}", formatDuration(c),
-                     formatDuration(g), formatDuration(l), per);
+  if (launches == 0 && kernels == 0) return fmt::format("no GPU work: {} in the range{}", c, per);
+  if (gpu_ns >= cpu_ns) return fmt::format("GPU-bound: {} of GPU work in {} of range time{}", g, c, per);
+  if (launch_api_ns >= gpu_ns) return fmt::format("launch-bound: {} of launch calls for {} of GPU work{}", l, g, per);
+  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}", c, g, l, per);
 }
 
 RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns) {
@@ -378,8 +389,8 @@ std::string LogLosses::text() const {
     if (!parts.empty()) parts += ", ";
     parts += fmt::format("{}: {}{}", c.name, c.count, c.cause.empty() ? "" : " (" + c.cause + ")");
   }
-  if (records > 0) return fmt::format("{} records dropped while recording ({})", records, parts);
-  if (bytes > 0) return fmt::format("{} bytes not written while recording ({})", bytes, parts);
+  if (records > 0) return fmt::format("{} dropped while recording ({})", counted(records, "record"), parts);
+  if (bytes > 0) return fmt::format("{} not written while recording ({})", counted(bytes, "byte"), parts);
   return fmt::format("lost while recording: {}", parts);
 }
 
@@ -580,6 +591,35 @@ std::string formatDuration(uint64_t ns) {
   return three(v / 1e9, "s");
 }
 
+uint64_t roundedMean(uint64_t total, uint64_t n) noexcept {
+  if (n == 0) return 0;
+  const uint64_t q = total / n, r = total % n;
+  return q + (r >= n - r ? 1 : 0);  // r / n >= 1/2, without overflow
+}
+
+std::string formatMeanDuration(uint64_t total_ns, uint64_t n) {
+  return formatDuration(roundedMean(total_ns, n));
+}
+
+std::string plural(uint64_t n, std::string_view one, std::string_view many) {
+  if (n == 1) return std::string(one);
+  return many.empty() ? std::string(one) + "s" : std::string(many);
+}
+
+std::string counted(uint64_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, plural(n, one, many));
+}
+
+std::string percentChange(uint64_t a, uint64_t b) {
+  if (a == b) return "0%";
+  if (a == 0) return "new";
+  const double p = 100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a);
+  const double mag = p < 0 ? -p : p;
+  if (mag >= 0.95) return fmt::format("{:+.0f}%", p);  // rounds to 1% or more: whole percent
+  if (mag >= 0.05) return fmt::format("{:+.1f}%", p);
+  return "<0.1%";  // not zero, but below what one decimal shows: no sign to misread as a direction
+}
+
 int utf8Sequence(std::string_view s, size_t i) noexcept {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = b(i);
@@ -636,8 +676,10 @@ std::string csvField(std::string_view raw) {
   return out + "\"";
 }
 
-std::string displayName(std::string_view name) {
-  if (name.empty()) return "(empty name)";
+namespace {
+/// displayName() and displayText(): control bytes and bytes of no valid UTF-8 character as escapes;
+/// with `path`, '/' and '\\' too (a range name inside a path).
+std::string escapeForDisplay(std::string_view name, bool path) {
   std::string out;
   out.reserve(name.size());
   for (size_t i = 0; i < name.size(); ++i) {
@@ -654,8 +696,8 @@ std::string displayName(std::string_view name) {
       continue;
     }
     switch (c) {
-      case '/': out += "\\/"; break;
-      case '\\': out += "\\\\"; break;
+      case '/': out += path ? "\\/" : "/"; break;
+      case '\\': out += path ? "\\\\" : "\\"; break;
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
@@ -667,6 +709,23 @@ std::string displayName(std::string_view name) {
     }
   }
   return out;
+}
+}  // namespace
+
+std::string displayName(std::string_view name) {
+  if (name.empty()) return "(empty name)";
+  return escapeForDisplay(name, true);
+}
+
+std::string displayText(std::string_view text) {
+  bool plain = true;  // the common case: printable ASCII and valid UTF-8, returned as is
+  for (size_t i = 0; i < text.size() && plain;) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const int n = utf8Sequence(text, i);
+    plain = n > 0 && c >= 0x20 && c != 0x7f;
+    i += n > 0 ? static_cast<size_t>(n) : 1;
+  }
+  return plain ? std::string(text) : escapeForDisplay(text, false);
 }
 
 std::string displayPath(const LogData& log, uint32_t scope_id) {
@@ -775,7 +834,7 @@ json summaryJson(const LoadedLog& l) {
     std::string name = unresolved || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
     json kernels = json::array();
     for (const auto& [kname, t] : sortedKernels(d, ex))
-      kernels.push_back(json{{"name", kname}, {"short", shortKernelName(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
+      kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
     json per_instance = nullptr;
     if (own.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
     // The root's inclusive numbers are the whole process; its layers use its exclusive numbers, like the table.
@@ -945,7 +1004,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(formatDuration(r.memcpy_ns + r.memset_ns));
     }
     const std::string verdict = ly.verdict.empty() ? "-" : ly.verdict;
-    const std::string top = topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names);
+    const std::string top = topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names, true);
     if (opt.wide) {
       row.push_back(verdict);
       row.push_back(top);
@@ -987,7 +1046,7 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
                        ex.graph_launches, ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches,
                        in.graph_launches, in.kernels, gpuField(in.gpu_ns), in.launch_api_ns,
                        own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
-                       csvField(topKernels(d, ex, opt.top_kernels, opt.full_names)));
+                       csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)));
   }
 }
 
@@ -1106,7 +1165,7 @@ json kernelsJson(const std::vector<LoadedLog>& logs) {
   for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
   for (const auto& r : collectKernels(pointers(logs), false)) {
     json k{{"name", r.name},
-           {"short", shortKernelName(r.name)},
+           {"short", shortKernelNameUncut(r.name)},
            {"count", r.count},
            {"gpu_ns", all_gpu ? json(r.gpu_ns) : json(nullptr)},
            {"ranges", rangesJson(r)},
@@ -1150,9 +1209,9 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     const bool gpu = gpuTimeRecorded(l->data);
     const std::string who = label.empty() ? l->path : label;
     if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
-    std::vector<std::string> row{displayKernelName(r.name, full_names), std::to_string(r.count),
+    std::vector<std::string> row{kernelNameFor(r.name, full_names, true), std::to_string(r.count),
                                  gpu ? formatDuration(r.gpu_ns) : "-",
-                                 gpu ? formatDuration(r.count ? r.gpu_ns / r.count : 0) : "-",
+                                 gpu ? formatMeanDuration(r.gpu_ns, r.count) : "-",
                                  gpu ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
                                  gpu ? fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]) : "-",
                                  std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
@@ -1181,7 +1240,7 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     const bool gpu = gpuTimeRecorded(l->data);
     auto n = [&](auto v) { return gpu ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
-                       csvField(displayKernelName(r.name, full_names)), csvField(r.name), r.count, n(r.gpu_ns),
+                       csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
                        n(r.grid[0]), n(r.grid[1]), n(r.grid[2]), n(r.block[0]), n(r.block[1]), n(r.block[2]),
                        csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
@@ -1263,9 +1322,9 @@ std::string duplicateText(const std::vector<std::string>& paths, const Duplicate
   std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
                   (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";
   if (d.differs())
-    s += fmt::format(" of different sizes ({} and {} bytes: one was copied before the recording ended, or was "
+    s += fmt::format(" of different sizes ({} and {}: one was copied before the recording ended, or was "
                      "cut)",
-                     d.original_bytes, d.bytes);
+                     d.original_bytes, counted(d.bytes, "byte"));
   return s;
 }
 
@@ -1279,8 +1338,9 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     out << "NOT A KCOUNT LOG\n";
     return 2;
   }
-  out << fmt::format("format version {}.{}, {} bytes, {} chunks read ({} packed), {} chunks skipped\n", d.major,
-                     d.minor, d.file_bytes, d.chunks_read, d.packed_chunks, d.chunks_skipped);
+  out << fmt::format("format version {}.{}, {}, {} read ({} packed), {} skipped\n", d.major, d.minor,
+                     counted(d.file_bytes, "byte"), counted(d.chunks_read, "chunk"), d.packed_chunks,
+                     counted(d.chunks_skipped, "chunk"));
   for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
   if (d.chunks_read == 0) {
     out << "records: none (no chunk could be read)\n";
@@ -1288,32 +1348,34 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     // Launches as summary counts them (kernel and graph launches); memcpy/memset calls, launch records
     // too (kLaunchMemOp), are named apart when the log has any.
     const uint64_t mem_calls = std::min(d.mem_call_records, d.launch_records);
-    out << fmt::format("records: {} strings, {} scopes, {} launches{}, {} kernels, {} ranges\n",
-                       d.strings.size() - 1, d.scopes.size() - 1, d.launch_records - mem_calls,
-                       mem_calls > 0 ? fmt::format(" (+{} memcpy/memset calls)", mem_calls) : std::string(),
-                       d.kernel_records, d.range_records);
+    out << fmt::format("records: {}, {}, {}{}, {}, {}\n", counted(d.strings.size() - 1, "string"),
+                       counted(d.scopes.size() - 1, "scope"), counted(d.launch_records - mem_calls, "launch", "launches"),
+                       mem_calls > 0 ? fmt::format(" (+{})", counted(mem_calls, "memcpy/memset call")) : std::string(),
+                       counted(d.kernel_records, "kernel"), counted(d.range_records, "range"));
     if (d.has_stats) {
       const StatsBody& st = d.stats;
       // The library's counts of records handed to its writer: launch records include memcpy/memset calls,
       // and records kept out at the size cap (KCOUNT_MAX_BYTES) are still counted here (said on the next line).
       out << fmt::format(
-          "stats: {} launch records (memcpy/memset calls included), {} kernel records, {} range records taken "
-          "by the writer; dropped {} host records, {} activity records, {} activity buffers refused, {} late "
-          "activity records, {} bytes; {} NVTX pops with no push\n",
-          st.launches, st.kernels, st.ranges, st.dropped_host_records, st.dropped_activity_records,
-          st.activity_buffers_refused, st.late_activity_records, st.bytes_dropped, st.nvtx_pop_underflow);
+          "stats: {} (memcpy/memset calls included), {}, {} taken by the writer; dropped {}, {}, {} refused, {}, "
+          "{}; {} with no push\n",
+          counted(st.launches, "launch record"), counted(st.kernels, "kernel record"), counted(st.ranges, "range record"),
+          counted(st.dropped_host_records, "host record"), counted(st.dropped_activity_records, "activity record"),
+          counted(st.activity_buffers_refused, "activity buffer"), counted(st.late_activity_records, "late activity record"),
+          counted(st.bytes_dropped, "byte"), counted(st.nvtx_pop_underflow, "NVTX pop"));
       if (const std::string cut = d.meta("records_not_written"); !cut.empty())
         out << "  of these, records " << cut << '\n';
     } else {
       out << "stats: none (the log has no stats record)\n";
     }
-    out << fmt::format("join: {} unmatched kernels, {} launches without kernel\n", s.unmatched_kernels,
-                       s.launches_without_kernel);
+    out << fmt::format("join: {}, {}\n", counted(s.unmatched_kernels, "unmatched kernel"),
+                       counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"));
     out << snapshotLine(l);
     if (s.join_window_evicted > 0)
-      out << fmt::format("join window: {} launches or kernels waited longer than the streaming join holds them; "
+      out << fmt::format("join window: {} longer than the streaming join holds them; "
                          "the join counts above are approximate\n",
-                         s.join_window_evicted);
+                         s.join_window_evicted == 1 ? std::string("1 launch or kernel waited")
+                                                    : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
   for (const auto& i : d.issues)
     out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
@@ -1340,8 +1402,8 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                                               : std::string(),
                        loss.any() ? "; LOSSY: " + loss.text() : "");
   else if (d.dataAfterEnd())
-    out << fmt::format("NOT ONE LOG: {} bytes follow the end record, from byte {}{}; only the first log is read\n",
-                       d.after_end_bytes, d.after_end_offset,
+    out << fmt::format("NOT ONE LOG: {} {} the end record, from byte {}{}; only the first log is read\n",
+                       counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset,
                        d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
   else if (part && !loss.any())
     out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",

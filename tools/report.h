@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,23 @@ std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::s
 
 /// "812 ns", "3.25 µs", "14.0 ms", "2.51 s"; a sum held at 2^64 - 1 (kSaturated) "≥18446744074 s".
 std::string formatDuration(uint64_t ns);
+/// A mean duration, total_ns / n, rounded to the nearest ns (half up) and shown with formatDuration():
+/// the one way per-instance and per-kernel times are written in text (verdicts, tables), so that a
+/// sentence and a table never show one value two ways. n == 0 gives formatDuration(0).
+std::string formatMeanDuration(uint64_t total_ns, uint64_t n);
+/// total_ns / n rounded to the nearest ns (half up), without overflow; 0 for n == 0.
+uint64_t roundedMean(uint64_t total, uint64_t n) noexcept;
+
+/// "1 kernel", "3 kernels", "0 kernels": `n` and the noun in the number it takes. `many` defaults to
+/// `one` + "s" ("1 launch" needs many = "launches"). The one plural helper of the tool's text output.
+std::string counted(uint64_t n, std::string_view one, std::string_view many = {});
+/// The noun alone, as counted() picks it: `one` for n == 1, else `many` (default `one` + "s").
+std::string plural(uint64_t n, std::string_view one, std::string_view many = {});
+
+/// Change from a to b in percent, as diffs print it: "+12%", "-4%" at 1% and above (whole percent);
+/// "+0.4%", "-0.3%" with one decimal below 1%; "<0.1%" (no sign) when it is not zero but rounds to 0.0;
+/// "0%" when a == b; "new" when a == 0 < b. Never "-0%".
+std::string percentChange(uint64_t a, uint64_t b);
 
 /// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.
 /// Always valid UTF-8: bytes of `s` that are not valid UTF-8 are replaced as by replaceInvalidUtf8().
@@ -94,6 +112,12 @@ inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition
 /// not part of a valid UTF-8 character (utf8Sequence) is "\xHH" too, so the result is valid UTF-8 and
 /// the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
 std::string displayName(std::string_view name);
+/// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
+/// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not
+/// part of a valid UTF-8 character (utf8Sequence) "\xHH", as displayName() does for range names; '/' and
+/// '\' are kept (a kernel name is not a path). Valid text comes back unchanged. CSV and JSON write the
+/// name as recorded instead, with invalid bytes as U+FFFD (csvField(), dumpJson()).
+std::string displayText(std::string_view text);
 /// Path of a scope for text tables and CSV: displayName() of each name from the root down, joined by
 /// '/' ("(empty name)" also for a scope without a name string); "(no range)" for the root, as
 /// LogData::scopePath() for ids out of range or a broken parent chain.
@@ -158,7 +182,7 @@ struct RangeLayers {
 ///   g >= c                            -> "GPU-bound: G of GPU work in C of range time"
 ///   c > g and l >= g                  -> "launch-bound: L of launch calls for G of GPU work"
 ///   c > g and l <  g                  -> "CPU-bound: C in the range for G of GPU work (L in launch calls)"
-/// Returns "" if instances == 0 (no CPU time is known). Durations are formatted with formatDuration().
+/// Returns "" if instances == 0 (no CPU time is known). Per-instance durations are rounded to the nearest ns (formatMeanDuration()).
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
                          uint64_t launches, uint64_t kernels);
 

@@ -8,6 +8,8 @@
    "#metric=kernels" address switches the chart to kernel counts.
 4. Chromium's screenshot (1400x900) is not blank: many distinct colours, and the chart's top bar colour
    (#c9d2e3) covers a wide band. The PNG is decoded here with zlib (no imaging library needed).
+5. A vs B of synthetic logs (kc_make_log) whose GPU time changes by less than 1%: the change column
+   writes -0.1% and <0.1% as kcount diff does, never -0%.
 
 A missing chromium is a failure, not a skip: scripts/install_deps.sh installs it.
 Usage: test_html_report.py BUILD_DIR
@@ -169,8 +171,28 @@ def main():
             print(f"  {name}: {width}x{height}, {len(colours)} distinct colours, top bar {bar} px wide")
             check(len(colours) >= 20, f"{name}: screenshot not blank ({len(colours)} colours)")
             check(bar >= width // 3, f"{name}: chart top bar drawn across the page ({bar} px)")
+        if exe is not None:
+            small_changes(kcount, exe, work)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def small_changes(kcount, exe, work):
+    """A vs B of changes below 1%: the delta column writes them as kcount diff does, never "-0%"."""
+    make_log = os.path.join(os.path.dirname(kcount), "kc_make_log")
+    logs = []
+    for name, ns in (("a", 100000), ("b", 99900), ("c", 99960)):  # -0.1%, -0.04%
+        path = os.path.join(work, f"small-{name}.kcount")
+        subprocess.run([make_log, path], input=f"push step\nkernel {ns} k\npop\n", text=True, check=True)
+        logs.append(path)
+    for other, want in ((logs[1], "(-0.1%)"), (logs[2], "(<0.1%)")):
+        page = os.path.join(work, "small.html")
+        subprocess.run([kcount, "report", logs[0], other, "-o", page], check=True)
+        dom = browser(exe, "file://" + page, "--dump-dom", work=work)
+        cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", dom)]
+        changes = [c for c in cells if c.endswith("%)")]
+        check(any(c.endswith(want) for c in changes) and not any(c.endswith(("(-0%)", "(+0%)")) for c in changes),
+              f"A vs B: a GPU time change of {os.path.basename(other)} reads {want}, never -0% ({changes})")
 
 
 if __name__ == "__main__":

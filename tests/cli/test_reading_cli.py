@@ -70,7 +70,7 @@ def test_salvage_packed():
     log = make_log("big.kcount", "\n".join(lines) + "\n")
     data = bytearray(open(log, "rb").read())
     rc, out, _ = kcount("check", log)
-    check("packed log of several chunks", rc == 0 and "packed" in out and "1 chunks read" not in out, out[:300])
+    check("packed log of several chunks", rc == 0 and "packed" in out and "1 chunk read" not in out, out[:300])
     for i in range(100, 108):  # inside chunk 0, which defines the strings and scopes
         data[i] ^= 0xFF
     bad = os.path.join(TMP, "damaged.kcount")

@@ -18,7 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # Ranges of one file, from `kcount check` ("records: ... N ranges").
-ranges_in() { "$kcount" check "$1" | sed -n 's/^records: .*, \([0-9]*\) ranges$/\1/p'; }
+ranges_in() { "$kcount" check "$1" | sed -n 's/^records: .*, \([0-9]*\) ranges\{0,1\}$/\1/p'; }
 
 for cap_steps in 4096:20000 64K:300000; do
   cap=${cap_steps%%:*}

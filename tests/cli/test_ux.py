@@ -62,7 +62,7 @@ def test_export(work):
     check(not os.path.exists(out), "export: nothing written when refused")
     for opt in ("--from/--to", "--force", "--format sqlite"):
         check(opt in r.stderr, f"export: the refusal names {opt}", r.stderr)
-    m = re.search(r"about ([0-9.]+) MB \(([0-9]+) events\)", r.stderr)
+    m = re.search(r"about ([0-9.]+) MB \(([0-9]+) events?\)", r.stderr)
     check(m is not None, "export: the refusal gives the estimated size and events", r.stderr)
     r = run("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5", "--force")
     check(r.returncode == 0 and os.path.exists(out), "export --force writes it", r.stderr)
@@ -298,11 +298,11 @@ def test_records_and_placeholders(work):
     make_log(log, "push step\nkernel 100 k\nkernel 100 k\nmemcpy 50 4096\nmemcpy 50 4096\nmemcpy 50 8\npop\n")
     r = run("check", log)
     rec = [l for l in r.stdout.splitlines() if l.startswith("records:")]
-    want = "records: 4 strings, 1 scopes, 2 launches (+3 memcpy/memset calls), 2 kernels, 1 ranges"
+    want = "records: 4 strings, 1 scope, 2 launches (+3 memcpy/memset calls), 2 kernels, 1 range"
     check(r.returncode == 0 and rec == [want], "check: records line splits launches and memcpy/memset calls", rec)
     j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
     check(j["totals"]["launches"] == 2, "summary: the same 2 launches", j.get("totals"))
-    pattern = r"^records: .*, (\d+) launches(?: \(\+(\d+) memcpy/memset calls\))?, (\d+) kernels, (\d+) ranges$"
+    pattern = r"^records: .*, (\d+) launch(?:es)?(?: \(\+(\d+) memcpy/memset calls?\))?, (\d+) kernels?, (\d+) ranges?$"
     m = re.search(pattern, r.stdout, re.M)
     check(m is not None and m.groups() == ("2", "3", "2", "1"), "tests/gpu/check_rotation.sh's pattern reads it",
           m and m.groups())
@@ -349,6 +349,210 @@ def test_docs_in_tool(work):
               f"run --output {target} refused", r.stderr)
 
 
+def make_log_bytes(path, script):
+    subprocess.run([MAKE_LOG, path], input=script, check=True)
+
+
+def test_diff_wording(work):
+    # Changes that round to 0%: never "-0%" or "+0%"; one decimal below 1%; "<0.1%" below that; "0%" unchanged.
+    base = os.path.join(work, "pct-a.kcount")
+    make_log(base, "push step\nkernel 1000 k\nkernel 100000 g\npop\n")
+    cases = (("pct-b.kcount", "kernel 999 k\nkernel 100000 g\n", "-0.1%"),   # GPU 101000 -> 100999: -0.00099%
+             ("pct-c.kcount", "kernel 1000 k\nkernel 100000 g\n", "0%"),
+             ("pct-d.kcount", "kernel 1000 k\nkernel 99600 g\n", "-0.4%"))
+    for name, body, _ in cases:
+        make_log(os.path.join(work, name), "push step\n" + body + "pop\n")
+    outs = {name: run("diff", base, os.path.join(work, name)).stdout for name, _, _ in cases}
+    for name, _, _ in cases:
+        out = outs[name]
+        check("-0%" not in out and "+0%" not in out and "(+0." not in out.replace("(+0.4", ""),
+              f"diff {name}: no -0% or +0%", out)
+    gpu = lambda out: re.search(r"GPU time \S+ \S+ -> \S+ \S+ \(([^)]*)\)", out).group(1)
+    check(gpu(outs["pct-b.kcount"]) == "<0.1%", "diff: a change below 0.05% reads <0.1% (no sign)", gpu(outs["pct-b.kcount"]))
+    check(gpu(outs["pct-c.kcount"]) == "0%", "diff: no change reads 0%", gpu(outs["pct-c.kcount"]))
+    check(gpu(outs["pct-d.kcount"]) == "-0.4%", "diff: -0.4% with one decimal", gpu(outs["pct-d.kcount"]))
+    row = [l for l in outs["pct-c.kcount"].splitlines() if l.startswith("step ")]
+    check(len(row) == 1 and " 0 ns (0%)" in row[0] and "+0 ns" not in row[0], "diff table: no change reads '0 ns (0%)'", row)
+    # No kernel name in common: said so, never "0 of N distinct names equal" or "0 distinct names equal".
+    ga = os.path.join(work, "gemm-a.kcount")
+    gb = os.path.join(work, "gemm-b.kcount")
+    make_log(ga, "push step\nkernel 100 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT\nkernel 10 foo_kernel\npop\n")
+    make_log(gb, "push step\nkernel 100 nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN\nkernel 10 bar_kernel\npop\n")
+    out = run("diff", ga, gb).stdout
+    check(re.search(r"\b0 (of \d+ )?distinct names? equal", out) is None, "diff: no '0 ... distinct names equal' line", out)
+    check("GEMM kernels changed: no distinct name in common (1 in A, 1 in B)" in out,
+          "diff: GEMM kernels with no name in common say so", out)
+    check("other: no distinct name in common (1 in A, 1 in B)" in out, "diff: other kernels with no name in common", out)
+    out = run("diff", ga, ga).stdout
+    check("GEMM kernels identical: 1 of 1 distinct name equal" in out, "diff: '1 of 1 distinct name equal'", out)
+
+
+PLURAL_AFTER_ONE = re.compile(r"(?<![\d.,x])1 (?:[a-zA-Z/-]+ )?(launches|kernels|ranges|scopes|strings|chunks|records|"
+                              r"bytes|windows|snapshots|names|calls|pops|buffers|instances|files)\b")
+
+
+def test_plurals(work):
+    one = os.path.join(work, "one.kcount")
+    make_log(one, "push step\nkernel 100 k\npop\ndropped host 1\n")
+    other = os.path.join(work, "one-other.kcount")
+    make_log(other, "push step\nkernel 100 k\nkernel 100 j\npop\n")
+    for args in (("summary", one), ("check", one), ("kernels", one), ("diff", one, other), ("diff", other, one)):
+        r = run(*args)
+        bad = PLURAL_AFTER_ONE.findall(r.stdout + r.stderr)
+        check(not bad, f"{args[0]}: no '1 <plural>'", (bad, r.stdout + r.stderr))
+    out = run("check", one).stdout
+    check("1 chunk read" in out and "1 scope," in out and "1 launch," in out and "1 range\n" in out
+          and "1 launch record (" in out and "1 host record," in out, "check: '1 chunk', '1 scope', '1 launch', ...", out)
+    out = run("summary", one).stdout
+    check("totals: 1 launch (0 graph launches), 1 kernel, 0 unmatched kernels, 0 launches without kernel" in out
+          and "1 record dropped while recording" in out, "summary: singular totals and drops", out)
+
+
+def test_mean_rounding(work):
+    # Two instances with kernels of 41 and 42 ns: 41.5 ns per instance, 42 ns rounded half up, in the verdict
+    # and the kernels table alike (the verdict used to truncate to 41 ns).
+    log = os.path.join(work, "mean.kcount")
+    make_log(log, "push step\nkernel 41 k\npop\npush step\nkernel 42 k\npop\n")
+    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
+    step = [r for r in j["ranges"] if r["path"] == "step"][0]
+    gpu, inst = step["inclusive"]["gpu_ns"], step["instances"]
+    want = (2 * gpu + inst) // (2 * inst)  # round half up
+    out = run("summary", log).stdout
+    verdict = [l for l in out.splitlines() if l.startswith("  step: ")]
+    check(len(verdict) == 1 and f"for {want} ns of GPU work per instance" in verdict[0],
+          f"summary verdict: {gpu} ns / {inst} instances is {want} ns", verdict)
+    row = [l for l in run("kernels", log).stdout.splitlines() if l.startswith("k ")]
+    check(len(row) == 1 and row[0].split()[4:6] == [str(want), "ns"], f"kernels table: GPU avg {want} ns", row)
+
+
+LONG_NS = "N" * 120
+LONG_KERNEL = f"_ZN{len(LONG_NS)}{LONG_NS}6kernelEv"  # demangles to NNN...N::kernel(): a 128-character short name
+LONG_SHORT = f"{LONG_NS}::kernel"
+
+
+def test_full_names_machine_readable(work):
+    log = os.path.join(work, "longk.kcount")
+    make_log(log, f"push step\nkernel 100 {LONG_KERNEL}\npop\n")
+    rows = list(csv.DictReader(io.StringIO(run("summary", "--format", "csv", log).stdout)))
+    tops = [r["top_kernels"] for r in rows if r["path"] == "step"]
+    check(tops == [f"{LONG_SHORT} ×1"], "summary csv: top_kernels carries the whole short name", tops)
+    rows = list(csv.DictReader(io.StringIO(run("kernels", "--format", "csv", log).stdout)))
+    check([r["kernel"] for r in rows] == [LONG_SHORT], "kernels csv: the whole short name", [r["kernel"] for r in rows])
+    out = os.path.join(work, "longk-csv")
+    r = run("export", "--format", "csv", "-o", out, log)
+    with open(os.path.join(out, "kernels.csv")) as f:
+        names = [row["shortName"] for row in csv.DictReader(f)]
+    check(r.returncode == 0 and names == [LONG_SHORT], "export csv: shortName whole", names)
+    r = run("export", "--format", "json", "-o", os.path.join(work, "longk.json"), log)
+    with open(os.path.join(work, "longk.json")) as f:
+        names = [k["shortName"] for k in json.load(f)["kernels"]]
+    check(names == [LONG_SHORT], "export json: shortName whole", names)
+    j = json.loads(run("kernels", "--format", "json", log).stdout)
+    check([k["short"] for k in j["kernels"]] == [LONG_SHORT], "kernels json: short whole")
+    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
+    shorts = [k["short"] for r in j["ranges"] for k in r.get("kernels", [])]
+    check(shorts and all(s == LONG_SHORT for s in shorts), "summary json: short whole", shorts)
+    j = json.loads(run("diff", "--format", "json", log, log).stdout)
+    check([k["short"] for k in j["kernels"]["same"]] == [LONG_SHORT], "diff json: short whole")
+    # Text keeps the display form: cut at 100 characters with "…".
+    cut = LONG_SHORT[:99] + "…"
+    check(f"top: {cut} ×1" in run("summary", log).stdout, "summary text: the verdict line cuts the name")
+    check(cut in run("diff", log, log).stdout, "diff text: the kernel list cuts the name")
+
+
+def test_non_utf8_kernel_names(work):
+    log = os.path.join(work, "latin1.kcount")
+    make_log_bytes(log, b"push step\nkernel 100 caf\xe9_kernel\x01x\nkernel 50 ok_kernel\npop\n")
+    escaped = "caf\\xe9_kernel\\x01x"
+    for args in (("summary", log), ("kernels", log), ("diff", log, log), ("summary", "--full-names", log),
+                 ("kernels", "--full-names", log)):
+        r = subprocess.run([KCOUNT, *args], capture_output=True)
+        try:
+            text = r.stdout.decode("utf-8")
+        except UnicodeDecodeError as e:
+            text = None
+            check(False, f"{' '.join(args[:-1])}: text output is valid UTF-8", e)
+            continue
+        check(escaped in text and not any(ord(c) < 0x20 and c not in "\n" for c in text),
+              f"{' '.join(args[:-1])}: the kernel name escaped as range names are (\\xHH)", text[-800:])
+    # CSV and JSON: the name as recorded, invalid bytes as U+FFFD (as for range names).
+    want = "caf\ufffd_kernel\x01x"
+    rows = list(csv.DictReader(io.StringIO(run("kernels", "--format", "csv", log).stdout)))
+    check(want in [r["kernel"] for r in rows], "kernels csv: U+FFFD for the invalid byte", [r["kernel"] for r in rows])
+    j = json.loads(run("kernels", "--format", "json", log).stdout)
+    check(want in [k["short"] for k in j["kernels"]], "kernels json: U+FFFD for the invalid byte")
+
+
+def test_export_output(work):
+    log = os.path.join(work, "out.kcount")
+    make_log(log, "push step\nkernel 100 k\npop\n")
+    log2 = os.path.join(work, "out2.kcount")
+    make_log(log2, "push step\nkernel 100 k\nkernel 100 k2\npop\n")
+    cwd = os.path.join(work, "cwd")
+    os.makedirs(cwd, exist_ok=True)
+    # -o - is standard output for chrome, json and csv (one --table); sqlite refuses it. No file named "-".
+    def doc(text):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return {}
+    r = run("export", "--format", "chrome", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 0 and any(e.get("cat") == "kernel" for e in doc(r.stdout).get("traceEvents", [])),
+          "export chrome -o -: the trace on standard output", r.stderr)
+    r = run("export", "--format", "json", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 0 and len(doc(r.stdout).get("kernels", [])) == 1, "export json -o -: records on standard output",
+          r.stderr)
+    r = run("export", "--format", "csv", "--table", "kernels", "-o", "-", log, cwd=cwd)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    check(r.returncode == 0 and [x["shortName"] for x in rows] == ["k"], "export csv --table kernels -o -: one table",
+          r.stdout + r.stderr)
+    r = run("export", "--format", "csv", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 2 and "--table" in r.stderr and r.stdout == "", "export csv -o - without --table: exit 2, names --table",
+          r.stderr)
+    r = run("export", "--format", "sqlite", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "sqlite" in r.stderr and "standard output" in r.stderr,
+          "export sqlite -o -: one-line error, exit 2", (r.returncode, r.stderr))
+    check(os.listdir(cwd) == [], "export -o -: no file named '-' written", os.listdir(cwd))
+    # An existing output is replaced, in every format (csv: the table files in the folder).
+    for fmt, name in (("chrome", "o.json"), ("json", "o-rec.json"), ("sqlite", "o.db"), ("csv", "o-csv")):
+        path = os.path.join(work, name)
+        r1 = run("export", "--format", fmt, "-o", path, log)
+        r2 = run("export", "--format", fmt, "-o", path, log2)
+        if fmt == "sqlite":
+            import sqlite3
+            n = sqlite3.connect(path).execute("SELECT count(*) FROM kernels").fetchone()[0]
+        elif fmt == "csv":
+            with open(os.path.join(path, "kernels.csv")) as f:
+                n = len(list(csv.DictReader(f)))
+        elif fmt == "json":
+            with open(path) as f:
+                n = len(json.load(f)["kernels"])
+        else:
+            n = len([e for e in events(path) if e.get("cat") == "kernel" and e["ph"] == "X"])
+        check(r1.returncode == 0 and r2.returncode == 0 and r2.stderr == "" and n == 2,
+              f"export {fmt} onto an existing output: replaced ({n} kernels from the second log)", r1.stderr + r2.stderr)
+    # The other kind of thing at -o: refused with one clear line naming it, nothing removed.
+    afile = os.path.join(work, "a-file.txt")
+    with open(afile, "w") as f:
+        f.write("keep\n")
+    r = run("export", "--format", "csv", "-o", afile, log)
+    check(r.returncode == 2 and f"cannot write {afile}: it is a file, not a folder" in r.stderr
+          and "filesystem error" not in r.stderr and open(afile).read() == "keep\n",
+          "export csv -o FILE: refused, file named, kept", r.stderr)
+    folder = os.path.join(work, "a-folder")
+    os.makedirs(folder, exist_ok=True)
+    r = run("export", "--format", "sqlite", "-o", folder, log)
+    check(r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr and os.path.isdir(folder),
+          "export sqlite -o FOLDER: refused, the folder kept", r.stderr)
+    under_file = os.path.join(afile, "x")  # a folder that cannot be created (even by root)
+    r = run("export", "--format", "csv", "-o", under_file, log)
+    check(r.returncode == 2 and f"cannot write {under_file}: Not a directory" in r.stderr
+          and "filesystem error" not in r.stderr, "export csv -o under a file: cannot write, the system's reason", r.stderr)
+    r = run("report", "-o", "-", log, cwd=cwd)
+    check(r.returncode == 0 and r.stdout.startswith("<!DOCTYPE html>") and os.listdir(cwd) == [],
+          "report -o -: the page on standard output", r.stderr)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -364,6 +568,12 @@ def main():
         test_long_names(work)
         test_records_and_placeholders(work)
         test_docs_in_tool(work)
+        test_diff_wording(work)
+        test_plurals(work)
+        test_mean_rounding(work)
+        test_full_names_machine_readable(work)
+        test_non_utf8_kernel_names(work)
+        test_export_output(work)
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

@@ -131,7 +131,7 @@ for f in files:
     out = subprocess.run([kcount, "check", f], capture_output=True, text=True).stdout
     # "N launches" are kernel launches; memcpy/memset calls, named apart when a file has any
     # ("N launches (+M memcpy/memset calls)"), are launch records too in the library's count.
-    m = re.search(r"^records: .*, (\d+) launches(?: \(\+(\d+) memcpy/memset calls\))?, (\d+) kernels, (\d+) ranges$",
+    m = re.search(r"^records: .*, (\d+) launch(?:es)?(?: \(\+(\d+) memcpy/memset calls?\))?, (\d+) kernels?, (\d+) ranges?$",
                   out, re.M)
     if not m:
         print(f"FAIL no records line for {f}"); sys.exit()

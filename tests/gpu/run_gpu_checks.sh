@@ -240,7 +240,7 @@ if run_cmd nvcc-launches nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launche
   if [[ -f $l_log ]]; then
     "$KCOUNT" check "$l_log" >"$OUTDIR/launches-check.txt" 2>&1
     l_rc=$?
-    l_head=$(sed -n 's/^format version \([0-9.]*\), \([0-9]*\) bytes, \([0-9]*\) chunks read (\([0-9]*\) packed).*/\1 \2 \3 \4/p' "$OUTDIR/launches-check.txt")
+    l_head=$(sed -n 's/^format version \([0-9.]*\), \([0-9]*\) bytes\{0,1\}, \([0-9]*\) chunks\{0,1\} read (\([0-9]*\) packed).*/\1 \2 \3 \4/p' "$OUTDIR/launches-check.txt")
     read -r l_ver l_bytes l_chunks l_packed <<<"$l_head"
     l_kernels=$(sed -n 's/^records: .* \([0-9]*\) kernels, .*/\1/p' "$OUTDIR/launches-check.txt")
     l_bpk=$(awk -v b="${l_bytes:-0}" -v k="${l_kernels:-0}" 'BEGIN { if (k > 0) printf "%.2f", b / k; else print "inf" }')

@@ -398,3 +398,51 @@ TEST_CASE("a rotated run given in part is PARTIAL, with what is missing named; c
   CHECK(kc::partialRunText(whole).empty());
   CHECK(kc::partialRunText(kc::LogData{}).empty());
 }
+
+TEST_CASE("text helpers: counted() singular for 1; percentChange() never -0%; means rounded half up") {
+  CHECK(kc::counted(0, "kernel") == "0 kernels");
+  CHECK(kc::counted(1, "kernel") == "1 kernel");
+  CHECK(kc::counted(2, "launch", "launches") == "2 launches");
+  CHECK(kc::counted(1, "launch", "launches") == "1 launch");
+  CHECK(kc::plural(1, "tally", "tallies") == "tally");
+  CHECK(kc::plural(7, "tally", "tallies") == "tallies");
+
+  CHECK(kc::percentChange(1000, 1000) == "0%");
+  CHECK(kc::percentChange(0, 0) == "0%");
+  CHECK(kc::percentChange(0, 5) == "new");
+  CHECK(kc::percentChange(1000, 999) == "-0.1%");    // was "-0%"
+  CHECK(kc::percentChange(1000, 1004) == "+0.4%");   // was "+0%"
+  CHECK(kc::percentChange(100000, 99999) == "<0.1%");
+  CHECK(kc::percentChange(100000, 100001) == "<0.1%");
+  CHECK(kc::percentChange(1000, 990) == "-1%");
+  CHECK(kc::percentChange(1000, 1500) == "+50%");
+  CHECK(kc::percentChange(1000, 0) == "-100%");
+  for (uint64_t b = 900; b <= 1100; ++b) {
+    const std::string p = kc::percentChange(1000, b);
+    CHECK_MESSAGE(p != "-0%", b);
+    CHECK_MESSAGE(p != "+0%", b);
+    CHECK_MESSAGE(p != "-0.0%", b);
+    CHECK_MESSAGE(p != "+0.0%", b);
+  }
+
+  CHECK(kc::roundedMean(83, 2) == 42);  // 41.5 rounds up
+  CHECK(kc::roundedMean(82, 2) == 41);
+  CHECK(kc::roundedMean(100, 3) == 33);
+  CHECK(kc::roundedMean(101, 3) == 34);
+  CHECK(kc::roundedMean(5, 0) == 0);
+  CHECK(kc::roundedMean(UINT64_MAX, 2) == UINT64_MAX / 2 + 1);  // no overflow
+  CHECK(kc::formatMeanDuration(83, 2) == "42 ns");
+  CHECK(kc::formatMeanDuration(2999999, 2) == "1.50 ms");
+  // The verdict divides its sums the same way.
+  CHECK(kc::layerVerdict(2, 4000, 1000, 83, 2, 2) == "launch-bound: 500 ns of launch calls for 42 ns of GPU work per instance");
+}
+
+TEST_CASE("displayText: kernel names escaped for text like range names, '/' and '\\' kept") {
+  CHECK(kc::displayText("nvjet_sm90_tst_256x128") == "nvjet_sm90_tst_256x128");
+  CHECK(kc::displayText("a/b\\c") == "a/b\\c");
+  CHECK(kc::displayText("caf\xe9_kernel") == "caf\\xe9_kernel");
+  CHECK(kc::displayText("k\x01\n\t") == "k\\x01\\n\\t");
+  CHECK(kc::displayText("µs … ok") == "µs … ok");  // valid UTF-8 unchanged
+  CHECK(kc::displayText("") == "");
+  CHECK(kc::displayName("caf\xe9/x") == "caf\\xe9\\/x");  // range names: '/' escaped too, as before
+}
