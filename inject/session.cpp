@@ -343,6 +343,7 @@ void Session::drainLocked(bool final_chunk) {
         }
         writer_->writeLaunch(e.launch);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
+        if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
         if (e.reserved != 0) {
           writer_->writeKernel(kernelAtLaunch(e));
           ++kernels_written;
@@ -407,6 +408,7 @@ void Session::aggregateLocked(bool final_chunk) {
         }
         aggregator_->addLaunch(e.launch, now);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
+        if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
         if (e.reserved != 0) {
           aggregator_->addKernel(kernelAtLaunch(e), now);
           counters_.kernels.fetch_add(1, std::memory_order_relaxed);
@@ -930,7 +932,10 @@ SessionStatus Session::status() noexcept {
     st.window_open = windowOpen();
     st.window_deadline_ns = window_deadline_ns_.load();
     st.windows_closed = windows_closed_.load();
+    // Counted as `kcount summary` and `check` count them: memcpy/memset calls apart from launches.
+    st.mem_calls = counters_.mem_calls.load();
     st.launches = counters_.launches.load();
+    st.launches = st.launches > st.mem_calls ? st.launches - st.mem_calls : 0;
     st.kernels = counters_.kernels.load();
     st.ranges = counters_.ranges.load();
     st.dropped_host_records = counters_.dropped_host_records.load();

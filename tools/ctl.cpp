@@ -157,9 +157,13 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
   if (cmd == "status" || cmd == "stop" || cmd == "flush") {
     const json& r = st["records"];
     const json& d = st["drops"];
-    std::cout << fmt::format("  records: {} launches, {} kernels, {} ranges; dropped: {} host records, {} activity "
+    // Memcpy/memset calls apart from launches, as `kcount summary` and `kcount check` show them.
+    const uint64_t mem_calls = r.value("mem_calls", 0ull);
+    std::cout << fmt::format("  records: {} launches{}, {} kernels, {} ranges; dropped: {} host records, {} activity "
                              "records, {} activity buffers refused, {} bytes; {} activity records outside windows\n",
-                             r.value("launches", 0ull), r.value("kernels", 0ull), r.value("ranges", 0ull),
+                             r.value("launches", 0ull),
+                             mem_calls > 0 ? fmt::format(" (+{} memcpy/memset calls)", mem_calls) : std::string(),
+                             r.value("kernels", 0ull), r.value("ranges", 0ull),
                              d.value("host_records", 0ull), d.value("activity_records", 0ull),
                              d.value("activity_buffers_refused", 0ull), d.value("bytes", 0ull),
                              st.value("activity_outside_windows", 0ull));
