@@ -234,8 +234,14 @@ class Session {
   /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and (without the path, so
   /// that it fits in the writer's tail reserve whatever the path's length) the log's metadata.
   std::string notWrittenText(bool with_path) const;
+  /// The closing line (info) after the log is closed: "log: PATH (N launches (+M memcpy/memset calls), K
+  /// kernels, R ranges, B bytes[, F files, the first P][; not written: ...][; created folder D]; CUPTI
+  /// ...)". Trace mode counts the records that reached the files; summary mode the records tallied.
+  /// Requires writer_mutex_ and writer_.
+  std::string closingLine(const std::string& path, const StatsBody& stats) const;
   uint64_t last_flush_ns_ = 0;
   bool has_records_ = false;     // a launch, kernel or range was taken: the log file may be created
+  bool log_refused_ = false;     // the log's name was a symbolic link: the tool disabled itself, no log
   std::vector<std::pair<std::string, std::string>> all_metadata_;  // re-emitted in each rotated file
   // The open segment (capture window), writer side.
   bool seg_open_ = false;
