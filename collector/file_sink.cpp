@@ -118,7 +118,9 @@ void FileSink::close() {
   failed_ = true;
 }
 
-static int createExclusive(const std::string& base, unsigned mode, std::string* chosen) {
+// Creates `base`, or the first free duplicatePath() of it. A name taken by a symbolic link stops the
+// search: -1 with errno ELOOP and *link set to that name (the caller refuses the log).
+static int createExclusive(const std::string& base, unsigned mode, std::string* chosen, std::string* link) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string p = attempt == 0 ? base : duplicatePath(base, static_cast<uint32_t>(attempt));
     int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -127,15 +129,42 @@ static int createExclusive(const std::string& base, unsigned mode, std::string* 
       return fd;
     }
     if (errno != EEXIST) return -1;
+    if (struct stat st {}; ::lstat(p.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      *link = p;
+      errno = ELOOP;
+      return -1;
+    }
   }
   errno = EEXIST;
   return -1;
 }
 
-// Creates the missing folders of `path` (mode 0700), like mkdir -p; errors are left to open().
-static void makeParents(const std::string& path) {
-  for (size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1))
-    ::mkdir(path.substr(0, at).c_str(), 0700);
+// Creates the missing folders of `path` (mode 0700), like mkdir -p; errors are left to open(). Returns
+// the folders it created, outermost first.
+static std::vector<std::string> makeParents(const std::string& path) {
+  std::vector<std::string> made;
+  for (size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1)) {
+    std::string dir = path.substr(0, at);
+    if (::mkdir(dir.c_str(), 0700) == 0) made.push_back(std::move(dir));
+  }
+  return made;
+}
+
+void FileSink::refuseLink(const std::string& link) {
+  char target[4096];
+  const ssize_t n = ::readlink(link.c_str(), target, sizeof(target) - 1);
+  const std::string to = n > 0 ? " (to " + std::string(target, static_cast<size_t>(n)) + ")" : std::string();
+  const std::string message =
+      "the log path " + link + " is a symbolic link" + to +
+      ": kcount never writes its log through a symbolic link at the file's name (in a shared folder such as "
+      "/tmp, another user can put one there); no log is written (remove the link, or set KCOUNT_OUTPUT to "
+      "another name)";
+  if (link_refused_ && index_ == 0) {
+    failed_ = true;
+    link_refused_(message);
+    return;
+  }
+  fail(message + "; records are counted as dropped");
 }
 
 void FileSink::fail(const std::string& message) {
@@ -152,7 +181,7 @@ bool FileSink::openExisting(const struct stat& st) {
   }
   // No O_CREAT: nothing is created. O_NONBLOCK: a fifo without a reader fails (ENXIO) instead of
   // blocking the process; blocking writes are restored below.
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   struct stat got {};
   if (fd_ >= 0 && (::fstat(fd_, &got) != 0 || !(S_ISCHR(got.st_mode) || S_ISFIFO(got.st_mode)))) {
     ::close(fd_);  // replaced by something else since stat(): not ours to write
@@ -182,8 +211,12 @@ bool FileSink::adopt(const std::string& path, bool first) {
 bool FileSink::open() {
   if (index_ > 0) {
     // A rotated file: next to the first one, never an existing file, no fallback folder.
-    std::string chosen;
-    fd_ = createExclusive(path_, mode_, &chosen);
+    std::string chosen, link;
+    fd_ = createExclusive(path_, mode_, &chosen, &link);
+    if (fd_ < 0 && !link.empty()) {
+      refuseLink(link);
+      return false;
+    }
     if (fd_ < 0) {
       fail("cannot create log " + path_ + " (" + std::strerror(errno) + "); records are counted as dropped");
       return false;
@@ -192,17 +225,30 @@ bool FileSink::open() {
   }
   // An existing device or fifo (/dev/null, a named pipe) is written as it is; O_EXCL below would
   // otherwise make a regular file beside it ("/dev/null.1").
-  if (struct stat st {}; ::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return openExisting(st);
-  makeParents(path_);
-  std::string chosen;
-  fd_ = createExclusive(path_, mode_, &chosen);
+  // lstat: a symbolic link at the name is refused, whatever it points to (a fifo or device included).
+  if (struct stat st {}; ::lstat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (!S_ISLNK(st.st_mode)) return openExisting(st);
+    refuseLink(path_);
+    return false;
+  }
+  created_folders_ = makeParents(path_);
+  std::string chosen, link;
+  fd_ = createExclusive(path_, mode_, &chosen, &link);
+  if (fd_ < 0 && !link.empty()) {
+    refuseLink(link);
+    return false;
+  }
   if (fd_ < 0) {
     const int err = errno;
     const char* tmp = std::getenv("TMPDIR");
     std::string dir = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
     const size_t slash = path_.rfind('/');
     std::string fallback = dir + "/" + (slash == std::string::npos ? path_ : path_.substr(slash + 1));
-    fd_ = createExclusive(fallback, mode_, &chosen);
+    fd_ = createExclusive(fallback, mode_, &chosen, &link);
+    if (fd_ < 0 && !link.empty()) {
+      refuseLink(link);
+      return false;
+    }
     if (fd_ < 0) {
       fail("cannot create log " + path_ + " (" + std::strerror(err) + ") nor " + fallback + " (" +
            std::strerror(errno) + "); records are counted as dropped");

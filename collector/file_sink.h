@@ -33,10 +33,14 @@ std::string duplicatePath(const std::string& path, uint32_t attempt);
 std::string expandOutputPattern(const std::string& pattern, int pid, const std::string& host,
                                 const std::string& rank);
 
-/// Writes to a file created on the first write() (missing folders are created, mode 0700) with
-/// O_CREAT|O_EXCL|O_NOFOLLOW and the given mode:
-/// never follows a symbolic link and never overwrites an existing file (duplicatePath(): "x-1.kcount",
-/// "x-2.kcount", ... are tried instead). If the folder is not writable, falls back once to $TMPDIR or /tmp (same file name) and
+/// Writes to a file created on the first write() (missing folders are created, mode 0700, and listed by
+/// createdFolders()) with O_CREAT|O_EXCL|O_NOFOLLOW and the given mode: never overwrites an existing file
+/// (duplicatePath(): "x-1.kcount", "x-2.kcount", ... are tried instead) and never writes through a
+/// symbolic link at the file's name: a name (the first, a duplicate, a rotated or a fallback one) that is
+/// a symbolic link, to anything, refuses the log with one message (through setLinkRefused()'s handler for
+/// the first file when one is set, else as a warning; records are then counted as dropped). Symbolic
+/// links among the folders of the path are followed. If the folder is not writable, falls back once to
+/// $TMPDIR or /tmp (same file name) and
 /// reports it through `warn`. After a failed write (disk full) it refuses further writes; the LogWriter
 /// counts the bytes as dropped. Not thread-safe (owned by the writer). `max_bytes` caps each file's size
 /// (0: no cap). With `max_files` > 1 the LogWriter rotates: rotate() closes the file and the next write
@@ -46,8 +50,8 @@ std::string expandOutputPattern(const std::string& pattern, int pid, const std::
 /// reads roomLeft() and seals chunks that fit, so that normally no write is refused here: it keeps a
 /// chunk out itself and tells refused().
 ///
-/// A path that already exists as a character device or a fifo (/dev/null, /dev/stdout, a named pipe;
-/// symbolic links to one are followed) is opened for writing as it is: no "-1" name, no fallback
+/// A path that already exists as a character device or a fifo (/dev/null, a named pipe; not a symbolic
+/// link to one, such as /dev/stdout: refused as above) is opened for writing as it is: no "-1" name, no fallback
 /// folder, no rotation (the size cap still applies). A fifo with no reader is not waited for: the log is
 /// refused with a warning. Any other existing non-regular path (block device, socket) is refused with
 /// one warning; nothing is created.
@@ -69,6 +73,11 @@ class FileSink final : public ByteSink {
   void refused(const std::string& what) override;
   /// Paths of every file created, in order.
   const std::vector<std::string>& files() const { return files_; }
+  /// Folders of the path that did not exist and were created for the first file, outermost first.
+  const std::vector<std::string>& createdFolders() const { return created_folders_; }
+  /// Called instead of the warning when the first file's name is a symbolic link, with the message (the
+  /// library disables itself with it). The sink has failed by then.
+  void setLinkRefused(Warn fn) { link_refused_ = std::move(fn); }
   /// Path of the file actually created ("" before the first write or if none could be created).
   const std::string& path() const { return actual_path_; }
   /// fsyncs nothing; closes the descriptor. Further writes fail.
@@ -87,6 +96,11 @@ class FileSink final : public ByteSink {
   std::string whichFile() const;
   /// Warns, reports the failure through opened_, and fails the sink.
   void fail(const std::string& message);
+  /// Refuses the log because `link` (a name it would create) is a symbolic link: fails the sink with one
+  /// message naming the link and its target (link_refused_ for the first file if set, else fail()).
+  void refuseLink(const std::string& link);
+  Warn link_refused_;
+  std::vector<std::string> created_folders_;
   bool stream_ = false;     // writing to a character device or fifo: no rotation
   std::string path_;
   std::string first_path_;  // the first file actually created: rotated names derive from it

@@ -187,19 +187,30 @@ struct RangeBody {
 };
 static_assert(sizeof(RangeBody) == 32);
 
-/// Counters of the whole run; the reader sums them if several appear.
+/// Counters of the whole run; the reader sums them if several appear. 72 bytes in 1.0-1.1 and in the first
+/// 1.2 logs; the not_written_* fields were appended in 1.2 (a reader takes them as 0 from a 72-byte body).
 struct StatsBody {
-  uint64_t launches;                // launch records written
-  uint64_t kernels;                 // kernel records written
-  uint64_t ranges;                  // range records written
+  uint64_t launches;                // launch records handed to the writer (memcpy/memset calls included)
+  uint64_t kernels;                 // kernel records handed to the writer
+  uint64_t ranges;                  // range records handed to the writer
   uint64_t dropped_host_records;    // launches/ranges lost because the host buffer cap was reached
   uint64_t dropped_activity_records;  // CUPTI's count (cuptiActivityGetNumDroppedRecords)
   uint64_t activity_buffers_refused;  // buffer requests refused because the activity buffer cap was reached
   uint64_t nvtx_pop_underflow;      // pops with no range pushed on that thread and domain
   uint64_t late_activity_records;   // activity records delivered after the log was closed (lost)
   uint64_t bytes_dropped;           // bytes that could not be written (disk full, unwritable)
+  // 1.2: records of the counts above that are not in the log (chunks kept out at KCOUNT_MAX_BYTES, or
+  // refused by the file), by kind, as the writer counted them (LogWriter::droppedRecords).
+  uint64_t not_written_launches;    // launch records, memcpy/memset calls included
+  uint64_t not_written_mem_calls;   // of not_written_launches: memcpy/memset calls (kLaunchMemOp)
+  uint64_t not_written_kernels;
+  uint64_t not_written_ranges;
+  uint64_t not_written_other;       // metadata, string, scope, graph-node, memory-operation, segment, snapshot
 };
-static_assert(sizeof(StatsBody) == 72);
+static_assert(sizeof(StatsBody) == 112);
+/// Size of a Stats body without the not_written_* fields (1.0, 1.1, early 1.2): the least a reader accepts.
+inline constexpr size_t kStatsBodyBytesV10 = 72;
+static_assert(offsetof(StatsBody, not_written_launches) == kStatsBodyBytesV10);
 
 /// A kernel node of a CUDA graph (CUPTI resource callbacks GRAPHNODE_CREATED / GRAPHNODE_CLONED). Kernels
 /// replayed from an instantiated graph carry the node id of the clone; following original_node_id back

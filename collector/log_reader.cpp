@@ -139,7 +139,7 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kLaunch: return sizeof(LaunchBody);
     case RecordType::kKernel: return sizeof(KernelBody);
     case RecordType::kRange: return sizeof(RangeBody);
-    case RecordType::kStats: return sizeof(StatsBody);
+    case RecordType::kStats: return kStatsBodyBytesV10;  // the not_written_* fields came later (1.2)
     case RecordType::kEnd: return 0;
     case RecordType::kGraphNode: return sizeof(GraphNodeBody);
     case RecordType::kMemOp: return sizeof(MemOpBody);
@@ -383,6 +383,11 @@ void Decoder::addStats(const StatsBody& s) {
   log_.stats.nvtx_pop_underflow += s.nvtx_pop_underflow;
   log_.stats.late_activity_records += s.late_activity_records;
   log_.stats.bytes_dropped += s.bytes_dropped;
+  log_.stats.not_written_launches += s.not_written_launches;
+  log_.stats.not_written_mem_calls += s.not_written_mem_calls;
+  log_.stats.not_written_kernels += s.not_written_kernels;
+  log_.stats.not_written_ranges += s.not_written_ranges;
+  log_.stats.not_written_other += s.not_written_other;
   log_.has_stats = true;
 }
 
@@ -586,7 +591,14 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
                     at_text(at) + " is malformed: " + why + "; its records are skipped");
         break;
       }
-      case RecordType::kStats: addStats(prefix<StatsBody>(body)); break;
+      case RecordType::kStats: {
+        // A body of 72 bytes (written before the not_written_* fields) leaves them 0.
+        StatsBody st{};
+        std::memcpy(&st, body.data(), std::min(body.size(), sizeof(StatsBody)));
+        if (body.size() >= sizeof(StatsBody)) log.has_not_written_stats = true;
+        addStats(st);
+        break;
+      }
       case RecordType::kSegment: {
         const SegmentBody seg = prefix<SegmentBody>(body);
         refString(seg.reason_id, "segment", log.segments.size());
@@ -869,7 +881,13 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
       b.nvtx_pop_underflow += a.nvtx_pop_underflow;
       b.late_activity_records += a.late_activity_records;
       b.bytes_dropped += a.bytes_dropped;
+      b.not_written_launches += a.not_written_launches;
+      b.not_written_mem_calls += a.not_written_mem_calls;
+      b.not_written_kernels += a.not_written_kernels;
+      b.not_written_ranges += a.not_written_ranges;
+      b.not_written_other += a.not_written_other;
       out.has_stats = true;
+      out.has_not_written_stats = out.has_not_written_stats || p.has_not_written_stats;
     }
     if (last) {
       out.complete = p.complete;

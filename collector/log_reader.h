@@ -65,6 +65,9 @@ struct LogData {
   uint64_t mem_call_records = 0;
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
+  /// A Stats record carried the not_written_* fields (written since they were added in 1.2); without
+  /// them, records kept out of the log are known only from the metadata `records_not_written`, if any.
+  bool has_not_written_stats = false;
   bool complete = false;             // an End record was read: the process closed the log itself
   /// Bytes after the chunk that holds the End record (a file that holds logs concatenated, `cat a.kcount
   /// b.kcount`, or chunks appended after the log was closed): not read, so nothing is counted twice.

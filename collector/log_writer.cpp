@@ -88,6 +88,7 @@ void LogWriter::writeString(uint32_t string_id, std::string_view text) {
 
 void LogWriter::writeScope(const ScopeBody& s) { append(RecordType::kScope, &s, sizeof(s)); }
 void LogWriter::writeLaunch(const LaunchBody& l) {
+  if ((l.flags & kLaunchMemOp) != 0) ++chunk_records_.mem_calls;
   if (encoding_ == LogEncoding::kPlain) return append(RecordType::kLaunch, &l, sizeof(l));
   makeRoom(batchRecordBound<LaunchBody>() + (launches_.count() == 0 ? kBatchOverhead : 0));
   ++chunk_records_.launches;
@@ -329,7 +330,11 @@ size_t LogWriter::sealChunk() {
 bool LogWriter::writeSealed() {
   bool ok = writeFileHeaderOnce();
   ok = writeToSink(sealed_, sealed_bytes_) && ok;
-  if (!ok) dropped_records_ += chunk_records_;  // refused by the sink (disk full, not creatable)
+  if (ok) {
+    written_records_ += chunk_records_;
+  } else {
+    dropped_records_ += chunk_records_;  // refused by the sink (disk full, not creatable)
+  }
   chunk_records_ = {};
   payload_.resize(header_bytes_);
   records_ = 0;

@@ -71,9 +71,11 @@ enum class LogEncoding {
 /// Records of a chunk, or of every chunk kept out of the log, by kind.
 struct RecordCounts {
   uint64_t launches = 0, kernels = 0, ranges = 0, other = 0;  // other: metadata, strings, scopes, ...
+  uint64_t mem_calls = 0;  // of `launches`: memcpy/memset API calls (LaunchBody flag kLaunchMemOp)
   uint64_t total() const { return launches + kernels + ranges + other; }
   RecordCounts& operator+=(const RecordCounts& o) {
     launches += o.launches;
+    mem_calls += o.mem_calls;
     kernels += o.kernels;
     ranges += o.ranges;
     other += o.other;
@@ -151,6 +153,9 @@ class LogWriter {
   uint64_t droppedBytes() const { return dropped_bytes_; }
   /// Records in chunks not written (kept out at the size cap, or refused by the sink), by kind.
   const RecordCounts& droppedRecords() const { return dropped_records_; }
+  /// Records in chunks the sink took (what reached the file or files), by kind. Counted per chunk, when
+  /// it is written: records still in the current chunk are in neither count.
+  const RecordCounts& writtenRecords() const { return written_records_; }
   /// 0-based number of the file the first chunk kept out at the size cap was meant for (-1 if none).
   int64_t firstDropFile() const { return first_drop_file_; }
   uint32_t chunksWritten() const { return sequence_; }
@@ -204,6 +209,7 @@ class LogWriter {
   uint32_t rotations_ = 0;
   RecordCounts chunk_records_;    // records in the current chunk, by kind
   RecordCounts dropped_records_;
+  RecordCounts written_records_;
   bool chunk_final_ = false;      // the current chunk holds the End record
   bool capped_ = false;           // a chunk was kept out at the cap: later ones are too, but the final one
   int64_t first_drop_file_ = -1;

@@ -54,7 +54,8 @@ json statusJson() {
   if (!st.trigger_range.empty())
     j["capture_range"] = {{"range", st.trigger_range}, {"skip", st.trigger_skip}, {"count", st.trigger_count},
                           {"seen", st.trigger_seen}};
-  j["records"] = {{"launches", st.launches}, {"kernels", st.kernels}, {"ranges", st.ranges}};
+  // launches: kernel launches only; mem_calls: memcpy/memset API calls (as `kcount summary` counts them).
+  j["records"] = {{"launches", st.launches}, {"mem_calls", st.mem_calls}, {"kernels", st.kernels}, {"ranges", st.ranges}};
   j["drops"] = {{"host_records", st.dropped_host_records},
                 {"activity_records", st.dropped_activity_records},
                 {"activity_buffers_refused", st.activity_buffers_refused},

@@ -161,6 +161,11 @@ bool Session::activate() noexcept {
         sink_ = std::make_unique<FileSink>(
             path, config_.file_mode, config_.max_file_bytes, [](const std::string& m) { KC_LOG(warn, "{}", m); },
             config_.max_file_bytes != 0 ? config_.max_files : 1, [this](const std::string& p) { reportLogPath(p); });
+        // A symbolic link at the log's name: the tool turns itself off (one message; the program goes on).
+        sink_->setLinkRefused([this](const std::string& m) {
+          log_refused_ = true;  // the sink calls this under writer_mutex_
+          disable(m);
+        });
         writer_ = std::make_unique<LogWriter>(sink_.get());
         writer_->setPreamble(&Session::writePreamble, this);
         if (config_.mode == RecordMode::kSummary) {
@@ -343,6 +348,7 @@ void Session::drainLocked(bool final_chunk) {
         }
         writer_->writeLaunch(e.launch);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
+        if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
         if (e.reserved != 0) {
           writer_->writeKernel(kernelAtLaunch(e));
           ++kernels_written;
@@ -407,6 +413,7 @@ void Session::aggregateLocked(bool final_chunk) {
         }
         aggregator_->addLaunch(e.launch, now);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
+        if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
         if (e.reserved != 0) {
           aggregator_->addKernel(kernelAtLaunch(e), now);
           counters_.kernels.fetch_add(1, std::memory_order_relaxed);
@@ -532,23 +539,24 @@ void Session::finish(void (*flush_activity)()) noexcept {
     stats.nvtx_pop_underflow = counters_.nvtx_pop_underflow.load();
     stats.late_activity_records = counters_.late_activity_records.load();
     stats.bytes_dropped = writer_ ? writer_->droppedBytes() : 0;
-    if (writer_ && has_records_) {
+    if (log_refused_) {
+      // The log's name was a symbolic link: nothing was written and the tool said so once (disable()).
+    } else if (writer_ && has_records_) {
       // Records kept out of the log (size cap, or a write the sink refused): counted in the final chunk,
-      // which the writer's reserve holds.
+      // which the writer's reserve holds, as metadata text and in the Stats record by kind.
       const RecordCounts cut = writer_->droppedRecords();
       if (cut.total() > 0) writer_->writeMetadata("records_not_written", notWrittenText(false));
+      stats.not_written_launches = cut.launches;
+      stats.not_written_mem_calls = cut.mem_calls;
+      stats.not_written_kernels = cut.kernels;
+      stats.not_written_ranges = cut.ranges;
+      stats.not_written_other = cut.other;
       writer_->writeStats(stats);
       writer_->writeEnd();
       writer_->flush();
       const std::string path = sink_ ? sink_->path() : std::string();
       if (sink_) sink_->close();
-      if (!path.empty()) {
-        const size_t files = sink_ ? sink_->files().size() : 1;
-        KC_LOG(info, "log: {} ({} launches, {} kernels, {} ranges, {} bytes{}; CUPTI {})", path, stats.launches,
-               stats.kernels, stats.ranges, writer_->bytesWritten(),
-               files > 1 ? ", " + std::to_string(files) + " files, the first " + sink_->files().front() : std::string(),
-               cupti_description_.empty() ? std::string("not loaded") : cupti_description_);
-      }
+      if (!path.empty()) KC_LOG(info, "{}", closingLine(path, stats));
       if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused +
               writer_->droppedBytes() > 0) {
         KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused, {} bytes not written{}",
@@ -656,6 +664,34 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   ++segments_written_;
   seg_open_ = false;
   seg_closing_ = false;
+}
+
+// Trace mode: the records the writer put in the file (LogWriter::writtenRecords), so that with a size cap
+// the line says what the log holds, and what was kept out. Summary mode: launches, kernels and ranges are
+// tallied into snapshots, not written one by one: the line gives the tallies.
+std::string Session::closingLine(const std::string& path, const StatsBody& stats) const {
+  uint64_t launches = stats.launches, mem_calls = counters_.mem_calls.load(), kernels = stats.kernels,
+           ranges = stats.ranges;
+  if (!aggregator_) {
+    const RecordCounts& w = writer_->writtenRecords();
+    launches = w.launches;
+    mem_calls = w.mem_calls;
+    kernels = w.kernels;
+    ranges = w.ranges;
+  }
+  std::string line = "log: " + path + " (" + std::to_string(launches - std::min(launches, mem_calls)) + " launches" +
+                     (mem_calls > 0 ? " (+" + std::to_string(mem_calls) + " memcpy/memset calls)" : std::string()) +
+                     ", " + std::to_string(kernels) + " kernels, " + std::to_string(ranges) + " ranges, " +
+                     std::to_string(writer_->bytesWritten()) + " bytes";
+  const size_t files = sink_ ? sink_->files().size() : 1;
+  if (files > 1) line += ", " + std::to_string(files) + " files, the first " + sink_->files().front();
+  if (writer_->droppedRecords().total() > 0) line += "; " + notWrittenText(true);
+  if (sink_ && !sink_->createdFolders().empty()) {  // KCOUNT_OUTPUT named folders that did not exist
+    const auto& made = sink_->createdFolders();
+    line += made.size() == 1 ? "; created folder " : "; created folders ";
+    for (size_t i = 0; i < made.size(); ++i) line += (i > 0 ? ", " : "") + made[i];
+  }
+  return line + "; CUPTI " + (cupti_description_.empty() ? std::string("not loaded") : cupti_description_) + ")";
 }
 
 std::string Session::notWrittenText(bool with_path) const {
@@ -930,7 +966,10 @@ SessionStatus Session::status() noexcept {
     st.window_open = windowOpen();
     st.window_deadline_ns = window_deadline_ns_.load();
     st.windows_closed = windows_closed_.load();
+    // Counted as `kcount summary` and `check` count them: memcpy/memset calls apart from launches.
+    st.mem_calls = counters_.mem_calls.load();
     st.launches = counters_.launches.load();
+    st.launches = st.launches > st.mem_calls ? st.launches - st.mem_calls : 0;
     st.kernels = counters_.kernels.load();
     st.ranges = counters_.ranges.load();
     st.dropped_host_records = counters_.dropped_host_records.load();

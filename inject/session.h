@@ -31,7 +31,8 @@ enum class SessionState : int { kDormant = 0, kActive = 1, kFinished = 2, kDisab
 
 /// Counters updated from any thread (relaxed atomics).
 struct SessionCounters {
-  std::atomic<uint64_t> launches{0};
+  std::atomic<uint64_t> launches{0};   // launch records taken by the writer, memcpy/memset calls included
+  std::atomic<uint64_t> mem_calls{0};  // of `launches`: memcpy/memset API calls (kLaunchMemOp); writer thread
   std::atomic<uint64_t> kernels{0};
   std::atomic<uint64_t> ranges{0};
   std::atomic<uint64_t> dropped_host_records{0};  // from exited threads' buffers (live ones summed at close)
@@ -59,7 +60,8 @@ struct SessionStatus {
   std::string trigger_range;     // armed capture range ("" if none)
   uint64_t trigger_skip = 0, trigger_count = 0, trigger_seen = 0;
   uint32_t windows_closed = 0;
-  uint64_t launches = 0, kernels = 0, ranges = 0;
+  uint64_t launches = 0, kernels = 0, ranges = 0;  // taken by the writer; launches without memcpy/memset calls
+  uint64_t mem_calls = 0;        // memcpy/memset API calls taken (launch records with kLaunchMemOp)
   uint64_t dropped_host_records = 0, dropped_activity_records = 0, activity_buffers_refused = 0;
   uint64_t activity_outside_windows = 0;
   uint64_t bytes_written = 0, bytes_dropped = 0;
@@ -232,8 +234,14 @@ class Session {
   /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and (without the path, so
   /// that it fits in the writer's tail reserve whatever the path's length) the log's metadata.
   std::string notWrittenText(bool with_path) const;
+  /// The closing line (info) after the log is closed: "log: PATH (N launches (+M memcpy/memset calls), K
+  /// kernels, R ranges, B bytes[, F files, the first P][; not written: ...][; created folder D]; CUPTI
+  /// ...)". Trace mode counts the records that reached the files; summary mode the records tallied.
+  /// Requires writer_mutex_ and writer_.
+  std::string closingLine(const std::string& path, const StatsBody& stats) const;
   uint64_t last_flush_ns_ = 0;
   bool has_records_ = false;     // a launch, kernel or range was taken: the log file may be created
+  bool log_refused_ = false;     // the log's name was a symbolic link: the tool disabled itself, no log
   std::vector<std::pair<std::string, std::string>> all_metadata_;  // re-emitted in each rotated file
   // The open segment (capture window), writer side.
   bool seg_open_ = false;

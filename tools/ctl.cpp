@@ -158,8 +158,11 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
   if (cmd == "status" || cmd == "stop" || cmd == "flush") {
     const json& r = st["records"];
     const json& d = st["drops"];
-    std::cout << fmt::format("  records: {}, {}, {}; dropped: {}, {}, {} refused, {}; {} outside windows\n",
+    // Memcpy/memset calls apart from launches, as `kcount summary` and `kcount check` show them.
+    const uint64_t mem_calls = r.value("mem_calls", 0ull);
+    std::cout << fmt::format("  records: {}{}, {}, {}; dropped: {}, {}, {} refused, {}; {} outside windows\n",
                              counted(r.value("launches", 0ull), "launch", "launches"),
+                             mem_calls > 0 ? fmt::format(" (+{})", counted(mem_calls, "memcpy/memset call")) : std::string(),
                              counted(r.value("kernels", 0ull), "kernel"), counted(r.value("ranges", 0ull), "range"),
                              counted(d.value("host_records", 0ull), "host record"),
                              counted(d.value("activity_records", 0ull), "activity record"),

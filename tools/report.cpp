@@ -1,6 +1,7 @@
 #include "tools/report.h"
 
 #include <charconv>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -394,6 +395,33 @@ std::string LogLosses::text() const {
   return fmt::format("lost while recording: {}", parts);
 }
 
+NotWritten notWritten(const LogData& d) {
+  NotWritten n;
+  if (d.has_not_written_stats) {
+    const StatsBody& st = d.stats;
+    n.launches = st.not_written_launches;
+    n.mem_calls = std::min(st.not_written_mem_calls, st.not_written_launches);
+    n.kernels = st.not_written_kernels;
+    n.ranges = st.not_written_ranges;
+    n.other = st.not_written_other;
+    n.known = true;
+    return n;
+  }
+  // Logs written before the Stats fields: the library's text, "not written: L launches, K kernels, R
+  // ranges, O other records[, from part N on, at KCOUNT_MAX_BYTES]".
+  const std::string text = d.meta("records_not_written");
+  unsigned long long l = 0, k = 0, r = 0, o = 0;
+  if (!text.empty() && std::sscanf(text.c_str(), "not written: %llu launches, %llu kernels, %llu ranges, %llu other",
+                                   &l, &k, &r, &o) == 4) {
+    n.launches = l;
+    n.kernels = k;
+    n.ranges = r;
+    n.other = o;
+    n.known = true;
+  }
+  return n;
+}
+
 LogLosses logLosses(const LoadedLog& l) {
   LogLosses out;
   const StatsBody& st = l.data.stats;
@@ -411,6 +439,16 @@ LogLosses logLosses(const LoadedLog& l) {
   add("late activity records", "late_activity_records", st.late_activity_records, "delivered after the log closed",
       kRecords);
   add("bytes not written", "bytes_dropped", st.bytes_dropped, "disk full, unwritable, or KCOUNT_MAX_BYTES", kBytes);
+  // The records in those bytes, by kind (Stats fields, or the metadata text of earlier 1.2 logs).
+  if (const NotWritten n = notWritten(l.data); n.known) {
+    const char* in_bytes = "in the bytes not written";
+    add("launches not written", "not_written_launches", n.launches - n.mem_calls, in_bytes, kRecords);
+    add("memcpy/memset calls not written", "not_written_mem_calls", n.mem_calls, in_bytes, kRecords);
+    add("kernels not written", "not_written_kernels", n.kernels, in_bytes, kRecords);
+    add("ranges not written", "not_written_ranges", n.ranges, in_bytes, kRecords);
+    add("other records not written", "not_written_other", n.other, "metadata, strings, scopes, snapshots, ...",
+        kRecords);
+  }
   if (l.summary.snapshot >= 0 && static_cast<size_t>(l.summary.snapshot) < l.data.snapshots.size()) {
     const SnapshotBeginBody& b = l.data.snapshots[static_cast<size_t>(l.summary.snapshot)].begin;
     add("tallies dropped", "dropped_tallies", b.dropped_tallies, "KCOUNT_MAX_KEYS", kRecords);

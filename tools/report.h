@@ -226,6 +226,17 @@ struct LogLosses {
 };
 LogLosses logLosses(const LoadedLog& log);
 
+/// Records kept out of a log (size cap KCOUNT_MAX_BYTES, or writes the file refused), by kind: from the
+/// Stats record's not_written_* fields, or for 1.2 logs written before them, from the metadata text
+/// `records_not_written`. known is false when the log carries neither (then only bytes are known).
+struct NotWritten {
+  uint64_t launches = 0;   // launch records, memcpy/memset calls included
+  uint64_t mem_calls = 0;  // of launches: memcpy/memset calls (0 when read from the metadata text)
+  uint64_t kernels = 0, ranges = 0, other = 0;
+  bool known = false;
+};
+NotWritten notWritten(const LogData& log);
+
 /// The one-line state of a log in reports: "complete", "complete, lossy", "incomplete", "damaged",
 /// "data after end" or "rotated part" (a non-last part, or a part above 0 read without its earlier parts);
 /// a lossy log that is also incomplete or damaged says the stronger state.

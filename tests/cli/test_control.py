@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BUILD = os.path.abspath(sys.argv[1])
@@ -103,6 +104,8 @@ try:
     st = wait_socket(s.pid)
     check("status of a paused process", st is not None and st["status"]["mode"] == "paused", st)
     check("status of a process without CUDA: CUPTI not loaded", st is not None and st["status"].get("cupti") == "not loaded", st)
+    check("status JSON: memcpy/memset calls counted apart (records.mem_calls)",
+          st is not None and st["status"]["records"].get("mem_calls") == 0, st)
     rc, out, err = ctl(s.pid, "start")
     check("ctl start", rc == 0 and "recording" in out, (rc, out, err))
     check("ctl start of a process that made NVTX calls: no warning", "no CUDA or NVTX call" not in err, err)
@@ -330,6 +333,40 @@ try:
     out, err = w.communicate(timeout=30)
     check("kcount run --paused: started paused note, log after ctl start", w.returncode == 0 and "started paused" in err
           and "kcount: log: " + log in err, (w.returncode, err))
+
+    # ---- ctl status: memcpy/memset calls apart from launches, as `kcount summary` and `check` count them.
+    # A socket answering as the library does for a process that made 9660 launches and 6 memcpy/memset calls
+    # (no GPU here to make them): the text kcount ctl prints.
+    fake_dir = os.path.join(tmp, "fake-ctl")
+    os.mkdir(fake_dir, 0o700)
+    fake = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    fake.bind(os.path.join(fake_dir, "%d.sock" % os.getpid()))
+    fake.listen(4)
+    fake.settimeout(30)  # kcount ctl not connecting fails the check below instead of hanging the test
+    status = {"pid": os.getpid(), "mode": "recording", "window_open": False, "window": 0, "windows_closed": 0,
+              "records": {"launches": 9660, "mem_calls": 6, "kernels": 9700, "ranges": 12},
+              "drops": {"host_records": 0, "activity_records": 0, "activity_buffers_refused": 0, "bytes": 0},
+              "activity_outside_windows": 0, "log": "x.kcount", "log_files": ["x.kcount"], "bytes_written": 4096,
+              "refused_connections": 0, "cupti": "libcupti.so.13 (API version 130001)"}
+
+    def answer_once():
+        try:
+            conn, _ = fake.accept()
+        except OSError:
+            return
+        conn.recv(4096)
+        conn.sendall((json.dumps({"ok": True, "status": status}) + "\n").encode())
+        conn.close()
+
+    t = threading.Thread(target=answer_once, daemon=True)
+    t.start()
+    r = subprocess.run([KCOUNT, "ctl", str(os.getpid()), "status"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, KCOUNT_CONTROL_DIR=fake_dir))
+    t.join(timeout=10)
+    fake.close()
+    check("ctl status text: '9660 launches (+6 memcpy/memset calls)', as summary and check say it",
+          r.returncode == 0 and "  records: 9660 launches (+6 memcpy/memset calls), 9700 kernels, 12 ranges;" in r.stdout,
+          (r.returncode, r.stdout, r.stderr))
 
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # KCOUNT_MAX_BYTES with KCOUNT_MAX_FILES on a real run of the library (an NVTX-only program, no GPU):
 # every file at most the cap and filled until the last one, ranges in the files plus the ranges counted as
-# not written equal to the ranges the library took, the warning names the right file; `kcount check` calls
+# not written equal to the ranges pushed, the closing line counts the ranges in the files (not those taken)
+# and the Stats record and `summary`/`check` name the ranges not written; the warning names the right file; `kcount check` calls
 # non-last parts OK when the part they continue in is given (PARTIAL alone), `summary` reads the parts as one run in any argument order and names a missing part;
 # a taken name gets a duplicate name that keeps ".kcount".
 # Usage: test_rotation.sh BUILD_DIR NVTX_PROGRAM
@@ -32,8 +33,10 @@ for cap_steps in 4096:20000 64K:300000; do
   files=("$d/r.kcount" "$d/r.1.kcount" "$d/r.2.kcount")
   # Ranges the program pushed: 2 per step, and 4 more (domain, ex, crossing, open at exit).
   pushed=$((2 * steps + 4))
-  took=$(sed -n 's/.*log: .* ([0-9]* launches, [0-9]* kernels, \([0-9]*\) ranges.*/\1/p' "$d/err")
-  not_written=$(sed -n 's/.*not written: [0-9]* launches, [0-9]* kernels, \([0-9]*\) ranges.*/\1/p' "$d/err")
+  # The closing line: the ranges in the files, then what was kept out.
+  closing=$(grep 'info: log: ' "$d/err")
+  in_log=$(sed -n 's/.*log: .* ([0-9]* launches, [0-9]* kernels, \([0-9]*\) ranges.*/\1/p' <<<"$closing")
+  not_written=$(sed -n 's/.*; not written: [0-9]* launches, [0-9]* kernels, \([0-9]*\) ranges.*/\1/p' <<<"$closing")
   if [[ $(ls "$d" | grep -c 'kcount$') -eq 3 && -s ${files[0]} && -s ${files[1]} && -s ${files[2]} ]]; then
     ok "$cap: three files r.kcount, r.1.kcount, r.2.kcount"
   else
@@ -50,10 +53,21 @@ for cap_steps in 4096:20000 64K:300000; do
   done
   if [[ $sizes_ok -eq 1 ]]; then ok "$cap: each file at most $bytes bytes and filled ($(stat -c %s "${files[@]}" | tr '\n' ' '))"
   else bad "$cap: sizes $(stat -c %s "${files[@]}" | tr '\n' ' ') for a cap of $bytes"; fi
-  if [[ $took == "$pushed" && -n $not_written && $((in_files + not_written)) -eq $pushed ]]; then
-    ok "$cap: $in_files ranges in the files + $not_written counted as not written == $pushed pushed"
+  if [[ $in_log == "$in_files" && -n $not_written && $((in_files + not_written)) -eq $pushed ]]; then
+    ok "$cap: closing line: $in_files ranges (those in the files) + $not_written not written == $pushed pushed"
   else
-    bad "$cap: in files $in_files, not written '$not_written', library took '$took', pushed $pushed; stderr: $(tr '\n' ' ' <"$d/err")"
+    bad "$cap: in files $in_files, closing line '$in_log' ranges and '$not_written' not written, pushed $pushed; stderr: $(tr '\n' ' ' <"$d/err")"
+  fi
+  # summary's footer, check's DROPS line and the JSON name the ranges not written (the Stats record's count).
+  foot=$("$kcount" summary "${files[@]}" | grep '^log complete but LOSSY')
+  drops=$("$kcount" check "${files[@]}" | grep '^DROPS:')
+  json_nw=$("$kcount" summary --format json "${files[@]}" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["logs"][0]["drops"]["counters"].get("not_written_ranges"))')
+  if [[ $foot == *"ranges not written: $not_written (in the bytes not written)"* &&
+        $drops == *"ranges not written: $not_written (in the bytes not written)"* && $json_nw == "$not_written" ]]; then
+    ok "$cap: summary footer, check DROPS and JSON drops name the $not_written ranges not written"
+  else
+    bad "$cap: records not written by kind: footer '$foot' DROPS '$drops' json '$json_nw'"
   fi
   # Parts numbered from 0 as the tools number them: the third file, r.2.kcount, is part 2.
   if grep -q "log $d/r.2.kcount (part 2, its last: KCOUNT_MAX_FILES=3 allows parts 0..2) is full at KCOUNT_MAX_BYTES=$bytes" "$d/err" &&

@@ -17,8 +17,9 @@
 #                        (kernels in part k+1 join their launches in part k)
 #   t3 parts check       `kcount check`: any part alone PARTIAL (exit 1), all
 #                        parts together OK (exit 0, the last part "the last (parts 0..K-1 given too)")
-#   t4 drops counted     KCOUNT_MAX_FILES=3: launches, kernels and ranges in the three files plus the
-#                        closing line's "not written" counts equal what the library took (closing "log:" line);
+#   t4 drops counted     KCOUNT_MAX_FILES=3: the closing "log:" line counts the launches (memcpy/memset
+#                        calls included), kernels and ranges in the three files; those plus its "not
+#                        written" counts equal what the library took (the Stats record, `kcount check`);
 #                        the warning names the third file, part 2, as the last one
 set -u
 
@@ -138,16 +139,21 @@ for f in files:
     launches, mem_calls, kernels, ranges = m.groups()
     have = [h + x for h, x in zip(have, [int(launches) + int(mem_calls or 0), int(kernels), int(ranges)])]
 err = open(os.path.join(d, "err")).read()
-took = re.search(r"log: .* \((\d+) launches, (\d+) kernels, (\d+) ranges", err)
+closing = re.search(r"log: .* \((\d+) launches(?: \(\+(\d+) memcpy/memset calls\))?, (\d+) kernels, (\d+) ranges", err)
 cut = re.search(r"not written: (\d+) launches, (\d+) kernels, (\d+) ranges", err)
-if not took:
-    print("FAIL no closing log: line"); sys.exit()
+stats = re.search(r"^stats: (\d+) launch records .*?, (\d+) kernel records, (\d+) range records taken",
+                  subprocess.run([kcount, "check", files[2]], capture_output=True, text=True).stdout, re.M)
+if not closing or not stats:
+    print("FAIL no closing log: line or no stats line in check of part 2"); sys.exit()
+launches, mem_calls, kernels, ranges = closing.groups()
+written_n = [int(launches) + int(mem_calls or 0), int(kernels), int(ranges)]
 cut_n = [int(x) for x in cut.groups()] if cut else [0, 0, 0]
-took_n = [int(x) for x in took.groups()]
-ok = all(h + c == t for h, c, t in zip(have, cut_n, took_n))
+took_n = [int(x) for x in stats.groups()]
+ok = written_n == have and all(h + c == t for h, c, t in zip(have, cut_n, took_n))
 warned = (not cut) or ("r.2.kcount (part 2, its last: KCOUNT_MAX_FILES=3 allows parts 0..2)" in err)
 print(("PASS " if ok and warned else "FAIL ") +
-      f"in files {have} + not written {cut_n} vs taken {took_n} (launches, kernels, ranges); warning names part 2: {warned}")
+      f"in files {have} (closing line {written_n}) + not written {cut_n} vs taken {took_n} (launches, kernels, "
+      f"ranges); warning names part 2: {warned}")
 PYEOF
 )
   row "t4 drops counted" "${sum%% *}" "${sum#* }"

@@ -227,6 +227,14 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   }
   deliver(worker_records);
 
+  // `kcount ctl status` counts launches as `kcount summary` does: memcpy/memset calls apart.
+  session.flushNow();
+  {
+    const SessionStatus st = session.status();
+    CHECK(st.launches == 6 + 4 * kPerThread);
+    CHECK(st.mem_calls == 2);
+  }
+
   session.finish(nullptr);
   CHECK(session.state() == SessionState::kFinished);
   deliver({kernelRecord(5, "late", 900)});  // after the log is closed: counted as late

@@ -368,6 +368,27 @@ TEST_CASE("a log with drops is complete but lossy; the state names the counters"
   l.data.stats.bytes_dropped = 4096;
   CHECK(kc::logLosses(l).text() ==
         "4096 bytes not written while recording (bytes not written: 4096 (disk full, unwritable, or KCOUNT_MAX_BYTES))");
+  // The records in those bytes, by kind: from the Stats fields, or from the metadata of earlier 1.2 logs.
+  l.data.has_not_written_stats = true;
+  l.data.stats.not_written_launches = 5;
+  l.data.stats.not_written_mem_calls = 2;
+  l.data.stats.not_written_ranges = 30;
+  CHECK(kc::logLosses(l).records == 35);
+  CHECK(kc::logLosses(l).text() ==
+        "35 records dropped while recording (bytes not written: 4096 (disk full, unwritable, or KCOUNT_MAX_BYTES), "
+        "launches not written: 3 (in the bytes not written), memcpy/memset calls not written: 2 (in the bytes not "
+        "written), ranges not written: 30 (in the bytes not written))");
+  l.data.has_not_written_stats = false;
+  l.data.metadata.emplace_back("records_not_written",
+                               "not written: 1 launches, 4 kernels, 9 ranges, 2 other records, from part 2 on, at "
+                               "KCOUNT_MAX_BYTES");
+  const kc::NotWritten n = kc::notWritten(l.data);
+  CHECK(n.known);
+  CHECK(n.launches == 1);
+  CHECK(n.kernels == 4);
+  CHECK(n.ranges == 9);
+  CHECK(n.other == 2);
+  CHECK(kc::logLosses(l).records == 16);
   l.data.complete = false;
   CHECK(kc::logState(l) == "incomplete");
 }

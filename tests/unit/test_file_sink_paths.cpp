@@ -79,6 +79,134 @@ TEST_CASE("a fifo with a reader is written; without one the log is refused at on
   ::rmdir(dir.c_str());
 }
 
+TEST_CASE("a symbolic link at the log's name is never written through: refused with one message") {
+  const std::string dir = tempDir();
+  const std::string fifo = dir + "/other.fifo", target = dir + "/target.kcount";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // a reader: the fifo would take the log
+  REQUIRE(reader >= 0);
+  {
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
+  struct Case {
+    const char* name;
+    std::string to;
+  };
+  // To a device, to a fifo with a reader, to a regular file, and dangling (to a file that does not exist).
+  for (const Case& k : {Case{"null", "/dev/null"}, Case{"fifo", fifo}, Case{"file", target},
+                        Case{"dangling", dir + "/nothing.kcount"}}) {
+    CAPTURE(k.name);
+    const std::string link = dir + "/" + k.name + ".kcount";
+    REQUIRE(::symlink(k.to.c_str(), link.c_str()) == 0);
+    Collected c;
+    {
+      kc::FileSink sink(link, 0600, 0, c.warn(), 1, c.onOpen());
+      CHECK_FALSE(sink.write("abc", 3));
+      CHECK_FALSE(sink.write("abc", 3));  // still refused, no second message
+      CHECK(sink.path().empty());
+      CHECK(sink.files().empty());
+    }
+    REQUIRE(c.warnings.size() == 1);
+    CHECK(c.warnings[0].find("the log path " + link + " is a symbolic link (to " + k.to + ")") != std::string::npos);
+    REQUIRE(c.opened.size() == 1);
+    CHECK(c.opened[0][0] == kc::kFileSinkNote);
+    struct stat st {};
+    CHECK(::stat((dir + "/" + k.name + "-1.kcount").c_str(), &st) != 0);  // no other name tried
+    CHECK(::stat((dir + "/nothing.kcount").c_str(), &st) != 0);          // nothing created at the target
+    ::unlink(link.c_str());
+  }
+  char buf[8];
+  CHECK(::read(reader, buf, sizeof(buf)) <= 0);  // nothing reached the fifo
+  struct stat st {};
+  REQUIRE(::stat(target.c_str(), &st) == 0);
+  CHECK(st.st_size == 0);  // nor the file
+  ::close(reader);
+
+  // With a handler (the library's: it disables itself), the handler gets the one message instead.
+  const std::string link = dir + "/handled.kcount";
+  REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+  Collected c;
+  std::vector<std::string> refused;
+  {
+    kc::FileSink sink(link, 0600, 0, c.warn(), 1, c.onOpen());
+    sink.setLinkRefused([&refused](const std::string& m) { refused.push_back(m); });
+    CHECK_FALSE(sink.write("abc", 3));
+    CHECK_FALSE(sink.write("abc", 3));
+  }
+  CHECK(refused.size() == 1);
+  CHECK(c.warnings.empty());
+  CHECK(c.opened.empty());
+  for (const std::string& f : {link, target, fifo}) ::unlink(f.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("a symbolic link at a duplicate or rotated name is refused too") {
+  const std::string dir = tempDir();
+  const std::string taken = dir + "/x.kcount", dup = dir + "/x-1.kcount", target = dir + "/t";
+  {
+    const int fd = ::open(taken.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
+  REQUIRE(::symlink(target.c_str(), dup.c_str()) == 0);
+  Collected c;
+  {
+    kc::FileSink sink(taken, 0600, 0, c.warn(), 1, c.onOpen());
+    CHECK_FALSE(sink.write("abc", 3));
+  }
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0].find("the log path " + dup + " is a symbolic link") != std::string::npos);
+  struct stat st {};
+  CHECK(::stat((dir + "/x-2.kcount").c_str(), &st) != 0);
+  CHECK(::stat(target.c_str(), &st) != 0);
+
+  const std::string rotated_link = dir + "/r.1.kcount";
+  REQUIRE(::symlink(target.c_str(), rotated_link.c_str()) == 0);
+  Collected r;
+  std::vector<std::string> refused;
+  {
+    kc::FileSink sink(dir + "/r.kcount", 0600, 100, r.warn(), 3, r.onOpen());
+    sink.setLinkRefused([&refused](const std::string& m) { refused.push_back(m); });  // first file only
+    CHECK(sink.write("abc", 3));
+    REQUIRE(sink.rotate());
+    CHECK_FALSE(sink.write("abc", 3));
+  }
+  CHECK(refused.empty());
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("the log path " + rotated_link + " is a symbolic link") != std::string::npos);
+  CHECK(r.warnings[0].find("records are counted as dropped") != std::string::npos);
+  CHECK(::stat(target.c_str(), &st) != 0);
+  for (const std::string& f : {taken, dup, rotated_link, dir + "/r.kcount"}) ::unlink(f.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("missing folders of the log path are created (0700) and listed; existing ones are not") {
+  const std::string dir = tempDir();
+  {
+    Collected c;
+    kc::FileSink sink(dir + "/a/b/x.kcount", 0600, 0, c.warn(), 1, c.onOpen());
+    CHECK(sink.createdFolders().empty());  // nothing before the first write
+    CHECK(sink.write("abc", 3));
+    CHECK(sink.createdFolders() == std::vector<std::string>{dir + "/a", dir + "/a/b"});
+    CHECK(c.warnings.empty());
+  }
+  struct stat st {};
+  REQUIRE(::stat((dir + "/a/b").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  {
+    Collected c;
+    kc::FileSink sink(dir + "/a/b/y.kcount", 0600, 0, c.warn(), 1, c.onOpen());
+    CHECK(sink.write("abc", 3));
+    CHECK(sink.createdFolders().empty());
+  }
+  for (const char* f : {"/a/b/x.kcount", "/a/b/y.kcount"}) ::unlink((dir + f).c_str());
+  ::rmdir((dir + "/a/b").c_str());
+  ::rmdir((dir + "/a").c_str());
+  ::rmdir(dir.c_str());
+}
+
 TEST_CASE("the cap warning says which part of KCOUNT_MAX_FILES is full, numbered from 0 as the tools do") {
   const std::string dir = tempDir();
   Collected c;

@@ -405,6 +405,55 @@ TEST_CASE("record bodies: short is an error, long keeps the known prefix, unknow
   CHECK(d.chunks_skipped == 1);
 }
 
+TEST_CASE("Stats: the 72-byte body of earlier logs and the body with the not_written_* fields") {
+  kc::StatsBody st{};
+  st.ranges = 100;
+  st.bytes_dropped = 4000;
+  st.not_written_launches = 7;
+  st.not_written_mem_calls = 2;
+  st.not_written_kernels = 5;
+  st.not_written_ranges = 40;
+  st.not_written_other = 3;
+  std::vector<uint8_t> payload;
+  appendRecord(payload, kc::RecordType::kStats, &st, kc::kStatsBodyBytesV10);  // as 1.0-1.1 wrote it
+  appendRecord(payload, kc::RecordType::kEnd, nullptr, 0);
+  kc::LogData d = kc::readLog(rawLog(payload, 2));
+  CHECK(d.issues.empty());
+  CHECK(d.has_stats);
+  CHECK_FALSE(d.has_not_written_stats);
+  CHECK(d.stats.ranges == 100);
+  CHECK(d.stats.bytes_dropped == 4000);
+  CHECK(d.stats.not_written_ranges == 0);
+
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  d = kc::readLog(sink.bytes);
+  CHECK(d.issues.empty());
+  CHECK(d.has_not_written_stats);
+  CHECK(d.stats.not_written_launches == 7);
+  CHECK(d.stats.not_written_mem_calls == 2);
+  CHECK(d.stats.not_written_kernels == 5);
+  CHECK(d.stats.not_written_ranges == 40);
+  CHECK(d.stats.not_written_other == 3);
+}
+
+TEST_CASE("the writer counts the records that reached the sink by kind, memcpy/memset calls apart") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  kc::LaunchBody mem = launch(2, 0);
+  mem.flags = kc::kLaunchMemOp;
+  w.writeLaunch(launch(1, 0));
+  w.writeLaunch(mem);
+  CHECK(w.writtenRecords().launches == 0);  // still in the chunk
+  w.flush();
+  CHECK(w.writtenRecords().launches == 2);
+  CHECK(w.writtenRecords().mem_calls == 1);
+  CHECK(w.droppedRecords().total() == 0);
+}
+
 TEST_CASE("scopePath survives bad string ids, bad parents and cycles") {
   kc::LogData d;
   d.strings = {"", "a", "b"};
@@ -657,6 +706,7 @@ namespace {
 struct CapRun {
   std::vector<std::vector<uint8_t>> files;
   kc::RecordCounts dropped;
+  kc::RecordCounts written;
   std::vector<std::string> refusals;
   uint64_t ranges_pushed = 0;
 };
@@ -707,6 +757,7 @@ CapRun capRun(size_t cap, uint32_t max_files, uint64_t ranges, uint64_t flush_ev
   run.files = sink.files;
   run.files.push_back(sink.bytes);
   run.dropped = w.droppedRecords();
+  run.written = w.writtenRecords();
   run.refusals = sink.refusals;
   return run;
 }
@@ -742,6 +793,7 @@ TEST_CASE("size cap: with any cap from the minimum, files fill up to the last on
         }
         CHECK(run.dropped.ranges > 0);
         CHECK(read + run.dropped.ranges == run.ranges_pushed);
+        CHECK(run.written.ranges == read);  // what the files hold, as the closing line reports it
         REQUIRE(run.refusals.size() == 1);  // one report, at the first chunk kept out
         CHECK(run.refusals[0].find(" ranges") != std::string::npos);
       }
