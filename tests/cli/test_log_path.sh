@@ -6,16 +6,7 @@
 # followed.
 # Usage: test_log_path.sh BUILD_DIR NVTX_PROGRAM
 set -u
-build=$(cd "$1" && pwd)
-nvtx_prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-lib=$build/lib/libkcount.so
-kcount=$build/bin/kcount
-pass=0
-fail=0
-ok() { echo "PASS $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/preload_test_lib.sh"
 
 want_out=$("$nvtx_prog" 10)
 run() {  # run OUTPUT ERRFILE: the program with the library, KCOUNT_OUTPUT=OUTPUT; prints "rc stdout-same"
@@ -87,5 +78,4 @@ else
   bad "folder link: run '$r', $(ls -l "$work/real" | tr '\n' ' '): $(cat "$work/via.err")"
 fi
 
-echo "log_path: $pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish log_path

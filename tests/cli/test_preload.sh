@@ -3,18 +3,9 @@
 # unless there was something to record; the NVTX injection path end to end (no CUDA needed).
 # Usage: test_preload.sh BUILD_DIR NVTX_PROGRAM
 set -u
-build=$(cd "$1" && pwd)
-nvtx_prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-lib=$build/lib/libkcount.so
-kcount=$build/bin/kcount
+source "$(dirname "${BASH_SOURCE[0]}")/preload_test_lib.sh"
 py=${PYTHON:-python3}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-pass=0
-fail=0
-ok() { echo "PASS $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # 1. /bin/true, python3 -c 'print(1)', a failing exit code: unchanged, silent, no file.
 check_unchanged() {  # name expected_rc expected_stdout cmd...
@@ -138,5 +129,4 @@ else
   bad "damaged/unsuitable input: diff $rc_diff, report $rc_report (page: $(ls "$work/cut.html" 2>&1)), check folder $rc_dir, usage $rc_usage (want 2 each)"
 fi
 
-echo "$pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish

@@ -7,16 +7,7 @@
 # a taken name gets a duplicate name that keeps ".kcount".
 # Usage: test_rotation.sh BUILD_DIR NVTX_PROGRAM
 set -u
-build=$(cd "$1" && pwd)
-nvtx_prog=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
-lib=$build/lib/libkcount.so
-kcount=$build/bin/kcount
-pass=0
-fail=0
-ok() { echo "PASS $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fail=$((fail + 1)); }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/preload_test_lib.sh"
 
 # Ranges of one file, from `kcount check` ("records: ... N ranges").
 ranges_in() { "$kcount" check "$1" | sed -n 's/^records: .*, \([0-9]*\) ranges\{0,1\}$/\1/p'; }
@@ -204,5 +195,4 @@ if [[ $rc -eq 1 && $out == *"crash, kill, or still running"* && $out != *"cut sh
   ok "the same file without a later part beside it: the run may have ended there (no end record, exit 1)"
 else bad "cut part without later part: exit $rc: $(grep -E '^(error|warning|PARTIAL|INCOMPLETE)' <<<"$out" | tr '\n' ' ')"; fi
 
-echo "rotation: $pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+finish rotation
