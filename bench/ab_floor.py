@@ -24,6 +24,7 @@ this script's plumbing and table with it; its numbers mean nothing).
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -187,6 +188,7 @@ def main(argv=None):
             runs.append(run)
             print(f"[{config} {api} #{index}] rc={run['rc']}{'' if run['ok'] else ' (no result)'} "
                   f"{run['wall_s']:.0f}s", file=sys.stderr, flush=True)
+    shutil.rmtree(work, ignore_errors=True)  # control folders and the compiled launch_loop
     rows = table_rows(runs, args.configs, args.apis)
     doc = {"args": {k: v for k, v in vars(args).items() if k != "fake_child"}, "floor_match": match,
            "runs": runs, "rows": rows, "dry_run": args.dry_run,

@@ -20,6 +20,7 @@ Writes ab.json and prints the table last. Exit status 0 when every process worke
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -92,6 +93,7 @@ def main(argv=None):
             run = run_process(args, config, index, lib, work)
             runs.append(run)
             print(f"[{config} #{index}] rc={run['rc']} {run['wall_s']:.0f}s", file=sys.stderr, flush=True)
+    shutil.rmtree(work, ignore_errors=True)  # control folders; logs are not kept
     rows = []
     for workload in args.workloads.split(","):
         for config in args.configs:

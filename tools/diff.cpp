@@ -173,26 +173,26 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     // (no range): what ran outside every range; records of an unknown range (damage) are a unit of their own.
     const RangeStats no_range = noRangeStats(s);
     for (uint32_t id : shownScopes(d, s)) {
-      const std::string path = d.scopePath(id);
+      // Keyed as text tables show the path (a '/' inside a name is "\/"): a range named "a/b" and range b
+      // inside range a are different ranges. The JSON's "path" is this key too.
+      const std::string path = displayPath(d, id);
       if (side.units.find(path) == side.units.end()) side.paths.push_back(path);
       const RangeStats& r = id == kRootScope ? no_range : s.inclusive[id];
       const RangeStats& own = id == kRootScope ? no_range : s.exclusive[id];
       addStats(side.units[path], d, r, own.instances, own.cpu_ns, cache);
-      side.shown.try_emplace(path, displayPath(d, id));
+      side.shown.try_emplace(path, path);
       if (id == kRootScope && hasUnresolved(s)) {
         const std::string unknown(kUnresolvedLabel);
         if (side.units.find(unknown) == side.units.end()) side.paths.push_back(unknown);
         addStats(side.units[unknown], d, s.unresolved, 0, 0, cache);
       }
       if (id != kRootScope) {
-        // The parent from the range's own name, not from the last '/' of the path: a name may hold '/'.
         const uint32_t name_id = d.scopes[id].name_id;
         const std::string name(d.str(name_id));
-        const bool ends_with_name = path.size() > name.size() && path.compare(path.size() - name.size(), name.size(), name) == 0 &&
-                                    path[path.size() - name.size() - 1] == '/';
-        // Top-level ranges hang under kOverall ("" is the path of a top-level range with an empty name).
-        const std::string parent = ends_with_name ? path.substr(0, path.size() - name.size() - 1) : std::string(kOverall);
-        children[parent].insert(ends_with_name || path == name ? name : path);
+        // Top-level ranges hang under kOverall.
+        const uint32_t parent_id = d.scopes[id].parent_id;
+        const std::string parent = parent_id == kRootScope ? std::string(kOverall) : displayPath(d, parent_id);
+        children[parent].insert(name);
         side.names.try_emplace(path, name);
       }
     }

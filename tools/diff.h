@@ -39,10 +39,12 @@ struct DiffUnit {
 
 /// A side of the diff: "(overall)" and every range path of its logs.
 struct DiffSide {
+  // Paths are keys as text tables show them (displayPath(): a '/' inside a name is "\/", so a range named
+  // "a/b" and range b inside range a are two paths; the JSON's "path" and "unit" are these keys).
   std::vector<std::string> paths;        // in depth-first order of the first log that has them
   std::map<std::string, DiffUnit> units; // path -> numbers; "(overall)" included
   std::map<std::string, std::string> names;  // path -> the range's own name (raw), for verdict text
-  std::map<std::string, std::string> shown;  // path -> path as text tables show it (displayPath())
+  std::map<std::string, std::string> shown;  // path -> path as text tables show it (the path itself)
   bool gpu_time = true;  // every log of this side recorded GPU times (gpuTimeRecorded())
 };
 

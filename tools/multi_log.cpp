@@ -22,20 +22,20 @@ struct Cell {
   bool known(int m) const { return m != 2 || gpu; }
 };
 
-/// path -> per log (nullopt: the log has no such range); paths (raw, LogData::scopePath()) in first-seen
-/// order; `shown` (if given): raw path -> path as text tables show it (displayPath()).
+/// path -> per log (nullopt: the log has no such range). Paths are keyed as text tables show them
+/// (displayPath(): a '/' inside a name is "\/", so a range named "a/b" and range b inside range a stay
+/// two rows), in first-seen order; `raw`: that key -> LogData::scopePath() (JSON's "path").
 void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths,
-             std::map<std::string, std::vector<std::optional<Cell>>>& cells,
-             std::map<std::string, std::string>* shown = nullptr) {
+             std::map<std::string, std::vector<std::optional<Cell>>>& cells, std::map<std::string, std::string>& raw) {
   for (size_t i = 0; i < logs.size(); ++i) {
     const LogData& d = logs[i].data;
     const Summary& s = logs[i].summary;
     // (no range): what ran outside every range; records of an unknown range (damage) in a row of their own.
     const RangeStats no_range = noRangeStats(s);
     auto add = [&](const std::string& path, const std::string& text, const RangeStats& r, uint64_t cpu_ns) {
-      auto [it, fresh] = cells.try_emplace(path, logs.size());
-      if (fresh) paths.push_back(path);
-      if (fresh && shown != nullptr) (*shown)[path] = text;
+      auto [it, fresh] = cells.try_emplace(text, logs.size());
+      if (fresh) paths.push_back(text);
+      if (fresh) raw[text] = path;
       Cell c;
       c.v[0] = r.launches;
       c.v[1] = r.kernels;
@@ -101,7 +101,8 @@ Spread spreadOf(std::vector<double> v) {
 json acrossLogsJson(const std::vector<LoadedLog>& logs) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
-  collect(logs, paths, cells);
+  std::map<std::string, std::string> raw;
+  collect(logs, paths, cells, raw);
   json labels = labelsOf(logs);
   json ranges = json::array();
   for (const auto& p : paths) {
@@ -132,7 +133,7 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
       total[kMetrics[m]] = sum;
       spread[kMetrics[m]] = json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
     }
-    ranges.push_back(json{{"path", p}, {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}});
+    ranges.push_back(json{{"path", raw.at(p)}, {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}});
   }
   json gpu_time = json::array();  // per log: false for KCOUNT_GPU_TIME=0 (its gpu_ns are null)
   for (const auto& l : logs) gpu_time.push_back(gpuTimeRecorded(l.data));
@@ -142,8 +143,8 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
-  std::map<std::string, std::string> shown;
-  collect(logs, paths, cells, &shown);
+  std::map<std::string, std::string> raw;
+  collect(logs, paths, cells, raw);
   const int m = metricIndex(metric);
   const bool time = m >= 2;
   auto fmtv = [&](double v) {
@@ -160,7 +161,7 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   for (const char* h : {"total", "min", "median", "max", "in logs"}) head.push_back(h);
   rows.push_back(head);
   for (const auto& p : paths) {
-    std::vector<std::string> r{shown.at(p)};
+    std::vector<std::string> r{p};
     std::vector<double> present;
     uint64_t sum = 0;
     size_t in = 0;

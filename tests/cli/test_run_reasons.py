@@ -208,9 +208,10 @@ check("--paused: the socket is removed at exit",
 
 
 # ctl start through kcount run's pid while only a wrapper runs (the program starts later): started, with a
-# warning that names the process; the program itself then starts paused.
+# warning that names the process; the program itself then starts paused. (The wrapper sleeps 6 s: found
+# and started well before it ends, also on a loaded machine.)
 p = subprocess.Popen([KCOUNT, "run", "--paused", "--output", f"{tmp}/later.kcount", "--", "sh", "-c",
-                      f'sleep 2; "{PROG}" 5'], stderr=subprocess.PIPE, text=True, env=e)
+                      f'sleep 6; "{PROG}" 5'], stderr=subprocess.PIPE, text=True, env=e)
 sleeper = None
 start = time.monotonic()
 while sleeper is None and time.monotonic() - start < 10:

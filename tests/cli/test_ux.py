@@ -553,6 +553,28 @@ def test_export_output(work):
           "report -o -: the page on standard output", r.stderr)
 
 
+def test_slash_in_range_name(work):
+    # A range named "a/b" is not range b inside range a: diff and the across-logs table keep two rows.
+    e1 = os.path.join(work, "slash-1.kcount")
+    e2 = os.path.join(work, "slash-2.kcount")
+    make_log(e1, "push a/b\nkernel 100 k1\npop\n")
+    make_log(e2, "push a\npush b\nkernel 300 k1\npop\npop\n")
+    out = run("diff", e1, e2).stdout
+    rows = {l.split()[0]: l for l in out.splitlines() if l.split()[:1] and l.split()[0] in ("a\\/b", "a/b", "a")}
+    check(set(rows) == {"a\\/b", "a", "a/b"} and "100 ns" in rows["a\\/b"] and "300 ns" not in rows["a\\/b"]
+          and "only in A: a\\/b" in out,
+          "diff: range 'a/b' (one name) and a > b are two rows, each with its own GPU time", out)
+    j = json.loads(run("diff", "--format", "json", e1, e2).stdout)
+    ins = {r["path"]: r["in"] for r in j["ranges"]}
+    check(ins.get("a\\/b") == "a" and ins.get("a/b") == "b", "diff JSON: the two paths apart (name's '/' escaped)", ins)
+    out = run("summary", "--metric", "gpu", e1, e2).stdout
+    across = [re.split(r"\s{2,}", l)[0] for l in out.split("== across", 1)[-1].splitlines()[3:] if l.strip()]
+    check(across == ["(no range)", "a\\/b", "a", "a/b"], "summary across logs: 'a/b' and a > b are two rows", across)
+    j = json.loads(run("summary", "--format", "json", e1, e2).stdout)
+    paths = [r["path"] for r in j["across_logs"]["ranges"]]
+    check(paths.count("a/b") == 2, "summary JSON across logs: two rows with the raw path 'a/b' (one per log)", paths)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -574,6 +596,7 @@ def main():
         test_full_names_machine_readable(work)
         test_non_utf8_kernel_names(work)
         test_export_output(work)
+        test_slash_in_range_name(work)
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 
