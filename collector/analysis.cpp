@@ -77,13 +77,15 @@ bool hasUnresolved(const Summary& s) {
 }
 
 namespace {
+uint64_t saturatedIn(const KernelTally& t) { return (t.count == kSaturated ? 1 : 0) + (t.gpu_ns == kSaturated ? 1 : 0); }
+
 uint64_t saturatedIn(const RangeStats& r) {
   uint64_t n = 0;
   for (uint64_t v : {r.instances, r.cpu_ns, r.launches, r.graph_launches, r.launch_api_ns, r.kernels, r.gpu_ns,
                      r.captured_launches, r.memcpy_count, r.memcpy_bytes, r.memcpy_ns, r.memset_count,
                      r.memset_bytes, r.memset_ns})
     n += v == kSaturated ? 1 : 0;
-  for (const auto& [name, t] : r.by_kernel) n += (t.count == kSaturated ? 1 : 0) + (t.gpu_ns == kSaturated ? 1 : 0);
+  for (const auto& [name, t] : r.by_kernel) n += saturatedIn(t);
   return n;
 }
 }  // namespace
@@ -92,7 +94,7 @@ uint64_t saturatedSums(const Summary& s) {
   uint64_t n = saturatedIn(s.unresolved);
   for (const RangeStats& r : s.exclusive) n += saturatedIn(r);
   for (const RangeStats& r : s.inclusive) n += saturatedIn(r);
-  for (const auto& [name, t] : s.unmatched_by_kernel) n += (t.count == kSaturated ? 1 : 0) + (t.gpu_ns == kSaturated ? 1 : 0);
+  for (const auto& [name, t] : s.unmatched_by_kernel) n += saturatedIn(t);
   for (uint64_t v : {s.launches, s.kernels, s.kernel_gpu_ns, s.mem_ops}) n += v == kSaturated ? 1 : 0;
   return n;
 }
@@ -105,25 +107,9 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
   auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n && log.scopeDefined(id) ? id : kRootScope; };
-  auto addRow = [](RangeStats& r, const SnapshotScopeBody& row) {
-    satAdd(r.instances, row.instances);
-    satAdd(r.cpu_ns, row.cpu_ns);
-    satAdd(r.launches, row.launches);
-    satAdd(r.graph_launches, row.graph_launches);
-    satAdd(r.captured_launches, row.captured_launches);
-    satAdd(r.launch_api_ns, row.launch_api_ns);
-    satAdd(r.kernels, row.kernels);
-    satAdd(r.gpu_ns, row.gpu_ns);
-    satAdd(r.memcpy_count, row.memcpy_count);
-    satAdd(r.memcpy_bytes, row.memcpy_bytes);
-    satAdd(r.memcpy_ns, row.memcpy_ns);
-    satAdd(r.memset_count, row.memset_count);
-    satAdd(r.memset_bytes, row.memset_bytes);
-    satAdd(r.memset_ns, row.memset_ns);
-  };
   for (const SnapshotScopeBody& row : snap.scopes) {
-    addRow(s.exclusive[scopeOf(row.scope_id)], row);
-    if (!log.scopeDefined(row.scope_id)) addRow(s.unresolved, row);
+    addScopeRow(s.exclusive[scopeOf(row.scope_id)], row);
+    if (!log.scopeDefined(row.scope_id)) addScopeRow(s.unresolved, row);
     satAdd(s.kernel_gpu_ns, row.gpu_ns);
   }
   for (const SnapshotKernelBody& row : snap.kernels) {

@@ -160,6 +160,27 @@ RangeStats noRangeStats(const Summary& s);
 /// True if some record's range is unknown (Summary::unresolved holds anything).
 bool hasUnresolved(const Summary& s);
 
+/// `r` += one range's tallies `row` (saturating): instances, CPU time, launches, kernels, GPU time and memory
+/// operations. `Row` has RangeStats' field names: a snapshot row (SnapshotScopeBody) or the streaming
+/// join's per-scope accumulator.
+template <typename Row>
+void addScopeRow(RangeStats& r, const Row& row) {
+  satAdd(r.instances, row.instances);
+  satAdd(r.cpu_ns, row.cpu_ns);
+  satAdd(r.launches, row.launches);
+  satAdd(r.graph_launches, row.graph_launches);
+  satAdd(r.captured_launches, row.captured_launches);
+  satAdd(r.launch_api_ns, row.launch_api_ns);
+  satAdd(r.kernels, row.kernels);
+  satAdd(r.gpu_ns, row.gpu_ns);
+  satAdd(r.memcpy_count, row.memcpy_count);
+  satAdd(r.memcpy_bytes, row.memcpy_bytes);
+  satAdd(r.memcpy_ns, row.memcpy_ns);
+  satAdd(r.memset_count, row.memset_count);
+  satAdd(r.memset_bytes, row.memset_bytes);
+  satAdd(r.memset_ns, row.memset_ns);
+}
+
 /// How many sums of `s` reached 2^64 - 1 and are held there (kSaturated, collector/saturating.h): the
 /// joins add with satAdd(), so a total of ns, bytes or counts past 2^64 - 1 (only implausible records give
 /// one: a kernel of 2^63 ns) shows as 18446744073709551615 instead of wrapping to a small number. Counts

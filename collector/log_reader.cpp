@@ -199,6 +199,38 @@ bool chunkVerifies(std::span<const uint8_t> bytes, size_t at) {
   return XXH3_64bits(bytes.data() + at + c.header_bytes, c.stored_bytes) == c.checksum;
 }
 
+/// `into` += `s`, field by field (the reader sums the Stats records of a log, and of rotated parts).
+void sumStats(StatsBody& into, const StatsBody& s) {
+  into.launches += s.launches;
+  into.kernels += s.kernels;
+  into.ranges += s.ranges;
+  into.dropped_host_records += s.dropped_host_records;
+  into.dropped_activity_records += s.dropped_activity_records;
+  into.activity_buffers_refused += s.activity_buffers_refused;
+  into.nvtx_pop_underflow += s.nvtx_pop_underflow;
+  into.late_activity_records += s.late_activity_records;
+  into.bytes_dropped += s.bytes_dropped;
+  into.not_written_launches += s.not_written_launches;
+  into.not_written_mem_calls += s.not_written_mem_calls;
+  into.not_written_kernels += s.not_written_kernels;
+  into.not_written_ranges += s.not_written_ranges;
+  into.not_written_other += s.not_written_other;
+}
+
+/// Sets log.strings_missing / scopes_missing from which ids a record defined (`str_def`, `scope_def`: at
+/// least as long as the tables; id 0 always counts as defined); both left empty when none is missing.
+void markMissing(LogData& log, const std::vector<bool>& str_def, const std::vector<bool>& scope_def) {
+  bool any_missing = false;
+  log.strings_missing.assign(log.strings.size(), false);
+  log.scopes_missing.assign(log.scopes.size(), false);
+  for (size_t id = 1; id < log.strings.size(); ++id) any_missing |= (log.strings_missing[id] = !str_def[id]);
+  for (size_t id = 1; id < log.scopes.size(); ++id) any_missing |= (log.scopes_missing[id] = !scope_def[id]);
+  if (!any_missing) {
+    log.strings_missing.clear();
+    log.scopes_missing.clear();
+  }
+}
+
 /// True if a chunk header (plain or packed) starts at `at` whose lengths are within the caps and whose
 /// chunk fits in bytes: the place where a chunk plausibly starts, whether or not its checksum verifies.
 bool chunkHeaderPlausible(std::span<const uint8_t> bytes, size_t at) {
@@ -374,20 +406,7 @@ void Decoder::addRanges(std::span<const RangeBody> v) {
 }
 
 void Decoder::addStats(const StatsBody& s) {
-  log_.stats.launches += s.launches;
-  log_.stats.kernels += s.kernels;
-  log_.stats.ranges += s.ranges;
-  log_.stats.dropped_host_records += s.dropped_host_records;
-  log_.stats.dropped_activity_records += s.dropped_activity_records;
-  log_.stats.activity_buffers_refused += s.activity_buffers_refused;
-  log_.stats.nvtx_pop_underflow += s.nvtx_pop_underflow;
-  log_.stats.late_activity_records += s.late_activity_records;
-  log_.stats.bytes_dropped += s.bytes_dropped;
-  log_.stats.not_written_launches += s.not_written_launches;
-  log_.stats.not_written_mem_calls += s.not_written_mem_calls;
-  log_.stats.not_written_kernels += s.not_written_kernels;
-  log_.stats.not_written_ranges += s.not_written_ranges;
-  log_.stats.not_written_other += s.not_written_other;
+  sumStats(log_.stats, s);
   log_.has_stats = true;
 }
 
@@ -687,15 +706,7 @@ void Decoder::checkReferences() {
   // Gaps: ids below the table sizes that no record defined.
   str_def_.resize(std::max(str_def_.size(), n_strings));
   scope_def_.resize(std::max(scope_def_.size(), n_scopes));
-  log.strings_missing.assign(n_strings, false);
-  log.scopes_missing.assign(n_scopes, false);
-  bool any_missing = false;
-  for (size_t i = 1; i < n_strings; ++i) any_missing |= (log.strings_missing[i] = !str_def_[i]);
-  for (size_t i = 1; i < n_scopes; ++i) any_missing |= (log.scopes_missing[i] = !scope_def_[i]);
-  if (!any_missing) {
-    log.strings_missing.clear();
-    log.scopes_missing.clear();
-  }
+  markMissing(log, str_def_, scope_def_);
   if (!log.snapshots.empty()) {  // the last complete snapshot is the one the analysis uses
     const SnapshotData& sd = log.snapshots.back();
     setRecordAt(sd.offset, sd.chunk);
@@ -870,22 +881,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
     out.graph_node_records += p.graph_node_records;
     out.mem_op_records += p.mem_op_records;
     if (p.has_stats) {
-      const StatsBody& a = p.stats;
-      StatsBody& b = out.stats;
-      b.launches += a.launches;
-      b.kernels += a.kernels;
-      b.ranges += a.ranges;
-      b.dropped_host_records += a.dropped_host_records;
-      b.dropped_activity_records += a.dropped_activity_records;
-      b.activity_buffers_refused += a.activity_buffers_refused;
-      b.nvtx_pop_underflow += a.nvtx_pop_underflow;
-      b.late_activity_records += a.late_activity_records;
-      b.bytes_dropped += a.bytes_dropped;
-      b.not_written_launches += a.not_written_launches;
-      b.not_written_mem_calls += a.not_written_mem_calls;
-      b.not_written_kernels += a.not_written_kernels;
-      b.not_written_ranges += a.not_written_ranges;
-      b.not_written_other += a.not_written_other;
+      sumStats(out.stats, p.stats);
       out.has_stats = true;
       out.has_not_written_stats = out.has_not_written_stats || p.has_not_written_stats;
     }
@@ -913,16 +909,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
             "rotated log: it continues in part " + std::to_string(continued_in) + ", which was not given (" + name(i) +
                 " is part " + std::to_string(part) + "): its records are missing from this report");
   }
-  // An id is missing from the joined log only if no part defined it.
-  bool any_missing = false;
-  out.strings_missing.assign(out.strings.size(), false);
-  out.scopes_missing.assign(out.scopes.size(), false);
-  for (size_t id = 1; id < out.strings.size(); ++id) any_missing |= (out.strings_missing[id] = !str_def[id]);
-  for (size_t id = 1; id < out.scopes.size(); ++id) any_missing |= (out.scopes_missing[id] = !scope_def[id]);
-  if (!any_missing) {
-    out.strings_missing.clear();
-    out.scopes_missing.clear();
-  }
+  markMissing(out, str_def, scope_def);  // an id is missing from the joined log only if no part defined it
   out.parts = static_cast<uint32_t>(parts.size());
   return out;
 }
@@ -1056,8 +1043,6 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     const bool header_fits = remain >= header_need;
     ChunkInfo h;
 
-    // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
-    // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
     // Bytes [from, next) skipped on the way to the next intact chunk: each plausible chunk header in them
     // (a damaged chunk whose own header survived) is one more damaged chunk, reported with its number
     // and offset, so that chunks read + skipped add up and later chunk numbers stay true.

@@ -33,5 +33,8 @@ std::optional<uint64_t> parseDurationNs(std::string_view text);
 bool tooLargeUnsigned(std::string_view text, int base = 10);
 bool tooLargeBytes(std::string_view text);
 bool tooLargeDuration(std::string_view text);
+/// What the messages say of a duration tooLargeDuration() accepts: "too large (the longest ...)".
+inline constexpr std::string_view kDurationTooLarge =
+    "too large (the longest duration is 18446744073709551615 ns, about 584 years)";
 
 }  // namespace kc

@@ -1,6 +1,6 @@
 // Saturating sums for the join's counters and times: a sum that would pass 2^64 - 1 (ns, bytes or a
 // count) is held at that value instead of wrapping to a small number. A field at kSaturated is reported
-// by the readers as a sum that reached the limit (countSaturated(), collector/analysis.h).
+// by the readers as a sum that reached the limit (saturatedSums(), collector/analysis.h).
 #pragma once
 
 #include <cstdint>

@@ -468,26 +468,10 @@ Summary StreamSummarizer::finish(const LogData& log) {
   // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, as in summarize().
   auto known = [&](uint32_t id) { return id < n && log.scopeDefined(id); };
   auto scopeOf = [&](uint32_t id) -> uint32_t { return known(id) ? id : kRootScope; };
-  auto add = [](RangeStats& r, const ScopeAcc& a) {
-    satAdd(r.instances, a.instances);
-    satAdd(r.cpu_ns, a.cpu_ns);
-    satAdd(r.launches, a.launches);
-    satAdd(r.graph_launches, a.graph_launches);
-    satAdd(r.launch_api_ns, a.launch_api_ns);
-    satAdd(r.kernels, a.kernels);
-    satAdd(r.gpu_ns, a.gpu_ns);
-    satAdd(r.captured_launches, a.captured_launches);
-    satAdd(r.memcpy_count, a.memcpy_count);
-    satAdd(r.memcpy_bytes, a.memcpy_bytes);
-    satAdd(r.memcpy_ns, a.memcpy_ns);
-    satAdd(r.memset_count, a.memset_count);
-    satAdd(r.memset_bytes, a.memset_bytes);
-    satAdd(r.memset_ns, a.memset_ns);
-  };
   // Records of an unknown scope are also tallied apart (Summary::unresolved), as in summarize().
   auto merge = [&](uint32_t id, const ScopeAcc& a) {
-    add(s.exclusive[scopeOf(id)], a);
-    if (!known(id)) add(s.unresolved, a);
+    addScopeRow(s.exclusive[scopeOf(id)], a);
+    if (!known(id)) addScopeRow(s.unresolved, a);
   };
   for (size_t i = 0; i < st.dense.size(); ++i) merge(static_cast<uint32_t>(i), st.dense[i]);
   for (const auto& [id, a] : st.sparse) merge(id, a);

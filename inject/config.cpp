@@ -69,7 +69,7 @@ void readDuration(const char* name, const char* dflt, uint64_t* out, std::string
   }
   problem(problems, name, v,
           ns                      ? "a duration must be more than 0"
-          : tooLargeDuration(v) ? "too large (the longest duration is 18446744073709551615 ns, about 584 years)"
+          : tooLargeDuration(v) ? std::string(kDurationTooLarge)
                                 : "not a duration (a number with ns, us, ms, s, m or h, or a plain "
                                   "number of seconds: 10s, 500ms, 2)",
           dflt);

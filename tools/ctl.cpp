@@ -160,9 +160,8 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
     const json& d = st["drops"];
     // Memcpy/memset calls apart from launches, as `kcount summary` and `kcount check` show them.
     const uint64_t mem_calls = r.value("mem_calls", 0ull);
-    std::cout << fmt::format("  records: {}{}, {}, {}; dropped: {}, {}, {} refused, {}; {} outside windows\n",
-                             counted(r.value("launches", 0ull), "launch", "launches"),
-                             mem_calls > 0 ? fmt::format(" (+{})", counted(mem_calls, "memcpy/memset call")) : std::string(),
+    std::cout << fmt::format("  records: {}, {}, {}; dropped: {}, {}, {} refused, {}; {} outside windows\n",
+                             launchesText(r.value("launches", 0ull), mem_calls),
                              counted(r.value("kernels", 0ull), "kernel"), counted(r.value("ranges", 0ull), "range"),
                              counted(d.value("host_records", 0ull), "host record"),
                              counted(d.value("activity_records", 0ull), "activity record"),
@@ -362,8 +361,7 @@ int runCtl(const CtlOptions& opt) {
     if (!ns || *ns == 0) {
       std::cerr << "kcount ctl: --duration " << opt.duration
                 << (ns                                ? ": must be more than 0\n"
-                    : kc::tooLargeDuration(opt.duration) ? ": too large (the longest duration is "
-                                                           "18446744073709551615 ns, about 584 years)\n"
+                    : kc::tooLargeDuration(opt.duration) ? ": " + std::string(kDurationTooLarge) + "\n"
                                                          : ": not a duration (a number with ns, us, ms, s, m or h, or a plain number of seconds: 10s, "
                          "500ms, 2)\n");
       return kCtlUsage;

@@ -380,7 +380,7 @@ int kcountMain(int argc, char** argv) {
       [](std::string& in) -> std::string {
         if (kc::parseDurationNs(in)) return std::string();
         if (kc::tooLargeDuration(in))
-          return "Value " + in + " is too large (the longest duration is 18446744073709551615 ns, about 584 years)";
+          return "Value " + in + " is " + std::string(kc::kDurationTooLarge);
         return "Value " + in + " is not a duration (2.5s, 300ms, 40us, 1200ns; a plain number is seconds)";
       },
       "TIME");

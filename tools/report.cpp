@@ -648,6 +648,11 @@ std::string counted(uint64_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, plural(n, one, many));
 }
 
+std::string launchesText(uint64_t launches, uint64_t mem_calls) {
+  return counted(launches, "launch", "launches") +
+         (mem_calls > 0 ? " (+" + counted(mem_calls, "memcpy/memset call") + ")" : std::string());
+}
+
 std::string percentChange(uint64_t a, uint64_t b) {
   if (a == b) return "0%";
   if (a == 0) return "new";
@@ -1386,9 +1391,8 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     // Launches as summary counts them (kernel and graph launches); memcpy/memset calls, launch records
     // too (kLaunchMemOp), are named apart when the log has any.
     const uint64_t mem_calls = std::min(d.mem_call_records, d.launch_records);
-    out << fmt::format("records: {}, {}, {}{}, {}, {}\n", counted(d.strings.size() - 1, "string"),
-                       counted(d.scopes.size() - 1, "scope"), counted(d.launch_records - mem_calls, "launch", "launches"),
-                       mem_calls > 0 ? fmt::format(" (+{})", counted(mem_calls, "memcpy/memset call")) : std::string(),
+    out << fmt::format("records: {}, {}, {}, {}, {}\n", counted(d.strings.size() - 1, "string"),
+                       counted(d.scopes.size() - 1, "scope"), launchesText(d.launch_records - mem_calls, mem_calls),
                        counted(d.kernel_records, "kernel"), counted(d.range_records, "range"));
     if (d.has_stats) {
       const StatsBody& st = d.stats;

@@ -100,6 +100,18 @@ void writeDefinitions(LogWriter& w, bool summary_mode) {
   w.writeScope({kMem, 0, 7, 0});
 }
 
+/// The log of one final snapshot of `agg` taken at 123 ns (after writeDefinitions() in summary mode when
+/// `definitions`), read back.
+LogData finalSnapshotLog(Aggregator& agg, bool definitions) {
+  MemorySink sink;
+  LogWriter w(&sink);
+  if (definitions) writeDefinitions(w, true);
+  agg.writeSnapshot(w, 123, true);
+  w.writeEnd();
+  w.flush();
+  return readLog(sink.bytes);
+}
+
 /// A synthetic run of `steps` steps, one drain per step (100 ms apart), a forced flush every 10 drains.
 /// Each step on thread 100: step > gate (1 launch, 1 kernel) and act (2 launches, one of which gets its
 /// kernel one drain later than the launch is drained... and one whose kernel arrives one drain *before*
@@ -322,12 +334,7 @@ TEST_CASE("aggregator: joins kernels to launches by correlation id and tallies p
   CHECK(t.unmatched_kernels == 0);
   CHECK(t.launches_without_kernel == 0);
 
-  MemorySink sink;
-  LogWriter w(&sink);
-  agg.writeSnapshot(w, 123, true);
-  w.writeEnd();
-  w.flush();
-  const LogData log = readLog(sink.bytes);
+  const LogData log = finalSnapshotLog(agg, false);
   REQUIRE(log.snapshots.size() == 1);
   const SnapshotData& sd = log.snapshots[0];
   CHECK(sd.begin.time_ns == 123);
@@ -681,13 +688,7 @@ TEST_CASE("aggregator: GPU-time sums past 2^64 - 1 saturate instead of wrapping"
   agg.addKernel(kernel(99, 21, 1000, kHuge), 0);  // no launch: unmatched at finish
   agg.addKernel(kernel(98, 21, 1000, kHuge), 0);
   agg.settle(20'000'000'000ull, 2);
-  MemorySink sink;
-  LogWriter w(&sink);
-  writeDefinitions(w, true);
-  agg.writeSnapshot(w, 123, true);
-  w.writeEnd();
-  w.flush();
-  const LogData log = readLog(sink.bytes);
+  const LogData log = finalSnapshotLog(agg, true);
   REQUIRE(log.snapshots.size() == 1);
   const SnapshotData& sd = log.snapshots[0];
   REQUIRE(!sd.scopes.empty());
