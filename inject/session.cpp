@@ -648,7 +648,13 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   }
   counters_.kernels.fetch_add(kernels_written, std::memory_order_relaxed);
   counters_.activity_outside_windows.fetch_add(discarded, std::memory_order_relaxed);
-  if (kernels_written > 0 || !held_mem_ops_.empty()) has_records_ = true;
+  if (kernels_written > 0 || !held_mem_ops_.empty()) {
+    has_records_ = true;
+    // The held records go out in their own chunk: at exit the chunk after them is the final one (Segment,
+    // Stats, End), which must fit in the writer's tail reserve at KCOUNT_MAX_BYTES. At the cap this chunk
+    // is kept out and counted; the log still ends with its Stats and End records.
+    writer_->flush();
+  }
   held_kernels_.clear();
   held_kernels_.shrink_to_fit();
   held_mem_ops_.clear();
