@@ -227,9 +227,15 @@ def check_yield():
     row("d  KCOUNT_YIELD torch.profiler", ok,
         f"exit {r.returncode}, torch.profiler kernels {out.get('torch_profiler_kernels')}, kcount before "
         f"{k.get('before')} during {k.get('during', 0)} after {k.get('after', 0)}, segments {segs}")
-    row("d2 KCOUNT_YIELD resumes after", k.get("after") == 10 and len(segs) == 2 and segs[1][0] == "resume after yield",
-        f"kcount after {k.get('after', 0)}, segments {segs} (resumes when the profiler calls cuptiUnsubscribe or "
-        f"cuptiFinalize)")
+    # kcount resumes when the other client calls cuptiUnsubscribe or cuptiFinalize. PyTorch's profiler does
+    # neither before the process exits (docs/attribution.md), so with PyTorch the window stays closed: no
+    # kernel of `after`, one segment. Either outcome is exact; anything in between (a partial `after`, a
+    # resumed segment without its kernels) fails.
+    stayed = k.get("after", 0) == 0 and len(segs) == 1
+    resumed = k.get("after") == 10 and len(segs) == 2 and segs[1][0] == "resume after yield"
+    row("d2 KCOUNT_YIELD after torch.profiler", stayed or resumed,
+        f"{'resumed' if resumed else 'stayed yielded' if stayed else 'neither'}: kcount after {k.get('after', 0)}, "
+        f"segments {segs} (resumes only when the profiler calls cuptiUnsubscribe or cuptiFinalize)")
 
 
 t0 = time.time()
