@@ -11,7 +11,8 @@
 
 namespace kc {
 
-/// One host-side record as produced on an application thread.
+/// One host-side record as produced on an application thread. Its times (launch enter/exit, range
+/// begin/end) are hostTicks() values (collector/clock.h) until the writer converts them to ns.
 struct HostEvent {
   enum Kind : uint32_t { kLaunch = 1, kRange = 2, kGraphNode = 3 };
   uint32_t kind;

@@ -158,7 +158,7 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
     }
     if (ts->open_launches < ThreadState::kMaxOpenLaunches) {
       ts->launches[ts->open_launches] =
-          OpenLaunch{data->correlationId, nowNs(), ts->currentScope(), cbid,
+          OpenLaunch{data->correlationId, hostTicks(), ts->currentScope(), cbid,
                      static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::kRuntime
                                                                                 : ApiDomain::kDriver),
                      0};
@@ -188,7 +188,7 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
                    ? kernelNameId(ts, data->symbolName)
                    : 0;
   const uint8_t flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
-  e.launch = LaunchBody{l.correlation_id, l.enter_ns, nowNs(), l.scope_id, ts->thread_id, slot.name_id,
+  e.launch = LaunchBody{l.correlation_id, l.enter_ticks, hostTicks(), l.scope_id, ts->thread_id, slot.name_id,
                         l.cbid, l.domain, static_cast<uint8_t>(slot.graph ? 1 : 0), flags, {}};
   ts->buffer->append(e);
 }

@@ -165,6 +165,11 @@ Config readAll(std::string* problems) {
   readSwitch("KCOUNT_SIGTERM", &c.sigterm, problems);
   readSwitch("KCOUNT_GPU_TIME", &c.gpu_time, problems);
   readSwitch("KCOUNT_SIGINT", &c.sigint, problems);
+  if (const char* v = env("KCOUNT_HOST_CLOCK")) {
+    const std::string_view sv(v);
+    if (sv == "monotonic") c.host_clock_auto = false;
+    else if (sv != "auto") problem(problems, "KCOUNT_HOST_CLOCK", v, "not 'auto' or 'monotonic'", "auto");
+  }
   return c;
 }
 }  // namespace

@@ -42,6 +42,8 @@ struct Config {
   RecordMode mode = RecordMode::kTrace;        // KCOUNT_MODE=trace|summary
   uint64_t interval_ns = 10'000'000'000ull;    // KCOUNT_INTERVAL: summary snapshot period ("10s", "500ms", "2")
   uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)
+  bool host_clock_auto = true;  // KCOUNT_HOST_CLOCK=auto|monotonic: launch and range timestamps from the TSC
+                                // where the kernel keeps time with it (collector/clock.h), or clock_gettime always
 };
 
 /// Smallest KCOUNT_MAX_BYTES other than 0 (bytes): room for a log's header and its first chunk. A

@@ -116,7 +116,7 @@ int push(uint32_t domain, Message m) {
     if (const uint32_t trigger = s.triggerNameId(); trigger != 0 && trigger == name_id && s.onTriggerPush())
       ends_window = kRangeEndsWindow;  // the window may have opened just now, before the range begins
     ts->stack[ts->depth] =
-        OpenRange{nowNs(), scope, name_id, domain, (Session::gateNow() & kGateEpochMask) | ends_window};
+        OpenRange{hostTicks(), scope, name_id, domain, (Session::gateNow() & kGateEpochMask) | ends_window};
   }
   ++ts->depth;
   return static_cast<int>(level);
@@ -126,7 +126,7 @@ void emitRange(ThreadState* ts, uint64_t begin, uint32_t scope, uint32_t begin_t
   HostEvent e;
   e.kind = HostEvent::kRange;
   e.reserved = 0;
-  e.range = RangeBody{begin, nowNs(), scope, begin_thread, ts->thread_id, flags};
+  e.range = RangeBody{begin, hostTicks(), scope, begin_thread, ts->thread_id, flags};
   ts->buffer->append(e);
 }
 
@@ -150,7 +150,7 @@ int pop(uint32_t domain) {
   const OpenRange r = ts->stack[at];
   // Written only inside a window; one that began before the window opened is flagged.
   if (const uint32_t epoch = Session::gateNow() & kGateEpochMask; epoch != 0)
-    emitRange(ts, r.begin_ns, r.scope_id, ts->thread_id, (r.epoch & kGateEpochMask) == epoch ? 0u : uint32_t{kRangeBeganOutsideWindow});
+    emitRange(ts, r.begin_ticks, r.scope_id, ts->thread_id, (r.epoch & kGateEpochMask) == epoch ? 0u : uint32_t{kRangeBeganOutsideWindow});
   for (uint32_t j = at; j + 1 < ts->depth; ++j) {
     ts->stack[j] = ts->stack[j + 1];
     const uint32_t parent = j == 0 ? kRootScope : ts->stack[j - 1].scope_id;
@@ -166,7 +166,7 @@ int pop(uint32_t domain) {
 
 // Process-wide ranges (start/end): may end on another thread; they do not change launch attribution.
 struct StartedRange {
-  uint64_t begin_ns;
+  uint64_t begin_ticks;  // hostTicks() at start (collector/clock.h)
   uint32_t scope;
   uint32_t thread_id;
 };
@@ -183,7 +183,7 @@ nvtxRangeId_t start(uint32_t domain, const Message& m) {
     const uint32_t scope = s.scopes().child(kRootScope, name_id, domain);
     std::lock_guard<std::mutex> lock(g_started_mutex);
     const uint64_t id = g_next_range_id++;
-    (*g_started)[id] = StartedRange{nowNs(), scope, ts->thread_id};
+    (*g_started)[id] = StartedRange{hostTicks(), scope, ts->thread_id};
     return id;
   } catch (...) {
     return 0;
@@ -203,7 +203,7 @@ void end(nvtxRangeId_t id) {
   } catch (...) {
     return;
   }
-  if (Session::recordingNow()) emitRange(ts, r.begin_ns, r.scope, r.thread_id, kRangeProcessWide);
+  if (Session::recordingNow()) emitRange(ts, r.begin_ticks, r.scope, r.thread_id, kRangeProcessWide);
 }
 
 }  // namespace
@@ -223,7 +223,7 @@ void closeOpenStartedRanges() noexcept {
   if (ts == nullptr) return;
   try {
     std::lock_guard<std::mutex> lock(g_started_mutex);
-    for (const auto& [id, r] : *g_started) emitRange(ts, r.begin_ns, r.scope, r.thread_id, kRangeProcessWide | kRangeUnclosed);
+    for (const auto& [id, r] : *g_started) emitRange(ts, r.begin_ticks, r.scope, r.thread_id, kRangeProcessWide | kRangeUnclosed);
     g_started->clear();
   } catch (...) {
   }

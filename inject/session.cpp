@@ -146,6 +146,11 @@ Session::Session()
     const char* v = std::getenv("KCOUNT_DISABLE");
     noteRunReport(config_.run_report, "disabled", std::string("KCOUNT_DISABLE=") + (v != nullptr ? v : "") + " is set");
   }
+  // Before any callback can take a timestamp: every hot-path timestamp of the process uses this source.
+  const HostClockSource source =
+      config_.host_clock_auto && tscUsableHere() ? HostClockSource::kTsc : HostClockSource::kMonotonic;
+  setHostClockSource(source);
+  ticks_.start(hostClockSource(), takeAnchor());
 }
 
 bool Session::activate() noexcept {
@@ -183,6 +188,8 @@ bool Session::activate() noexcept {
       if (!rank.empty()) addMetadata("rank", rank);
       addMetadata("command_line", commandLine());
       addMetadata("clock", "CLOCK_MONOTONIC");
+      // Where the launch and range timestamps were taken from before their conversion to the clock above.
+      addMetadata("host_clock", hostClockSource() == HostClockSource::kTsc ? "tsc" : "CLOCK_MONOTONIC");
       addMetadata("start_ns", std::to_string(nowNs()));
       addMetadata("start_unix_ns",
                   std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -313,6 +320,7 @@ void Session::drainLocked(bool final_chunk) {
     b->drain([this](const HostEvent& e) { scratch_events_.push_back(e); });
     if (exited) gone.push_back(b);
   }
+  convertTicksLocked();
   scratch_kernels_.clear();
   scratch_mem_ops_.clear();
   {
@@ -393,6 +401,23 @@ void Session::drainLocked(bool final_chunk) {
   if (final_chunk || writer_->chunkFull() || now - last_flush_ns_ >= kFlushIntervalNs) {
     writer_->flush();
     last_flush_ns_ = now;
+  }
+}
+
+// The drained host records carry hostTicks() values; from here on they are CLOCK_MONOTONIC ns like every
+// other time in the log. The anchor is taken after the records (each was published before the drain
+// began), so they lie before it: on the line's known side, within about one drain interval.
+void Session::convertTicksLocked() {
+  if (ticks_.source() == HostClockSource::kMonotonic || scratch_events_.empty()) return;
+  ticks_.anchor(takeAnchor());
+  for (HostEvent& e : scratch_events_) {
+    if (e.kind == HostEvent::kLaunch) {
+      e.launch.enter_ns = ticks_.toNs(e.launch.enter_ns);
+      e.launch.exit_ns = ticks_.toNs(e.launch.exit_ns);
+    } else if (e.kind == HostEvent::kRange) {
+      e.range.begin_ns = ticks_.toNs(e.range.begin_ns);
+      e.range.end_ns = ticks_.toNs(e.range.end_ns);
+    }
   }
 }
 
@@ -1018,13 +1043,13 @@ void writeUnclosedRanges(bool from_signal_handler) noexcept { writeUnclosedRange
 
 void writeUnclosedRanges(ThreadState* ts, bool from_signal_handler) noexcept {
   if (ts == nullptr || ts->buffer == nullptr) return;
-  const uint64_t now = nowNs();
+  const uint64_t now = hostTicks();
   const uint32_t d = ts->depth < ThreadState::kMaxDepth ? ts->depth : ThreadState::kMaxDepth;
   for (uint32_t i = d; i-- > 0;) {
     HostEvent e;
     e.kind = HostEvent::kRange;
     e.reserved = 0;
-    e.range = RangeBody{ts->stack[i].begin_ns, now, ts->stack[i].scope_id, ts->thread_id, ts->thread_id, kRangeUnclosed};
+    e.range = RangeBody{ts->stack[i].begin_ticks, now, ts->stack[i].scope_id, ts->thread_id, ts->thread_id, kRangeUnclosed};
     if (from_signal_handler) {
       ts->buffer->appendNoGrow(e);
     } else {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collector/aggregator.h"
+#include "collector/clock.h"
 #include "collector/file_sink.h"
 #include "collector/host_buffer.h"
 #include "collector/log_writer.h"
@@ -230,6 +231,10 @@ class Session {
   /// locks and written without them: writing may flush, rotate, and run the preamble, which reads the
   /// tables again.
   void writeNewDefinitionsLocked();
+  /// Converts the launch and range times of scratch_events_ from hostTicks() to CLOCK_MONOTONIC ns
+  /// (ticks_). Requires writer_mutex_.
+  void convertTicksLocked();
+  TickConverter ticks_;  // hostTicks() -> ns; started in the constructor, anchored at each drain
   /// "not written: L launches, K kernels, R ranges, O other records, from part N (path) on, at
   /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and (without the path, so
   /// that it fits in the writer's tail reserve whatever the path's length) the log's metadata.

@@ -12,7 +12,7 @@ namespace kc::inject {
 
 /// One open NVTX push range on this thread.
 struct OpenRange {
-  uint64_t begin_ns;
+  uint64_t begin_ticks;  // hostTicks() at push (collector/clock.h): converted to ns when drained
   uint32_t scope_id;
   uint32_t name_id;
   uint32_t domain_id;  // kNoString for the default domain
@@ -22,7 +22,7 @@ struct OpenRange {
 /// One launch API call between its enter and exit callbacks.
 struct OpenLaunch {
   uint64_t correlation_id;
-  uint64_t enter_ns;
+  uint64_t enter_ticks;  // hostTicks() at API enter
   uint32_t scope_id;
   uint32_t cbid;
   uint8_t domain;  // ApiDomain

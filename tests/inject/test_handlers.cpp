@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <cstring>
 #include <string>
@@ -167,6 +168,14 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   launch(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, 61);
   CHECK(pop() == 0);
 
+  // Times: a range around a 20 ms sleep, bracketed by clock_gettime. The hot path takes its timestamps with
+  // hostTicks() (the TSC where the kernel keeps time with it); the log must hold CLOCK_MONOTONIC ns.
+  const uint64_t timed_before = nowNs();
+  CHECK(pushA("timed") == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(pop() == 0);
+  const uint64_t timed_after = nowNs();
+
   // Four threads, each with its own range and 5,000 launches.
   constexpr uint32_t kPerThread = 5000;
   std::vector<std::thread> threads;
@@ -317,6 +326,26 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
                                                         {"worker_kernel_b", 2 * kPerThread}});
   CHECK(s.unmatched_by_kernel.size() == 1);  // "orphan"
   CHECK(s.kernel_gpu_ns == (8 + 4 * kPerThread) * 1000);
+  // Converted times (collector/clock.h): within 50 µs of the clock_gettime reads around them.
+  constexpr uint64_t kSlackNs = 50'000;
+  const RangeStats* timed = rangeAt(log, s, "timed");
+  REQUIRE(timed != nullptr);
+  CHECK(timed->cpu_ns >= 20'000'000 - kSlackNs);
+  CHECK(timed->cpu_ns <= timed_after - timed_before + kSlackNs);
+  if (!g_summary_mode) {
+    for (const RangeBody& r : log.ranges)
+      if (r.scope_id == timed->scope_id) {
+        CHECK(r.begin_ns + kSlackNs >= timed_before);
+        CHECK(r.end_ns <= timed_after + kSlackNs);
+      }
+    const uint64_t start_ns = std::stoull(std::string(log.meta("start_ns")));
+    const uint64_t end_ns = nowNs();
+    size_t in_order = 0;
+    for (const LaunchBody& l : log.launches)
+      in_order += l.enter_ns + kSlackNs >= start_ns && l.enter_ns <= l.exit_ns && l.exit_ns <= end_ns;
+    CHECK(in_order == log.launches.size());
+    CHECK((log.meta("host_clock") == "tsc" || log.meta("host_clock") == "CLOCK_MONOTONIC"));
+  }
   const RangeStats* left_open = rangeAt(log, s, "left-open");
   REQUIRE(left_open != nullptr);
   CHECK(left_open->instances == 1);
