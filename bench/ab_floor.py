@@ -9,8 +9,9 @@ Run 7). Here each process runs `launch_loop ab API N R` (bench/launch_loop.cu) w
 (KCOUNT_START=paused, KCOUNT_CONTROL=on) and libcupti_floor.so loaded by the program: in every round the
 program switches on, in rotated order, nothing, the floor (cuptiFloorAttach) and kcount (a `start` to its
 control socket), times N empty-kernel launches with each, and switches it off again. The paired
-differences kcount - floor of each round are the figure; their median over all rounds of all processes
-is checked against the budget. Configurations (each in --processes fresh processes, interleaved):
+differences kcount - floor of each round are the figure; their median over all rounds of all processes,
+with a 95% bootstrap interval, is checked against the budget: PASS when the interval lies within it, FAIL
+when it lies over it, UNRESOLVED when it straddles it (run more processes or rounds). Configurations (each in --processes fresh processes, interleaved):
   trace          KCOUNT_MODE=trace                     budget: kcount - floor <= 0.2 us/launch
   summary        KCOUNT_MODE=summary                   budget: kcount - floor <= 0.1 us/launch
   summary-nogpu  KCOUNT_MODE=summary KCOUNT_GPU_TIME=0, floor with CUPTI_FLOOR_ACTIVITY=0 (no budget line)
@@ -24,6 +25,7 @@ this script's plumbing and table with it; its numbers mean nothing).
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -131,6 +133,24 @@ def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, 
             "rounds": rounds, "summary": summary, "floor": floor_line}
 
 
+def median_ci(values, resamples=2000, seed=20261130):
+    """95% bootstrap interval of the median of `values` (percentile method, `resamples` resamples with
+    replacement, fixed seed so that a JSON file gives the same table again). Returns (low, high)."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
+
+def budget_verdict(ci, budget):
+    """PASS when the whole 95% interval of the median difference is within the budget, FAIL when the whole
+    interval is over it, UNRESOLVED when it straddles the budget (more pairs needed to say); "-" without a
+    budget line."""
+    if budget is None:
+        return "-"
+    low, high = ci
+    return "PASS" if high <= budget else "FAIL" if low > budget else "UNRESOLVED"
+
+
 def table_rows(runs, configs, apis):
     rows = []
     for config in configs:
@@ -143,9 +163,11 @@ def table_rows(runs, configs, apis):
                 continue
             budget = CONFIGS[config][2]
             med = statistics.median(diffs)
-            verdict = "-" if budget is None else ("PASS" if med <= budget else "FAIL")
+            ci = median_ci(diffs)
+            verdict = budget_verdict(ci, budget)
             rows.append({"config": config, "api": api, "processes": len(mine), "pairs": len(diffs),
-                         "kcount_minus_floor_us": {"median": med, "min": min(diffs), "max": max(diffs),
+                         "kcount_minus_floor_us": {"median": med, "ci95": list(ci), "min": min(diffs),
+                                                   "max": max(diffs),
                                                    "process_medians": [r["summary"]["paired_us_per_launch"]
                                                                        ["kcount-floor"]["median"] for r in mine]},
                          "floor_minus_none_us": statistics.median(floor_cost) if floor_cost else None,
@@ -197,14 +219,14 @@ def main(argv=None):
         json.dump(doc, f, indent=1)
     if args.dry_run:
         print("DRY RUN: launch_loop replaced by a stand-in; the numbers below are made up")
-    print(f"{'config':<14} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median [min..max]':<44} "
+    print(f"{'config':<14} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
           f"{'floor - none':>12}  budget")
     for r in rows:
         d = r["kcount_minus_floor_us"]
-        cell = f"{d['median']:+.3f} [{d['min']:+.3f}..{d['max']:+.3f}]"
+        cell = f"{d['median']:+.3f} ({d['ci95'][0]:+.3f}..{d['ci95'][1]:+.3f}) [{d['min']:+.3f}..{d['max']:+.3f}]"
         floor = "-" if r["floor_minus_none_us"] is None else f"{r['floor_minus_none_us']:+.3f}"
         budget = "-" if r["budget_us"] is None else f"<= {r['budget_us']:.1f} {r['verdict']}"
-        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {cell:<44} {floor:>12}  {budget}")
+        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {cell:<60} {floor:>12}  {budget}")
     return 0 if runs and all(run["ok"] for run in runs) else 1
 
 

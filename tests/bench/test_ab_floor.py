@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/ab_floor.py without a GPU: its plumbing, pairing, budget verdicts, JSON and table on the dry-run
+"""bench/ab_floor.py without a GPU: its plumbing, pairing, budget verdicts (from a bootstrap interval), JSON and table on the dry-run
 stand-in (made-up numbers: trace 0.15 us above the floor, summary 0.25, summary-nogpu against a floor
 without activity), a launch_loop that fails, and libcupti_floor.so's switch refusing bad settings.
 
@@ -38,13 +38,28 @@ def main():
     check(all(rows.get(("summary", a), "").rstrip().endswith("<= 0.1 FAIL") for a in ("runtime", "driver")),
           "summary 0.25 us above the floor: over 0.1 (FAIL)")
     nogpu = rows.get(("summary-nogpu", "runtime"), "")
-    check("+0.150 [" in nogpu and "+0.950" in nogpu and nogpu.rstrip().endswith("-"),
+    check("+0.150 (" in nogpu and "+0.950" in nogpu and nogpu.rstrip().endswith("-"),
           f"summary-nogpu paired with a floor without activity (+0.150 above it, floor +0.950 above none), no budget: {nogpu!r}")
     doc = json.load(open(os.path.join(out, "ab_floor.json")))
     r0 = next(r for r in doc["rows"] if r["config"] == "trace" and r["api"] == "runtime")
     check(r0["pairs"] == 10 and r0["processes"] == 2, f"pairs = processes x rounds (10): {r0['pairs']}")
     check(abs(r0["kcount_minus_floor_us"]["median"] - 0.15) < 1e-9 and r0["verdict"] == "PASS",
           "JSON row: median difference and verdict")
+    check(all(abs(x - 0.15) < 1e-9 for x in r0["kcount_minus_floor_us"]["ci95"]),
+          f"constant pairs: the 95% interval is the point: {r0['kcount_minus_floor_us']['ci95']}")
+
+    # Verdicts from the interval, not the median alone (pairs as spread as on the H200).
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import ab_floor
+    spread = [0.08 + 0.6 * ((i * 37) % 21 - 10) / 10 for i in range(30)]  # median 0.08, -0.52..+0.68
+    low, high = ab_floor.median_ci(spread)
+    check(low < 0.08 < high and ab_floor.median_ci(spread) == (low, high),
+          f"bootstrap interval around the median, the same on every call: ({low:.3f}, {high:.3f})")
+    check(high > 0.2 and ab_floor.budget_verdict((low, high), 0.2) == "UNRESOLVED",
+          "median 0.08 within 0.2 but the interval reaches past it: UNRESOLVED, not PASS")
+    check(ab_floor.budget_verdict((0.21, 0.3), 0.2) == "FAIL" and ab_floor.budget_verdict((0.05, 0.25), 0.2) == "UNRESOLVED"
+          and ab_floor.budget_verdict((0.05, 0.2), 0.2) == "PASS" and ab_floor.budget_verdict((0.0, 1.0), None) == "-",
+          "verdicts: over = FAIL, straddling = UNRESOLVED, within = PASS, no budget = -")
     orders = [tuple(rd["order"]) for run in doc["runs"] if run["config"] == "trace" for rd in run["rounds"]]
     check(len(set(orders)) == 3, f"side order rotated by round ({len(set(orders))} orders)")
 
