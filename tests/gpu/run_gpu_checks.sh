@@ -28,13 +28,14 @@
 #        run-edges     tests/gpu/check_run_edges.sh      exec and SIGINT close the log; ctl start before CUDA init
 #        rotation      tests/gpu/check_rotation.sh       KCOUNT_MAX_BYTES parts joined = one uncapped run; drops counted
 #        ab-floor      tests/gpu/check_ab_floor.sh       same-process kcount vs floor switching, exact counts
+#        host-clock    tests/gpu/check_host_clock.sh     TSC timestamps: counts as with clock_gettime, no kernel before its launch
 #
 # GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
-# above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor". Each feature script writes into $OUT/<name>/.
+# above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock". Each feature script writes into $OUT/<name>/.
 
 set -u
 
-GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor}
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock}
 want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
@@ -454,6 +455,7 @@ feature_row torch-modules check_torch_modules.sh
 feature_row run-edges check_run_edges.sh
 feature_row rotation check_rotation.sh
 feature_row ab-floor check_ab_floor.sh
+feature_row host-clock check_host_clock.sh
 
 # ---- table
 echo
