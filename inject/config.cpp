@@ -1,9 +1,12 @@
 #include "inject/config.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+
+#include <unistd.h>  // environ
 
 #include "collector/parse.h"
 
@@ -88,6 +91,70 @@ std::string hexHash(std::string_view text) {
 }
 
 // Everything readConfig() checks, without the KCOUNT_WARNED filter.
+// The settings the library reads (above and in the Python helper), the variables `kcount run` and the
+// helper hand over, and those the repository's scripts use: an unknown KCOUNT_* name close to one of the
+// first group is reported as a probable misspelling; other unknown names are left alone.
+constexpr std::string_view kSettings[] = {
+    "KCOUNT_OUTPUT", "KCOUNT_CUPTI_PATH", "KCOUNT_RUN_REPORT", "KCOUNT_LOG_LEVEL", "KCOUNT_DISABLE",
+    "KCOUNT_MAX_HOST_MB", "KCOUNT_ACTIVITY_BUFFER_MB", "KCOUNT_MAX_ACTIVITY_MB", "KCOUNT_MAX_BYTES",
+    "KCOUNT_MAX_FILES", "KCOUNT_FILE_MODE", "KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_BACKWARD", "KCOUNT_TORCH_OPS",
+    "KCOUNT_MODE", "KCOUNT_INTERVAL", "KCOUNT_MAX_KEYS", "KCOUNT_START", "KCOUNT_CAPTURE_RANGE",
+    "KCOUNT_CAPTURE_SKIP", "KCOUNT_CAPTURE_COUNT", "KCOUNT_CAPTURE_DURATION", "KCOUNT_CONTROL",
+    "KCOUNT_CONTROL_DIR", "KCOUNT_YIELD", "KCOUNT_CUPTI_FINALIZE", "KCOUNT_SIGTERM", "KCOUNT_GPU_TIME",
+    "KCOUNT_SIGINT", "KCOUNT_HOST_CLOCK", "KCOUNT_TORCH_POLL_MS", "KCOUNT_TORCH_ROOT_NAME",
+    "KCOUNT_TORCH_NVTX_LIB"};
+constexpr std::string_view kOtherNames[] = {
+    "KCOUNT_WARNED",  "KCOUNT_NEEDS", "KCOUNT_ENV", "KCOUNT_JOBS", "KCOUNT_DATA", "KCOUNT_EXAMPLES_OUT",
+    "KCOUNT_BENCH_SAMPLE_LOG", "KCOUNT_BENCH_FAKE_REPEAT", "KCOUNT_BENCH_FAKE_CONFIG", "KCOUNT_AB_FAKE_CONFIG",
+    "KCOUNT_CONTROL_TOL", "KCOUNT_FUZZ_CLEAN", "KCOUNT_HELPER", "KCOUNT_SANITIZE", "KCOUNT_BUILD_BENCH",
+    "KCOUNT_BUILD_TESTS", "KCOUNT_VERSION"};
+
+// Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short names, capped:
+// returns cap + 1 as soon as it is larger than `cap`.
+size_t nameDistance(std::string_view a, std::string_view b, size_t cap) {
+  if (a.size() > b.size() + cap || b.size() > a.size() + cap || a.size() > 64 || b.size() > 64) return cap + 1;
+  size_t prev2[65], prev[65], cur[65];
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    size_t row_min = cur[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t d = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d = std::min(d, prev2[j - 2] + 1);
+      cur[j] = d;
+      row_min = std::min(row_min, d);
+    }
+    if (row_min > cap) return cap + 1;
+    std::copy(prev, prev + b.size() + 1, prev2);
+    std::copy(cur, cur + b.size() + 1, prev);
+  }
+  return prev[b.size()];
+}
+
+// "ignoring KCOUNT_MDOE=summary: not a kcount setting (did you mean KCOUNT_MODE?)" for each KCOUNT_*
+// variable that no part of kcount reads and whose name is within 2 edits of a setting.
+void misspelledSettings(std::string* problems) {
+  if (problems == nullptr || environ == nullptr) return;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || entry.substr(0, 7) != "KCOUNT_") continue;
+    const std::string_view name = entry.substr(0, eq);
+    const auto known = [name](const auto& list) { return std::find(std::begin(list), std::end(list), name) != std::end(list); };
+    if (known(kSettings) || known(kOtherNames)) continue;
+    std::string_view best;
+    size_t best_d = 3;
+    for (std::string_view s : kSettings)
+      if (const size_t d = nameDistance(name, s, 2); d < best_d) {
+        best_d = d;
+        best = s;
+      }
+    if (best.empty()) continue;
+    if (!problems->empty()) *problems += '\n';
+    *problems += "ignoring " + std::string(entry) + ": not a kcount setting (did you mean " + std::string(best) + "?)";
+  }
+}
+
 Config readAll(std::string* problems) {
   Config c;
   if (const char* v = env("KCOUNT_OUTPUT")) c.output = v;
@@ -170,6 +237,7 @@ Config readAll(std::string* problems) {
     if (sv == "monotonic") c.host_clock_auto = false;
     else if (sv != "auto") problem(problems, "KCOUNT_HOST_CLOCK", v, "not 'auto' or 'monotonic'", "auto");
   }
+  misspelledSettings(problems);
   return c;
 }
 }  // namespace

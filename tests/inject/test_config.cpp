@@ -174,3 +174,41 @@ TEST_CASE("problems already printed by the process this one was exec()ed from ar
   }
   unsetenv("KCOUNT_WARNED");
 }
+
+TEST_CASE("a KCOUNT_* name within two edits of a setting is reported as a probable misspelling") {
+  EnvVar a("KCOUNT_MDOE", "summary");         // swapped letters
+  EnvVar b("KCOUNT_GPU_TIMES", "0");          // one letter added
+  EnvVar c("KCOUNT_HOSTCLOCK", "monotonic");  // one letter missing
+  EnvVar d("KCOUNT_JOBS", "4");               // a build script's variable: known
+  EnvVar e("KCOUNT_SOMETHING_ELSE", "1");     // unknown, near no setting: left alone
+  std::string problems;
+  const kc::inject::Config cfg = kc::inject::readConfig(&problems);
+  CHECK(cfg.mode == kc::inject::RecordMode::kTrace);  // the misspelt setting is not taken
+  CHECK(problems.find("ignoring KCOUNT_MDOE=summary: not a kcount setting (did you mean KCOUNT_MODE?)") !=
+        std::string::npos);
+  CHECK(problems.find("ignoring KCOUNT_GPU_TIMES=0: not a kcount setting (did you mean KCOUNT_GPU_TIME?)") !=
+        std::string::npos);
+  CHECK(problems.find("(did you mean KCOUNT_HOST_CLOCK?)") != std::string::npos);
+  CHECK(problems.find("KCOUNT_JOBS") == std::string::npos);
+  CHECK(problems.find("KCOUNT_SOMETHING_ELSE") == std::string::npos);
+}
+
+TEST_CASE("KCOUNT_HOST_CLOCK: auto (default) or monotonic; anything else is one warning") {
+  {
+    std::string problems;
+    CHECK(kc::inject::readConfig(&problems).host_clock_auto);
+    CHECK(problems.empty());
+  }
+  {
+    EnvVar v("KCOUNT_HOST_CLOCK", "monotonic");
+    std::string problems;
+    CHECK_FALSE(kc::inject::readConfig(&problems).host_clock_auto);
+    CHECK(problems.empty());
+  }
+  {
+    EnvVar v("KCOUNT_HOST_CLOCK", "rdtsc");
+    std::string problems;
+    CHECK(kc::inject::readConfig(&problems).host_clock_auto);
+    CHECK(problems == "ignoring KCOUNT_HOST_CLOCK=rdtsc: not 'auto' or 'monotonic'; using auto");
+  }
+}
