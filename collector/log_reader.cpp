@@ -1019,6 +1019,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   log.major = fh.major;
   log.minor = fh.minor;
   if (fh.major != kLogMajor) {
+    log.unsupported_version = true;
     error(log, 8, -1,
           "unsupported version " + std::to_string(fh.major) + "." + std::to_string(fh.minor) +
               " (this reader supports " + std::to_string(kLogMajor) + ".x)");

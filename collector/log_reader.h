@@ -80,6 +80,9 @@ struct LogData {
   /// The file does not start with a kcount file header (an empty file, or other bytes at byte 0): it is
   /// not a kcount log, and nothing in it was read. issues[0] says what byte 0 holds.
   bool not_a_log = false;
+  /// The file header names a major format version this reader does not read (a newer kcount wrote it):
+  /// nothing past the header was read. issues[0] says which version.
+  bool unsupported_version = false;
   uint32_t chunks_read = 0;          // chunks whose checksum matched and that were decoded
   int64_t last_intact_chunk = -1;    // index of the last chunk decoded, -1 if none
   uint64_t last_intact_end = 0;      // byte offset just past that chunk

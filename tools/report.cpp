@@ -1381,6 +1381,14 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     out << "NOT A KCOUNT LOG\n";
     return 2;
   }
+  if (d.unsupported_version) {
+    out << fmt::format("format version {}.{}, {}\n", d.major, d.minor, counted(d.file_bytes, "byte"));
+    for (const auto& i : d.issues) out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
+    out << fmt::format("UNSUPPORTED: format {}.{} is not one this kcount reads ({}.x): read it with the kcount that "
+                       "wrote it, or a later one\n",
+                       d.major, d.minor, kLogMajor);
+    return 2;
+  }
   out << fmt::format("format version {}.{}, {}, {} read ({} packed), {} skipped\n", d.major, d.minor,
                      counted(d.file_bytes, "byte"), counted(d.chunks_read, "chunk"), d.packed_chunks,
                      counted(d.chunks_skipped, "chunk"));

@@ -159,6 +159,22 @@ def test_not_a_log(work):
     check(r.returncode == 0 and r.stdout.rstrip().endswith("OK"), "check -- -weird name.kcount works", r.stdout)
 
 
+def test_newer_format(work):
+    # A log whose header names major version 2 (a later kcount): "unsupported", not damaged.
+    src = os.path.join(ROOT, "tests", "data", "launches.kcount")
+    data = bytearray(open(src, "rb").read())
+    data[8] = 2  # FileHeader.major (docs/format.md: magic, then u16 major)
+    newer = os.path.join(work, "newer.kcount")
+    with open(newer, "wb") as f:
+        f.write(data)
+    r = run("check", newer)
+    check(r.returncode == 2 and "UNSUPPORTED: format 2." in r.stdout and "DAMAGED" not in r.stdout
+          and "records:" not in r.stdout, "check: a newer major version is UNSUPPORTED, not DAMAGED", r.stdout)
+    r = run("summary", newer)
+    check(r.returncode == 2 and "log format 2." in r.stderr and "is not one this kcount reads (1.x)" in r.stderr
+          and "damaged" not in r.stderr, "summary: a newer major version named, not called damaged", r.stderr)
+
+
 def test_drops(work):
     lossy = os.path.join(work, "lossy.kcount")
     make_log(lossy, "push step\nkernel 100 k\npop\ndropped host 970\ndropped activity 3\n")
@@ -584,6 +600,7 @@ def main():
         test_export(work)
         test_summary_mode_segment(work)
         test_not_a_log(work)
+        test_newer_format(work)
         test_drops(work)
         test_not_a_file(work)
         test_rotated_parts(work)
