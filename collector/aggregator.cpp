@@ -9,7 +9,6 @@
 namespace kc {
 namespace {
 
-uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
 constexpr uint8_t kWaitingKernel = 0;
 
 }  // namespace

@@ -36,7 +36,6 @@ void addCounts(RangeStats& into, const RangeStats& from) {
   for (const auto& [name, t] : from.by_kernel) addTally(into.by_kernel[name], t);
 }
 
-uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
 
 uint64_t less(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
@@ -207,7 +206,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     });
   }
   s.kernels = log.kernels.size();
-  for (const KernelBody& k : log.kernels) satAdd(s.kernel_gpu_ns, span(k.start_ns, k.end_ns));
+  for (const KernelBody& k : log.kernels) satAdd(s.kernel_gpu_ns, kernelTotalNs(s, k));
   for (const MemOpBody& m : log.mem_ops) {
     auto it = by_corr.find(m.correlation_id);
     if (it == by_corr.end()) {

@@ -84,6 +84,7 @@ struct Summary {
   uint64_t mem_ops = 0;                 // memcpy/memset operations executed on the GPU
   uint64_t unmatched_mem_ops = 0;       // memory operations whose correlation id matches no API call
   uint64_t kernel_gpu_ns = 0;           // GPU ns of all kernel records, unmatched ones included
+  uint64_t kernels_end_before_start = 0;  // kernel records whose end_ns < start_ns: counted with 0 GPU ns
   std::map<uint32_t, KernelTally> unmatched_by_kernel;  // kernel name id -> unmatched kernels of that name
   /// Kernel name id -> shape of the first kernel record of that name, in file order (trace logs; a
   /// summary-mode log keeps no shapes).
@@ -206,6 +207,14 @@ Summary summarizeSnapshot(const LogData& log, size_t index);
 /// filled: repairs the range tree (a parent out of range or a cycle hangs under the root), fills
 /// children, children_order and inclusive. Used by summarize() and the streaming join.
 void buildRangeTree(const LogData& log, Summary& s);
+
+/// GPU ns of kernel record `k` for the totals (span(start_ns, end_ns)); counts a record whose end lies
+/// before its start in s.kernels_end_before_start. Call once per kernel record. Used by summarize() and
+/// the streaming join.
+inline uint64_t kernelTotalNs(Summary& s, const KernelBody& k) {
+  if (k.end_ns < k.start_ns) ++s.kernels_end_before_start;
+  return span(k.start_ns, k.end_ns);
+}
 
 /// Records the shape of kernel record `k` in s.kernel_shapes if it is the first of its name. Used by
 /// summarize() and the streaming join.

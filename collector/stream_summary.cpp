@@ -11,7 +11,6 @@
 namespace kc {
 namespace {
 
-uint64_t span(uint64_t begin, uint64_t end) { return end > begin ? end - begin : 0; }
 
 /// Open-addressing hash map from a 64-bit key to a small value: linear probing, power-of-two capacity,
 /// deletion by backward shift (no tombstones). The join's tables; std::unordered_map costs a node
@@ -379,7 +378,7 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
   State& s = *s_;
   satAdd(s.out.kernels, v.size());
   for (const KernelBody& k : v) {
-    const uint64_t ns = span(k.start_ns, k.end_ns);
+    const uint64_t ns = kernelTotalNs(s.out, k);
     satAdd(s.out.kernel_gpu_ns, ns);
     noteKernelShape(s.out, k);
     if (SegmentTotals* t = s.segOf(k.correlation_id)) {

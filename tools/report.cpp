@@ -1421,6 +1421,12 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     out << fmt::format("join: {}, {}\n", counted(s.unmatched_kernels, "unmatched kernel"),
                        counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"));
     out << snapshotLine(l);
+    if (s.kernels_end_before_start > 0)
+      out << fmt::format("warning: {} before {} start (CUPTI gave no valid end time); counted with 0 ns of GPU "
+                         "time\n",
+                         s.kernels_end_before_start == 1 ? std::string("1 kernel record ends")
+                                                         : fmt::format("{} kernel records end", s.kernels_end_before_start),
+                         s.kernels_end_before_start == 1 ? "its" : "their");
     if (s.join_window_evicted > 0)
       out << fmt::format("join window: {} longer than the streaming join holds them; "
                          "the join counts above are approximate\n",

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "collector/analysis.h"
@@ -439,4 +440,38 @@ TEST_CASE("GPU-time sums past 2^64 - 1 saturate in summarize() and summarizeLogF
   // An ordinary log: nothing saturated, no warning.
   const kc::Summary plain = kc::summarize(nestedLog());
   CHECK(kc::saturatedSums(plain) == 0);
+}
+
+TEST_CASE("kernel records that end before they start: 0 GPU ns, counted, and kcount check says so") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "step");
+  w.writeString(2, "gemm");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+  for (uint64_t c = 1; c <= 3; ++c) w.writeLaunch(launchAt(c, 1, c * 10, c * 10 + 5));
+  w.writeKernel(kernelAt(1, 2, 1000, 1100));  // 100 ns
+  w.writeKernel(kernelAt(2, 2, 2000, 0));     // no valid end (CUPTI gave 0)
+  w.writeKernel(kernelAt(3, 2, 3000, 2999));  // end 1 ns before start
+  w.writeRange({0, 5000, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  char path[] = "/tmp/kc_reversed_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, sink.bytes.data(), sink.bytes.size()) == static_cast<ssize_t>(sink.bytes.size()));
+  close(fd);
+  const kc::LoadedLog streamed = kc::streamLog(path);
+  const kc::LoadedLog loaded = kc::loadLog(path);
+  std::remove(path);
+  for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+    CHECK(l->summary.kernels == 3);
+    CHECK(l->summary.kernels_end_before_start == 2);
+    CHECK(l->summary.kernel_gpu_ns == 100);
+    CHECK(l->summary.exclusive[1].gpu_ns == 100);
+  }
+  std::ostringstream out;
+  CHECK(kc::printCheck(out, streamed) == 0);  // odd times are no loss: the log is still complete
+  CHECK(out.str().find("warning: 2 kernel records end before their start (CUPTI gave no valid end time); counted "
+                       "with 0 ns of GPU time") != std::string::npos);
 }
