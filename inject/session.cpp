@@ -186,7 +186,6 @@ bool Session::activate() noexcept {
       addMetadata("pid", std::to_string(getpid()));
       addMetadata("host", host);
       if (!rank.empty()) addMetadata("rank", rank);
-      addMetadata("command_line", commandLine());
       addMetadata("clock", "CLOCK_MONOTONIC");
       // Where the launch and range timestamps were taken from before their conversion to the clock above.
       addMetadata("host_clock", hostClockSource() == HostClockSource::kTsc ? "tsc" : "CLOCK_MONOTONIC");
@@ -195,6 +194,10 @@ bool Session::activate() noexcept {
                   std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count()));
+      // Last: the run's identity (host, pid, start_ns) goes out before it, so that a command line too long
+      // for the first file at a small KCOUNT_MAX_BYTES moves to the next part without taking the identity
+      // the reader joins the parts by.
+      addMetadata("command_line", commandLine());
       pid_.store(getpid());
       gate_.store(kGateLive, std::memory_order_release);  // active, paused until a window opens
       writer_thread_ = std::thread([this] { writerLoop(); });

@@ -195,4 +195,17 @@ if [[ $rc -eq 1 && $out == *"crash, kill, or still running"* && $out != *"cut sh
   ok "the same file without a later part beside it: the run may have ended there (no end record, exit 1)"
 else bad "cut part without later part: exit $rc: $(grep -E '^(error|warning|PARTIAL|INCOMPLETE)' <<<"$out" | tr '\n' ' ')"; fi
 
+# A command line too long for the first file at the smallest cap: the run's identity (host, pid, start_ns)
+# still goes into part 0, so the parts join as one run (the command line moves to part 1's preamble).
+l=$work/long-cmdline
+mkdir -p "$l"
+long_arg=$(printf 'A%.0s' $(seq 3800))
+KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=3 KCOUNT_OUTPUT=$l/r.kcount NVTX_INJECTION64_PATH=$lib \
+  "$nvtx_prog" 2000 normal "$long_arg" >/dev/null 2>"$l/err"
+out=$("$kcount" summary "$l/r.kcount" "$l/r.1.kcount" "$l/r.2.kcount" 2>&1); rc=$?
+if [[ $rc -le 1 && $out == *"rotated files joined"* && $out != *"not given"* && $out != *"rotated run continues"* ]] &&
+   "$kcount" check "$l/r.kcount" | grep -q '^  start_ns = '; then
+  ok "a 3800-byte command line at KCOUNT_MAX_BYTES=4096: part 0 holds the run's identity, the parts join"
+else bad "long command line: exit $rc: $(grep -E 'warning|joined|error' <<<"$out" | tr '\n' ' ')"; fi
+
 finish rotation
