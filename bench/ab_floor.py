@@ -10,8 +10,10 @@ Run 7). Here each process runs `launch_loop ab API N R` (bench/launch_loop.cu) w
 program switches on, in rotated order, nothing, the floor (cuptiFloorAttach) and kcount (a `start` to its
 control socket), times N empty-kernel launches with each, and switches it off again. The paired
 differences kcount - floor of each round are the figure; their median over all rounds of all processes,
-with a 95% bootstrap interval, is checked against the budget: PASS when the interval lies within it, FAIL
-when it lies over it, UNRESOLVED when it straddles it (run more processes or rounds). Configurations (each in --processes fresh processes, interleaved):
+with a 95% interval (bootstrap over processes, then rounds), is checked against the budget. The table's
+budget column says "<= BUDGET VERDICT": PASS when the interval lies within the budget, FAIL when it lies
+over it, UNRESOLVED when it straddles it or fewer than 10 pairs were measured (run more processes or
+rounds). Configurations (each in --processes fresh processes, interleaved):
   trace          KCOUNT_MODE=trace                     budget: kcount - floor <= 0.2 us/launch
   summary        KCOUNT_MODE=summary                   budget: kcount - floor <= 0.1 us/launch
   summary-nogpu  KCOUNT_MODE=summary KCOUNT_GPU_TIME=0, floor with CUPTI_FLOOR_ACTIVITY=0 (no budget line)
@@ -50,12 +52,14 @@ FAKE_US = {"none": 4.50, "floor": 6.70, "floor-noactivity": 5.45, "trace": 6.85,
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"),
                    help="folder with lib/libkcount.so and lib/libcupti_floor.so (default: build)")
     p.add_argument("--out", default="/tmp/kcount-ab-floor", help="results folder (ab_floor.json, each process's output)")
-    p.add_argument("--configs", default="trace,summary,summary-nogpu")
-    p.add_argument("--apis", default="runtime,driver")
+    p.add_argument("--configs", default="trace,summary,summary-nogpu",
+                   help="comma-separated configurations (trace, summary, summary-nogpu; see above)")
+    p.add_argument("--apis", default="runtime,driver",
+                   help="comma-separated launch APIs: runtime (<<<>>>), driver (cuLaunchKernel)")
     p.add_argument("--processes", type=int, default=3, help="fresh processes per configuration and API")
     p.add_argument("--rounds", type=int, default=10, help="rounds per process (each side once per round)")
     p.add_argument("--launches", type=int, default=200_000, help="timed launches per side per round")
@@ -133,22 +137,42 @@ def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, 
             "rounds": rounds, "summary": summary, "floor": floor_line}
 
 
-def median_ci(values, resamples=2000, seed=20261130):
-    """95% bootstrap interval of the median of `values` (percentile method, `resamples` resamples with
-    replacement, fixed seed so that a JSON file gives the same table again). Returns (low, high)."""
+MIN_PAIRS = 10  # fewer paired rounds than this: no verdict (UNRESOLVED), whatever the interval
+
+
+def median_ci(groups, resamples=2000, seed=20261130):
+    """95% interval of the median of the paired differences, by a two-level (cluster) bootstrap: each
+    resample draws the processes with replacement, then each drawn process's rounds with replacement,
+    and takes the median of all drawn rounds (rounds of one process share its offsets, so they are not
+    independent draws; with one process this is the plain bootstrap of its rounds). `groups`: one list of
+    differences per process (a flat list of numbers counts as one process). Percentile method, fixed seed
+    (a JSON file gives the same table again). Returns (low, high)."""
+    if groups and not isinstance(groups[0], (list, tuple)):
+        groups = [groups]
+    groups = [g for g in groups if g]
     rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    meds = []
+    for _ in range(resamples):
+        drawn = []
+        for g in rng.choices(groups, k=len(groups)):
+            drawn.extend(rng.choices(g, k=len(g)))
+        meds.append(statistics.median(drawn))
+    meds.sort()
     return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
 
 
-def budget_verdict(ci, budget):
+def budget_verdict(ci, budget, pairs=MIN_PAIRS):
     """PASS when the whole 95% interval of the median difference is within the budget, FAIL when the whole
-    interval is over it, UNRESOLVED when it straddles the budget (more pairs needed to say); "-" without a
-    budget line."""
+    interval is over it, UNRESOLVED when it straddles the budget or when fewer than MIN_PAIRS pairs were
+    measured (more processes or rounds needed to say); "-" without a budget line. Differences within
+    1e-9 us of the budget count as on it (0.2 printed as +0.200 is within 0.2)."""
     if budget is None:
         return "-"
+    if pairs < MIN_PAIRS:
+        return "UNRESOLVED"
     low, high = ci
-    return "PASS" if high <= budget else "FAIL" if low > budget else "UNRESOLVED"
+    eps = 1e-9
+    return "PASS" if high <= budget + eps else "FAIL" if low > budget + eps else "UNRESOLVED"
 
 
 def table_rows(runs, configs, apis):
@@ -163,8 +187,9 @@ def table_rows(runs, configs, apis):
                 continue
             budget = CONFIGS[config][2]
             med = statistics.median(diffs)
-            ci = median_ci(diffs)
-            verdict = budget_verdict(ci, budget)
+            ci = median_ci([[r0["us_per_launch"]["kcount"] - r0["us_per_launch"]["floor"] for r0 in r["rounds"]]
+                            for r in mine])
+            verdict = budget_verdict(ci, budget, len(diffs))
             rows.append({"config": config, "api": api, "processes": len(mine), "pairs": len(diffs),
                          "kcount_minus_floor_us": {"median": med, "ci95": list(ci), "min": min(diffs),
                                                    "max": max(diffs),

@@ -57,6 +57,15 @@ def main():
           f"bootstrap interval around the median, the same on every call: ({low:.3f}, {high:.3f})")
     check(high > 0.2 and ab_floor.budget_verdict((low, high), 0.2) == "UNRESOLVED",
           "median 0.08 within 0.2 but the interval reaches past it: UNRESOLVED, not PASS")
+    # Rounds of one process share its offset: three processes at -0.1, +0.1 and +0.3 with tight rounds give
+    # a wide interval (the processes disagree), the same rounds as one process a narrow one.
+    procs = [[o + 0.001 * i for i in range(10)] for o in (-0.1, 0.1, 0.3)]
+    wide = ab_floor.median_ci(procs)
+    narrow = ab_floor.median_ci([x for g in procs for x in g])
+    check(wide[1] - wide[0] > 1.5 * (narrow[1] - narrow[0]) and wide[1] >= 0.25 > narrow[1],
+          f"processes, not rounds, set the interval when they disagree: {wide} vs pooled {narrow}")
+    check(ab_floor.budget_verdict((0.0, 0.0), 0.2, pairs=1) == "UNRESOLVED", "one pair: no verdict (UNRESOLVED)")
+    check(ab_floor.budget_verdict((6.9 - 6.7, 6.9 - 6.7), 0.2) == "PASS", "a difference of 0.2 (in floating point) is within 0.2")
     check(ab_floor.budget_verdict((0.21, 0.3), 0.2) == "FAIL" and ab_floor.budget_verdict((0.05, 0.25), 0.2) == "UNRESOLVED"
           and ab_floor.budget_verdict((0.05, 0.2), 0.2) == "PASS" and ab_floor.budget_verdict((0.0, 1.0), None) == "-",
           "verdicts: over = FAIL, straddling = UNRESOLVED, within = PASS, no budget = -")
