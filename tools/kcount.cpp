@@ -315,7 +315,7 @@ int kcountMain(int argc, char** argv) {
   bool salvage = false;
 
   auto* summary = app.add_subcommand("summary", "per-range table of launches, kernels and time");
-  summary->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
+  summary->add_option("logs", paths, "log files")->required();
   summary->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   summary->add_option("--view", view, "tree (inclusive, indented), inclusive (flat paths) or innermost (launches, kernels and GPU time "
                   "exclusive: made while the range was innermost; CPU time stays the range's wall time, its "
@@ -345,16 +345,16 @@ int kcountMain(int argc, char** argv) {
                     "summary-mode logs: per range, the change between consecutive snapshots (table or json)");
 
   auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
-  kernels->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
+  kernels->add_option("logs", paths, "log files")->required();
   kernels->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   kernels->add_flag("--full-names", full_names, "show full demangled kernel names");
   kernels->add_flag("--salvage", salvage, "list the kernels of the intact part of a damaged log (exit 0 if any)");
 
   std::vector<std::string> diff_a, diff_b;
   auto* diff = app.add_subcommand("diff", "compare two runs per range and overall; kernels matched by decoded identity");
-  diff->add_option("logs", paths, "two logs, A then B (or -a/-b for several logs per side)")->check(CLI::ExistingFile);
-  diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)")->check(CLI::ExistingFile);
-  diff->add_option("-b,--b", diff_b, "logs of side B")->check(CLI::ExistingFile);
+  diff->add_option("logs", paths, "two logs, A then B (or -a/-b for several logs per side)");
+  diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)");
+  diff->add_option("-b,--b", diff_b, "logs of side B");
   diff->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
   diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
 
@@ -364,7 +364,7 @@ int kcountMain(int argc, char** argv) {
 
   std::string output;
   auto* exp = app.add_subcommand("export", "logs as a Chrome trace (Perfetto), SQLite, CSV or JSON records");
-  exp->add_option("logs", paths, "log files")->required()->check(CLI::ExistingFile);
+  exp->add_option("logs", paths, "log files")->required();
   exp->add_option("--format", format, "chrome (trace JSON), sqlite, csv (a folder of files) or json")
       ->required()->check(CLI::IsMember({"chrome", "sqlite", "csv", "json"}));
   exp->add_option("-o,--output", output,
@@ -403,7 +403,7 @@ int kcountMain(int argc, char** argv) {
   exp->add_flag("--force", force, "chrome: write the trace whatever its estimated size");
 
   auto* html = app.add_subcommand("report", "one self-contained HTML page: range tree chart, kernels, A vs B for two logs");
-  html->add_option("logs", paths, "log files (two: side by side)")->required()->check(CLI::ExistingFile);
+  html->add_option("logs", paths, "log files (two: side by side)")->required();
   html->add_option("-o,--output", output, "HTML file to write, replaced if it exists; - for standard output")
       ->required();
   html->add_flag("--salvage", salvage, "report the intact part of damaged logs (exit 0 if any)");
@@ -474,6 +474,22 @@ int kcountMain(int argc, char** argv) {
                   << "\") or write it as \"./" << a << "\"\n";
     }
     return 2;
+  }
+
+  // Log paths are checked here, after parsing, not by the parser: `--help` then wins over a bad path, and
+  // the message names the path the way the rest of kcount does.
+  if (*summary || *kernels || *diff || *exp || *html) {
+    int missing = 0;
+    for (const std::vector<std::string>* list : {&paths, &diff_a, &diff_b})
+      for (const std::string& p : *list) {
+        std::error_code ec;
+        if (std::filesystem::exists(p, ec)) continue;
+        ++missing;
+        const bool format_word = p == "csv" || p == "json" || p == "sqlite" || p == "chrome" || p == "table";
+        std::cerr << "kcount: " << p << ": no such file" << (format_word ? " (a format is an option: --format " + p + ")" : "")
+                  << '\n';
+      }
+    if (missing > 0) return 2;
   }
 
   try {

@@ -159,6 +159,19 @@ def test_not_a_log(work):
     check(r.returncode == 0 and r.stdout.rstrip().endswith("OK"), "check -- -weird name.kcount works", r.stdout)
 
 
+def test_missing_paths(work):
+    r = run("summary", os.path.join(work, "nope.kcount"))
+    check(r.returncode == 2 and r.stderr.strip() == f"kcount: {os.path.join(work, 'nope.kcount')}: no such file",
+          "summary of a path that does not exist: one line naming it, exit 2", r.stderr)
+    r = run("export", "csv", "--format", "csv", "-o", os.path.join(work, "x.csv"))
+    check(r.returncode == 2 and "kcount: csv: no such file (a format is an option: --format csv)" in r.stderr,
+          "export csv ...: the format word taken for a log is named as such", r.stderr)
+    r = run("export", "csv", "--help")
+    check(r.returncode == 0 and "Usage:" in r.stdout, "--help wins over a path that does not exist", r.stdout[:200] + r.stderr)
+    r = run("diff", "-a", os.path.join(work, "nope-a.kcount"), "-b", os.path.join(work, "nope-b.kcount"))
+    check(r.returncode == 2 and r.stderr.count("no such file") == 2, "diff -a/-b: every missing path named", r.stderr)
+
+
 def test_newer_format(work):
     # A log whose header names major version 2 (a later kcount): "unsupported", not damaged.
     src = os.path.join(ROOT, "tests", "data", "launches.kcount")
@@ -601,6 +614,7 @@ def main():
         test_summary_mode_segment(work)
         test_not_a_log(work)
         test_newer_format(work)
+        test_missing_paths(work)
         test_drops(work)
         test_not_a_file(work)
         test_rotated_parts(work)
