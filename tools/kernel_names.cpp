@@ -190,7 +190,7 @@ std::string demangleKernelName(std::string_view name) {
 }
 
 std::string shortKernelName(std::string_view name) {
-  if (!name.starts_with("_Z")) return std::string(name);
+  if (!name.starts_with("_Z")) return ellipsize(name, kMaxShortName);
   std::string demangled = demangleKernelName(name);
   if (demangled == name) return ellipsize(name, kMaxShortName);  // the demangler refused it
   auto s = shorten(demangled);

@@ -18,8 +18,8 @@ std::string demangleKernelName(std::string_view name);
 /// reduced to its last identifier (nested template lists become "<…>"); return type and parameter
 /// list dropped. For ATen kernels the functor is shown (GeluCUDAKernelImpl, MulFunctor) and the
 /// plumbing arguments (std::array, offset calculators, load/store policies) are dropped. Names that
-/// are not mangled (nvjet_…, triton_…) stay as they are. When the demangled name cannot be parsed, it is
-/// cut at kMaxShortName characters, never guessed at.
+/// are not mangled (nvjet_…, triton_…) stay as they are, cut at kMaxShortName characters like every short
+/// name. When the demangled name cannot be parsed, it is cut at kMaxShortName characters, never guessed at.
 std::string shortKernelName(std::string_view name);
 
 /// shortKernelName() without the cut at kMaxShortName characters (for decoding, not for tables).

@@ -12,6 +12,14 @@ TEST_CASE("unmangled names stay as they are") {
     CHECK(kc::shortKernelName(n) == n);
     CHECK(kc::displayKernelName(n, true) == n);
   }
+  // A long name without templates (a generated C kernel): cut like any short name, whole when full.
+  const std::string long_c = "fused_" + std::string(400, 'x') + "_kernel";
+  const std::string s = kc::shortKernelName(long_c);
+  CHECK(s.starts_with("fused_xxx"));
+  CHECK(s.ends_with("…"));
+  CHECK(s.size() == kc::kMaxShortName - 1 + std::string("…").size());
+  CHECK(kc::displayKernelName(long_c, true) == long_c);
+  CHECK(kc::shortKernelNameUncut(long_c) == long_c);
 }
 
 TEST_CASE("ATen elementwise kernels show the functor") {
