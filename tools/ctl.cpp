@@ -242,17 +242,25 @@ void removeStale(const std::string& path) {
 }
 
 int oneTarget(int pid, const std::string& cmd, const std::string& request, const CtlOptions& opt) {
+  // A process that could not be asked: the reason on stderr, and with --format json also one line
+  // {"pid": N, "ok": false, "error": REASON, "exit": CODE} on stdout, so that a script reading the JSON
+  // lines (one per process, --all) sees every process.
+  const auto fail = [&](int code, const std::string& reason) {
+    std::cerr << "kcount ctl: " << reason << '\n';
+    if (opt.format == "json")
+      std::cout << json{{"pid", pid}, {"ok", false}, {"error", reason}, {"exit", code}}.dump(
+                       -1, ' ', false, json::error_handler_t::replace)
+                << '\n';
+    return code;
+  };
   unsigned uid = 0;
   if (!processExists(pid, &uid)) {
-    std::cerr << fmt::format("kcount ctl: no such process {}\n", pid);
     for (const auto& dir : controlDirsFor(0, geteuid())) removeStale(dir + "/" + std::to_string(pid) + ".sock");
-    return kCtlNoProcess;
+    return fail(kCtlNoProcess, fmt::format("no such process {}", pid));
   }
-  if (uid != geteuid() && geteuid() != 0) {
-    std::cerr << fmt::format("kcount ctl: pid {}: permission refused (the process belongs to uid {}, you are uid {})\n",
-                             pid, uid, geteuid());
-    return kCtlPermission;
-  }
+  if (uid != geteuid() && geteuid() != 0)
+    return fail(kCtlPermission, fmt::format("pid {}: permission refused (the process belongs to uid {}, you are uid {})",
+                                            pid, uid, geteuid()));
   const std::string path = socketFor(pid, uid);
   if (isKcountRun(pid)) {
     // `kcount run`'s own process is not profiled: its command (or a process that command started) is.
@@ -276,22 +284,18 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
       std::cerr << fmt::format("kcount ctl: pid {} is kcount run; its profiled process is {}\n", pid, target);
       return oneTarget(target, cmd, request, opt);
     }
-    if (below.empty())
-      std::cerr << fmt::format("kcount ctl: pid {} is kcount run and its command is not running\n", pid);
-    else
-      std::cerr << fmt::format(
-          "kcount ctl: pid {} is kcount run; its profiled process is {}, which has no control socket "
-          "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its start when preloaded)\n",
-          pid, below.front());
-    return kCtlNotKcount;
+    if (below.empty()) return fail(kCtlNotKcount, fmt::format("pid {} is kcount run and its command is not running", pid));
+    return fail(kCtlNotKcount,
+                fmt::format("pid {} is kcount run; its profiled process is {}, which has no control socket "
+                            "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its "
+                            "start when preloaded)",
+                            pid, below.front()));
   }
-  if (path.empty()) {
-    std::cerr << fmt::format(
-        "kcount ctl: pid {}: not a kcount process (no control socket; libkcount.so not loaded, KCOUNT_CONTROL=off, "
-        "or the process has not initialized CUDA)\n",
-        pid);
-    return kCtlNotKcount;
-  }
+  if (path.empty())
+    return fail(kCtlNotKcount,
+                fmt::format("pid {}: not a kcount process (no control socket; libkcount.so not loaded, "
+                            "KCOUNT_CONTROL=off, or the process has not initialized CUDA)",
+                            pid));
   // A start that reaches a process before its first CUDA or NVTX call (a wrapper such as a shell, with
   // KCOUNT_CONTROL=on) records only what that process does itself; said after the answer.
   bool dormant = false;
@@ -303,13 +307,9 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
   const Answer a = ask(path, request, opt.timeout_s);
   if (a.code == kCtlNotKcount) {
     removeStale(path);
-    std::cerr << fmt::format("kcount ctl: pid {}: not a kcount process ({})\n", pid, a.error);
-    return a.code;
+    return fail(a.code, fmt::format("pid {}: not a kcount process ({})", pid, a.error));
   }
-  if (a.code == kCtlPermission || a.code == kCtlFailed) {
-    std::cerr << fmt::format("kcount ctl: pid {}: {}\n", pid, a.error);
-    return a.code;
-  }
+  if (a.code == kCtlPermission || a.code == kCtlFailed) return fail(a.code, fmt::format("pid {}: {}", pid, a.error));
   if (opt.format == "json") {
     json out = a.reply;
     out["pid"] = pid;

@@ -205,6 +205,14 @@ try:
     sleeper = subprocess.Popen(["sleep", "30"])
     rc, out, err = ctl(sleeper.pid, "status")
     check("not a kcount process: exit 5", rc == 5 and "not a kcount process" in err, (rc, err))
+    rc, out, err = ctl(sleeper.pid, "status", "--format", "json")
+    try:
+        j = json.loads(out)
+    except ValueError:
+        j = {}
+    check("--format json: a process that could not be asked is a JSON line too (ok false, error, exit 5)",
+          rc == 5 and j.get("pid") == sleeper.pid and j.get("ok") is False and j.get("exit") == 5
+          and "not a kcount process" in j.get("error", "") and "not a kcount process" in err, (rc, out, err))
     # A stale socket of a dead process: --all removes it.
     d = "/tmp/kcount-%d" % os.geteuid()
     os.makedirs(d, mode=0o700, exist_ok=True)
