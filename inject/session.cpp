@@ -284,7 +284,14 @@ void Session::writerLoop() {
   uint64_t last_periodic = nowNs();
   std::unique_lock<std::mutex> wake_lock(wake_mutex_);
   while (!stop_writer_) {
-    wake_.wait_for(wake_lock, std::chrono::milliseconds(kDrainIntervalMs));
+    // Every drain interval, or sooner at a window's deadline (ctl start --duration, KCOUNT_CAPTURE_DURATION):
+    // a window closes within about a millisecond of its duration, not up to one interval late.
+    uint64_t wait_ns = kDrainIntervalMs * 1000000ull;
+    if (const uint64_t d = window_deadline_ns_.load(); d != 0) {
+      const uint64_t now = nowNs();
+      wait_ns = std::max<uint64_t>(1000000, d > now ? std::min(wait_ns, d - now) : 0);  // never a busy loop
+    }
+    wake_.wait_for(wake_lock, std::chrono::nanoseconds(wait_ns));
     if (stop_writer_) break;
     wake_lock.unlock();
     if (auto fn = finish_requested_.exchange(nullptr)) {
@@ -801,6 +808,10 @@ bool Session::startCaptureLocked(const std::string& reason, uint64_t duration_ns
   window_start_ns_ = now;
   const uint64_t d = duration_ns != 0 ? duration_ns : config_.capture_duration_ns;
   window_deadline_ns_.store(d != 0 ? now + d : 0);
+  if (d != 0) {  // the writer then sleeps until the deadline if it comes before its next drain
+    { std::lock_guard<std::mutex> wake_lock(wake_mutex_); }  // not between its read of the deadline and its wait
+    wake_.notify_all();
+  }
   window_open_.store(true, std::memory_order_release);
   uint32_t expected = kGateLive;
   gate_.compare_exchange_strong(expected, kGateLive | epoch_, std::memory_order_acq_rel);  // not if finished
