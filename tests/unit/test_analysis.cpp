@@ -37,6 +37,19 @@ kc::KernelBody kernelAt(uint64_t corr, uint32_t name_id, uint64_t start, uint64_
   return k;
 }
 
+// The log in `bytes` read from a file both ways the tools read logs: streamed (kcount summary's join) and
+// loaded whole (summarize()). The temporary file is removed.
+std::pair<kc::LoadedLog, kc::LoadedLog> streamedAndLoaded(const std::vector<uint8_t>& bytes) {
+  char path[] = "/tmp/kc_analysis_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  std::pair<kc::LoadedLog, kc::LoadedLog> both{kc::streamLog(path), kc::loadLog(path)};
+  std::remove(path);
+  return both;
+}
+
 /// step (2 instances) > gate (2 instances), up (1 instance, one graph launch of 3 kernels).
 /// corr 1: no range, kA 10 ns. corr 2: step, kA 20 ns. corr 3: step/gate, kB 100 ns.
 /// corr 4: step/up graph launch, kA 1 ns + kB 2 ns + kB 3 ns. corr 5: step/gate, no kernel.
@@ -419,14 +432,7 @@ TEST_CASE("GPU-time sums past 2^64 - 1 saturate in summarize() and summarizeLogF
   CHECK(kc::saturatedSums(s) > 0);
 
   // The streaming join (kcount summary) and the warning the readers add.
-  char path[] = "/tmp/kc_saturate_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  REQUIRE(write(fd, sink.bytes.data(), sink.bytes.size()) == static_cast<ssize_t>(sink.bytes.size()));
-  close(fd);
-  const kc::LoadedLog streamed = kc::streamLog(path);
-  const kc::LoadedLog loaded = kc::loadLog(path);
-  std::remove(path);
+  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
   for (const kc::LoadedLog* l : {&streamed, &loaded}) {
     CHECK(l->summary.kernel_gpu_ns == kc::kSaturated);
     CHECK(l->summary.exclusive[1].gpu_ns == kc::kSaturated);
@@ -456,14 +462,7 @@ TEST_CASE("kernel records that end before they start: 0 GPU ns, counted, and kco
   w.writeRange({0, 5000, 1, 7, 7, 0});
   w.writeEnd();
   w.flush();
-  char path[] = "/tmp/kc_reversed_XXXXXX";
-  const int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  REQUIRE(write(fd, sink.bytes.data(), sink.bytes.size()) == static_cast<ssize_t>(sink.bytes.size()));
-  close(fd);
-  const kc::LoadedLog streamed = kc::streamLog(path);
-  const kc::LoadedLog loaded = kc::loadLog(path);
-  std::remove(path);
+  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
   for (const kc::LoadedLog* l : {&streamed, &loaded}) {
     CHECK(l->summary.kernels == 3);
     CHECK(l->summary.kernels_end_before_start == 2);
