@@ -738,7 +738,9 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
 std::string Session::notWrittenText(bool with_path) const {
   const RecordCounts& c = writer_->droppedRecords();
   std::string where;
-  if (writer_->firstDropFile() >= 0) {
+  if (writer_->firstDropFile() >= 0 && config_.max_files <= 1) {
+    where = ", at KCOUNT_MAX_BYTES";  // one file (KCOUNT_MAX_FILES=1): no parts to name
+  } else if (writer_->firstDropFile() >= 0) {
     const auto& files = sink_->files();
     const size_t at = static_cast<size_t>(writer_->firstDropFile());
     where = ", from part " + std::to_string(at) +

@@ -236,8 +236,9 @@ class Session {
   void convertTicksLocked();
   TickConverter ticks_;  // hostTicks() -> ns; started in the constructor, anchored at each drain
   /// "not written: L launches, K kernels, R ranges, O other records, from part N (path) on, at
-  /// KCOUNT_MAX_BYTES": the writer's droppedRecords(), for the closing line and (without the path, so
-  /// that it fits in the writer's tail reserve whatever the path's length) the log's metadata.
+  /// KCOUNT_MAX_BYTES" (", at KCOUNT_MAX_BYTES" alone with KCOUNT_MAX_FILES=1): the writer's
+  /// droppedRecords(), for the closing line and (without the path, so that it fits in the writer's tail
+  /// reserve whatever the path's length) the log's metadata.
   std::string notWrittenText(bool with_path) const;
   /// The closing line (info) after the log is closed: "log: PATH (N launches (+M memcpy/memset calls), K
   /// kernels, R ranges, B bytes[, F files, the first P][; not written: ...][; created folder D]; CUPTI
