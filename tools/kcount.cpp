@@ -567,6 +567,9 @@ int kcountMain(int argc, char** argv) {
         }
         return any_trace ? 2 : rc;
       }
+      if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
+        std::cerr << "kcount: --metric chooses the number of the across-logs table, printed for several logs "
+                     "in the table format: no effect here\n";
       if (format == "json") {
         auto j = kc::summaryJson(logs);
         if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);

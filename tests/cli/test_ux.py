@@ -172,6 +172,16 @@ def test_missing_paths(work):
     check(r.returncode == 2 and r.stderr.count("no such file") == 2, "diff -a/-b: every missing path named", r.stderr)
 
 
+def test_metric_note():
+    one = os.path.join(ROOT, "tests", "data", "launches.kcount")
+    two = os.path.join(ROOT, "tests", "data", "graphs.kcount")
+    r = run("summary", "--metric", "kernels", one)
+    check(r.returncode == 0 and "--metric chooses the number of the across-logs table" in r.stderr,
+          "summary --metric with one log: says it has no effect", r.stderr)
+    r = run("summary", "--metric", "kernels", one, two)
+    check(r.returncode == 0 and "--metric" not in r.stderr, "summary --metric with two logs: no note", r.stderr)
+
+
 def test_newer_format(work):
     # A log whose header names major version 2 (a later kcount): "unsupported", not damaged.
     src = os.path.join(ROOT, "tests", "data", "launches.kcount")
@@ -615,6 +625,7 @@ def main():
         test_not_a_log(work)
         test_newer_format(work)
         test_missing_paths(work)
+        test_metric_note()
         test_drops(work)
         test_not_a_file(work)
         test_rotated_parts(work)
