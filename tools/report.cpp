@@ -137,7 +137,11 @@ std::string snapshotLine(const LoadedLog& l) {
   if (!interval.empty()) {
     uint64_t ns = 0;
     std::from_chars(interval.data(), interval.data() + interval.size(), ns);
-    s += " every " + formatDuration(ns);
+    // Snapshots are written when the library's writer thread drains, every 100 ms (docs/usage.md,
+    // KCOUNT_INTERVAL): a shorter interval acts as 100 ms.
+    constexpr uint64_t kDrainNs = 100'000'000;
+    s += ns >= kDrainNs ? " every " + formatDuration(ns)
+                        : " every 100 ms (KCOUNT_INTERVAL=" + formatDuration(ns) + ", below the 100 ms drain interval)";
   }
   if (d.incomplete_snapshots > 0) s += fmt::format(", {} incomplete", d.incomplete_snapshots);
   if (l.summary.snapshot < 0) return s + "; no complete snapshot: no totals\n";

@@ -182,6 +182,17 @@ def test_metric_note():
     check(r.returncode == 0 and "--metric" not in r.stderr, "summary --metric with two logs: no note", r.stderr)
 
 
+def test_short_interval(work, build):
+    # KCOUNT_INTERVAL below the library's 100 ms drain: check says what the snapshots really follow.
+    log = os.path.join(work, "short-interval.kcount")
+    env = dict(os.environ, KCOUNT_MODE="summary", KCOUNT_INTERVAL="1ms", KCOUNT_OUTPUT=log,
+               NVTX_INJECTION64_PATH=os.path.join(build, "lib", "libkcount.so"))
+    subprocess.run([os.path.join(build, "bin", "nvtx_ranges"), "2000"], env=env, capture_output=True, check=True)
+    r = run("check", log)
+    check(r.returncode == 0 and "every 100 ms (KCOUNT_INTERVAL=1.00 ms, below the 100 ms drain interval)" in r.stdout,
+          "check: an interval below 100 ms shown as the 100 ms it acts as", r.stdout[-500:] + r.stderr)
+
+
 def test_newer_format(work):
     # A log whose header names major version 2 (a later kcount): "unsupported", not damaged.
     src = os.path.join(ROOT, "tests", "data", "launches.kcount")
@@ -626,6 +637,7 @@ def main():
         test_newer_format(work)
         test_missing_paths(work)
         test_metric_note()
+        test_short_interval(work, build)
         test_drops(work)
         test_not_a_file(work)
         test_rotated_parts(work)
