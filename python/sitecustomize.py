@@ -23,6 +23,19 @@ def _kcount_boot():
             kcount_torch.install_import_hook()
         except Exception as e:  # never break the program's start-up
             _sys.stderr.write("[kcount] warning: torch module ranges not installed: %s: %s\n" % (type(e).__name__, e))
+            return
+        # `kcount run` learns that a Python process of its command started the helper (tools/run.cpp):
+        # one note in its report file, appended, never created here.
+        report = _os.environ.get("KCOUNT_RUN_REPORT", "")
+        if report:
+            try:
+                fd = _os.open(report, _os.O_WRONLY | _os.O_APPEND)
+                try:
+                    _os.write(fd, b"\0torchhelper %d\n" % _os.getpid())
+                finally:
+                    _os.close(fd)
+            except OSError:
+                pass
 
 
 def _kcount_chain():

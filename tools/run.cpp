@@ -303,6 +303,10 @@ int runCommand(const RunOptions& opt) {
       if (const std::string why = incompleteLogNote(f, WTERMSIG(status)); !why.empty())
         std::fprintf(stderr, "kcount: %s\n", why.c_str());
   }
+  if (report_fd >= 0 && (opt.torch_modules || opt.torch_backward || opt.torch_ops) && rep.torch_helper_pids.empty())
+    std::fprintf(stderr,
+                 "kcount: --torch-modules/--torch-ops: no Python process of the command started kcount's helper "
+                 "(the command is not Python, or it replaced PYTHONPATH or ran python -S/-I): no module or op ranges\n");
   if (report_fd < 0)
     std::fprintf(stderr, "kcount: cannot create a report file in %s (%s): the logs written are not listed\n",
                  report.substr(0, report.rfind('/')).c_str(), std::strerror(report_errno));
@@ -344,6 +348,8 @@ RunReport readRunReport(std::istream& in) {
       r.not_run.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
     } else if (std::sscanf(line.c_str(), "disabled %d %n", &pid, &text_at) == 1 && text_at > 0) {
       r.disabled.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
+    } else if (std::sscanf(line.c_str(), "torchhelper %d", &pid) == 1) {
+      r.torch_helper_pids.push_back(pid);  // python/sitecustomize.py
     } else if (std::sscanf(line.c_str(), "unwritten %d %n", &pid, &text_at) == 1 && text_at > 0) {
       r.unwritten.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
     } else if (std::find(r.failures.begin(), r.failures.end(), line) == r.failures.end()) {

@@ -124,7 +124,18 @@ done
 if [[ -n $child && $gone -eq 1 ]]; then ok "kcount run killed by SIGKILL: its command $child ended too"
 else bad "kcount run killed by SIGKILL: command '$child' still running"; [[ -n $child ]] && kill "$child" 2>/dev/null; fi
 
-# 6. scripts/build.sh runs ninja on every CPU (a fake cmake and ninja record their arguments).
+# 6. --torch-modules on a command that is not Python: said (no Python process started the helper); a
+# Python command starts it, and nothing is said.
+"$kcount" run --torch-modules --output "$work/torch/" -- "$prog" 10 >/dev/null 2>"$work/torch-c.err"
+rc_c=$?
+"$kcount" run --torch-modules --output "$work/torch/" -- python3 -c 'pass' >/dev/null 2>"$work/torch-py.err"
+rc_py=$?
+if [[ $rc_c -eq 0 && $rc_py -eq 0 ]] && grep -q "no Python process of the command started kcount's helper" "$work/torch-c.err" &&
+   ! grep -q "no Python process" "$work/torch-py.err"; then
+  ok "--torch-modules: a non-Python command is told so; a Python one is not"
+else bad "--torch-modules helper note: rc $rc_c/$rc_py; C: $(tr '\n' ' ' <"$work/torch-c.err"); Python: $(tr '\n' ' ' <"$work/torch-py.err")"; fi
+
+# 7. scripts/build.sh runs ninja on every CPU (a fake cmake and ninja record their arguments).
 mkdir -p "$work/fake"
 printf '#!/bin/sh\nexit 0\n' >"$work/fake/cmake"
 printf '#!/bin/sh\necho "$@" >"%s"\n' "$work/ninja.args" >"$work/fake/ninja"
