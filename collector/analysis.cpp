@@ -19,23 +19,10 @@ void addTally(KernelTally& into, const KernelTally& t) {
 
 void addKernel(KernelTally& t, uint64_t ns) { addTally(t, KernelTally{1, ns, ns, ns}); }
 
-
 void addCounts(RangeStats& into, const RangeStats& from) {
-  satAdd(into.launches, from.launches);
-  satAdd(into.captured_launches, from.captured_launches);
-  satAdd(into.memcpy_count, from.memcpy_count);
-  satAdd(into.memcpy_bytes, from.memcpy_bytes);
-  satAdd(into.memcpy_ns, from.memcpy_ns);
-  satAdd(into.memset_count, from.memset_count);
-  satAdd(into.memset_bytes, from.memset_bytes);
-  satAdd(into.memset_ns, from.memset_ns);
-  satAdd(into.graph_launches, from.graph_launches);
-  satAdd(into.launch_api_ns, from.launch_api_ns);
-  satAdd(into.kernels, from.kernels);
-  satAdd(into.gpu_ns, from.gpu_ns);
+  addCountFields(into, from);
   for (const auto& [name, t] : from.by_kernel) addTally(into.by_kernel[name], t);
 }
-
 
 uint64_t less(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 

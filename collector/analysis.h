@@ -161,13 +161,12 @@ RangeStats noRangeStats(const Summary& s);
 /// True if some record's range is unknown (Summary::unresolved holds anything).
 bool hasUnresolved(const Summary& s);
 
-/// `r` += one range's tallies `row` (saturating): instances, CPU time, launches, kernels, GPU time and memory
-/// operations. `Row` has RangeStats' field names: a snapshot row (SnapshotScopeBody) or the streaming
+/// `r` += the counts of `row` (saturating): launches, kernels, GPU time, launch-call time and memory
+/// operations; not instances or CPU time (an inclusive sum over a subtree adds counts, not instances).
+/// `Row` has RangeStats' field names: RangeStats, a snapshot row (SnapshotScopeBody) or the streaming
 /// join's per-scope accumulator.
 template <typename Row>
-void addScopeRow(RangeStats& r, const Row& row) {
-  satAdd(r.instances, row.instances);
-  satAdd(r.cpu_ns, row.cpu_ns);
+void addCountFields(RangeStats& r, const Row& row) {
   satAdd(r.launches, row.launches);
   satAdd(r.graph_launches, row.graph_launches);
   satAdd(r.captured_launches, row.captured_launches);
@@ -180,6 +179,14 @@ void addScopeRow(RangeStats& r, const Row& row) {
   satAdd(r.memset_count, row.memset_count);
   satAdd(r.memset_bytes, row.memset_bytes);
   satAdd(r.memset_ns, row.memset_ns);
+}
+
+/// `r` += one range's tallies `row` (saturating): instances and CPU time, then addCountFields().
+template <typename Row>
+void addScopeRow(RangeStats& r, const Row& row) {
+  satAdd(r.instances, row.instances);
+  satAdd(r.cpu_ns, row.cpu_ns);
+  addCountFields(r, row);
 }
 
 /// How many sums of `s` reached 2^64 - 1 and are held there (kSaturated, collector/saturating.h): the

@@ -11,7 +11,6 @@
 namespace kc {
 namespace {
 
-
 /// Open-addressing hash map from a 64-bit key to a small value: linear probing, power-of-two capacity,
 /// deletion by backward shift (no tombstones). The join's tables; std::unordered_map costs a node
 /// allocation and a cache miss per record.
