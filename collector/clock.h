@@ -5,7 +5,7 @@
 // with hostTicks(): the CPU's time-stamp counter where the kernel itself keeps time with it, else
 // CLOCK_MONOTONIC. The writer thread converts ticks to CLOCK_MONOTONIC ns (TickConverter) when it drains
 // the records, before anything reads them, so the log holds ns only. Measured on the 2-core build VM
-// (2026-11-30, tests/bench or `perf`): clock_gettime 23 ns, rdtsc 10 ns; a launch takes two timestamps.
+// (2026-11-30, a loop of 10 million calls of each): clock_gettime 23 ns, rdtsc 10 ns; a launch takes two.
 // The same scheme as PyTorch's profiler (c10::getApproximateTime and its converter to Unix time).
 #pragma once
 

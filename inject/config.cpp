@@ -90,7 +90,6 @@ std::string hexHash(std::string_view text) {
   return buf;
 }
 
-// Everything readConfig() checks, without the KCOUNT_WARNED filter.
 // The settings the library reads (above and in the Python helper), the variables `kcount run` and the
 // helper hand over, and those the repository's scripts use: an unknown KCOUNT_* name close to one of the
 // first group is reported as a probable misspelling; other unknown names are left alone.
@@ -155,6 +154,7 @@ void misspelledSettings(std::string* problems) {
   }
 }
 
+// Everything readConfig() checks, without the KCOUNT_WARNED filter.
 Config readAll(std::string* problems) {
   Config c;
   if (const char* v = env("KCOUNT_OUTPUT")) c.output = v;
