@@ -37,6 +37,14 @@ kc::KernelBody kernelAt(uint64_t corr, uint32_t name_id, uint64_t start, uint64_
   return k;
 }
 
+// Strings 1 "step", 2 "gemm", 3 "cudaLaunchKernel" and scope 1 (range "step" under the root).
+void writeStepGemm(kc::LogWriter& w) {
+  w.writeString(1, "step");
+  w.writeString(2, "gemm");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+}
+
 // The log in `bytes` read from a file both ways the tools read logs: streamed (kcount summary's join) and
 // loaded whole (summarize()). The temporary file is removed.
 std::pair<kc::LoadedLog, kc::LoadedLog> streamedAndLoaded(const std::vector<uint8_t>& bytes) {
@@ -411,10 +419,7 @@ TEST_CASE("GPU-time sums past 2^64 - 1 saturate in summarize() and summarizeLogF
   constexpr uint64_t kHuge = (uint64_t{1} << 63) - 1;  // 3 kernels of this length: 3 * (2^63 - 1) wraps
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
-  w.writeString(1, "step");
-  w.writeString(2, "gemm");
-  w.writeString(3, "cudaLaunchKernel");
-  w.writeScope({1, 0, 1, 0});
+  writeStepGemm(w);
   for (uint64_t c = 1; c <= 3; ++c) {
     w.writeLaunch(launchAt(c, 1, c * 10, c * 10 + 5));
     w.writeKernel(kernelAt(c, 2, 1000, 1000 + kHuge));
@@ -451,10 +456,7 @@ TEST_CASE("GPU-time sums past 2^64 - 1 saturate in summarize() and summarizeLogF
 TEST_CASE("kernel records that end before they start: 0 GPU ns, counted, and kcount check says so") {
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
-  w.writeString(1, "step");
-  w.writeString(2, "gemm");
-  w.writeString(3, "cudaLaunchKernel");
-  w.writeScope({1, 0, 1, 0});
+  writeStepGemm(w);
   for (uint64_t c = 1; c <= 3; ++c) w.writeLaunch(launchAt(c, 1, c * 10, c * 10 + 5));
   w.writeKernel(kernelAt(1, 2, 1000, 1100));  // 100 ns
   w.writeKernel(kernelAt(2, 2, 2000, 0));     // no valid end (CUPTI gave 0)
