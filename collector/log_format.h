@@ -40,6 +40,11 @@ inline constexpr char kMetaRotatedFile[] = "rotated_file";
 /// Such a file has no End record: it is a complete part, not a log cut short.
 inline constexpr char kMetaContinuedIn[] = "continued_in_file";
 
+/// The library's writer thread drains the per-thread buffers (and, in summary mode, writes a snapshot when
+/// one is due) every 100 ms: snapshots of a summary-mode log (metadata interval_ns, KCOUNT_INTERVAL)
+/// come at most this often, whatever a shorter interval asks.
+inline constexpr uint64_t kDrainIntervalNs = 100'000'000;
+
 /// Scope id 0 is the root of the range tree: a launch with scope 0 ran with no NVTX range open.
 inline constexpr uint32_t kRootScope = 0;
 /// String id 0 is the empty string and means "none".

@@ -21,7 +21,6 @@ namespace kc::inject {
 
 namespace {
 
-constexpr uint64_t kDrainIntervalMs = 100;
 constexpr uint64_t kFlushIntervalNs = 1000000000ull;
 constexpr size_t kMaxPendingKernels = 4u << 20;  // ~384 MiB of KernelBody at most
 
@@ -286,7 +285,7 @@ void Session::writerLoop() {
   while (!stop_writer_) {
     // Every drain interval, or sooner at a window's deadline (ctl start --duration, KCOUNT_CAPTURE_DURATION):
     // a window closes within about a millisecond of its duration, not up to one interval late.
-    uint64_t wait_ns = kDrainIntervalMs * 1000000ull;
+    uint64_t wait_ns = kDrainIntervalNs;
     if (const uint64_t d = window_deadline_ns_.load(); d != 0) {
       const uint64_t now = nowNs();
       wait_ns = std::max<uint64_t>(1000000, d > now ? std::min(wait_ns, d - now) : 0);  // never a busy loop

@@ -137,11 +137,12 @@ std::string snapshotLine(const LoadedLog& l) {
   if (!interval.empty()) {
     uint64_t ns = 0;
     std::from_chars(interval.data(), interval.data() + interval.size(), ns);
-    // Snapshots are written when the library's writer thread drains, every 100 ms (docs/usage.md,
-    // KCOUNT_INTERVAL): a shorter interval acts as 100 ms.
-    constexpr uint64_t kDrainNs = 100'000'000;
-    s += ns >= kDrainNs ? " every " + formatDuration(ns)
-                        : " every 100 ms (KCOUNT_INTERVAL=" + formatDuration(ns) + ", below the 100 ms drain interval)";
+    // Snapshots are written when the library's writer thread drains (kDrainIntervalNs): a shorter
+    // interval acts as that.
+    s += ns >= kDrainIntervalNs ? " every " + formatDuration(ns)
+                                : fmt::format(" every {} (KCOUNT_INTERVAL={}, below the {} drain interval)",
+                                              formatDuration(kDrainIntervalNs), formatDuration(ns),
+                                              formatDuration(kDrainIntervalNs));
   }
   if (d.incomplete_snapshots > 0) s += fmt::format(", {} incomplete", d.incomplete_snapshots);
   if (l.summary.snapshot < 0) return s + "; no complete snapshot: no totals\n";
@@ -1426,11 +1427,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                        counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"));
     out << snapshotLine(l);
     if (s.kernels_end_before_start > 0)
-      out << fmt::format("warning: {} before {} start (CUPTI gave no valid end time); counted with 0 ns of GPU "
+      out << fmt::format("warning: {} {} before {} start (CUPTI gave no valid end time); counted with 0 ns of GPU "
                          "time\n",
-                         s.kernels_end_before_start == 1 ? std::string("1 kernel record ends")
-                                                         : fmt::format("{} kernel records end", s.kernels_end_before_start),
-                         s.kernels_end_before_start == 1 ? "its" : "their");
+                         counted(s.kernels_end_before_start, "kernel record"),
+                         plural(s.kernels_end_before_start, "ends", "end"), plural(s.kernels_end_before_start, "its", "their"));
     if (s.join_window_evicted > 0)
       out << fmt::format("join window: {} longer than the streaming join holds them; "
                          "the join counts above are approximate\n",
