@@ -278,8 +278,7 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
       if (salvage) std::cerr << "kcount: " << l.path << ": nothing intact to report (not a kcount log)\n";
       rc = 2;
     } else if (l.data.unsupported_version) {
-      std::cerr << "kcount: " << l.path << ": log format " << l.data.major << '.' << l.data.minor
-                << " is not one this kcount reads (" << kc::kLogMajor << ".x): read it with the kcount that wrote it\n";
+      std::cerr << "kcount: " << l.path << ": log " << kc::unsupportedVersionText(l.data) << '\n';
       rc = 2;
     } else if (!salvage && l.data.chunks_read == 0) {
       std::cerr << "kcount: " << l.path << ": damaged log with nothing intact (no chunk could be read)\n";

@@ -653,6 +653,12 @@ std::string counted(uint64_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, plural(n, one, many));
 }
 
+std::string unsupportedVersionText(const LogData& d) {
+  return fmt::format("format {}.{} is not one this kcount reads ({}.x): read it with the kcount that wrote it, or "
+                     "a later one",
+                     d.major, d.minor, kLogMajor);
+}
+
 std::string launchesText(uint64_t launches, uint64_t mem_calls) {
   return counted(launches, "launch", "launches") +
          (mem_calls > 0 ? " (+" + counted(mem_calls, "memcpy/memset call") + ")" : std::string());
@@ -1389,9 +1395,7 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   if (d.unsupported_version) {
     out << fmt::format("format version {}.{}, {}\n", d.major, d.minor, counted(d.file_bytes, "byte"));
     for (const auto& i : d.issues) out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
-    out << fmt::format("UNSUPPORTED: format {}.{} is not one this kcount reads ({}.x): read it with the kcount that "
-                       "wrote it, or a later one\n",
-                       d.major, d.minor, kLogMajor);
+    out << "UNSUPPORTED: " << unsupportedVersionText(d) << '\n';
     return 2;
   }
   out << fmt::format("format version {}.{}, {}, {} read ({} packed), {} skipped\n", d.major, d.minor,

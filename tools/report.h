@@ -81,6 +81,9 @@ uint64_t roundedMean(uint64_t total, uint64_t n) noexcept;
 /// "1 kernel", "3 kernels", "0 kernels": `n` and the noun in the number it takes. `many` defaults to
 /// `one` + "s" ("1 launch" needs many = "launches"). The one plural helper of the tool's text output.
 std::string counted(uint64_t n, std::string_view one, std::string_view many = {});
+/// "format M.m is not one this kcount reads (1.x): read it with the kcount that wrote it, or a later one",
+/// for a log whose header names another major version (LogData::unsupported_version).
+std::string unsupportedVersionText(const LogData& d);
 /// "9660 launches (+6 memcpy/memset calls)": kernel and graph launches, with the memcpy/memset API calls
 /// (launch records with kLaunchMemOp) named apart when there are any; as summary, check and ctl show them.
 std::string launchesText(uint64_t launches, uint64_t mem_calls);
