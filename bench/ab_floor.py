@@ -17,6 +17,10 @@ rounds). Configurations (each in --processes fresh processes, interleaved):
   trace          KCOUNT_MODE=trace                     budget: kcount - floor <= 0.2 us/launch
   summary        KCOUNT_MODE=summary                   budget: kcount - floor <= 0.1 us/launch
   summary-nogpu  KCOUNT_MODE=summary KCOUNT_GPU_TIME=0, floor with CUPTI_FLOOR_ACTIVITY=0 (no budget line)
+Besides the mean over a side's launches (with the closing synchronize: the figure the verdicts use), each
+round reports the median of the side's 1,000-launch blocks (the cost of a launch when the host does not
+stall) and the launching thread's CPU time; a table before the budget table gives kcount - floor for all
+three, which tells a per-launch cost (in every block) from stalls (in the mean only).
 The floor enables what this libkcount.so enables (run_bench.floor_match). launch_loop.cu is compiled with
 nvcc as run_bench.py does. Writes ab_floor.json, kcount's logs (OUT/logs/CONFIG-API-INDEX.kcount: each
 holds exactly R x (10,000 + N) launches, the ones made while kcount was on) and prints the table last. Exit status: 0 when every
@@ -96,7 +100,10 @@ def fake_child(argv):
         floor = FAKE_US["floor-noactivity" if os.environ.get("CUPTI_FLOOR_ACTIVITY") == "0" else "floor"]
         us = {"none": FAKE_US["none"] + wobble, "floor": floor + wobble, "kcount": FAKE_US[config] + wobble}
         order = sides[r % 3:] + sides[:r % 3]
-        print(json.dumps({"workload": f"ab-{api}", "round": r, "order": order, "us_per_launch": us}))
+        block = {k: v - 0.5 for k, v in us.items()}  # blocks without the closing synchronize: lower
+        cpu = {k: v - 0.1 * (k == "kcount") for k, v in us.items()}  # made up: kcount 0.1 us less on the CPU
+        print(json.dumps({"workload": f"ab-{api}", "round": r, "order": order, "us_per_launch": us,
+                          "block_us_per_launch": block, "cpu_us_per_launch": cpu}))
         for s in sides:
             per[s].append(us[s])
         for name in paired:
@@ -175,29 +182,48 @@ def budget_verdict(ci, budget, pairs=MIN_PAIRS):
     return "PASS" if high <= budget + eps else "FAIL" if low > budget + eps else "UNRESOLVED"
 
 
+# What each round reports per side (launch_loop ab), in microseconds per launch: the mean over the side's
+# launches with the closing synchronize (the budget lines are judged on it), the median of its
+# 1,000-launch blocks (a launch when the host does not stall), the launching thread's CPU time.
+ESTIMATORS = [("mean", "us_per_launch"), ("block median", "block_us_per_launch"), ("thread CPU", "cpu_us_per_launch")]
+
+
+def paired_stats(mine, key):
+    """kcount - floor of each round of each run in `mine` for one estimator (the round key `key`): the
+    median, its 95% interval (median_ci, processes then rounds), min and max; None when no round has it."""
+    groups = [[r0[key]["kcount"] - r0[key]["floor"] for r0 in r["rounds"] if key in r0] for r in mine]
+    flat = [d for g in groups for d in g]
+    if not flat:
+        return None
+    return {"median": statistics.median(flat), "ci95": list(median_ci(groups)), "min": min(flat), "max": max(flat),
+            "pairs": len(flat)}
+
+
 def table_rows(runs, configs, apis):
     rows = []
     for config in configs:
         for api in apis:
             mine = [r for r in runs if r["config"] == config and r["api"] == api and r["ok"]]
-            diffs = [r0["us_per_launch"]["kcount"] - r0["us_per_launch"]["floor"] for r in mine for r0 in r["rounds"]]
+            main = paired_stats(mine, "us_per_launch")
+            if main is None:
+                continue
             floor_cost = [r0["us_per_launch"]["floor"] - r0["us_per_launch"]["none"] for r in mine for r0 in r["rounds"]
                           if "none" in r0["us_per_launch"]]
-            if not diffs:
-                continue
             budget = CONFIGS[config][2]
-            med = statistics.median(diffs)
-            ci = median_ci([[r0["us_per_launch"]["kcount"] - r0["us_per_launch"]["floor"] for r0 in r["rounds"]]
-                            for r in mine])
-            verdict = budget_verdict(ci, budget, len(diffs))
-            rows.append({"config": config, "api": api, "processes": len(mine), "pairs": len(diffs),
-                         "kcount_minus_floor_us": {"median": med, "ci95": list(ci), "min": min(diffs),
-                                                   "max": max(diffs),
-                                                   "process_medians": [r["summary"]["paired_us_per_launch"]
-                                                                       ["kcount-floor"]["median"] for r in mine]},
+            pairs = main.pop("pairs")
+            verdict = budget_verdict(main["ci95"], budget, pairs)
+            main["process_medians"] = [r["summary"]["paired_us_per_launch"]["kcount-floor"]["median"] for r in mine]
+            others = {name: paired_stats(mine, key) for name, key in ESTIMATORS[1:]}
+            rows.append({"config": config, "api": api, "processes": len(mine), "pairs": pairs,
+                         "kcount_minus_floor_us": main,
+                         "by_estimator": {name: st for name, st in others.items() if st is not None},
                          "floor_minus_none_us": statistics.median(floor_cost) if floor_cost else None,
                          "budget_us": budget, "verdict": verdict})
     return rows
+
+
+def cell(d):
+    return f"{d['median']:+.3f} ({d['ci95'][0]:+.3f}..{d['ci95'][1]:+.3f})"
 
 
 def main(argv=None):
@@ -244,14 +270,21 @@ def main(argv=None):
         json.dump(doc, f, indent=1)
     if args.dry_run:
         print("DRY RUN: launch_loop replaced by a stand-in; the numbers below are made up")
+    if any(r["by_estimator"] for r in rows):
+        print("kcount - floor, us/launch, median (95% CI), by estimator (verdicts below use the mean)")
+        print(f"{'config':<14} {'api':<8} " + " ".join(f"{name:<24}" for name, _ in ESTIMATORS))
+        for r in rows:
+            cells = [r["kcount_minus_floor_us"]] + [r["by_estimator"].get(name) for name, _ in ESTIMATORS[1:]]
+            print(f"{r['config']:<14} {r['api']:<8} " + " ".join(f"{cell(c) if c else '-':<24}" for c in cells))
+        print()
     print(f"{'config':<14} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
           f"{'floor - none':>12}  budget")
     for r in rows:
         d = r["kcount_minus_floor_us"]
-        cell = f"{d['median']:+.3f} ({d['ci95'][0]:+.3f}..{d['ci95'][1]:+.3f}) [{d['min']:+.3f}..{d['max']:+.3f}]"
+        text = f"{cell(d)} [{d['min']:+.3f}..{d['max']:+.3f}]"
         floor = "-" if r["floor_minus_none_us"] is None else f"{r['floor_minus_none_us']:+.3f}"
         budget = "-" if r["budget_us"] is None else f"<= {r['budget_us']:.1f} {r['verdict']}"
-        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {cell:<60} {floor:>12}  {budget}")
+        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {text:<60} {floor:>12}  {budget}")
     return 0 if runs and all(run["ok"] for run in runs) else 1
 
 

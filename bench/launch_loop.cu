@@ -30,10 +30,15 @@
 // Each round runs every side once, the order rotated by round; a side is switched on, runs 10,000
 // untimed launches (CUPTI instruments on first use) and a synchronize, then N timed launches and a
 // synchronize, then is switched off, followed by one synchronize (the API call at which kcount's
-// deferred cuptiFinalize runs). One line per round, then one summary line:
-//     {"workload":"ab-runtime","round":r,"order":["floor","kcount","none"],"us_per_launch":{"none":U,...}}
+// deferred cuptiFinalize runs). The N launches are timed as a whole (with the synchronize: the budget
+// figure) and in blocks of 1,000 launches without a synchronize between them (the blocks' median: the
+// cost of a launch when the host does not stall), and the launching thread's CPU time is read around
+// them. One line per round, then one summary line (all values in microseconds per launch):
+//     {"workload":"ab-runtime","round":r,"order":["floor","kcount","none"],"us_per_launch":{"none":U,...},
+//      "block_us_per_launch":{...},"cpu_us_per_launch":{...}}
 //     {"workload":"ab-runtime","n":N,"rounds":R,"median_us_per_launch":{...},
-//      "paired_us_per_launch":{"kcount-floor":{"median":D,"min":D,"max":D},"floor-none":...,"kcount-none":...}}
+//      "paired_us_per_launch":{"kcount-floor":{"median":D,"min":D,"max":D},"floor-none":...,"kcount-none":...},
+//      "paired_block_us_per_launch":{...},"paired_cpu_us_per_launch":{...}}
 // Paired differences are per round (same process, adjacent in time), medians over rounds.
 //
 // Arguments are parsed by hand: this program is compiled on the GPU machine, where CLI11 is not installed.
@@ -51,6 +56,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -217,6 +223,44 @@ double median(std::vector<double> v) {
   return n == 0 ? 0.0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
+// Launches per timed block of the ab mode (about 4-7 ms of launches on the H200).
+constexpr long kAbBlock = 1000;
+
+// One side's timed launches: the mean over all of them with the closing synchronize (the budget figure),
+// the median over its blocks of kAbBlock launches (robust to stalls of the host: interrupts, preemption,
+// the profiler's other threads), and the launching thread's CPU time (CLOCK_THREAD_CPUTIME_ID), all in
+// microseconds per launch.
+struct SideTiming {
+  double us_per_launch = 0;
+  double block_median_us = 0;
+  double cpu_us_per_launch = 0;
+};
+
+double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// ,"KEY":{"side":value,...} for the sides present.
+void printSides(const char* key, const std::vector<std::string>& sides, std::map<std::string, double>& v) {
+  std::printf(",\"%s\":{", key);
+  for (size_t i = 0; i < sides.size(); ++i) std::printf("%s\"%s\":%.6f", i ? "," : "", sides[i].c_str(), v[sides[i]]);
+  std::printf("}");
+}
+
+// ,"KEY":{"a-b":{"median":D,"min":D,"max":D},...} over the rounds.
+void printPaired(const char* key, const std::map<std::string, std::vector<double>>& paired) {
+  std::printf(",\"%s\":{", key);
+  bool first = true;
+  for (const auto& [name, d] : paired) {
+    std::printf("%s\"%s\":{\"median\":%.6f,\"min\":%.6f,\"max\":%.6f}", first ? "" : ",", name.c_str(), median(d),
+                *std::min_element(d.begin(), d.end()), *std::max_element(d.begin(), d.end()));
+    first = false;
+  }
+  std::printf("}");
+}
+
 // The ab mode: see the file comment. Returns the exit status.
 int runAb(const std::string& api, long n, long rounds) {
   FloorSwitch floor;
@@ -227,13 +271,40 @@ int runAb(const std::string& api, long n, long rounds) {
   cudaFunction_t fn = nullptr;
   CK(cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(&empty_kernel)));
   const CUfunction f = reinterpret_cast<CUfunction>(fn);
-  auto launches = [&](long count) {
+  auto launchesNoSync = [&](long count) {
     if (api == "runtime") {
       for (long i = 0; i < count; ++i) empty_kernel<<<1, 1>>>();
     } else {
       driverLaunches(f, count);
     }
+  };
+  auto launches = [&](long count) {
+    launchesNoSync(count);
     CK(cudaDeviceSynchronize());
+  };
+  // The timed launches of one side: in blocks of kAbBlock, each block's host time kept (no synchronize
+  // between blocks), then one synchronize; the launching thread's CPU time over all of it.
+  const long block = std::min(n, kAbBlock);
+  std::vector<double> block_us;
+  block_us.reserve(static_cast<size_t>(n / block + 1));
+  auto timed = [&](SideTiming* t) {
+    block_us.clear();
+    const double cpu0 = threadCpuSeconds();
+    const auto t0 = Clock::now();
+    auto b0 = t0;
+    for (long done = 0; done < n;) {
+      const long count = std::min(block, n - done);
+      launchesNoSync(count);
+      done += count;
+      const auto b1 = Clock::now();
+      if (count == block)
+        block_us.push_back(std::chrono::duration<double>(b1 - b0).count() * 1e6 / static_cast<double>(count));
+      b0 = b1;
+    }
+    CK(cudaDeviceSynchronize());
+    t->us_per_launch = secondsSince(t0) * 1e6 / static_cast<double>(n);
+    t->cpu_us_per_launch = (threadCpuSeconds() - cpu0) * 1e6 / static_cast<double>(n);
+    t->block_median_us = median(block_us);
   };
   auto sw = [&](const std::string& side, bool on) {
     if (side == "floor") {
@@ -246,43 +317,49 @@ int runAb(const std::string& api, long n, long rounds) {
   };
   launches(kWarmupLaunches);
   std::map<std::string, std::vector<double>> per;
-  std::map<std::string, std::vector<double>> paired;
+  std::map<std::string, std::vector<double>> paired;  // from the mean over the whole side (the budget figure)
+  std::map<std::string, std::vector<double>> paired_block, paired_cpu;
   const char* pairs[][2] = {{"kcount", "floor"}, {"floor", "none"}, {"kcount", "none"}};
   const std::string workload = "ab-" + api;
   for (long r = 0; r < rounds; ++r) {
     std::vector<std::string> order(sides);
     std::rotate(order.begin(), order.begin() + static_cast<long>(r % static_cast<long>(sides.size())), order.end());
-    std::map<std::string, double> us;
+    std::map<std::string, double> us, us_block, us_cpu;
     for (const std::string& side : order) {
       if (!sw(side, true)) return 1;
       launches(10000);
-      const auto t0 = Clock::now();
-      launches(n);
-      us[side] = secondsSince(t0) * 1e6 / static_cast<double>(n);
+      SideTiming t;
+      timed(&t);
+      us[side] = t.us_per_launch;
+      us_block[side] = t.block_median_us;
+      us_cpu[side] = t.cpu_us_per_launch;
       if (!sw(side, false)) return 1;
       CK(cudaDeviceSynchronize());
       per[side].push_back(us[side]);
     }
     std::printf("{\"workload\":\"%s\",\"round\":%ld,\"order\":[", workload.c_str(), r);
     for (size_t i = 0; i < order.size(); ++i) std::printf("%s\"%s\"", i ? "," : "", order[i].c_str());
-    std::printf("],\"us_per_launch\":{");
-    for (size_t i = 0; i < sides.size(); ++i) std::printf("%s\"%s\":%.6f", i ? "," : "", sides[i].c_str(), us[sides[i]]);
-    std::printf("}}\n");
+    std::printf("]");
+    printSides("us_per_launch", sides, us);
+    printSides("block_us_per_launch", sides, us_block);
+    printSides("cpu_us_per_launch", sides, us_cpu);
+    std::printf("}\n");
     std::fflush(stdout);
     for (const auto& p : pairs)
-      if (us.count(p[0]) != 0 && us.count(p[1]) != 0)
-        paired[std::string(p[0]) + "-" + p[1]].push_back(us[p[0]] - us[p[1]]);
+      if (us.count(p[0]) != 0 && us.count(p[1]) != 0) {
+        const std::string name = std::string(p[0]) + "-" + p[1];
+        paired[name].push_back(us[p[0]] - us[p[1]]);
+        paired_block[name].push_back(us_block[p[0]] - us_block[p[1]]);
+        paired_cpu[name].push_back(us_cpu[p[0]] - us_cpu[p[1]]);
+      }
   }
   std::printf("{\"workload\":\"%s\",\"n\":%ld,\"rounds\":%ld,\"median_us_per_launch\":{", workload.c_str(), n, rounds);
   for (size_t i = 0; i < sides.size(); ++i) std::printf("%s\"%s\":%.6f", i ? "," : "", sides[i].c_str(), median(per[sides[i]]));
-  std::printf("},\"paired_us_per_launch\":{");
-  bool first = true;
-  for (const auto& [name, d] : paired) {
-    std::printf("%s\"%s\":{\"median\":%.6f,\"min\":%.6f,\"max\":%.6f}", first ? "" : ",", name.c_str(), median(d),
-                *std::min_element(d.begin(), d.end()), *std::max_element(d.begin(), d.end()));
-    first = false;
-  }
-  std::printf("}}\n");
+  std::printf("}");
+  printPaired("paired_us_per_launch", paired);
+  printPaired("paired_block_us_per_launch", paired_block);
+  printPaired("paired_cpu_us_per_launch", paired_cpu);
+  std::printf("}\n");
   std::fflush(stdout);
   return 0;
 }

@@ -45,6 +45,13 @@ def main():
     check(r0["pairs"] == 10 and r0["processes"] == 2, f"pairs = processes x rounds (10): {r0['pairs']}")
     check(abs(r0["kcount_minus_floor_us"]["median"] - 0.15) < 1e-9 and r0["verdict"] == "PASS",
           "JSON row: median difference and verdict")
+    est = r0.get("by_estimator", {})
+    check(abs(est.get("block median", {}).get("median", 0) - 0.15) < 1e-9
+          and abs(est.get("thread CPU", {}).get("median", 0) - 0.05) < 1e-9,
+          f"JSON row: block-median and thread-CPU differences from their own round fields (0.15, 0.05): {est}")
+    check(any(ln.startswith("kcount - floor, us/launch, median (95% CI), by estimator") for ln in lines)
+          and lines[-1].split()[:2] == ["summary-nogpu", "driver"],
+          "the estimator table comes before the budget table, which is printed last")
     check(all(abs(x - 0.15) < 1e-9 for x in r0["kcount_minus_floor_us"]["ci95"]),
           f"constant pairs: the 95% interval is the point: {r0['kcount_minus_floor_us']['ci95']}")
 

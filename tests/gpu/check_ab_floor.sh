@@ -5,7 +5,8 @@
 #                   floor said "cupti_floor: active" (it subscribed after kcount's stop)
 #   af2 exact       each kcount log holds exactly ROUNDS x (10,000 + N) launches and as many kernels (trace)
 #                   or launches (summary): only the launches made while kcount was switched on
-#   af3 costs       the floor costs more than nothing (floor - none > 0.3 us/launch: it really attached)
+#   af3 costs       the floor costs more than nothing (each process's median floor - none > 0.3 us/launch:
+#                   it really attached)
 # The budget table of ab_floor.py follows (INFO: its verdicts are the benchmark's, not this check's).
 # Usage: bash tests/gpu/check_ab_floor.sh BUILD_DIR     (nvcc on PATH or in /usr/local/cuda/bin)
 set -u
@@ -32,9 +33,14 @@ bad = [f"{r['config']}/{r['api']}: rc {r['rc']}" for r in runs if not r["ok"]]
 nofloor = [f"{r['config']}/{r['api']}" for r in runs if not (r["floor"] or "").startswith("cupti_floor: active")]
 print("af1", "PASS" if runs and not bad and not nofloor and sys.argv[2] == "0" else "FAIL",
       f"{len(runs)} processes, ab_floor exit {sys.argv[2]}; failed: {bad or 'none'}; floor not active: {nofloor or 'none'}")
-costs = [rd["us_per_launch"]["floor"] - rd["us_per_launch"]["none"] for r in runs for rd in r["rounds"]]
+# Per process, the median over its rounds: single rounds spread by more than 2 us (docs/performance.md,
+# Run 8), so one round near zero does not say the floor was not attached.
+import statistics
+costs = [statistics.median(rd["us_per_launch"]["floor"] - rd["us_per_launch"]["none"] for rd in r["rounds"])
+         for r in runs if r["rounds"]]
 print("af3", "PASS" if costs and min(costs) > 0.3 else "FAIL",
-      "floor - none per round: min %.3f, max %.3f us/launch" % (min(costs), max(costs)) if costs else "no rounds")
+      "floor - none, median of each process's rounds: min %.3f, max %.3f us/launch" % (min(costs), max(costs))
+      if costs else "no rounds")
 PY
 while read -r name status detail; do row "$name costs" "$status" "$detail"; done < <(grep '^af3' "$out/rows.txt")
 while read -r name status detail; do row "$name processes" "$status" "$detail"; done < <(grep '^af1' "$out/rows.txt")
