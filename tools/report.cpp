@@ -333,7 +333,11 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
   const std::string per = instances > 1 ? " per instance" : "";
   if (launches == 0 && kernels == 0) return fmt::format("no GPU work: {} in the range{}", c, per);
   if (gpu_ns >= cpu_ns) return fmt::format("GPU-bound: {} of GPU work in {} of range time{}", g, c, per);
-  if (launch_api_ns >= gpu_ns) return fmt::format("launch-bound: {} of launch calls for {} of GPU work{}", l, g, per);
+  // Launch-bound only where the launch calls are at least half of the range's CPU time: a range that spends
+  // most of its time elsewhere (Python, the framework, first-call setup) is CPU-bound even when its launch
+  // calls outlast its kernels, and fewer launches would not make it much faster.
+  if (launch_api_ns >= gpu_ns && launch_api_ns >= cpu_ns - std::min(cpu_ns, launch_api_ns))
+    return fmt::format("launch-bound: {} of launch calls for {} of GPU work{}", l, g, per);
   return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}", c, g, l, per);
 }
 

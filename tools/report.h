@@ -186,8 +186,8 @@ struct RangeLayers {
 /// range's instances; the text shows them per instance):
 ///   no launch and no kernel          -> "no GPU work: C in the range"
 ///   g >= c                            -> "GPU-bound: G of GPU work in C of range time"
-///   c > g and l >= g                  -> "launch-bound: L of launch calls for G of GPU work"
-///   c > g and l <  g                  -> "CPU-bound: C in the range for G of GPU work (L in launch calls)"
+///   c > g, l >= g and l >= c / 2      -> "launch-bound: L of launch calls for G of GPU work"
+///   c > g, otherwise                  -> "CPU-bound: C in the range for G of GPU work (L in launch calls)"
 /// Returns "" if instances == 0 (no CPU time is known). Per-instance durations are rounded to the nearest ns (formatMeanDuration()).
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
                          uint64_t launches, uint64_t kernels);

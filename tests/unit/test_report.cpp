@@ -434,7 +434,7 @@ TEST_CASE("text helpers: counted() singular for 1; percentChange() never -0%; me
   CHECK(kc::formatMeanDuration(83, 2) == "42 ns");
   CHECK(kc::formatMeanDuration(2999999, 2) == "1.50 ms");
   // The verdict divides its sums the same way.
-  CHECK(kc::layerVerdict(2, 4000, 1000, 83, 2, 2) == "launch-bound: 500 ns of launch calls for 42 ns of GPU work per instance");
+  CHECK(kc::layerVerdict(2, 1600, 1000, 83, 2, 2) == "launch-bound: 500 ns of launch calls for 42 ns of GPU work per instance");
 }
 
 TEST_CASE("displayText: kernel names escaped for text like range names, '/' and '\\' kept") {
