@@ -179,18 +179,31 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   if (d > 0 && ts->launches[d - 1].correlation_id == l.correlation_id) return;  // inner call, same launch
   const ApiSlot* table = l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) ? g_runtime : g_driver;
   const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false, false};
-  HostEvent e;
-  e.kind = HostEvent::kLaunch;
   // KCOUNT_GPU_TIME=0: the kernel a direct launch runs, named at the call (graph launches, memory
   // operations and captured launches run no kernel of their own here).
-  e.reserved = g_launch_names.load(std::memory_order_relaxed) && !slot.memory && !slot.graph &&
-                       (l.flags & kLaunchCaptured) == 0
-                   ? kernelNameId(ts, data->symbolName)
-                   : 0;
-  const uint8_t flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
-  e.launch = LaunchBody{l.correlation_id, l.enter_ticks, hostTicks(), l.scope_id, ts->thread_id, slot.name_id,
-                        l.cbid, l.domain, static_cast<uint8_t>(slot.graph ? 1 : 0), flags, {}};
-  ts->buffer->append(e);
+  const uint32_t kernel_name = g_launch_names.load(std::memory_order_relaxed) && !slot.memory && !slot.graph &&
+                                       (l.flags & kLaunchCaptured) == 0
+                                   ? kernelNameId(ts, data->symbolName)
+                                   : 0;
+  const uint64_t exit_ticks = hostTicks();
+  // Written in place (ThreadBuffer::reserve: no copy through the stack); every byte is set, padding too.
+  HostEvent* e = ts->buffer->reserve();
+  if (e == nullptr) return;  // the buffer counted the drop
+  e->kind = HostEvent::kLaunch;
+  e->reserved = kernel_name;
+  LaunchBody& b = e->launch;
+  b.correlation_id = l.correlation_id;
+  b.enter_ns = l.enter_ticks;
+  b.exit_ns = exit_ticks;
+  b.scope_id = l.scope_id;
+  b.thread_id = ts->thread_id;
+  b.api_id = slot.name_id;
+  b.cbid = l.cbid;
+  b.domain = l.domain;
+  b.is_graph_launch = static_cast<uint8_t>(slot.graph ? 1 : 0);
+  b.flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
+  std::memset(b.reserved, 0, sizeof(b.reserved));
+  ts->buffer->commit();
 }
 
 void onGraphNode(GraphNodeBody node, bool created) noexcept {

@@ -123,11 +123,20 @@ int push(uint32_t domain, Message m) {
 }
 
 void emitRange(ThreadState* ts, uint64_t begin, uint32_t scope, uint32_t begin_thread, uint32_t flags) {
-  HostEvent e;
-  e.kind = HostEvent::kRange;
-  e.reserved = 0;
-  e.range = RangeBody{begin, hostTicks(), scope, begin_thread, ts->thread_id, flags};
-  ts->buffer->append(e);
+  const uint64_t end = hostTicks();
+  // Written in place (ThreadBuffer::reserve: no copy through the stack).
+  HostEvent* e = ts->buffer->reserve();
+  if (e == nullptr) return;  // the buffer counted the drop
+  e->kind = HostEvent::kRange;
+  e->reserved = 0;
+  RangeBody& r = e->range;
+  r.begin_ns = begin;
+  r.end_ns = end;
+  r.scope_id = scope;
+  r.thread_id = begin_thread;
+  r.end_thread_id = ts->thread_id;
+  r.flags = flags;
+  ts->buffer->commit();
 }
 
 // Pops the innermost range of `domain` on this thread. A range of another domain above it stays open
