@@ -100,7 +100,7 @@ constexpr std::string_view kSettings[] = {
     "KCOUNT_MODE", "KCOUNT_INTERVAL", "KCOUNT_MAX_KEYS", "KCOUNT_START", "KCOUNT_CAPTURE_RANGE",
     "KCOUNT_CAPTURE_SKIP", "KCOUNT_CAPTURE_COUNT", "KCOUNT_CAPTURE_DURATION", "KCOUNT_CONTROL",
     "KCOUNT_CONTROL_DIR", "KCOUNT_YIELD", "KCOUNT_CUPTI_FINALIZE", "KCOUNT_SIGTERM", "KCOUNT_GPU_TIME",
-    "KCOUNT_SIGINT", "KCOUNT_HOST_CLOCK", "KCOUNT_TORCH_POLL_MS", "KCOUNT_TORCH_ROOT_NAME",
+    "KCOUNT_SIGINT", "KCOUNT_SIGHUP", "KCOUNT_HOST_CLOCK", "KCOUNT_TORCH_POLL_MS", "KCOUNT_TORCH_ROOT_NAME",
     "KCOUNT_TORCH_NVTX_LIB"};
 constexpr std::string_view kOtherNames[] = {
     "KCOUNT_WARNED",  "KCOUNT_NEEDS", "KCOUNT_ENV", "KCOUNT_JOBS", "KCOUNT_DATA", "KCOUNT_EXAMPLES_OUT",
@@ -232,6 +232,7 @@ Config readAll(std::string* problems) {
   readSwitch("KCOUNT_SIGTERM", &c.sigterm, problems);
   readSwitch("KCOUNT_GPU_TIME", &c.gpu_time, problems);
   readSwitch("KCOUNT_SIGINT", &c.sigint, problems);
+  readSwitch("KCOUNT_SIGHUP", &c.sighup, problems);
   if (const char* v = env("KCOUNT_HOST_CLOCK")) {
     const std::string_view sv(v);
     if (sv == "monotonic") c.host_clock_auto = false;

@@ -35,6 +35,7 @@ struct Config {
   std::string control_dir;                     // KCOUNT_CONTROL_DIR: folder of the control socket
   bool sigterm = true;                         // KCOUNT_SIGTERM=0: never install the SIGTERM handler
   bool sigint = true;                          // KCOUNT_SIGINT=0: never install the SIGINT handler
+  bool sighup = true;                          // KCOUNT_SIGHUP=0: never install the SIGHUP handler
   bool yield = false;                          // KCOUNT_YIELD=1: step aside for another CUPTI subscriber
   bool cupti_finalize = true;                  // KCOUNT_CUPTI_FINALIZE=0: a closed window only unsubscribes
   bool gpu_time = true;  // KCOUNT_GPU_TIME=0: no kernel/memcpy/memset activity; each kernel launch counts as one

@@ -192,11 +192,12 @@ void periodicActivityFlush() {
   if (g_cupti_active.load()) g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
-// SIGTERM and SIGINT: each taken only when the program left it at its default action when recording
-// started (a C program; Python leaves SIGTERM there but has its own SIGINT handler by then), and never
-// with KCOUNT_SIGTERM=0 / KCOUNT_SIGINT=0. The handler asks the writer thread to close the log, waits for
-// it (at most 3.5 s), then restores the default action and re-raises, so the process still ends by the
-// signal (exit status 143 / 130), as it would have without kcount. A handler the program installs later
+// SIGTERM, SIGINT and SIGHUP: each taken only when the program left it at its default action when
+// recording started (a C program; Python leaves SIGTERM and SIGHUP there but has its own SIGINT handler by
+// then), and never with KCOUNT_SIGTERM=0 / KCOUNT_SIGINT=0 / KCOUNT_SIGHUP=0. The handler asks the writer
+// thread to close the log, waits for it (at most 3.5 s), then restores the default action and re-raises,
+// so the process still ends by the signal (exit status 143 / 130 / 129), as it would have without kcount.
+// SIGHUP is the terminal closing under a job started from it (or `kcount run` passing it on). A handler the program installs later
 // replaces this one (sigaction), so the program's own behavior and exit code are kept. If such a handler
 // saved this one and calls it (chaining), kcount closes the log and returns to it without re-raising:
 // what happens next is the program's decision.
@@ -229,7 +230,8 @@ void onTerminate(int sig) {
 
 void installTerminateHandler() {
   const Config& c = Session::get().config();
-  for (const auto& [sig, wanted] : {std::pair{SIGTERM, c.sigterm}, std::pair{SIGINT, c.sigint}}) {
+  for (const auto& [sig, wanted] :
+       {std::pair{SIGTERM, c.sigterm}, std::pair{SIGINT, c.sigint}, std::pair{SIGHUP, c.sighup}}) {
     if (!wanted) continue;
     struct sigaction current {};
     if (sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO))

@@ -297,7 +297,7 @@ int runCommand(const RunOptions& opt) {
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   for (const auto& f : rep.logs) {
     std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
-    // A command killed by a signal the library does not handle (SIGKILL, SIGHUP, ...) leaves its log
+    // A command killed by a signal the library does not handle (SIGKILL, SIGQUIT, SIGUSR1, ...) leaves its log
     // without End record: said here, not only when the log is read.
     if (WIFSIGNALED(status))
       if (const std::string why = incompleteLogNote(f, WTERMSIG(status)); !why.empty())

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `kcount run` and signals: a signal sent to kcount by another process (kill, a job scheduler) reaches
 # the command once, and kcount exits with the command's status; no command is left running. A command
-# killed by a signal the library does not handle (SIGKILL, SIGHUP) leaves a log without End record, and
-# `kcount run` says so under its `kcount: log: PATH` line; after SIGTERM (handled: the log is closed) it
-# does not.
+# killed by a signal the library does not handle (SIGKILL; SIGHUP with KCOUNT_SIGHUP=0) leaves a log
+# without End record, and `kcount run` says so under its `kcount: log: PATH` line; after SIGTERM or
+# SIGHUP (handled: the log is closed, the exit status is still the signal's) it does not.
 # Usage: test_run_signals.sh BUILD_DIR
 set -u
 kcount=$1/bin/kcount
@@ -44,10 +44,13 @@ EOS
 done
 # The command (tests/programs/nvtx_ranges, NVTX only) is killed after its first flush (about every second).
 prog=$1/bin/nvtx_ranges
-for sig in KILL HUP TERM; do
-  log=$work/sig-$sig.kcount
+for case in KILL HUP TERM HUP-off; do
+  sig=${case%-off}
+  log=$work/sig-$case.kcount
   rm -f "$work/out"
-  "${dfl[@]}" "$kcount" run --output "$log" -- "$prog" 50 wait >"$work/out" 2>"$work/err" &
+  off=()
+  [[ $case == *-off ]] && off=(env KCOUNT_SIGHUP=0)
+  "${dfl[@]}" "${off[@]}" "$kcount" run --output "$log" -- "$prog" 50 wait >"$work/out" 2>"$work/err" &
   kpid=$!
   for _ in $(seq 200); do grep -q "nvtx_ranges done" "$work/out" 2>/dev/null && break; sleep 0.05; done
   sleep 1.5
@@ -57,20 +60,20 @@ for sig in KILL HUP TERM; do
   rc=$?
   num=$(kill -l "$sig")
   note="kcount: log incomplete: $log has no end record: the command was killed by signal $num ($(python3 -c "import signal; print(signal.strsignal($num))")) before kcount could close it; kcount summary reads it"
-  if [[ $sig == TERM ]]; then
+  if [[ $case == TERM || $case == HUP ]]; then
     if [[ $rc -eq $((128 + num)) ]] && grep -qx "kcount: log: $log" "$work/err" && ! grep -q "log incomplete" "$work/err" &&
        "$kcount" check "$log" >/dev/null; then
-      echo "PASS SIGTERM to the command: its log is closed (complete), no incomplete-log line"
+      echo "PASS SIG$sig to the command: its log is closed (complete), exit $rc, no incomplete-log line"
     else
-      echo "FAIL SIGTERM to the command: exit $rc; $(tr '\n' ' ' <"$work/err")"; fail=1
+      echo "FAIL SIG$sig to the command: exit $rc; $(tr '\n' ' ' <"$work/err")"; fail=1
     fi
     continue
   fi
   next=$(grep -A1 -x "kcount: log: $log" "$work/err" | tail -1)
   if [[ $rc -eq $((128 + num)) && $next == "$note"* ]] && "$kcount" summary "$log" >/dev/null 2>&1; then
-    echo "PASS SIG$sig to the command: 'kcount: log: PATH' is followed by the log-incomplete line; summary reads the log"
+    echo "PASS SIG$sig to the command (${off[*]:-default settings}): 'kcount: log: PATH' is followed by the log-incomplete line; summary reads the log"
   else
-    echo "FAIL SIG$sig to the command: exit $rc; line after the log line: '$next'; stderr: $(tr '\n' ' ' <"$work/err")"
+    echo "FAIL SIG$sig to the command (${off[*]:-default settings}): exit $rc; line after the log line: '$next'; stderr: $(tr '\n' ' ' <"$work/err")"
     fail=1
   fi
 done

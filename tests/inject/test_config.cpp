@@ -137,6 +137,9 @@ TEST_CASE("switches take 1/on/yes/true and 0/off/no/false; anything else is one 
   CHECK(c.sigint);
   CHECK(problemsFor("KCOUNT_SIGINT", "0", &c).empty());
   CHECK_FALSE(c.sigint);
+  CHECK(c.sighup);
+  CHECK(problemsFor("KCOUNT_SIGHUP", "off", &c).empty());
+  CHECK_FALSE(c.sighup);
   std::string p = problemsFor("KCOUNT_YIELD", "7", &c);
   CHECK_FALSE(c.yield);
   CHECK(p.find("KCOUNT_YIELD=7: not a switch") != std::string::npos);
