@@ -368,6 +368,33 @@ cat "$OUTDIR/exit-sigkill.check.txt" | tail -n 5
 "$KCOUNT" summary --format json "$OUTDIR/exit-sigkill.kcount" >"$OUTDIR/exit-sigkill.json" 2>/dev/null
 check_row "k4d SIGKILL: log up to last flush" "$d_err" expect "$OUTDIR/exit-sigkill.json" --allow-incomplete \
   work:exclusive.kernels=50
+# e: SIGHUP from outside 2 s after the work (the terminal closing): the library's handler closes the log,
+# the process still ends by the signal (kcount run exits 129)
+rm -f "$OUTDIR"/exit-sighup*.kcount
+echo; echo "+ kcount run -- exit_paths.py sigkill (sent SIGHUP 2 s after READY)"
+"$KCOUNT" run --output "$OUTDIR/exit-sighup.kcount" -- "$PY" "$CASES/exit_paths.py" sigkill \
+  >"$OUTDIR/exit-sighup.stdout.txt" 2>"$OUTDIR/exit-sighup.stderr.txt" &
+runpid=$!
+victim=""
+for _ in $(seq 1 600); do
+  victim=$(sed -n 's/^READY \([0-9]*\)$/\1/p' "$OUTDIR/exit-sighup.stdout.txt")
+  [[ -n $victim ]] && break
+  sleep 0.1
+done
+e_err=""
+if [[ -n $victim ]]; then
+  sleep 2
+  kill -HUP "$victim"
+else
+  e_err="no READY line"
+fi
+wait $runpid
+erc=$?
+echo "   kcount run exit status $erc"
+[[ $erc -eq 129 ]] || e_err+="kcount run exit $erc, want 129; "
+"$KCOUNT" check "$OUTDIR/exit-sighup.kcount" >"$OUTDIR/exit-sighup.check.txt" 2>&1 || e_err+="kcount check not OK; "
+"$KCOUNT" summary --format json "$OUTDIR/exit-sighup.kcount" >"$OUTDIR/exit-sighup.json" 2>/dev/null
+check_row "k4e SIGHUP: log closed (exit 129)" "$e_err" expect "$OUTDIR/exit-sighup.json" work:exclusive.kernels=50
 
 # ---- k5: fork and DataLoader workers
 kcount_run fork-workers - "$PY" "$CASES/fork_workers.py"

@@ -1,6 +1,6 @@
 """50 kernels in range `work`, then the process ends by: _exit (os._exit(0)), sigterm (SIGTERM to itself),
 finalizer (normal exit; an atexit function launches 5 more kernels in `work` during interpreter
-shutdown), or sigkill (prints READY and sleeps; the parent kills it 2 s later)."""
+shutdown), or sigkill (prints READY and sleeps; the parent sends it SIGKILL, or SIGHUP, 2 s later)."""
 import atexit
 import os
 import signal
