@@ -145,7 +145,7 @@ def main():
             check(attrs.get("runs") == str(len(logs)), f"{name}: {len(logs)} run(s) rendered")
             for log in logs:
                 s = summaries[log]
-                total = s["ranges"][0]["inclusive"]["gpu_ns"]
+                total = s["overall"]["gpu_ns"]
                 big = [r["path"] for r in s["ranges"] if r["depth"] > 0 and r["inclusive"]["gpu_ns"] >= total / 100]
                 missing = [p for p in big if f'data-path="{html.escape(p)}"' not in dom]
                 check(big and not missing, f"{name}: chart blocks for the {len(big)} ranges with >= 1% of GPU time (missing {missing})")
