@@ -16,13 +16,14 @@ namespace kc {
 
 /// The data the page renders: {"generator": "kcount VERSION", "runs": [RUN...]}, one RUN per log, in
 /// argument order:
-///   {"label": file name without .kcount, "path", "host", "pid", "command", "gpu": name of GPU 0,
+///   {"label": file name without .kcount, with as many of its folders as tell logs of the same file
+///             name apart ("run1/kcount-h-7"), " (pid P)" if that is not enough, "path", "host", "pid", "command", "gpu": name of GPU 0,
 ///    "complete": bool, "state": logState(), "state_line": logStateWarning() ("" if clean), "totals": {"launches", "kernels", "unmatched_kernels", "gpu_ns"},
 ///    "ranges": [{"id": scope id, "parent": parent scope id or null for the root, "name", "path",
 ///                "depth", "instances", "cpu_ns", "incl": COUNTS, "excl": COUNTS}],  depth-first, root first;
 ///               only ranges with an instance, a launch or a kernel; the root's incl is the whole process,
 ///               its excl the "(no range)" launches
-///    "kernels": [{"name": as recorded, "short", "demangled", "count", "gpu_ns", "grid": [x,y,z],
+///    "kernels": [{"name": as recorded, "short": shortKernelNameUncut() (never cut), "demangled", "count", "gpu_ns", "grid": [x,y,z],
 ///                 "block": [x,y,z] (of the first record), "ranges": {path: count}, "decoded": decodedJson()}]}
 /// COUNTS = {"launches", "kernels", "gpu_ns", "launch_api_ns"}. Times in ns. Kernels whose correlation id
 /// matches no launch are listed with range "(unmatched)".

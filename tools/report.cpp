@@ -289,7 +289,9 @@ std::string rowPath(const LogData& d, uint32_t id) {
 
 /// Rows of a summary (table, CSV, JSON): the shown scopes, with the row of records of unknown range
 /// (kUnresolvedRow) right after the root's. ex: exclusive numbers (the root's without the unresolved
-/// records), in: inclusive numbers (the root's: the whole process), own: instances and CPU time.
+/// records), in: inclusive numbers, own: instances and CPU time. The root row is "(no range)", what ran
+/// outside every range, so its inclusive numbers are its exclusive ones; the whole process is the
+/// separate "(overall)" row (CSV) or "overall" object (JSON), from Summary::inclusive[kRootScope].
 struct SummaryRow {
   uint32_t id = 0;
   bool unresolved = false;
@@ -308,7 +310,7 @@ std::vector<SummaryRow> summaryRows(const LogData& d, const Summary& s, RangeSta
   for (uint32_t id : shown) {
     SummaryRow r{id, id == kUnresolvedRow};
     r.ex = r.unresolved ? &s.unresolved : id == kRootScope ? &no_range : &s.exclusive[id];
-    r.in = r.unresolved ? &s.unresolved : &s.inclusive[id];
+    r.in = r.unresolved ? &s.unresolved : id == kRootScope ? &no_range : &s.inclusive[id];
     r.own = r.unresolved || id == kRootScope ? r.ex : r.in;
     rows.push_back(r);
   }
@@ -895,13 +897,13 @@ json summaryJson(const LoadedLog& l) {
       kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
     json per_instance = nullptr;
     if (own.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
-    // The root's inclusive numbers are the whole process; its layers use its exclusive numbers, like the table.
-    // Records of an unknown range get no verdict (their range's time is not known).
+    // The root's inclusive numbers are its exclusive ones (summaryRows()). Records of an unknown range get
+    // no verdict (their range's time is not known).
     const uint64_t instances = unresolved ? 0 : own.instances;
-    const RangeLayers ly_in = rangeLayers(d, id == kRootScope ? ex : in, instances, own.cpu_ns);
+    const RangeLayers ly_in = rangeLayers(d, in, instances, own.cpu_ns);
     const RangeLayers ly_ex = rangeLayers(d, ex, instances, own.cpu_ns);
-    json layers{{"inclusive", layersJson(ly_in, id == kRootScope ? ex : in)}, {"innermost", layersJson(ly_ex, ex)}};
-    json flat = layersJson(ly_in, id == kRootScope ? ex : in);
+    json layers{{"inclusive", layersJson(ly_in, in)}, {"innermost", layersJson(ly_ex, ex)}};
+    json flat = layersJson(ly_in, in);
     ranges.push_back(json{{"path", path},
                           {"name", name},
                           {"scope_id", unresolved ? json(nullptr) : json(id)},
@@ -937,8 +939,10 @@ json summaryJson(const LoadedLog& l) {
                             {"gpu_ns", t.gpu_ns},
                             {"ranges", t.ranges},
                             {"mem_ops", t.mem_ops}});
+  // The whole process: every matched launch, kernel and memory operation, ranges or not.
+  json overall = s.inclusive.empty() ? countsJson(RangeStats{}) : countsJson(s.inclusive[kRootScope]);
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
-           {"totals", totals}, {"ranges", ranges}, {"segments", segments}};
+           {"totals", totals}, {"overall", overall}, {"ranges", ranges}, {"segments", segments}};
   out["mode"] = d.summary_mode ? "summary" : "trace";
   out["gpu_time"] = gpuTimeRecorded(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
   if (!gpuTimeRecorded(d)) nullGpuTimes(out);
@@ -1106,6 +1110,12 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
                        own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)));
   }
+  // The whole process, named as such: every matched launch and kernel, ranges or not. Its depth, instances,
+  // CPU time and exclusive fields are empty (it is no range), so sums of a column over a log's ranges stay
+  // what the ranges hold.
+  const RangeStats all = s.inclusive.empty() ? RangeStats{} : s.inclusive[kRootScope];
+  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,\n", csvField(l.path), kOverallRow, all.launches, all.graph_launches,
+                     all.kernels, gpuField(all.gpu_ns), all.launch_api_ns);
 }
 
 namespace {

@@ -111,6 +111,10 @@ std::string replaceInvalidUtf8(std::string_view s);
 /// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
 /// damage). Such a row has no verdict.
 inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition lost to damage)";
+/// Path of the whole-process row of `summary --format csv` (last row of each log: every matched launch,
+/// kernel and their times, in the incl_* fields), as `kcount diff` names the whole run. Not a range:
+/// "(no range)" is what ran outside every range.
+inline constexpr std::string_view kOverallRow = "(overall)";
 
 /// A range name as text tables and CSV show it, so that a path reads one way: '/' becomes "\/", '\'
 /// becomes "\\", newline "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH";

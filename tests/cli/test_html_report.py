@@ -10,6 +10,14 @@
    (#c9d2e3) covers a wide band. The PNG is decoded here with zlib (no imaging library needed).
 5. A vs B of synthetic logs (kc_make_log) whose GPU time changes by less than 1%: the change column
    writes -0.1% and <0.1% as kcount diff does, never -0%.
+6. Names, order and labels, on synthetic logs with GEMM kernel names and sweep-like range names longer
+   than the tables' 60 characters: kernel names and range names are shortened in the middle as
+   kcount's text tables shorten them (the tile, layout and epilogue at the end stay), the full name in
+   the tooltip, and chart labels keep the end of the name and the value; the ranges table lists ranges
+   in tree order (two logs: a range of one log under its parent), the kernels table in `kcount kernels`
+   order (count, then name); each run is labelled by its log's file name (two logs of one file name by
+   their folders) with host and pid beside it. The page's pure functions (script "kc-lib") are also run
+   under node when node is installed.
 
 A missing chromium is a failure, not a skip: scripts/install_deps.sh installs it.
 Usage: test_html_report.py BUILD_DIR
@@ -145,7 +153,7 @@ def main():
             check(attrs.get("runs") == str(len(logs)), f"{name}: {len(logs)} run(s) rendered")
             for log in logs:
                 s = summaries[log]
-                total = s["ranges"][0]["inclusive"]["gpu_ns"]
+                total = s["overall"]["gpu_ns"]
                 big = [r["path"] for r in s["ranges"] if r["depth"] > 0 and r["inclusive"]["gpu_ns"] >= total / 100]
                 missing = [p for p in big if f'data-path="{html.escape(p)}"' not in dom]
                 check(big and not missing, f"{name}: chart blocks for the {len(big)} ranges with >= 1% of GPU time (missing {missing})")
@@ -173,6 +181,7 @@ def main():
             check(bar >= width // 3, f"{name}: chart top bar drawn across the page ({bar} px)")
         if exe is not None:
             small_changes(kcount, exe, work)
+            names_order_labels(kcount, exe, work)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 
@@ -193,6 +202,136 @@ def small_changes(kcount, exe, work):
         changes = [c for c in cells if c.endswith("%)")]
         check(any(c.endswith(want) for c in changes) and not any(c.endswith(("(-0%)", "(+0%)")) for c in changes),
               f"A vs B: a GPU time change of {os.path.basename(other)} reads {want}, never -0% ({changes})")
+
+
+GEMM = "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_256x128x64_2x1x1_0_tnn_align8_warpspecialized_cooperative_epi_tma"
+XMMA = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+NVJET = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"
+SWEEP = ["sweep point attn=sdpa dtype=bf16 tokens=4096 hidden=2048 intermediate=5504 layer=%d" % i for i in range(4)]
+
+
+def elide(s, width):
+    """kc::elideMiddle (tools/report.cpp): `width` characters, the "…" in the middle."""
+    if len(s) <= width:
+        return s
+    keep = width - 1
+    head = (keep + 1) // 2
+    return s[:head] + "…" + s[len(s) - (keep - head):]
+
+
+def run_log(make_log, path, pid, extra_range):
+    """A log with three GEMM kernels of long names, four sweep ranges with a quarter of the GPU time each
+    (their kernel, 4 launches, has the most GPU time), a kernel of 5 short launches, and (extra_range) a
+    range of this log only between two shared ones."""
+    lines = ["meta host node1", f"meta pid {pid}", "push step", "push gemm", f"kernel 4000 {GEMM}",
+             f"kernel 3000 {XMMA}", f"kernel 2000 {NVJET}", "pop"]
+    if extra_range:
+        lines += ["push only_here", "kernel 1000 small_kernel", "pop"]
+    for name in SWEEP:
+        lines += [f"push {name}", "kernel 1000000 sweep_kernel", "pop"]
+    lines += ["push z_last"] + ["kernel 10 small_kernel"] * 5 + ["pop", "pop"]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    subprocess.run([make_log, path], input="\n".join(lines) + "\n", text=True, check=True)
+    return path
+
+
+def cells(dom, table_index):
+    """Rows of the table_index-th <table> of the DOM: lists of (text, title) per cell."""
+    tables = re.findall(r"<table>(.*?)</table>", dom, re.S)
+    if table_index >= len(tables):
+        return []
+    out = []
+    for row in re.findall(r"<tr>(.*?)</tr>", tables[table_index], re.S):
+        tds = []
+        for attrs, text in re.findall(r"<td([^>]*)>([^<]*)</td>", row):
+            title = re.search(r'title="([^"]*)"', attrs)
+            tds.append((html.unescape(text), html.unescape(title.group(1)) if title else ""))
+        if tds:
+            out.append(tds)
+    return out
+
+
+def names_order_labels(kcount, exe, work):
+    make_log = os.path.join(os.path.dirname(kcount), "kc_make_log")
+    a = run_log(make_log, os.path.join(work, "run1", "kcount.kcount"), 11, False)
+    b = run_log(make_log, os.path.join(work, "run2", "kcount.kcount"), 22, True)
+    one, two = os.path.join(work, "names-one.html"), os.path.join(work, "names-two.html")
+    subprocess.run([kcount, "report", a, "-o", one], check=True)
+    subprocess.run([kcount, "report", a, b, "-o", two], check=True)
+    with open(two, encoding="utf-8") as f:
+        page = f.read()
+    data = embedded_data(page)
+    labels = [r["label"] for r in data["runs"]] if data else []
+    check(labels == ["run1/kcount", "run2/kcount"], f"(c) logs of one file name labelled by their folders ({labels})")
+    check("text-overflow" not in page, "(a) no CSS cut at the end of names")
+
+    # (a) the kernels table: names shortened in the middle, the full name in the tooltip
+    dom = browser(exe, "file://" + one, "--dump-dom", work=work)
+    kernel_rows = cells(dom, 1)
+    by_title = {r[0][1]: r[0][0] for r in kernel_rows}
+    for name in (GEMM, XMMA, NVJET):
+        shown = by_title.get(name)
+        check(shown == elide(name, 60) and shown.endswith(name[-20:]),
+              f"(a) kernels table: {name[:20]}… shown as the text table shortens it, end kept ({shown!r})")
+    # (a) the chart: sweep ranges of a quarter width each keep both ends of their names and the value
+    labels_svg = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", dom)]
+    sweep = [t for t in labels_svg if t.startswith("sweep point")]
+    ok = len(sweep) == 4
+    for t in sweep:
+        name, _, rest = t.partition("  ")
+        full = next((n for n in SWEEP if elide(n, len(name)) == name), None)
+        ok = ok and "…" in name and full is not None and rest.endswith("%")
+    check(ok, f"(a) chart labels shortened in the middle, value kept ({sweep})")
+    # (b) one log: ranges in tree order (the summary's), kernels in `kcount kernels` order
+    summary = json.loads(subprocess.run([kcount, "summary", "--format", "json", a], check=True, capture_output=True,
+                                        text=True).stdout)["logs"][0]
+    want = [r["path"] for r in summary["ranges"]]
+    got = [r[0][1] for r in cells(dom, 0)]
+    check(got == want, f"(b) one log: ranges table in the summary's tree order ({got})")
+    kernels = json.loads(subprocess.run([kcount, "kernels", "--format", "json", a], check=True, capture_output=True,
+                                        text=True).stdout)["kernels"]
+    want = [k["name"] for k in kernels]
+    got = [r[0][1] for r in kernel_rows]
+    check(got == want and got[:2] == ["small_kernel", "sweep_kernel"], f"(b) kernels table in `kcount kernels` order: count, then name ({got})")
+    # (b), (c) two logs: a range of B only under its parent; runs titled by label, host and pid
+    dom = browser(exe, "file://" + two, "--dump-dom", work=work)
+    got = [r[0][1] for r in cells(dom, 0)]
+    want = ["(whole process)", "(no range)", "step", "step/gemm", "step/only_here"] + ["step/" + n for n in SWEEP] + ["step/z_last"]
+    check(got == want, f"(b) two logs: ranges in tree order, a range of one log under its parent ({got})")
+    text = html.unescape(re.sub(r"<[^>]+>", "", dom))
+    for label, pid in (("A: run1/kcount", 11), ("B: run2/kcount", 22)):
+        check(text.count(f"{label} (host node1 · pid {pid}) — whole process") == 1,
+              f"(c) chart title: {label} with host and pid")
+    lib = re.search(r'<script id="kc-lib">(.*?)</script>', page, re.S)
+    node = shutil.which("node") or shutil.which("nodejs")
+    check(lib is not None, "the page has its kc-lib script")
+    if lib is None or node is None:
+        if node is None:
+            print("note: node not installed, the page's pure functions were checked through Chromium only")
+        return
+    script = lib.group(1) + """
+const L = module.exports, out = {};
+out.elide = [[%s, 60], ["ab", 60], ["abcdefghij", 5], ["x", 0]].map(([s, w]) => L.elideMiddle(s, w));
+out.distinct = L.elideDistinct(["x".repeat(35) + "A" + "y".repeat(45), "x".repeat(35) + "B" + "y".repeat(45), "short"], 60);
+out.fit = [L.fitLabel(%s, "  4.00 ms  40%%", 300), L.fitLabel("step", "  1 ms", 300), L.fitLabel("abcdefghijklmnop", "  4.00 ms  40%%", 80)];
+const run = (ranges) => ({ ranges: ranges.map(([id, parent, path]) => ({ id, parent, path })) });
+out.tree = L.treeOrder([run([[0, null, "(no range)"], [1, 0, "s"], [2, 1, "s/x"], [3, 1, "s/z"]]),
+                        run([[0, null, "(no range)"], [7, 0, "t"], [1, 0, "s"], [5, 1, "s/w"], [2, 1, "s/x"], [4, 1, "s/y"], [6, 4, "s/y/q"], [3, 1, "s/z"]])]);
+out.kernels = L.kernelOrder([["b", 1], ["a", 5], ["c", 5]], r => r[1], r => r[0]).map(r => r[0]);
+console.log(JSON.stringify(out));
+""" % (json.dumps(GEMM), json.dumps(SWEEP[0]))
+    res = subprocess.run([node, "-e", "const module = {exports: {}};" + script], capture_output=True, text=True)
+    got = json.loads(res.stdout) if res.returncode == 0 else {}
+    check(got.get("elide") == [elide(GEMM, 60), "ab", elide("abcdefghij", 5), ""], f"node: elideMiddle as kc::elideMiddle ({got.get('elide')}, {res.stderr[-300:]})")
+    d = got.get("distinct", ["", "", ""])
+    check(d[0] != d[1] and all("…" in t and len(t) < 81 for t in d[:2]) and d[2] == "short",
+          f"node: elideDistinct keeps names apart ({got.get('distinct')})")
+    fit = got.get("fit", [])
+    check(fit == [elide(SWEEP[0], 42 - 14) + "  4.00 ms  40%", "step  1 ms", elide("abcdefghijklmnop", 11)],
+          f"node: fitLabel keeps the value and both ends of the name ({fit})")
+    check(got.get("tree") == ["(no range)", "t", "s", "s/w", "s/x", "s/y", "s/y/q", "s/z"],
+          f"node: treeOrder puts ranges of one run under their parent ({got.get('tree')})")
+    check(got.get("kernels") == ["a", "c", "b"], f"node: kernelOrder by count, then name ({got.get('kernels')})")
 
 
 if __name__ == "__main__":

@@ -222,8 +222,8 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   const auto& log = j["logs"][0];
   std::set<std::string> keys;
   for (const auto& [k, _] : log.items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "ranges", "segments", "mode",
-                                      "state", "lossy", "drops", "gpu_time"});
+  CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "overall", "ranges",
+                                      "segments", "mode", "state", "lossy", "drops", "gpu_time"});
   CHECK(log["mode"] == "trace");
   CHECK(log["gpu_time"] == true);
   // 6 activity records dropped (nestedLog's Stats record): complete, but lossy.
@@ -258,7 +258,12 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   CHECK(ranges[0]["depth"] == 0);
   CHECK(ranges[0]["kernels_per_instance"].is_null());
   CHECK(ranges[0]["exclusive"]["kernels"] == 1);
-  CHECK(ranges[0]["inclusive"]["kernels"] == 6);
+  // "(no range)" is what ran outside every range, in both views; the whole process is "overall".
+  CHECK(ranges[0]["inclusive"] == ranges[0]["exclusive"]);
+  CHECK(ranges[0]["layers"]["inclusive"] == ranges[0]["layers"]["innermost"]);
+  CHECK(log["overall"]["kernels"] == 6);
+  CHECK(log["overall"]["launches"] == 5);
+  CHECK(log["overall"]["gpu_ns"] == 636 - 500);  // matched kernels only: the unmatched one (500 ns) is in totals
   keys.clear();
   for (const auto& [k, _] : ranges[1].items()) keys.insert(k);
   CHECK(keys == std::set<std::string>{"path", "name", "scope_id", "depth", "unknown_range", "placeholder", "instances", "cpu_ns", "exclusive", "inclusive",

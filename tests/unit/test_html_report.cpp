@@ -55,10 +55,10 @@ TEST_CASE("report page: a range named </script> stays inside the data; ranges de
   CHECK(page.find("alert(1)") != std::string::npos);
   CHECK(page.find("<script>alert") == std::string::npos);
   CHECK(page.find("/*KCOUNT_DATA*/") == std::string::npos);
-  // Exactly the page's own two script elements end.
+  // Exactly the page's own three script elements end (data, kc-lib, the page).
   size_t ends = 0;
   for (size_t at = page.find("</script>"); at != std::string::npos; at = page.find("</script>", at + 1)) ++ends;
-  CHECK(ends == 2);
+  CHECK(ends == 3);
 }
 
 TEST_CASE("report page: ranges under a parent without instance are kept, with the parent") {
@@ -81,4 +81,36 @@ TEST_CASE("report page: ranges under a parent without instance are kept, with th
   CHECK(run["ranges"][1]["instances"] == 0);
   CHECK(run["ranges"][2]["path"] == "outer/request");
   CHECK(run["ranges"][2]["depth"] == 2);
+}
+
+TEST_CASE("report page: runs labelled by file name, folders added only to tell equal names apart") {
+  auto logAt = [](const std::string& path, const std::string& pid) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    w.writeMetadata("pid", pid);
+    w.writeEnd();
+    w.flush();
+    kc::LoadedLog l;
+    l.path = path;
+    l.data = kc::readLog(sink.bytes);
+    l.summary = kc::summarize(l.data);
+    return l;
+  };
+  auto labels = [](const std::vector<kc::LoadedLog>& logs) {
+    std::vector<std::string> out;
+    const nlohmann::json data = kc::htmlReportData(logs);
+    for (const auto& run : data["runs"]) out.push_back(run["label"]);
+    return out;
+  };
+  std::vector<kc::LoadedLog> logs;
+  logs.push_back(logAt("/data/jobA/rank0/kcount-h-7.kcount", "7"));
+  logs.push_back(logAt("/data/jobB/rank0/kcount-h-7.kcount", "7"));
+  logs.push_back(logAt("other.kcount", "9"));
+  CHECK(labels(logs) == std::vector<std::string>{"jobA/rank0/kcount-h-7", "jobB/rank0/kcount-h-7", "other"});
+  // One path written two ways: no folder tells them apart, the pid does not either: " #2".
+  logs.clear();
+  logs.push_back(logAt("runs/x.kcount", "5"));
+  logs.push_back(logAt("runs/./x.kcount", "6"));
+  logs.push_back(logAt("x.log", "8"));
+  CHECK(labels(logs) == std::vector<std::string>{"runs/x (pid 5)", "runs/x (pid 6)", "x.log"});
 }
