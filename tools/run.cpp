@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -216,14 +217,24 @@ int runCommand(const RunOptions& opt) {
     if (old[i].sa_handler != SIG_IGN) sigaction(kForwardedSignals[i], &sa, nullptr);
   }
 
+  // The forwarded signals wait (blocked) from before fork() until the command's pid is known: one that
+  // came in between would otherwise find no pid to pass it to and be lost (seen under load: a command that
+  // was sent SIGUSR1 right after it started never got it). The command unblocks them before exec, after
+  // its dispositions are back to what kcount found.
+  sigset_t forwarded, previous_mask;
+  sigemptyset(&forwarded);
+  for (int sig : kForwardedSignals) sigaddset(&forwarded, sig);
+  pthread_sigmask(SIG_BLOCK, &forwarded, &previous_mask);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
+    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     std::fprintf(stderr, "kcount run: fork failed: %s\n", std::strerror(errno));
     return 2;
   }
   if (pid == 0) {
     for (size_t i = 0; i < kSignals; ++i) sigaction(kForwardedSignals[i], &old[i], nullptr);
+    pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
     // If kcount run dies without forwarding anything (SIGKILL, OOM killer), the command gets SIGTERM
     // (the library's handler still finishes the log). A parent that died before prctl() took effect
     // is seen by getppid().
@@ -235,6 +246,7 @@ int runCommand(const RunOptions& opt) {
     _exit(err == ENOENT ? 127 : 126);
   }
   g_child = pid;
+  pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);  // a signal that came meanwhile is passed on now
   int exec_errno = 0;
   if (exec_pipe[1] >= 0) {
     ::close(exec_pipe[1]);
