@@ -9,12 +9,15 @@
 #include <unistd.h>  // environ
 
 #include "collector/parse.h"
+#include "inject/settings.h"
 
 namespace kc::inject {
 
 namespace {
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
+// The value of a setting, nullptr if it is not set or empty. `name` is checked against kSettings when
+// this file is compiled (SettingName).
+const char* env(SettingName name) {
+  const char* v = getSetting(name);
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
@@ -27,7 +30,7 @@ void problem(std::string* problems, const char* name, const char* value, const s
 }
 
 // An on/off switch: 1/on/yes/true or 0/off/no/false; anything else keeps the default, with a warning.
-void readSwitch(const char* name, bool* out, std::string* problems) {
+void readSwitch(SettingName name, bool* out, std::string* problems) {
   const char* v = env(name);
   if (v == nullptr) return;
   const std::string_view sv(v);
@@ -36,13 +39,13 @@ void readSwitch(const char* name, bool* out, std::string* problems) {
   } else if (sv == "0" || sv == "off" || sv == "no" || sv == "false") {
     *out = false;
   } else {
-    problem(problems, name, v, "not a switch (allowed: 1, on, yes, true, 0, off, no, false)",
+    problem(problems, name.c_str(), v, "not a switch (allowed: 1, on, yes, true, 0, off, no, false)",
             *out ? "1" : "0");
   }
 }
 
 // A whole number from `min` to `max` (in `unit`s), stored times `scale`.
-void readNumber(const char* name, uint64_t min, uint64_t max, const char* unit, uint64_t scale, uint64_t* out,
+void readNumber(SettingName name, uint64_t min, uint64_t max, const char* unit, uint64_t scale, uint64_t* out,
                 std::string* problems) {
   const char* v = env(name);
   if (v == nullptr) return;
@@ -55,14 +58,14 @@ void readNumber(const char* name, uint64_t min, uint64_t max, const char* unit, 
                                               : "from " + std::to_string(min) + " to " + std::to_string(max);
   const bool too_large = !n && tooLargeUnsigned(v);
   const std::string full_range = "from " + std::to_string(min) + " to " + std::to_string(max);
-  problem(problems, name, v,
+  problem(problems, name.c_str(), v,
           too_large ? std::string("too large (allowed: ") + unit + " " + full_range + ")"
                     : std::string(n ? "out of range" : "not a whole number") + " (allowed: " + unit + " " + range + ")",
           "the default " + std::to_string(*out / scale));
 }
 
 // A duration of more than 0 (collector/parse.h); `what` says what the default means.
-void readDuration(const char* name, const char* dflt, uint64_t* out, std::string* problems) {
+void readDuration(SettingName name, const char* dflt, uint64_t* out, std::string* problems) {
   const char* v = env(name);
   if (v == nullptr) return;
   const std::optional<uint64_t> ns = parseDurationNs(v);
@@ -70,7 +73,7 @@ void readDuration(const char* name, const char* dflt, uint64_t* out, std::string
     *out = *ns;
     return;
   }
-  problem(problems, name, v,
+  problem(problems, name.c_str(), v,
           ns                      ? "a duration must be more than 0"
           : tooLargeDuration(v) ? std::string(kDurationTooLarge)
                                 : "not a duration (a number with ns, us, ms, s, m or h, or a plain "
@@ -89,24 +92,6 @@ std::string hexHash(std::string_view text) {
   std::snprintf(buf, sizeof(buf), "%016" PRIx64, fnv1a(text));
   return buf;
 }
-
-// The settings the library reads (above and in the Python helper), the variables `kcount run` and the
-// helper hand over, and those the repository's scripts use: an unknown KCOUNT_* name close to one of the
-// first group is reported as a probable misspelling; other unknown names are left alone.
-constexpr std::string_view kSettings[] = {
-    "KCOUNT_OUTPUT", "KCOUNT_CUPTI_PATH", "KCOUNT_RUN_REPORT", "KCOUNT_LOG_LEVEL", "KCOUNT_DISABLE",
-    "KCOUNT_MAX_HOST_MB", "KCOUNT_ACTIVITY_BUFFER_MB", "KCOUNT_MAX_ACTIVITY_MB", "KCOUNT_MAX_BYTES",
-    "KCOUNT_MAX_FILES", "KCOUNT_FILE_MODE", "KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_BACKWARD", "KCOUNT_TORCH_OPS",
-    "KCOUNT_MODE", "KCOUNT_INTERVAL", "KCOUNT_MAX_KEYS", "KCOUNT_START", "KCOUNT_CAPTURE_RANGE",
-    "KCOUNT_CAPTURE_SKIP", "KCOUNT_CAPTURE_COUNT", "KCOUNT_CAPTURE_DURATION", "KCOUNT_CONTROL",
-    "KCOUNT_CONTROL_DIR", "KCOUNT_YIELD", "KCOUNT_CUPTI_FINALIZE", "KCOUNT_SIGTERM", "KCOUNT_GPU_TIME",
-    "KCOUNT_SIGINT", "KCOUNT_SIGHUP", "KCOUNT_HOST_CLOCK", "KCOUNT_TORCH_POLL_MS", "KCOUNT_TORCH_ROOT_NAME",
-    "KCOUNT_TORCH_NVTX_LIB"};
-constexpr std::string_view kOtherNames[] = {
-    "KCOUNT_WARNED",  "KCOUNT_NEEDS", "KCOUNT_ENV", "KCOUNT_JOBS", "KCOUNT_DATA", "KCOUNT_EXAMPLES_OUT",
-    "KCOUNT_BENCH_SAMPLE_LOG", "KCOUNT_BENCH_FAKE_REPEAT", "KCOUNT_BENCH_FAKE_CONFIG", "KCOUNT_AB_FAKE_CONFIG",
-    "KCOUNT_CONTROL_TOL", "KCOUNT_FUZZ_CLEAN", "KCOUNT_HELPER", "KCOUNT_SANITIZE", "KCOUNT_BUILD_BENCH",
-    "KCOUNT_BUILD_TESTS", "KCOUNT_VERSION"};
 
 // Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short names, capped:
 // returns cap + 1 as soon as it is larger than `cap`.
@@ -131,7 +116,8 @@ size_t nameDistance(std::string_view a, std::string_view b, size_t cap) {
 }
 
 // "ignoring KCOUNT_MDOE=summary: not a kcount setting (did you mean KCOUNT_MODE?)" for each KCOUNT_*
-// variable that no part of kcount reads and whose name is within 2 edits of a setting.
+// variable that no part of kcount reads (not in kSettings or kOtherNames, inject/settings.h) and whose
+// name is within 2 edits of a setting.
 void misspelledSettings(std::string* problems) {
   if (problems == nullptr || environ == nullptr) return;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -139,8 +125,7 @@ void misspelledSettings(std::string* problems) {
     const size_t eq = entry.find('=');
     if (eq == std::string_view::npos || entry.substr(0, 7) != "KCOUNT_") continue;
     const std::string_view name = entry.substr(0, eq);
-    const auto known = [name](const auto& list) { return std::find(std::begin(list), std::end(list), name) != std::end(list); };
-    if (known(kSettings) || known(kOtherNames)) continue;
+    if (isKnownName(name)) continue;
     std::string_view best;
     size_t best_d = 3;
     for (std::string_view s : kSettings)
@@ -162,7 +147,8 @@ Config readAll(std::string* problems) {
   if (const char* v = env("KCOUNT_RUN_REPORT")) c.run_report = v;
   if (const char* v = env("KCOUNT_LOG_LEVEL")) c.log_level = v;
   if (const char* v = env("KCOUNT_DISABLE")) c.disabled = std::string_view(v) != "0";
-  for (const char* name : {"KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_BACKWARD", "KCOUNT_TORCH_OPS"})
+  for (const SettingName name :
+       {SettingName("KCOUNT_TORCH_MODULES"), SettingName("KCOUNT_TORCH_BACKWARD"), SettingName("KCOUNT_TORCH_OPS")})
     if (const char* v = env(name); v != nullptr && std::string_view(v) != "0") c.torch_helper = true;
   if (const char* v = env("KCOUNT_TORCH_OPS")) c.torch_ops = std::string_view(v) != "0";
   readNumber("KCOUNT_MAX_HOST_MB", 1, 1u << 20, "MiB", 1ull << 20, &c.max_host_bytes, problems);
@@ -247,7 +233,7 @@ Config readConfig(std::string* problems) {
   try {
     std::string found;
     Config c = readAll(&found);
-    const char* printed = env("KCOUNT_WARNED");
+    const char* printed = std::getenv(kWarnedVariable);
     if (problems != nullptr && !found.empty() && (printed == nullptr || hexHash(found) != printed))
       *problems += found;
     return c;
@@ -260,7 +246,7 @@ void markProblemsPrinted() {
   try {
     std::string found;
     readAll(&found);
-    if (!found.empty()) setenv("KCOUNT_WARNED", hexHash(found).c_str(), 1);
+    if (!found.empty()) setenv(kWarnedVariable, hexHash(found).c_str(), 1);
   } catch (...) {
   }
 }

@@ -27,6 +27,7 @@
 #include "inject/entry.h"
 #include "inject/log.h"
 #include "inject/session.h"
+#include "inject/settings.h"
 
 namespace kc::inject {
 namespace {
@@ -92,7 +93,7 @@ void prependPythonPath(const std::string& folder) {
 // Under `kcount run` (KCOUNT_RUN_REPORT set): appends a note that this process loaded the library and
 // how, so that `kcount run` can say why no log was written (run.h, RunReport). One O_APPEND write.
 void noteLoaded(bool by_preload) {
-  const char* report = std::getenv("KCOUNT_RUN_REPORT");
+  const char* report = getSetting("KCOUNT_RUN_REPORT");
   if (report == nullptr || *report == '\0') return;
   noteRunReport(report, "loaded", by_preload ? "preload" : "injection");
 }
@@ -197,7 +198,7 @@ const char* envValue(char* const envp[], const char* key) {
 // program that clears LD_PRELOAD, a static one). Only where the new image would write to the same report.
 // Also in a vfork child: no allocation, no lock; a fixed buffer and plain system calls.
 bool noteExec(const char* file, char* const envp[], bool search_path) noexcept {
-  const char* report = std::getenv("KCOUNT_RUN_REPORT");
+  const char* report = getSetting("KCOUNT_RUN_REPORT");
   if (report == nullptr || *report == '\0' || file == nullptr) return false;
   const char* next_report = envValue(envp, "KCOUNT_RUN_REPORT=");
   if (next_report == nullptr || std::strcmp(next_report, report) != 0) return false;
@@ -217,7 +218,7 @@ bool noteExec(const char* file, char* const envp[], bool search_path) noexcept {
 
 // After an exec noted by noteExec() (`noted`) failed: "execfail PID" (this image goes on).
 void noteFailedExec(bool noted) noexcept {
-  const char* report = std::getenv("KCOUNT_RUN_REPORT");
+  const char* report = getSetting("KCOUNT_RUN_REPORT");
   if (!noted || report == nullptr) return;
   const int saved_errno = errno;
   char line[64];

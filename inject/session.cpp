@@ -15,6 +15,7 @@
 #include "collector/clock.h"
 #include "inject/control.h"
 #include "inject/log.h"
+#include "inject/settings.h"
 #include "inject/thread_state.h"
 
 namespace kc::inject {
@@ -142,7 +143,7 @@ Session::Session()
       pool_(std::max<uint64_t>(2, config_.max_host_bytes / sizeof(HostEventBlock))) {
   if (config_.disabled) {
     state_.store(SessionState::kDisabled, std::memory_order_release);
-    const char* v = std::getenv("KCOUNT_DISABLE");
+    const char* v = getSetting("KCOUNT_DISABLE");
     noteRunReport(config_.run_report, "disabled", std::string("KCOUNT_DISABLE=") + (v != nullptr ? v : "") + " is set");
   }
   // Before any callback can take a timestamp: every hot-path timestamp of the process uses this source.

@@ -842,55 +842,52 @@ void writeCsvHeader(std::ostream& out, const ExportTable& t) {
   out << '\n';
 }
 
-/// One file per table (or only the table named `only`) in the folder `dir`.
+/// CSV tables (writeCsvHeader(), writeCsvRow()): each in its own file NAME.csv in a folder (writeCsv), or
+/// one table on a stream (writeCsvTable; standard output for -o -). Tables not selected are skipped.
+/// Throws std::runtime_error when a folder or file cannot be written.
 class CsvSink : public TableSink {
  public:
-  CsvSink(std::string dir, std::string only) : dir_(std::move(dir)), only_(std::move(only)) {
+  /// Every table, or only the one named `only` if it is not empty, to DIR/NAME.csv (the folder is created;
+  /// a file of that name is replaced).
+  CsvSink(std::string dir, std::string only)
+      : dir_(std::move(dir)), only_(std::move(only)), all_(only_.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) throw std::runtime_error("cannot write " + dir_ + ": " + ec.message());
   }
+  /// Only the table named `table`, to `out` (owned by the caller, written but not closed or checked).
+  CsvSink(std::ostream& out, std::string table) : stream_(&out), only_(std::move(table)) {}
+
   void beginTable(const ExportTable& t) override {
-    active_ = only_.empty() || only_ == t.name;
+    active_ = all_ || only_ == t.name;
     if (!active_) return;
-    auto file = std::filesystem::path(dir_) / (std::string(t.name) + ".csv");
-    path_ = file.string();
-    errno = 0;
-    out_.open(file, std::ios::binary | std::ios::trunc);
-    if (!out_) throw std::runtime_error("cannot write " + path_ + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
-    writeCsvHeader(out_, t);
+    if (stream_ == nullptr) {
+      auto file = std::filesystem::path(dir_) / (std::string(t.name) + ".csv");
+      path_ = file.string();
+      errno = 0;
+      file_.open(file, std::ios::binary | std::ios::trunc);
+      if (!file_) throw std::runtime_error("cannot write " + path_ + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+    }
+    writeCsvHeader(out(), t);
   }
   void row(const std::vector<ExportCell>& cells) override {
-    if (active_) writeCsvRow(out_, cells);
+    if (active_) writeCsvRow(out(), cells);
   }
   void endTable() override {
     if (!active_) return;
-    out_.close();
-    if (!out_) throw std::runtime_error("cannot write " + path_);
+    active_ = false;
+    if (stream_ != nullptr) return;
+    file_.close();
+    if (!file_) throw std::runtime_error("cannot write " + path_);
   }
 
  private:
+  std::ostream& out() { return stream_ != nullptr ? *stream_ : file_; }
+
+  std::ostream* stream_ = nullptr;  // the stream of the one-table form, else nullptr (a folder)
   std::string dir_, only_, path_;
-  std::ofstream out_;
-  bool active_ = false;
-};
-
-/// The table named `table` as CSV on a stream (standard output for -o -).
-class CsvTableSink : public TableSink {
- public:
-  CsvTableSink(std::ostream& out, std::string table) : out_(out), table_(std::move(table)) {}
-  void beginTable(const ExportTable& t) override {
-    active_ = table_ == t.name;
-    if (active_) writeCsvHeader(out_, t);
-  }
-  void row(const std::vector<ExportCell>& cells) override {
-    if (active_) writeCsvRow(out_, cells);
-  }
-  void endTable() override { active_ = false; }
-
- private:
-  std::ostream& out_;
-  std::string table_;
+  bool all_ = false;  // every table (a folder and no `only`)
+  std::ofstream file_;
   bool active_ = false;
 };
 
@@ -961,7 +958,7 @@ void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs, const 
 }
 
 void writeCsvTable(std::ostream& out, const std::string& table, const std::vector<LoadedLog>& logs) {
-  CsvTableSink sink(out, table);
+  CsvSink sink(out, table);
   emitTables(indexLogs(logs), sink);
 }
 

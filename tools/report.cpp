@@ -2,8 +2,10 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 #include <fmt/format.h>
+#include <utf8.h>  // utfcpp (Debian libutfcpp-dev)
 
 #include <algorithm>
 #include <filesystem>
@@ -680,51 +682,45 @@ std::string percentChange(uint64_t a, uint64_t b) {
   return "<0.1%";  // not zero, but below what one decimal shows: no sign to misread as a direction
 }
 
-int utf8Sequence(std::string_view s, size_t i) noexcept {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  int need = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) need = 1;
-  else if (c == 0xE0) { need = 2; lo = 0xA0; }
-  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) need = 2;
-  else if (c == 0xED) { need = 2; hi = 0x9F; }
-  else if (c == 0xF0) { need = 3; lo = 0x90; }
-  else if (c >= 0xF1 && c <= 0xF3) need = 3;
-  else if (c == 0xF4) { need = 3; hi = 0x8F; }
-  else return -1;  // 0x80..0xC1, 0xF5..0xFF: never a lead byte
-  for (int k = 1; k <= need; ++k) {
-    if (i + static_cast<size_t>(k) >= s.size()) return -k;
-    const unsigned char x = b(i + static_cast<size_t>(k));
-    if (k == 1 ? (x < lo || x > hi) : (x < 0x80 || x > 0xBF)) return -k;
+namespace {
+/// Length (1 to 3 bytes) of the maximal subpart of the ill-formed UTF-8 at the start of `t` (Unicode
+/// 15.0, section 3.9, "U+FFFD Substitution of Maximal Subparts"), where utf8::find_invalid(t) == 0: its
+/// first byte and the bytes after it that still begin a well-formed character. utfcpp's own
+/// replace_invalid() takes a whole broken sequence at once (one U+FFFD for an overlong form or a surrogate
+/// of 2 to 4 bytes), so the subpart is found here: a prefix of 2 or 3 bytes begins a character exactly when
+/// completing it with continuation bytes (0x80) gives text utfcpp calls valid (one character: the
+/// character at t[0] is longer than the prefix, since t is invalid at 0).
+size_t maximalSubpart(std::string_view t) noexcept {
+  for (size_t k = std::min<size_t>(3, t.size()); k >= 2; --k) {
+    for (size_t fill = 1; k + fill <= 4; ++fill) {
+      char buf[4];
+      std::memcpy(buf, t.data(), k);
+      std::memset(buf + k, 0x80, fill);
+      if (utf8::is_valid(std::string_view(buf, k + fill))) return k;
+    }
   }
-  return need + 1;
+  return 1;
 }
+
+/// Offset of the first byte of `s` that does not begin a valid UTF-8 character (utfcpp), s.size() if none.
+size_t firstInvalid(std::string_view s) noexcept { return std::min(utf8::find_invalid(s), s.size()); }
+}  // namespace
 
 std::string replaceInvalidUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const int n = utf8Sequence(s, i);
-    if (n > 0) {
-      out.append(s.substr(i, static_cast<size_t>(n)));
-      i += static_cast<size_t>(n);
-    } else {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      i += static_cast<size_t>(-n);
-    }
+  while (!s.empty()) {
+    const size_t bad = firstInvalid(s);
+    out.append(s.substr(0, bad));
+    if (bad == s.size()) break;
+    out += "\xEF\xBF\xBD";  // U+FFFD
+    s.remove_prefix(bad + maximalSubpart(s.substr(bad)));
   }
   return out;
 }
 
 std::string csvField(std::string_view raw) {
-  bool valid = true;
-  for (size_t i = 0; i < raw.size() && valid;) {
-    const int n = utf8Sequence(raw, i);
-    valid = n > 0;
-    i += n > 0 ? static_cast<size_t>(n) : 0;
-  }
+  const bool valid = utf8::is_valid(raw);
   const std::string replaced = valid ? std::string() : replaceInvalidUtf8(raw);
   const std::string_view s = valid ? raw : std::string_view(replaced);
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
@@ -738,35 +734,32 @@ std::string csvField(std::string_view raw) {
 
 namespace {
 /// displayName() and displayText(): control bytes and bytes of no valid UTF-8 character as escapes;
-/// with `path`, '/' and '\\' too (a range name inside a path).
-std::string escapeForDisplay(std::string_view name, bool path) {
+/// with `path`, '/' and '\\' too (a range name inside a path). A byte that begins no valid character
+/// (firstInvalid) is escaped alone and the text after it checked again: the rest of its maximal invalid
+/// subpart are continuation bytes, which begin none either, so every byte of the subpart is "\xHH".
+std::string escapeForDisplay(std::string_view text, bool path) {
   std::string out;
-  out.reserve(name.size());
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char ch = name[i];
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x80) {
-      const int n = utf8Sequence(name, i);
-      if (n > 0) {
-        out.append(name.substr(i, static_cast<size_t>(n)));
-      } else {
-        for (int k = 0; k < -n; ++k) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(name[i + static_cast<size_t>(k)]));
+  out.reserve(text.size());
+  while (!text.empty()) {
+    const size_t bad = firstInvalid(text);
+    for (const char ch : text.substr(0, bad)) {
+      const auto c = static_cast<unsigned char>(ch);
+      switch (c) {
+        case '/': out += path ? "\\/" : "/"; break;
+        case '\\': out += path ? "\\\\" : "\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7f)
+            out += fmt::format("\\x{:02x}", c);
+          else
+            out += ch;  // printable ASCII, or a byte of a valid UTF-8 character
       }
-      i += static_cast<size_t>(n > 0 ? n : -n) - 1;
-      continue;
     }
-    switch (c) {
-      case '/': out += path ? "\\/" : "/"; break;
-      case '\\': out += path ? "\\\\" : "\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f)
-          out += fmt::format("\\x{:02x}", c);
-        else
-          out += ch;
-    }
+    if (bad == text.size()) break;
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[bad]));
+    text.remove_prefix(bad + 1);
   }
   return out;
 }
@@ -778,13 +771,11 @@ std::string displayName(std::string_view name) {
 }
 
 std::string displayText(std::string_view text) {
-  bool plain = true;  // the common case: printable ASCII and valid UTF-8, returned as is
-  for (size_t i = 0; i < text.size() && plain;) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const int n = utf8Sequence(text, i);
-    plain = n > 0 && c >= 0x20 && c != 0x7f;
-    i += n > 0 ? static_cast<size_t>(n) : 1;
-  }
+  // The common case: valid UTF-8 without control bytes, returned as is.
+  const bool plain = std::none_of(text.begin(), text.end(), [](char ch) {
+                       const auto c = static_cast<unsigned char>(ch);
+                       return c < 0x20 || c == 0x7f;
+                     }) && utf8::is_valid(text);
   return plain ? std::string(text) : escapeForDisplay(text, false);
 }
 

@@ -99,13 +99,11 @@ std::string percentChange(uint64_t a, uint64_t b);
 /// Always valid UTF-8: bytes of `s` that are not valid UTF-8 are replaced as by replaceInvalidUtf8().
 std::string csvField(std::string_view s);
 
-/// Length of the UTF-8 sequence starting at s[i] (i < s.size()): > 0 if a valid character (1 to 4
-/// bytes; Unicode's well-formed table: no overlong form, no surrogate, nothing past U+10FFFF); < 0 if
-/// not, minus the length of its maximal invalid subpart (1 to 3 bytes: a lead byte and the continuation
-/// bytes that fit it before the sequence broke off). Thread-safe, no allocation.
-int utf8Sequence(std::string_view s, size_t i) noexcept;
-/// `s` with each maximal invalid subpart (utf8Sequence() < 0) replaced by U+FFFD, as the JSON outputs
-/// do (nlohmann::json's error_handler_t::replace), and as Python's errors="replace" decodes it.
+/// `s` with each maximal invalid subpart replaced by U+FFFD (Unicode 15.0, section 3.9: a byte that begins
+/// no well-formed character, with the bytes after it that still fit one, 1 to 3 bytes; "\xE2\x82A" gives
+/// U+FFFD "A", an overlong "\xC0\xAF" or a surrogate "\xED\xA0\x80" one U+FFFD per byte), as the JSON
+/// outputs do (nlohmann::json's error_handler_t::replace), and as Python's errors="replace" decodes it.
+/// Validation by utfcpp (utf8::find_invalid, utf8::is_valid). Thread-safe.
 std::string replaceInvalidUtf8(std::string_view s);
 
 /// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
@@ -119,13 +117,13 @@ inline constexpr std::string_view kOverallRow = "(overall)";
 /// A range name as text tables and CSV show it, so that a path reads one way: '/' becomes "\/", '\'
 /// becomes "\\", newline "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH";
 /// an empty name is "(empty name)". Valid UTF-8 characters of 0x80 and above are kept; each byte that is
-/// not part of a valid UTF-8 character (utf8Sequence) is "\xHH" too, so the result is valid UTF-8 and
-/// the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
+/// not part of a valid UTF-8 character (utfcpp's utf8::find_invalid) is "\xHH" too, so the result is
+/// valid UTF-8 and the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
 std::string displayName(std::string_view name);
 /// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
 /// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not
-/// part of a valid UTF-8 character (utf8Sequence) "\xHH", as displayName() does for range names; '/' and
-/// '\' are kept (a kernel name is not a path). Valid text comes back unchanged. CSV and JSON write the
+/// part of a valid UTF-8 character "\xHH", as displayName() does for range names; '/' and '\' are kept
+/// (a kernel name is not a path). Valid text comes back unchanged. CSV and JSON write the
 /// name as recorded instead, with invalid bytes as U+FFFD (csvField(), dumpJson()).
 std::string displayText(std::string_view text);
 /// Path of a scope for text tables and CSV: displayName() of each name from the root down, joined by

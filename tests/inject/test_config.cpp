@@ -1,10 +1,18 @@
-// KCOUNT_MODE, KCOUNT_INTERVAL and KCOUNT_MAX_KEYS parsing (inject/config.cpp).
+// KCOUNT_* settings: parsing (inject/config.cpp) and the table of their names (inject/settings.h).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "inject/config.h"
+#include "inject/settings.h"
 
 TEST_CASE("KCOUNT_MODE, KCOUNT_INTERVAL and KCOUNT_MAX_KEYS from the environment") {
   const char* saved_mode = std::getenv("KCOUNT_MODE");
@@ -214,4 +222,46 @@ TEST_CASE("KCOUNT_HOST_CLOCK: auto (default) or monotonic; anything else is one 
     CHECK(kc::inject::readConfig(&problems).host_clock_auto);
     CHECK(problems == "ignoring KCOUNT_HOST_CLOCK=rdtsc: not 'auto' or 'monotonic'; using auto");
   }
+}
+
+TEST_CASE("the setting table: settings and other known names, checked at compile time") {
+  static_assert(kc::inject::isSetting("KCOUNT_MODE"));
+  static_assert(!kc::inject::isSetting("KCOUNT_MDOE"));
+  static_assert(!kc::inject::isSetting(kc::inject::kWarnedVariable));  // known, but not a setting
+  static_assert(kc::inject::isKnownName(kc::inject::kWarnedVariable));
+  static_assert(std::string_view(kc::inject::SettingName("KCOUNT_GPU_TIME").c_str()) == "KCOUNT_GPU_TIME");
+  for (const std::string_view s : kc::inject::kSettings) {
+    CHECK(s.substr(0, 7) == "KCOUNT_");
+    // Listed once, and not also as a known non-setting (which would never be suggested as a correction).
+    CHECK(std::count(std::begin(kc::inject::kSettings), std::end(kc::inject::kSettings), s) == 1);
+    CHECK(std::find(std::begin(kc::inject::kOtherNames), std::end(kc::inject::kOtherNames), s) ==
+          std::end(kc::inject::kOtherNames));
+  }
+}
+
+TEST_CASE("every KCOUNT_* name quoted in the library, the tool and the Python helper is in the setting table") {
+  // readConfig() cannot read an unlisted setting (SettingName); the rest of kcount reads the environment
+  // with std::getenv (tools/run.cpp, python/kcount_torch): a name read there and missing from kSettings
+  // or kOtherNames would be reported as a misspelling, so this scans their sources for quoted names.
+  const std::regex quoted(R"(["'](KCOUNT_[A-Z0-9_]*[A-Z0-9])["'=])");
+  size_t names = 0;
+  std::set<std::string> unknown;
+  for (const char* dir : {"inject", "collector", "tools", "python"}) {
+    const std::filesystem::path root = std::filesystem::path(KC_SOURCE_DIR) / dir;
+    REQUIRE(std::filesystem::is_directory(root));
+    for (const auto& f : std::filesystem::recursive_directory_iterator(root)) {
+      const std::string ext = f.path().extension().string();
+      if (!f.is_regular_file() || (ext != ".cpp" && ext != ".h" && ext != ".py")) continue;
+      std::ifstream in(f.path());
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), quoted); it != std::sregex_iterator(); ++it) {
+        ++names;
+        if (!kc::inject::isKnownName((*it)[1].str()))
+          unknown.insert((*it)[1].str() + " (" + f.path().lexically_relative(KC_SOURCE_DIR).string() + ")");
+      }
+    }
+  }
+  CHECK(names > 100);  // the scan found the sources
+  for (const std::string& u : unknown) FAIL_CHECK("not in inject/settings.h: " << u);
+  CHECK(unknown.empty());
 }

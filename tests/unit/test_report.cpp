@@ -238,16 +238,25 @@ TEST_CASE("range names with '/', newlines or nothing read one way in tables; JSO
 }
 
 TEST_CASE("range names that are not valid UTF-8: tables and summary CSV escape the bytes, CSV fields are UTF-8") {
-  CHECK(kc::utf8Sequence("a", 0) == 1);
-  CHECK(kc::utf8Sequence("\xc3\xa9", 0) == 2);
-  CHECK(kc::utf8Sequence("\xe2\x82\xac", 0) == 3);
-  CHECK(kc::utf8Sequence("\xf0\x9f\x98\x80", 0) == 4);
-  CHECK(kc::utf8Sequence("\xff", 0) == -1);
-  CHECK(kc::utf8Sequence("\xc0\xaf", 0) == -1);      // overlong '/'
-  CHECK(kc::utf8Sequence("\xed\xa0\x80", 0) == -1);  // surrogate
-  CHECK(kc::utf8Sequence("\xe2\x82", 0) == -2);      // cut short
-  CHECK(kc::utf8Sequence("\xe2\x82" "A", 0) == -2);
-  CHECK(kc::utf8Sequence("\xf4\x90\x80\x80", 0) == -1);  // past U+10FFFF
+  // Valid characters of 1 to 4 bytes are kept; what is not valid UTF-8 becomes one U+FFFD per maximal
+  // invalid subpart (Unicode 15.0, section 3.9) in CSV and JSON, and "\xHH" per byte in text.
+  const std::string fffd = "\xef\xbf\xbd";
+  for (const char* valid : {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf"}) {
+    CHECK(kc::replaceInvalidUtf8(valid) == valid);
+    CHECK(kc::displayName(valid) == valid);
+  }
+  CHECK(kc::replaceInvalidUtf8("\xff") == fffd);
+  CHECK(kc::replaceInvalidUtf8("\xc0\xaf") == fffd + fffd);               // overlong '/': no subpart longer than 1
+  CHECK(kc::replaceInvalidUtf8("\xed\xa0\x80") == fffd + fffd + fffd);    // surrogate
+  CHECK(kc::replaceInvalidUtf8("\xe2\x82") == fffd);                       // cut short: one subpart of 2
+  CHECK(kc::replaceInvalidUtf8("\xf0\x9f\x98") == fffd);                  // cut short: one subpart of 3
+  CHECK(kc::replaceInvalidUtf8("\xf4\x90\x80\x80") == fffd + fffd + fffd + fffd);  // past U+10FFFF
+  CHECK(kc::replaceInvalidUtf8("\xe0\x80\xaf") == fffd + fffd + fffd);    // overlong, 3 bytes
+  // Unicode 15.0, section 3.9, table 3-8: 61 F1 80 80 E1 80 C2 62 80 63 80 BF 64.
+  CHECK(kc::replaceInvalidUtf8("a\xf1\x80\x80\xe1\x80\xc2" "b\x80" "c\x80\xbf" "d") ==
+        "a" + fffd + fffd + fffd + "b" + fffd + "c" + fffd + fffd + "d");
+  CHECK(kc::displayName("\xed\xa0\x80!") == "\\xed\\xa0\\x80!");
+  CHECK(kc::displayText("\xf0\x9f\x98\xc3\xa9") == "\\xf0\\x9f\\x98\xc3\xa9");  // a cut character before a valid one
   CHECK(kc::displayName("caf\xe9") == "caf\\xe9");
   CHECK(kc::displayName("\xe2\x82/x") == "\\xe2\\x82\\/x");
   CHECK(kc::displayName("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
