@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "collector/compact.h"
@@ -930,10 +931,12 @@ std::string issueWhere(const ReadIssue& issue) {
 std::string_view LogData::str(uint32_t id) const {
   if (id == kNoString) return {};
   if (stringDefined(id)) return strings[id];
-  // Kept per thread so the returned view stays valid until the next bad id on this thread.
-  thread_local std::string bad;
-  bad = "<bad string id " + std::to_string(id) + ">";
-  return bad;
+  // One text per bad id, kept per thread in a node-based map (its elements never move): a caller may
+  // hold the view of one bad id while it asks for another (a scope's name, then its domain and path).
+  thread_local std::unordered_map<uint32_t, std::string> bad;
+  auto [it, added] = bad.try_emplace(id);
+  if (added) it->second = "<bad string id " + std::to_string(id) + ">";
+  return it->second;
 }
 
 std::string LogData::scopePath(uint32_t scope_id) const {

@@ -102,7 +102,9 @@ struct LogData {
   bool scopeDefined(uint32_t id) const {
     return id == kRootScope || (id < scopes.size() && !(id < scopes_missing.size() && scopes_missing[id]));
   }
-  /// String for an id; "<bad string id N>" when out of range or never defined (never throws).
+  /// String for an id; "<bad string id N>" when out of range or never defined. The view stays valid as
+  /// long as this LogData (a bad id's text is kept per thread for the thread's life, one per id, so
+  /// earlier views survive later calls). Never throws except std::bad_alloc for a bad id's text.
   std::string_view str(uint32_t id) const;
   /// Path of a scope from the root, names joined by '/', e.g. "step/gate"; "(no range)" for the root.
   std::string scopePath(uint32_t scope_id) const;

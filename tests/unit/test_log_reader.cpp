@@ -1058,3 +1058,16 @@ TEST_CASE("chunks whose headers were destroyed are counted from the next intact 
   CHECK(d.chunks_skipped == 2);
   CHECK(d.last_intact_chunk == 5);
 }
+
+TEST_CASE("LogData::str: the view of a bad string id stays valid after other bad ids are asked for") {
+  // kcount export held a scope's name (a bad id) while it asked for the domain and the path (more bad
+  // ids); the name's view pointed into one per-thread string, which the later calls overwrote or freed
+  // (ASan: heap-use-after-free; the name column printed another id's text or garbage).
+  kc::LogData d;
+  const std::string_view nine = d.str(9);
+  const std::string_view seven = d.str(7);
+  for (uint32_t id = 1000; id < 1100; ++id) CHECK(d.str(id) == "<bad string id " + std::to_string(id) + ">");
+  CHECK(nine == "<bad string id 9>");
+  CHECK(seven == "<bad string id 7>");
+  CHECK(d.str(9).data() == nine.data());  // the same text each time
+}
