@@ -340,27 +340,35 @@ check_row "k4b SIGTERM (exit 143)" "$RUN_ERR" expect "$OUTDIR/exit-sigterm.json"
 WANT_RC=0 kcount_run exit-finalizer - "$PY" "$CASES/exit_paths.py" finalizer
 check_row "k4c finalizer at shutdown" "$RUN_ERR" expect "$OUTDIR/exit-finalizer.json" \
   work:exclusive.kernels=55 work:instances=2
-# d: SIGKILL 2 s after the work
-rm -f "$OUTDIR"/exit-sigkill*.kcount
-echo; echo "+ kcount run -- exit_paths.py sigkill (killed with SIGKILL 2 s after READY)"
-"$KCOUNT" run --output "$OUTDIR/exit-sigkill.kcount" -- "$PY" "$CASES/exit_paths.py" sigkill \
-  >"$OUTDIR/exit-sigkill.stdout.txt" 2>"$OUTDIR/exit-sigkill.stderr.txt" &
-runpid=$!
-victim=""
-for _ in $(seq 1 600); do
-  victim=$(sed -n 's/^READY \([0-9]*\)$/\1/p' "$OUTDIR/exit-sigkill.stdout.txt")
-  [[ -n $victim ]] && break
-  sleep 0.1
-done
-d_err=""
-if [[ -n $victim ]]; then
-  sleep 2
-  kill -KILL "$victim"
-else
-  d_err="no READY line"
-fi
-wait $runpid
-echo "   kcount run exit status $?"
+# d, e: a signal from outside 2 s after the work (exit_paths.py sigkill prints READY, then sleeps).
+# signal_after_ready NAME SIGNAL: runs it under kcount run as NAME, sends SIGNAL to the Python process
+# 2 s after READY; sets SIG_RC (kcount run's exit status) and SIG_ERR (what went wrong on the way).
+signal_after_ready() {
+  local name=$1 sig=$2 runpid victim=""
+  rm -f "$OUTDIR/$name"*.kcount
+  echo; echo "+ kcount run -- exit_paths.py sigkill (sent SIG$sig 2 s after READY)"
+  "$KCOUNT" run --output "$OUTDIR/$name.kcount" -- "$PY" "$CASES/exit_paths.py" sigkill \
+    >"$OUTDIR/$name.stdout.txt" 2>"$OUTDIR/$name.stderr.txt" &
+  runpid=$!
+  for _ in $(seq 1 600); do
+    victim=$(sed -n 's/^READY \([0-9]*\)$/\1/p' "$OUTDIR/$name.stdout.txt")
+    [[ -n $victim ]] && break
+    sleep 0.1
+  done
+  SIG_ERR=""
+  if [[ -n $victim ]]; then
+    sleep 2
+    kill -"$sig" "$victim"
+  else
+    SIG_ERR="no READY line; "
+  fi
+  wait $runpid
+  SIG_RC=$?
+  echo "   kcount run exit status $SIG_RC"
+}
+# d: SIGKILL: the log holds what the last periodic flush wrote
+signal_after_ready exit-sigkill KILL
+d_err=$SIG_ERR
 "$KCOUNT" check "$OUTDIR/exit-sigkill.kcount" >"$OUTDIR/exit-sigkill.check.txt" 2>&1
 crc=$?
 cat "$OUTDIR/exit-sigkill.check.txt" | tail -n 5
@@ -368,30 +376,11 @@ cat "$OUTDIR/exit-sigkill.check.txt" | tail -n 5
 "$KCOUNT" summary --format json "$OUTDIR/exit-sigkill.kcount" >"$OUTDIR/exit-sigkill.json" 2>/dev/null
 check_row "k4d SIGKILL: log up to last flush" "$d_err" expect "$OUTDIR/exit-sigkill.json" --allow-incomplete \
   work:exclusive.kernels=50
-# e: SIGHUP from outside 2 s after the work (the terminal closing): the library's handler closes the log,
-# the process still ends by the signal (kcount run exits 129)
-rm -f "$OUTDIR"/exit-sighup*.kcount
-echo; echo "+ kcount run -- exit_paths.py sigkill (sent SIGHUP 2 s after READY)"
-"$KCOUNT" run --output "$OUTDIR/exit-sighup.kcount" -- "$PY" "$CASES/exit_paths.py" sigkill \
-  >"$OUTDIR/exit-sighup.stdout.txt" 2>"$OUTDIR/exit-sighup.stderr.txt" &
-runpid=$!
-victim=""
-for _ in $(seq 1 600); do
-  victim=$(sed -n 's/^READY \([0-9]*\)$/\1/p' "$OUTDIR/exit-sighup.stdout.txt")
-  [[ -n $victim ]] && break
-  sleep 0.1
-done
-e_err=""
-if [[ -n $victim ]]; then
-  sleep 2
-  kill -HUP "$victim"
-else
-  e_err="no READY line"
-fi
-wait $runpid
-erc=$?
-echo "   kcount run exit status $erc"
-[[ $erc -eq 129 ]] || e_err+="kcount run exit $erc, want 129; "
+# e: SIGHUP (the terminal closing): the library's handler closes the log, the process still ends by the
+# signal (kcount run exits 129)
+signal_after_ready exit-sighup HUP
+e_err=$SIG_ERR
+[[ $SIG_RC -eq 129 ]] || e_err+="kcount run exit $SIG_RC, want 129; "
 "$KCOUNT" check "$OUTDIR/exit-sighup.kcount" >"$OUTDIR/exit-sighup.check.txt" 2>&1 || e_err+="kcount check not OK; "
 "$KCOUNT" summary --format json "$OUTDIR/exit-sighup.kcount" >"$OUTDIR/exit-sighup.json" 2>/dev/null
 check_row "k4e SIGHUP: log closed (exit 129)" "$e_err" expect "$OUTDIR/exit-sighup.json" work:exclusive.kernels=50
