@@ -197,6 +197,19 @@ std::string exportOutputError(const std::string& format, const std::string& outp
   return {};
 }
 
+/// Why -o OUTPUT must not be written: it is one of the logs given (the same file, also through another
+/// name or a link), which the output would replace; "" otherwise ("-" and a file that does not exist yet
+/// are never a log).
+std::string outputIsALog(const std::string& output, const std::vector<std::string>& logs) {
+  if (output == "-") return {};
+  std::error_code ec;
+  if (!std::filesystem::exists(output, ec)) return {};
+  for (const auto& p : logs)
+    if (std::filesystem::equivalent(output, p, ec) && !ec)
+      return "-o " + output + " is the log " + p + " (writing there would replace it); name another output";
+  return {};
+}
+
 /// Closes `out`, written to `path`; std::runtime_error "cannot write PATH: REASON" if a write failed.
 void closeOutput(std::ofstream& out, const std::string& path) {
   errno = 0;
@@ -674,7 +687,9 @@ int kcountMain(int argc, char** argv) {
     }
     if (*exp) {
       // What -o names is checked before any log is read (usage errors, exit 2).
-      if (const std::string why = exportOutputError(format, output, csv_table); !why.empty()) {
+      std::string why = exportOutputError(format, output, csv_table);
+      if (why.empty()) why = outputIsALog(output, paths);
+      if (!why.empty()) {
         std::cerr << "kcount: export: " << why << '\n';
         return 2;
       }
@@ -748,6 +763,10 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*html) {
+      if (const std::string why = outputIsALog(output, paths); !why.empty()) {
+        std::cerr << "kcount: report: " << why << '\n';
+        return 2;
+      }
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;

@@ -18,6 +18,7 @@ Usage: test_export.py BUILD_DIR
 import collections
 import csv
 import json
+import shutil
 import os
 import sqlite3
 import subprocess
@@ -188,8 +189,28 @@ def main():
         (shared,) = db.execute("SELECT count(DISTINCT a.demangledName) FROM kernels a JOIN kernels b "
                                "ON a.demangledName = b.demangledName AND a.processId = 0 AND b.processId = 1").fetchone()
         check(shared > 0, f"two logs: kernel names shared through one strings table ({shared} names in both)")
+        check_output_is_not_a_log(work)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def check_output_is_not_a_log(work):
+    """-o naming one of the logs given (directly or through a link) is refused before anything is written:
+    exit 2, one line, the log unchanged (it used to be replaced by the export or the report)."""
+    log = os.path.join(work, "victim.kcount")
+    shutil.copy(LOGS[0], log)
+    link = os.path.join(work, "victim-link.kcount")
+    os.symlink(log, link)
+    with open(log, "rb") as f:
+        before = f.read()
+    for args in (["export", log, "--format", "json", "-o", log], ["export", log, "--format", "sqlite", "-o", link],
+                 ["export", LOGS[1], log, "--format", "chrome", "-o", log], ["report", log, "-o", link]):
+        p = subprocess.run([KCOUNT, *args], capture_output=True, text=True)
+        with open(log, "rb") as f:
+            same = f.read() == before
+        check(p.returncode == 2 and "would replace it" in p.stderr and same,
+              f"{' '.join(a if a not in (log, link) else os.path.basename(a) for a in args[:1] + args[-2:])}: "
+              f"refused (exit {p.returncode}), log unchanged: {same}")
 
 
 if __name__ == "__main__":
