@@ -72,6 +72,9 @@ def parse_args(argv=None):
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--launch-loop", default=None, help="a compiled launch_loop (default: compile bench/launch_loop.cu)")
     p.add_argument("--dry-run", action="store_true", help="a stand-in for launch_loop (no GPU; numbers made up)")
+    p.add_argument("--pool", nargs="+", metavar="JSON",
+                   help="run nothing: the tables of the runs in these ab_floor.json files together (their "
+                        "processes pooled; --configs and --apis select rows)")
     p.add_argument("--fake-child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.fake_child is not None:
@@ -226,10 +229,51 @@ def cell(d):
     return f"{d['median']:+.3f} ({d['ci95'][0]:+.3f}..{d['ci95'][1]:+.3f})"
 
 
+def print_tables(rows):
+    """The estimator table (when the runs have more than the mean), then the budget table (printed last)."""
+    if any(r["by_estimator"] for r in rows):
+        print("kcount - floor, us/launch, median (95% CI), by estimator (verdicts below use the mean)")
+        print(f"{'config':<14} {'api':<8} " + " ".join(f"{name:<24}" for name, _ in ESTIMATORS))
+        for r in rows:
+            cells = [r["kcount_minus_floor_us"]] + [r["by_estimator"].get(name) for name, _ in ESTIMATORS[1:]]
+            print(f"{r['config']:<14} {r['api']:<8} " + " ".join(f"{cell(c) if c else '-':<24}" for c in cells))
+        print()
+    print(f"{'config':<14} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
+          f"{'floor - none':>12}  budget")
+    for r in rows:
+        d = r["kcount_minus_floor_us"]
+        text = f"{cell(d)} [{d['min']:+.3f}..{d['max']:+.3f}]"
+        floor = "-" if r["floor_minus_none_us"] is None else f"{r['floor_minus_none_us']:+.3f}"
+        budget = "-" if r["budget_us"] is None else f"<= {r['budget_us']:.1f} {r['verdict']}"
+        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {text:<60} {floor:>12}  {budget}")
+
+
+def pool(args):
+    """--pool: the tables of earlier runs together. Exit 1 when a file cannot be read or holds no run."""
+    runs = []
+    for path in args.pool:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            runs += [r for r in doc["runs"] if r.get("ok")]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"ab_floor: --pool {path}: {e}", file=sys.stderr)
+            return 1
+    rows = table_rows(runs, args.configs, args.apis)
+    if not rows:
+        print("ab_floor: --pool: no run of the configurations and APIs asked for", file=sys.stderr)
+        return 1
+    print(f"pooled: {len(runs)} processes from {len(args.pool)} files")
+    print_tables(rows)
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.fake_child is not None:
         return fake_child(args.fake_child)
+    if args.pool:
+        return pool(args)
     build = os.path.abspath(args.build_dir)
     kcount_lib = os.path.join(build, "lib", "libkcount.so")
     floor_lib = os.path.join(build, "lib", "libcupti_floor.so")
@@ -270,21 +314,7 @@ def main(argv=None):
         json.dump(doc, f, indent=1)
     if args.dry_run:
         print("DRY RUN: launch_loop replaced by a stand-in; the numbers below are made up")
-    if any(r["by_estimator"] for r in rows):
-        print("kcount - floor, us/launch, median (95% CI), by estimator (verdicts below use the mean)")
-        print(f"{'config':<14} {'api':<8} " + " ".join(f"{name:<24}" for name, _ in ESTIMATORS))
-        for r in rows:
-            cells = [r["kcount_minus_floor_us"]] + [r["by_estimator"].get(name) for name, _ in ESTIMATORS[1:]]
-            print(f"{r['config']:<14} {r['api']:<8} " + " ".join(f"{cell(c) if c else '-':<24}" for c in cells))
-        print()
-    print(f"{'config':<14} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
-          f"{'floor - none':>12}  budget")
-    for r in rows:
-        d = r["kcount_minus_floor_us"]
-        text = f"{cell(d)} [{d['min']:+.3f}..{d['max']:+.3f}]"
-        floor = "-" if r["floor_minus_none_us"] is None else f"{r['floor_minus_none_us']:+.3f}"
-        budget = "-" if r["budget_us"] is None else f"<= {r['budget_us']:.1f} {r['verdict']}"
-        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {text:<60} {floor:>12}  {budget}")
+    print_tables(rows)
     return 0 if runs and all(run["ok"] for run in runs) else 1
 
 

@@ -55,6 +55,17 @@ def main():
     check(all(abs(x - 0.15) < 1e-9 for x in r0["kcount_minus_floor_us"]["ci95"]),
           f"constant pairs: the 95% interval is the point: {r0['kcount_minus_floor_us']['ci95']}")
 
+    # --pool: the runs of saved JSON files together, nothing run: the same file twice doubles the pairs.
+    dry_json = os.path.join(out, "ab_floor.json")
+    p = subprocess.run([sys.executable, SCRIPT, "--pool", dry_json, dry_json, "--configs", "trace"],
+                       capture_output=True, text=True, timeout=60)
+    pooled = [ln for ln in p.stdout.splitlines() if ln.split()[:2] == ["trace", "runtime"]]
+    check(p.returncode == 0 and pooled and pooled[-1].split()[2] == "20" and pooled[-1].rstrip().endswith("PASS"),
+          f"--pool of the dry run's JSON twice: 20 pairs, the same verdict: {pooled[-1:] or p.stderr}")
+    p = subprocess.run([sys.executable, SCRIPT, "--pool", os.path.join(work, "missing.json")],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and "missing.json" in p.stderr, f"--pool of a missing file: exit 1, named: {p.stderr.strip()}")
+
     # Verdicts from the interval, not the median alone (pairs as spread as on the H200).
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import ab_floor
