@@ -1005,7 +1005,21 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                 std::to_string(sizeof(FileHeader)) + " bytes, " + std::to_string(bytes.size()) + " remain)");
     return log;
   }
-  if (!c.read(fh) || std::memcmp(fh.magic, kLogMagic, sizeof(kLogMagic)) != 0) {
+  // A magic that differs from "KCOUNTLG" in one or two bytes is a damaged log, not another file: the
+  // chunks after it carry their own magics and checksums, so they are read (what verifies is kept).
+  size_t magic_diff = sizeof(kLogMagic);
+  if (bytes.size() >= sizeof(FileHeader)) {
+    magic_diff = 0;
+    for (size_t i = 0; i < sizeof(kLogMagic); ++i) magic_diff += bytes[i] != static_cast<uint8_t>(kLogMagic[i]);
+  }
+  const bool magic_damaged = magic_diff > 0 && magic_diff <= 2;
+  if (magic_damaged) {
+    c.read(fh);
+    error(log, 0, -1,
+          "damaged file header: byte 0 holds " + describeBytes(bytes.first(sizeof(kLogMagic))) +
+              " where a kcount log has \"KCOUNTLG\" (" + std::to_string(magic_diff) +
+              " byte" + (magic_diff == 1 ? " differs" : "s differ") + "); the chunks after it are read");
+  } else if (!c.read(fh) || std::memcmp(fh.magic, kLogMagic, sizeof(kLogMagic)) != 0) {
     log.not_a_log = true;
     // A compressed copy of a log (gzip: 1f 8b; zstd frame: 28 b5 2f fd) is named as such.
     auto startsWith = [&](std::initializer_list<uint8_t> magic) {

@@ -222,8 +222,10 @@ TEST_CASE("a flipped byte anywhere never crashes and the other chunk survives") 
     std::vector<uint8_t> b = log.bytes;
     b[i] ^= 0xFF;
     const kc::LogData d = kc::readLog(b);
-    if (i < 8) {
-      CHECK(hasIssue(d, ReadIssue::Severity::kError, "not a kcount log"));
+    if (i < 8) {  // one byte of the magic: a damaged header, every record still read
+      CHECK(hasIssue(d, ReadIssue::Severity::kError, "damaged file header"));
+      CHECK(d.launches.size() == 2);
+      CHECK(d.kernels.size() == 2);
       continue;
     }
     if (i == 8 || i == 9) {
@@ -276,12 +278,14 @@ TEST_CASE("checksum mismatch names chunk and byte, and reading continues after i
 TEST_CASE("wrong magic and unsupported major version") {
   TwoChunkLog log = twoChunkLog();
   std::vector<uint8_t> b = log.bytes;
-  b[0] = 'X';
+  b[0] = 'X';  // three bytes of the magic: another file (one or two: a damaged log, test above)
+  b[1] = 'Y';
+  b[2] = 'Z';
   kc::LogData d = kc::readLog(b);
   REQUIRE(d.issues.size() == 1);
   CHECK(d.issues[0].severity == ReadIssue::Severity::kError);
   CHECK(d.issues[0].offset == 0);
-  CHECK(d.issues[0].message.starts_with("not a kcount log: byte 0 holds 58 43 4f 55 4e 54 4c 47 "));
+  CHECK(d.issues[0].message.starts_with("not a kcount log: byte 0 holds 58 59 5a 55 4e 54 4c 47 "));
   CHECK(d.not_a_log);
   CHECK(d.launches.empty());
 
@@ -1070,4 +1074,25 @@ TEST_CASE("LogData::str: the view of a bad string id stays valid after other bad
   CHECK(nine == "<bad string id 9>");
   CHECK(seven == "<bad string id 7>");
   CHECK(d.str(9).data() == nine.data());  // the same text each time
+}
+
+TEST_CASE("a file magic damaged in one or two bytes: an error, and every chunk still read; three: not a log") {
+  const TwoChunkLog log = twoChunkLog();
+  const kc::LogData whole = kc::readLog(log.bytes);
+  for (const std::vector<size_t>& flips : {std::vector<size_t>{3}, std::vector<size_t>{0, 7}}) {
+    std::vector<uint8_t> bytes = log.bytes;
+    for (size_t i : flips) bytes[i] ^= 0x20;
+    const kc::LogData d = kc::readLog(bytes);
+    CHECK_FALSE(d.not_a_log);
+    CHECK(d.damaged());
+    CHECK(hasIssue(d, ReadIssue::Severity::kError, "damaged file header: byte 0 holds"));
+    CHECK(d.chunks_read == whole.chunks_read);
+    CHECK(d.kernels.size() == whole.kernels.size());
+    CHECK(d.launches.size() == whole.launches.size());
+  }
+  std::vector<uint8_t> bytes = log.bytes;
+  bytes[0] = bytes[1] = bytes[2] = 0;
+  const kc::LogData d = kc::readLog(bytes);
+  CHECK(d.not_a_log);
+  CHECK(d.chunks_read == 0);
 }
