@@ -78,7 +78,10 @@ std::string_view identifierAt(std::string_view s, size_t at) {
 // ---- cuBLAS nvjet (observed grammar, not documented by NVIDIA) ------------------------------------------
 // nvjet_[smNN_]<variant>_<MxN>_<AxB>_<CxD>_<flag>..._<LAYOUT>, e.g.
 // nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT. Read: MxN -> tile, CxD -> cluster, LAYOUT -> layout,
-// documented cuBLASLt epilogue words -> epilogue; AxB, h/v and the other flags are kept raw.
+// documented cuBLASLt epilogue words -> epilogue; AxB, h/v and the other flags are kept raw. The variant's
+// outer letters give the element type where they agree: "tst" -> bf16, "hsh" -> f16 (observed in this
+// repository's H200 logs: across examples/logs/sweep-*.kcount every tst kernel, 1,247, ran in a
+// dtype=bf16 range and every hsh kernel, 1,040, in a dtype=fp16 range; no other variant occurs there).
 bool decodeNvjet(std::string_view name, DecodedKernel& d) {
   if (!name.starts_with("nvjet_")) return false;
   Tokens t = split(name, '_');
@@ -89,7 +92,14 @@ bool decodeNvjet(std::string_view name, DecodedKernel& d) {
   if (i < t.size() && isSmArch(t[i])) d.arch = t[i++];
   size_t end = t.size();
   if (end > i && isLayout(t[end - 1], 2, 4, true)) d.layout = t[--end];
-  if (i < end) d.raw.emplace_back("variant", t[i++]);
+  if (i < end) {
+    const std::string_view v = t[i++];
+    d.raw.emplace_back("variant", v);
+    if (v.size() == 3 && v.front() == v.back()) {
+      if (v.front() == 't') d.dtype = "bf16";
+      else if (v.front() == 'h') d.dtype = "f16";
+    }
+  }
   if (i + 2 < end && isDims(t[i], 2) && isDims(t[i + 1], 2) && isDims(t[i + 2], 2)) {
     d.tile = t[i];
     d.raw.emplace_back("shape2", t[i + 1]);

@@ -1281,8 +1281,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   }
   t.print(out);
   if (!t.rows.empty())
-    out << "-: not in the kernel name (nothing is guessed: cuBLAS nvjet names, for one, carry no element type; "
-           "docs/kernel-names.md)\n";
+    out << "-: not in the kernel name (nothing is guessed; docs/kernel-names.md)\n";
   for (const auto& who : no_gpu)
     out << "GPU time: not recorded in " << who
         << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls; GPU time, grid and block are '-')\n";

@@ -39,7 +39,7 @@ TEST_CASE("shipped: nvjet GEMMs of the GeGLU and Linear examples") {
   CHECK(raw(d, "flags") == "bz coopA");
   CHECK(d.epilogue == "bias");
   CHECK(d.layout == "TNT");
-  CHECK(d.dtype.empty());
+  CHECK(d.dtype == "bf16");  // variant tst (t?t): bf16, as every tst kernel of the sweep logs ran in bf16 ranges
   CHECK(d.identity == "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT");
 
   d = kc::decodeKernelName("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT");
@@ -56,7 +56,14 @@ TEST_CASE("shipped: nvjet GEMMs of the GeGLU and Linear examples") {
   CHECK(raw(d, "flags") == "bz coopB");
   CHECK(d.epilogue.empty());
   CHECK(d.layout == "TNN");
+
+  // fp16 GEMMs of the sweep logs are hsh; variants whose outer letters differ or are unknown give no dtype.
+  CHECK(kc::decodeKernelName("nvjet_sm90_hsh_128x256_64x4_2x1_v_bz_coopA_TNN").dtype == "f16");
+  CHECK(kc::decodeKernelName("nvjet_sm90_tsh_128x256_64x4_2x1_v_bz_coopA_TNN").dtype.empty());
+  CHECK(kc::decodeKernelName("nvjet_sm90_qsq_128x256_64x4_2x1_v_bz_coopA_TNN").dtype.empty());
+  CHECK(raw(kc::decodeKernelName("nvjet_sm90_qsq_128x256_64x4_2x1_v_bz_coopA_TNN"), "variant") == "qsq");
 }
+
 
 TEST_CASE("shipped: Inductor's fused GeGLU kernel, with an op that starts with '_'") {
   auto d = kc::decodeKernelName("triton_poi_fused__unsafe_view_gelu_mul_0");
@@ -575,4 +582,28 @@ TEST_CASE("diff with two logs per side (ranks): counts add up, per-step verdicts
   for (const auto& v : j["verdicts"])
     if (v["unit"] == "step")
       CHECK(v["lines"][0] == "GEMM kernels identical: 2 of 2 distinct names equal; GEMM kernels 3 per step in A, 3 in B");
+}
+
+TEST_CASE("shipped sweep logs: every nvjet kernel's decoded dtype is its range's dtype") {
+  // The evidence for reading the nvjet variant (tools/kernel_decode.cpp): the sweep's ranges name the dtype
+  // the program used (dtype=bf16, dtype=fp16, ...); the decoded dtype must agree with it for every nvjet
+  // kernel that carries one, and the two variants seen must both occur.
+  size_t bf16 = 0, f16 = 0;
+  for (const char* file : {"/examples/logs/sweep-eager.kcount", "/examples/logs/sweep-compiled.kcount"}) {
+    const kc::LoadedLog l = kc::loadLog(sourceRoot() + file);
+    const auto j = kc::kernelsJson({l});
+    for (const auto& k : j["kernels"]) {
+      const auto& dec = k["decoded"];
+      if (dec["grammar"] != "nvjet" || dec["dtype"].is_null()) continue;
+      const std::string dt = dec["dtype"].get<std::string>();
+      for (const auto& [path, n] : k["ranges"].items()) {  // one log: the kernel's ranges directly
+        const std::string want = dt == "f16" ? "dtype=fp16" : "dtype=" + dt;
+        const std::string what = path + " has an nvjet kernel decoded as " + dt;
+        CHECK_MESSAGE(path.find(want) != std::string::npos, what);
+        (dt == "bf16" ? bf16 : f16) += n.get<size_t>();
+      }
+    }
+  }
+  CHECK(bf16 == 1247);
+  CHECK(f16 == 1040);
 }
