@@ -328,6 +328,9 @@ json layersJson(const RangeLayers& y, const RangeStats& r) {
 
 }  // namespace
 
+// A launch call this long on average is not the launch rate (see layerVerdict).
+constexpr uint64_t kSlowLaunchCallNs = 100'000;
+
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
                          uint64_t launches, uint64_t kernels) {
   if (instances == 0) return {};
@@ -340,8 +343,18 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
   // Launch-bound only where the launch calls are at least half of the range's CPU time: a range that spends
   // most of its time elsewhere (Python, the framework, first-call setup) is CPU-bound even when its launch
   // calls outlast its kernels, and fewer launches would not make it much faster.
-  if (launch_api_ns >= gpu_ns && launch_api_ns >= cpu_ns - std::min(cpu_ns, launch_api_ns))
-    return fmt::format("launch-bound: {} of launch calls for {} of GPU work{}", l, g, per);
+  if (launch_api_ns >= gpu_ns && launch_api_ns >= cpu_ns - std::min(cpu_ns, launch_api_ns)) {
+    // Launch calls of 100 µs and more on average (a launch takes a few µs: FIELD-NOTES, 4.3-4.8 µs on the
+    // H200) are first-call work inside the call (loading the kernel's module, lazy initialization), which
+    // fewer launches or CUDA graphs would not remove: said, with the mean per call.
+    const uint64_t per_call = launches != 0 ? launch_api_ns / launches : 0;
+    const std::string slow = per_call >= kSlowLaunchCallNs
+                                 ? fmt::format(" ({} per launch call: first-call setup such as loading the kernel's "
+                                               "module, not the launch rate)",
+                                               formatMeanDuration(launch_api_ns, launches))
+                                 : std::string();
+    return fmt::format("launch-bound: {} of launch calls{} for {} of GPU work{}", l, slow, g, per);
+  }
   return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}", c, g, l, per);
 }
 

@@ -188,7 +188,9 @@ struct RangeLayers {
 /// range's instances; the text shows them per instance):
 ///   no launch and no kernel          -> "no GPU work: C in the range"
 ///   g >= c                            -> "GPU-bound: G of GPU work in C of range time"
-///   c > g, l >= g and l >= c / 2      -> "launch-bound: L of launch calls for G of GPU work"
+///   c > g, l >= g and l >= c / 2      -> "launch-bound: L of launch calls for G of GPU work"; when the
+///                                        mean launch call is 100 µs or more, "(M per launch call: first-call
+///                                        setup ..., not the launch rate)" follows "launch calls"
 ///   c > g, otherwise                  -> "CPU-bound: C in the range for G of GPU work (L in launch calls)"
 /// Returns "" if instances == 0 (no CPU time is known). Per-instance durations are rounded to the nearest ns (formatMeanDuration()).
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,

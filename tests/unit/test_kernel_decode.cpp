@@ -463,6 +463,11 @@ TEST_CASE("layer verdict: which layer dominates, by the documented rule") {
   // launch calls, 4.70 µs of GPU work, the warm-up range of tests/data/graphs.kcount): CPU-bound.
   CHECK(kc::layerVerdict(1, 25500000, 2180000, 4700, 5, 5) ==
         "CPU-bound: 25.5 ms in the range for 4.70 µs of GPU work (2.18 ms in launch calls)");
+  // One launch call of 4.17 ms (a first call loading its module): launch-bound, and said to be setup.
+  CHECK(kc::layerVerdict(1, 4200000, 4170000, 6590, 1, 1) ==
+        "launch-bound: 4.17 ms of launch calls (4.17 ms per launch call: first-call setup such as loading the "
+        "kernel's module, not the launch rate) for 6.59 µs of GPU work");
+  CHECK(kc::layerVerdict(1, 50000, 40000, 6000, 10, 10).find("first-call") == std::string::npos);  // 4 µs each
   // Exactly half: launch-bound; just under half: CPU-bound.
   CHECK(kc::layerVerdict(1, 20000, 10000, 5000, 1, 1).starts_with("launch-bound"));
   CHECK(kc::layerVerdict(1, 20002, 10000, 5000, 1, 1).starts_with("CPU-bound"));
