@@ -472,6 +472,14 @@ int kcountMain(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // An unknown command: named, with the commands there are (CLI11 says only "A subcommand is required").
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+      std::cerr << "kcount: unknown command '" << argv[1] << "' (commands: " << names
+                << "; kcount --help says more)\n";
+      return 2;
+    }
     // --help and --version exit 0; every usage error exits 2, as documented (CLI11's own codes vary).
     if (app.exit(e) == 0) return 0;
     // A file whose name starts with '-' is read as an option (its letters as short flags): say how to

@@ -625,6 +625,14 @@ def test_slash_in_range_name(work):
     check(paths.count("a/b") == 2, "summary JSON across logs: two rows with the raw path 'a/b' (one per log)", paths)
 
 
+def test_unknown_command():
+    r = run("sumary", "x.kcount")
+    check(r.returncode == 2 and "unknown command 'sumary'" in r.stderr and "summary, kernels, diff" in r.stderr,
+          "an unknown command is named, with the commands there are (exit 2)", r.stderr)
+    r = run()
+    check(r.returncode == 2 and "unknown command" not in r.stderr, "no command at all: CLI11's own line", r.stderr)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -651,6 +659,7 @@ def main():
         test_non_utf8_kernel_names(work)
         test_export_output(work)
         test_slash_in_range_name(work)
+        test_unknown_command()
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 
