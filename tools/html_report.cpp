@@ -10,6 +10,7 @@
 
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
+#include "tools/multi_log.h"
 
 namespace kc {
 namespace {
@@ -26,48 +27,6 @@ json counts(const RangeStats& r) {
   return {{"launches", r.launches}, {"kernels", r.kernels}, {"gpu_ns", r.gpu_ns}, {"launch_api_ns", r.launch_api_ns}};
 }
 
-/// Labels of the runs: each log's file name without ".kcount"; logs whose file names are equal (one name
-/// in several folders: run1/kcount.kcount, run2/kcount.kcount) get as many of their folders as tell them
-/// apart ("run1/kcount"); a label still shared (equal paths) gets " (pid P)", then " #N" (argument order).
-std::vector<std::string> runLabels(const std::vector<LoadedLog>& logs) {
-  const size_t n = logs.size();
-  std::vector<std::vector<std::string>> parts(n);  // path components, file name first, ".kcount" dropped
-  for (size_t i = 0; i < n; ++i) {
-    const std::filesystem::path p = std::filesystem::path(logs[i].path).lexically_normal();
-    std::string name = p.filename().string();
-    if (name.size() > 7 && name.ends_with(".kcount")) name.resize(name.size() - 7);
-    parts[i].push_back(name);
-    for (std::filesystem::path dir = p.parent_path(); !dir.empty() && dir.has_filename(); dir = dir.parent_path())
-      parts[i].push_back(dir.filename().string());
-  }
-  std::vector<size_t> used(n, 1);  // components in each label
-  auto label = [&](size_t i) {
-    std::string out;
-    for (size_t c = used[i]; c-- > 0;) out += parts[i][c] + (c ? "/" : "");
-    return out;
-  };
-  std::vector<std::string> labels(n);
-  for (bool grew = true; grew;) {
-    grew = false;
-    std::map<std::string, std::vector<size_t>> by_label;
-    for (size_t i = 0; i < n; ++i) by_label[labels[i] = label(i)].push_back(i);
-    for (const auto& [_, same] : by_label)
-      if (same.size() > 1)
-        for (size_t i : same)
-          if (used[i] < parts[i].size()) ++used[i], grew = true;
-  }
-  std::map<std::string, size_t> seen;
-  for (size_t i = 0; i < n; ++i) seen[labels[i]]++;
-  for (size_t i = 0; i < n; ++i) {
-    if (seen[labels[i]] < 2) continue;
-    const std::string pid = logs[i].data.meta("pid");
-    labels[i] += pid.empty() ? "" : " (pid " + pid + ")";
-  }
-  seen.clear();
-  for (size_t i = 0; i < n; ++i)
-    if (const size_t k = ++seen[labels[i]]; k > 1) labels[i] += " #" + std::to_string(k);
-  return labels;
-}
 
 json runJson(const LoadedLog& l, const std::string& label) {
   const LogData& d = l.data;
@@ -181,7 +140,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
 
 json htmlReportData(const std::vector<LoadedLog>& logs) {
   json runs = json::array();
-  const std::vector<std::string> labels = runLabels(logs);
+  const std::vector<std::string> labels = fileLabels(logs);
   for (size_t i = 0; i < logs.size(); ++i) runs.push_back(runJson(logs[i], labels[i]));
   return {{"generator", std::string("kcount ") + KCOUNT_VERSION}, {"runs", std::move(runs)}};
 }

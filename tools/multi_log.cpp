@@ -1,5 +1,7 @@
 #include "tools/multi_log.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -69,7 +71,58 @@ int metricIndex(AcrossMetric m) {
 
 }  // namespace
 
+/// Labels of the runs: each log's file name without ".kcount"; logs whose file names are equal (one name
+/// in several folders: run1/kcount.kcount, run2/kcount.kcount) get as many of their folders as tell them
+/// apart ("run1/kcount"); a label still shared (equal paths) gets " (pid P)", then " #N" (argument order).
+std::vector<std::string> fileLabels(const std::vector<LoadedLog>& logs) {
+  const size_t n = logs.size();
+  std::vector<std::vector<std::string>> parts(n);  // path components, file name first, ".kcount" dropped
+  for (size_t i = 0; i < n; ++i) {
+    const std::filesystem::path p = std::filesystem::path(logs[i].path).lexically_normal();
+    std::string name = p.filename().string();
+    if (name.size() > 7 && name.ends_with(".kcount")) name.resize(name.size() - 7);
+    parts[i].push_back(name);
+    for (std::filesystem::path dir = p.parent_path(); !dir.empty() && dir.has_filename(); dir = dir.parent_path())
+      parts[i].push_back(dir.filename().string());
+  }
+  std::vector<size_t> used(n, 1);  // components in each label
+  auto label = [&](size_t i) {
+    std::string out;
+    for (size_t c = used[i]; c-- > 0;) out += parts[i][c] + (c ? "/" : "");
+    return out;
+  };
+  std::vector<std::string> labels(n);
+  for (bool grew = true; grew;) {
+    grew = false;
+    std::map<std::string, std::vector<size_t>> by_label;
+    for (size_t i = 0; i < n; ++i) by_label[labels[i] = label(i)].push_back(i);
+    for (const auto& [_, same] : by_label)
+      if (same.size() > 1)
+        for (size_t i : same)
+          if (used[i] < parts[i].size()) ++used[i], grew = true;
+  }
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < n; ++i) seen[labels[i]]++;
+  for (size_t i = 0; i < n; ++i) {
+    if (seen[labels[i]] < 2) continue;
+    const std::string pid = logs[i].data.meta("pid");
+    labels[i] += pid.empty() ? "" : " (pid " + pid + ")";
+  }
+  seen.clear();
+  for (size_t i = 0; i < n; ++i)
+    if (const size_t k = ++seen[labels[i]]; k > 1) labels[i] += " #" + std::to_string(k);
+  return labels;
+}
+
 std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
+  // The ranks of a distributed run when every log has one; otherwise the file names (eager.kcount and
+  // compiled.kcount read as "eager" and "compiled", not as two pids).
+  bool ranks = !logs.empty();
+  for (const auto& l : logs) {
+    const std::string rank = l.data.meta("rank");
+    ranks = ranks && !rank.empty() && rank != "norank";
+  }
+  if (!ranks) return fileLabels(logs);
   std::vector<std::string> out;
   for (const auto& l : logs) out.push_back(logLabel(l));
   std::map<std::string, int> seen;

@@ -18,7 +18,13 @@ enum class AcrossMetric { kGpuNs, kKernels, kLaunches, kCpuNs, kLaunchApiNs };
 /// Short label of a log in column headings: "rank R" if the log has a rank, else "pid P", else the path.
 std::string logLabel(const LoadedLog& log);
 
-/// logLabel() of each log; a label two logs share gets " [i]" (1-based argument position) appended.
+/// Labels of logs by file: each log's file name without ".kcount"; logs whose file names are equal get as
+/// many of their folders as tell them apart ("run1/kcount"); a label still shared (equal paths) gets
+/// " (pid P)", then " #N" (argument order). One label per log, in order.
+std::vector<std::string> fileLabels(const std::vector<LoadedLog>& logs);
+
+/// Column and row labels of several logs: "rank R" (logLabel()) when every log has a rank, a label two
+/// logs share getting " [i]" (1-based argument position); otherwise fileLabels().
 std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs);
 
 /// min, median (mean of the two middle values for an even count) and max of `v`; zeros if v is empty.

@@ -355,9 +355,10 @@ TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; seve
   const std::vector<kc::LoadedLog> two{logWith("11", 5), logWith("22", 2)};
   std::ostringstream t2;
   kc::printKernelsTable(t2, two, false);
+  // Labelled by file name (run-11.kcount, run-22.kcount), not by pid.
   CHECK(hasLine(t2.str(), "log     kernel"));
-  CHECK(hasLine(t2.str(), "\npid 11  gemm       15"));
-  CHECK(hasLine(t2.str(), "\npid 22  gemm        3"));
+  CHECK(hasLine(t2.str(), "\nrun-11  gemm       15"));
+  CHECK(hasLine(t2.str(), "\nrun-22  gemm        3"));
   std::ostringstream csv2;
   kc::printKernelsCsv(csv2, two, false);
   CHECK(hasLine(csv2.str(), "\nrun-11.kcount,gemm,gemm,15,"));
@@ -365,7 +366,7 @@ TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; seve
   const auto j = kc::kernelsJson(two);
   CHECK(j["kernels"][0]["count"] == 18);  // merged by name
   REQUIRE(j["kernels"][0]["per_log"].size() == 2);
-  CHECK(j["kernels"][0]["per_log"][1]["log"] == "pid 22");
+  CHECK(j["kernels"][0]["per_log"][1]["log"] == "run-22");
   CHECK(j["kernels"][0]["per_log"][1]["count"] == 3);
 }
 
