@@ -197,16 +197,37 @@ std::string exportOutputError(const std::string& format, const std::string& outp
   return {};
 }
 
-/// Why -o OUTPUT must not be written: it is one of the logs given (the same file, also through another
-/// name or a link), which the output would replace; "" otherwise ("-" and a file that does not exist yet
-/// are never a log).
-std::string outputIsALog(const std::string& output, const std::vector<std::string>& logs) {
-  if (output == "-") return {};
+/// Why the file `path`, which an output would replace, must not be written: it is one of the logs given
+/// (the same file, also through another name or a link), or another kcount log (it starts with
+/// "KCOUNTLG": a part of a rotated run not given, another run); "" otherwise (also when it does not exist).
+std::string replacesALog(const std::string& path, const std::vector<std::string>& logs) {
   std::error_code ec;
-  if (!std::filesystem::exists(output, ec)) return {};
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
   for (const auto& p : logs)
-    if (std::filesystem::equivalent(output, p, ec) && !ec)
-      return "-o " + output + " is the log " + p + " (writing there would replace it); name another output";
+    if (std::filesystem::equivalent(path, p, ec) && !ec)
+      return path + " is the log " + p + " (writing there would replace it); name another output";
+  char head[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  if (in.read(head, sizeof(head)) && std::string_view(head, sizeof(head)) == "KCOUNTLG")
+    return path + " is a kcount log (writing there would replace it); name another output";
+  return {};
+}
+
+/// Why -o OUTPUT must not be written: a file it would replace is a kcount log (replacesALog(); for
+/// --format csv, the table files in the folder OUTPUT: every table's, or `table`'s alone); "" otherwise
+/// ("-" never is).
+std::string outputIsALog(const std::string& output, const std::vector<std::string>& logs, const std::string& format,
+                         const std::string& table) {
+  if (output == "-") return {};
+  if (format != "csv") {
+    const std::string why = replacesALog(output, logs);
+    return why.empty() ? why : "-o " + why;
+  }
+  for (const auto& t : kc::csvTableNames()) {
+    if (!table.empty() && t != table) continue;
+    if (std::string why = replacesALog((std::filesystem::path(output) / (t + ".csv")).string(), logs); !why.empty())
+      return "-o " + output + ": " + why;
+  }
   return {};
 }
 
@@ -696,7 +717,7 @@ int kcountMain(int argc, char** argv) {
     if (*exp) {
       // What -o names is checked before any log is read (usage errors, exit 2).
       std::string why = exportOutputError(format, output, csv_table);
-      if (why.empty()) why = outputIsALog(output, paths);
+      if (why.empty()) why = outputIsALog(output, paths, format, csv_table);
       if (!why.empty()) {
         std::cerr << "kcount: export: " << why << '\n';
         return 2;
@@ -771,7 +792,7 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*html) {
-      if (const std::string why = outputIsALog(output, paths); !why.empty()) {
+      if (const std::string why = outputIsALog(output, paths, "html", ""); !why.empty()) {
         std::cerr << "kcount: report: " << why << '\n';
         return 2;
       }

@@ -211,6 +211,25 @@ def check_output_is_not_a_log(work):
         check(p.returncode == 2 and "would replace it" in p.stderr and same,
               f"{' '.join(a if a not in (log, link) else os.path.basename(a) for a in args[:1] + args[-2:])}: "
               f"refused (exit {p.returncode}), log unchanged: {same}")
+    # Another kcount log at -o (a rotated part not given, another run), or a log at a CSV table's file name
+    # in the -o folder: refused too; a new file or folder is written.
+    other = os.path.join(work, "other.kcount")
+    shutil.copy(LOGS[0], other)
+    folder = os.path.join(work, "csvdir")
+    os.makedirs(folder, exist_ok=True)
+    in_folder = os.path.join(folder, "kernels.csv")
+    shutil.copy(LOGS[0], in_folder)
+    for args, victim in ((["export", log, "--format", "json", "-o", other], other), (["report", log, "-o", other], other),
+                         (["export", in_folder, "--format", "csv", "-o", folder], in_folder),
+                         (["export", log, "--format", "csv", "--table", "kernels", "-o", folder], in_folder)):
+        p = subprocess.run([KCOUNT, *args], capture_output=True, text=True)
+        with open(victim, "rb") as f:
+            same = f.read() == before
+        check(p.returncode == 2 and "would replace it" in p.stderr and same,
+              f"{args[0]} {' '.join(args[-3:])}: a kcount log at the output refused (exit {p.returncode}), unchanged: {same}")
+    p = subprocess.run([KCOUNT, "export", log, "--format", "json", "-o", os.path.join(work, "new.json")],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"export to a new file still works (exit {p.returncode})")
 
 
 if __name__ == "__main__":
