@@ -197,8 +197,9 @@ void periodicActivityFlush() {
 // then), and never with KCOUNT_SIGTERM=0 / KCOUNT_SIGINT=0 / KCOUNT_SIGHUP=0. The handler asks the writer
 // thread to close the log, waits for it (at most 3.5 s), then restores the default action and re-raises,
 // so the process still ends by the signal (exit status 143 / 130 / 129), as it would have without kcount.
-// SIGHUP is the terminal closing under a job started from it (or `kcount run` passing it on). A handler the program installs later
-// replaces this one (sigaction), so the program's own behavior and exit code are kept. If such a handler
+// SIGHUP is the terminal closing under a job started from it (or `kcount run` passing it on). A handler
+// the program installs later replaces this one (sigaction), so the program's own behavior and exit code
+// are kept. If such a handler
 // saved this one and calls it (chaining), kcount closes the log and returns to it without re-raising:
 // what happens next is the program's decision.
 void onTerminate(int sig) {

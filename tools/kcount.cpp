@@ -198,7 +198,7 @@ std::string exportOutputError(const std::string& format, const std::string& outp
 }
 
 /// Why the file `path`, which an output would replace, must not be written: it is one of the logs given
-/// (the same file, also through another name or a link), or another kcount log (it starts with
+/// (the same file, also through another name or a link), or another kcount log (it starts with kLogMagic,
 /// "KCOUNTLG": a part of a rotated run not given, another run); "" otherwise (also when it does not exist).
 std::string replacesALog(const std::string& path, const std::vector<std::string>& logs) {
   std::error_code ec;
@@ -206,9 +206,9 @@ std::string replacesALog(const std::string& path, const std::vector<std::string>
   for (const auto& p : logs)
     if (std::filesystem::equivalent(path, p, ec) && !ec)
       return path + " is the log " + p + " (writing there would replace it); name another output";
-  char head[8] = {};
+  char head[sizeof(kc::kLogMagic)] = {};
   std::ifstream in(path, std::ios::binary);
-  if (in.read(head, sizeof(head)) && std::string_view(head, sizeof(head)) == "KCOUNTLG")
+  if (in.read(head, sizeof(head)) && std::memcmp(head, kc::kLogMagic, sizeof(head)) == 0)
     return path + " is a kcount log (writing there would replace it); name another output";
   return {};
 }

@@ -117,27 +117,17 @@ std::vector<std::string> fileLabels(const std::vector<LoadedLog>& logs) {
 std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
   // The ranks of a distributed run when every log has one; otherwise the file names (eager.kcount and
   // compiled.kcount read as "eager" and "compiled", not as two pids).
-  bool ranks = !logs.empty();
+  std::vector<std::string> out;
   for (const auto& l : logs) {
     const std::string rank = l.data.meta("rank");
-    ranks = ranks && !rank.empty() && rank != "norank";
+    if (rank.empty() || rank == "norank") return fileLabels(logs);
+    out.push_back("rank " + rank);
   }
-  if (!ranks) return fileLabels(logs);
-  std::vector<std::string> out;
-  for (const auto& l : logs) out.push_back(logLabel(l));
   std::map<std::string, int> seen;
   for (const auto& s : out) ++seen[s];
   for (size_t i = 0; i < out.size(); ++i)
     if (seen[out[i]] > 1) out[i] += fmt::format(" [{}]", i + 1);
   return out;
-}
-
-std::string logLabel(const LoadedLog& log) {
-  const std::string rank = log.data.meta("rank");
-  if (!rank.empty() && rank != "norank") return "rank " + rank;
-  const std::string pid = log.data.meta("pid");
-  if (!pid.empty()) return "pid " + pid;
-  return log.path;
 }
 
 Spread spreadOf(std::vector<double> v) {

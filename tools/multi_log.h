@@ -15,16 +15,13 @@ namespace kc {
 /// The per-range numbers compared across logs (inclusive; "(no range)" exclusive, as in the summary).
 enum class AcrossMetric { kGpuNs, kKernels, kLaunches, kCpuNs, kLaunchApiNs };
 
-/// Short label of a log in column headings: "rank R" if the log has a rank, else "pid P", else the path.
-std::string logLabel(const LoadedLog& log);
-
 /// Labels of logs by file: each log's file name without ".kcount"; logs whose file names are equal get as
 /// many of their folders as tell them apart ("run1/kcount"); a label still shared (equal paths) gets
 /// " (pid P)", then " #N" (argument order). One label per log, in order.
 std::vector<std::string> fileLabels(const std::vector<LoadedLog>& logs);
 
-/// Column and row labels of several logs: "rank R" (logLabel()) when every log has a rank, a label two
-/// logs share getting " [i]" (1-based argument position); otherwise fileLabels().
+/// Column and row labels of several logs: "rank R" when every log has a rank in its metadata (not
+/// "norank"), a label two logs share getting " [i]" (1-based argument position); otherwise fileLabels().
 std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs);
 
 /// min, median (mean of the two middle values for an even count) and max of `v`; zeros if v is empty.
@@ -33,7 +30,7 @@ struct Spread {
 };
 Spread spreadOf(std::vector<double> v);
 
-/// {"logs": [labels (logLabel(), made unique with " [i]")], "ranges": [{"path", "in_logs", "per_log": {metric: [value|null]},
+/// {"logs": [labels (labelsOf())], "ranges": [{"path", "in_logs", "per_log": {metric: [value|null]},
 ///  "total": {metric: N}, "spread": {metric: {"min", "median", "max"}}}]}; metrics: launches, kernels,
 /// gpu_ns, cpu_ns, launch_api_ns. Spread is over the logs that have the range.
 nlohmann::json acrossLogsJson(const std::vector<LoadedLog>& logs);
