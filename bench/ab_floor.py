@@ -17,6 +17,8 @@ rounds). Configurations (each in --processes fresh processes, interleaved):
   trace          KCOUNT_MODE=trace                     budget: kcount - floor <= 0.2 us/launch
   summary        KCOUNT_MODE=summary                   budget: kcount - floor <= 0.1 us/launch
   summary-nogpu  KCOUNT_MODE=summary KCOUNT_GPU_TIME=0, floor with CUPTI_FLOOR_ACTIVITY=0 (no budget line)
+  summary-sampled  KCOUNT_MODE=summary KCOUNT_LAUNCH_TIMING=16 (one launch call in 16 timed)
+                                                       budget: kcount - floor <= 0.1 us/launch
 Besides the mean over a side's launches (with the closing synchronize: the figure the verdicts use), each
 round reports the median of the side's 1,000-launch blocks (the cost of a launch when the host does not
 stall) and the launching thread's CPU time; a table before the budget table gives kcount - floor for all
@@ -47,12 +49,13 @@ CONFIGS = {
     "trace": ({"KCOUNT_MODE": "trace"}, {}, 0.2),
     "summary": ({"KCOUNT_MODE": "summary"}, {}, 0.1),
     "summary-nogpu": ({"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"}, {"CUPTI_FLOOR_ACTIVITY": "0"}, None),
+    "summary-sampled": ({"KCOUNT_MODE": "summary", "KCOUNT_LAUNCH_TIMING": "16"}, {}, 0.1),
 }
 APIS = ("runtime", "driver")
 
 # --dry-run: us per launch of each side, per configuration (made up; only the plumbing is tested).
 FAKE_US = {"none": 4.50, "floor": 6.70, "floor-noactivity": 5.45, "trace": 6.85, "summary": 6.95,
-           "summary-nogpu": 5.60}
+           "summary-nogpu": 5.60, "summary-sampled": 6.78}
 
 
 def parse_args(argv=None):
@@ -233,19 +236,19 @@ def print_tables(rows):
     """The estimator table (when the runs have more than the mean), then the budget table (printed last)."""
     if any(r["by_estimator"] for r in rows):
         print("kcount - floor, us/launch, median (95% CI), by estimator (verdicts below use the mean)")
-        print(f"{'config':<14} {'api':<8} " + " ".join(f"{name:<24}" for name, _ in ESTIMATORS))
+        print(f"{'config':<16} {'api':<8} " + " ".join(f"{name:<24}" for name, _ in ESTIMATORS))
         for r in rows:
             cells = [r["kcount_minus_floor_us"]] + [r["by_estimator"].get(name) for name, _ in ESTIMATORS[1:]]
-            print(f"{r['config']:<14} {r['api']:<8} " + " ".join(f"{cell(c) if c else '-':<24}" for c in cells))
+            print(f"{r['config']:<16} {r['api']:<8} " + " ".join(f"{cell(c) if c else '-':<24}" for c in cells))
         print()
-    print(f"{'config':<14} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
+    print(f"{'config':<16} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
           f"{'floor - none':>12}  budget")
     for r in rows:
         d = r["kcount_minus_floor_us"]
         text = f"{cell(d)} [{d['min']:+.3f}..{d['max']:+.3f}]"
         floor = "-" if r["floor_minus_none_us"] is None else f"{r['floor_minus_none_us']:+.3f}"
         budget = "-" if r["budget_us"] is None else f"<= {r['budget_us']:.1f} {r['verdict']}"
-        print(f"{r['config']:<14} {r['api']:<8} {r['pairs']:>5}  {text:<60} {floor:>12}  {budget}")
+        print(f"{r['config']:<16} {r['api']:<8} {r['pairs']:>5}  {text:<60} {floor:>12}  {budget}")
 
 
 def pool(args):

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   kc::inject::initLaunchApiNames(session.strings());
+  kc::inject::setLaunchTiming(session.config().launch_timing);  // KCOUNT_LAUNCH_TIMING, as InitializeInjection does
   const double process0 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
 
   double launch_cpu = 0;

@@ -175,7 +175,7 @@ void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
     if (SnapshotScopeBody* r = scopeRow(l.scope_id)) {
       ++r->launches;
       satAdd(r->graph_launches, l.is_graph_launch ? 1 : 0);
-      satAdd(r->launch_api_ns, span(l.enter_ns, l.exit_ns));
+      if (!(l.flags & kLaunchUntimed)) satAdd(r->launch_api_ns, satMul(span(l.enter_ns, l.exit_ns), limits_.launch_timing_sample));
       if (l.flags & kLaunchCaptured) ++r->captured_launches;
     } else {
       ++t_.dropped_tallies;

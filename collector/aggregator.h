@@ -49,6 +49,10 @@ class Aggregator {
     /// flushes (about 2 s) hold ~500 k launches. The trace reader joins a second record within 64 Ki
     /// launches as well (stream_summary.h).
     size_t max_joined = 1u << 16;
+    /// KCOUNT_LAUNCH_TIMING: one launch call in this many was timed (inject/callbacks.h,
+    /// setLaunchTiming); each timed call's (exit - enter) counts this many times in launch_api_ns, calls
+    /// flagged kLaunchUntimed add nothing. 1: every call timed, counted once.
+    uint64_t launch_timing_sample = 1;
   };
 
   Aggregator() : Aggregator(Limits{}) {}

@@ -155,6 +155,8 @@ struct LaunchBody {
 enum LaunchFlags : uint8_t {
   kLaunchCaptured = 1u << 0,  // issued during CUDA stream capture: recorded into a graph, not executed
   kLaunchMemOp = 1u << 1,     // a memcpy/memset API call (joined to MemOpBody records, not to kernels)
+  kLaunchUntimed = 1u << 2,   // the call was not timed (KCOUNT_LAUNCH_TIMING=N in summary mode, one call in N
+                              // is): enter_ns = exit_ns = 0. Library-internal: never in a trace log
 };
 static_assert(sizeof(LaunchBody) == 48);
 

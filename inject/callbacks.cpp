@@ -89,6 +89,7 @@ bool registerMemoryApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
 namespace {
 std::atomic<const void*> g_last_context{nullptr};
 std::atomic<bool> g_launch_names{false};
+std::atomic<uint32_t> g_timing_threshold{0};  // UINT32_MAX / KCOUNT_LAUNCH_TIMING; 0: every call timed
 
 // String id of a kernel name through a small cache keyed by the name's address (CUPTI hands one pointer
 // per function: CUpti_CallbackData::symbolName, CUpti_ActivityKernel10::name): a hit costs one text
@@ -114,6 +115,10 @@ uint32_t kernelNameId(ThreadState* ts, const char* symbol) noexcept {
 }  // namespace
 
 void setLaunchNames(bool on) noexcept { g_launch_names.store(on, std::memory_order_relaxed); }
+
+void setLaunchTiming(uint32_t sample) noexcept {
+  g_timing_threshold.store(sample > 1 ? UINT32_MAX / sample : 0, std::memory_order_relaxed);
+}
 
 const void* lastLaunchContext() noexcept { return g_last_context.load(std::memory_order_acquire); }
 
@@ -157,11 +162,12 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
       return;
     }
     if (ts->open_launches < ThreadState::kMaxOpenLaunches) {
+      const bool timed = launchTimed(&ts->timing_draw, g_timing_threshold.load(std::memory_order_relaxed));
       ts->launches[ts->open_launches] =
-          OpenLaunch{data->correlationId, hostTicks(), ts->currentScope(), cbid,
+          OpenLaunch{data->correlationId, timed ? hostTicks() : 0, ts->currentScope(), cbid,
                      static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::kRuntime
                                                                                 : ApiDomain::kDriver),
-                     0};
+                     static_cast<uint8_t>(timed ? 0 : kLaunchUntimed)};
     } else {
       Session::get().counters().dropped_host_records.fetch_add(1, std::memory_order_relaxed);
     }
@@ -185,7 +191,7 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
                                        (l.flags & kLaunchCaptured) == 0
                                    ? kernelNameId(ts, data->symbolName)
                                    : 0;
-  const uint64_t exit_ticks = hostTicks();
+  const uint64_t exit_ticks = (l.flags & kLaunchUntimed) != 0 ? 0 : hostTicks();
   // Written in place (ThreadBuffer::reserve: no copy through the stack); every byte is set, padding too.
   HostEvent* e = ts->buffer->reserve();
   if (e == nullptr) return;  // the buffer counted the drop

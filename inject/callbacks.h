@@ -51,6 +51,27 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
 /// Set before the first window opens. Thread-safe.
 void setLaunchNames(bool on) noexcept;
 
+/// KCOUNT_LAUNCH_TIMING=N (summary mode): of the direct and graph launch calls and memory calls, one in
+/// `sample` on average is timed (two host clock reads, enter and exit), chosen by a per-thread xorshift32
+/// draw so that no periodic launch pattern is always or never timed; the others are recorded with
+/// kLaunchUntimed and no times. The aggregator counts each timed call `sample` times (an unbiased
+/// estimate of launch_api_ns; see Aggregator::Limits::launch_timing_sample). 1 (the default): every
+/// call timed, no draw. Set before the first window opens. Thread-safe.
+void setLaunchTiming(uint32_t sample) noexcept;
+
+/// Whether the launch call now entering on this thread is timed under setLaunchTiming(sample), given
+/// the threshold UINT32_MAX / sample (0: every call): advances `draw` (xorshift32, never 0). Pure but for
+/// `draw`; exposed for the unit test of the sampling rate.
+inline bool launchTimed(uint32_t* draw, uint32_t threshold) noexcept {
+  if (threshold == 0) return true;
+  uint32_t x = *draw;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  *draw = x;
+  return x <= threshold;
+}
+
 /// CUDA context (CUcontext) of the most recent launch whose thread's context changed; nullptr before the
 /// first launch. Used to wait for queued GPU work when a window is stopped from another thread.
 const void* lastLaunchContext() noexcept;

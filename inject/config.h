@@ -45,7 +45,12 @@ struct Config {
   uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)
   bool host_clock_auto = true;  // KCOUNT_HOST_CLOCK=auto|monotonic: launch and range timestamps from the TSC
                                 // where the kernel keeps time with it (collector/clock.h), or clock_gettime always
+  uint32_t launch_timing = 1;   // KCOUNT_LAUNCH_TIMING=N (summary mode): one launch call in N is timed, at
+                                // random, and counts N times in the launch CPU sums; 1..1024
 };
+
+/// Largest KCOUNT_LAUNCH_TIMING: one launch call in 1024 timed.
+inline constexpr uint32_t kMaxLaunchTimingSample = 1024;
 
 /// Smallest KCOUNT_MAX_BYTES other than 0 (bytes): room for a log's header and its first chunk. A
 /// smaller value is raised to it with a warning.

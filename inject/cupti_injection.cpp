@@ -561,6 +561,7 @@ KC_EXPORT int InitializeInjection(void) {
       if (fn != nullptr && fn(&v) == 0) s.addMetadata("cuda_driver_version", std::to_string(v));
     }
     initLaunchApiNames(s.strings());
+    setLaunchTiming(s.config().launch_timing);
     if (!s.config().gpu_time) {
       setLaunchNames(true);
       s.addMetadata("gpu_time", "off");

@@ -176,12 +176,15 @@ bool Session::activate() noexcept {
         if (config_.mode == RecordMode::kSummary) {
           Aggregator::Limits limits;
           limits.max_keys = config_.max_keys;
+          limits.launch_timing_sample = config_.launch_timing;
           aggregator_ = std::make_unique<Aggregator>(limits);
           last_snapshot_ns_ = nowNs();
         }
       }
       addMetadata("mode", config_.mode == RecordMode::kSummary ? "summary" : "trace");
       if (config_.mode == RecordMode::kSummary) addMetadata("interval_ns", std::to_string(config_.interval_ns));
+      // KCOUNT_LAUNCH_TIMING=N (summary mode only, config.cpp): launch CPU sums are estimates.
+      if (config_.launch_timing > 1) addMetadata("launch_timing_sample", std::to_string(config_.launch_timing));
       addMetadata("kcount_version", KCOUNT_VERSION);
       addMetadata("pid", std::to_string(getpid()));
       addMetadata("host", host);
@@ -422,6 +425,7 @@ void Session::convertTicksLocked() {
   ticks_.anchor(takeAnchor());
   for (HostEvent& e : scratch_events_) {
     if (e.kind == HostEvent::kLaunch) {
+      if (e.launch.flags & kLaunchUntimed) continue;  // KCOUNT_LAUNCH_TIMING: no times, 0 stays 0
       e.launch.enter_ns = ticks_.toNs(e.launch.enter_ns);
       e.launch.exit_ns = ticks_.toNs(e.launch.exit_ns);
     } else if (e.kind == HostEvent::kRange) {
@@ -1086,6 +1090,7 @@ ThreadState* threadState() noexcept {
     ts = new (std::nothrow) ThreadState();
     if (ts == nullptr) return nullptr;
     ts->thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
+    ts->timing_draw = (ts->thread_id * 2654435761u) | 1u;  // a different sequence per thread, never 0
     ts->buffer = s.registerThread(ts->thread_id);
     if (ts->buffer == nullptr) {
       delete ts;

@@ -62,6 +62,8 @@ struct ThreadState {
   uint32_t launch_gate = 0;        // gate word when launches[] was last used (a new window resets it)
   OpenLaunch launches[kMaxOpenLaunches];
   const void* context = nullptr;   // CUDA context of this thread's last launch
+  uint32_t timing_draw = 1;        // xorshift32 state choosing the launch calls timed (KCOUNT_LAUNCH_TIMING);
+                                   // never 0, seeded from the thread id
   ScopeCacheEntry cache[kCacheSlots];
   KernelNameCacheEntry kernel_names[kKernelNameSlots];
 

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "collector/file_sink.h"
+#include "collector/parse.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
@@ -242,6 +243,10 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   if (!gpuTimeRecorded(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
+  if (const uint64_t n = launchTimingSample(l.data); n > 1)
+    out << fmt::format("launch CPU: estimated (KCOUNT_LAUNCH_TIMING={0}): one launch call in {0} was timed, at "
+                       "random, and counts {0} times; rough for ranges with few launches\n",
+                       n);
   out << snapshotLine(l);
   if (l.data.has_stats)
     out << fmt::format("dropped: {}, {}, {} refused, {}, {} not written; {} with no push\n",
@@ -381,6 +386,11 @@ std::string elideMiddle(std::string_view s, size_t max_width) {
 }
 
 bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
+
+uint64_t launchTimingSample(const LogData& d) {
+  const std::optional<uint64_t> n = parseUnsigned(d.meta("launch_timing_sample"));
+  return n && *n >= 2 && *n <= 1024 ? *n : 1;
+}
 
 std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width) {
   if (max_width < 5) max_width = 5;
@@ -950,6 +960,8 @@ json summaryJson(const LoadedLog& l) {
   out["mode"] = d.summary_mode ? "summary" : "trace";
   out["gpu_time"] = gpuTimeRecorded(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
   if (!gpuTimeRecorded(d)) nullGpuTimes(out);
+  // KCOUNT_LAUNCH_TIMING=N: launch_api_ns are estimates (one call in N timed, counted N times).
+  out["launch_timing_sample"] = launchTimingSample(d);
   {
     const LogLosses loss = logLosses(l);
     json counters = json::object();

@@ -137,6 +137,11 @@ std::string displayPath(const LogData& log, uint32_t scope_id);
 /// empty CSV field), never as 0 ns.
 bool gpuTimeRecorded(const LogData& d);
 
+/// N of KCOUNT_LAUNCH_TIMING=N (metadata launch_timing_sample, summary mode): one launch call in N was
+/// timed, at random, and counted N times, so every launch_api_ns of the log is an estimate. 1 when the
+/// key is absent or not a number from 2 to 1024 (every call timed).
+uint64_t launchTimingSample(const LogData& d);
+
 /// Widest range or kernel name column of the text tables (summary, kernels, diff), in display columns
 /// (UTF-8 characters): a longer name is shortened in the middle with elideMiddle(). JSON and CSV keep
 /// full names.

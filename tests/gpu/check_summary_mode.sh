@@ -22,6 +22,10 @@
 #   s6 series             kcount summary --series --format json: per-interval launches of "step" add up to
 #                         the total, and at least 5 intervals have step launches (KCOUNT_INTERVAL=1s)
 #   s7 export refused     kcount export of a summary log exits 2 and says it is a summary-mode log
+#   s8 launch timing      KCOUNT_LAUNCH_TIMING=16 (one launch call in 16 timed) at the short step count:
+#                         totals and ranges equal trace mode's exactly, the log says launch_timing_sample 16,
+#                         and the estimated launch CPU of "step" (inclusive) is within 0.5x..2x of the
+#                         unsampled summary run's
 set -u
 
 BUILD_DIR=${1:?usage: check_summary_mode.sh BUILD_DIR}
@@ -69,6 +73,8 @@ for n in "$STEPS_SHORT" "$STEPS_LONG"; do
     run_mode "$mode-$n" "$mode" "$n" || run_errs+=" $mode-$n"
   done
 done
+sampled_ok=1
+KCOUNT_LAUNCH_TIMING=16 run_mode "sampled-$STEPS_SHORT" summary "$STEPS_SHORT" || sampled_ok=0
 if [[ -z $run_errs ]]; then
   modes=$("$PY" -c 'import json,sys; print(" ".join(json.load(open(f))["logs"][0].get("mode","?") for f in sys.argv[1:]))' \
     "$OUTDIR/trace-$STEPS_SHORT.json" "$OUTDIR/summary-$STEPS_SHORT.json" "$OUTDIR/trace-$STEPS_LONG.json" "$OUTDIR/summary-$STEPS_LONG.json")
@@ -183,6 +189,30 @@ if [[ $rc -eq 2 ]] && grep -q "summary-mode log" "$OUTDIR/export.stderr.txt"; th
   row "s7 export refused" PASS "exit 2: $(head -c 120 "$OUTDIR/export.stderr.txt")"
 else
   row "s7 export refused" FAIL "exit $rc: $(head -c 200 "$OUTDIR/export.stderr.txt")"
+fi
+
+if [[ $sampled_ok -eq 1 && -f $OUTDIR/trace-$STEPS_SHORT.json && -f $OUTDIR/summary-$STEPS_SHORT.json ]]; then
+  out=$(compare "$OUTDIR/trace-$STEPS_SHORT.json" "$OUTDIR/sampled-$STEPS_SHORT.json" 2>&1)
+  est=$("$PY" - "$OUTDIR/summary-$STEPS_SHORT.json" "$OUTDIR/sampled-$STEPS_SHORT.json" <<'EOF' 2>&1
+import json, sys
+full = json.load(open(sys.argv[1]))["logs"][0]
+samp = json.load(open(sys.argv[2]))["logs"][0]
+def step_api(log):
+    return next((r["inclusive"]["launch_api_ns"] for r in log["ranges"] if r["path"] == "step"), None)
+a, b = step_api(full), step_api(samp)
+ratio = b / a if a and b is not None else float("nan")
+ok = samp.get("launch_timing_sample") == 16 and full.get("launch_timing_sample") == 1 and 0.5 <= ratio <= 2.0
+print(("OK " if ok else "BAD ") + f"launch_timing_sample {samp.get('launch_timing_sample')}; step launch CPU "
+      f"{b} ns estimated vs {a} ns timed in full (x{ratio:.3f})")
+EOF
+)
+  if [[ $out == *"totals OK"*"ranges OK"* && $est == OK* ]]; then
+    row "s8 launch timing" PASS "counts equal trace's; ${est#OK }"
+  else
+    row "s8 launch timing" FAIL "$(tr '\n' ' ' <<<"$out") ${est}"
+  fi
+else
+  row "s8 launch timing" FAIL "the KCOUNT_LAUNCH_TIMING=16 run failed (see $OUTDIR/sampled-$STEPS_SHORT.stderr.txt)"
 fi
 
 echo

@@ -224,6 +224,33 @@ TEST_CASE("KCOUNT_HOST_CLOCK: auto (default) or monotonic; anything else is one 
   }
 }
 
+TEST_CASE("KCOUNT_LAUNCH_TIMING: 1 to 1024 in summary mode; elsewhere, or out of range, one warning and 1") {
+  CHECK(kc::inject::readConfig(nullptr).launch_timing == 1);
+  {
+    EnvVar m("KCOUNT_MODE", "summary");
+    for (const char* ok : {"1", "3", "16", "1024"}) {
+      EnvVar v("KCOUNT_LAUNCH_TIMING", ok);
+      std::string problems;
+      CHECK(kc::inject::readConfig(&problems).launch_timing == std::stoul(ok));
+      CHECK(problems.empty());
+    }
+    for (const char* bad : {"0", "1025", "x", "-4"}) {
+      EnvVar v("KCOUNT_LAUNCH_TIMING", bad);
+      std::string problems;
+      CHECK(kc::inject::readConfig(&problems).launch_timing == 1);
+      CHECK(problems == std::string("ignoring KCOUNT_LAUNCH_TIMING=") + bad +
+                            ": not a whole number from 1 to 1024 (one launch call in N timed; 1: every call); using "
+                            "1: every launch call timed");
+    }
+  }
+  {
+    EnvVar v("KCOUNT_LAUNCH_TIMING", "16");  // trace mode (the default): the timeline needs every call's times
+    std::string problems;
+    CHECK(kc::inject::readConfig(&problems).launch_timing == 1);
+    CHECK(problems.find("ignoring KCOUNT_LAUNCH_TIMING=16: only read in summary mode") == 0);
+  }
+}
+
 TEST_CASE("the setting table: settings and other known names, checked at compile time") {
   static_assert(kc::inject::isSetting("KCOUNT_MODE"));
   static_assert(!kc::inject::isSetting("KCOUNT_MDOE"));

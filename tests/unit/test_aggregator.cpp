@@ -13,6 +13,7 @@
 #include "collector/analysis.h"
 #include "collector/host_buffer.h"
 #include "collector/log_reader.h"
+#include "collector/saturating.h"
 #include "collector/log_writer.h"
 #include "tools/diff.h"
 #include "tools/html_report.h"
@@ -357,6 +358,29 @@ TEST_CASE("aggregator: joins kernels to launches by correlation id and tallies p
   CHECK(g.gpu_ns == 10 + 11 + 12 + 13);
   CHECK(g.min_ns == 10);
   CHECK(g.max_ns == 13);
+}
+
+TEST_CASE("aggregator: KCOUNT_LAUNCH_TIMING counts a timed call N times and an untimed one not at all") {
+  Aggregator::Limits limits;
+  limits.launch_timing_sample = 16;
+  Aggregator agg(limits);
+  agg.addLaunch(launchEvent(1, kStep, 10, 30).launch, 0);                    // timed: 20 ns, counts 16 times
+  agg.addLaunch(launchEvent(2, kStep, 0, 0, kLaunchUntimed).launch, 0);      // not timed: a launch, no time
+  agg.addLaunch(launchEvent(3, kStep, 0, 0, kLaunchUntimed).launch, 0);
+  agg.addLaunch(launchEvent(4, kGraph, 100, 103).launch, 0);                 // 3 ns x 16
+  agg.addLaunch(launchEvent(5, kGraph, 0, kSaturated, 0).launch, 0);          // held at the limit, no wrap
+  agg.addKernel(kernel(1, 20, 1000, 50), 0);
+  const LogData log = finalSnapshotLog(agg, false);
+  REQUIRE(log.snapshots.size() == 1);
+  const SnapshotData& sd = log.snapshots[0];
+  REQUIRE(sd.scopes.size() == 2);
+  CHECK(sd.scopes[0].scope_id == kStep);
+  CHECK(sd.scopes[0].launches == 3);
+  CHECK(sd.scopes[0].launch_api_ns == 20 * 16);
+  CHECK(sd.scopes[1].launches == 2);
+  CHECK(sd.scopes[1].launch_api_ns == kSaturated);
+  CHECK(satMul(3, 16) == 48);
+  CHECK(satMul(kSaturated / 2, 3) == kSaturated);
 }
 
 TEST_CASE("aggregator: launches without kernel, unmatched kernels, captured and memory calls resolve at settle and finish") {

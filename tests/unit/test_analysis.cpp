@@ -223,9 +223,10 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   std::set<std::string> keys;
   for (const auto& [k, _] : log.items()) keys.insert(k);
   CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "overall", "ranges",
-                                      "segments", "mode", "state", "lossy", "drops", "gpu_time"});
+                                      "segments", "mode", "state", "lossy", "drops", "gpu_time", "launch_timing_sample"});
   CHECK(log["mode"] == "trace");
   CHECK(log["gpu_time"] == true);
+  CHECK(log["launch_timing_sample"] == 1);
   // 6 activity records dropped (nestedLog's Stats record): complete, but lossy.
   CHECK(log["state"] == "complete, lossy");
   CHECK(log["lossy"] == true);

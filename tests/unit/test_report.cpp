@@ -61,6 +61,34 @@ bool hasLine(const std::string& text, const std::string& part) { return text.fin
 
 }  // namespace
 
+TEST_CASE("KCOUNT_LAUNCH_TIMING: a log whose launch CPU is estimated says so under the table and in JSON") {
+  auto withSample = [](const char* sample) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    if (sample != nullptr) w.writeMetadata("launch_timing_sample", sample);
+    stepDefinitions(w);
+    w.writeLaunch(launch(1, 1));
+    w.writeKernel(kernel(1, 2));
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes);
+  };
+  const kc::LoadedLog sampled = withSample("16");
+  CHECK(kc::launchTimingSample(sampled.data) == 16);
+  CHECK(hasLine(table(sampled), "launch CPU: estimated (KCOUNT_LAUNCH_TIMING=16): one launch call in 16 was timed"));
+  CHECK(kc::summaryJson(sampled)["launch_timing_sample"] == 16);
+  for (const char* plain : {static_cast<const char*>(nullptr), "1", "0", "x", "4096"}) {
+    const kc::LoadedLog l = withSample(plain);
+    CHECK(kc::launchTimingSample(l.data) == 1);
+    CHECK_FALSE(hasLine(table(l), "launch CPU: estimated"));
+    CHECK(kc::summaryJson(l)["launch_timing_sample"] == 1);
+  }
+}
+
+namespace {
+
+}  // namespace
+
 TEST_CASE("a file holding a log twice: only the first log is read, check says so, nothing is doubled") {
   const std::vector<uint8_t> one = smallLog();
   std::vector<uint8_t> two = one;
