@@ -1,7 +1,9 @@
 """Launch-loop timing for tests/gpu/check_control.py: microseconds per `a.add_(1)` on a 16-element tensor
 (one kernel launch per iteration), in rounds. With --ctl KCOUNT: round 0..K-1 before any capture
-(paused), then `kcount ctl <own pid> start`, one round while recording, `kcount ctl stop`, then rounds
-after the stop. Prints one JSON line: {"before": [...], "recording": [...], "after": [...]} (µs/iter).
+(paused), then `kcount ctl <own pid> start`, one round while recording, `kcount ctl stop`, one round that
+takes the stop's one-time work (CUPTI is finalized at the first CUDA call after a stop; the writer closes
+the window meanwhile), then rounds after the stop. Prints one JSON line: {"before": [...], "recording":
+[...], "stopping": [...], "after": [...]} (µs/iter).
 
     python3 launch_loop.py --iters 20000 --rounds 3 [--ctl PATH_TO_KCOUNT]
 """
@@ -33,11 +35,12 @@ def main():
         torch.cuda.synchronize()
         return (time.perf_counter() - t) / args.iters * 1e6
 
-    out = {"before": [measure() for _ in range(args.rounds)], "recording": [], "after": []}
+    out = {"before": [measure() for _ in range(args.rounds)], "recording": [], "stopping": [], "after": []}
     if args.ctl:
         subprocess.run([args.ctl, "ctl", str(os.getpid()), "start"], check=True, stdout=subprocess.DEVNULL)
         out["recording"].append(measure())
         subprocess.run([args.ctl, "ctl", str(os.getpid()), "stop"], check=True, stdout=subprocess.DEVNULL)
+        out["stopping"].append(measure())
         out["after"] = [measure() for _ in range(args.rounds)]
     print(json.dumps(out), flush=True)
 
