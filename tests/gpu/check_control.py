@@ -8,9 +8,11 @@
   a3 after the last stop and more requests, `kcount ctl status` says CUPTI is finalized.
   b  KCOUNT_CAPTURE_RANGE=step SKIP=5 COUNT=10 on examples/geglu.py: exactly steps 6-15 (10 step
      instances, 50 kernels), one segment.
-  c  launch loop (a.add_(1)) in a process with kcount: before any capture and after a start/stop, within
-     noise of a process without kcount (3 processes of each, alternating; the round right after the stop,
-     which takes CUPTI's finalization, is reported, not judged).
+  c  launch loop (a.add_(1)) in a process with kcount: before any capture within noise of a process
+     without kcount (4 processes of each, alternating), and after a start/stop within noise of the same
+     process before the capture (median over processes of after/before; processes of one program differ
+     by up to 50 % on the H200 VM, 7 vs 10.5 µs per add_, so after-stop is judged within its process).
+     The round right after the stop, which takes CUPTI's finalization, is reported, not judged.
   d  KCOUNT_YIELD=1 with torch.profiler around range `during` (control/yield_case.py): the program exits
      0, torch.profiler sees its 10 kernels, kcount has `before` = 10 and nothing of `during`, its first
      window ends with reason "yield"; d2: kcount resumes after the profiler unsubscribes (`after` = 10).
@@ -33,6 +35,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PY = os.environ.get("PYTHON", sys.executable)
 TOL = float(os.environ.get("KCOUNT_CONTROL_TOL", "0.10"))  # allowed slowdown vs. no kcount
+# Row c, after a stop vs before the capture within one process: 8 processes on the H200 VM (2026-11-30,
+# CUPTI finalized in each) gave after/before from -11 % to +16 %, median -3 %; recording itself is +20 to
+# +50 %, and the library before dynamic detach was +32 % after a stop. The median of 4 processes over 15 %
+# tells a cost that stays after the stop from that spread.
+AFTER_TOL = max(TOL, 0.15)
 os.makedirs(OUT, exist_ok=True)
 rows = []
 
@@ -185,21 +192,26 @@ def check_launch_loop():
 
     try:
         none, kc = [], {"before": [], "recording": [], "stopping": [], "after": []}
-        for _ in range(3):  # alternate processes: none, kcount, none, kcount, none, kcount
+        ratios, finalized = [], []  # per kcount process: median(after) / median(before); CUPTI state after
+        med = statistics.median
+        for _ in range(4):  # alternate processes: none, kcount, none, kcount, ...
             none += run(False)["before"]
             k = run(True)
             for key in kc:
                 kc[key] += k[key]
-        med = statistics.median
+            ratios.append(med(k["after"]) / med(k["before"]))
+            finalized.append(k.get("cupti_after"))
         n, b, rec, a = med(none), med(kc["before"]), med(kc["recording"]), med(kc["after"])
         stopping = med(kc["stopping"])
         spread = (max(none) - min(none)) / n
         tol = max(TOL, spread)
-        row("c  launch loop paused/after stop vs none", b <= n * (1 + tol) and a <= n * (1 + tol),
-            f"µs per launch (median): none {n:.2f}, kcount before capture {b:.2f} ({(b / n - 1) * 100:+.1f}%), "
-            f"recording {rec:.2f} ({(rec / n - 1) * 100:+.1f}%), round of the stop {stopping:.2f} (not judged), "
-            f"after stop {a:.2f} ({(a / n - 1) * 100:+.1f}%); tolerance {tol * 100:.0f}%; per process: none "
-            f"{[round(x, 2) for x in none]}, after stop {[round(x, 2) for x in kc['after']]}")
+        ratio = med(ratios)
+        row("c  launch loop paused/after stop vs none",
+            b <= n * (1 + tol) and ratio <= 1 + AFTER_TOL and all(f == "finalized" for f in finalized),
+            f"µs per launch (median): none {n:.2f}, kcount before capture {b:.2f} ({(b / n - 1) * 100:+.1f}%, "
+            f"tolerance {tol * 100:.0f}%), recording {rec:.2f}, round of the stop {stopping:.2f} (not judged), "
+            f"after stop {a:.2f}; after/before within each process {[round(r, 3) for r in ratios]}: median "
+            f"{(ratio - 1) * 100:+.1f}% (tolerance {AFTER_TOL * 100:.0f}%); CUPTI after: {finalized}")
     except Exception as exc:
         row("c  launch loop paused/after stop vs none", False, str(exc))
 

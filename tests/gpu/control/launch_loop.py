@@ -3,7 +3,8 @@
 (paused), then `kcount ctl <own pid> start`, one round while recording, `kcount ctl stop`, one round that
 takes the stop's one-time work (CUPTI is finalized at the first CUDA call after a stop; the writer closes
 the window meanwhile), then rounds after the stop. Prints one JSON line: {"before": [...], "recording":
-[...], "stopping": [...], "after": [...]} (µs/iter).
+[...], "stopping": [...], "after": [...], "cupti_after": "finalized"|...} (µs/iter; cupti_after: CUPTI's
+state by `kcount ctl status` after the last round).
 
     python3 launch_loop.py --iters 20000 --rounds 3 [--ctl PATH_TO_KCOUNT]
 """
@@ -42,6 +43,13 @@ def main():
         subprocess.run([args.ctl, "ctl", str(os.getpid()), "stop"], check=True, stdout=subprocess.DEVNULL)
         out["stopping"].append(measure())
         out["after"] = [measure() for _ in range(args.rounds)]
+        # What the library says about CUPTI after the rounds: "finalized" once dynamic detach ran.
+        st = subprocess.run([args.ctl, "ctl", str(os.getpid()), "status", "--format", "json"], capture_output=True,
+                            text=True)
+        try:
+            out["cupti_after"] = json.loads(st.stdout.strip().splitlines()[-1]).get("status", {}).get("cupti")
+        except Exception:
+            out["cupti_after"] = f"ctl status exit {st.returncode}: {(st.stdout + st.stderr)[-200:]}"
     print(json.dumps(out), flush=True)
 
 
