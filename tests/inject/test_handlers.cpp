@@ -66,12 +66,6 @@ void deliver(const std::vector<CUpti_ActivityKernel10>& records) {
   onActivityRecords(ptrs.data(), ptrs.size());
 }
 
-const RangeStats* rangeAt(const LogData& log, const Summary& s, const std::string& path) {
-  for (uint32_t id = 0; id < log.scopes.size(); ++id)
-    if (log.scopePath(id) == path) return &s.exclusive[id];
-  return nullptr;
-}
-
 }  // namespace
 
 TEST_CASE("kernel activity record conversion keeps every field kcount reports") {

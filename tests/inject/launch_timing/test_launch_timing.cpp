@@ -49,12 +49,6 @@ uint64_t timedLaunch(uint32_t corr, uint64_t ns) {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
 }
 
-const RangeStats* rangeAt(const LogData& log, const Summary& s, const std::string& path) {
-  for (uint32_t id = 0; id < log.scopes.size(); ++id)
-    if (log.scopePath(id) == path) return &s.exclusive[id];
-  return nullptr;
-}
-
 }  // namespace
 
 TEST_CASE("launchTimed: one call in N on average, on every position of a periodic launch pattern") {
