@@ -59,6 +59,10 @@ void setLaunchNames(bool on) noexcept;
 /// call timed, no draw. Set before the first window opens. Thread-safe.
 void setLaunchTiming(uint32_t sample) noexcept;
 
+/// First xorshift32 state of a thread's launch-timing draw (ThreadState::timing_draw): a different
+/// sequence per thread id, never 0. Pure.
+inline uint32_t launchTimingSeed(uint32_t thread_id) noexcept { return (thread_id * 2654435761u) | 1u; }
+
 /// Whether the launch call now entering on this thread is timed under setLaunchTiming(sample), given
 /// the threshold UINT32_MAX / sample (0: every call): advances `draw` (xorshift32, never 0). Pure but for
 /// `draw`; exposed for the unit test of the sampling rate.

@@ -13,6 +13,7 @@
 #include <new>
 
 #include "collector/clock.h"
+#include "inject/callbacks.h"
 #include "inject/control.h"
 #include "inject/log.h"
 #include "inject/settings.h"
@@ -1090,7 +1091,7 @@ ThreadState* threadState() noexcept {
     ts = new (std::nothrow) ThreadState();
     if (ts == nullptr) return nullptr;
     ts->thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
-    ts->timing_draw = (ts->thread_id * 2654435761u) | 1u;  // a different sequence per thread, never 0
+    ts->timing_draw = launchTimingSeed(ts->thread_id);
     ts->buffer = s.registerThread(ts->thread_id);
     if (ts->buffer == nullptr) {
       delete ts;

@@ -335,6 +335,9 @@ json layersJson(const RangeLayers& y, const RangeStats& r) {
 
 // A launch call this long on average is not the launch rate (see layerVerdict).
 constexpr uint64_t kSlowLaunchCallNs = 100'000;
+// CPU time outside launch calls per launch from which a CPU-bound range is said to spend it on something
+// other than issuing work (see layerVerdict).
+constexpr uint64_t kSlowHostPerLaunchNs = 1'000'000;
 
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
                          uint64_t launches, uint64_t kernels) {
@@ -360,7 +363,23 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
                                  : std::string();
     return fmt::format("launch-bound: {} of launch calls{} for {} of GPU work{}", l, slow, g, per);
   }
-  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}", c, g, l, per);
+  // Issuing a kernel from PyTorch eager costs some 10-50 µs of CPU (dispatch and launch); a millisecond and
+  // more outside launch calls per launch is other work: said, because fewer launches or CUDA graphs would
+  // not remove it. A range that ran once is most likely first-call work (compilation, autotuning, library
+  // or plan setup); in a repeated one it may be that (in its first instances: a step inside a warm-up) or
+  // host work or waits between its launches, which the tallies cannot tell apart.
+  std::string outside;
+  if (launches != 0 && cpu_ns > launch_api_ns) {
+    const uint64_t host = cpu_ns - launch_api_ns;
+    if (host / launches >= kSlowHostPerLaunchNs)
+      outside = fmt::format(
+          "; {} per launch outside launch calls: {}", formatMeanDuration(host, launches),
+          instances == 1 ? "ran once, most likely first-call work (compilation, autotuning, library or plan "
+                           "setup), not launch overhead"
+                         : "first-call work, host work or waits, not launch overhead");
+  }
+  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}{}", c, g, l, per,
+                     outside);
 }
 
 RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns) {

@@ -460,9 +460,20 @@ TEST_CASE("layer verdict: which layer dominates, by the documented rule") {
   CHECK(kc::layerVerdict(1, 30000, 30000, 29999, 1, 1).starts_with("launch-bound"));
   CHECK(kc::layerVerdict(3, 3000, 0, 0, 0, 0) == "no GPU work: 1.00 µs in the range per instance");
   // Launch calls outlast the kernels but take under half of the range (25.5 ms in the range, 2.18 ms in
-  // launch calls, 4.70 µs of GPU work, the warm-up range of tests/data/graphs.kcount): CPU-bound.
+  // launch calls, 4.70 µs of GPU work, the warm-up range of tests/data/graphs.kcount): CPU-bound, and with
+  // 4.66 ms per launch outside launch calls in a range that ran once, said to be first-call work.
   CHECK(kc::layerVerdict(1, 25500000, 2180000, 4700, 5, 5) ==
-        "CPU-bound: 25.5 ms in the range for 4.70 µs of GPU work (2.18 ms in launch calls)");
+        "CPU-bound: 25.5 ms in the range for 4.70 µs of GPU work (2.18 ms in launch calls); 4.66 ms per launch "
+        "outside launch calls: ran once, most likely first-call work (compilation, autotuning, library or plan "
+        "setup), not launch overhead");
+  // The same per instance in a range that ran 10 times: first-call work or something else on the host.
+  CHECK(kc::layerVerdict(10, 255000000, 21800000, 47000, 50, 50) ==
+        "CPU-bound: 25.5 ms in the range for 4.70 µs of GPU work (2.18 ms in launch calls) per instance; 4.66 ms "
+        "per launch outside launch calls: first-call work, host work or waits, not launch overhead");
+  // Under 1 ms per launch outside launch calls (eager dispatch): no note.
+  CHECK(kc::layerVerdict(1, 900000, 100000, 50000, 1, 1) ==
+        "CPU-bound: 900 µs in the range for 50.0 µs of GPU work (100 µs in launch calls)");
+  CHECK(kc::layerVerdict(1, 1100000, 100000, 50000, 1, 1).find("first-call work") != std::string::npos);
   // One launch call of 4.17 ms (a first call loading its module): launch-bound, and said to be setup.
   CHECK(kc::layerVerdict(1, 4200000, 4170000, 6590, 1, 1) ==
         "launch-bound: 4.17 ms of launch calls (4.17 ms per launch call: first-call setup such as loading the "
