@@ -434,10 +434,14 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
            (killed.empty() ? "" : "; " + killed);
   if (!rep.unloaded_execs.empty()) {
     const RunReport::Exec& e = rep.unloaded_execs.front();
-    std::string text = "libkcount.so was not loaded by " + e.path + " (pid " + std::to_string(e.pid) + "): " +
-                       (e.cleared ? "it was started with LD_PRELOAD cleared" : "a statically linked or set-user-ID program?");
-    if (rep.unloaded_execs.size() > 1) text += "; and " + std::to_string(rep.unloaded_execs.size() - 1) + " more";
-    return why + text + (killed.empty() ? "" : "; " + killed);
+    std::string program = e.path + " (pid " + std::to_string(e.pid) + ")";
+    if (rep.unloaded_execs.size() > 1) program += " and " + std::to_string(rep.unloaded_execs.size() - 1) + " more";
+    const std::string text = "libkcount.so was not loaded by " + program;
+    if (e.cleared) return why + text + ": it was started with LD_PRELOAD cleared" + (killed.empty() ? "" : "; " + killed);
+    // Killed with LD_PRELOAD kept: most likely before the new image got as far as loading the library (a
+    // signal right after the exec), not a program that cannot load it: no guess about the program then.
+    if (!killed.empty()) return why + killed + " before " + program + " had loaded libkcount.so";
+    return why + text + ": a statically linked or set-user-ID program?";
   }
   if (end.paused && (end.control == "off" || end.control == "0"))
     return why + "the command started paused with its control socket off (KCOUNT_CONTROL=off), so nothing started "

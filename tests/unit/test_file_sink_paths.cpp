@@ -313,6 +313,13 @@ TEST_CASE("kcount run's report: an exec whose new image did not load the library
   std::istringstream kept(n + "loaded 30 preload\n" + n + "exec 30 kept /bin/static\n");
   CHECK(kc::noLogReason(kc::readRunReport(kept), kc::RunEnd{}) ==
         "no log written: libkcount.so was not loaded by /bin/static (pid 30): a statically linked or set-user-ID program?");
+  // Killed right after the exec: the new image never got as far as loading the library; no guess.
+  kc::RunEnd killed_early;
+  killed_early.signal = 15;
+  std::istringstream kept2(n + "loaded 30 preload\n" + n + "exec 30 kept /bin/bash\n");
+  CHECK(kc::noLogReason(kc::readRunReport(kept2), killed_early) ==
+        "no log written: the command was killed by signal 15 (Terminated) before /bin/bash (pid 30) had loaded "
+        "libkcount.so");
 
   std::istringstream nested(n + "loaded 40 preload\n" + n + "notrun 40 /nonexist: command not found\n");
   const kc::RunReport nr = kc::readRunReport(nested);
