@@ -198,6 +198,7 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     }
   }
   for (const auto& l : logs) side.gpu_time = side.gpu_time && gpuTimeRecorded(l.data);
+  for (const auto& l : logs) side.launch_timing_sample = std::max(side.launch_timing_sample, launchTimingSample(l.data));
   for (auto& [path, u] : side.units) {
     u.gpu_time = side.gpu_time;
     auto c = children.find(path);
@@ -336,6 +337,8 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
   return json{{"a", pa},
               {"b", pb},
               {"gpu_time", json{{"a", a.gpu_time}, {"b", b.gpu_time}}},
+              // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
+              {"launch_timing_sample", json{{"a", a.launch_timing_sample}, {"b", b.launch_timing_sample}}},
               {"overall", json{{"a", unitJson(oa)}, {"b", unitJson(ob)}, {"change", changeJson(oa, ob)}}},
               {"ranges", ranges},
               {"kernels", json{{"same", same}, {"only_a", kernelList(oa, m.only_a)}, {"only_b", kernelList(ob, m.only_b)}}},
@@ -434,6 +437,15 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
                        "no GPU-time change is given, the verdicts compare kernel counts\n",
                        !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
+  if (a.launch_timing_sample > 1 || b.launch_timing_sample > 1) {
+    auto side = [](const char* name, uint64_t n) {
+      return n > 1 ? fmt::format("{} (1 in {} calls timed)", name, n) : std::string();
+    };
+    const std::string sa = side("A", a.launch_timing_sample), sb = side("B", b.launch_timing_sample);
+    out << fmt::format("launch CPU: estimated in {} (KCOUNT_LAUNCH_TIMING); its changes are rough for ranges with "
+                       "few launches\n",
+                       sa.empty() ? sb : sb.empty() ? sa : sa + " and " + sb);
+  }
   out << '\n';
   bool nesting = false;
   for (const auto& r : j["ranges"]) {

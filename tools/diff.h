@@ -46,6 +46,7 @@ struct DiffSide {
   std::map<std::string, std::string> names;  // path -> the range's own name (raw), for verdict text
   std::map<std::string, std::string> shown;  // path -> path as text tables show it (the path itself)
   bool gpu_time = true;  // every log of this side recorded GPU times (gpuTimeRecorded())
+  uint64_t launch_timing_sample = 1;  // largest launchTimingSample() of its logs: > 1, launch_api_ns are estimates
 };
 
 DiffSide diffSide(const std::vector<LoadedLog>& logs);

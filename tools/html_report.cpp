@@ -43,6 +43,8 @@ json runJson(const LoadedLog& l, const std::string& label) {
               {"state_line", logStateWarning(l)},  // "" for a complete log without drops
               // false: KCOUNT_GPU_TIME=0, every gpu_ns of this run is 0 because it was not measured
               {"gpu_time", gpuTimeRecorded(d)},
+              // "" or the line that says the run's launch CPU is an estimate (KCOUNT_LAUNCH_TIMING)
+              {"launch_timing_note", launchTimingNote(d)},
               {"totals",
                {{"launches", s.launches},
                 {"kernels", s.kernels},

@@ -180,7 +180,9 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
   }
   json gpu_time = json::array();  // per log: false for KCOUNT_GPU_TIME=0 (its gpu_ns are null)
   for (const auto& l : logs) gpu_time.push_back(gpuTimeRecorded(l.data));
-  return json{{"logs", labels}, {"gpu_time", gpu_time}, {"ranges", ranges}};
+  json launch_timing = json::array();  // per log: N > 1 when its launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
+  for (const auto& l : logs) launch_timing.push_back(launchTimingSample(l.data));
+  return json{{"logs", labels}, {"gpu_time", gpu_time}, {"launch_timing_sample", launch_timing}, {"ranges", ranges}};
 }
 
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
@@ -251,6 +253,11 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   if (!off.empty())
     out << "GPU time: not recorded in " << off << " (KCOUNT_GPU_TIME=0)"
         << (m == 2 ? ": '-', left out of total and spread\n" : "\n");
+  std::string sampled;
+  for (size_t i = 0; i < logs.size(); ++i)
+    if (const uint64_t n = launchTimingSample(logs[i].data); n > 1)
+      sampled += (sampled.empty() ? "" : ", ") + labels[i] + " (1 in " + std::to_string(n) + ")";
+  if (!sampled.empty()) out << "launch CPU: estimated in " << sampled << " (KCOUNT_LAUNCH_TIMING)\n";
 }
 
 }  // namespace kc

@@ -243,10 +243,7 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   if (!gpuTimeRecorded(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
-  if (const uint64_t n = launchTimingSample(l.data); n > 1)
-    out << fmt::format("launch CPU: estimated (KCOUNT_LAUNCH_TIMING={0}): one launch call in {0} was timed, at "
-                       "random, and counts {0} times; rough for ranges with few launches\n",
-                       n);
+  if (const std::string note = launchTimingNote(l.data); !note.empty()) out << note << '\n';
   out << snapshotLine(l);
   if (l.data.has_stats)
     out << fmt::format("dropped: {}, {}, {} refused, {}, {} not written; {} with no push\n",
@@ -340,14 +337,21 @@ constexpr uint64_t kSlowLaunchCallNs = 100'000;
 constexpr uint64_t kSlowHostPerLaunchNs = 1'000'000;
 
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
-                         uint64_t launches, uint64_t kernels) {
+                         uint64_t launches, uint64_t kernels, uint64_t launch_timing_sample) {
   if (instances == 0) return {};
+  const bool sampled = launch_timing_sample > 1;
+  if (sampled) launch_api_ns = std::min(launch_api_ns, cpu_ns);  // an estimate can overshoot; the calls cannot
   // Per instance, rounded as every per-instance time of the tool's text (formatMeanDuration).
   const std::string c = formatMeanDuration(cpu_ns, instances), l = formatMeanDuration(launch_api_ns, instances),
                     g = formatMeanDuration(gpu_ns, instances);
   const std::string per = instances > 1 ? " per instance" : "";
   if (launches == 0 && kernels == 0) return fmt::format("no GPU work: {} in the range{}", c, per);
   if (gpu_ns >= cpu_ns) return fmt::format("GPU-bound: {} of GPU work in {} of range time{}", g, c, per);
+  if (sampled && launches < kMinTimedLaunchesForVerdict * launch_timing_sample)
+    return fmt::format("CPU-bound: {} in the range for {} of GPU work (launch CPU not estimated: {}, 1 in {} timed){}",
+                       c, g, launches == 1 ? std::string("1 launch") : fmt::format("{} launches", launches),
+                       launch_timing_sample, per);
+  const std::string estimated = sampled ? fmt::format(", estimated from 1 in {} calls", launch_timing_sample) : "";
   // Launch-bound only where the launch calls are at least half of the range's CPU time: a range that spends
   // most of its time elsewhere (Python, the framework, first-call setup) is CPU-bound even when its launch
   // calls outlast its kernels, and fewer launches would not make it much faster.
@@ -361,7 +365,9 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
                                                "module, not the launch rate)",
                                                formatMeanDuration(launch_api_ns, launches))
                                  : std::string();
-    return fmt::format("launch-bound: {} of launch calls{} for {} of GPU work{}", l, slow, g, per);
+    const std::string estimate_note =
+        sampled ? fmt::format(" (estimated from 1 in {} calls)", launch_timing_sample) : std::string();
+    return fmt::format("launch-bound: {} of launch calls{}{} for {} of GPU work{}", l, estimate_note, slow, g, per);
   }
   // Issuing a kernel from PyTorch eager costs some 10-50 µs of CPU (dispatch and launch); a millisecond and
   // more outside launch calls per launch is other work: said, because fewer launches or CUDA graphs would
@@ -378,8 +384,8 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
                            "setup), not launch overhead"
                          : "first-call work, host work or waits, not launch overhead");
   }
-  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls){}{}", c, g, l, per,
-                     outside);
+  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls{}){}{}", c, g, l, estimated,
+                     per, outside);
 }
 
 RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns) {
@@ -389,7 +395,8 @@ RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instan
   y.other_gpu_ns = r.gpu_ns > y.gemm_gpu_ns ? r.gpu_ns - y.gemm_gpu_ns : 0;
   y.kernels_per_launch = r.launches ? static_cast<double>(r.kernels) / static_cast<double>(r.launches) : 0.0;
   // Without GPU times (KCOUNT_GPU_TIME=0) there is nothing to weigh CPU time against: no verdict.
-  if (gpuTimeRecorded(log)) y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels);
+  if (gpuTimeRecorded(log))
+    y.verdict = layerVerdict(instances, cpu_ns, r.launch_api_ns, r.gpu_ns, r.launches, r.kernels, launchTimingSample(log));
   return y;
 }
 
@@ -409,6 +416,14 @@ bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
 uint64_t launchTimingSample(const LogData& d) {
   const std::optional<uint64_t> n = parseUnsigned(d.meta("launch_timing_sample"));
   return n && *n >= 2 && *n <= 1024 ? *n : 1;
+}
+
+std::string launchTimingNote(const LogData& d) {
+  const uint64_t n = launchTimingSample(d);
+  if (n == 1) return {};
+  return fmt::format("launch CPU: estimated (KCOUNT_LAUNCH_TIMING={0}): one launch call in {0} was timed, at random, "
+                     "and counts {0} times; rough for ranges with few launches",
+                     n);
 }
 
 std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width) {

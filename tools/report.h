@@ -142,6 +142,10 @@ bool gpuTimeRecorded(const LogData& d);
 /// key is absent or not a number from 2 to 1024 (every call timed).
 uint64_t launchTimingSample(const LogData& d);
 
+/// The line every text output prints under a log whose launch CPU is an estimate
+/// (launchTimingSample(d) > 1), without a newline; "" otherwise.
+std::string launchTimingNote(const LogData& d);
+
 /// Widest range or kernel name column of the text tables (summary, kernels, diff), in display columns
 /// (UTF-8 characters): a longer name is shortened in the middle with elideMiddle(). JSON and CSV keep
 /// full names.
@@ -198,8 +202,16 @@ struct RangeLayers {
 ///                                        setup ..., not the launch rate)" follows "launch calls"
 ///   c > g, otherwise                  -> "CPU-bound: C in the range for G of GPU work (L in launch calls)"
 /// Returns "" if instances == 0 (no CPU time is known). Per-instance durations are rounded to the nearest ns (formatMeanDuration()).
+/// `launch_timing_sample` N > 1 (KCOUNT_LAUNCH_TIMING, launchTimingSample()): l is an estimate (one call in
+/// N timed, counted N times). It is capped at c (a range's launch calls lie inside it), the verdicts that
+/// show it say "estimated from 1 in N calls", and with fewer than kMinTimedLaunchesForVerdict x N launches
+/// (too few timed calls to split launch CPU off) no launch-bound verdict is given: "CPU-bound: C in the
+/// range for G of GPU work (launch CPU not estimated: M launches, 1 in N timed)".
 std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
-                         uint64_t launches, uint64_t kernels);
+                         uint64_t launches, uint64_t kernels, uint64_t launch_timing_sample = 1);
+
+/// Expected timed launch calls (launches / N) below which a sampled launch CPU is not used for a verdict.
+inline constexpr uint64_t kMinTimedLaunchesForVerdict = 8;
 
 /// Layers of `r` (inclusive or exclusive stats of one range) whose range has `instances` instances and
 /// `cpu_ns` wall time. GEMM classification decodes each kernel name of r.by_kernel.

@@ -95,6 +95,7 @@ json seriesJson(const std::vector<LoadedLog>& logs) {
                                {"ranges", ranges}});
     }
     arr.push_back(json{{"path", l.path}, {"mode", l.data.summary_mode ? "summary" : "trace"}, {"gpu_time", gpu},
+                       {"launch_timing_sample", launchTimingSample(l.data)},  // > 1: launch_api_ns are estimates
                        {"intervals", intervals}});
   }
   return json{{"logs", arr}};
@@ -153,6 +154,7 @@ void printSeries(std::ostream& out, const LoadedLog& l) {
   out << std::string(total - 2, '-') << '\n';
   for (const auto& r : rows) line(r);
   if (rows.empty()) out << "(no complete snapshot with changes)\n";
+  if (const std::string note = launchTimingNote(l.data); !note.empty()) out << note << '\n';
 }
 
 }  // namespace kc

@@ -485,6 +485,27 @@ TEST_CASE("layer verdict: which layer dominates, by the documented rule") {
   CHECK(kc::layerVerdict(0, 0, 5000, 5000, 1, 1).empty());
 }
 
+TEST_CASE("layer verdict with a sampled launch CPU (KCOUNT_LAUNCH_TIMING): estimated, capped, or not used") {
+  // One launch whose call happened to be timed, counted 16 times (80 µs) in a range of 30 µs: too few
+  // launches for the estimate; no launch-bound verdict from it.
+  CHECK(kc::layerVerdict(1, 30000, 80000, 10000, 1, 1, 16) ==
+        "CPU-bound: 30.0 µs in the range for 10.0 µs of GPU work (launch CPU not estimated: 1 launch, 1 in 16 timed)");
+  // The same range whose call was not timed: the same verdict (it no longer depends on the draw).
+  CHECK(kc::layerVerdict(1, 30000, 0, 10000, 1, 1, 16) == kc::layerVerdict(1, 30000, 80000, 10000, 1, 1, 16));
+  // Enough launches (8 x 16): the estimate is used, and said to be one.
+  CHECK(kc::layerVerdict(1, 1000000, 800000, 100000, 128, 128, 16) ==
+        "launch-bound: 800 µs of launch calls (estimated from 1 in 16 calls) for 100 µs of GPU work");
+  CHECK(kc::layerVerdict(1, 1000000, 300000, 100000, 128, 128, 16) ==
+        "CPU-bound: 1.00 ms in the range for 100 µs of GPU work (300 µs in launch calls, estimated from 1 in 16 calls)");
+  // An estimate above the range's own time is capped at it.
+  CHECK(kc::layerVerdict(1, 1000000, 5000000, 100000, 128, 128, 16) ==
+        "launch-bound: 1.00 ms of launch calls (estimated from 1 in 16 calls) for 100 µs of GPU work");
+  // GPU-bound needs no launch CPU: the same with or without sampling.
+  CHECK(kc::layerVerdict(1, 30000, 80000, 50000, 1, 1, 16) == kc::layerVerdict(1, 30000, 80000, 50000, 1, 1));
+  // Sample 1 (every call timed): as before, no cap.
+  CHECK(kc::layerVerdict(1, 30000, 80000, 10000, 1, 1, 1).starts_with("launch-bound: 80.0 µs"));
+}
+
 TEST_CASE("layers on the shipped GeGLU eager log: GEMM and other GPU time, verdicts") {
   const kc::LoadedLog l = kc::loadLog(sourceRoot() + "/examples/logs/geglu-eager.kcount");
   const auto j = kc::summaryJson(l);

@@ -11,7 +11,11 @@
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
 #include "tests/support/records.h"
+#include "tools/diff.h"
+#include "tools/html_report.h"
+#include "tools/multi_log.h"
 #include "tools/report.h"
+#include "tools/series.h"
 
 namespace {
 
@@ -82,7 +86,34 @@ TEST_CASE("KCOUNT_LAUNCH_TIMING: a log whose launch CPU is estimated says so und
     CHECK(kc::launchTimingSample(l.data) == 1);
     CHECK_FALSE(hasLine(table(l), "launch CPU: estimated"));
     CHECK(kc::summaryJson(l)["launch_timing_sample"] == 1);
+    CHECK(kc::launchTimingNote(l.data).empty());
   }
+
+  // Every other output that shows launch CPU says so too: diff, across logs, series, the HTML report.
+  kc::LoadedLog plain = withSample(nullptr);
+  plain.path = "plain.kcount";
+  {
+    std::ostringstream out;
+    kc::printDiff(out, {plain}, {sampled});
+    CHECK(hasLine(out.str(), "launch CPU: estimated in B (1 in 16 calls timed) (KCOUNT_LAUNCH_TIMING)"));
+    const auto j = kc::diffJson({plain}, {sampled});
+    CHECK(j["launch_timing_sample"]["a"] == 1);
+    CHECK(j["launch_timing_sample"]["b"] == 16);
+    std::ostringstream same;
+    kc::printDiff(same, {plain}, {plain});
+    CHECK_FALSE(hasLine(same.str(), "launch CPU: estimated"));
+  }
+  {
+    std::ostringstream out;
+    kc::printAcrossLogs(out, {plain, sampled}, kc::AcrossMetric::kLaunchApiNs);
+    CHECK(hasLine(out.str(), "launch CPU: estimated in "));
+    CHECK(hasLine(out.str(), "(1 in 16) (KCOUNT_LAUNCH_TIMING)"));
+    CHECK(kc::acrossLogsJson({plain, sampled})["launch_timing_sample"] == nlohmann::json::array({1, 16}));
+  }
+  CHECK(kc::seriesJson({sampled})["logs"][0]["launch_timing_sample"] == 16);
+  const auto html = kc::htmlReportData({plain, sampled});
+  CHECK(html["runs"][0]["launch_timing_note"] == "");
+  CHECK(html["runs"][1]["launch_timing_note"] == kc::launchTimingNote(sampled.data));
 }
 
 namespace {
