@@ -224,20 +224,14 @@ Config readAll(std::string* problems) {
     if (sv == "monotonic") c.host_clock_auto = false;
     else if (sv != "auto") problem(problems, "KCOUNT_HOST_CLOCK", v, "not 'auto' or 'monotonic'", "auto");
   }
-  if (const char* v = env("KCOUNT_LAUNCH_TIMING")) {
-    const std::optional<uint64_t> n = parseUnsigned(v, 10);
-    if (!n || *n == 0 || *n > kMaxLaunchTimingSample)
-      problem(problems, "KCOUNT_LAUNCH_TIMING", v,
-              "not a whole number from 1 to " + std::to_string(kMaxLaunchTimingSample) +
-                  " (one launch call in N timed; 1: every call)",
-              "1: every launch call timed");
-    else if (*n > 1 && c.mode != RecordMode::kSummary)
-      problem(problems, "KCOUNT_LAUNCH_TIMING", v,
-              "only read in summary mode (KCOUNT_MODE=summary): a trace log's timeline needs every launch call's times",
-              "1: every launch call timed");
-    else
-      c.launch_timing = static_cast<uint32_t>(*n);
-  }
+  uint64_t sample = 1;
+  readNumber("KCOUNT_LAUNCH_TIMING", 1, kMaxLaunchTimingSample, "launch calls per timed call", 1, &sample, problems);
+  if (sample > 1 && c.mode != RecordMode::kSummary)
+    problem(problems, "KCOUNT_LAUNCH_TIMING", env("KCOUNT_LAUNCH_TIMING"),
+            "only read in summary mode (KCOUNT_MODE=summary): a trace log's timeline needs every launch call's times",
+            "1: every launch call timed");
+  else
+    c.launch_timing = static_cast<uint32_t>(sample);
   misspelledSettings(problems);
   return c;
 }

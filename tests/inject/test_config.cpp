@@ -234,13 +234,19 @@ TEST_CASE("KCOUNT_LAUNCH_TIMING: 1 to 1024 in summary mode; elsewhere, or out of
       CHECK(kc::inject::readConfig(&problems).launch_timing == std::stoul(ok));
       CHECK(problems.empty());
     }
-    for (const char* bad : {"0", "1025", "x", "-4"}) {
+    for (const auto& [bad, why] : std::vector<std::pair<const char*, const char*>>{
+             {"0", "out of range"}, {"1025", "out of range"}, {"x", "not a whole number"}, {"-4", "not a whole number"}}) {
       EnvVar v("KCOUNT_LAUNCH_TIMING", bad);
       std::string problems;
       CHECK(kc::inject::readConfig(&problems).launch_timing == 1);
-      CHECK(problems == std::string("ignoring KCOUNT_LAUNCH_TIMING=") + bad +
-                            ": not a whole number from 1 to 1024 (one launch call in N timed; 1: every call); using "
-                            "1: every launch call timed");
+      CHECK(problems == std::string("ignoring KCOUNT_LAUNCH_TIMING=") + bad + ": " + why +
+                            " (allowed: launch calls per timed call from 1 to 1024); using the default 1");
+    }
+    {
+      EnvVar v("KCOUNT_LAUNCH_TIMING", "99999999999999999999999");
+      std::string problems;
+      CHECK(kc::inject::readConfig(&problems).launch_timing == 1);
+      CHECK(problems.find(": too large (allowed: launch calls per timed call from 1 to 1024)") != std::string::npos);
     }
   }
   {
