@@ -736,7 +736,8 @@ void Decoder::checkReferences() {
           (id >= n ? what + " out of range (" + std::to_string(n) + (is_string ? " strings" : " scopes") + " defined)"
                    : what + " is not defined (no " + (is_string ? "string" : "scope") +
                          " record of the log defines it; its definition was lost)") +
-              ": " + std::to_string(r.records) + " records refer to it, the first is " + r.first_kind + " record " +
+              ": " + std::to_string(r.records) + (r.records == 1 ? " record refers" : " records refer") +
+              " to it, the first is " + r.first_kind + " record " +
               std::to_string(r.first_index));
   }
   if (unlisted > 0)

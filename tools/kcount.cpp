@@ -375,7 +375,7 @@ int kcountMain(int argc, char** argv) {
       ->check(kc::wholeNumber(0, UINT32_MAX));
   bool series = false;
   summary->add_flag("--series", series,
-                    "summary-mode logs: per range, the change between consecutive snapshots (table or json)");
+                    "summary-mode logs: per range, the change between consecutive snapshots (--format table, csv or json)");
 
   auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
   kernels->add_option("logs", paths, "log files")->required();

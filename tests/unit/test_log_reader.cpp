@@ -513,7 +513,7 @@ TEST_CASE("references to string or scope ids past every definition are errors, o
   CHECK(hasIssue(d, ReadIssue::Severity::kError,
                  "string id 40 out of range (2 strings defined): 3 records refer to it, the first is kernel record 0"));
   CHECK(hasIssue(d, ReadIssue::Severity::kError,
-                 "scope id 9 out of range (2 scopes defined): 1 records refer to it, the first is launch record 2"));
+                 "scope id 9 out of range (2 scopes defined): 1 record refers to it, the first is launch record 2"));
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "undefined ids"));
   CHECK(d.issues.size() == 3);  // one per id, and the list of every undefined id
   CHECK(d.str(40) == "<bad string id 40>");
