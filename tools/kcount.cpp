@@ -517,6 +517,15 @@ int kcountMain(int argc, char** argv) {
     return 2;
   }
 
+  // diff's arity before its paths: `kcount diff a b c` is a usage error, not three missing files.
+  if (*diff && !((diff_a.empty() && diff_b.empty() && paths.size() == 2) ||
+                 (paths.empty() && !diff_a.empty() && !diff_b.empty()))) {
+    std::cerr << "kcount: diff takes two logs (A B), or -a LOG... -b LOG... (given: " << paths.size()
+              << (paths.size() == 1 ? " log" : " logs") << (diff_a.empty() && diff_b.empty() ? "" : " and -a/-b")
+              << ")\n";
+    return 2;
+  }
+
   // Log paths are checked here, after parsing, not by the parser: `--help` then wins over a bad path, and
   // the message names the path the way the rest of kcount does.
   if (*summary || *kernels || *diff || *exp || *html) {
@@ -642,9 +651,7 @@ int kcountMain(int argc, char** argv) {
       if (diff_a.empty() && diff_b.empty() && paths.size() == 2) {
         diff_a = {paths[0]};
         diff_b = {paths[1]};
-      } else if (!paths.empty() || diff_a.empty() || diff_b.empty()) {
-        throw std::runtime_error("diff takes two logs (A B), or -a LOG... -b LOG...");
-      }
+      }  // any other combination was refused before the paths were checked
       // One streaming pass per log: the diff needs the summaries, scopes and names, not the records.
       auto a = loadAll(diff_a, /*streaming=*/true), b = loadAll(diff_b, /*streaming=*/true);
       // Damaged logs: reported on stderr; compared only with --salvage (a partial run would look like a

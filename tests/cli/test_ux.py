@@ -170,6 +170,11 @@ def test_missing_paths(work):
     check(r.returncode == 0 and "Usage:" in r.stdout, "--help wins over a path that does not exist", r.stdout[:200] + r.stderr)
     r = run("diff", "-a", os.path.join(work, "nope-a.kcount"), "-b", os.path.join(work, "nope-b.kcount"))
     check(r.returncode == 2 and r.stderr.count("no such file") == 2, "diff -a/-b: every missing path named", r.stderr)
+    # Three (or one) logs: a usage error before any path is looked at, not "no such file" per path.
+    for given, word in ((("x", "y", "z"), "3 logs"), (("x",), "1 log")):
+        r = run("diff", *given)
+        check(r.returncode == 2 and "diff takes two logs (A B)" in r.stderr and f"(given: {word})" in r.stderr
+              and "no such file" not in r.stderr, f"diff with {word}: one usage error", r.stderr)
 
 
 def test_metric_note():
