@@ -460,7 +460,7 @@ int kcountMain(int argc, char** argv) {
 
   kc::CtlOptions ctl_opt;
   auto* ctl = app.add_subcommand("ctl", "control a running process: start, stop, status, flush");
-  ctl->add_option("args", ctl_opt.args, "PID COMMAND, or COMMAND with --all")->required();
+  ctl->add_option("args", ctl_opt.args, "PID COMMAND, or COMMAND with --all");  // counted by runCtl (its usage line)
   ctl->add_flag("--all", ctl_opt.all, "every process of yours with a control socket (root: everyone's)");
   ctl->add_option("--duration", ctl_opt.duration, "start: stop by itself after this long (10s, 500ms, 2m)");
   ctl->add_option("--range", ctl_opt.range, "start: record occurrences of this NVTX range only");
