@@ -94,6 +94,13 @@ bool tryLockFor(std::unique_lock<std::mutex>& lock, int ms) {
 
 }  // namespace
 
+uint64_t nextSnapshotDue(uint64_t start_ns, uint64_t interval_ns, uint64_t now_ns) noexcept {
+  const uint64_t step = std::max<uint64_t>(interval_ns, 1);
+  const uint64_t k = now_ns < start_ns ? 1 : (now_ns - start_ns) / step + 1;
+  if (k > (UINT64_MAX - start_ns) / step) return UINT64_MAX;
+  return start_ns + k * step;
+}
+
 void appendRunReport(const std::string& report, std::string_view line) noexcept {
   if (report.empty() || line.empty()) return;
   try {
@@ -162,6 +169,7 @@ bool Session::activate() noexcept {
       const std::string host = hostName();
       const std::string rank = rankFromEnv();
       const std::string path = expandOutputPattern(config_.output, getpid(), host, rank);
+      const uint64_t start_ns = nowNs();  // the log's start_ns, and time zero of the snapshot schedule
       {
         std::lock_guard<std::mutex> lock(writer_mutex_);
         sink_ = std::make_unique<FileSink>(
@@ -179,7 +187,8 @@ bool Session::activate() noexcept {
           limits.max_keys = config_.max_keys;
           limits.launch_timing_sample = config_.launch_timing;
           aggregator_ = std::make_unique<Aggregator>(limits);
-          last_snapshot_ns_ = nowNs();
+          snapshot_start_ns_ = start_ns;
+          next_snapshot_ns_ = nextSnapshotDue(start_ns, config_.interval_ns, start_ns);
         }
       }
       addMetadata("mode", config_.mode == RecordMode::kSummary ? "summary" : "trace");
@@ -193,7 +202,7 @@ bool Session::activate() noexcept {
       addMetadata("clock", "CLOCK_MONOTONIC");
       // Where the launch and range timestamps were taken from before their conversion to the clock above.
       addMetadata("host_clock", hostClockSource() == HostClockSource::kTsc ? "tsc" : "CLOCK_MONOTONIC");
-      addMetadata("start_ns", std::to_string(nowNs()));
+      addMetadata("start_ns", std::to_string(start_ns));
       addMetadata("start_unix_ns",
                   std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
@@ -484,15 +493,20 @@ void Session::aggregateLocked(bool final_chunk) {
   try {
     aggregator_->settle(now, activity_flushes_.load(std::memory_order_relaxed));
     if (final_chunk) aggregator_->finish();
-    const bool due = now - last_snapshot_ns_ >= config_.interval_ns;
+    // Periodic snapshots keep to start + k x interval: taken at the first drain at or after their due
+    // time, and the next one is due at the next point of the schedule, not an interval after this one.
+    const bool due = now >= next_snapshot_ns_;
+    if (due) next_snapshot_ns_ = nextSnapshotDue(snapshot_start_ns_, config_.interval_ns, now);
     // The final snapshot is always written (it is the one marked final); periodic ones only on change.
-    if (has_records_ && (final_chunk || (due && aggregator_->changedSinceSnapshot()))) {
-      aggregator_->writeSnapshot(*writer_, now, final_chunk);
-      last_snapshot_ns_ = now;
-      writer_->flush();  // a snapshot goes out whole, at its time
-    }
+    if (has_records_ && (final_chunk || (due && aggregator_->changedSinceSnapshot())))
+      writeSnapshotLocked(now, final_chunk);
   } catch (...) {
   }
+}
+
+void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
+  aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot);
+  writer_->flush();  // a snapshot goes out whole, at its time
 }
 
 // `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log file
@@ -992,6 +1006,11 @@ void Session::flushNow() noexcept {
     if (auto fn = periodic_flush_.load()) fn();  // no lock held: CUPTI calls back into addKernels
     std::lock_guard<std::mutex> lock(writer_mutex_);
     drainLocked(false);
+    // Summary mode: the records are tallied, not written; what was tallied so far goes out as a snapshot
+    // now (not after the final one: the final drain switches the state under this lock).
+    if (aggregator_ && writer_ && has_records_ && state() == SessionState::kActive &&
+        aggregator_->changedSinceSnapshot())
+      writeSnapshotLocked(nowNs(), false);
     if (writer_ && has_records_) {
       writer_->flush();
       last_flush_ns_ = nowNs();

@@ -50,6 +50,12 @@ inline constexpr uint32_t kGateLive = 1u << 31;             // session active (w
 inline constexpr uint32_t kGateEpochMask = kGateLive - 1;   // window epoch; 0 = paused
 inline constexpr uint32_t kRangeEndsWindow = 1u << 31;      // OpenRange::epoch bit: its pop closes the window
 
+/// Summary mode's snapshot schedule: the k-th periodic snapshot (k = 1, 2, ...) is due at
+/// start_ns + k * interval_ns (host clock ns; start_ns is the log's start_ns). Returns the first due time
+/// strictly after now_ns, so that a snapshot taken late (or due times missed while the writer slept)
+/// never moves the ones after it; saturates at UINT64_MAX. interval_ns 0 counts as 1. Pure.
+uint64_t nextSnapshotDue(uint64_t start_ns, uint64_t interval_ns, uint64_t now_ns) noexcept;
+
 /// What `kcount ctl status` reports (Session::status).
 struct SessionStatus {
   std::string mode;              // "recording", "paused", "finished", "disabled", "dormant"
@@ -125,7 +131,9 @@ class Session {
   /// Async-signal-safe, lock-free: the writer thread opens a window with this reason at its next wake-up
   /// (within 100 ms). Used to resume after another CUPTI subscriber left (KCOUNT_YIELD).
   void requestResume(const char* reason) noexcept { resume_reason_.store(reason, std::memory_order_release); }
-  /// Makes CUPTI hand over its records and writes a chunk now.
+  /// Makes CUPTI hand over its records and writes a chunk now. Summary mode: the records are tallied and
+  /// a snapshot of the tallies (cumulative, as the periodic ones) is appended now if any tally changed
+  /// since the last snapshot; the periodic schedule is unchanged. Any thread; takes writer_mutex_.
   void flushNow() noexcept;
   SessionStatus status() noexcept;
   /// "recording", "paused", "finished", "disabled" or "dormant" (no lock).
@@ -262,9 +270,13 @@ class Session {
   std::vector<MemOpBody> scratch_mem_ops_;
   std::vector<std::pair<std::string, std::string>> scratch_metadata_;
   // Summary mode (KCOUNT_MODE=summary): records go to the aggregator instead of the log, and a snapshot
-  // is written every config_.interval_ns. Guarded by writer_mutex_.
+  // is due every config_.interval_ns from snapshot_start_ns_ (nextSnapshotDue). Guarded by writer_mutex_.
   std::unique_ptr<Aggregator> aggregator_;
-  uint64_t last_snapshot_ns_ = 0;
+  uint64_t snapshot_start_ns_ = 0;  // the log's start_ns
+  uint64_t next_snapshot_ns_ = 0;   // due time of the next periodic snapshot
+  /// Appends a snapshot of the aggregator's tallies taken at now_ns and flushes it. Requires writer_mutex_,
+  /// aggregator_ and has_records_.
+  void writeSnapshotLocked(uint64_t now_ns, bool final_snapshot);
   std::atomic<uint64_t> activity_flushes_{0};  // forced CUPTI flushes completed (the aggregator's clock)
 
   std::mutex wake_mutex_;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Capture windows and the control socket, end to end, without a GPU: libkcount.so preloaded into an
 NVTX-only program (tests/programs/nvtx_server.cpp) with KCOUNT_CONTROL=on, driven by `kcount ctl`.
-Also: KCOUNT_CAPTURE_RANGE/SKIP/COUNT, KCOUNT_CAPTURE_DURATION, kcount ctl's errors and exit codes, another
+Also: KCOUNT_CAPTURE_RANGE/SKIP/COUNT, KCOUNT_CAPTURE_DURATION, summary mode (ctl flush appends a
+snapshot; snapshots keep to start + k x KCOUNT_INTERVAL), kcount ctl's errors and exit codes, another
 user refused (needs root to create the user; skipped with a message otherwise), log rotation.
 Usage: test_control.py BUILD_DIR"""
 import json
@@ -196,6 +197,56 @@ try:
     rc, j = summary(log)
     check("duration window: first 5 requests only, end reason duration", rc == 0 and instances(j, "request") == 5
           and j["segments"][0]["end_reason"] == "duration", j if rc else "")
+
+    # ---- Summary mode: ctl flush appends a snapshot of everything tallied so far, long before the interval.
+    log = os.path.join(tmp, "summary-flush.kcount")
+    s = Server(log, KCOUNT_MODE="summary", KCOUNT_INTERVAL="1h")
+    check("summary mode: nvtx_server answers", s.send("6") == "done 6")
+    wait_socket(s.pid)
+    rc, out, err = ctl(s.pid, "flush")
+    lrc, lj = summary(log)
+    check("summary mode: ctl flush writes a snapshot of the ranges so far (interval 1h)",
+          rc == 0 and lrc == 0 and instances(lj, "request") == 6 and instances(lj, "request/inner") == 6
+          and lj.get("snapshot") and not lj["snapshot"]["final"], (rc, err, lj))
+    size = os.path.getsize(log)
+    rc, out, err = ctl(s.pid, "flush")
+    check("summary mode: ctl flush with nothing changed adds no snapshot", rc == 0 and os.path.getsize(log) == size,
+          (rc, err, size, os.path.getsize(log)))
+    s.send("4")
+    rc, out, err = ctl(s.pid, "flush")
+    lrc, lj2 = summary(log)
+    check("summary mode: a second ctl flush appends a later snapshot, cumulative",
+          rc == 0 and lrc == 0 and instances(lj2, "request") == 10
+          and lj2.get("snapshot") and lj.get("snapshot")
+          and lj2["snapshot"]["sequence"] > lj["snapshot"]["sequence"], (rc, err, lj2))
+    code, err = s.quit()
+    lrc, lj = summary(log)
+    check("summary mode: the final snapshot after flushes holds the whole run",
+          code == 0 and lrc == 0 and instances(lj, "request") == 10 and lj.get("snapshot") and lj["snapshot"]["final"],
+          (code, err, lj))
+
+    # ---- Summary mode: snapshots on a fixed schedule, start_ns + k x KCOUNT_INTERVAL, each taken at the
+    # writer's first wake at or after its due time. The writer wakes every 100 ms plus its work, so at 150 ms
+    # a schedule counted from the last snapshot would take one every second wake (~200 ms apart, 50 ms more
+    # per snapshot, 400 ms late by the 8th); on the fixed one each is at most a wake (~100 ms) late.
+    interval = 150_000_000
+    log = os.path.join(tmp, "summary-schedule.kcount")
+    s = Server(log, KCOUNT_MODE="summary", KCOUNT_INTERVAL="150ms")
+    t0 = time.time()
+    while time.time() - t0 < 2.0:  # ranges all along: every interval has a change, so every due time a snapshot
+        s.send("20")
+        time.sleep(0.01)
+    s.quit()
+    r = subprocess.run([KCOUNT, "summary", "--series", "--format", "json", log], capture_output=True, text=True)
+    offsets = []
+    if r.returncode == 0:
+        ivs = sorted(json.loads(r.stdout)["logs"][0]["intervals"], key=lambda i: i["sequence"])
+        offsets = [i["offset_ns"] for i in ivs if not i["final"]]
+    # The k-th snapshot comes at or after k x 150 ms after start_ns, and less than 150 ms after that.
+    late = [(k, o / 1e6) for k, o in enumerate(offsets[:8], 1) if not (k * interval <= o < k * interval + 150_000_000)]
+    check("summary mode: 8 snapshots at start + k x 150 ms (+0 to 150 ms each)",
+          r.returncode == 0 and len(offsets) >= 8 and not late,
+          (r.returncode, r.stderr[-300:], [round(o / 1e6) for o in offsets], late))
 
     # ---- Errors and exit codes.
     dead = subprocess.Popen(["true"])
