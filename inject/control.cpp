@@ -66,6 +66,10 @@ json statusJson() {
   j["bytes_written"] = st.bytes_written;
   j["refused_connections"] = g_refusals.load();
   j["cupti"] = cuptiState();
+  // What the process records: KCOUNT_MODE and, in summary mode, KCOUNT_LAUNCH_TIMING (1: every call timed).
+  const Config& config = Session::get().config();
+  j["record_mode"] = config.mode == RecordMode::kSummary ? "summary" : "trace";
+  j["launch_timing_sample"] = config.launch_timing;
   return j;
 }
 

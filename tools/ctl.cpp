@@ -175,6 +175,12 @@ void printText(int pid, const std::string& cmd, const Answer& a) {
                                  ? fmt::format(", {} files", st["log_files"].size())
                                  : std::string());
     if (st.contains("cupti")) std::cout << fmt::format("  CUPTI: {}\n", st.value("cupti", std::string()));
+    if (st.contains("record_mode")) {
+      const uint64_t sample = st.value("launch_timing_sample", 1ull);
+      std::cout << fmt::format("  record mode: {}{}\n", st.value("record_mode", std::string()),
+                               sample > 1 ? fmt::format(", one launch call in {} timed (KCOUNT_LAUNCH_TIMING)", sample)
+                                          : std::string());
+    }
     if (st.value("refused_connections", 0ull) > 0)
       std::cout << fmt::format("  refused connections from other users: {}\n", st.value("refused_connections", 0ull));
   }

@@ -105,6 +105,8 @@ try:
     st = wait_socket(s.pid)
     check("status of a paused process", st is not None and st["status"]["mode"] == "paused", st)
     check("status of a process without CUDA: CUPTI not loaded", st is not None and st["status"].get("cupti") == "not loaded", st)
+    check("status says what the process records: trace mode, every launch call timed",
+          st is not None and st["status"].get("record_mode") == "trace" and st["status"].get("launch_timing_sample") == 1, st)
     check("status JSON: memcpy/memset calls counted apart (records.mem_calls)",
           st is not None and st["status"]["records"].get("mem_calls") == 0, st)
     rc, out, err = ctl(s.pid, "start")
@@ -200,9 +202,14 @@ try:
 
     # ---- Summary mode: ctl flush appends a snapshot of everything tallied so far, long before the interval.
     log = os.path.join(tmp, "summary-flush.kcount")
-    s = Server(log, KCOUNT_MODE="summary", KCOUNT_INTERVAL="1h")
+    s = Server(log, KCOUNT_MODE="summary", KCOUNT_INTERVAL="1h", KCOUNT_LAUNCH_TIMING="16")
     check("summary mode: nvtx_server answers", s.send("6") == "done 6")
-    wait_socket(s.pid)
+    st = wait_socket(s.pid)
+    check("status in summary mode with KCOUNT_LAUNCH_TIMING=16: both shown (JSON)",
+          st is not None and st["status"].get("record_mode") == "summary" and st["status"].get("launch_timing_sample") == 16, st)
+    rc, out, err = ctl(s.pid, "status", "--format", "text")
+    check("status in summary mode with KCOUNT_LAUNCH_TIMING=16: both shown (text)",
+          rc == 0 and "record mode: summary, one launch call in 16 timed (KCOUNT_LAUNCH_TIMING)" in out, (rc, out, err))
     rc, out, err = ctl(s.pid, "flush")
     lrc, lj = summary(log)
     check("summary mode: ctl flush writes a snapshot of the ranges so far (interval 1h)",
