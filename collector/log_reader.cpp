@@ -509,6 +509,9 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         const size_t key_len = std::min<size_t>(m.key_bytes, kMaxStringBytes);
         const size_t value_len = std::min<size_t>(rest.size() - m.key_bytes, kMaxStringBytes);
         log.metadata.emplace_back(std::string(p, key_len), std::string(p + m.key_bytes, value_len));
+        // The library writes `mode` first thing, so a summary-mode log is known as one before its first
+        // snapshot (one KCOUNT_INTERVAL after recording starts) exists.
+        if (log.metadata.back().first == "mode" && log.metadata.back().second == "summary") log.summary_mode = true;
         break;
       }
       case RecordType::kString: {

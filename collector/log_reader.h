@@ -56,7 +56,10 @@ struct LogData {
   std::vector<MemOpBody> mem_ops;          // format 1.1
   std::vector<SegmentBody> segments;       // format 1.2: capture windows, in file order
   std::vector<SnapshotData> snapshots;     // complete snapshots in file order (summary mode, 1.2)
-  bool summary_mode = false;               // a SnapshotBegin record was read: a KCOUNT_MODE=summary log
+  /// A KCOUNT_MODE=summary log: its metadata `mode` is `summary`, or a SnapshotBegin record was read. Such a
+  /// log holds its numbers in snapshots only: with none complete (`snapshots` empty, e.g. a process killed
+  /// before its first KCOUNT_INTERVAL), its numbers are not known.
+  bool summary_mode = false;
   uint32_t incomplete_snapshots = 0;       // snapshots begun but not complete (cut tail, damaged chunk)
   // Records decoded, whether or not kept in the vectors above (ReadOptions::keep_records).
   uint64_t launch_records = 0, kernel_records = 0, range_records = 0, graph_node_records = 0, mem_op_records = 0;

@@ -118,7 +118,9 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool s
       }
     }
     kc::LoadedLog l = streaming ? kc::streamParts(g, g_join) : kc::loadParts(g, g_join);
-    if (streaming && (windows == Windows::kAll || (windows == Windows::kShown && kc::windowsShown(l.data))))
+    // A summary-mode log has no records to count by window (kc::windowTotals): no second pass.
+    if (streaming && !l.data.summary_mode &&
+        (windows == Windows::kAll || (windows == Windows::kShown && kc::windowsShown(l.data))))
       kc::addWindowTotals(l, g_join);
     logs.push_back(std::move(l));
   }
@@ -565,9 +567,12 @@ int kcountMain(int argc, char** argv) {
           if (l.data.summary_mode) {
             // Snapshots are cumulative tallies of the whole run: nothing in them is per capture window.
             std::cerr << "kcount: " << l.path
-                      << ": --segment: a summary-mode log (KCOUNT_MODE=summary) has no capture windows and no "
-                         "records to select by window, only cumulative snapshots; kcount summary --series shows "
-                         "the change between snapshots, or record with KCOUNT_MODE=trace\n";
+                      << ": --segment: a summary-mode log (KCOUNT_MODE=summary) has no records to select by "
+                         "capture window, only snapshots cumulative over all its windows ("
+                      << kc::counted(l.data.segments.size(), "capture window")
+                      << ", listed under kcount summary's table without per-window numbers); kcount summary "
+                         "--series shows the change between snapshots; per-window numbers need "
+                         "KCOUNT_MODE=trace\n";
             return 2;
           }
           const kc::SegmentBody* found = nullptr;
@@ -598,6 +603,8 @@ int kcountMain(int argc, char** argv) {
             any_trace = true;
             std::cerr << "kcount: " << l.path
                       << ": not a summary-mode log: no snapshots, so no --series (record with KCOUNT_MODE=summary)\n";
+          } else if (l.data.snapshots.empty() && format != "table") {  // the table says so itself
+            std::cerr << "kcount: " << l.path << ": summary mode: " << kc::noSnapshotText(l.data) << '\n';
           }
         if (format == "json") {
           std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';

@@ -131,22 +131,46 @@ std::string perInstance(uint64_t kernels, uint64_t instances) {
   return fmt::format("{:.1f}", static_cast<double>(kernels) / static_cast<double>(instances));
 }
 
+}  // namespace
+
+std::string snapshotPeriodText(const LogData& d) {
+  const std::string interval = d.meta("interval_ns");
+  if (interval.empty()) return {};
+  uint64_t ns = 0;
+  std::from_chars(interval.data(), interval.data() + interval.size(), ns);
+  // Snapshots are written when the library's writer thread drains (kDrainIntervalNs): a shorter
+  // interval acts as that.
+  return ns >= kDrainIntervalNs ? "every " + formatDuration(ns)
+                                : fmt::format("every {} (KCOUNT_INTERVAL={}, below the {} drain interval)",
+                                              formatDuration(kDrainIntervalNs), formatDuration(ns),
+                                              formatDuration(kDrainIntervalNs));
+}
+
+bool noSnapshotNumbers(const LoadedLog& l) { return l.data.summary_mode && l.summary.snapshot < 0; }
+
+std::string noSnapshotText(const LogData& d) {
+  const std::string period = snapshotPeriodText(d);
+  const bool cut = d.incomplete_snapshots > 0;
+  return fmt::format("{}, so no numbers (a summary-mode log holds them only in its snapshots, written {}from the "
+                     "start of recording and at exit){}",
+                     cut          ? fmt::format("no complete snapshot ({} incomplete)", d.incomplete_snapshots)
+                     : d.complete ? std::string("no snapshot")
+                                  : std::string("no snapshot written yet"),
+                     period.empty() ? "every KCOUNT_INTERVAL " : period + " ",
+                     d.complete && !cut ? "; the log was closed without one" : "");
+}
+
+namespace {
+
 /// "summary mode: N snapshots every I, totals from snapshot S at +T (final)" for a summary-mode log, else "".
+/// A summary-mode log without any snapshot (none begun) says so (noSnapshotText).
 std::string snapshotLine(const LoadedLog& l) {
   const LogData& d = l.data;
   if (!d.summary_mode) return {};
-  const std::string interval = d.meta("interval_ns");
+  if (d.snapshots.empty() && d.incomplete_snapshots == 0) return "summary mode: " + noSnapshotText(d) + "\n";
+  const std::string period = snapshotPeriodText(d);
   std::string s = "summary mode: " + counted(d.snapshots.size(), "complete snapshot");
-  if (!interval.empty()) {
-    uint64_t ns = 0;
-    std::from_chars(interval.data(), interval.data() + interval.size(), ns);
-    // Snapshots are written when the library's writer thread drains (kDrainIntervalNs): a shorter
-    // interval acts as that.
-    s += ns >= kDrainIntervalNs ? " every " + formatDuration(ns)
-                                : fmt::format(" every {} (KCOUNT_INTERVAL={}, below the {} drain interval)",
-                                              formatDuration(kDrainIntervalNs), formatDuration(ns),
-                                              formatDuration(kDrainIntervalNs));
-  }
+  if (!period.empty()) s += " " + period;
   if (d.incomplete_snapshots > 0) s += fmt::format(", {} incomplete", d.incomplete_snapshots);
   if (l.summary.snapshot < 0) return s + "; no complete snapshot: no totals\n";
   const SnapshotData& sd = d.snapshots[static_cast<size_t>(l.summary.snapshot)];
@@ -235,11 +259,14 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   const StatsBody& st = l.data.stats;
   uint64_t graph = 0;
   for (const auto& r : s.exclusive) graph += r.graph_launches;
-  out << fmt::format("totals: {} ({}), {}, {}, {}, GPU time {}\n", counted(s.launches, "launch", "launches"),
-                     counted(graph, "graph launch", "graph launches"), counted(s.kernels, "kernel"),
-                     counted(s.unmatched_kernels, "unmatched kernel"),
-                     counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"),
-                     !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
+  if (noSnapshotNumbers(l))
+    out << "totals: not known (no complete snapshot)\n";
+  else
+    out << fmt::format("totals: {} ({}), {}, {}, {}, GPU time {}\n", counted(s.launches, "launch", "launches"),
+                       counted(graph, "graph launch", "graph launches"), counted(s.kernels, "kernel"),
+                       counted(s.unmatched_kernels, "unmatched kernel"),
+                       counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"),
+                       !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
   if (!gpuTimeRecorded(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
@@ -258,13 +285,24 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   if (const std::string cut = l.data.meta("records_not_written"); !cut.empty()) out << "records " << cut << '\n';
   if (windowsShown(l.data)) {
     const auto segs = windowTotals(l);
-    out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
-    for (const auto& t : segs)
-      out << fmt::format("  segment {}: {} -> {}, {}, {}, {}, {} unmatched, GPU time {}\n",
-                         t.segment.index, t.reason, t.end_reason,
-                         formatDuration(t.segment.stop_ns > t.segment.start_ns ? t.segment.stop_ns - t.segment.start_ns : 0),
-                         counted(t.launches, "launch", "launches"), counted(t.kernels, "kernel"), t.unmatched_kernels,
-                         !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
+    auto duration = [](const SegmentBody& sg) {
+      return formatDuration(sg.stop_ns > sg.start_ns ? sg.stop_ns - sg.start_ns : 0);
+    };
+    if (l.data.summary_mode) {
+      // Snapshots tally the whole run: no number in them is per window (docs/usage.md, capture windows).
+      out << fmt::format("capture windows: {}; summary mode: the numbers above are cumulative over all of them "
+                         "(per-window numbers need KCOUNT_MODE=trace)\n",
+                         segs.size());
+      for (const auto& t : segs)
+        out << fmt::format("  segment {}: {} -> {}, {}\n", t.segment.index, t.reason, t.end_reason, duration(t.segment));
+    } else {
+      out << fmt::format("capture windows: {} (kcount summary --segment N shows one)\n", segs.size());
+      for (const auto& t : segs)
+        out << fmt::format("  segment {}: {} -> {}, {}, {}, {}, {} unmatched, GPU time {}\n", t.segment.index,
+                           t.reason, t.end_reason, duration(t.segment), counted(t.launches, "launch", "launches"),
+                           counted(t.kernels, "kernel"), t.unmatched_kernels,
+                           !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
+    }
   }
   out << logStateLine(l) << '\n';
   for (const auto& i : l.data.issues)
@@ -680,7 +718,10 @@ void addWindowTotals(LoadedLog& l, const JoinOptions& join) {
   l.segments = segmentTotalsOfFiles(l.files.empty() ? std::vector<std::string>{l.path} : l.files, l.data, join);
 }
 
-std::vector<SegmentTotals> windowTotals(const LoadedLog& l) { return l.segments ? *l.segments : segmentTotals(l.data); }
+std::vector<SegmentTotals> windowTotals(const LoadedLog& l) {
+  if (l.data.summary_mode) return emptySegmentTotals(l.data);  // no records: no per-window counts
+  return l.segments ? *l.segments : segmentTotals(l.data);
+}
 
 bool windowsShown(const LogData& d) {
   return d.segments.size() > 1 || (d.segments.size() == 1 && d.str(d.segments[0].reason_id) != "start");
@@ -971,6 +1012,8 @@ json summaryJson(const LoadedLog& l) {
                           {"layers", layers}});
   }
   json segments = json::array();
+  // A summary-mode log's snapshots are cumulative over every window: its per-window counts are not known.
+  auto count = [&](uint64_t n) { return d.summary_mode ? json(nullptr) : json(n); };
   for (const auto& t : windowTotals(l))
     segments.push_back(json{{"index", t.segment.index},
                             {"reason", t.reason},
@@ -981,12 +1024,12 @@ json summaryJson(const LoadedLog& l) {
                             {"first_correlation_id", t.segment.first_correlation_id},
                             {"last_correlation_id", t.segment.last_correlation_id},
                             {"activity_discarded", (t.segment.flags & kSegmentActivityDiscarded) != 0},
-                            {"launches", t.launches},
-                            {"kernels", t.kernels},
-                            {"unmatched_kernels", t.unmatched_kernels},
-                            {"gpu_ns", t.gpu_ns},
-                            {"ranges", t.ranges},
-                            {"mem_ops", t.mem_ops}});
+                            {"launches", count(t.launches)},
+                            {"kernels", count(t.kernels)},
+                            {"unmatched_kernels", count(t.unmatched_kernels)},
+                            {"gpu_ns", count(t.gpu_ns)},
+                            {"ranges", count(t.ranges)},
+                            {"mem_ops", count(t.mem_ops)}});
   // The whole process: every matched launch, kernel and memory operation, ranges or not.
   json overall = s.inclusive.empty() ? countsJson(RangeStats{}) : countsJson(s.inclusive[kRootScope]);
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
@@ -1044,6 +1087,12 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   }
   out << '\n';
   if (const std::string cmd = d.meta("command_line"); !cmd.empty()) out << "   command: " << cmd << '\n';
+  if (noSnapshotNumbers(l)) {
+    // A summary-mode log holds its numbers only in snapshots: a table from none would be rows of zeros.
+    out << "no numbers: no complete snapshot in this summary-mode log (see the summary mode line below)\n";
+    printFooter(out, l);
+    return;
+  }
   const bool tree = opt.view == SummaryView::kTree;
   // Memory operations get columns only in logs that have them (format 1.1 and later, with copies).
   const bool mem = !s.inclusive.empty() && (s.inclusive[kRootScope].memcpy_count + s.inclusive[kRootScope].memset_count) > 0;
@@ -1490,8 +1539,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     } else {
       out << "stats: none (the log has no stats record)\n";
     }
-    out << fmt::format("join: {}, {}\n", counted(s.unmatched_kernels, "unmatched kernel"),
-                       counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"));
+    // A summary-mode log's join counts come from its snapshot: without one, they are not known.
+    if (!noSnapshotNumbers(l))
+      out << fmt::format("join: {}, {}\n", counted(s.unmatched_kernels, "unmatched kernel"),
+                         counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"));
     out << snapshotLine(l);
     if (s.kernels_end_before_start > 0)
       out << fmt::format("warning: {} {} before {} start (CUPTI gave no valid end time); counted with 0 ns of GPU "

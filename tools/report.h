@@ -53,8 +53,21 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
 LoadedLog streamLog(const std::string& path, const JoinOptions& join = {}, bool segment_totals = false);
 /// Fills l.segments for a streamed log (segmentTotalsOfFile: one more pass over a log with windows).
 void addWindowTotals(LoadedLog& l, const JoinOptions& join = {});
-/// Per capture window totals of a loaded log: LoadedLog::segments, else segmentTotals(l.data).
+/// Per capture window totals of a loaded log: LoadedLog::segments, else segmentTotals(l.data). A
+/// summary-mode log has no records to count by window: emptySegmentTotals(l.data) (windows, reasons, every
+/// count 0, which reports show as not known).
 std::vector<SegmentTotals> windowTotals(const LoadedLog& l);
+/// How often a summary-mode log's library wrote snapshots, from metadata `interval_ns`: "every 10 s", or
+/// "every 100 ms (KCOUNT_INTERVAL=50 ms, below the 100 ms drain interval)"; "" without that key.
+std::string snapshotPeriodText(const LogData& d);
+/// True for a summary-mode log (LogData::summary_mode) summarized from no complete snapshot
+/// (Summary::snapshot < 0): its numbers are not known, and reports say so rather than show zeros.
+bool noSnapshotNumbers(const LoadedLog& l);
+/// What a summary-mode log without a complete snapshot holds: "no snapshot written yet, so no numbers (a
+/// summary-mode log holds them only in its snapshots, written every 1 h from the start of recording and at
+/// exit)" (a complete log: "no snapshot, ...; the log was closed without one"; a log whose only snapshots
+/// were cut off: "no complete snapshot (N incomplete), ..."). No trailing newline.
+std::string noSnapshotText(const LogData& d);
 /// Whether the summary table's footer lists the capture windows: more than one, or one that did not open
 /// at process start. A log with one window from start to exit shows none.
 bool windowsShown(const LogData& d);

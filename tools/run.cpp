@@ -24,6 +24,7 @@
 
 #include "collector/file_sink.h"
 #include "collector/log_reader.h"
+#include "tools/report.h"
 
 namespace fs = std::filesystem;
 
@@ -405,6 +406,22 @@ std::string incompleteLogNote(const std::string& path, int signal) {
                              ") before kcount could close it";
   if (d.chunks_read == 0)
     return "log incomplete: " + path + " has no end record and no intact chunk: " + killed + "; nothing in it can be read";
+  if (d.summary_mode) {
+    // No records: its numbers are those of the last complete snapshot written before the kill.
+    const std::string period = snapshotPeriodText(d);
+    const std::string every = period.empty() ? "every KCOUNT_INTERVAL" : period;
+    const std::string head = "log incomplete: " + path + " has no end record" +
+                             (d.intact() ? std::string() : " and its tail is cut") + ": " + killed +
+                             "; a summary-mode log holds only the snapshots written before (" + every +
+                             " from the start of recording)";
+    if (d.snapshots.empty())
+      return head + (d.incomplete_snapshots > 0 ? ", and none was written whole" : ", and none was written") +
+             ", so it holds no numbers";
+    return head + ": kcount summary" + (d.intact() ? "" : " --salvage") + " reads " +
+           (d.snapshots.size() == 1 ? std::string("its one complete snapshot")
+                                    : "the last of its " + counted(d.snapshots.size(), "complete snapshot")) +
+           ", not the run up to the kill";
+  }
   if (!d.intact())
     return "log incomplete: " + path + " has no end record and its tail is cut: " + killed +
            "; kcount summary --salvage reads the intact part (up to its last complete chunk)";

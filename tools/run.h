@@ -90,7 +90,8 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end);
 /// library does not handle: SIGKILL, SIGHUP, ...) and the log at `path` has no End record (without the
 /// "kcount: " prefix): "log incomplete: PATH has no end record: the command was killed by signal 9
 /// (Killed) before kcount could close it; kcount summary reads it ..." (`--salvage` when its tail is
-/// cut). "" for a complete log, a rotated part closed for rotation, or a file that is not a log. Reads the
+/// cut). A summary-mode log says instead that only the snapshots written before the kill (every
+/// KCOUNT_INTERVAL) can be read, or that none was written. "" for a complete log, a rotated part closed for rotation, or a file that is not a log. Reads the
 /// whole file (records not kept).
 std::string incompleteLogNote(const std::string& path, int signal);
 

@@ -118,6 +118,10 @@ void printSeriesCsv(std::ostream& out, const LoadedLog& l, bool header) {
 void printSeries(std::ostream& out, const LoadedLog& l) {
   out << "== " << l.path << '\n';
   if (!l.data.summary_mode) return;  // no snapshots: the caller says so on stderr
+  if (l.data.snapshots.empty()) {
+    out << noSnapshotText(l.data) << '\n';
+    return;
+  }
   const uint64_t start = startNs(l.data);
   std::vector<std::vector<std::string>> rows;
   const std::vector<std::string> head{"t (s)", "snapshot", "range", "instances", "launches", "kernels",

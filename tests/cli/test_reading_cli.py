@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kcount's reading commands on logs a user may hand them: a file holding a log twice, a damaged packed
-log read with --salvage, --series on a trace log, out-of-range numeric options, kernels with many
-ranges or several logs, range names that look like paths.
+log read with --salvage, --series on a trace log and on a summary-mode log without snapshot, out-of-range
+numeric options, kernels with many ranges or several logs, range names that look like paths.
 
 Usage: test_reading_cli.py BUILD_DIR   (needs BUILD_DIR/bin/kcount and BUILD_DIR/bin/kc_make_log)
 """
@@ -110,6 +110,22 @@ def test_series():
     rc, out, err = kcount("summary", "--series", "--format", "csv", summary_log, trace_log)
     check("series csv with a trace log too: rows of the other, exit 2", rc == 2 and len(out.splitlines()) == 5
           and trace_log in err, f"rc={rc} {out}")
+    # A summary-mode log (metadata mode=summary) with no snapshot: not taken for a trace log.
+    empty = make_log("no-snapshot.kcount", "meta mode summary\nmeta interval_ns 3600000000000\n")
+    rc, out, err = kcount("summary", "--series", empty)
+    check("series on a summary-mode log without snapshot: says so, not 'not a summary-mode log'",
+          rc == 0 and "no snapshot" in out and "not a summary-mode log" not in err, f"rc={rc} out={out!r} err={err!r}")
+    rc, out, err = kcount("summary", "--series", "--format", "json", empty)
+    j = json.loads(out)["logs"][0]
+    check("series json on it: mode summary, no interval, the reason on stderr",
+          rc == 0 and j["mode"] == "summary" and j["intervals"] == [] and "no snapshot" in err, f"rc={rc} {j} {err!r}")
+    rc, out, err = kcount("summary", "--format", "json", empty)
+    j = json.loads(out)["logs"][0]
+    check("summary json on it: mode summary, snapshot null",
+          rc == 0 and j["mode"] == "summary" and "snapshot" in j and j["snapshot"] is None, f"rc={rc} {j}")
+    rc, out, err = kcount("summary", empty)
+    check("summary on it: no zero rows, the summary mode line says there is no snapshot",
+          rc == 0 and "(no range)" not in out and "summary mode: no snapshot" in out, out)
 
 
 def test_option_bounds():

@@ -3,7 +3,8 @@
 # the command once, and kcount exits with the command's status; no command is left running. A command
 # killed by a signal the library does not handle (SIGKILL; SIGHUP with KCOUNT_SIGHUP=0) leaves a log
 # without End record, and `kcount run` says so under its `kcount: log: PATH` line; after SIGTERM or
-# SIGHUP (handled: the log is closed, the exit status is still the signal's) it does not.
+# SIGHUP (handled: the log is closed, the exit status is still the signal's) it does not. A summary-mode
+# command killed before its first snapshot: the line says that no snapshot was written.
 # Usage: test_run_signals.sh BUILD_DIR
 set -u
 kcount=$1/bin/kcount
@@ -98,4 +99,24 @@ for case in KILL HUP TERM HUP-off; do
     fail=1
   fi
 done
+# Summary mode with a 1 h interval, killed before its first snapshot: the log is a summary-mode log with
+# no snapshot, and the note says so (not "the records up to its last chunk").
+log=$work/sig-summary.kcount
+KCOUNT_MODE=summary KCOUNT_INTERVAL=1h "${dfl[@]}" "$kcount" run --output "$log" -- "$prog" 50 wait >"$work/out" 2>"$work/err" &
+kpid=$!
+for _ in $(seq 200); do grep -q "nvtx_ranges done" "$work/out" 2>/dev/null && break; sleep 0.05; done
+sleep 1.5
+kill -KILL "$(pgrep -P "$kpid" | head -1)"
+wait "$kpid"
+rc=$?
+next=$(grep -A1 -x "kcount: log: $log" "$work/err" | tail -1)
+note="kcount: log incomplete: $log has no end record: the command was killed by signal 9 (Killed) before kcount could close it; a summary-mode log holds only the snapshots written before (every 3600 s from the start of recording), and none was written, so it holds no numbers"
+json=$("$kcount" summary --format json "$log" 2>/dev/null)
+if [[ $rc -eq 137 && $next == "$note" ]] &&
+   python3 -c 'import json, sys; j = json.loads(sys.argv[1])["logs"][0]; sys.exit(not (j["mode"] == "summary" and j["snapshot"] is None))' "$json"; then
+  echo "PASS SIGKILL to a summary-mode command before its first snapshot: the note says no snapshot was written; JSON mode summary, snapshot null"
+else
+  echo "FAIL SIGKILL to a summary-mode command before its first snapshot: exit $rc; line after the log line: '$next'; stderr: $(tr '\n' ' ' <"$work/err")"
+  fail=1
+fi
 exit $fail

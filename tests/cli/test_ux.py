@@ -127,6 +127,21 @@ def test_summary_mode_segment(work):
     r = run("summary", "--segment", "0", log)
     check(r.returncode == 2 and "summary-mode log" in r.stderr and "--series" in r.stderr and r.stdout == "",
           "summary --segment on a summary-mode log: error, exit 2, no table", (r.returncode, r.stderr, r.stdout))
+    # With capture windows: listed without per-window counts, and no hint at --segment, which refuses it.
+    windows = os.path.join(work, "summary-windows.kcount")
+    make_log(windows, "push step\nkernel 100 k\npop\nsegment\n" * 3 + "snapshot\n")
+    r = run("summary", windows)
+    check(r.returncode == 0 and "capture windows: 3; summary mode: the numbers above are cumulative" in r.stdout
+          and "--segment" not in r.stdout and "  segment 1: ctl -> ctl, " in r.stdout
+          and " unmatched, GPU time" not in r.stdout,
+          "summary of a summary-mode log with windows: windows listed, counts not", r.stdout)
+    r = run("summary", "--segment", "0", windows)
+    check(r.returncode == 2 and "has no capture windows" not in r.stderr and "3 capture windows" in r.stderr,
+          "summary --segment on it: refused, naming its windows", r.stderr)
+    r = run("summary", "--format", "json", windows)
+    segs = json.loads(r.stdout)["logs"][0]["segments"]
+    check(r.returncode == 0 and len(segs) == 3 and all(s["ranges"] is None and s["launches"] is None for s in segs),
+          "summary --format json on it: per-window counts null", segs)
 
 
 def test_not_a_log(work):

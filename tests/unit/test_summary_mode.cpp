@@ -1,0 +1,236 @@
+// Reports of summary-mode logs (KCOUNT_MODE=summary) in two edge cases: a log with no snapshot yet (a
+// process killed before its first KCOUNT_INTERVAL), and a log recorded in several capture windows (its
+// snapshots are cumulative over all of them, so no per-window numbers).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+#include "collector/stream_summary.h"
+#include "tools/report.h"
+#include "tools/run.h"
+#include "tools/series.h"
+
+namespace {
+
+constexpr uint64_t kHourNs = 3'600'000'000'000;
+
+/// The metadata the library writes first in summary mode (KCOUNT_INTERVAL=1h), strings 1 "step" and 2
+/// "gemm", scope 1 "step".
+void summaryDefinitions(kc::LogWriter& w) {
+  w.writeMetadata("host", "test");
+  w.writeMetadata("start_ns", "1000");
+  w.writeMetadata("mode", "summary");
+  w.writeMetadata("interval_ns", std::to_string(kHourNs));
+  w.writeString(1, "step");
+  w.writeString(2, "gemm");
+  w.writeScope({1, 0, 1, 0});
+}
+
+/// A summary-mode log cut before its first snapshot: definitions only, no End record (a process killed
+/// with SIGKILL before one KCOUNT_INTERVAL had passed).
+std::vector<uint8_t> noSnapshotLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  w.flush();
+  return sink.bytes;
+}
+
+/// A complete summary-mode log recorded in 3 capture windows (each 1 ms, `ctl` -> `ctl`), then one final
+/// snapshot: 30 instances of "step", 300 launches and kernels of "gemm", 10 µs of GPU time each.
+std::vector<uint8_t> windowsLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  w.writeString(3, "ctl");
+  for (uint32_t i = 0; i < 3; ++i) {
+    kc::SegmentBody sg{};
+    sg.start_ns = 10'000'000ull * (i + 1);
+    sg.stop_ns = sg.start_ns + 1'000'000;
+    sg.first_correlation_id = 100 * i + 1;
+    sg.last_correlation_id = 100 * i + 100;
+    sg.index = i;
+    sg.reason_id = 3;
+    sg.end_reason_id = 3;
+    w.writeSegment(sg);
+  }
+  kc::SnapshotBeginBody b{};
+  b.time_ns = 50'000'000;
+  b.flags = kc::kSnapshotFinal;
+  b.scope_rows = 1;
+  b.kernel_rows = 1;
+  b.launches = b.kernels = 300;
+  b.ranges = 30;
+  w.writeSnapshotBegin(b);
+  kc::SnapshotScopeBody sc{};
+  sc.scope_id = 1;
+  sc.instances = 30;
+  sc.cpu_ns = 30'000'000;
+  sc.launches = sc.kernels = 300;
+  sc.launch_api_ns = 300'000;
+  sc.gpu_ns = 3'000'000;
+  w.writeSnapshotScope(sc);
+  kc::SnapshotKernelBody k{};
+  k.scope_id = 1;
+  k.name_id = 2;
+  k.count = 300;
+  k.gpu_ns = 3'000'000;
+  k.min_ns = k.max_ns = 10'000;
+  w.writeSnapshotKernel(k);
+  w.writeSnapshotEnd({0, 2});
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
+kc::LoadedLog loaded(const std::vector<uint8_t>& bytes) {
+  kc::LoadedLog l;
+  l.path = "t.kcount";
+  l.data = kc::readLog(bytes);
+  l.summary = kc::summarize(l.data);
+  return l;
+}
+
+std::string table(const kc::LoadedLog& l) {
+  std::ostringstream out;
+  kc::printSummaryTable(out, l, kc::SummaryOptions{});
+  return out.str();
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a summary-mode log without a snapshot yet is a summary-mode log without numbers") {
+  const auto bytes = noSnapshotLog();
+  const kc::LoadedLog l = loaded(bytes);
+  REQUIRE(l.data.intact());
+  CHECK_FALSE(l.data.complete);
+  CHECK(l.data.snapshots.empty());
+  CHECK(l.data.summary_mode);  // from metadata mode=summary
+  CHECK(kc::summarizeLogBytes(bytes).data.summary_mode);  // the streaming reader too
+  CHECK(kc::noSnapshotNumbers(l));
+
+  // The table: no rows of zeros, and the summary mode line says why.
+  const std::string t = table(l);
+  CHECK(has(t, "no numbers: no complete snapshot"));
+  CHECK(has(t, "summary mode: no snapshot written yet, so no numbers (a summary-mode log holds them only in its "
+               "snapshots, written every 3600 s from the start of recording and at exit)\n"));
+  CHECK_FALSE(has(t, "(no range)"));
+  CHECK(has(t, "totals: not known (no complete snapshot)\n"));
+  CHECK_FALSE(has(t, "totals: 0 launches"));
+
+  // JSON: summary mode, the documented snapshot key null.
+  const auto j = kc::summaryJson(l);
+  CHECK(j["mode"] == "summary");
+  REQUIRE(j.contains("snapshot"));
+  CHECK(j["snapshot"].is_null());
+  CHECK(j["snapshots"] == 0);
+
+  // --series: the table says there is no snapshot; no interval anywhere.
+  std::ostringstream series;
+  kc::printSeries(series, l);
+  CHECK(has(series.str(), "no snapshot written yet, so no numbers"));
+  CHECK(kc::seriesJson({l})["logs"][0]["mode"] == "summary");
+  CHECK(kc::seriesJson({l})["logs"][0]["intervals"].empty());
+
+  // check: the same line, and the log is incomplete (exit 1), not damaged.
+  std::ostringstream check;
+  CHECK(kc::printCheck(check, l, {}) == 1);
+  CHECK(has(check.str(), "summary mode: no snapshot written yet, so no numbers"));
+  CHECK(has(check.str(), "INCOMPLETE (no end record)"));
+  CHECK_FALSE(has(check.str(), "join: "));  // join counts come from a snapshot
+}
+
+TEST_CASE("a complete summary-mode log without a snapshot says that it was closed without one") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  REQUIRE(l.data.complete);
+  CHECK(l.data.summary_mode);
+  CHECK(has(table(l), "summary mode: no snapshot, so no numbers"));
+  CHECK(has(table(l), "; the log was closed without one\n"));
+}
+
+TEST_CASE("a trace-mode log is not taken for a summary-mode one by its metadata") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("mode", "trace");
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  CHECK_FALSE(l.data.summary_mode);
+  CHECK(kc::summaryJson(l)["mode"] == "trace");
+  CHECK_FALSE(kc::summaryJson(l).contains("snapshot"));
+}
+
+TEST_CASE("kcount run's note on a killed summary-mode log names its snapshots, not its chunks") {
+  char path[] = "/tmp/kc-summary-note-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  auto write = [&](const std::vector<uint8_t>& bytes) {
+    REQUIRE(ftruncate(fd, 0) == 0);
+    REQUIRE(pwrite(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+  };
+  write(noSnapshotLog());
+  std::string note = kc::incompleteLogNote(path, SIGKILL);
+  CHECK(has(note, "a summary-mode log holds only the snapshots written before (every 3600 s from the start of "
+                  "recording), and none was written, so it holds no numbers"));
+  CHECK_FALSE(has(note, "about once a second"));
+
+  // One complete snapshot, then cut before the End record.
+  kc::MemorySink sink;
+  {
+    kc::LogWriter w(&sink);
+    summaryDefinitions(w);
+    kc::SnapshotBeginBody b{};
+    b.time_ns = 5000;
+    w.writeSnapshotBegin(b);
+    w.writeSnapshotEnd({0, 0});
+    w.flush();
+  }
+  write(sink.bytes);
+  note = kc::incompleteLogNote(path, SIGKILL);
+  CHECK(has(note, "kcount summary reads its one complete snapshot, not the run up to the kill"));
+  CHECK_FALSE(has(note, "about once a second"));
+  close(fd);
+  std::remove(path);
+}
+
+TEST_CASE("summary mode with capture windows: windows listed, no per-window numbers, tallies cumulative") {
+  const kc::LoadedLog l = loaded(windowsLog());
+  REQUIRE(l.data.intact());
+  REQUIRE(l.data.segments.size() == 3);
+  REQUIRE(l.summary.snapshot == 0);
+  CHECK(l.summary.launches == 300);
+
+  const std::string t = table(l);
+  CHECK(has(t, "capture windows: 3; summary mode: the numbers above are cumulative over all of them (per-window "
+               "numbers need KCOUNT_MODE=trace)\n"));
+  CHECK(has(t, "  segment 0: ctl -> ctl, 1.00 ms\n"));
+  CHECK(has(t, "  segment 2: ctl -> ctl, 1.00 ms\n"));
+  CHECK_FALSE(has(t, "--segment"));
+  CHECK_FALSE(has(t, " unmatched, GPU time"));  // the trace-mode window line
+
+  const auto j = kc::summaryJson(l);
+  REQUIRE(j["segments"].size() == 3);
+  for (const auto& sg : j["segments"]) {
+    CHECK(sg["duration_ns"] == 1'000'000);
+    CHECK(sg["reason"] == "ctl");
+    for (const char* k : {"launches", "kernels", "unmatched_kernels", "gpu_ns", "ranges", "mem_ops"})
+      CHECK_MESSAGE(sg[k].is_null(), k);
+  }
+  CHECK(j["segments"][1]["index"] == 1);
+  CHECK(j["totals"]["launches"] == 300);
+}
