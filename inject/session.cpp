@@ -857,6 +857,10 @@ bool Session::stopCaptureLocked(const std::string& end_reason, std::string* erro
     seg_closing_ = true;
     drainLocked(false);
     closeSegmentLocked(end_reason, stop, /*at_exit=*/false);
+    // Summary mode: the window's tallies go out with it, whatever closed it (ctl stop, --duration, the end
+    // of a capture range), not at the next interval: a process killed meanwhile keeps the capture.
+    if (aggregator_ && has_records_ && state() == SessionState::kActive && aggregator_->changedSinceSnapshot())
+      writeSnapshotLocked(nowNs(), false);
     if (has_records_) {
       writer_->flush();  // the window is on disk when stop returns
       last_flush_ns_ = nowNs();

@@ -232,6 +232,28 @@ try:
           code == 0 and lrc == 0 and instances(lj, "request") == 10 and lj.get("snapshot") and lj["snapshot"]["final"],
           (code, err, lj))
 
+    # ---- Summary mode: a window that closes by itself (--duration) writes its snapshot then, not at the
+    # next interval (1h here): the capture survives a kill right after it.
+    log = os.path.join(tmp, "summary-window.kcount")
+    s = Server(log, KCOUNT_MODE="summary", KCOUNT_INTERVAL="1h", KCOUNT_START="paused")
+    check("summary mode, paused: nvtx_server answers", s.send("2") == "done 2")
+    wait_socket(s.pid)
+    rc, out, err = ctl(s.pid, "start", "--duration", "2s")
+    check("summary mode: ctl start --duration 2s", rc == 0, (rc, out, err))
+    check("summary mode: requests inside the window", s.send("5") == "done 5")
+    closed = None
+    for _ in range(100):  # the window closes 2 s after its start
+        time.sleep(0.1)
+        st = ctl(s.pid, "status", "--format", "json")
+        if st[0] == 0 and json.loads(st[1].strip().splitlines()[-1])["status"].get("windows_closed") == 1:
+            closed = True
+            break
+    lrc, lj = summary(log)
+    check("summary mode: the window closed by --duration wrote its snapshot (5 requests, not final)",
+          closed and lrc == 0 and instances(lj, "request") == 5 and lj.get("snapshot") and not lj["snapshot"]["final"],
+          (closed, lrc, lj))
+    s.quit()
+
     # ---- Summary mode: snapshots on a fixed schedule, start_ns + k x KCOUNT_INTERVAL, each taken at the
     # writer's first wake at or after its due time. The writer wakes every 100 ms plus its work, so at 150 ms
     # a schedule counted from the last snapshot would take one every second wake (~200 ms apart, 50 ms more
