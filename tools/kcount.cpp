@@ -606,6 +606,12 @@ int kcountMain(int argc, char** argv) {
           } else if (l.data.snapshots.empty() && format != "table") {  // the table says so itself
             std::cerr << "kcount: " << l.path << ": summary mode: " << kc::noSnapshotText(l.data) << '\n';
           }
+        // A log cut by a kill, lossy or damaged: one line each (the series stops at its last complete snapshot).
+        // A rotated part read alone was named above.
+        for (const auto& l : logs)
+          if (const std::string state = kc::logState(l);
+              state != "complete" && state != "data after end" && state != "rotated part")
+            std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
         if (format == "json") {
           std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';
         } else {

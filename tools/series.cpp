@@ -96,6 +96,7 @@ json seriesJson(const std::vector<LoadedLog>& logs) {
     }
     arr.push_back(json{{"path", l.path}, {"mode", l.data.summary_mode ? "summary" : "trace"}, {"gpu_time", gpu},
                        {"launch_timing_sample", launchTimingSample(l.data)},  // > 1: launch_api_ns are estimates
+                       {"state", logState(l)},  // "complete", "incomplete", "lossy", ... (logState)
                        {"intervals", intervals}});
   }
   return json{{"logs", arr}};

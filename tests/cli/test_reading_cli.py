@@ -126,6 +126,13 @@ def test_series():
     rc, out, err = kcount("summary", empty)
     check("summary on it: no zero rows, the summary mode line says there is no snapshot",
           rc == 0 and "(no range)" not in out and "summary mode: no snapshot" in out, out)
+    # A series cut by a kill (no end record): it says so on stderr, and JSON carries the log's state.
+    cut = os.path.join(src, "..", "data", "fuzz-regressions", "summary-mode-final-snapshot-cut.kcount")
+    rc, out, err = kcount("summary", "--series", cut)
+    check("series of an incomplete log: a warning on stderr", rc == 0 and "log INCOMPLETE" in err, f"rc={rc} {err!r}")
+    rc, out, err = kcount("summary", "--series", "--format", "json", cut, summary_log)
+    states = [l.get("state") for l in json.loads(out)["logs"]]
+    check("series json: each log's state", rc == 0 and states == ["incomplete", "complete"], f"rc={rc} {states}")
 
 
 def test_option_bounds():
