@@ -287,8 +287,14 @@ bool FileSink::write(const void* data, size_t bytes) {
     ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (warn_) warn_("writing " + actual_path_ + " failed (" + std::strerror(errno) +
-                       "); further records are counted as dropped");
+      const int err = errno;
+      // A full disk (ENOSPC, EFBIG, EDQUOT) can leave part of this chunk written: cut the file back to its
+      // last whole chunk, so the log reads as ended early (incomplete), not as a damaged tail.
+      const bool cut = !stream_ && p != data && ::ftruncate(fd_, static_cast<off_t>(written_)) == 0;
+      if (warn_)
+        warn_("writing " + actual_path_ + " failed (" + std::strerror(err) + ")" +
+              (cut ? "; the file is cut back to its last whole chunk" : "") +
+              "; further records are counted as dropped");
       failed_ = true;
       return false;
     }

@@ -3,9 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -31,6 +35,34 @@ std::string tempDir() {
   return dir;
 }
 }  // namespace
+
+TEST_CASE("a write that fails part way (a full disk) cuts the file back to its last whole chunk") {
+  // RLIMIT_FSIZE stands in for a full disk: the second 3,000-byte chunk is written 2,000 bytes, then the
+  // write fails (EFBIG). In a child process, whose limit does not touch the test's.
+  const std::string path = tempDir() + "/full.kcount";
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    struct rlimit limit {5000, 5000};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(10);
+    std::signal(SIGXFSZ, SIG_IGN);
+    Collected c;
+    kc::FileSink sink(path, 0600, 0, c.warn());
+    std::vector<char> chunk(3000, 'x');
+    if (!sink.write(chunk.data(), chunk.size())) _exit(11);
+    if (sink.write(chunk.data(), chunk.size())) _exit(12);
+    if (c.warnings.size() != 1 || c.warnings[0].find("the file is cut back to its last whole chunk") == std::string::npos)
+      _exit(13);
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK(st.st_size == 3000);  // not 5,000: no half chunk at the end
+}
 
 TEST_CASE("a character device is written as it is: no .1 file beside it, no rotation") {
   Collected c;
