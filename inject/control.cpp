@@ -233,7 +233,15 @@ std::string controlDir() {
 
 bool startControlServer() noexcept {
   try {
-    std::call_once(g_start_once, [] { g_started = startServer(); });
+    std::call_once(g_start_once, [] {
+      g_started = startServer();
+      // Paused with no capture range, the socket was the only way to start recording: say so, as the
+      // configuration check does for KCOUNT_CONTROL=off.
+      const Config& c = Session::get().config();
+      if (!g_started && c.start_paused && c.capture_range.empty() && !Session::get().windowOpen())
+        KC_LOG(warn, "KCOUNT_START=paused without a control socket (above): nothing can start recording in this "
+                     "process (fix the control folder, or set KCOUNT_CAPTURE_RANGE)");
+    });
   } catch (...) {
   }
   return g_started;

@@ -232,6 +232,18 @@ try:
           code == 0 and lrc == 0 and instances(lj, "request") == 10 and lj.get("snapshot") and lj["snapshot"]["final"],
           (code, err, lj))
 
+    # ---- A control folder kcount refuses (writable by others) in a paused process: nothing can start it,
+    # and the library says so.
+    bad_dir = os.path.join(tmp, "open-to-all")
+    os.mkdir(bad_dir)
+    os.chmod(bad_dir, 0o777)
+    s = Server(os.path.join(tmp, "refused-dir.kcount"), KCOUNT_START="paused", KCOUNT_CONTROL_DIR=bad_dir)
+    check("paused, control folder refused: nvtx_server answers", s.send("1") == "done 1")
+    code, err = s.quit()
+    check("paused, control folder refused: one warning that nothing can start recording",
+          code == 0 and "no control socket" in err and err.count("nothing can start recording in this process") == 1,
+          (code, err))
+
     # ---- Summary mode: a window that closes by itself (--duration) writes its snapshot then, not at the
     # next interval (1h here): the capture survives a kill right after it.
     log = os.path.join(tmp, "summary-window.kcount")
