@@ -180,7 +180,12 @@ std::string snapshotLine(const LoadedLog& l) {
   std::from_chars(start_text.data(), start_text.data() + start_text.size(), start);
   s += fmt::format("; totals from snapshot {} at +{}{}", b.sequence,
                    formatDuration(b.time_ns > start ? b.time_ns - start : 0),
-                   (b.flags & kSnapshotFinal) ? " (final)" : " (not final: the run had not ended)");
+                   (b.flags & kSnapshotFinal) ? " (final)"
+                   // A closed log whose last snapshot is not final lost the final one (kept out at the size
+                   // cap): the run went on after these totals.
+                   : d.complete ? " (not final: the final snapshot is not in the log, kept out at its size cap; "
+                                  "the run went on after it)"
+                                : " (not final: the log ends before the run did)");
   if (!(b.flags & kSnapshotFinal))
     s += fmt::format(", {} in flight, {} waiting", counted(b.inflight_launches, "launch", "launches"),
                      counted(b.waiting_activity, "activity record"));
@@ -198,6 +203,8 @@ std::string laterPartText(const LogData& d, bool next_part_given = false) {
   if (d.isContinuedPart())
     s += fmt::format(", continued in part {} ({})", d.continuedInPart(), next_part_given ? "given" : "not given");
   else if (!d.complete) s += "; no end record";
+  // Summary mode: snapshots are cumulative, so a part's last snapshot holds the run's numbers up to then.
+  if (d.summary_mode) return s + "; the numbers are the run's up to this part's last snapshot (cumulative)";
   return s + "; the numbers cover this part only (give every part to read the run)";
 }
 

@@ -623,6 +623,44 @@ TEST_CASE("summary log size does not grow with the number of steps") {
   CHECK(s.launches_without_kernel == 100000 / 13 + 1);  // the launch in `cap` whose kernel never comes
 }
 
+TEST_CASE("summary mode: why the totals' snapshot is not final, and what a rotated part read alone holds") {
+  auto tableOf = [](const std::vector<uint8_t>& bytes) {
+    LogData log = readLog(bytes);
+    const Summary s = summarize(log);
+    LoadedLog l{"t", std::move(log), s};
+    std::ostringstream out;
+    printSummaryTable(out, l, SummaryOptions{});
+    return out.str();
+  };
+  // A closed log whose last snapshot is not the final one: the final one was kept out (size cap).
+  auto build = [](bool closed, const char* rotated_part) {
+    MemorySink sink;
+    LogWriter w(&sink);
+    writeDefinitions(w, true);
+    if (rotated_part != nullptr) w.writeMetadata(kMetaRotatedFile, rotated_part);
+    Aggregator agg;
+    agg.addRange(rangeEvent(kStep, 10, 50).range);
+    agg.writeSnapshot(w, 100, false);
+    w.flush();
+    if (closed) {
+      w.writeStats(StatsBody{});
+      w.writeEnd();
+    }
+    w.flush();
+    return sink.bytes;
+  };
+  const std::string closed = tableOf(build(true, nullptr));
+  CHECK(closed.find("(not final: the final snapshot is not in the log, kept out at its size cap") != std::string::npos);
+  CHECK(closed.find("the run had not ended") == std::string::npos);
+  const std::string cut = tableOf(build(false, nullptr));
+  CHECK(cut.find("(not final: the log ends before the run did)") != std::string::npos);
+  // A later part of a rotated summary-mode log: cumulative snapshots, so the run's numbers up to it.
+  const std::string part = tableOf(build(false, "2"));
+  CHECK(part.find("rotated part 2; parts 0..1 not given") != std::string::npos);
+  CHECK(part.find("the numbers are the run's up to this part's last snapshot (cumulative)") != std::string::npos);
+  CHECK(part.find("cover this part only") == std::string::npos);
+}
+
 TEST_CASE("a log cut inside a snapshot: the reader uses the last complete one and says so") {
   const auto batches = syntheticRun(200);
   std::vector<uint8_t> bytes = summaryLog(batches, 20);
