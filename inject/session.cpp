@@ -509,6 +509,12 @@ void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
   writer_->flush();  // a snapshot goes out whole, at its time
 }
 
+// Not after the final snapshot: the final drain switches the state under writer_mutex_.
+void Session::snapshotIfChangedLocked() {
+  if (aggregator_ && writer_ && has_records_ && state() == SessionState::kActive && aggregator_->changedSinceSnapshot())
+    writeSnapshotLocked(nowNs(), false);
+}
+
 // `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log file
 // (rotated files too), appended (O_APPEND) as soon as the file exists, so concurrent processes and
 // killed ones are reported too. Called by the file sink, under writer_mutex_.
@@ -859,8 +865,7 @@ bool Session::stopCaptureLocked(const std::string& end_reason, std::string* erro
     closeSegmentLocked(end_reason, stop, /*at_exit=*/false);
     // Summary mode: the window's tallies go out with it, whatever closed it (ctl stop, --duration, the end
     // of a capture range), not at the next interval: a process killed meanwhile keeps the capture.
-    if (aggregator_ && has_records_ && state() == SessionState::kActive && aggregator_->changedSinceSnapshot())
-      writeSnapshotLocked(nowNs(), false);
+    snapshotIfChangedLocked();
     if (has_records_) {
       writer_->flush();  // the window is on disk when stop returns
       last_flush_ns_ = nowNs();
@@ -1010,11 +1015,8 @@ void Session::flushNow() noexcept {
     if (auto fn = periodic_flush_.load()) fn();  // no lock held: CUPTI calls back into addKernels
     std::lock_guard<std::mutex> lock(writer_mutex_);
     drainLocked(false);
-    // Summary mode: the records are tallied, not written; what was tallied so far goes out as a snapshot
-    // now (not after the final one: the final drain switches the state under this lock).
-    if (aggregator_ && writer_ && has_records_ && state() == SessionState::kActive &&
-        aggregator_->changedSinceSnapshot())
-      writeSnapshotLocked(nowNs(), false);
+    // Summary mode: the records are tallied, not written; what was tallied so far goes out as a snapshot now.
+    snapshotIfChangedLocked();
     if (writer_ && has_records_) {
       writer_->flush();
       last_flush_ns_ = nowNs();

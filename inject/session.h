@@ -277,6 +277,10 @@ class Session {
   /// Appends a snapshot of the aggregator's tallies taken at now_ns and flushes it. Requires writer_mutex_,
   /// aggregator_ and has_records_.
   void writeSnapshotLocked(uint64_t now_ns, bool final_snapshot);
+  /// Summary mode, out of schedule (ctl flush, a window closing): a non-final snapshot now if any tally
+  /// changed since the last one and the session is still active; nothing in trace mode. Requires
+  /// writer_mutex_.
+  void snapshotIfChangedLocked();
   std::atomic<uint64_t> activity_flushes_{0};  // forced CUPTI flushes completed (the aggregator's clock)
 
   std::mutex wake_mutex_;

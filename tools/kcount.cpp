@@ -559,9 +559,11 @@ int kcountMain(int argc, char** argv) {
       if (logs.empty()) return rc;
       // Part of a rotated run: said on stderr too (the footer says it; a JSON or CSV reader, or the
       // total across logs, would not show it).
-      for (const auto& l : logs)
-        if (kc::logState(l) == "rotated part")
-          std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
+      // (--series names every log that is not complete, this state with the rest: warnStates below.)
+      if (!series)
+        for (const auto& l : logs)
+          if (kc::logState(l) == "rotated part")
+            std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
       if (segment >= 0) {
         for (auto& l : logs) {
           if (l.data.summary_mode) {
@@ -606,12 +608,9 @@ int kcountMain(int argc, char** argv) {
           } else if (l.data.snapshots.empty() && format != "table") {  // the table says so itself
             std::cerr << "kcount: " << l.path << ": summary mode: " << kc::noSnapshotText(l.data) << '\n';
           }
-        // A log cut by a kill, lossy or damaged: one line each (the series stops at its last complete snapshot).
-        // A rotated part read alone was named above.
-        for (const auto& l : logs)
-          if (const std::string state = kc::logState(l);
-              state != "complete" && state != "data after end" && state != "rotated part")
-            std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
+        // A log cut by a kill, lossy, damaged or a rotated part alone: one line each (the series stops at
+        // its last complete snapshot). Its reader issues were not printed.
+        warnStates(logs, /*issues_printed=*/false);
         if (format == "json") {
           std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';
         } else {

@@ -396,7 +396,7 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
     return fmt::format("CPU-bound: {} in the range for {} of GPU work (launch CPU not estimated: {}, 1 in {} timed){}",
                        c, g, launches == 1 ? std::string("1 launch") : fmt::format("{} launches", launches),
                        launch_timing_sample, per);
-  const std::string estimated = sampled ? fmt::format(", estimated from 1 in {} calls", launch_timing_sample) : "";
+  const std::string estimated = sampled ? fmt::format("estimated from 1 in {} calls", launch_timing_sample) : "";
   // Launch-bound only where the launch calls are at least half of the range's CPU time: a range that spends
   // most of its time elsewhere (Python, the framework, first-call setup) is CPU-bound even when its launch
   // calls outlast its kernels, and fewer launches would not make it much faster.
@@ -410,9 +410,8 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
                                                "module, not the launch rate)",
                                                formatMeanDuration(launch_api_ns, launches))
                                  : std::string();
-    const std::string estimate_note =
-        sampled ? fmt::format(" (estimated from 1 in {} calls)", launch_timing_sample) : std::string();
-    return fmt::format("launch-bound: {} of launch calls{}{} for {} of GPU work{}", l, estimate_note, slow, g, per);
+    return fmt::format("launch-bound: {} of launch calls{}{} for {} of GPU work{}", l,
+                       sampled ? " (" + estimated + ")" : std::string(), slow, g, per);
   }
   // Issuing a kernel from PyTorch eager costs some 10-50 µs of CPU (dispatch and launch); a millisecond and
   // more outside launch calls per launch is other work: said, because fewer launches or CUDA graphs would
@@ -429,8 +428,8 @@ std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_ap
                            "setup), not launch overhead"
                          : "first-call work, host work or waits, not launch overhead");
   }
-  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls{}){}{}", c, g, l, estimated,
-                     per, outside);
+  return fmt::format("CPU-bound: {} in the range for {} of GPU work ({} in launch calls{}){}{}", c, g, l,
+                     sampled ? ", " + estimated : std::string(), per, outside);
 }
 
 RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns) {

@@ -18,6 +18,7 @@
 #include "inject/callbacks.h"
 #include "inject/session.h"
 #include "tests/support/fake_nvtx.h"
+#include "tests/support/launch_calls.h"
 #include "tests/support/session_log_path.h"
 
 namespace {
@@ -37,18 +38,9 @@ void spin(uint64_t ns) {
 // One cudaLaunchKernel call (with its nested cuLaunchKernel) that spends about `ns` inside; returns the
 // call's own duration as the test measured it (ns).
 uint64_t timedLaunch(uint32_t corr, uint64_t ns) {
-  CUpti_CallbackData d{};
-  d.correlationId = corr;
-  d.callbackSite = CUPTI_API_ENTER;
   const auto t0 = Clock::now();
-  onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
-  CUpti_CallbackData inner = d;
-  onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-  spin(ns);
-  inner.callbackSite = CUPTI_API_EXIT;
-  onLaunchCallback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &inner);
-  d.callbackSite = CUPTI_API_EXIT;
-  onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
+  launchCallAround(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, corr, nullptr,
+                   /*nested_driver=*/true, [ns] { spin(ns); });
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
 }
 
