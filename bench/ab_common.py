@@ -14,12 +14,15 @@ def control_dir(work):
     return d
 
 
-def run_child(argv, env, out_path, err_path, timeout_s):
-    """Runs argv with stdout into out_path and stderr into err_path. Returns the exit status (124 when
-    it ran past timeout_s seconds and was killed)."""
+def run_child(argv, env, out_path, err_path, timeout_s, cpus=None):
+    """Runs argv with stdout into out_path and stderr into err_path; `cpus` (a list of CPU numbers): the
+    child's CPU affinity (sched_setaffinity before exec), None: inherited. Returns the exit status (124
+    when it ran past timeout_s seconds and was killed)."""
+    setup = None if cpus is None else (lambda: os.sched_setaffinity(0, cpus))
     with open(out_path, "w") as so, open(err_path, "w") as se:
         try:
-            return subprocess.run(argv, env=env, stdout=so, stderr=se, timeout=timeout_s).returncode
+            return subprocess.run(argv, env=env, stdout=so, stderr=se, timeout=timeout_s,
+                                  preexec_fn=setup).returncode
         except subprocess.TimeoutExpired:
             return 124
 

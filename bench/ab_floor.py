@@ -71,6 +71,12 @@ def parse_args(argv=None):
     p.add_argument("--rounds", type=int, default=10, help="rounds per process (each side once per round)")
     p.add_argument("--launches", type=int, default=200_000, help="timed launches per side per round")
     p.add_argument("--timeout-s", type=float, default=300, help="per process")
+    p.add_argument("--pin-cpu", type=int, default=None, metavar="C",
+                   help="run each side's timed launches on CPU C alone and keep every other thread of the "
+                        "process off C (LAUNCH_LOOP_PIN_CPU; the process's affinity is its allowed CPUs but C)")
+    p.add_argument("--no-none", action="store_true",
+                   help="no `none` side (rounds of floor and kcount only, alternating; LAUNCH_LOOP_AB_NONE=0): "
+                        "more pairs in the same time, no floor - none column")
     p.add_argument("--nvcc", default=None)
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--launch-loop", default=None, help="a compiled launch_loop (default: compile bench/launch_loop.cu)")
@@ -89,6 +95,10 @@ def parse_args(argv=None):
         p.error(f"unknown configurations or APIs {bad}; choose from {', '.join(CONFIGS)} and {', '.join(APIS)}")
     if args.processes < 1 or args.rounds < 1 or args.launches < 1:
         p.error("--processes, --rounds and --launches must be at least 1")
+    if args.pin_cpu is not None and args.pin_cpu not in os.sched_getaffinity(0):
+        p.error(f"--pin-cpu {args.pin_cpu}: not among this process's CPUs {sorted(os.sched_getaffinity(0))}")
+    if args.pin_cpu is not None and len(os.sched_getaffinity(0)) < 2:
+        p.error("--pin-cpu needs at least two CPUs (one for the launching thread, the rest for the others)")
     return args
 
 
@@ -96,29 +106,36 @@ def fake_child(argv):
     """Prints what `launch_loop ab API N R` prints, with made-up numbers (see FAKE_US)."""
     api, n, rounds = argv[1], int(argv[2]), int(argv[3])
     config = os.environ["KCOUNT_AB_FAKE_CONFIG"]
-    sides = ["none", "floor", "kcount"]
+    sides = ["none", "floor", "kcount"] if os.environ.get("LAUNCH_LOOP_AB_NONE") != "0" else ["floor", "kcount"]
+    pinned = os.environ.get("LAUNCH_LOOP_PIN_CPU")
     print("cupti_floor: active: dry run", file=sys.stderr)
-    print(json.dumps({"workload": "info", "device": "fake device (dry run)", "driver_version": 0, "runtime_version": 0}))
+    print(json.dumps({"workload": "info", "device": "fake device (dry run)", "driver_version": 0, "runtime_version": 0,
+                      "cpus": sorted(os.sched_getaffinity(0))}))
     paired = {"kcount-floor": [], "floor-none": [], "kcount-none": []}
     per = {s: [] for s in sides}
     for r in range(rounds):
         wobble = 0.01 * ((r * 7) % 5 - 2)
         floor = FAKE_US["floor-noactivity" if os.environ.get("CUPTI_FLOOR_ACTIVITY") == "0" else "floor"]
         us = {"none": FAKE_US["none"] + wobble, "floor": floor + wobble, "kcount": FAKE_US[config] + wobble}
-        order = sides[r % 3:] + sides[:r % 3]
+        us = {k: v for k, v in us.items() if k in sides}
+        order = sides[r % len(sides):] + sides[:r % len(sides)]
         block = {k: v - 0.5 for k, v in us.items()}  # blocks without the closing synchronize: lower
         cpu = {k: v - 0.1 * (k == "kcount") for k, v in us.items()}  # made up: kcount 0.1 us less on the CPU
-        print(json.dumps({"workload": f"ab-{api}", "round": r, "order": order, "us_per_launch": us,
-                          "block_us_per_launch": block, "cpu_us_per_launch": cpu}))
+        line = {"workload": f"ab-{api}", "round": r, "order": order, "us_per_launch": us,
+                "block_us_per_launch": block, "cpu_us_per_launch": cpu}
+        if pinned is not None:
+            line["pinned_cpu"] = int(pinned)
+        print(json.dumps(line))
         for s in sides:
             per[s].append(us[s])
         for name in paired:
             a, b = name.split("-")
-            paired[name].append(us[a] - us[b])
+            if a in us and b in us:
+                paired[name].append(us[a] - us[b])
     print(json.dumps({"workload": f"ab-{api}", "n": n, "rounds": rounds,
                       "median_us_per_launch": {s: statistics.median(v) for s, v in per.items()},
                       "paired_us_per_launch": {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
-                                               for k, v in paired.items()}}))
+                                               for k, v in paired.items() if v}}))
     return 0
 
 
@@ -132,6 +149,12 @@ def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, 
     env.update(kcount_env)
     env.update(match)
     env.update(floor_env)
+    cpus = None
+    if args.pin_cpu is not None:
+        env["LAUNCH_LOOP_PIN_CPU"] = str(args.pin_cpu)
+        cpus = sorted(os.sched_getaffinity(0) - {args.pin_cpu})
+    if args.no_none:
+        env["LAUNCH_LOOP_AB_NONE"] = "0"
     argv = binary + ["ab", api, str(args.launches), str(args.rounds)]
     if args.dry_run:
         env["KCOUNT_AB_FAKE_CONFIG"] = config
@@ -139,13 +162,15 @@ def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, 
     out_path = os.path.join(args.out, f"{config}-{api}-{index}.out")
     err_path = os.path.join(args.out, f"{config}-{api}-{index}.err")
     t0 = time.time()
-    rc = ab_common.run_child(argv, env, out_path, err_path, args.timeout_s)
+    rc = ab_common.run_child(argv, env, out_path, err_path, args.timeout_s, cpus=cpus)
     lines = ab_common.json_lines(out_path)
     rounds = [obj for obj in lines if "round" in obj]
+    if args.pin_cpu is not None:  # a round whose timing could not be pinned is not a pinned pair
+        rounds = [r0 for r0 in rounds if r0.get("pinned_cpu") == args.pin_cpu]
     summary = next((obj for obj in lines if "paired_us_per_launch" in obj), None)
     with open(err_path) as f:
         floor_line = next((ln.strip() for ln in f if ln.startswith("cupti_floor:")), None)
-    ok = rc == 0 and summary is not None and all({"floor", "kcount"} <= set(r["us_per_launch"]) for r in rounds)
+    ok = rc == 0 and summary is not None and bool(rounds) and all({"floor", "kcount"} <= set(r["us_per_launch"]) for r in rounds)
     return {"config": config, "api": api, "index": index, "rc": rc, "ok": ok, "wall_s": time.time() - t0,
             "rounds": rounds, "summary": summary, "floor": floor_line}
 

@@ -40,6 +40,13 @@
 //      "paired_us_per_launch":{"kcount-floor":{"median":D,"min":D,"max":D},"floor-none":...,"kcount-none":...},
 //      "paired_block_us_per_launch":{...},"paired_cpu_us_per_launch":{...}}
 // Paired differences are per round (same process, adjacent in time), medians over rounds.
+// Two settings of the ab mode, from the environment (bench/ab_floor.py --pin-cpu, --no-none):
+//   LAUNCH_LOOP_PIN_CPU=C   the launching thread runs each side's timed launches on CPU C alone (its
+//                           affinity is restored after them, so threads the profiler creates while a side
+//                           is switched on do not inherit it); the parent keeps the process's other threads
+//                           off C. The round line then carries "pinned_cpu":C.
+//   LAUNCH_LOOP_AB_NONE=0   no `none` side: rounds of floor and kcount only, in alternating order (the
+//                           budget figure is kcount - floor; a third of the time goes to more pairs).
 //
 // Arguments are parsed by hand: this program is compiled on the GPU machine, where CLI11 is not installed.
 // Exit status: 0, 1 on a CUDA error (message on stderr), 2 on bad arguments.
@@ -47,6 +54,8 @@
 #include <cuda_runtime.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -261,13 +270,60 @@ void printPaired(const char* key, const std::map<std::string, std::vector<double
   std::printf("}");
 }
 
+// LAUNCH_LOOP_PIN_CPU (file comment): the calling thread's affinity set to that one CPU for the lifetime of
+// this object, the previous affinity restored after. `cpu` < 0: nothing changed. A failed call prints why
+// and leaves the affinity as it was (the timing is then unpinned, and the round line says so: ok() false).
+class PinnedThread {
+ public:
+  explicit PinnedThread(int cpu) {
+    if (cpu < 0) return;
+    if (pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) != 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    const int rc = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+    if (rc != 0) std::fprintf(stderr, "launch_loop: cannot pin the launching thread to CPU %d: %s\n", cpu, std::strerror(rc));
+    pinned_ = rc == 0;
+  }
+  ~PinnedThread() {
+    if (pinned_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+  }
+  PinnedThread(const PinnedThread&) = delete;
+  PinnedThread& operator=(const PinnedThread&) = delete;
+  bool ok() const { return pinned_; }
+
+ private:
+  cpu_set_t saved_{};
+  bool pinned_ = false;
+};
+
+// An integer environment variable; `fallback` when unset or empty, -2 when set to something else.
+int envInt(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  return (*end != '\0' || v < 0 || v >= CPU_SETSIZE) ? -2 : static_cast<int>(v);
+}
+
 // The ab mode: see the file comment. Returns the exit status.
 int runAb(const std::string& api, long n, long rounds) {
+  const int pin_cpu = envInt("LAUNCH_LOOP_PIN_CPU", -1);
+  const int with_none = envInt("LAUNCH_LOOP_AB_NONE", 1);
+  if (pin_cpu == -2 || (with_none != 0 && with_none != 1)) {
+    std::fprintf(stderr, "launch_loop: LAUNCH_LOOP_PIN_CPU must be a CPU number, LAUNCH_LOOP_AB_NONE 0 or 1\n");
+    return 2;
+  }
   FloorSwitch floor;
-  std::vector<std::string> sides = {"none"};
+  std::vector<std::string> sides;
+  if (with_none == 1) sides.push_back("none");
   if (loadFloor(&floor)) sides.push_back("floor");
   else if (std::getenv("CUPTI_FLOOR_LIB") != nullptr) return 1;
   if (std::getenv("KCOUNT_CONTROL_DIR") != nullptr) sides.push_back("kcount");
+  if (sides.empty()) {
+    std::fprintf(stderr, "launch_loop: ab with LAUNCH_LOOP_AB_NONE=0 needs CUPTI_FLOOR_LIB or KCOUNT_CONTROL_DIR\n");
+    return 2;
+  }
   cudaFunction_t fn = nullptr;
   CK(cudaGetFuncBySymbol(&fn, reinterpret_cast<const void*>(&empty_kernel)));
   const CUfunction f = reinterpret_cast<CUfunction>(fn);
@@ -287,7 +343,10 @@ int runAb(const std::string& api, long n, long rounds) {
   const long block = std::min(n, kAbBlock);
   std::vector<double> block_us;
   block_us.reserve(static_cast<size_t>(n / block + 1));
+  bool all_pinned = true;  // every timed side of the round ran pinned (LAUNCH_LOOP_PIN_CPU)
   auto timed = [&](SideTiming* t) {
+    const PinnedThread pin(pin_cpu);
+    all_pinned = all_pinned && pin.ok();
     block_us.clear();
     const double cpu0 = threadCpuSeconds();
     const auto t0 = Clock::now();
@@ -325,6 +384,7 @@ int runAb(const std::string& api, long n, long rounds) {
     std::vector<std::string> order(sides);
     std::rotate(order.begin(), order.begin() + static_cast<long>(r % static_cast<long>(sides.size())), order.end());
     std::map<std::string, double> us, us_block, us_cpu;
+    all_pinned = true;
     for (const std::string& side : order) {
       if (!sw(side, true)) return 1;
       launches(10000);
@@ -343,6 +403,7 @@ int runAb(const std::string& api, long n, long rounds) {
     printSides("us_per_launch", sides, us);
     printSides("block_us_per_launch", sides, us_block);
     printSides("cpu_us_per_launch", sides, us_cpu);
+    if (pin_cpu >= 0 && all_pinned) std::printf(",\"pinned_cpu\":%d", pin_cpu);
     std::printf("}\n");
     std::fflush(stdout);
     for (const auto& p : pairs)

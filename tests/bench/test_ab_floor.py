@@ -90,6 +90,31 @@ def main():
     orders = [tuple(rd["order"]) for run in doc["runs"] if run["config"] == "trace" for rd in run["rounds"]]
     check(len(set(orders)) == 3, f"side order rotated by round ({len(set(orders))} orders)")
 
+    # --pin-cpu and --no-none: the child runs off the pinned CPU (its other threads), is told which CPU to
+    # pin its launching thread to, keeps only rounds that say they were pinned, and has no `none` side.
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:
+        pin = cpus[-1]
+        out2 = os.path.join(work, "pinned")
+        p = subprocess.run([sys.executable, SCRIPT, "--dry-run", "--out", out2, "--processes", "1", "--rounds", "4",
+                            "--configs", "summary", "--apis", "runtime", "--pin-cpu", str(pin), "--no-none",
+                            "--build-dir", build], capture_output=True, text=True, timeout=120)
+        info = next((json.loads(ln) for ln in open(os.path.join(out2, "summary-runtime-0.out"))
+                     if '"info"' in ln), {})
+        doc2 = json.load(open(os.path.join(out2, "ab_floor.json")))
+        rounds = doc2["runs"][0]["rounds"] if doc2["runs"] else []
+        row = doc2["rows"][0] if doc2["rows"] else {}
+        check(p.returncode == 0 and info.get("cpus") == [c for c in cpus if c != pin],
+              f"--pin-cpu {pin}: the child's affinity is every other CPU: {info.get('cpus')} (rc {p.returncode})")
+        check(len(rounds) == 4 and all(r0.get("pinned_cpu") == pin and set(r0["order"]) == {"floor", "kcount"}
+                                       for r0 in rounds),
+              f"--pin-cpu --no-none: 4 pinned rounds of floor and kcount: {[r0.get('order') for r0 in rounds]}")
+        check(row.get("pairs") == 4 and row.get("floor_minus_none_us") is None,
+              f"--no-none: 4 pairs, no floor - none figure: {row.get('pairs')}, {row.get('floor_minus_none_us')}")
+        p = subprocess.run([sys.executable, SCRIPT, "--dry-run", "--out", out2, "--pin-cpu", "100000",
+                            "--build-dir", build], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2 and "--pin-cpu 100000" in p.stderr, f"--pin-cpu of a CPU not allowed: usage error: {p.stderr.strip()[-120:]}")
+
     # A launch_loop that fails: exit 1, the run named without result.
     bad = os.path.join(work, "bad_loop.sh")
     with open(bad, "w") as f:
