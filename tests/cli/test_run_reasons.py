@@ -58,8 +58,14 @@ def ctl(*args):
     return r.returncode, r.stdout, r.stderr
 
 
+# How long a check waits for something that happens at once on an idle machine (a fork, a socket): long,
+# so that a machine loaded by parallel tests or sanitizers does not fail a check that is not about time.
+PATIENCE_S = 30
+
+
 def child_of(pid):
-    for _ in range(200):
+    deadline = time.monotonic() + PATIENCE_S
+    while time.monotonic() < deadline:
         try:
             kids = [int(k) for t in os.listdir(f"/proc/{pid}/task")
                     for k in open(f"/proc/{pid}/task/{t}/children").read().split()]
@@ -179,7 +185,7 @@ p = subprocess.Popen([KCOUNT, "run", "--paused", "--output", f"{tmp}/paused.kcou
 child = child_of(p.pid)
 start = time.monotonic()
 st = None
-while time.monotonic() - start < 10:
+while time.monotonic() - start < PATIENCE_S:
     rc, out, err = ctl(child, "status", "--format", "json")
     if rc == 0:
         st = json.loads(out)["status"]
@@ -187,7 +193,7 @@ while time.monotonic() - start < 10:
     time.sleep(0.02)
 check("--paused: `kcount ctl CHILD status` answers at once, before any CUDA or NVTX call (dormant)",
       st is not None and st["mode"] == "dormant", (rc, out, err))
-while not os.path.exists(go + ".child") and time.monotonic() - start < 10:
+while not os.path.exists(go + ".child") and time.monotonic() - start < PATIENCE_S:
     time.sleep(0.01)
 time.sleep(0.05)
 fork_child = int(open(go + ".child").read() or 0) if os.path.exists(go + ".child") else 0
@@ -208,23 +214,29 @@ check("--paused: the socket is removed at exit",
 
 
 # ctl start through kcount run's pid while only a wrapper runs (the program starts later): started, with a
-# warning that names the process; the program itself then starts paused. (The wrapper sleeps 6 s: found
-# and started well before it ends, also on a loaded machine.)
+# warning that names the process; the program itself then starts paused. The wrapper (`cat` reading a
+# FIFO) waits until the check is done, however slow the machine.
+fifo = f"{tmp}/later.fifo"
+os.mkfifo(fifo)
 p = subprocess.Popen([KCOUNT, "run", "--paused", "--output", f"{tmp}/later.kcount", "--", "sh", "-c",
-                      f'sleep 6; "{PROG}" 5'], stderr=subprocess.PIPE, text=True, env=e)
-sleeper = None
+                      f'cat "{fifo}" >/dev/null; "{PROG}" 5'], stderr=subprocess.PIPE, text=True, env=e)
+waiter = None
 start = time.monotonic()
-while sleeper is None and time.monotonic() - start < 10:
+while waiter is None and time.monotonic() - start < PATIENCE_S:
     sh = child_of(p.pid)
     kids = open(f"/proc/{sh}/task/{sh}/children").read().split() if sh else []
-    if kids and open(f"/proc/{kids[0]}/comm").read().strip() == "sleep" and ctl(kids[0], "status")[0] == 0:
-        sleeper = int(kids[0])
+    if kids and open(f"/proc/{kids[0]}/comm").read().strip() == "cat" and ctl(kids[0], "status")[0] == 0:
+        waiter = int(kids[0])
     time.sleep(0.02)
 rc, out, err = ctl(p.pid, "start")
-check("ctl start while only `sleep` runs: started, with a warning naming it",
-      sleeper is not None and rc == 0 and
-      f"process {sleeper} (sleep) has made no CUDA or NVTX call yet: recording starts there when it does; "
-      "a program it starts later begins paused" in err, (sleeper, rc, out, err))
+check("ctl start while only `cat` runs: started, with a warning naming it",
+      waiter is not None and rc == 0 and
+      f"process {waiter} (cat) has made no CUDA or NVTX call yet: recording starts there when it does; "
+      "a program it starts later begins paused" in err, (waiter, rc, out, err))
+try:
+    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # cat reads end-of-file: the program runs
+except OSError:
+    pass  # no reader (cat never started): the check above has failed already
 _, err = p.communicate(timeout=60)
 check("... and the program started after it stayed paused (as warned)",
       "recording was never started" in no_log_line(err), err)
