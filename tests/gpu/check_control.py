@@ -8,11 +8,16 @@
   a3 after the last stop and more requests, `kcount ctl status` says CUPTI is finalized.
   b  KCOUNT_CAPTURE_RANGE=step SKIP=5 COUNT=10 on examples/geglu.py: exactly steps 6-15 (10 step
      instances, 50 kernels), one segment.
-  c  launch loop (a.add_(1)) in a process with kcount: before any capture within noise of a process
-     without kcount (4 processes of each, alternating), and after a start/stop within noise of the same
-     process before the capture (median over processes of after/before; processes of one program differ
-     by up to 50 % on the H200 VM, 7 vs 10.5 µs per add_, so after-stop is judged within its process).
-     The round right after the stop, which takes CUPTI's finalization, is reported, not judged.
+  c  launch loop (a.add_(1)) in a process with kcount paused, then started and stopped (4 processes, and
+     4 without kcount, alternating): exact, in every kcount process, CUPTI not subscribed while paused
+     (`ctl status`: not loaded or not initialized),
+     CUPTI finalized after the stop and no launch recorded after it (the library's record count right
+     after the stop equals the one after the last round). Timing is reported, and judged only against a
+     gross bound (paused vs none and after-stop vs before each at most +60 %): on the H200 VM a process
+     runs at about 7-8 or 10-11 µs per add_ and switches between the two from one round to the next, with
+     or without kcount, pinned or not (docs/performance.md Run 11), so tolerances of 10-25 % failed on
+     the machine's state, not on kcount. The round right after the stop, which takes CUPTI's
+     finalization, is reported, not judged.
   d  KCOUNT_YIELD=1 with torch.profiler around range `during` (control/yield_case.py): the program exits
      0, torch.profiler sees its 10 kernels, kcount has `before` = 10 and nothing of `during`, its first
      window ends with reason "yield"; d2: kcount resumes after the profiler unsubscribes (`after` = 10).
@@ -35,11 +40,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PY = os.environ.get("PYTHON", sys.executable)
 TOL = float(os.environ.get("KCOUNT_CONTROL_TOL", "0.10"))  # allowed slowdown vs. no kcount
-# Row c, after a stop vs before the capture within one process: 8 processes on the H200 VM (2026-11-30,
-# CUPTI finalized in each) gave after/before from -11 % to +16 %, median -3 %; recording itself is +20 to
-# +50 %, and the library before dynamic detach was +32 % after a stop. The median of 4 processes over 15 %
-# tells a cost that stays after the stop from that spread.
-AFTER_TOL = max(TOL, 0.15)
+# Row c's timing bound: a process of the add_ loop runs at about 7-8 or 10-11 µs per launch on the H200
+# VM and switches between the two within a process (docs/performance.md Run 11: per-process medians
+# 7.05-10.78, after/before within a process 0.74-1.11 with CUPTI finalized). Only a cost well past that
+# swing (x1.53 measured) fails the timing part; what the row judges exactly is the library's state.
+LOOP_GROSS = 0.60
 os.makedirs(OUT, exist_ok=True)
 rows = []
 
@@ -192,7 +197,7 @@ def check_launch_loop():
 
     try:
         none, kc = [], {"before": [], "recording": [], "stopping": [], "after": []}
-        ratios, finalized = [], []  # per kcount process: median(after) / median(before); CUPTI state after
+        ratios, states = [], []  # per kcount process: median(after) / median(before); the library's state
         med = statistics.median
         for _ in range(4):  # alternate processes: none, kcount, none, kcount, ...
             none += run(False)["before"]
@@ -200,18 +205,20 @@ def check_launch_loop():
             for key in kc:
                 kc[key] += k[key]
             ratios.append(med(k["after"]) / med(k["before"]))
-            finalized.append(k.get("cupti_after"))
+            states.append((k.get("cupti_before"), k.get("cupti_after"), k.get("launches_at_stop"),
+                           k.get("launches_after")))
         n, b, rec, a = med(none), med(kc["before"]), med(kc["recording"]), med(kc["after"])
         stopping = med(kc["stopping"])
-        spread = (max(none) - min(none)) / n
-        tol = max(TOL, spread)
         ratio = med(ratios)
+        exact = all(before in ("not loaded", "not initialized") and after == "finalized" and isinstance(at_stop, int) and at_stop > 0
+                    and later == at_stop for before, after, at_stop, later in states)
         row("c  launch loop paused/after stop vs none",
-            b <= n * (1 + tol) and ratio <= 1 + AFTER_TOL and all(f == "finalized" for f in finalized),
-            f"µs per launch (median): none {n:.2f}, kcount before capture {b:.2f} ({(b / n - 1) * 100:+.1f}%, "
-            f"tolerance {tol * 100:.0f}%), recording {rec:.2f}, round of the stop {stopping:.2f} (not judged), "
+            exact and b <= n * (1 + LOOP_GROSS) and ratio <= 1 + LOOP_GROSS,
+            f"per kcount process (CUPTI while paused, after the stop; launches recorded at the stop, after the "
+            f"last round): {states}; µs per launch (median): none {n:.2f}, kcount before capture {b:.2f} "
+            f"({(b / n - 1) * 100:+.1f}%), recording {rec:.2f}, round of the stop {stopping:.2f} (not judged), "
             f"after stop {a:.2f}; after/before within each process {[round(r, 3) for r in ratios]}: median "
-            f"{(ratio - 1) * 100:+.1f}% (tolerance {AFTER_TOL * 100:.0f}%); CUPTI after: {finalized}")
+            f"{(ratio - 1) * 100:+.1f}% (timing bound +{LOOP_GROSS * 100:.0f}% for both)")
     except Exception as exc:
         row("c  launch loop paused/after stop vs none", False, str(exc))
 

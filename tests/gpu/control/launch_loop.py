@@ -3,8 +3,10 @@
 (paused), then `kcount ctl <own pid> start`, one round while recording, `kcount ctl stop`, one round that
 takes the stop's one-time work (CUPTI is finalized at the first CUDA call after a stop; the writer closes
 the window meanwhile), then rounds after the stop. Prints one JSON line: {"before": [...], "recording":
-[...], "stopping": [...], "after": [...], "cupti_after": "finalized"|...} (µs/iter; cupti_after: CUPTI's
-state by `kcount ctl status` after the last round).
+[...], "stopping": [...], "after": [...], "cupti_before": ..., "cupti_after": "finalized"|...,
+"launches_at_stop": N, "launches_after": N} (µs/iter; CUPTI's state by `kcount ctl status` before the
+start and after the last round; the library's launch records taken right after the stop and after the
+last round: equal when nothing was recorded after the stop).
 
     python3 launch_loop.py --iters 20000 --rounds 3 [--ctl PATH_TO_KCOUNT]
 """
@@ -38,18 +40,27 @@ def main():
 
     out = {"before": [measure() for _ in range(args.rounds)], "recording": [], "stopping": [], "after": []}
     if args.ctl:
+        def status():
+            """The library's `ctl status` as a dict; {"error": text} when it cannot be read."""
+            st = subprocess.run([args.ctl, "ctl", str(os.getpid()), "status", "--format", "json"],
+                                capture_output=True, text=True)
+            try:
+                return json.loads(st.stdout.strip().splitlines()[-1])["status"]
+            except Exception:
+                return {"error": f"ctl status exit {st.returncode}: {(st.stdout + st.stderr)[-200:]}"}
+
+        out["cupti_before"] = status().get("cupti")  # paused: CUPTI never loaded
         subprocess.run([args.ctl, "ctl", str(os.getpid()), "start"], check=True, stdout=subprocess.DEVNULL)
         out["recording"].append(measure())
         subprocess.run([args.ctl, "ctl", str(os.getpid()), "stop"], check=True, stdout=subprocess.DEVNULL)
+        out["launches_at_stop"] = status().get("records", {}).get("launches")
         out["stopping"].append(measure())
         out["after"] = [measure() for _ in range(args.rounds)]
-        # What the library says about CUPTI after the rounds: "finalized" once dynamic detach ran.
-        st = subprocess.run([args.ctl, "ctl", str(os.getpid()), "status", "--format", "json"], capture_output=True,
-                            text=True)
-        try:
-            out["cupti_after"] = json.loads(st.stdout.strip().splitlines()[-1]).get("status", {}).get("cupti")
-        except Exception:
-            out["cupti_after"] = f"ctl status exit {st.returncode}: {(st.stdout + st.stderr)[-200:]}"
+        # What the library says after the rounds: CUPTI "finalized" once dynamic detach ran, and no launch
+        # recorded since the stop.
+        end = status()
+        out["cupti_after"] = end.get("cupti", end.get("error"))
+        out["launches_after"] = end.get("records", {}).get("launches")
     print(json.dumps(out), flush=True)
 
 
