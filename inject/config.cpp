@@ -9,6 +9,7 @@
 #include <unistd.h>  // environ
 
 #include "collector/parse.h"
+#include "inject/log.h"
 #include "inject/settings.h"
 
 namespace kc::inject {
@@ -44,15 +45,16 @@ void readSwitch(SettingName name, bool* out, std::string* problems) {
   }
 }
 
-// A whole number from `min` to `max` (in `unit`s), stored times `scale`.
-void readNumber(SettingName name, uint64_t min, uint64_t max, const char* unit, uint64_t scale, uint64_t* out,
+// A whole number from `min` to `max` (in `unit`s), stored times `scale`. True if the setting is set and
+// its value was taken.
+bool readNumber(SettingName name, uint64_t min, uint64_t max, const char* unit, uint64_t scale, uint64_t* out,
                 std::string* problems) {
   const char* v = env(name);
-  if (v == nullptr) return;
+  if (v == nullptr) return false;
   const std::optional<uint64_t> n = parseUnsigned(v);
   if (n && *n >= min && *n <= max) {
     *out = *n * scale;
-    return;
+    return true;
   }
   const std::string range = max == UINT64_MAX ? std::to_string(min) + " or more"
                                               : "from " + std::to_string(min) + " to " + std::to_string(max);
@@ -62,16 +64,18 @@ void readNumber(SettingName name, uint64_t min, uint64_t max, const char* unit, 
           too_large ? std::string("too large (allowed: ") + unit + " " + full_range + ")"
                     : std::string(n ? "out of range" : "not a whole number") + " (allowed: " + unit + " " + range + ")",
           "the default " + std::to_string(*out / scale));
+  return false;
 }
 
-// A duration of more than 0 (collector/parse.h); `what` says what the default means.
-void readDuration(SettingName name, const char* dflt, uint64_t* out, std::string* problems) {
+// A duration of more than 0 (collector/parse.h); `dflt` says what the default means. True if the setting
+// is set and its value was taken.
+bool readDuration(SettingName name, const char* dflt, uint64_t* out, std::string* problems) {
   const char* v = env(name);
-  if (v == nullptr) return;
+  if (v == nullptr) return false;
   const std::optional<uint64_t> ns = parseDurationNs(v);
   if (ns && *ns > 0) {
     *out = *ns;
-    return;
+    return true;
   }
   problem(problems, name.c_str(), v,
           ns                      ? "a duration must be more than 0"
@@ -79,6 +83,14 @@ void readDuration(SettingName name, const char* dflt, uint64_t* out, std::string
                                 : "not a duration (a number with ns, us, ms, s, m or h, or a plain "
                                   "number of seconds: 10s, 500ms, 2)",
           dflt);
+  return false;
+}
+
+// A setting only summary mode reads (KCOUNT_MODE=summary), given a valid value in trace mode: one line
+// "ignoring NAME=VALUE: only read in summary mode (KCOUNT_MODE=summary): WHY; using USED".
+void summaryOnly(std::string* problems, SettingName name, const char* why, const char* used) {
+  problem(problems, name.c_str(), env(name), std::string("only read in summary mode (KCOUNT_MODE=summary): ") + why,
+          used);
 }
 
 uint64_t fnv1a(std::string_view text) {
@@ -145,7 +157,13 @@ Config readAll(std::string* problems) {
   if (const char* v = env("KCOUNT_OUTPUT")) c.output = v;
   if (const char* v = env("KCOUNT_CUPTI_PATH")) c.cupti_path = v;
   if (const char* v = env("KCOUNT_RUN_REPORT")) c.run_report = v;
-  if (const char* v = env("KCOUNT_LOG_LEVEL")) c.log_level = v;
+  if (const char* v = env("KCOUNT_LOG_LEVEL")) {
+    if (isLogLevel(v))
+      c.log_level = v;
+    else
+      problem(problems, "KCOUNT_LOG_LEVEL", v,
+              "not a level (allowed: off, error, warn, info, debug; also trace, critical, warning, err)", "info");
+  }
   if (const char* v = env("KCOUNT_DISABLE")) c.disabled = std::string_view(v) != "0";
   for (const SettingName name :
        {SettingName("KCOUNT_TORCH_MODULES"), SettingName("KCOUNT_TORCH_BACKWARD"), SettingName("KCOUNT_TORCH_OPS")})
@@ -184,8 +202,8 @@ Config readAll(std::string* problems) {
     else if (m == "trace") c.mode = RecordMode::kTrace;
     else problem(problems, "KCOUNT_MODE", v, "not trace or summary", "trace");
   }
-  readDuration("KCOUNT_INTERVAL", "the default 10s", &c.interval_ns, problems);
-  readNumber("KCOUNT_MAX_KEYS", 1, UINT32_MAX, "rows", 1, &c.max_keys, problems);
+  const bool interval_set = readDuration("KCOUNT_INTERVAL", "the default 10s", &c.interval_ns, problems);
+  const bool max_keys_set = readNumber("KCOUNT_MAX_KEYS", 1, UINT32_MAX, "rows", 1, &c.max_keys, problems);
   if (c.activity_buffer_bytes < (64u << 10)) c.activity_buffer_bytes = 64u << 10;
   uint64_t files = c.max_files;
   readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, problems);
@@ -226,12 +244,27 @@ Config readAll(std::string* problems) {
   }
   uint64_t sample = 1;
   readNumber("KCOUNT_LAUNCH_TIMING", 1, kMaxLaunchTimingSample, "launch calls per timed call", 1, &sample, problems);
-  if (sample > 1 && c.mode != RecordMode::kSummary)
-    problem(problems, "KCOUNT_LAUNCH_TIMING", env("KCOUNT_LAUNCH_TIMING"),
-            "only read in summary mode (KCOUNT_MODE=summary): a trace log's timeline needs every launch call's times",
-            "1: every launch call timed");
-  else
-    c.launch_timing = static_cast<uint32_t>(sample);
+  c.launch_timing = static_cast<uint32_t>(sample);
+  // Settings of summary mode given in trace mode: each one warning, and the default kept (trace mode does not
+  // read them). KCOUNT_LAUNCH_TIMING=1 is what trace mode does anyway.
+  if (c.mode != RecordMode::kSummary) {
+    const Config d;
+    if (interval_set) {
+      summaryOnly(problems, "KCOUNT_INTERVAL", "a trace log has no snapshots, its records are written as they come",
+                  "no snapshots");
+      c.interval_ns = d.interval_ns;
+    }
+    if (max_keys_set) {
+      summaryOnly(problems, "KCOUNT_MAX_KEYS", "a trace log keeps no tally rows in the process (kcount summary "
+                  "tallies its records)", "no cap on tally rows");
+      c.max_keys = d.max_keys;
+    }
+    if (sample > 1) {
+      summaryOnly(problems, "KCOUNT_LAUNCH_TIMING", "a trace log's timeline needs every launch call's times",
+                  "1: every launch call timed");
+      c.launch_timing = 1;
+    }
+  }
   misspelledSettings(problems);
   return c;
 }
@@ -241,6 +274,12 @@ Config readConfig(std::string* problems) {
   try {
     std::string found;
     Config c = readAll(&found);
+    // KCOUNT_DISABLE: the library does nothing, and says nothing either (docs/usage.md): no configuration
+    // problem, and no message later.
+    if (c.disabled) {
+      c.log_level = "off";
+      return c;
+    }
     const char* printed = std::getenv(kWarnedVariable);
     if (problems != nullptr && !found.empty() && (printed == nullptr || hexHash(found) != printed))
       *problems += found;
@@ -253,7 +292,9 @@ Config readConfig(std::string* problems) {
 void markProblemsPrinted() {
   try {
     std::string found;
-    readAll(&found);
+    // A disabled library printed nothing (readConfig()): a program it exec()s without KCOUNT_DISABLE
+    // still prints the problems.
+    if (readAll(&found).disabled) return;
     if (!found.empty()) setenv(kWarnedVariable, hexHash(found).c_str(), 1);
   } catch (...) {
   }

@@ -14,7 +14,7 @@ struct Config {
   std::string output;            // KCOUNT_OUTPUT: folder or pattern (%p pid, %h host, %r rank)
   std::string cupti_path;        // KCOUNT_CUPTI_PATH: libcupti to load if none is loaded yet
   std::string run_report;        // KCOUNT_RUN_REPORT: file to which each log's path is appended (kcount run)
-  std::string log_level = "info";  // KCOUNT_LOG_LEVEL: off|error|warn|info|debug
+  std::string log_level = "info";  // KCOUNT_LOG_LEVEL: off|error|warn|info|debug ("off" when disabled)
   bool disabled = false;         // KCOUNT_DISABLE=1: load, do nothing
   uint64_t max_host_bytes = 256ull << 20;      // KCOUNT_MAX_HOST_MB: launch/range buffers
   uint64_t activity_buffer_bytes = 8ull << 20; // KCOUNT_ACTIVITY_BUFFER_MB: one CUPTI buffer
@@ -61,12 +61,16 @@ inline constexpr uint64_t kMinMaxFileBytes = 4096;
 /// each, naming the variable, the value, what is allowed and what is used instead; lines are separated
 /// by '\n', no trailing newline. Numbers, sizes and durations use collector/parse.h. Problems that a
 /// process this one was exec()ed from already printed (same text: KCOUNT_WARNED, see
-/// markProblemsPrinted) are not reported again. Makes no CUDA or CUPTI call (safe in a constructor).
+/// markProblemsPrinted) are not reported again. Settings that only summary mode reads (KCOUNT_INTERVAL,
+/// KCOUNT_MAX_KEYS, KCOUNT_LAUNCH_TIMING above 1) given in trace mode are reported too ("only read in summary
+/// mode") and keep their defaults. With KCOUNT_DISABLE set (not "0") nothing is reported and log_level is
+/// "off": a disabled library prints nothing. Makes no CUDA or CUPTI call (safe in a constructor).
 Config readConfig(std::string* problems);
 
 /// Records in the environment (KCOUNT_WARNED) that the problems readConfig() reports now were printed,
 /// so that programs exec()ed from this process with the same settings (a shell or a pyenv shim in front
-/// of the real program) do not print them again. Calls setenv(): only from the preload constructor,
+/// of the real program) do not print them again; with KCOUNT_DISABLE set nothing was printed and nothing is
+/// recorded. Calls setenv(): only from the preload constructor,
 /// before the program's threads exist. Never throws.
 void markProblemsPrinted();
 

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/clock.h"
+#include "collector/control_folder.h"
 #include "inject/log.h"
 #include "inject/entry.h"
 #include "inject/session.h"
@@ -164,25 +165,8 @@ bool privateDir(const std::string& dir, std::string* why) {
     *why = std::string("cannot create it: ") + std::strerror(errno);
     return false;
   }
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) {
-    *why = std::strerror(errno);
-    return false;
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    *why = "not a folder (or a symbolic link)";
-    return false;
-  }
-  if (st.st_uid != geteuid()) {
-    *why = "owned by uid " + std::to_string(st.st_uid);
-    return false;
-  }
-  if ((st.st_mode & 077) != 0) {
-    *why = "open to group or others (mode " + std::to_string((st.st_mode >> 6) & 7) +
-           std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) + ")";
-    return false;
-  }
-  return true;
+  *why = refusedFolderReason(dir, geteuid());  // the rule `kcount ctl` also applies to say why
+  return why->empty();
 }
 
 bool startServer() {
@@ -225,10 +209,8 @@ bool startServer() {
 }  // namespace
 
 std::string controlDir() {
-  const Config& c = Session::get().config();
-  if (!c.control_dir.empty()) return c.control_dir;
-  if (const char* x = std::getenv("XDG_RUNTIME_DIR"); x != nullptr && *x == '/') return std::string(x) + "/kcount";
-  return "/tmp/kcount-" + std::to_string(geteuid());
+  const char* x = std::getenv("XDG_RUNTIME_DIR");
+  return controlFolder(Session::get().config().control_dir, x != nullptr ? x : "", geteuid());
 }
 
 bool startControlServer() noexcept {

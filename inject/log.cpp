@@ -94,16 +94,20 @@ void captureStderr() noexcept {
 
 int capturedStderrFd() noexcept { return g_err_fd.load(std::memory_order_acquire); }
 
+bool isLogLevel(const std::string& level) noexcept {
+  try {
+    // spdlog maps unknown names to "off", which would hide errors too.
+    return spdlog::level::from_str(level) != spdlog::level::off || level == "off";
+  } catch (...) {
+    return false;
+  }
+}
+
 void initLog(const std::string& level) noexcept {
   try {
     if (g_logger == nullptr) g_logger = make();
-    // spdlog maps unknown names to "off", which would hide errors too: keep info and say so.
-    const auto parsed = spdlog::level::from_str(level);
-    if (parsed == spdlog::level::off && level != "off") {
-      g_logger->warn("KCOUNT_LOG_LEVEL={} is not one of off, error, warn, info, debug; using info", level);
-      return;
-    }
-    g_logger->set_level(parsed);
+    if (!isLogLevel(level)) return;  // info kept; readConfig() said so
+    g_logger->set_level(spdlog::level::from_str(level));
   } catch (...) {
   }
 }

@@ -21,7 +21,11 @@ namespace kc::inject {
 void captureStderr() noexcept;
 /// The duplicate made by captureStderr(), -1 if none (fd 2 was closed at load, or not captured yet).
 int capturedStderrFd() noexcept;
-/// Sets the level from KCOUNT_LOG_LEVEL's value (off|error|warn|info|debug). Call once, early.
+/// True if `level` names a level of KCOUNT_LOG_LEVEL: off, error, warn, info, debug, and spdlog's names
+/// trace, critical, warning, err. readConfig() reports any other value and keeps info. No exception.
+bool isLogLevel(const std::string& level) noexcept;
+/// Sets the level from KCOUNT_LOG_LEVEL's value (isLogLevel(); another value leaves info, which
+/// readConfig() has already reported). Call once, early.
 void initLog(const std::string& level) noexcept;
 /// The logger; never null after initLog. Thread-safe (spdlog's mt sink).
 spdlog::logger& log() noexcept;

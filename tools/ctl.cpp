@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collector/control_folder.h"
 #include "collector/parse.h"
 #include "tools/report.h"
 
@@ -243,6 +244,54 @@ std::vector<int> descendants(int pid) {
   return out;
 }
 
+// 1 if a libkcount*.so is mapped in `pid` (/proc/PID/maps), 0 if not, -1 if its maps cannot be read.
+int kcountMapped(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+  if (!in) return -1;
+  bool any = false;
+  for (std::string line; std::getline(in, line);) {
+    any = true;
+    const size_t slash = line.rfind('/');
+    if (slash != std::string::npos && line.compare(slash + 1, 9, "libkcount") == 0 &&
+        line.find(".so", slash) != std::string::npos)
+      return 1;
+  }
+  return any ? 0 : -1;  // empty: a zombie, or maps not shown to us
+}
+
+// Why process `pid` (of uid `uid`) has no control socket, from what /proc tells of it: libkcount.so not
+// mapped, KCOUNT_DISABLE, KCOUNT_CONTROL=off, a control folder the library refuses (it warned on the
+// process's stderr: "no control socket: folder DIR: WHY"; inject/control.cpp), else the causes left for
+// its KCOUNT_CONTROL. Text after "pid N: ".
+std::string noSocketText(int pid, unsigned uid) {
+  const int mapped = kcountMapped(pid);
+  if (mapped == 0) return "not a kcount process (no control socket: libkcount.so is not loaded in it)";
+  const std::string disable = envOf(pid, "KCOUNT_DISABLE");
+  if (mapped == 1 && !disable.empty() && disable != "0")
+    return "no control socket: kcount is disabled in it (KCOUNT_DISABLE=" + disable + ")";
+  const std::string control = envOf(pid, "KCOUNT_CONTROL");
+  if (mapped == 1 && (control == "off" || control == "0"))
+    return "no control socket: it is off in that process (KCOUNT_CONTROL=off)";
+  const std::string dir = controlFolder(envOf(pid, "KCOUNT_CONTROL_DIR"), envOf(pid, "XDG_RUNTIME_DIR"), uid);
+  struct stat st {};
+  const bool exists = ::lstat(dir.c_str(), &st) == 0;
+  if (const std::string why = exists ? refusedFolderReason(dir, uid) : std::string(); !why.empty())
+    return fmt::format("no control socket: kcount refuses its control folder {} ({}){}, so it made no socket (the "
+                       "process's stderr has the warning 'no control socket: folder {}: ...'); use a folder of "
+                       "its user's own, mode 0700 (KCOUNT_CONTROL_DIR), and restart the process",
+                       dir, why, mapped == 1 ? "" : " if libkcount.so is loaded in it", dir);
+  if (mapped == -1)  // its maps are not readable: every cause stays possible
+    return "not a kcount process (no control socket; libkcount.so not loaded, KCOUNT_CONTROL=off, or the process "
+           "has not initialized CUDA)";
+  if (control == "on" || control == "1")
+    return "no control socket, though libkcount.so is loaded with KCOUNT_CONTROL=on: a fork child (it has no "
+           "socket of its own), a process that loaded the library through CUDA_INJECTION64_PATH or "
+           "NVTX_INJECTION64_PATH and has made no CUDA or NVTX call yet, or its socket was removed";
+  return "no control socket, though libkcount.so is loaded: it has not initialized CUDA yet (with KCOUNT_CONTROL=cuda, "
+         "the default, the socket comes with CUDA; KCOUNT_CONTROL=on gives one from its start when preloaded), or "
+         "it is a fork child (no socket of its own)";
+}
+
 void removeStale(const std::string& path) {
   if (::unlink(path.c_str()) == 0) std::cerr << "kcount ctl: removed stale control socket " << path << '\n';
 }
@@ -291,17 +340,10 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
       return oneTarget(target, cmd, request, opt);
     }
     if (below.empty()) return fail(kCtlNotKcount, fmt::format("pid {} is kcount run and its command is not running", pid));
-    return fail(kCtlNotKcount,
-                fmt::format("pid {} is kcount run; its profiled process is {}, which has no control socket "
-                            "(KCOUNT_CONTROL=off, or it has not initialized CUDA: KCOUNT_CONTROL=on gives one from its "
-                            "start when preloaded)",
-                            pid, below.front()));
+    return fail(kCtlNotKcount, fmt::format("pid {} is kcount run; its profiled process is {}: {}", pid, below.front(),
+                                           noSocketText(below.front(), uid)));
   }
-  if (path.empty())
-    return fail(kCtlNotKcount,
-                fmt::format("pid {}: not a kcount process (no control socket; libkcount.so not loaded, "
-                            "KCOUNT_CONTROL=off, or the process has not initialized CUDA)",
-                            pid));
+  if (path.empty()) return fail(kCtlNotKcount, fmt::format("pid {}: {}", pid, noSocketText(pid, uid)));
   // A start that reaches a process before its first CUDA or NVTX call (a wrapper such as a shell, with
   // KCOUNT_CONTROL=on) records only what that process does itself; said after the answer.
   bool dormant = false;

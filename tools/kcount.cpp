@@ -629,6 +629,13 @@ int kcountMain(int argc, char** argv) {
         }
         return any_trace ? 2 : rc;
       }
+      // Several logs: a summary-mode log without a complete snapshot has no numbers to set beside the
+      // others' ("no totals" across logs, null in JSON): named on stderr, as a log that is not whole is.
+      if (logs.size() > 1)
+        for (const auto& l : logs)
+          if (kc::noSnapshotNumbers(l))
+            std::cerr << "kcount: " << l.path << ": warning: no totals: summary mode: " << kc::noSnapshotText(l.data)
+                      << '\n';
       if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
         std::cerr << "kcount: --metric chooses the number of the across-logs table, printed for several logs "
                      "in the table format: no effect here\n";

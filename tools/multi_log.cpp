@@ -16,6 +16,9 @@ using nlohmann::json;
 
 constexpr const char* kMetrics[] = {"launches", "kernels", "gpu_ns", "cpu_ns", "launch_api_ns"};
 
+// The cell of a log whose numbers are not known (noSnapshotNumbers()), and the note under the table.
+constexpr const char* kNoTotals = "no totals";
+
 struct Cell {
   uint64_t v[5] = {0, 0, 0, 0, 0};  // in kMetrics order
   bool gpu = true;                    // false: the log has no GPU times (gpuTimeRecorded()); v[2] is not known
@@ -30,6 +33,8 @@ struct Cell {
 void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths,
              std::map<std::string, std::vector<std::optional<Cell>>>& cells, std::map<std::string, std::string>& raw) {
   for (size_t i = 0; i < logs.size(); ++i) {
+    // A summary-mode log without a complete snapshot has no numbers at all: no cell, not cells of zeros.
+    if (noSnapshotNumbers(logs[i])) continue;
     const LogData& d = logs[i].data;
     const Summary& s = logs[i].summary;
     // (no range): what ran outside every range; records of an unknown range (damage) in a row of their own.
@@ -182,7 +187,13 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
   for (const auto& l : logs) gpu_time.push_back(gpuTimeRecorded(l.data));
   json launch_timing = json::array();  // per log: N > 1 when its launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
   for (const auto& l : logs) launch_timing.push_back(launchTimingSample(l.data));
-  return json{{"logs", labels}, {"gpu_time", gpu_time}, {"launch_timing_sample", launch_timing}, {"ranges", ranges}};
+  json totals_known = json::array();  // per log: false for a summary-mode log without a snapshot (all null)
+  for (const auto& l : logs) totals_known.push_back(!noSnapshotNumbers(l));
+  return json{{"logs", labels},
+              {"gpu_time", gpu_time},
+              {"launch_timing_sample", launch_timing},
+              {"totals_known", totals_known},
+              {"ranges", ranges}};
 }
 
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
@@ -210,8 +221,14 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     std::vector<double> present;
     uint64_t sum = 0;
     size_t in = 0;
-    for (const auto& c : cells.at(p)) {
+    const auto& row = cells.at(p);
+    for (size_t i = 0; i < row.size(); ++i) {
+      const auto& c = row[i];
       in += c.has_value();
+      if (noSnapshotNumbers(logs[i])) {  // not known whether it has the range, nor its numbers
+        r.push_back(kNoTotals);
+        continue;
+      }
       if (!c || !c->known(m)) {  // no such range, or GPU time not recorded
         r.push_back("-");
         continue;
@@ -247,6 +264,13 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     if (k == 0) out << std::string(width(line), '-') << '\n';
   }
   const auto labels = labelsOf(logs);
+  std::string unknown;
+  for (size_t i = 0; i < logs.size(); ++i)
+    if (noSnapshotNumbers(logs[i])) unknown += (unknown.empty() ? "" : ", ") + labels[i];
+  if (!unknown.empty())
+    out << kNoTotals << ": " << unknown
+        << " (summary-mode log without a complete snapshot, so without numbers): left out of total, spread and "
+           "in logs\n";
   std::string off;
   for (size_t i = 0; i < logs.size(); ++i)
     if (!gpuTimeRecorded(logs[i].data)) off += (off.empty() ? "" : ", ") + labels[i];

@@ -30,12 +30,17 @@ struct Spread {
 };
 Spread spreadOf(std::vector<double> v);
 
-/// {"logs": [labels (labelsOf())], "ranges": [{"path", "in_logs", "per_log": {metric: [value|null]},
+/// {"logs": [labels (labelsOf())], "gpu_time": [bool per log], "launch_timing_sample": [N per log],
+///  "totals_known": [bool per log], "ranges": [{"path", "in_logs", "per_log": {metric: [value|null]},
 ///  "total": {metric: N}, "spread": {metric: {"min", "median", "max"}}}]}; metrics: launches, kernels,
-/// gpu_ns, cpu_ns, launch_api_ns. Spread is over the logs that have the range.
+/// gpu_ns, cpu_ns, launch_api_ns. Spread is over the logs that have the range. A summary-mode log without
+/// a complete snapshot (noSnapshotNumbers()) has no numbers: totals_known false, null in every per_log
+/// list, and not counted in in_logs, total or spread.
 nlohmann::json acrossLogsJson(const std::vector<LoadedLog>& logs);
 
-/// Table of one metric: range, one column per log, total, min, median, max, and "in k/N logs".
+/// Table of one metric: range, one column per log, total, min, median, max, and "in k/N logs". A log
+/// without numbers (noSnapshotNumbers()) reads "no totals" in each row, is left out of total, spread and
+/// in logs, and is named in a note under the table.
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric);
 
 }  // namespace kc

@@ -1500,6 +1500,19 @@ std::string duplicateText(const std::vector<std::string>& paths, const Duplicate
   return s;
 }
 
+std::string noTotalsText(const LogData& d, const Summary& s) {
+  if (!d.summary_mode || s.snapshot >= 0 || !d.complete) return {};
+  const StatsBody& st = d.stats;
+  if (!d.has_stats)
+    return "a summary-mode log closed without a complete snapshot and without a stats record, so it cannot tell "
+           "whether nothing was recorded or its final snapshot is missing: it holds no numbers";
+  if (st.launches + st.kernels + st.ranges == 0 && d.incomplete_snapshots == 0) return {};  // nothing recorded
+  return fmt::format("a summary-mode log closed without a complete snapshot, though its stats record counts {}, {} "
+                     "and {} tallied: its final snapshot is missing, so it holds no numbers",
+                     counted(st.launches, "launch record"), counted(st.kernels, "kernel record"),
+                     counted(st.ranges, "range record"));
+}
+
 int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -1596,7 +1609,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     out << "INCOMPLETE (no end record)\n";
   else if (loss.any())
     out << "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)\n";
-  else if (d.rotationPart() > 0)
+  else if (const std::string why = noTotalsText(d, s); !why.empty()) {
+    rc = 1;  // whole and undamaged, but the run's numbers are not in it
+    out << "NO TOTALS: " << why << '\n';
+  } else if (d.rotationPart() > 0)
     out << fmt::format("OK: rotated part {}, the last (parts 0..{} given too)\n", d.rotationPart(),
                        d.rotationPart() - 1);
   else

@@ -294,9 +294,17 @@ struct PartsGiven {
   bool next = false;     ///< a part closed for rotation (continued_in_file = N) with part N given
 };
 
+/// Why a complete summary-mode log holds no totals (no complete snapshot) although it may have recorded
+/// something: its Stats record counts launch, kernel or range records tallied (or a snapshot was begun),
+/// so its final snapshot is missing; or it has no Stats record, so it cannot tell that from a run that
+/// recorded nothing. "" for any other log, and for one whose Stats record counts nothing (nothing was
+/// recorded, so no snapshot is due).
+std::string noTotalsText(const LogData& log, const Summary& summary);
+
 /// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
-/// record), lossy (records dropped while recording: a DROPS line names the counters) or partial (a
-/// rotated part whose run is not whole among the files given: PARTIAL), 2 damaged (an error, or a
+/// record), lossy (records dropped while recording: a DROPS line names the counters), partial (a
+/// rotated part whose run is not whole among the files given: PARTIAL) or without totals (NO TOTALS:
+/// noTotalsText()), 2 damaged (an error, or a
 /// truncated tail), unreadable, or not a kcount log (then only what byte 0 holds is printed).
 /// A rotated part K > 0 is PARTIAL unless `given.earlier`; a part closed for rotation (continued in part
 /// N) is PARTIAL unless `given.next`; with both, it is OK as a part of a whole run.

@@ -239,6 +239,12 @@ try:
     os.chmod(bad_dir, 0o777)
     s = Server(os.path.join(tmp, "refused-dir.kcount"), KCOUNT_START="paused", KCOUNT_CONTROL_DIR=bad_dir)
     check("paused, control folder refused: nvtx_server answers", s.send("1") == "done 1")
+    # kcount ctl names that cause (exit 5), not causes that do not apply to it.
+    rc, out, cerr = ctl(s.pid, "status")
+    check("control folder refused: kcount ctl status exits 5 and names the refused folder",
+          rc == 5 and f"kcount refuses its control folder {bad_dir} (open to group or others (mode 777))" in cerr
+          and "not a kcount process" not in cerr and "KCOUNT_CONTROL=off" not in cerr
+          and "initialized CUDA" not in cerr, (rc, cerr))
     code, err = s.quit()
     check("paused, control folder refused: one warning that nothing can start recording",
           code == 0 and "no control socket" in err and err.count("nothing can start recording in this process") == 1,

@@ -126,6 +126,31 @@ def test_series():
     rc, out, err = kcount("summary", empty)
     check("summary on it: no zero rows, the summary mode line says there is no snapshot",
           rc == 0 and "(no range)" not in out and "summary mode: no snapshot" in out, out)
+    # Across logs it has no totals (not zeros), and a warning names it.
+    rc, out, err = kcount("summary", "--metric", "launches", trace_log, empty)
+    across = out[out.index("== across"):] if "== across" in out else ""
+    no_range = next((l.split("  ") for l in across.splitlines() if l.startswith("(no range)")), [])
+    cells = [c.strip() for c in no_range if c.strip()]
+    check("summary across logs: the summary-mode log without snapshot reads 'no totals', not 0",
+          rc == 0 and cells[:3] == ["(no range)", "0", "no totals"] and cells[-1] == "1/2"
+          and "\nno totals: no-snapshot (summary-mode log without a complete snapshot" in across, (cells, across))
+    check("summary across logs: a warning names it",
+          f"kcount: {empty}: warning: no totals: summary mode: no snapshot" in err, err)
+    rc, out, err = kcount("summary", "--format", "json", trace_log, empty)
+    a = json.loads(out)["across_logs"]
+    nr = next(r for r in a["ranges"] if r["path"] == "(no range)")
+    check("summary json across logs: null and totals_known false for it",
+          rc == 0 and a["totals_known"] == [True, False] and nr["per_log"]["launches"] == [0, None]
+          and nr["in_logs"] == 1, a)
+    # check: closed with no snapshot. Its stats counting nothing: nothing was recorded, OK. Counting launches
+    # and ranges: its final snapshot is missing, NO TOTALS (exit 1).
+    rc, out, err = kcount("check", empty)
+    check("check: a closed summary-mode log whose stats count nothing is OK", rc == 0 and out.endswith("\nOK\n"), out)
+    lost = make_log("snapshot-missing.kcount", "meta mode summary\nmeta interval_ns 3600000000000\n" + small_script())
+    rc, out, err = kcount("check", lost)
+    check("check: a closed summary-mode log that recorded launches but has no snapshot: NO TOTALS, exit 1",
+          rc == 1 and "\nNO TOTALS: a summary-mode log closed without a complete snapshot, though its stats record "
+          "counts 2 launch records, 2 kernel records and 2 range records tallied" in out and "\nOK" not in out, out)
     # A series cut by a kill (no end record): it says so on stderr, and JSON carries the log's state.
     cut = os.path.join(src, "..", "data", "fuzz-regressions", "summary-mode-final-snapshot-cut.kcount")
     rc, out, err = kcount("summary", "--series", cut)

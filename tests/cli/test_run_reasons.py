@@ -83,9 +83,12 @@ os.environ.pop("KCOUNT_RUN_REPORT", None)
 os.environ.pop("KCOUNT_DISABLE", None)
 
 # ---- Why no log was written.
-r = run(["--output", f"{tmp}/d.kcount", "--", PROG, "5"], KCOUNT_DISABLE=1)
+r = run(["--output", f"{tmp}/d.kcount", "--", PROG, "5"], KCOUNT_DISABLE=1, KCOUNT_MAX_FILES=0, KCOUNT_INTERVAL="5s",
+        KCOUNT_LOG_LEVEL="loud", KCOUNT_MDOE="summary")
 check("KCOUNT_DISABLE=1: the reason names it",
       "no log written: kcount was disabled: KCOUNT_DISABLE=1 is set (pid " in r.stderr, r.stderr)
+check("KCOUNT_DISABLE=1: the library prints nothing, no warning about other KCOUNT_* settings either",
+      "[kcount]" not in r.stderr and r.stderr.count("\n") == 1, r.stderr)
 
 r = run(["--output", f"{tmp}/r.kcount", "--", PROG, "5"], KCOUNT_CAPTURE_RANGE="never")
 check("capture range never pushed: the reason names it",

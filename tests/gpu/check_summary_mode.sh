@@ -54,7 +54,10 @@ run_mode() {
   local tag=$1 mode=$2 steps=$3
   rm -f "$OUTDIR/$tag".* "$OUTDIR/tmp-$tag-"*
   local t0=$SECONDS
-  KCOUNT_MODE=$mode KCOUNT_INTERVAL=1s "$KCOUNT" run --output "$OUTDIR/tmp-$tag-%p.kcount" -- \
+  # KCOUNT_INTERVAL only in summary mode: trace mode warns that it does not read it.
+  local interval=()
+  [[ $mode == summary ]] && interval=(KCOUNT_INTERVAL=1s)
+  env KCOUNT_MODE="$mode" "${interval[@]}" "$KCOUNT" run --output "$OUTDIR/tmp-$tag-%p.kcount" -- \
     "${PROGRAM_CMD[@]}" "$steps" >"$OUTDIR/$tag.stdout.txt" 2>"$OUTDIR/$tag.stderr.txt"
   local rc=$?
   local logs=("$OUTDIR/tmp-$tag-"*.kcount)

@@ -122,8 +122,11 @@ TEST_CASE("valid numbers, sizes and durations are taken without a warning") {
   CHECK(c.max_files == 1);
   CHECK(problemsFor("KCOUNT_CAPTURE_DURATION", "1.5", &c).empty());
   CHECK(c.capture_duration_ns == 1'500'000'000ull);
-  CHECK(problemsFor("KCOUNT_INTERVAL", "2", &c).empty());
-  CHECK(c.interval_ns == 2'000'000'000ull);
+  {
+    EnvVar summary("KCOUNT_MODE", "summary");  // KCOUNT_INTERVAL is read in summary mode only
+    CHECK(problemsFor("KCOUNT_INTERVAL", "2", &c).empty());
+    CHECK(c.interval_ns == 2'000'000'000ull);
+  }
   CHECK(problemsFor("KCOUNT_ACTIVITY_BUFFER_MB", "1", &c).empty());
   CHECK(c.activity_buffer_bytes == 1u << 20);
 }
@@ -254,6 +257,83 @@ TEST_CASE("KCOUNT_LAUNCH_TIMING: 1 to 1024 in summary mode; elsewhere, or out of
     std::string problems;
     CHECK(kc::inject::readConfig(&problems).launch_timing == 1);
     CHECK(problems.find("ignoring KCOUNT_LAUNCH_TIMING=16: only read in summary mode") == 0);
+  }
+}
+
+TEST_CASE("KCOUNT_INTERVAL and KCOUNT_MAX_KEYS in trace mode: one warning each, as KCOUNT_LAUNCH_TIMING") {
+  const kc::inject::Config d;
+  for (const char* mode : {"", "trace"}) {  // unset: trace is the default
+    INFO("KCOUNT_MODE=" << mode);
+    EnvVar m("KCOUNT_MODE", mode);
+    EnvVar interval("KCOUNT_INTERVAL", "5s");
+    EnvVar keys("KCOUNT_MAX_KEYS", "1000");
+    std::string problems;
+    const kc::inject::Config c = kc::inject::readConfig(&problems);
+    CHECK(problems ==
+          "ignoring KCOUNT_INTERVAL=5s: only read in summary mode (KCOUNT_MODE=summary): a trace log has no snapshots, "
+          "its records are written as they come; using no snapshots\n"
+          "ignoring KCOUNT_MAX_KEYS=1000: only read in summary mode (KCOUNT_MODE=summary): a trace log keeps no tally "
+          "rows in the process (kcount summary tallies its records); using no cap on tally rows");
+    CHECK(c.interval_ns == d.interval_ns);
+    CHECK(c.max_keys == d.max_keys);
+    {
+      EnvVar timing("KCOUNT_LAUNCH_TIMING", "16");  // the three through one check: one line each, in one form
+      std::string all;
+      kc::inject::readConfig(&all);
+      CHECK(all.find("\nignoring KCOUNT_LAUNCH_TIMING=16: only read in summary mode (KCOUNT_MODE=summary): ") !=
+            std::string::npos);
+      CHECK(std::count(all.begin(), all.end(), '\n') == 2);
+    }
+  }
+  {
+    // A malformed value: the one warning about the value (as for KCOUNT_LAUNCH_TIMING).
+    EnvVar interval("KCOUNT_INTERVAL", "soon");
+    std::string problems;
+    kc::inject::readConfig(&problems);
+    CHECK(problems.find("ignoring KCOUNT_INTERVAL=soon: not a duration") == 0);
+    CHECK(problems.find("only read in summary mode") == std::string::npos);
+  }
+  {
+    EnvVar m("KCOUNT_MODE", "summary");
+    EnvVar interval("KCOUNT_INTERVAL", "5s");
+    EnvVar keys("KCOUNT_MAX_KEYS", "1000");
+    std::string problems;
+    const kc::inject::Config c = kc::inject::readConfig(&problems);
+    CHECK(problems.empty());
+    CHECK(c.interval_ns == 5'000'000'000ull);
+    CHECK(c.max_keys == 1000);
+  }
+}
+
+TEST_CASE("KCOUNT_DISABLE: the library reports no configuration problem and prints nothing") {
+  EnvVar files("KCOUNT_MAX_FILES", "0");
+  EnvVar level("KCOUNT_LOG_LEVEL", "loud");
+  EnvVar interval("KCOUNT_INTERVAL", "5s");  // trace mode
+  EnvVar misspelt("KCOUNT_MDOE", "summary");
+  {
+    std::string problems;
+    const kc::inject::Config c = kc::inject::readConfig(&problems);
+    CHECK_FALSE(c.disabled);
+    CHECK(problems.find("KCOUNT_MAX_FILES=0") != std::string::npos);
+    CHECK(problems.find("ignoring KCOUNT_LOG_LEVEL=loud: not a level (allowed: off, error, warn, info, debug; also "
+                        "trace, critical, warning, err); using info") != std::string::npos);
+    CHECK(c.log_level == "info");
+  }
+  for (const char* on : {"1", "yes"}) {
+    EnvVar disable("KCOUNT_DISABLE", on);
+    std::string problems;
+    const kc::inject::Config c = kc::inject::readConfig(&problems);
+    CHECK(c.disabled);
+    CHECK(problems.empty());
+    CHECK(c.log_level == "off");  // nothing later either
+    kc::inject::markProblemsPrinted();  // nothing was printed: nothing recorded for exec()ed programs
+    CHECK(std::getenv("KCOUNT_WARNED") == nullptr);
+  }
+  {
+    EnvVar disable("KCOUNT_DISABLE", "0");  // 0: not disabled
+    std::string problems;
+    CHECK_FALSE(kc::inject::readConfig(&problems).disabled);
+    CHECK(problems.find("KCOUNT_MAX_FILES=0") != std::string::npos);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tools/multi_log.h"
 #include "tools/report.h"
 #include "tools/run.h"
 #include "tools/series.h"
@@ -91,9 +92,9 @@ std::vector<uint8_t> windowsLog() {
   return sink.bytes;
 }
 
-kc::LoadedLog loaded(const std::vector<uint8_t>& bytes) {
+kc::LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
   kc::LoadedLog l;
-  l.path = "t.kcount";
+  l.path = path;
   l.data = kc::readLog(bytes);
   l.summary = kc::summarize(l.data);
   return l;
@@ -161,6 +162,92 @@ TEST_CASE("a complete summary-mode log without a snapshot says that it was close
   CHECK(l.data.summary_mode);
   CHECK(has(table(l), "summary mode: no snapshot, so no numbers"));
   CHECK(has(table(l), "; the log was closed without one\n"));
+}
+
+TEST_CASE("check: a closed summary-mode log without a snapshot is OK only if its stats say nothing was recorded") {
+  // Closed (End record), no snapshot; `stats`: the Stats record before the End record, or none.
+  auto closedLog = [](const kc::StatsBody* stats) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    summaryDefinitions(w);
+    if (stats != nullptr) w.writeStats(*stats);
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes);
+  };
+  auto check = [](const kc::LoadedLog& l, std::string* text) {
+    std::ostringstream out;
+    const int rc = kc::printCheck(out, l, {});
+    *text = out.str();
+    return rc;
+  };
+  std::string text;
+  kc::StatsBody recorded{};
+  recorded.launches = 5;
+  recorded.kernels = 4;
+  recorded.ranges = 2;
+  CHECK(check(closedLog(&recorded), &text) == 1);
+  CHECK(has(text, "NO TOTALS: a summary-mode log closed without a complete snapshot, though its stats record counts "
+                  "5 launch records, 4 kernel records and 2 range records tallied: its final snapshot is missing, so "
+                  "it holds no numbers\n"));
+  CHECK_FALSE(has(text, "\nOK"));
+
+  // No Stats record: it cannot tell "nothing recorded" from "snapshot missing".
+  CHECK(check(closedLog(nullptr), &text) == 1);
+  CHECK(has(text, "NO TOTALS: a summary-mode log closed without a complete snapshot and without a stats record, so it "
+                  "cannot tell whether nothing was recorded or its final snapshot is missing: it holds no numbers\n"));
+
+  // A Stats record that counts nothing: nothing was recorded, so no snapshot was due.
+  const kc::StatsBody nothing{};
+  CHECK(check(closedLog(&nothing), &text) == 0);
+  CHECK(has(text, "\nOK\n"));
+  CHECK(has(text, "summary mode: no snapshot, so no numbers"));
+
+  // A log with its final snapshot (and without a Stats record) is OK.
+  CHECK(check(loaded(windowsLog()), &text) == 0);
+  CHECK(has(text, "\nOK\n"));
+}
+
+TEST_CASE("across logs: a summary-mode log without a snapshot has no totals, not zeros") {
+  const kc::LoadedLog full = loaded(windowsLog(), "run/full.kcount");
+  const kc::LoadedLog none = loaded(noSnapshotLog(), "run/killed.kcount");
+  REQUIRE(kc::noSnapshotNumbers(none));
+  const auto j = kc::acrossLogsJson({full, none});
+  CHECK(j["totals_known"] == nlohmann::json::array({true, false}));
+  bool step_seen = false;
+  for (const auto& r : j["ranges"]) {
+    INFO(r["path"]);
+    CHECK(r["in_logs"] == 1);  // the log without numbers is not counted as having the range
+    for (const auto& [metric, values] : r["per_log"].items()) {
+      INFO(metric);
+      CHECK(values[1].is_null());
+    }
+    if (r["path"] == "step") {
+      step_seen = true;
+      CHECK(r["total"]["launches"] == 300);
+      CHECK(r["spread"]["launches"]["min"] == 300);  // not 0 from the log without numbers
+    }
+  }
+  CHECK(step_seen);
+
+  std::ostringstream table;
+  kc::printAcrossLogs(table, {full, none}, kc::AcrossMetric::kLaunches);
+  const std::string t = table.str();
+  INFO(t);
+  CHECK(has(t, "no totals: killed (summary-mode log without a complete snapshot, so without numbers): left out of "
+               "total, spread and in logs\n"));
+  // Cells are separated by two spaces or more: step's row is range, full, killed, total, min, median, max, in logs.
+  std::istringstream lines(t);
+  std::vector<std::string> step;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("step ")) continue;
+    for (size_t at = 0; at < line.size();) {
+      const size_t gap = line.find("  ", at);
+      step.push_back(line.substr(at, gap == std::string::npos ? std::string::npos : gap - at));
+      at = gap == std::string::npos ? line.size() : line.find_first_not_of(' ', gap);
+    }
+  }
+  CHECK(step == std::vector<std::string>{"step", "300", "no totals", "300", "300", "300", "300", "1/2"});
 }
 
 TEST_CASE("a trace-mode log is not taken for a summary-mode one by its metadata") {
