@@ -393,7 +393,7 @@ int kcountMain(int argc, char** argv) {
   diff->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
   diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
 
-  auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete or lossy (records dropped), 2 damaged");
+  auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, lossy (records dropped) or without totals, 2 damaged");
   check->add_option("logs", paths, "log files")->required();
   check->add_flag("--salvage", salvage, "also print the summary of the intact part (exit status unchanged)");
 
