@@ -385,7 +385,18 @@ SnapshotBeginBody Aggregator::totals() const {
   return b;
 }
 
-void Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot) {
+uint64_t Aggregator::snapshotRecordBytes() const {
+  const uint64_t kernel_rows = kernels_.size() + unmatched_.size();
+  return 2 * sizeof(RecordHeader) + sizeof(SnapshotBeginBody) + sizeof(SnapshotEndBody) +
+         scopes_.size() * (sizeof(RecordHeader) + sizeof(SnapshotScopeBody)) +
+         kernel_rows * (sizeof(RecordHeader) + sizeof(SnapshotKernelBody));
+}
+
+bool Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot) {
+  if (!writer.prepareGroup(snapshotRecordBytes(), /*keep_room_for_another=*/!final_snapshot)) {
+    ++skipped_snapshots_;
+    return false;
+  }
   std::vector<const SnapshotScopeBody*> scope_rows;
   scope_rows.reserve(scopes_.size());
   for (const auto& [id, r] : scopes_) scope_rows.push_back(&r);
@@ -418,6 +429,7 @@ void Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_sn
   writer.writeSnapshotEnd(SnapshotEndBody{sequence_, b.scope_rows + b.kernel_rows});
   ++sequence_;
   dirty_ = false;
+  return true;
 }
 
 }  // namespace kc

@@ -76,8 +76,16 @@ class Aggregator {
   void finish();
 
   /// Appends a snapshot (SnapshotBegin, rows sorted by scope then name, SnapshotEnd) to `writer`,
-  /// flushing the writer's chunk whenever it is full. `final_snapshot` sets kSnapshotFinal.
-  void writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot);
+  /// flushing the writer's chunk whenever it is full. `final_snapshot` sets kSnapshotFinal. Under a size
+  /// cap (KCOUNT_MAX_BYTES) a periodic snapshot (not final) is written only if the log keeps room for one
+  /// more as large (LogWriter::prepareGroup), so that the final snapshot, which has at least its rows,
+  /// still fits: otherwise nothing is written, it counts in skippedSnapshots(), the tallies stay marked
+  /// changed and false is returned. The final snapshot is always written (true).
+  bool writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot);
+  /// Periodic snapshots not written to keep room for the final one under the size cap (writeSnapshot()).
+  uint64_t skippedSnapshots() const { return skipped_snapshots_; }
+  /// Encoded bytes of the snapshot writeSnapshot() would write now, record headers included.
+  uint64_t snapshotRecordBytes() const;
   /// True if any tally changed since the last writeSnapshot() (or ever, before the first).
   bool changedSinceSnapshot() const { return dirty_; }
 
@@ -192,6 +200,7 @@ class Aggregator {
   std::vector<Waiting> waiting_;
   SnapshotBeginBody t_{};  // running totals
   uint32_t sequence_ = 0;
+  uint64_t skipped_snapshots_ = 0;
   bool dirty_ = false;
 };
 

@@ -39,6 +39,9 @@ inline constexpr char kMetaRotatedFile[] = "rotated_file";
 /// before the file is closed: the number of the part the log continues in (this part's number + 1).
 /// Such a file has no End record: it is a complete part, not a log cut short.
 inline constexpr char kMetaContinuedIn[] = "continued_in_file";
+/// Summary mode, metadata key in the final chunk: how many periodic snapshots were not written to keep
+/// room for the final snapshot under KCOUNT_MAX_BYTES (absent when none was skipped).
+inline constexpr char kMetaSnapshotsSkipped[] = "snapshots_skipped";
 
 /// The library's writer thread drains the per-thread buffers (and, in summary mode, writes a snapshot when
 /// one is due) every 100 ms: snapshots of a summary-mode log (metadata interval_ns, KCOUNT_INTERVAL)

@@ -504,9 +504,10 @@ void Session::aggregateLocked(bool final_chunk) {
   }
 }
 
+// Under KCOUNT_MAX_BYTES a periodic snapshot that would not leave room for the final one is skipped (the
+// aggregator counts it, its tallies stay changed so the next due time tries again).
 void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
-  aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot);
-  writer_->flush();  // a snapshot goes out whole, at its time
+  if (aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot)) writer_->flush();  // out whole, at its time
 }
 
 // Not after the final snapshot: the final drain switches the state under writer_mutex_.
@@ -606,6 +607,8 @@ void Session::finish(void (*flush_activity)()) noexcept {
       // which the writer's reserve holds, as metadata text and in the Stats record by kind.
       const RecordCounts cut = writer_->droppedRecords();
       if (cut.total() > 0) writer_->writeMetadata("records_not_written", notWrittenText(false));
+      if (aggregator_ && aggregator_->skippedSnapshots() > 0)
+        writer_->writeMetadata(kMetaSnapshotsSkipped, std::to_string(aggregator_->skippedSnapshots()));
       stats.not_written_launches = cut.launches;
       stats.not_written_mem_calls = cut.mem_calls;
       stats.not_written_kernels = cut.kernels;
@@ -752,6 +755,9 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
   const size_t files = sink_ ? sink_->files().size() : 1;
   if (files > 1) line += ", " + std::to_string(files) + " files, the first " + sink_->files().front();
   if (writer_->droppedRecords().total() > 0) line += "; " + notWrittenText(true);
+  if (aggregator_ && aggregator_->skippedSnapshots() > 0)
+    line += "; " + std::to_string(aggregator_->skippedSnapshots()) +
+            " periodic snapshots not written at KCOUNT_MAX_BYTES, to keep room for the final one";
   if (sink_ && !sink_->createdFolders().empty()) {  // KCOUNT_OUTPUT named folders that did not exist
     const auto& made = sink_->createdFolders();
     line += made.size() == 1 ? "; created folder " : "; created folders ";

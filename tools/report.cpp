@@ -146,6 +146,13 @@ std::string snapshotPeriodText(const LogData& d) {
                                               formatDuration(kDrainIntervalNs));
 }
 
+uint64_t snapshotsSkipped(const LogData& d) {
+  const std::string text = d.meta(kMetaSnapshotsSkipped);
+  uint64_t n = 0;
+  std::from_chars(text.data(), text.data() + text.size(), n);
+  return n;
+}
+
 bool noSnapshotNumbers(const LoadedLog& l) { return l.data.summary_mode && l.summary.snapshot < 0; }
 
 std::string noSnapshotText(const LogData& d) {
@@ -172,6 +179,8 @@ std::string snapshotLine(const LoadedLog& l) {
   std::string s = "summary mode: " + counted(d.snapshots.size(), "complete snapshot");
   if (!period.empty()) s += " " + period;
   if (d.incomplete_snapshots > 0) s += fmt::format(", {} incomplete", d.incomplete_snapshots);
+  if (const uint64_t skipped = snapshotsSkipped(d); skipped > 0)
+    s += fmt::format(" ({} more not written at KCOUNT_MAX_BYTES, to keep room for the final one)", skipped);
   if (l.summary.snapshot < 0) return s + "; no complete snapshot: no totals\n";
   const SnapshotData& sd = d.snapshots[static_cast<size_t>(l.summary.snapshot)];
   const SnapshotBeginBody& b = sd.begin;
@@ -1069,6 +1078,7 @@ json summaryJson(const LoadedLog& l) {
     out["snapshot"] = snap;
     out["snapshots"] = d.snapshots.size();
     out["incomplete_snapshots"] = d.incomplete_snapshots;
+    out["snapshots_skipped"] = snapshotsSkipped(d);
   }
   return out;
 }

@@ -60,6 +60,9 @@ std::vector<SegmentTotals> windowTotals(const LoadedLog& l);
 /// How often a summary-mode log's library wrote snapshots, from metadata `interval_ns`: "every 10 s", or
 /// "every 100 ms (KCOUNT_INTERVAL=50 ms, below the 100 ms drain interval)"; "" without that key.
 std::string snapshotPeriodText(const LogData& d);
+/// Periodic snapshots a summary-mode log's library did not write, to keep room for the final snapshot
+/// under KCOUNT_MAX_BYTES (metadata kMetaSnapshotsSkipped); 0 when none or not said.
+uint64_t snapshotsSkipped(const LogData& d);
 /// True for a summary-mode log (LogData::summary_mode) summarized from no complete snapshot
 /// (Summary::snapshot < 0): its numbers are not known, and reports say so rather than show zeros.
 bool noSnapshotNumbers(const LoadedLog& l);

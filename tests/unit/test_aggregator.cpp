@@ -464,7 +464,7 @@ TEST_CASE("summary mode gives the same Summary as trace mode for the same run") 
   // The tools' reports: identical JSON but for the mode and the snapshot fields.
   LoadedLog la{"run", trace, a}, lb{"run", summary, b};
   auto ja = summaryJson(la), jb = summaryJson(lb);
-  for (const char* k : {"metadata", "mode", "snapshot", "snapshots", "incomplete_snapshots", "issues"}) {
+  for (const char* k : {"metadata", "mode", "snapshot", "snapshots", "incomplete_snapshots", "snapshots_skipped", "issues"}) {
     ja.erase(k);
     jb.erase(k);
   }
@@ -621,6 +621,107 @@ TEST_CASE("summary log size does not grow with the number of steps") {
   CHECK(s.exclusive[kGate].launches == 100000);
   CHECK(s.exclusive[kGate].kernels == 100000);
   CHECK(s.launches_without_kernel == 100000 / 13 + 1);  // the launch in `cap` whose kernel never comes
+}
+
+/// The files of summaryLog()'s path under KCOUNT_MAX_BYTES=`max_bytes`, `max_files` files, with the
+/// session's preamble (definitions, rotated_file) and closing (snapshots_skipped metadata, Stats, End).
+struct CappedSummaryLog {
+  std::vector<std::vector<uint8_t>> files;  // part order
+  uint64_t skipped = 0;                     // Aggregator::skippedSnapshots()
+  uint64_t dropped_bytes = 0;               // LogWriter::droppedBytes()
+};
+CappedSummaryLog cappedSummaryLog(const std::vector<Batch>& batches, size_t max_bytes, size_t max_files) {
+  MemorySink sink;
+  sink.max_bytes = max_bytes;
+  sink.max_files = max_files;
+  LogWriter w(&sink);
+  w.setPreamble(
+      [](LogWriter& pw, void*) {
+        writeDefinitions(pw, true);
+        pw.writeMetadata(kMetaRotatedFile, std::to_string(pw.rotations()));
+      },
+      nullptr);
+  writeDefinitions(w, true);
+  Aggregator agg;
+  uint64_t flushes = 0;
+  for (const Batch& b : batches) {
+    if (b.flushed) ++flushes;
+    for (const HostEvent& e : b.events) {
+      if (e.kind == HostEvent::kLaunch) agg.addLaunch(e.launch, b.now_ns);
+      if (e.kind == HostEvent::kRange) agg.addRange(e.range);
+    }
+    for (const KernelBody& k : b.kernels) agg.addKernel(k, b.now_ns);
+    for (const MemOpBody& m : b.mem_ops) agg.addMemOp(m, b.now_ns);
+    agg.settle(b.now_ns, flushes);
+    if (agg.writeSnapshot(w, b.now_ns, false)) w.flush();  // one due every drain
+  }
+  agg.finish();
+  CHECK(agg.writeSnapshot(w, batches.back().now_ns + 1, true));
+  w.flush();
+  if (agg.skippedSnapshots() > 0) w.writeMetadata(kMetaSnapshotsSkipped, std::to_string(agg.skippedSnapshots()));
+  w.writeStats(StatsBody{});
+  w.writeEnd();
+  w.flush();
+  CappedSummaryLog out{std::move(sink.files), agg.skippedSnapshots(), w.droppedBytes()};
+  out.files.push_back(std::move(sink.bytes));
+  return out;
+}
+
+TEST_CASE("summary mode at KCOUNT_MAX_BYTES: periodic snapshots leave room for the final one") {
+  const auto batches = syntheticRun(300);
+  const LogData whole = readLog(summaryLog(batches, 1));
+  const Summary want = summarize(whole);
+  REQUIRE(whole.snapshots.size() == batches.size() + 1);
+
+  // One file: a snapshot every drain would fill 64 KiB long before the end. The periodic snapshots that
+  // would not leave room for one more as large are not written; the final one is, under the cap.
+  constexpr size_t kCap = 64 * 1024;
+  const CappedSummaryLog one = cappedSummaryLog(batches, kCap, 1);
+  REQUIRE(one.files.size() == 1);
+  CHECK(one.files[0].size() <= kCap);
+  CHECK(one.skipped > 0);
+  CHECK(one.dropped_bytes == 0);  // nothing kept out: the skipped snapshots were never written
+  LogData log = readLog(one.files[0]);
+  CHECK(log.complete);
+  CHECK(log.incomplete_snapshots == 0);
+  REQUIRE_FALSE(log.snapshots.empty());
+  CHECK(log.snapshots.size() + one.skipped == batches.size() + 1);
+  CHECK((log.snapshots.back().begin.flags & kSnapshotFinal) != 0);
+  const Summary s = summarize(log);
+  CHECK(s.launches == want.launches);
+  CHECK(s.kernels == want.kernels);
+  CHECK(s.exclusive[kGate].launches == want.exclusive[kGate].launches);
+  CHECK(s.launches_without_kernel == want.launches_without_kernel);
+  // The reader names the skipped ones and takes its totals from the final snapshot.
+  LoadedLog l{"capped", std::move(log), s};
+  std::ostringstream table;
+  printSummaryTable(table, l, SummaryOptions{});
+  INFO(table.str());
+  CHECK(table.str().find("(" + std::to_string(one.skipped) +
+                         " more not written at KCOUNT_MAX_BYTES, to keep room for the final one)") != std::string::npos);
+  CHECK(table.str().find("(final)") != std::string::npos);
+  CHECK(summaryJson(l)["snapshots_skipped"] == one.skipped);
+
+  // Rotation (3 files of 16 KiB): a snapshot that does not fit in the room a file has left starts the
+  // next file, so none is split between two files (read as incomplete in both), and in the last file
+  // the periodic snapshots leave room for the final one.
+  constexpr size_t kPartCap = 16 * 1024;
+  const CappedSummaryLog parts = cappedSummaryLog(batches, kPartCap, 3);
+  REQUIRE(parts.files.size() == 3);
+  CHECK(parts.skipped > 0);
+  CHECK(parts.dropped_bytes == 0);
+  for (size_t i = 0; i < parts.files.size(); ++i) {
+    INFO("part " << i);
+    CHECK(parts.files[i].size() <= kPartCap);
+    const LogData part = readLog(parts.files[i]);
+    CHECK(part.incomplete_snapshots == 0);
+    CHECK_FALSE(part.snapshots.empty());
+  }
+  const LogData last = readLog(parts.files.back());
+  CHECK(last.complete);
+  REQUIRE_FALSE(last.snapshots.empty());
+  CHECK((last.snapshots.back().begin.flags & kSnapshotFinal) != 0);
+  CHECK(summarize(last).launches == want.launches);
 }
 
 TEST_CASE("summary mode: why the totals' snapshot is not final, and what a rotated part read alone holds") {
