@@ -139,7 +139,17 @@ void Aggregator::Window::clear() {
 
 SnapshotScopeBody* Aggregator::scopeRow(uint32_t scope_id) {
   if (scope_id < scope_index_.size() && scope_index_[scope_id] != nullptr) return scope_index_[scope_id];
-  if (keys() >= limits_.max_keys) return nullptr;
+  if (keys() >= limits_.max_keys) {
+    // Scope ids are below 1 Mi (the library's range tree), so this is at most 1 MiB.
+    if (scope_id < (1u << 20)) {
+      if (dropped_scope_.size() <= scope_id) dropped_scope_.resize(scope_id + 1, 0);
+      if (dropped_scope_[scope_id] == 0) {
+        dropped_scope_[scope_id] = 1;
+        ++t_.dropped_ranges;
+      }
+    }
+    return nullptr;
+  }
   SnapshotScopeBody row{};
   row.scope_id = scope_id;
   SnapshotScopeBody* r = &scopes_.emplace(scope_id, row).first->second;
@@ -179,6 +189,7 @@ void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
       if (l.flags & kLaunchCaptured) ++r->captured_launches;
     } else {
       ++t_.dropped_tallies;
+      ++t_.dropped_launches;
     }
   }
   if (inflight_.find(l.correlation_id) != nullptr) {
@@ -213,6 +224,7 @@ void Aggregator::addRange(const RangeBody& range) {
     satAdd(r->cpu_ns, span(range.begin_ns, range.end_ns));
   } else {
     ++t_.dropped_tallies;
+    ++t_.dropped_range_instances;
   }
 }
 
@@ -229,6 +241,7 @@ void Aggregator::apply(InFlight& e, const Waiting& w) {
   SnapshotScopeBody* r = scopeRow(e.scope_id);
   if (r == nullptr) {
     ++t_.dropped_tallies;
+    ++(w.kind == kWaitingKernel ? t_.dropped_kernels : t_.dropped_mem_ops);
     return;
   }
   if (w.kind == kWaitingKernel) {
@@ -239,6 +252,7 @@ void Aggregator::apply(InFlight& e, const Waiting& w) {
     if (it == kernels_.end()) {
       if (keys() >= limits_.max_keys) {
         ++t_.dropped_tallies;
+        ++t_.unnamed_kernels;
         return;
       }
       SnapshotKernelBody row{};
@@ -276,6 +290,7 @@ void Aggregator::unmatched(const Waiting& w) {
   if (it == unmatched_.end()) {
     if (keys() >= limits_.max_keys) {
       ++t_.dropped_tallies;
+      ++t_.unnamed_kernels;
       return;
     }
     SnapshotKernelBody row{};
@@ -385,10 +400,67 @@ SnapshotBeginBody Aggregator::totals() const {
   return b;
 }
 
-void Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot) {
+std::vector<uint32_t> Aggregator::droppedAncestors() const {
+  std::vector<uint32_t> out;
+  if (t_.dropped_ranges == 0 || !parent_of_) return out;
+  std::vector<uint8_t> seen(dropped_scope_.size(), 0);
+  for (const auto& [id, row] : scopes_) {
+    // Parents have lower ids than their children, so the walk ends (at the root at the latest).
+    for (uint32_t child = id, p = id == kRootScope ? kRootScope : parent_of_(id); p != kRootScope && p < child;
+         child = p, p = parent_of_(p)) {
+      if (p >= dropped_scope_.size() || dropped_scope_[p] == 0) continue;
+      if (seen[p]) break;  // its ancestors were walked already
+      seen[p] = 1;
+      out.push_back(p);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+uint64_t Aggregator::snapshotRecordBytes() const {
+  const uint64_t kernel_rows = kernels_.size() + unmatched_.size();
+  return 2 * sizeof(RecordHeader) + sizeof(SnapshotBeginBody) + sizeof(SnapshotEndBody) +
+         (scopes_.size() + droppedAncestors().size()) * (sizeof(RecordHeader) + sizeof(SnapshotScopeBody)) +
+         kernel_rows * (sizeof(RecordHeader) + sizeof(SnapshotKernelBody));
+}
+
+std::string droppedTalliesText(const SnapshotBeginBody& b) {
+  if (b.dropped_tallies == 0) return {};
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  if (b.max_keys == 0)  // an earlier writer: the count only
+    return "tallies dropped at KCOUNT_MAX_KEYS: " + n(b.dropped_tallies) +
+           " events not tallied or not by kernel name (this log does not say which)";
+  std::string s = "tallies dropped at KCOUNT_MAX_KEYS=" + n(b.max_keys) + ": ";
+  std::vector<std::string> parts;
+  if (b.dropped_ranges > 0)
+    parts.push_back(n(b.dropped_ranges) + (b.dropped_ranges == 1 ? " range" : " ranges") + " got no row (their " +
+                    n(b.dropped_range_instances) + " range instances, " + n(b.dropped_launches) + " launches, " +
+                    n(b.dropped_kernels) + " kernels and " + n(b.dropped_mem_ops) +
+                    " memory operations count in the totals, in no range's row)");
+  if (b.unnamed_kernels > 0)
+    parts.push_back(n(b.unnamed_kernels) + " kernels counted in their range or as unmatched but not by kernel name");
+  for (size_t i = 0; i < parts.size(); ++i) s += (i > 0 ? "; " : "") + parts[i];
+  return s;
+}
+
+bool Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot) {
+  if (!writer.prepareGroup(snapshotRecordBytes(), /*keep_room_for_another=*/!final_snapshot)) {
+    ++skipped_snapshots_;
+    return false;
+  }
+  // Ranges the tree shows (ancestors of ranges with a row) that got no row: a marked row of zeros each.
+  std::vector<SnapshotScopeBody> dropped_rows;
+  for (uint32_t id : droppedAncestors()) {
+    SnapshotScopeBody r{};
+    r.scope_id = id;
+    r.flags = kSnapshotScopeTallyDropped;
+    dropped_rows.push_back(r);
+  }
   std::vector<const SnapshotScopeBody*> scope_rows;
-  scope_rows.reserve(scopes_.size());
+  scope_rows.reserve(scopes_.size() + dropped_rows.size());
   for (const auto& [id, r] : scopes_) scope_rows.push_back(&r);
+  for (const SnapshotScopeBody& r : dropped_rows) scope_rows.push_back(&r);
   std::sort(scope_rows.begin(), scope_rows.end(),
             [](const SnapshotScopeBody* a, const SnapshotScopeBody* b) { return a->scope_id < b->scope_id; });
   std::vector<const SnapshotKernelBody*> kernel_rows;
@@ -418,6 +490,7 @@ void Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_sn
   writer.writeSnapshotEnd(SnapshotEndBody{sequence_, b.scope_rows + b.kernel_rows});
   ++sequence_;
   dirty_ = false;
+  return true;
 }
 
 }  // namespace kc

@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -26,6 +28,13 @@
 namespace kc {
 
 class LogWriter;
+
+/// What a snapshot's dropped_tallies hold, said plainly for the library's closing warning and the
+/// readers; "" when nothing was dropped. "tallies dropped at KCOUNT_MAX_KEYS=65536: 3 ranges got no row
+/// (their 40 range instances, 120 launches, 118 kernels and 0 memory operations count in the totals, in
+/// no range's row); 12 kernels counted in their range or as unmatched but not by kernel name". A snapshot
+/// of an earlier writer (max_keys 0) gives the event count only.
+std::string droppedTalliesText(const SnapshotBeginBody& b);
 
 class Aggregator {
  public:
@@ -56,7 +65,14 @@ class Aggregator {
   };
 
   Aggregator() : Aggregator(Limits{}) {}
-  explicit Aggregator(const Limits& limits) : limits_(limits) {}
+  explicit Aggregator(const Limits& limits) : limits_(limits) { t_.max_keys = limits.max_keys; }
+
+  /// Parent scope id of a scope id (kRootScope for a top-level range), from the library's range tree.
+  /// With it, each snapshot marks the ranges that got no tally row at the key cap and that are ancestors
+  /// of ranges with a row (SnapshotScope rows flagged kSnapshotScopeTallyDropped), so that readers tell
+  /// them from ranges that were open when recording began or stopped. Without it none is marked. Called
+  /// on the writer thread, under the caller's lock; must return an id below `scope_id`.
+  void setScopeParents(std::function<uint32_t(uint32_t)> parent_of) { parent_of_ = std::move(parent_of); }
 
   /// A launch record (LaunchBody as the trace writer gets it, memcpy/memset calls included). `now_ns`:
   /// host clock when the writer took it.
@@ -76,8 +92,16 @@ class Aggregator {
   void finish();
 
   /// Appends a snapshot (SnapshotBegin, rows sorted by scope then name, SnapshotEnd) to `writer`,
-  /// flushing the writer's chunk whenever it is full. `final_snapshot` sets kSnapshotFinal.
-  void writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot);
+  /// flushing the writer's chunk whenever it is full. `final_snapshot` sets kSnapshotFinal. Under a size
+  /// cap (KCOUNT_MAX_BYTES) a periodic snapshot (not final) is written only if the log keeps room for one
+  /// more as large (LogWriter::prepareGroup), so that the final snapshot, which has at least its rows,
+  /// still fits: otherwise nothing is written, it counts in skippedSnapshots(), the tallies stay marked
+  /// changed and false is returned. The final snapshot is always written (true).
+  bool writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot);
+  /// Periodic snapshots not written to keep room for the final one under the size cap (writeSnapshot()).
+  uint64_t skippedSnapshots() const { return skipped_snapshots_; }
+  /// Encoded bytes of the snapshot writeSnapshot() would write now, record headers included.
+  uint64_t snapshotRecordBytes() const;
   /// True if any tally changed since the last writeSnapshot() (or ever, before the first).
   bool changedSinceSnapshot() const { return dirty_; }
 
@@ -173,7 +197,11 @@ class Aggregator {
     uint8_t kind;  // 0 kernel, else MemOpKind
   };
 
+  /// The range's row; nullptr when it has none and the key cap leaves no room for one (the range is
+  /// then marked in dropped_scope_ and counted once in dropped_ranges).
   SnapshotScopeBody* scopeRow(uint32_t scope_id);
+  /// Ranges without a row that are ancestors of ranges with one (setScopeParents()), sorted by id.
+  std::vector<uint32_t> droppedAncestors() const;
   void apply(InFlight& launch, const Waiting& w);
   void unmatched(const Waiting& w);
   void retire(uint64_t correlation_id, const InFlight& e);
@@ -192,6 +220,9 @@ class Aggregator {
   std::vector<Waiting> waiting_;
   SnapshotBeginBody t_{};  // running totals
   uint32_t sequence_ = 0;
+  uint64_t skipped_snapshots_ = 0;
+  std::vector<uint8_t> dropped_scope_;  // scope id -> 1: the range got no row at the key cap
+  std::function<uint32_t(uint32_t)> parent_of_;
   bool dirty_ = false;
 };
 

@@ -94,6 +94,10 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
   auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n && log.scopeDefined(id) ? id : kRootScope; };
   for (const SnapshotScopeBody& row : snap.scopes) {
+    if ((row.flags & kSnapshotScopeTallyDropped) != 0 && row.scope_id != kRootScope && row.scope_id < n) {
+      s.tally_dropped.resize(n, 0);
+      s.tally_dropped[row.scope_id] = 1;
+    }
     addScopeRow(s.exclusive[scopeOf(row.scope_id)], row);
     if (!log.scopeDefined(row.scope_id)) addScopeRow(s.unresolved, row);
     satAdd(s.kernel_gpu_ns, row.gpu_ns);

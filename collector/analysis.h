@@ -90,6 +90,9 @@ struct Summary {
   /// summary-mode log keeps no shapes).
   std::unordered_map<uint32_t, KernelShape> kernel_shapes;
   int64_t snapshot = -1;                // summary-mode log: index in LogData::snapshots of the snapshot used
+  /// Summary-mode log: scope id -> 1 for a range whose tally was dropped at KCOUNT_MAX_KEYS (a snapshot row
+  /// flagged kSnapshotScopeTallyDropped; its numbers are in no row); empty when no row is flagged.
+  std::vector<uint8_t> tally_dropped;
   /// Records whose scope id no Scope record defined (its chunk was lost to damage): their range is
   /// unknown. They are credited to the root as well (exclusive[0] includes them, so totals hold); reports
   /// show them apart with noRangeStats() for the root. scope_id is 0; by_kernel min/max are not kept.

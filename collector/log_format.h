@@ -39,6 +39,9 @@ inline constexpr char kMetaRotatedFile[] = "rotated_file";
 /// before the file is closed: the number of the part the log continues in (this part's number + 1).
 /// Such a file has no End record: it is a complete part, not a log cut short.
 inline constexpr char kMetaContinuedIn[] = "continued_in_file";
+/// Summary mode, metadata key in the final chunk: how many periodic snapshots were not written to keep
+/// room for the final snapshot under KCOUNT_MAX_BYTES (absent when none was skipped).
+inline constexpr char kMetaSnapshotsSkipped[] = "snapshots_skipped";
 
 /// The library's writer thread drains the per-thread buffers (and, in summary mode, writes a snapshot when
 /// one is due) every 100 ms: snapshots of a summary-mode log (metadata interval_ns, KCOUNT_INTERVAL)
@@ -294,13 +297,34 @@ struct SnapshotBeginBody {
   uint64_t dropped_tallies;          // events not tallied, or tallied without their kernel row: key cap reached
   uint64_t evicted_launches;         // launches pushed out of a full correlation window before they settled
   uint64_t unmatched_kernel_gpu_ns;  // GPU ns of the unmatched kernels
+  // 1.2, appended: what dropped_tallies holds, by kind. A 128-byte body (kSnapshotBeginBytesV12, an earlier
+  // writer) reads them as 0. dropped_tallies = dropped_range_instances + dropped_launches + dropped_kernels
+  // + dropped_mem_ops + unnamed_kernels.
+  uint64_t max_keys;                 // KCOUNT_MAX_KEYS the tallies were kept under (0: not said)
+  uint64_t dropped_ranges;           // ranges (scopes) that got no tally row: their events are the four below
+  uint64_t dropped_range_instances;  // instances of those ranges (in `ranges`, in no row)
+  uint64_t dropped_launches;         // kernel launch calls made in those ranges (in `launches`, in no row)
+  uint64_t dropped_kernels;          // kernels joined to those launches (in `kernels`, in no row)
+  uint64_t dropped_mem_ops;          // memory operations joined to memcpy/memset calls in those ranges
+  uint64_t unnamed_kernels;          // kernels counted in their range (or as unmatched) but not by name: no
+                                     // room for their (range, kernel name) or unmatched-name row
 };
-static_assert(sizeof(SnapshotBeginBody) == 128);
+static_assert(sizeof(SnapshotBeginBody) == 184);
+/// Size of a SnapshotBegin body before the dropped-tally detail (max_keys and after) was appended.
+inline constexpr size_t kSnapshotBeginBytesV12 = 128;
+static_assert(offsetof(SnapshotBeginBody, max_keys) == kSnapshotBeginBytesV12);
+
+enum SnapshotScopeFlags : uint32_t {
+  /// The range got no tally row (KCOUNT_MAX_KEYS reached): every number of the row is 0 and its events
+  /// count in SnapshotBeginBody's dropped_* fields. Written only for ranges that are ancestors of ranges
+  /// with a row, which the tree shows.
+  kSnapshotScopeTallyDropped = 1u << 0,
+};
 
 /// Cumulative numbers of one range (scope) in a snapshot; the same meaning as in a trace log's analysis.
 struct SnapshotScopeBody {
   uint32_t scope_id;
-  uint32_t reserved;
+  uint32_t flags;              // SnapshotScopeFlags (1.2; 0 from earlier writers)
   uint64_t instances;          // range instances closed (or unclosed at exit)
   uint64_t cpu_ns;             // sum of (end - begin) of those instances
   uint64_t launches;           // kernel launch calls made while this range was innermost

@@ -145,7 +145,7 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kGraphNode: return sizeof(GraphNodeBody);
     case RecordType::kMemOp: return sizeof(MemOpBody);
     case RecordType::kSegment: return sizeof(SegmentBody);
-    case RecordType::kSnapshotBegin: return sizeof(SnapshotBeginBody);
+    case RecordType::kSnapshotBegin: return kSnapshotBeginBytesV12;  // the dropped-tally detail came later
     case RecordType::kSnapshotScope: return sizeof(SnapshotScopeBody);
     case RecordType::kSnapshotKernel: return sizeof(SnapshotKernelBody);
     case RecordType::kSnapshotEnd: return sizeof(SnapshotEndBody);
@@ -633,7 +633,9 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         if (snap_.open) dropSnapshot(log, snap_, "a new snapshot began before its end record");
         log.summary_mode = true;
         snap_.open = true;
-        snap_.data.begin = prefix<SnapshotBeginBody>(body);
+        // A body of 128 bytes (written before the dropped-tally detail) leaves max_keys and after 0.
+        snap_.data.begin = SnapshotBeginBody{};
+        std::memcpy(&snap_.data.begin, body.data(), std::min(body.size(), sizeof(SnapshotBeginBody)));
         snap_.data.offset = issue_at(at);
         snap_.data.chunk = chunk;
         // Rows are appended as they come; the announced counts are not trusted for allocation.

@@ -194,6 +194,34 @@ void LogWriter::makeRoom(size_t bound) {
   if (mayRotate()) rotateFile();
 }
 
+uint64_t LogWriter::groupBytes(uint64_t record_bytes) const {
+  // A chunk is flushed once it holds kTargetChunkPayload record bytes, so every chunk but the last holds
+  // at least that many.
+  const uint64_t chunks = std::max<uint64_t>(1, (record_bytes + kTargetChunkPayload - 1) / kTargetChunkPayload);
+  return record_bytes + chunks * header_bytes_;
+}
+
+// The group continues the current chunk: encodedBytes() (its header included) plus groupBytes() bounds
+// what the group adds to the file. Counting the second group the same way keeps room for the records that
+// come before it (definitions, in the chunk it starts).
+bool LogWriter::prepareGroup(uint64_t record_bytes, bool keep_room_for_another) {
+  if (sink_ == nullptr || in_preamble_ || roomForChunk(false) == ByteSink::kUnlimited) return true;
+  if (capped_) return !keep_room_for_another;  // kept out whole, as every chunk after the first kept out
+  const uint64_t group = groupBytes(record_bytes);
+  const auto fits = [&](uint64_t groups) {
+    const uint64_t room = roomForChunk(false);
+    return encodedBytes() <= room && groups * group <= room - encodedBytes();
+  };
+  if (!fits(1) && mayRotate()) {
+    flush();  // what precedes the group stays in this file (flush() may rotate by itself)
+    if (!capped_ && !fits(1) && mayRotate()) rotateFile();
+  }
+  if (!keep_room_for_another) return true;
+  if (capped_) return false;
+  // A file that may still rotate leaves the next group to a new file if it does not fit here.
+  return mayRotate() ? true : fits(2);
+}
+
 void LogWriter::rotateFile() {
   in_preamble_ = true;
   // The marker: this file is a complete part, the log goes on in the next one. It uses the reserve.

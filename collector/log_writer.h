@@ -141,6 +141,25 @@ class LogWriter {
   /// Marks the log complete. Call last, then flush(). The chunk holding it may use kTailReserve.
   void writeEnd();
 
+  /// Encoded bytes (an upper bound of what is written) of a group of records taking `record_bytes`
+  /// (record headers included) when written from an empty chunk and cut at kTargetChunkPayload: the
+  /// records and one chunk header per chunk.
+  uint64_t groupBytes(uint64_t record_bytes) const;
+  /// Called before a group of records that is only read whole (a summary-mode snapshot, SnapshotBegin to
+  /// SnapshotEnd) of `record_bytes` encoded bytes (record headers included). Without a size cap it does
+  /// nothing and returns true. Under a cap:
+  /// - if the group does not fit in the room the current file has left and the sink may rotate, the
+  ///   current chunk is flushed and the log continues in a new file now, so that the group is not split
+  ///   between two files (each would read it as incomplete);
+  /// - with `keep_room_for_another` (a periodic snapshot), returns false when the group, written in a file
+  ///   that cannot rotate, would not leave room for one more group of groupBytes(record_bytes) besides
+  ///   kTailReserve, or once a chunk was kept out at the cap. The caller then writes none of it, so that
+  ///   the last group (the final snapshot, at least as large) still fits under the cap.
+  /// Returns true otherwise (`keep_room_for_another` false: always; a group that does not fit is then kept
+  /// out and counted as any chunk). Writes nothing but the current chunk and, on rotation, the marker
+  /// and the next file's preamble.
+  bool prepareGroup(uint64_t record_bytes, bool keep_room_for_another);
+
   /// True once the current chunk has reached kTargetChunkPayload encoded bytes and should be flushed.
   bool chunkFull() const {
     return payload_.size() + launches_.bytes() + kernels_.bytes() + ranges_.bytes() >=

@@ -187,6 +187,7 @@ bool Session::activate() noexcept {
           limits.max_keys = config_.max_keys;
           limits.launch_timing_sample = config_.launch_timing;
           aggregator_ = std::make_unique<Aggregator>(limits);
+          aggregator_->setScopeParents([this](uint32_t id) { return scopes_.node(id).parent_id; });
           snapshot_start_ns_ = start_ns;
           next_snapshot_ns_ = nextSnapshotDue(start_ns, config_.interval_ns, start_ns);
         }
@@ -504,9 +505,10 @@ void Session::aggregateLocked(bool final_chunk) {
   }
 }
 
+// Under KCOUNT_MAX_BYTES a periodic snapshot that would not leave room for the final one is skipped (the
+// aggregator counts it, its tallies stay changed so the next due time tries again).
 void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
-  aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot);
-  writer_->flush();  // a snapshot goes out whole, at its time
+  if (aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot)) writer_->flush();  // out whole, at its time
 }
 
 // Not after the final snapshot: the final drain switches the state under writer_mutex_.
@@ -606,6 +608,8 @@ void Session::finish(void (*flush_activity)()) noexcept {
       // which the writer's reserve holds, as metadata text and in the Stats record by kind.
       const RecordCounts cut = writer_->droppedRecords();
       if (cut.total() > 0) writer_->writeMetadata("records_not_written", notWrittenText(false));
+      if (aggregator_ && aggregator_->skippedSnapshots() > 0)
+        writer_->writeMetadata(kMetaSnapshotsSkipped, std::to_string(aggregator_->skippedSnapshots()));
       stats.not_written_launches = cut.launches;
       stats.not_written_mem_calls = cut.mem_calls;
       stats.not_written_kernels = cut.kernels;
@@ -617,6 +621,10 @@ void Session::finish(void (*flush_activity)()) noexcept {
       const std::string path = sink_ ? sink_->path() : std::string();
       if (sink_) sink_->close();
       if (!path.empty()) KC_LOG(info, "{}", closingLine(path, stats));
+      // Summary mode: what did not fit under KCOUNT_MAX_KEYS, said as the reader says it.
+      if (aggregator_)
+        if (const std::string t = droppedTalliesText(aggregator_->totals()); !t.empty())
+          KC_LOG(warn, "{} (raise KCOUNT_MAX_KEYS to keep them)", t);
       if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused +
               writer_->droppedBytes() > 0) {
         KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused, {} bytes not written{}",
@@ -752,6 +760,12 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
   const size_t files = sink_ ? sink_->files().size() : 1;
   if (files > 1) line += ", " + std::to_string(files) + " files, the first " + sink_->files().front();
   if (writer_->droppedRecords().total() > 0) line += "; " + notWrittenText(true);
+  if (aggregator_ && aggregator_->totals().dropped_tallies > 0)
+    line += "; " + std::to_string(aggregator_->totals().dropped_tallies) + " tallies dropped at KCOUNT_MAX_KEYS=" +
+            std::to_string(config_.max_keys);
+  if (aggregator_ && aggregator_->skippedSnapshots() > 0)
+    line += "; " + std::to_string(aggregator_->skippedSnapshots()) +
+            " periodic snapshots not written at KCOUNT_MAX_BYTES, to keep room for the final one";
   if (sink_ && !sink_->createdFolders().empty()) {  // KCOUNT_OUTPUT named folders that did not exist
     const auto& made = sink_->createdFolders();
     line += made.size() == 1 ? "; created folder " : "; created folders ";

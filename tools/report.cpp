@@ -16,6 +16,7 @@
 
 #include <sys/stat.h>
 
+#include "collector/aggregator.h"
 #include "collector/file_sink.h"
 #include "collector/parse.h"
 #include "tools/kernel_decode.h"
@@ -146,6 +147,13 @@ std::string snapshotPeriodText(const LogData& d) {
                                               formatDuration(kDrainIntervalNs));
 }
 
+uint64_t snapshotsSkipped(const LogData& d) {
+  const std::string text = d.meta(kMetaSnapshotsSkipped);
+  uint64_t n = 0;
+  std::from_chars(text.data(), text.data() + text.size(), n);
+  return n;
+}
+
 bool noSnapshotNumbers(const LoadedLog& l) { return l.data.summary_mode && l.summary.snapshot < 0; }
 
 std::string noSnapshotText(const LogData& d) {
@@ -172,6 +180,8 @@ std::string snapshotLine(const LoadedLog& l) {
   std::string s = "summary mode: " + counted(d.snapshots.size(), "complete snapshot");
   if (!period.empty()) s += " " + period;
   if (d.incomplete_snapshots > 0) s += fmt::format(", {} incomplete", d.incomplete_snapshots);
+  if (const uint64_t skipped = snapshotsSkipped(d); skipped > 0)
+    s += fmt::format(" ({} more not written at KCOUNT_MAX_BYTES, to keep room for the final one)", skipped);
   if (l.summary.snapshot < 0) return s + "; no complete snapshot: no totals\n";
   const SnapshotData& sd = d.snapshots[static_cast<size_t>(l.summary.snapshot)];
   const SnapshotBeginBody& b = sd.begin;
@@ -279,6 +289,9 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
   if (const std::string note = launchTimingNote(l.data); !note.empty()) out << note << '\n';
   out << snapshotLine(l);
+  if (l.data.summary_mode && s.snapshot >= 0 && static_cast<size_t>(s.snapshot) < l.data.snapshots.size())
+    if (const std::string t = droppedTalliesText(l.data.snapshots[static_cast<size_t>(s.snapshot)].begin); !t.empty())
+      out << t << '\n';
   if (l.data.has_stats)
     out << fmt::format("dropped: {}, {}, {} refused, {}, {} not written; {} with no push\n",
                        counted(st.dropped_host_records, "host record"),
@@ -318,10 +331,12 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
 
 /// Label of a range row in text tables: `shown`, its escaped name (tree view) or path (flat views) as
 /// shortened for the table (elideDistinct), and for a placeholder row (isPlaceholder) the mark
-/// kPlaceholderMark, explained by kPlaceholderNote under the table.
+/// kPlaceholderMark, explained by kPlaceholderNote under the table (a range whose tally was dropped at
+/// KCOUNT_MAX_KEYS: kTallyDroppedMark, tallyDroppedNote()).
 std::string rangeLabel(const Summary& s, uint32_t id, std::string shown) {
   std::string label = std::move(shown);
   if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderMark);
+  if (tallyDropped(s, id)) label += " " + std::string(kTallyDroppedMark);
   return label;
 }
 
@@ -565,7 +580,8 @@ LogLosses logLosses(const LoadedLog& l) {
   }
   if (l.summary.snapshot >= 0 && static_cast<size_t>(l.summary.snapshot) < l.data.snapshots.size()) {
     const SnapshotBeginBody& b = l.data.snapshots[static_cast<size_t>(l.summary.snapshot)].begin;
-    add("tallies dropped", "dropped_tallies", b.dropped_tallies, "KCOUNT_MAX_KEYS", kRecords);
+    const std::string cap = b.max_keys > 0 ? "KCOUNT_MAX_KEYS=" + std::to_string(b.max_keys) : "KCOUNT_MAX_KEYS";
+    add("tallies dropped", "dropped_tallies", b.dropped_tallies, cap.c_str(), kRecords);
     add("launches evicted from the correlation window", "evicted_launches", b.evicted_launches, "", kRecords);
   }
   return out;
@@ -934,7 +950,18 @@ std::vector<uint32_t> shownScopes(const LogData&, const Summary& s) {
 }
 
 bool isPlaceholder(const Summary& s, uint32_t id) {
-  return id != kRootScope && id < s.inclusive.size() && !hasNumbers(s.inclusive[id]);
+  return id != kRootScope && id < s.inclusive.size() && !hasNumbers(s.inclusive[id]) && !tallyDropped(s, id);
+}
+
+bool tallyDropped(const Summary& s, uint32_t id) { return id < s.tally_dropped.size() && s.tally_dropped[id] != 0; }
+
+std::string tallyDroppedNote(const LoadedLog& l) {
+  uint64_t max_keys = 0;
+  if (l.summary.snapshot >= 0 && static_cast<size_t>(l.summary.snapshot) < l.data.snapshots.size())
+    max_keys = l.data.snapshots[static_cast<size_t>(l.summary.snapshot)].begin.max_keys;
+  return fmt::format("{}: no numbers: the range's tally was dropped at KCOUNT_MAX_KEYS{} (its instances, launches and "
+                     "kernels count in the totals only; see 'tallies dropped' below)",
+                     kTallyDroppedMark, max_keys > 0 ? "=" + std::to_string(max_keys) : std::string());
 }
 
 /// Sets every GPU-time member of `j` (keys gpu_ns, gemm_gpu_ns, other_gpu_ns, at any depth) to null: the
@@ -1005,6 +1032,7 @@ json summaryJson(const LoadedLog& l) {
                           {"depth", unresolved ? 1 : depth[id]},
                           {"unknown_range", unresolved},
                           {"placeholder", !unresolved && isPlaceholder(s, id)},
+                          {"tally_dropped", !unresolved && tallyDropped(s, id)},
                           {"instances", own.instances},
                           {"cpu_ns", own.cpu_ns},
                           {"exclusive", countsJson(ex)},
@@ -1065,10 +1093,21 @@ json summaryJson(const LoadedLog& l) {
                   {"waiting_activity", b.waiting_activity},
                   {"dropped_tallies", b.dropped_tallies},
                   {"evicted_launches", b.evicted_launches}};
+      // What dropped_tallies holds, by kind (null in a log of an earlier writer, which does not say).
+      const bool known = b.max_keys > 0;
+      auto detail = [&](uint64_t v) { return known ? json(v) : json(nullptr); };
+      snap["max_keys"] = detail(b.max_keys);
+      snap["dropped_ranges"] = detail(b.dropped_ranges);
+      snap["dropped_range_instances"] = detail(b.dropped_range_instances);
+      snap["dropped_launches"] = detail(b.dropped_launches);
+      snap["dropped_kernels"] = detail(b.dropped_kernels);
+      snap["dropped_mem_ops"] = detail(b.dropped_mem_ops);
+      snap["unnamed_kernels"] = detail(b.unnamed_kernels);
     }
     out["snapshot"] = snap;
     out["snapshots"] = d.snapshots.size();
     out["incomplete_snapshots"] = d.incomplete_snapshots;
+    out["snapshots_skipped"] = snapshotsSkipped(d);
   }
   return out;
 }
@@ -1123,6 +1162,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   // itself stays narrow enough for a terminal.
   std::vector<std::string> notes;
   bool placeholders = false;  // a row marked kPlaceholderMark: explained under the table
+  bool dropped_rows = false;  // a row marked kTallyDroppedMark: explained under the table
   const auto depth = scopeDepths(s);
   RangeStats no_range;
   const std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
@@ -1145,6 +1185,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     const RangeStats& r = incl ? s.inclusive[id] : ex;
     std::string label;
     placeholders = placeholders || (id != kRootScope && !unresolved && isPlaceholder(s, id));
+    dropped_rows = dropped_rows || (!unresolved && tallyDropped(s, id));
     if (id == kRootScope || unresolved)
       label = rowPath(d, id);
     else if (tree)
@@ -1185,6 +1226,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   }
   t.print(out);
   if (placeholders) out << kPlaceholderNote << '\n';
+  if (dropped_rows) out << tallyDroppedNote(l) << '\n';
   if (!notes.empty()) {
     out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
     for (const auto& n : notes) out << n << '\n';

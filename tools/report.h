@@ -60,6 +60,9 @@ std::vector<SegmentTotals> windowTotals(const LoadedLog& l);
 /// How often a summary-mode log's library wrote snapshots, from metadata `interval_ns`: "every 10 s", or
 /// "every 100 ms (KCOUNT_INTERVAL=50 ms, below the 100 ms drain interval)"; "" without that key.
 std::string snapshotPeriodText(const LogData& d);
+/// Periodic snapshots a summary-mode log's library did not write, to keep room for the final snapshot
+/// under KCOUNT_MAX_BYTES (metadata kMetaSnapshotsSkipped); 0 when none or not said.
+uint64_t snapshotsSkipped(const LogData& d);
 /// True for a summary-mode log (LogData::summary_mode) summarized from no complete snapshot
 /// (Summary::snapshot < 0): its numbers are not known, and reports say so rather than show zeros.
 bool noSnapshotNumbers(const LoadedLog& l);
@@ -188,6 +191,13 @@ std::vector<uint32_t> shownScopes(const LogData& log, const Summary& s);
 /// shown only to hold its children (no instance of it was recorded: it was open before recording began
 /// or when it stopped, e.g. around a capture window). Text tables mark its name (kPlaceholderMark).
 bool isPlaceholder(const Summary& s, uint32_t scope_id);
+/// True for a range of a summary-mode log whose tally was dropped at KCOUNT_MAX_KEYS (Summary::tally_dropped):
+/// shown, without numbers, only to hold its children; not a placeholder. Text tables mark its name with
+/// kTallyDroppedMark, explained once under the table (tallyDroppedNote()).
+bool tallyDropped(const Summary& s, uint32_t scope_id);
+inline constexpr std::string_view kTallyDroppedMark = "!";
+/// "!: no numbers: the range's tally was dropped at KCOUNT_MAX_KEYS=K (...)", K from the snapshot used.
+std::string tallyDroppedNote(const LoadedLog& l);
 /// Text tables mark a placeholder row's name with kPlaceholderMark and explain it once, in kPlaceholderNote
 /// under the table (a note in every such row made the table too wide for a terminal).
 inline constexpr std::string_view kPlaceholderMark = "*";

@@ -74,6 +74,30 @@ else
   "$kcount" check "$log" >/dev/null && ok "nvtx (summary mode): kcount check exit 0" || bad "nvtx (summary mode): kcount check failed"
 fi
 
+# 2c. Summary mode at KCOUNT_MAX_KEYS=1: one row (step/inner, closed first); step and the other ranges get
+# none. The library's closing line and a warning say so, and the table marks step (shown as inner's parent)
+# as dropped, not as a placeholder of a range open when recording began or stopped.
+log=$work/nvtx-keys.kcount
+KCOUNT_MODE=summary KCOUNT_MAX_KEYS=1 "$kcount" run --output "$log" -- "$nvtx_prog" 10 >"$work/keys.out" 2>"$work/keys.err"
+rc=$?
+if [[ $rc -ne 0 || ! -f $log ]]; then
+  bad "summary mode at KCOUNT_MAX_KEYS=1: rc=$rc, log $(ls "$log" 2>&1)"; cat "$work/keys.err"
+else
+  if grep -q "info: log: .*; 14 tallies dropped at KCOUNT_MAX_KEYS=1;" "$work/keys.err" &&
+     grep -q "warning: tallies dropped at KCOUNT_MAX_KEYS=1: 5 ranges got no row (their 14 range instances, 0 launches, 0 kernels and 0 memory operations count in the totals, in no range's row) (raise KCOUNT_MAX_KEYS to keep them)" "$work/keys.err"; then
+    ok "summary mode at KCOUNT_MAX_KEYS=1: the closing line and a warning name the tallies dropped"
+  else
+    bad "summary mode at KCOUNT_MAX_KEYS=1: library stderr: $(cat "$work/keys.err")"
+  fi
+  "$kcount" summary "$log" >"$work/keys.txt"
+  if grep -q "^step !" "$work/keys.txt" && grep -q "^!: no numbers: the range's tally was dropped at KCOUNT_MAX_KEYS=1" "$work/keys.txt" &&
+     ! grep -q "^\*: placeholder row" "$work/keys.txt" && grep -q "^tallies dropped at KCOUNT_MAX_KEYS=1: 5 ranges got no row" "$work/keys.txt"; then
+    ok "summary mode at KCOUNT_MAX_KEYS=1: kcount summary marks step as dropped and says what was dropped"
+  else
+    bad "summary mode at KCOUNT_MAX_KEYS=1: $(cat "$work/keys.txt")"
+  fi
+fi
+
 # 3. Exit paths: _exit(0) skips atexit handlers; SIGTERM with the default action. The log must be
 #    complete and the exit status unchanged (0, 143).
 for how in _exit sigterm; do

@@ -2,6 +2,7 @@
 // reader's Summary of a summary-mode log compared field by field with the Summary of a trace log of the
 // same synthetic run; log size independent of the number of steps; a cut snapshot.
 #include <doctest/doctest.h>
+#include <xxhash.h>
 
 #include <cstring>
 #include <random>
@@ -424,6 +425,12 @@ TEST_CASE("aggregator: caps count what does not fit") {
   CHECK(agg.keys() == 3);
   CHECK(agg.totals().dropped_tallies == 2);
   CHECK(agg.totals().ranges == 5);
+  CHECK(agg.totals().max_keys == 3);
+  CHECK(agg.totals().dropped_ranges == 2);  // what dropped_tallies holds, by kind
+  CHECK(agg.totals().dropped_range_instances == 2);
+  agg.addRange(RangeBody{0, 10, 5, 1, 1, 0});  // a range dropped before counts once
+  CHECK(agg.totals().dropped_ranges == 2);
+  CHECK(agg.totals().dropped_range_instances == 3);
   for (uint64_t c = 1; c <= 6; ++c) agg.addLaunch(launchEvent(c, 1, 0, 1).launch, 0);
   CHECK(agg.inflight() == 4);
   CHECK(agg.totals().evicted_launches == 2);
@@ -432,10 +439,137 @@ TEST_CASE("aggregator: caps count what does not fit") {
   for (uint64_t c = 100; c < 104; ++c) agg.addKernel(kernel(c, 20, 0, 1), 0);  // two wait, two give up at once
   CHECK(agg.waiting() == 2);
   CHECK(agg.totals().unmatched_kernels == 2);
-  CHECK(agg.totals().dropped_tallies == 2 + 2);  // the unmatched kernels' name row did not fit either
+  CHECK(agg.totals().dropped_tallies == 3 + 2);  // the unmatched kernels' name row did not fit either
+  CHECK(agg.totals().unnamed_kernels == 2);
   // Kernel rows need keys too: none left, so the kernel counts in its range but not by name.
   agg.addKernel(kernel(5, 20, 0, 1), 0);
-  CHECK(agg.totals().dropped_tallies == 5);
+  CHECK(agg.totals().dropped_tallies == 6);
+  CHECK(agg.totals().unnamed_kernels == 3);
+  const SnapshotBeginBody t = agg.totals();
+  CHECK(t.dropped_tallies ==
+        t.dropped_range_instances + t.dropped_launches + t.dropped_kernels + t.dropped_mem_ops + t.unnamed_kernels);
+}
+
+TEST_CASE("summary mode at KCOUNT_MAX_KEYS: the ranges whose tally was dropped are named as such, with their counts") {
+  Aggregator::Limits lim;
+  lim.max_keys = 2;
+  Aggregator agg(lim);
+  // The library's range tree (writeDefinitions): step > gate, act; worker, graph, cap, mem at the top.
+  agg.setScopeParents([](uint32_t id) { return id == kGate || id == kAct ? kStep : kRootScope; });
+  agg.addRange(rangeEvent(kGate, 10, 20).range);  // row 1: step/gate
+  agg.addLaunch(launchEvent(1, kGate, 11, 12).launch, 0);
+  agg.addKernel(kernel(1, kNames, 30, 5), 0);  // row 2: (step/gate, kernel 0); the cap is reached
+  agg.addRange(rangeEvent(kStep, 5, 40).range);  // no row for step: dropped
+  agg.addLaunch(launchEvent(2, kStep, 21, 22).launch, 0);
+  agg.addKernel(kernel(2, kNames, 40, 5), 0);
+  agg.addLaunch(launchEvent(3, kGate, 23, 24).launch, 0);
+  agg.addKernel(kernel(3, kNames + 1, 50, 5), 0);  // in gate's row, but no room for its name's row
+  agg.addLaunch(launchEvent(4, kWorker, 25, 26).launch, 0);  // worker: dropped, not shown (no child)
+  agg.addKernel(kernel(4, kNames, 60, 5), 0);
+  agg.addLaunch(launchEvent(5, kStep, 27, 28, kLaunchMemOp).launch, 0);
+  agg.addMemOp(memOp(5, MemOpKind::kMemcpy, 64, 70, 5), 0);
+  agg.finish();
+  const SnapshotBeginBody t = agg.totals();
+  CHECK(t.dropped_tallies == 7);
+  CHECK(t.dropped_ranges == 2);
+  CHECK(t.dropped_range_instances == 1);
+  CHECK(t.dropped_launches == 2);
+  CHECK(t.dropped_kernels == 2);
+  CHECK(t.dropped_mem_ops == 1);
+  CHECK(t.unnamed_kernels == 1);
+  const std::string said = droppedTalliesText(t);
+  CHECK(said == "tallies dropped at KCOUNT_MAX_KEYS=2: 2 ranges got no row (their 1 range instances, 2 launches, 2 "
+                "kernels and 1 memory operations count in the totals, in no range's row); 1 kernels counted in their "
+                "range or as unmatched but not by kernel name");
+
+  LogData log = finalSnapshotLog(agg, true);
+  REQUIRE(log.snapshots.size() == 1);
+  CHECK(log.snapshots[0].scopes.size() == 2);  // gate's row, and step's marked one (worker is not shown)
+  const Summary s = summarize(log);
+  CHECK(tallyDropped(s, kStep));
+  CHECK_FALSE(isPlaceholder(s, kStep));
+  CHECK_FALSE(tallyDropped(s, kGate));
+  CHECK(s.launches == 4);  // the totals hold every launch: 1 in a row, 2 in dropped ranges, 1 not by name
+  LoadedLog l{"keys", std::move(log), s};
+  std::ostringstream out;
+  printSummaryTable(out, l, SummaryOptions{});
+  const std::string table = out.str();
+  INFO(table);
+  CHECK(table.find("step !") != std::string::npos);
+  CHECK(table.find("!: no numbers: the range's tally was dropped at KCOUNT_MAX_KEYS=2") != std::string::npos);
+  CHECK(table.find(kPlaceholderNote) == std::string::npos);  // not "open when recording began or stopped"
+  CHECK(table.find("\n" + said + "\n") != std::string::npos);  // the footer says what was dropped
+  const auto j = summaryJson(l);
+  bool step_seen = false;
+  for (const auto& r : j["ranges"])
+    if (r["path"] == "step") {
+      step_seen = true;
+      CHECK(r["tally_dropped"] == true);
+      CHECK(r["placeholder"] == false);
+    }
+  CHECK(step_seen);
+  CHECK(j["snapshot"]["max_keys"] == 2);
+  CHECK(j["snapshot"]["dropped_ranges"] == 2);
+  CHECK(j["snapshot"]["dropped_launches"] == 2);
+  CHECK(j["snapshot"]["dropped_kernels"] == 2);
+  CHECK(j["snapshot"]["unnamed_kernels"] == 1);
+  CHECK(j["drops"]["counters"]["dropped_tallies"] == 7);
+  CHECK(j["drops"]["text"].get<std::string>().find("KCOUNT_MAX_KEYS=2") != std::string::npos);
+
+  // A dropped parent whose children have instances only (no launch below it): no numbers at all in its
+  // row, which is not a placeholder (a range open when recording began or stopped) either.
+  Aggregator::Limits one_key;
+  one_key.max_keys = 1;
+  Aggregator cpu_only(one_key);
+  cpu_only.setScopeParents([](uint32_t id) { return id == kGate || id == kAct ? kStep : kRootScope; });
+  cpu_only.addRange(rangeEvent(kAct, 10, 20).range);
+  cpu_only.addRange(rangeEvent(kStep, 5, 40).range);
+  LogData cpu_log = finalSnapshotLog(cpu_only, true);
+  const Summary cpu_s = summarize(cpu_log);
+  CHECK_FALSE(isPlaceholder(cpu_s, kStep));
+  LoadedLog cl{"cpu", std::move(cpu_log), cpu_s};
+  std::ostringstream cpu_out;
+  printSummaryTable(cpu_out, cl, SummaryOptions{});
+  CHECK(cpu_out.str().find("step !") != std::string::npos);
+  CHECK(cpu_out.str().find("step *") == std::string::npos);
+  CHECK(cpu_out.str().find(kPlaceholderNote) == std::string::npos);
+  CHECK(cpu_out.str().find("tallies dropped at KCOUNT_MAX_KEYS=1: 1 range got no row (their 1 range instances, 0 "
+                           "launches") != std::string::npos);
+
+  // A snapshot of an earlier writer (a 128-byte SnapshotBegin, no detail) still reads, with the count only.
+  MemorySink sink;
+  LogWriter w(&sink, LogEncoding::kPlain);
+  writeDefinitions(w, true);
+  w.flush();
+  agg.writeSnapshot(w, 200, true);
+  w.writeEnd();
+  w.flush();
+  std::vector<uint8_t> bytes = sink.bytes;
+  const size_t chunk = chunkOffsets(bytes).at(1);
+  ChunkHeader ch;
+  std::memcpy(&ch, bytes.data() + chunk, sizeof(ch));
+  const size_t rec = chunk + sizeof(ChunkHeader);  // the SnapshotBegin opens the chunk
+  RecordHeader rh;
+  std::memcpy(&rh, bytes.data() + rec, sizeof(rh));
+  REQUIRE(rh.type == static_cast<uint16_t>(RecordType::kSnapshotBegin));
+  REQUIRE(rh.body_bytes == sizeof(SnapshotBeginBody));
+  const size_t cut = sizeof(SnapshotBeginBody) - kSnapshotBeginBytesV12;
+  rh.body_bytes = kSnapshotBeginBytesV12;
+  std::memcpy(bytes.data() + rec, &rh, sizeof(rh));
+  const auto from = bytes.begin() + static_cast<std::ptrdiff_t>(rec + sizeof(rh) + kSnapshotBeginBytesV12);
+  bytes.erase(from, from + static_cast<std::ptrdiff_t>(cut));
+  ch.payload_bytes -= static_cast<uint32_t>(cut);
+  ch.checksum = XXH3_64bits(bytes.data() + chunk + sizeof(ChunkHeader), ch.payload_bytes);
+  std::memcpy(bytes.data() + chunk, &ch, sizeof(ch));
+  const LogData old = readLog(bytes);
+  CHECK(old.intact());
+  REQUIRE(old.snapshots.size() == 1);
+  CHECK(old.snapshots[0].begin.dropped_tallies == 7);
+  CHECK(old.snapshots[0].begin.max_keys == 0);
+  CHECK(droppedTalliesText(old.snapshots[0].begin) ==
+        "tallies dropped at KCOUNT_MAX_KEYS: 7 events not tallied or not by kernel name (this log does not say which)");
+  LoadedLog lo{"old", old, summarize(old)};
+  CHECK(summaryJson(lo)["snapshot"]["dropped_ranges"].is_null());
 }
 
 TEST_CASE("summary mode gives the same Summary as trace mode for the same run") {
@@ -464,7 +598,7 @@ TEST_CASE("summary mode gives the same Summary as trace mode for the same run") 
   // The tools' reports: identical JSON but for the mode and the snapshot fields.
   LoadedLog la{"run", trace, a}, lb{"run", summary, b};
   auto ja = summaryJson(la), jb = summaryJson(lb);
-  for (const char* k : {"metadata", "mode", "snapshot", "snapshots", "incomplete_snapshots", "issues"}) {
+  for (const char* k : {"metadata", "mode", "snapshot", "snapshots", "incomplete_snapshots", "snapshots_skipped", "issues"}) {
     ja.erase(k);
     jb.erase(k);
   }
@@ -621,6 +755,107 @@ TEST_CASE("summary log size does not grow with the number of steps") {
   CHECK(s.exclusive[kGate].launches == 100000);
   CHECK(s.exclusive[kGate].kernels == 100000);
   CHECK(s.launches_without_kernel == 100000 / 13 + 1);  // the launch in `cap` whose kernel never comes
+}
+
+/// The files of summaryLog()'s path under KCOUNT_MAX_BYTES=`max_bytes`, `max_files` files, with the
+/// session's preamble (definitions, rotated_file) and closing (snapshots_skipped metadata, Stats, End).
+struct CappedSummaryLog {
+  std::vector<std::vector<uint8_t>> files;  // part order
+  uint64_t skipped = 0;                     // Aggregator::skippedSnapshots()
+  uint64_t dropped_bytes = 0;               // LogWriter::droppedBytes()
+};
+CappedSummaryLog cappedSummaryLog(const std::vector<Batch>& batches, size_t max_bytes, size_t max_files) {
+  MemorySink sink;
+  sink.max_bytes = max_bytes;
+  sink.max_files = max_files;
+  LogWriter w(&sink);
+  w.setPreamble(
+      [](LogWriter& pw, void*) {
+        writeDefinitions(pw, true);
+        pw.writeMetadata(kMetaRotatedFile, std::to_string(pw.rotations()));
+      },
+      nullptr);
+  writeDefinitions(w, true);
+  Aggregator agg;
+  uint64_t flushes = 0;
+  for (const Batch& b : batches) {
+    if (b.flushed) ++flushes;
+    for (const HostEvent& e : b.events) {
+      if (e.kind == HostEvent::kLaunch) agg.addLaunch(e.launch, b.now_ns);
+      if (e.kind == HostEvent::kRange) agg.addRange(e.range);
+    }
+    for (const KernelBody& k : b.kernels) agg.addKernel(k, b.now_ns);
+    for (const MemOpBody& m : b.mem_ops) agg.addMemOp(m, b.now_ns);
+    agg.settle(b.now_ns, flushes);
+    if (agg.writeSnapshot(w, b.now_ns, false)) w.flush();  // one due every drain
+  }
+  agg.finish();
+  CHECK(agg.writeSnapshot(w, batches.back().now_ns + 1, true));
+  w.flush();
+  if (agg.skippedSnapshots() > 0) w.writeMetadata(kMetaSnapshotsSkipped, std::to_string(agg.skippedSnapshots()));
+  w.writeStats(StatsBody{});
+  w.writeEnd();
+  w.flush();
+  CappedSummaryLog out{std::move(sink.files), agg.skippedSnapshots(), w.droppedBytes()};
+  out.files.push_back(std::move(sink.bytes));
+  return out;
+}
+
+TEST_CASE("summary mode at KCOUNT_MAX_BYTES: periodic snapshots leave room for the final one") {
+  const auto batches = syntheticRun(300);
+  const LogData whole = readLog(summaryLog(batches, 1));
+  const Summary want = summarize(whole);
+  REQUIRE(whole.snapshots.size() == batches.size() + 1);
+
+  // One file: a snapshot every drain would fill 64 KiB long before the end. The periodic snapshots that
+  // would not leave room for one more as large are not written; the final one is, under the cap.
+  constexpr size_t kCap = 64 * 1024;
+  const CappedSummaryLog one = cappedSummaryLog(batches, kCap, 1);
+  REQUIRE(one.files.size() == 1);
+  CHECK(one.files[0].size() <= kCap);
+  CHECK(one.skipped > 0);
+  CHECK(one.dropped_bytes == 0);  // nothing kept out: the skipped snapshots were never written
+  LogData log = readLog(one.files[0]);
+  CHECK(log.complete);
+  CHECK(log.incomplete_snapshots == 0);
+  REQUIRE_FALSE(log.snapshots.empty());
+  CHECK(log.snapshots.size() + one.skipped == batches.size() + 1);
+  CHECK((log.snapshots.back().begin.flags & kSnapshotFinal) != 0);
+  const Summary s = summarize(log);
+  CHECK(s.launches == want.launches);
+  CHECK(s.kernels == want.kernels);
+  CHECK(s.exclusive[kGate].launches == want.exclusive[kGate].launches);
+  CHECK(s.launches_without_kernel == want.launches_without_kernel);
+  // The reader names the skipped ones and takes its totals from the final snapshot.
+  LoadedLog l{"capped", std::move(log), s};
+  std::ostringstream table;
+  printSummaryTable(table, l, SummaryOptions{});
+  INFO(table.str());
+  CHECK(table.str().find("(" + std::to_string(one.skipped) +
+                         " more not written at KCOUNT_MAX_BYTES, to keep room for the final one)") != std::string::npos);
+  CHECK(table.str().find("(final)") != std::string::npos);
+  CHECK(summaryJson(l)["snapshots_skipped"] == one.skipped);
+
+  // Rotation (3 files of 16 KiB): a snapshot that does not fit in the room a file has left starts the
+  // next file, so none is split between two files (read as incomplete in both), and in the last file
+  // the periodic snapshots leave room for the final one.
+  constexpr size_t kPartCap = 16 * 1024;
+  const CappedSummaryLog parts = cappedSummaryLog(batches, kPartCap, 3);
+  REQUIRE(parts.files.size() == 3);
+  CHECK(parts.skipped > 0);
+  CHECK(parts.dropped_bytes == 0);
+  for (size_t i = 0; i < parts.files.size(); ++i) {
+    INFO("part " << i);
+    CHECK(parts.files[i].size() <= kPartCap);
+    const LogData part = readLog(parts.files[i]);
+    CHECK(part.incomplete_snapshots == 0);
+    CHECK_FALSE(part.snapshots.empty());
+  }
+  const LogData last = readLog(parts.files.back());
+  CHECK(last.complete);
+  REQUIRE_FALSE(last.snapshots.empty());
+  CHECK((last.snapshots.back().begin.flags & kSnapshotFinal) != 0);
+  CHECK(summarize(last).launches == want.launches);
 }
 
 TEST_CASE("summary mode: why the totals' snapshot is not final, and what a rotated part read alone holds") {
