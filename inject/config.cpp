@@ -8,6 +8,8 @@
 
 #include <unistd.h>  // environ
 
+#include <fmt/format.h>
+
 #include "collector/parse.h"
 #include "inject/log.h"
 #include "inject/settings.h"
@@ -22,12 +24,24 @@ const char* env(SettingName name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
+// A setting's value as a warning shows it: as given when it is a plain word; else quoted and escaped by
+// fmt's debug format ("{:?}": a blank is visible, a newline, which would split the warning, one line per
+// problem, reads \n).
+std::string shownValue(const char* value) {
+  const std::string_view v(value);
+  const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return u > 0x20 && u < 0x7f && ch != '\'' && ch != '\\' && ch != '"';
+  });
+  return plain ? std::string(v) : fmt::format("{:?}", v);
+}
+
 // One problem line: "ignoring NAME=VALUE: ALLOWED; using USED".
 void problem(std::string* problems, const char* name, const char* value, const std::string& allowed,
              const std::string& used) {
   if (problems == nullptr) return;
   if (!problems->empty()) *problems += '\n';
-  *problems += std::string("ignoring ") + name + "=" + value + ": " + allowed + "; using " + used;
+  *problems += std::string("ignoring ") + name + "=" + shownValue(value) + ": " + allowed + "; using " + used;
 }
 
 // An on/off switch: 1/on/yes/true or 0/off/no/false; anything else keeps the default, with a warning.

@@ -378,3 +378,27 @@ TEST_CASE("every KCOUNT_* name quoted in the library, the tool and the Python he
   for (const std::string& u : unknown) FAIL_CHECK("not in inject/settings.h: " << u);
   CHECK(unknown.empty());
 }
+
+TEST_CASE("A warning shows a value with blanks, quotes or control characters quoted, on one line") {
+  {
+    EnvVar m("KCOUNT_MODE", "summary");
+    EnvVar v("KCOUNT_LAUNCH_TIMING", " 16");
+    std::string problems;
+    CHECK(kc::inject::readConfig(&problems).launch_timing == 1);
+    CHECK(problems == "ignoring KCOUNT_LAUNCH_TIMING=\" 16\": not a whole number (allowed: launch calls per timed "
+                      "call from 1 to 1024); using the default 1");
+  }
+  {
+    EnvVar v("KCOUNT_MODE", "summary\nx");
+    std::string problems;
+    kc::inject::readConfig(&problems);
+    CHECK(problems == "ignoring KCOUNT_MODE=\"summary\\nx\": not trace or summary; using trace");
+    CHECK(problems.find('\n') == std::string::npos);
+  }
+  {
+    EnvVar v("KCOUNT_MODE", "sum'mary");
+    std::string problems;
+    kc::inject::readConfig(&problems);
+    CHECK(problems == "ignoring KCOUNT_MODE=\"sum'mary\": not trace or summary; using trace");
+  }
+}
