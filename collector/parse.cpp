@@ -1,5 +1,6 @@
 #include "collector/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <system_error>
 
@@ -88,6 +89,26 @@ bool tooLargeDuration(std::string_view text) {
     (text[at] == '.' ? dots : digits) += 1;
   if (digits == 0 || dots > 1) return false;
   return parseDurationNs("1" + std::string(text.substr(at))).has_value();
+}
+
+size_t nameDistance(std::string_view a, std::string_view b, size_t cap) {
+  if (a.size() > b.size() + cap || b.size() > a.size() + cap || a.size() > 64 || b.size() > 64) return cap + 1;
+  size_t prev2[65], prev[65], cur[65];
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    size_t row_min = cur[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t d = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d = std::min(d, prev2[j - 2] + 1);
+      cur[j] = d;
+      row_min = std::min(row_min, d);
+    }
+    if (row_min > cap) return cap + 1;
+    std::copy(prev, prev + b.size() + 1, prev2);
+    std::copy(cur, cur + b.size() + 1, prev);
+  }
+  return prev[b.size()];
 }
 
 }  // namespace kc

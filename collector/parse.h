@@ -2,6 +2,7 @@
 // One implementation for the injected library and the tool, so both accept and refuse the same text.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -36,5 +37,11 @@ bool tooLargeDuration(std::string_view text);
 /// What the messages say of a duration tooLargeDuration() accepts: "too large (the longest ...)".
 inline constexpr std::string_view kDurationTooLarge =
     "too large (the longest duration is 18446744073709551615 ns, about 584 years)";
+
+/// Edit distance between two short names (insertions, deletions, substitutions and swaps of adjacent
+/// characters, each 1; optimal string alignment), capped: returns `cap` + 1 as soon as it is larger than
+/// `cap`, and for names longer than 64 bytes. Used to suggest a name for a misspelled one (KCOUNT_*
+/// settings, kcount commands). Thread-safe, no allocation.
+size_t nameDistance(std::string_view a, std::string_view b, size_t cap);
 
 }  // namespace kc

@@ -119,28 +119,6 @@ std::string hexHash(std::string_view text) {
   return buf;
 }
 
-// Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short names, capped:
-// returns cap + 1 as soon as it is larger than `cap`.
-size_t nameDistance(std::string_view a, std::string_view b, size_t cap) {
-  if (a.size() > b.size() + cap || b.size() > a.size() + cap || a.size() > 64 || b.size() > 64) return cap + 1;
-  size_t prev2[65], prev[65], cur[65];
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    size_t row_min = cur[0];
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t d = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d = std::min(d, prev2[j - 2] + 1);
-      cur[j] = d;
-      row_min = std::min(row_min, d);
-    }
-    if (row_min > cap) return cap + 1;
-    std::copy(prev, prev + b.size() + 1, prev2);
-    std::copy(cur, cur + b.size() + 1, prev);
-  }
-  return prev[b.size()];
-}
-
 // "ignoring KCOUNT_MDOE=summary: not a kcount setting (did you mean KCOUNT_MODE?)" for each KCOUNT_*
 // variable that no part of kcount reads (not in kSettings or kOtherNames, inject/settings.h) and whose
 // name is within 2 edits of a setting.
@@ -155,7 +133,7 @@ void misspelledSettings(std::string* problems) {
     std::string_view best;
     size_t best_d = 3;
     for (std::string_view s : kSettings)
-      if (const size_t d = nameDistance(name, s, 2); d < best_d) {
+      if (const size_t d = kc::nameDistance(name, s, 2); d < best_d) {
         best_d = d;
         best = s;
       }

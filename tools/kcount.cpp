@@ -492,14 +492,40 @@ int kcountMain(int argc, char** argv) {
       if (a == "--output" || a == "--inject" || a == "--lib") ++i;  // the option's value
     }
   }
+  // `kcount help [COMMAND]`: what `kcount [COMMAND] --help` prints (exit 0; an unknown COMMAND: exit 2).
+  if (argc > 1 && std::string_view(argv[1]) == "help") {
+    const CLI::App* sub = nullptr;
+    std::string names;
+    for (const CLI::App* s : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + s->get_name();
+      if (argc > 2 && s->get_name() == argv[2]) sub = s;
+    }
+    if (argc > 2 && sub == nullptr) {
+      std::cerr << "kcount help: unknown command '" << argv[2] << "' (commands: " << names << ")\n";
+      return 2;
+    }
+    app.name("kcount");
+    std::cout << (sub != nullptr ? sub->help("kcount") : app.help());
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // An unknown command: named, with the commands there are (CLI11 says only "A subcommand is required").
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
       std::string names;
-      for (const CLI::App* sub : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
-      std::cerr << "kcount: unknown command '" << argv[1] << "' (commands: " << names
+      const std::string_view given(argv[1]);
+      std::string closest;
+      size_t closest_d = 3;  // within 2 edits (collector/parse.h nameDistance)
+      for (const CLI::App* sub : app.get_subcommands({})) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+        if (const size_t d = kc::nameDistance(given, sub->get_name(), 2); d < closest_d) {
+          closest_d = d;
+          closest = sub->get_name();
+        }
+      }
+      std::cerr << "kcount: unknown command '" << argv[1] << "'"
+                << (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") << " (commands: " << names
                 << "; kcount --help says more)\n";
       return 2;
     }

@@ -649,8 +649,22 @@ def test_unknown_command():
     r = run("sumary", "x.kcount")
     check(r.returncode == 2 and "unknown command 'sumary'" in r.stderr and "summary, kernels, diff" in r.stderr,
           "an unknown command is named, with the commands there are (exit 2)", r.stderr)
+    check("(did you mean 'summary'?)" in r.stderr, "... and the command it is closest to (within 2 edits)", r.stderr)
+    r = run("zzz")
+    check(r.returncode == 2 and "did you mean" not in r.stderr, "no suggestion for a name far from every command", r.stderr)
     r = run()
     check(r.returncode == 2 and "unknown command" not in r.stderr, "no command at all: CLI11's own line", r.stderr)
+    r, h = run("help"), run("--help")
+    check(r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout
+          and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1],
+          "kcount help: kcount --help's text (exit 0)", (r.returncode, r.stdout[:200], r.stderr))
+    r, h = run("help", "ctl"), run("ctl", "--help")
+    check(r.returncode == 0 and "Usage: kcount ctl" in r.stdout
+          and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1],
+          "kcount help ctl: kcount ctl --help's text (exit 0)", (r.returncode, r.stdout[:200], r.stderr))
+    r = run("help", "sumary")
+    check(r.returncode == 2 and "kcount help: unknown command 'sumary'" in r.stderr, "kcount help of an unknown command: exit 2",
+          (r.returncode, r.stderr))
 
 
 def main():
