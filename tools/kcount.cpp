@@ -284,10 +284,14 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
 }
 
 void printIssues(const kc::LoadedLog& l) {
-  for (const auto& i : l.data.issues)
+  for (const auto& i : l.data.issues) {
+    // A path that is no log at all (a folder, a device, a file without the kcount header): the message
+    // says all; "(byte 0)" after it would point into a file that has no log in it.
+    const bool whole_file = l.data.not_a_log && i.offset == 0 && i.chunk < 0;
     std::cerr << "kcount: " << l.path << ": "
               << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message
-              << " (" << kc::issueWhere(i) << ")\n";
+              << (whole_file ? std::string() : " (" + kc::issueWhere(i) + ")") << "\n";
+  }
 }
 
 /// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is

@@ -283,6 +283,11 @@ def test_not_a_file(work):
         check(r.returncode == 2 and len(lines) == 2 and lines[1].startswith(want)
               and "format version" not in r.stdout and "chunk -1" not in r.stdout,
               f"check {path}: one clear line, exit 2", r.stdout + r.stderr)
+        if not os.path.exists(path):
+            continue  # summary says "no such file" (usage.md)
+        r = run("summary", path)
+        check(r.returncode == 2 and want.split(": ", 1)[1] in r.stderr and "(byte 0)" not in r.stderr,
+              f"summary {path}: why, without a byte offset into a file that holds no log (exit 2)", r.stderr)
     gz = os.path.join(work, "log.kcount.gz")
     with open(gz, "wb") as f:
         f.write(bytes([0x1f, 0x8b, 8, 0]) + bytes(40))
