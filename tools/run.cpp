@@ -37,7 +37,7 @@ volatile sig_atomic_t g_child = 0;
 /// scheduler, systemd: si_code <= 0) are forwarded; a terminal's Ctrl-C, Ctrl-\ or hangup reaches the
 /// command's process group by itself, and forwarding it again would deliver it twice (a second
 /// KeyboardInterrupt in Python's cleanup).
-constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
 
 void forwardSignal(int sig, siginfo_t* info, void*) {
   if (g_child > 0 && (info == nullptr || info->si_code <= 0)) kill(static_cast<pid_t>(g_child), sig);

@@ -18,7 +18,7 @@ fail=0
 dfl=(python3 -c 'import os, signal, sys
 for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP): signal.signal(s, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])')
-for sig in TERM HUP INT USR1; do
+for sig in TERM HUP INT USR1 ALRM; do
   cat >"$work/cmd.sh" <<EOS
 n=0
 trap 'n=\$((n + 1))' $sig
