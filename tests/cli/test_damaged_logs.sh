@@ -32,7 +32,7 @@ head -c $((size - 1000)) "$src" >"$work/cut.kcount"
 cp "$src" "$work/flip.kcount" && chmod u+w "$work/flip.kcount"
 printf '\xff' | dd of="$work/flip.kcount" bs=1 seek=$((size / 2)) conv=notrunc status=none
 
-expect "summary: not a kcount log" 2 "error: not a kcount log: byte 0 holds 23 21 2f 62 .*\(byte 0\)" \
+expect "summary: not a kcount log" 2 "error: not a kcount log: byte 0 holds 23 21 2f 62 .*starts with \"KCOUNTLG\"$" \
   "$kcount" summary "$work/script.sh"
 expect "summary --salvage: not a kcount log (nothing intact)" 2 "nothing intact" \
   "$kcount" summary --salvage "$work/script.sh"
