@@ -444,6 +444,12 @@ std::string droppedTalliesText(const SnapshotBeginBody& b) {
   return s;
 }
 
+std::string untalliedEventsText(uint64_t dropped_tallies, uint64_t max_keys) {
+  return std::to_string(dropped_tallies) + (dropped_tallies == 1 ? " event" : " events") +
+         " not tallied in their row at KCOUNT_MAX_KEYS" + (max_keys > 0 ? "=" + std::to_string(max_keys) : "") +
+         " (still in the totals)";
+}
+
 bool Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot) {
   if (!writer.prepareGroup(snapshotRecordBytes(), /*keep_room_for_another=*/!final_snapshot)) {
     ++skipped_snapshots_;

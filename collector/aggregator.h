@@ -35,6 +35,12 @@ class LogWriter;
 /// no range's row); 12 kernels counted in their range or as unmatched but not by kernel name". A snapshot
 /// of an earlier writer (max_keys 0) gives the event count only.
 std::string droppedTalliesText(const SnapshotBeginBody& b);
+/// What a count of dropped_tallies is, said as one phrase for the summary line, the LOSSY state line,
+/// `kcount check` and the library's closing line: "204 events not tallied in their row at
+/// KCOUNT_MAX_KEYS=1 (still in the totals)" (`max_keys` 0, an earlier writer: "at KCOUNT_MAX_KEYS").
+/// The events are range instances, launches, kernels and memory operations of ranges that got no row, and
+/// kernels counted in their range but not by name; every one counts in the totals.
+std::string untalliedEventsText(uint64_t dropped_tallies, uint64_t max_keys);
 
 class Aggregator {
  public:

@@ -507,8 +507,14 @@ void Session::aggregateLocked(bool final_chunk) {
 
 // Under KCOUNT_MAX_BYTES a periodic snapshot that would not leave room for the final one is skipped (the
 // aggregator counts it, its tallies stay changed so the next due time tries again).
+// A snapshot is read only whole: if any chunk kept out (size cap) or refused during it, it is not in the log.
 void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
-  if (aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot)) writer_->flush();  // out whole, at its time
+  const uint64_t dropped_before = writer_->droppedRecords().total();
+  if (!aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot)) return;
+  writer_->flush();  // out whole, at its time
+  const bool lost = writer_->droppedRecords().total() > dropped_before;
+  if (!lost) ++snapshots_whole_;
+  if (final_snapshot) final_snapshot_lost_ = lost;
 }
 
 // Not after the final snapshot: the final drain switches the state under writer_mutex_.
@@ -760,9 +766,13 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
   const size_t files = sink_ ? sink_->files().size() : 1;
   if (files > 1) line += ", " + std::to_string(files) + " files, the first " + sink_->files().front();
   if (writer_->droppedRecords().total() > 0) line += "; " + notWrittenText(true);
+  if (aggregator_ && final_snapshot_lost_)
+    line += std::string("; final snapshot not written (") +
+            (writer_->firstDropFile() >= 0 ? "kept out at KCOUNT_MAX_BYTES" : "the file refused it: disk full or unwritable") +
+            (snapshots_whole_ == 0 ? "): the log holds no totals"
+                                   : "): the log's totals are those of an earlier snapshot, not the run's");
   if (aggregator_ && aggregator_->totals().dropped_tallies > 0)
-    line += "; " + std::to_string(aggregator_->totals().dropped_tallies) + " tallies dropped at KCOUNT_MAX_KEYS=" +
-            std::to_string(config_.max_keys);
+    line += "; " + untalliedEventsText(aggregator_->totals().dropped_tallies, config_.max_keys);
   if (aggregator_ && aggregator_->skippedSnapshots() > 0)
     line += "; " + std::to_string(aggregator_->skippedSnapshots()) +
             " periodic snapshots not written at KCOUNT_MAX_BYTES, to keep room for the final one";

@@ -249,8 +249,10 @@ class Session {
   /// reserve whatever the path's length) the log's metadata.
   std::string notWrittenText(bool with_path) const;
   /// The closing line (info) after the log is closed: "log: PATH (N launches (+M memcpy/memset calls), K
-  /// kernels, R ranges, B bytes[, F files, the first P][; not written: ...][; created folder D]; CUPTI
-  /// ...)". Trace mode counts the records that reached the files; summary mode the records tallied.
+  /// kernels, R ranges, B bytes[, F files, the first P][; not written: ...][; final snapshot not written
+  /// ...][; N events not tallied in their row at KCOUNT_MAX_KEYS=K (still in the totals)][; created folder
+  /// D]; CUPTI ...)". Trace mode counts the records that reached the files; summary mode the records
+  /// tallied.
   /// Requires writer_mutex_ and writer_.
   std::string closingLine(const std::string& path, const StatsBody& stats) const;
   uint64_t last_flush_ns_ = 0;
@@ -277,6 +279,8 @@ class Session {
   /// Appends a snapshot of the aggregator's tallies taken at now_ns and flushes it. Requires writer_mutex_,
   /// aggregator_ and has_records_.
   void writeSnapshotLocked(uint64_t now_ns, bool final_snapshot);
+  uint64_t snapshots_whole_ = 0;        // snapshots written with no chunk of theirs kept out or refused
+  bool final_snapshot_lost_ = false;    // a chunk of the final snapshot was kept out (size cap) or refused
   /// Summary mode, out of schedule (ctl flush, a window closing): a non-final snapshot now if any tally
   /// changed since the last one and the session is still active; nothing in trace mode. Requires
   /// writer_mutex_.

@@ -89,9 +89,15 @@ std::string notALogFile(const std::string& path) {
 /// salvaged, or a rotated part read alone): the summary footer's state line (kc::logStateWarning), for
 /// the commands that print no footer (kernels, export, report, diff). `issues_printed`: the log's reader
 /// issues are already on stderr, so an incomplete log without drops (its "no end record" warning) is not
-/// named twice. A log with data after its end record was named by selectLogs.
-void warnStates(const std::vector<kc::LoadedLog>& logs, bool issues_printed) {
+/// named twice. A log with data after its end record was named by selectLogs. With `no_totals`, a
+/// summary-mode log without a complete snapshot is named as holding no totals (kc::noTotalsWarning, its
+/// losses included) instead.
+void warnStates(const std::vector<kc::LoadedLog>& logs, bool issues_printed, bool no_totals = false) {
   for (const auto& l : logs) {
+    if (no_totals && kc::noSnapshotNumbers(l)) {
+      std::cerr << "kcount: " << l.path << ": warning: " << kc::noTotalsWarning(l) << '\n';
+      continue;
+    }
     const std::string state = kc::logState(l);
     if (state == "complete" || state == "data after end") continue;
     if (issues_printed && state == "incomplete" && !kc::logLosses(l).any()) continue;
@@ -659,13 +665,13 @@ int kcountMain(int argc, char** argv) {
         }
         return any_trace ? 2 : rc;
       }
-      // Several logs: a summary-mode log without a complete snapshot has no numbers to set beside the
-      // others' ("no totals" across logs, null in JSON): named on stderr, as a log that is not whole is.
-      if (logs.size() > 1)
+      // A summary-mode log without a complete snapshot has no numbers (null in JSON, no row in CSV, "no
+      // totals" across logs): named on stderr, as a log that is not whole is, unless its table's footer
+      // (one log, table format) says so. The exit status stays that of the log's state (0 if not damaged).
+      if (logs.size() > 1 || format != "table")
         for (const auto& l : logs)
           if (kc::noSnapshotNumbers(l))
-            std::cerr << "kcount: " << l.path << ": warning: no totals: summary mode: " << kc::noSnapshotText(l.data)
-                      << '\n';
+            std::cerr << "kcount: " << l.path << ": warning: " << kc::noTotalsWarning(l) << '\n';
       if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
         std::cerr << "kcount: --metric chooses the number of the across-logs table, printed for several logs "
                      "in the table format: no effect here\n";
@@ -728,7 +734,7 @@ int kcountMain(int argc, char** argv) {
         kc::printKernelsTable(std::cout, logs, full_names);
       for (const auto& l : logs)
         if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
-      warnStates(logs, true);
+      warnStates(logs, true, /*no_totals=*/true);
       return rc;
     }
     if (*check) {

@@ -156,16 +156,57 @@ uint64_t snapshotsSkipped(const LogData& d) {
 
 bool noSnapshotNumbers(const LoadedLog& l) { return l.data.summary_mode && l.summary.snapshot < 0; }
 
+KeptOut keptOut(const LogData& d) {
+  // The library's metadata text names the cap when the first chunk kept out did not fit under it
+  // ("..., at KCOUNT_MAX_BYTES" or "..., from part N on, at KCOUNT_MAX_BYTES").
+  if (d.meta("records_not_written").find("KCOUNT_MAX_BYTES") != std::string::npos) return KeptOut::kAtCap;
+  const NotWritten n = notWritten(d);
+  if (n.known) return n.launches + n.kernels + n.ranges + n.other > 0 ? KeptOut::kNotWritten : KeptOut::kNone;
+  if (!d.has_stats) return KeptOut::kUnknown;
+  return d.stats.bytes_dropped > 0 ? KeptOut::kNotWritten : KeptOut::kNone;
+}
+
+std::string finalSnapshotMissingText(const LogData& d) {
+  const KeptOut k = keptOut(d);
+  if (!d.intact())
+    return std::string("the final snapshot is not in the log's intact part (damaged bytes were skipped") +
+           (k == KeptOut::kAtCap ? "; records were also kept out at its size cap, KCOUNT_MAX_BYTES)" : ")");
+  switch (k) {
+    case KeptOut::kAtCap:
+      return "the final snapshot is not in the log, kept out at its size cap (KCOUNT_MAX_BYTES)";
+    case KeptOut::kNotWritten:
+      return "the final snapshot is not in the log: records were not written (disk full or unwritable file)";
+    case KeptOut::kNone:
+      return "the log was closed without its final snapshot, though it counts no record kept out of it";
+    case KeptOut::kUnknown:
+      break;
+  }
+  return "the log was closed without its final snapshot (it has no stats record to say why)";
+}
+
 std::string noSnapshotText(const LogData& d) {
   const std::string period = snapshotPeriodText(d);
   const bool cut = d.incomplete_snapshots > 0;
+  std::string why;
+  if (!d.complete)
+    why = cut ? "; the log has no end record: it ends inside a snapshot (the process was killed while writing it)"
+              : "; the log has no end record: the process was killed before its first snapshot (or is still running)";
+  else if (d.has_stats && d.stats.launches + d.stats.kernels + d.stats.ranges == 0 && !cut)
+    why = "; nothing was recorded, so none was due";
+  else
+    why = "; " + finalSnapshotMissingText(d);
   return fmt::format("{}, so no numbers (a summary-mode log holds them only in its snapshots, written {}from the "
                      "start of recording and at exit){}",
                      cut          ? fmt::format("no complete snapshot ({} incomplete)", d.incomplete_snapshots)
                      : d.complete ? std::string("no snapshot")
                                   : std::string("no snapshot written yet"),
-                     period.empty() ? "every KCOUNT_INTERVAL " : period + " ",
-                     d.complete && !cut ? "; the log was closed without one" : "");
+                     period.empty() ? "every KCOUNT_INTERVAL " : period + " ", why);
+}
+
+std::string noTotalsWarning(const LoadedLog& l) {
+  if (!noSnapshotNumbers(l)) return {};
+  const LogLosses loss = logLosses(l);
+  return "no totals: summary mode: " + noSnapshotText(l.data) + (loss.any() ? "; LOSSY: " + loss.text() : "");
 }
 
 namespace {
@@ -190,17 +231,16 @@ std::string snapshotLine(const LoadedLog& l) {
   std::from_chars(start_text.data(), start_text.data() + start_text.size(), start);
   s += fmt::format("; totals from snapshot {} at +{}{}", b.sequence,
                    formatDuration(b.time_ns > start ? b.time_ns - start : 0),
-                   (b.flags & kSnapshotFinal) ? " (final)"
-                   // A closed log whose last snapshot is not final lost the final one (kept out at the size
-                   // cap): the run went on after these totals.
-                   : d.complete ? " (not final: the final snapshot is not in the log, kept out at its size cap; "
-                                  "the run went on after it)"
-                                : " (not final: the log ends before the run did)");
+                   (b.flags & kSnapshotFinal) ? std::string(" (final)")
+                   // A closed log whose last snapshot is not final lost the final one: the cause the log
+                   // supports (damage, the size cap, a write refused); the run went on after these totals.
+                   : d.complete ? " (not final: " + finalSnapshotMissingText(d) + "; the run went on after it)"
+                                : std::string(" (not final: the log ends before the run did)"));
   if (!(b.flags & kSnapshotFinal))
     s += fmt::format(", {} in flight, {} waiting", counted(b.inflight_launches, "launch", "launches"),
                      counted(b.waiting_activity, "activity record"));
-  s += fmt::format("; {} dropped (key cap), {} evicted from the correlation window\n",
-                   counted(b.dropped_tallies, "tally", "tallies"), counted(b.evicted_launches, "launch", "launches"));
+  s += fmt::format("; {}, {} evicted from the correlation window\n", untalliedEventsText(b.dropped_tallies, b.max_keys),
+                   counted(b.evicted_launches, "launch", "launches"));
   return s;
 }
 
@@ -267,7 +307,12 @@ std::string logStateLine(const LoadedLog& l) {
   const std::string parts = d.parts > 1 ? fmt::format(" ({} rotated files joined)", d.parts) : std::string();
   if (const std::string partial = partialRunText(d); !partial.empty()) return "log PARTIAL: " + partial + lossy;
   if (!d.complete) return "log INCOMPLETE (no end record)" + lossy;
-  if (loss.any()) return "log complete but LOSSY: " + loss.text() + "; the numbers above undercount" + parts;
+  // No totals wins over LOSSY: there are no numbers above to undercount.
+  if (const std::string why = noTotalsText(d, l.summary); !why.empty()) return "log complete but NO TOTALS: " + why + lossy;
+  if (loss.any())
+    return "log complete but LOSSY: " + loss.text() +
+           (loss.totalsUndercount() ? "; the numbers above undercount" : "; the rows above undercount, the totals do not") +
+           parts;
   return "log complete" + parts;
 }
 
@@ -514,14 +559,20 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
 
 std::string LogLosses::text() const {
   if (counters.empty()) return {};
-  std::string parts;
+  std::string parts, s;
   for (const auto& c : counters) {
+    if (c.json_key == "dropped_tallies") continue;  // said apart, below
     if (!parts.empty()) parts += ", ";
     parts += fmt::format("{}: {}{}", c.name, c.count, c.cause.empty() ? "" : " (" + c.cause + ")");
   }
-  if (records > 0) return fmt::format("{} dropped while recording ({})", counted(records, "record"), parts);
-  if (bytes > 0) return fmt::format("{} not written while recording ({})", counted(bytes, "byte"), parts);
-  return fmt::format("lost while recording: {}", parts);
+  if (!parts.empty()) {
+    if (records > 0) s = fmt::format("{} dropped while recording ({})", counted(records, "record"), parts);
+    else if (bytes > 0) s = fmt::format("{} not written while recording ({})", counted(bytes, "byte"), parts);
+    else s = fmt::format("lost while recording: {}", parts);
+  }
+  // Events past the key cap are not lost: they count in the totals, in no row (or not by kernel name).
+  if (untallied > 0) s += (s.empty() ? "" : "; ") + untalliedEventsText(untallied, max_keys);
+  return s;
 }
 
 NotWritten notWritten(const LogData& d) {
@@ -554,12 +605,14 @@ NotWritten notWritten(const LogData& d) {
 LogLosses logLosses(const LoadedLog& l) {
   LogLosses out;
   const StatsBody& st = l.data.stats;
-  enum Unit { kRecords, kBytes, kBuffers };  // buffers refused: their records are in CUPTI's count
+  // buffers refused: their records are in CUPTI's count; events: tallied in the totals, not in their row
+  enum Unit { kRecords, kBytes, kBuffers, kEvents };
   auto add = [&](const char* name, const char* key, uint64_t n, const char* cause, Unit unit) {
     if (n == 0) return;
     out.counters.push_back({name, key, n, cause});
     if (unit == kRecords) out.records += n;
     else if (unit == kBytes) out.bytes += n;
+    else if (unit == kEvents) out.untallied += n;
   };
   add("host records", "dropped_host_records", st.dropped_host_records, "KCOUNT_MAX_HOST_MB", kRecords);
   add("activity records", "dropped_activity_records", st.dropped_activity_records, "dropped by CUPTI", kRecords);
@@ -581,7 +634,8 @@ LogLosses logLosses(const LoadedLog& l) {
   if (l.summary.snapshot >= 0 && static_cast<size_t>(l.summary.snapshot) < l.data.snapshots.size()) {
     const SnapshotBeginBody& b = l.data.snapshots[static_cast<size_t>(l.summary.snapshot)].begin;
     const std::string cap = b.max_keys > 0 ? "KCOUNT_MAX_KEYS=" + std::to_string(b.max_keys) : "KCOUNT_MAX_KEYS";
-    add("tallies dropped", "dropped_tallies", b.dropped_tallies, cap.c_str(), kRecords);
+    out.max_keys = b.max_keys;
+    add("events not tallied in their row", "dropped_tallies", b.dropped_tallies, cap.c_str(), kEvents);
     add("launches evicted from the correlation window", "evicted_launches", b.evicted_launches, "", kRecords);
   }
   return out;
@@ -593,6 +647,7 @@ std::string logState(const LoadedLog& l) {
   if (d.dataAfterEnd()) return "data after end";
   if (!partialRunText(d).empty()) return "rotated part";
   if (!d.complete) return "incomplete";
+  if (!noTotalsText(d, l.summary).empty()) return "no totals";
   return logLosses(l).any() ? "complete, lossy" : "complete";
 }
 
@@ -601,8 +656,9 @@ std::string logStateWarning(const LoadedLog& l) {
   std::string s = logStateLine(l);
   if (s.starts_with("log PARTIAL: ")) s.erase(0, 13);  // the warning names what is missing
   // The footer's wording refers to the table above it; a warning stands alone.
-  const std::string above = "the numbers above undercount", plain = "its numbers undercount";
-  if (const size_t at = s.find(above); at != std::string::npos) s.replace(at, above.size(), plain);
+  for (const auto& [above, plain] : {std::pair<std::string, std::string>{"the numbers above undercount", "its numbers undercount"},
+                                     {"the rows above undercount", "its rows undercount"}})
+    if (const size_t at = s.find(above); at != std::string::npos) s.replace(at, above.size(), plain);
   return s;
 }
 
@@ -1068,6 +1124,12 @@ json summaryJson(const LoadedLog& l) {
   json overall = s.inclusive.empty() ? countsJson(RangeStats{}) : countsJson(s.inclusive[kRootScope]);
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
            {"totals", totals}, {"overall", overall}, {"ranges", ranges}, {"segments", segments}};
+  if (noSnapshotNumbers(l)) {
+    // No complete snapshot: the numbers are not known (not zeros), as "no totals" across logs.
+    out["totals"] = nullptr;
+    out["overall"] = nullptr;
+    out["ranges"] = nullptr;
+  }
   out["mode"] = d.summary_mode ? "summary" : "trace";
   out["gpu_time"] = gpuTimeRecorded(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
   if (!gpuTimeRecorded(d)) nullGpuTimes(out);
@@ -1079,8 +1141,8 @@ json summaryJson(const LoadedLog& l) {
     for (const auto& c : loss.counters) counters[c.json_key] = c.count;
     out["state"] = logState(l);
     out["lossy"] = loss.any();
-    out["drops"] = json{{"records", loss.records}, {"bytes", loss.bytes}, {"counters", counters},
-                        {"text", loss.text()}};
+    out["drops"] = json{{"records", loss.records}, {"bytes", loss.bytes}, {"untallied_events", loss.untallied},
+                        {"counters", counters}, {"text", loss.text()}};
   }
   if (d.summary_mode) {
     json snap = nullptr;
@@ -1239,6 +1301,7 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
     out << "log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launches,excl_kernels,excl_gpu_ns,"
            "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
            "kernels_per_instance,top_kernels\n";
+  if (noSnapshotNumbers(l)) return;  // no numbers, so no row (not rows of zeros); kcount warns on stderr
   const LogData& d = l.data;
   const Summary& s = l.summary;
   const auto depth = scopeDepths(s);
@@ -1549,10 +1612,14 @@ std::string noTotalsText(const LogData& d, const Summary& s) {
     return "a summary-mode log closed without a complete snapshot and without a stats record, so it cannot tell "
            "whether nothing was recorded or its final snapshot is missing: it holds no numbers";
   if (st.launches + st.kernels + st.ranges == 0 && d.incomplete_snapshots == 0) return {};  // nothing recorded
+  const KeptOut k = keptOut(d);
   return fmt::format("a summary-mode log closed without a complete snapshot, though its stats record counts {}, {} "
-                     "and {} tallied: its final snapshot is missing, so it holds no numbers",
+                     "and {} tallied: its final snapshot is missing{}, so it holds no numbers",
                      counted(st.launches, "launch record"), counted(st.kernels, "kernel record"),
-                     counted(st.ranges, "range record"));
+                     counted(st.ranges, "range record"),
+                     k == KeptOut::kAtCap        ? " (kept out at the log's size cap, KCOUNT_MAX_BYTES)"
+                     : k == KeptOut::kNotWritten ? " (not written: disk full or unwritable file)"
+                                                 : "");
 }
 
 int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
@@ -1649,12 +1716,16 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                        d.rotationPart(), d.continuedInPart());
   else if (!d.complete && !part)
     out << "INCOMPLETE (no end record)\n";
-  else if (loss.any())
-    out << "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)\n";
   else if (const std::string why = noTotalsText(d, s); !why.empty()) {
-    rc = 1;  // whole and undamaged, but the run's numbers are not in it
-    out << "NO TOTALS: " << why << '\n';
-  } else if (d.rotationPart() > 0)
+    // Whole and undamaged, but the run's numbers are not in it: wins over LOSSY (no numbers to undercount).
+    rc = 1;
+    out << "NO TOTALS: " << why << (loss.any() ? "; also LOSSY: see DROPS" : "") << '\n';
+  } else if (loss.any())
+    out << (loss.totalsUndercount()
+                ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)\n"
+                : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still in the "
+                  "totals: see DROPS)\n");
+  else if (d.rotationPart() > 0)
     out << fmt::format("OK: rotated part {}, the last (parts 0..{} given too)\n", d.rotationPart(),
                        d.rotationPart() - 1);
   else

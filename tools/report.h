@@ -71,6 +71,19 @@ bool noSnapshotNumbers(const LoadedLog& l);
 /// exit)" (a complete log: "no snapshot, ...; the log was closed without one"; a log whose only snapshots
 /// were cut off: "no complete snapshot (N incomplete), ..."). No trailing newline.
 std::string noSnapshotText(const LogData& d);
+/// Whether a log says records were kept out of it: kAtCap at its size cap (metadata records_not_written
+/// names KCOUNT_MAX_BYTES), kNotWritten otherwise (writes the file refused: disk full, unwritable), kNone
+/// when its Stats record counts none, kUnknown without a Stats record.
+enum class KeptOut { kNone, kAtCap, kNotWritten, kUnknown };
+KeptOut keptOut(const LogData& d);
+/// Why a closed summary-mode log lacks its final snapshot, the cause the log supports: damage ("the final
+/// snapshot is not in the log's intact part (damaged bytes were skipped)"), the size cap ("... kept out at
+/// its size cap (KCOUNT_MAX_BYTES)"), a write refused, or none said. No trailing punctuation.
+std::string finalSnapshotMissingText(const LogData& d);
+/// The stderr warning for a summary-mode log without a complete snapshot (noSnapshotNumbers()): "no
+/// totals: summary mode: " + noSnapshotText(), then "; LOSSY: ..." when records were dropped; "" for any
+/// other log. For the outputs without a footer (CSV, JSON, kcount kernels, several logs).
+std::string noTotalsWarning(const LoadedLog& l);
 /// Whether the summary table's footer lists the capture windows: more than one, or one that did not open
 /// at process start. A log with one window from start to exit shows none.
 bool windowsShown(const LogData& d);
@@ -249,6 +262,8 @@ nlohmann::json summaryJson(const std::vector<LoadedLog>& logs);
 std::string dumpJson(const nlohmann::json& j);
 
 void printSummaryTable(std::ostream& out, const LoadedLog& log, const SummaryOptions& opt);
+/// One CSV row per range of `log`, then its (overall) row; the column header first if `header`. A
+/// summary-mode log without a complete snapshot (noSnapshotNumbers()) has no numbers and gets no row.
 void printSummaryCsv(std::ostream& out, const LoadedLog& log, bool header, const SummaryOptions& opt);
 
 /// Kernels merged by name over all logs: {"kernels":[{"name","short","count","gpu_ns","ranges":{path:n}}]},
@@ -270,8 +285,15 @@ struct LogLosses {
   std::vector<Counter> counters;  // non-zero counters only, in a fixed order
   uint64_t records = 0;           // sum of the record counters (bytes not written excluded)
   uint64_t bytes = 0;             // bytes not written (disk full, size cap)
+  /// Summary mode: events not tallied in their row at KCOUNT_MAX_KEYS (the snapshot's dropped_tallies,
+  /// counter "dropped_tallies"): still in the totals, so not in `records`. max_keys: the cap, 0 if not said.
+  uint64_t untallied = 0;
+  uint64_t max_keys = 0;
   bool any() const { return !counters.empty(); }
-  /// "N records dropped while recording (host records: N (KCOUNT_MAX_HOST_MB), ...)"; "" if none.
+  /// True when something other than events not tallied in their row was lost: the totals undercount.
+  bool totalsUndercount() const { return counters.size() > (untallied > 0 ? 1u : 0u); }
+  /// "N records dropped while recording (host records: N (KCOUNT_MAX_HOST_MB), ...)", then "; M events not
+  /// tallied in their row at KCOUNT_MAX_KEYS=K (still in the totals)" when there are any; "" if none.
   std::string text() const;
 };
 LogLosses logLosses(const LoadedLog& log);
@@ -287,7 +309,9 @@ struct NotWritten {
 };
 NotWritten notWritten(const LogData& log);
 
-/// The one-line state of a log in reports: "complete", "complete, lossy", "incomplete", "damaged",
+/// The one-line state of a log in reports: "complete", "complete, lossy", "no totals" (a complete
+/// summary-mode log without a complete snapshot although it recorded something: noTotalsText(); it wins
+/// over lossy), "incomplete", "damaged",
 /// "data after end" or "rotated part" (a non-last part, or a part above 0 read without its earlier parts);
 /// a lossy log that is also incomplete or damaged says the stronger state.
 std::string logState(const LoadedLog& log);

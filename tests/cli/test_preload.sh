@@ -83,7 +83,7 @@ rc=$?
 if [[ $rc -ne 0 || ! -f $log ]]; then
   bad "summary mode at KCOUNT_MAX_KEYS=1: rc=$rc, log $(ls "$log" 2>&1)"; cat "$work/keys.err"
 else
-  if grep -q "info: log: .*; 14 tallies dropped at KCOUNT_MAX_KEYS=1;" "$work/keys.err" &&
+  if grep -q "info: log: .*; 14 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the totals);" "$work/keys.err" &&
      grep -q "warning: tallies dropped at KCOUNT_MAX_KEYS=1: 5 ranges got no row (their 14 range instances, 0 launches, 0 kernels and 0 memory operations count in the totals, in no range's row) (raise KCOUNT_MAX_KEYS to keep them)" "$work/keys.err"; then
     ok "summary mode at KCOUNT_MAX_KEYS=1: the closing line and a warning name the tallies dropped"
   else
@@ -95,6 +95,30 @@ else
     ok "summary mode at KCOUNT_MAX_KEYS=1: kcount summary marks step as dropped and says what was dropped"
   else
     bad "summary mode at KCOUNT_MAX_KEYS=1: $(cat "$work/keys.txt")"
+  fi
+fi
+
+# Summary mode at KCOUNT_MAX_BYTES=4096, one file, 400 distinct ranges: the final snapshot does not fit.
+# The closing line says so (the log holds no totals), and kcount summary gives the size cap as the cause,
+# NO TOTALS as the state, without "numbers above"; check says NO TOTALS, not COMPLETE BUT LOSSY.
+server=$build/bin/nvtx_server
+if [[ -x $server ]]; then
+  log=$work/nvtx-capped.kcount
+  (for i in $(seq 400); do echo "open name_with_a_long_suffix_$i"; echo close; done; echo quit) |
+    KCOUNT_MODE=summary KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1 KCOUNT_OUTPUT=$log LD_PRELOAD=$lib "$server" \
+      >/dev/null 2>"$work/capped.err"
+  "$kcount" summary "$log" >"$work/capped.txt" 2>&1
+  "$kcount" check "$log" >"$work/capped.check" 2>&1
+  check_rc=$?
+  if grep -q "info: log: .*; final snapshot not written (kept out at KCOUNT_MAX_BYTES): the log holds no totals;" "$work/capped.err" &&
+     grep -q "; the final snapshot is not in the log, kept out at its size cap (KCOUNT_MAX_BYTES)$" "$work/capped.txt" &&
+     grep -q "^log complete but NO TOTALS: .*(kept out at the log's size cap, KCOUNT_MAX_BYTES), so it holds no numbers; LOSSY: " "$work/capped.txt" &&
+     ! grep -q "numbers above" "$work/capped.txt" &&
+     [[ $check_rc -eq 1 ]] && grep -q "^NO TOTALS: .*; also LOSSY: see DROPS$" "$work/capped.check" &&
+     ! grep -q "COMPLETE BUT LOSSY" "$work/capped.check"; then
+    ok "summary mode, final snapshot kept out at KCOUNT_MAX_BYTES: the closing line, summary and check say no totals and why"
+  else
+    bad "summary mode, final snapshot kept out: stderr: $(cat "$work/capped.err"); summary: $(cat "$work/capped.txt"); check (rc=$check_rc): $(tail -3 "$work/capped.check")"
   fi
 fi
 

@@ -151,6 +151,24 @@ def test_series():
     check("check: a closed summary-mode log that recorded launches but has no snapshot: NO TOTALS, exit 1",
           rc == 1 and "\nNO TOTALS: a summary-mode log closed without a complete snapshot, though its stats record "
           "counts 2 launch records, 2 kernel records and 2 range records tallied" in out and "\nOK" not in out, out)
+    # The outputs without a footer say on stderr that it holds no totals; exit 0, as summary's table.
+    warn = f"kcount: {lost}: warning: no totals: summary mode: no snapshot, so no numbers"
+    rc, out, err = kcount("summary", "--format", "csv", lost)
+    check("summary csv of a log without totals: the header only, a warning, exit 0",
+          rc == 0 and len(out.splitlines()) == 1 and out.startswith("log,path,") and warn in err, f"rc={rc} {out!r} {err!r}")
+    rc, out, err = kcount("kernels", lost)
+    check("kernels of a log without totals: a warning, exit 0", rc == 0 and warn in err, f"rc={rc} {err!r}")
+    rc, out, err = kcount("kernels", "--format", "csv", lost)
+    check("kernels csv of a log without totals: a warning, exit 0", rc == 0 and warn in err, f"rc={rc} {err!r}")
+    rc, out, err = kcount("summary", "--format", "json", lost)
+    j = json.loads(out)["logs"][0]
+    check("summary json of a log without totals: totals, overall and ranges null, state 'no totals', a warning",
+          rc == 0 and j["snapshot"] is None and j["totals"] is None and j["overall"] is None and j["ranges"] is None
+          and j["state"] == "no totals" and warn in err, f"rc={rc} {j} {err!r}")
+    rc, out, err = kcount("summary", lost)
+    check("summary of a log without totals: state NO TOTALS, no 'numbers above', nothing on stderr",
+          rc == 0 and "\nlog complete but NO TOTALS: " in out and "numbers above" not in out and err == "",
+          f"rc={rc} {out!r} {err!r}")
     # A series cut by a kill (no end record): it says so on stderr, and JSON carries the log's state.
     cut = os.path.join(src, "..", "data", "fuzz-regressions", "summary-mode-final-snapshot-cut.kcount")
     rc, out, err = kcount("summary", "--series", cut)

@@ -868,7 +868,9 @@ TEST_CASE("summary mode: why the totals' snapshot is not final, and what a rotat
     return out.str();
   };
   // A closed log whose last snapshot is not the final one: the final one was kept out (size cap).
-  auto build = [](bool closed, const char* rotated_part) {
+  // `capped`: the metadata and Stats record name records kept out at KCOUNT_MAX_BYTES, as the library writes
+  // them. `damaged_final`: the final snapshot is written in its own chunk, then one byte of it is flipped.
+  auto build = [](bool closed, const char* rotated_part, bool capped = false, bool damaged_final = false) {
     MemorySink sink;
     LogWriter w(&sink);
     writeDefinitions(w, true);
@@ -877,16 +879,45 @@ TEST_CASE("summary mode: why the totals' snapshot is not final, and what a rotat
     agg.addRange(rangeEvent(kStep, 10, 50).range);
     agg.writeSnapshot(w, 100, false);
     w.flush();
+    size_t final_at = 0;
+    if (damaged_final) {
+      final_at = sink.bytes.size();
+      agg.addRange(rangeEvent(kStep, 60, 90).range);
+      agg.writeSnapshot(w, 200, true);
+      w.flush();
+    }
+    const size_t final_end = sink.bytes.size();
     if (closed) {
-      w.writeStats(StatsBody{});
+      StatsBody st{};
+      st.ranges = 2;
+      if (capped) {
+        w.writeMetadata("records_not_written", "not written: 0 launches, 0 kernels, 0 ranges, 9 other records, at "
+                                               "KCOUNT_MAX_BYTES");
+        st.not_written_other = 9;
+        st.bytes_dropped = 900;
+      }
+      w.writeStats(st);
       w.writeEnd();
     }
     w.flush();
+    if (damaged_final) sink.bytes[(final_at + final_end) / 2] ^= 0xff;
     return sink.bytes;
   };
+  // Kept out at the size cap: the log's metadata and Stats record say records were kept out there.
+  const std::string capped = tableOf(build(true, nullptr, /*capped=*/true));
+  CHECK(capped.find("(not final: the final snapshot is not in the log, kept out at its size cap (KCOUNT_MAX_BYTES); "
+                    "the run went on after it)") != std::string::npos);
+  // Nothing kept out: the size cap is not named.
   const std::string closed = tableOf(build(true, nullptr));
-  CHECK(closed.find("(not final: the final snapshot is not in the log, kept out at its size cap") != std::string::npos);
+  CHECK(closed.find("(not final: the log was closed without its final snapshot, though it counts no record kept out "
+                    "of it; the run went on after it)") != std::string::npos);
+  CHECK(closed.find("size cap") == std::string::npos);
   CHECK(closed.find("the run had not ended") == std::string::npos);
+  // The final snapshot's chunk damaged (read with --salvage): the damage, not the size cap.
+  const std::string damaged = tableOf(build(true, nullptr, false, /*damaged_final=*/true));
+  CHECK(damaged.find("(not final: the final snapshot is not in the log's intact part (damaged bytes were skipped); "
+                     "the run went on after it)") != std::string::npos);
+  CHECK(damaged.find("size cap") == std::string::npos);
   const std::string cut = tableOf(build(false, nullptr));
   CHECK(cut.find("(not final: the log ends before the run did)") != std::string::npos);
   // A later part of a rotated summary-mode log: cumulative snapshots, so the run's numbers up to it.

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <sstream>
@@ -124,7 +125,8 @@ TEST_CASE("a summary-mode log without a snapshot yet is a summary-mode log witho
   const std::string t = table(l);
   CHECK(has(t, "no numbers: no complete snapshot"));
   CHECK(has(t, "summary mode: no snapshot written yet, so no numbers (a summary-mode log holds them only in its "
-               "snapshots, written every 3600 s from the start of recording and at exit)\n"));
+               "snapshots, written every 3600 s from the start of recording and at exit); the log has no end record: "
+               "the process was killed before its first snapshot (or is still running)\n"));
   CHECK_FALSE(has(t, "(no range)"));
   CHECK(has(t, "totals: not known (no complete snapshot)\n"));
   CHECK_FALSE(has(t, "totals: 0 launches"));
@@ -161,7 +163,108 @@ TEST_CASE("a complete summary-mode log without a snapshot says that it was close
   REQUIRE(l.data.complete);
   CHECK(l.data.summary_mode);
   CHECK(has(table(l), "summary mode: no snapshot, so no numbers"));
-  CHECK(has(table(l), "; the log was closed without one\n"));
+  CHECK(has(table(l), "; the log was closed without its final snapshot (it has no stats record to say why)\n"));
+}
+
+TEST_CASE("a closed summary-mode log whose final snapshot was kept out at the size cap: no totals, and why") {
+  // As the library closes such a log: records kept out at KCOUNT_MAX_BYTES named in the metadata and the
+  // Stats record, which counts the range records tallied; no snapshot in the file.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  w.writeMetadata("records_not_written", "not written: 0 launches, 0 kernels, 0 ranges, 500 other records, at "
+                                         "KCOUNT_MAX_BYTES");
+  kc::StatsBody st{};
+  st.ranges = 400;
+  st.bytes_dropped = 53824;
+  st.not_written_other = 500;
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  REQUIRE(l.data.complete);
+  REQUIRE(kc::noSnapshotNumbers(l));
+
+  // The table: the cause, the state NO TOTALS (with the loss), never "the numbers above".
+  const std::string t = table(l);
+  INFO(t);
+  CHECK(has(t, "summary mode: no snapshot, so no numbers"));
+  CHECK(has(t, "; the final snapshot is not in the log, kept out at its size cap (KCOUNT_MAX_BYTES)\n"));
+  CHECK(has(t, "\nlog complete but NO TOTALS: a summary-mode log closed without a complete snapshot, though its stats "
+               "record counts 0 launch records, 0 kernel records and 400 range records tallied: its final snapshot is "
+               "missing (kept out at the log's size cap, KCOUNT_MAX_BYTES), so it holds no numbers; LOSSY: 500 records "
+               "dropped while recording"));
+  CHECK_FALSE(has(t, "numbers above"));
+  CHECK_FALSE(has(t, "closed without one"));
+  CHECK(kc::logState(l) == "no totals");
+
+  // check: NO TOTALS wins over LOSSY, and says the loss too.
+  std::ostringstream check;
+  CHECK(kc::printCheck(check, l, {}) == 1);
+  INFO(check.str());
+  CHECK(has(check.str(), "\nNO TOTALS: a summary-mode log closed without a complete snapshot"));
+  CHECK(has(check.str(), "(kept out at the log's size cap, KCOUNT_MAX_BYTES), so it holds no numbers; also LOSSY: see "
+                         "DROPS\n"));
+  CHECK(has(check.str(), "\nDROPS: 500 records dropped while recording"));
+  CHECK_FALSE(has(check.str(), "COMPLETE BUT LOSSY"));
+
+  // JSON: totals, overall and ranges not known (null), not zeros.
+  const auto j = kc::summaryJson(l);
+  CHECK(j["snapshot"].is_null());
+  CHECK(j["totals"].is_null());
+  CHECK(j["overall"].is_null());
+  CHECK(j["ranges"].is_null());
+  CHECK(j["state"] == "no totals");
+  CHECK(j["lossy"] == true);
+
+  // CSV: the header, no row of zeros; the warning for outputs without a footer names the cause.
+  std::ostringstream csv;
+  kc::printSummaryCsv(csv, l, true, kc::SummaryOptions{});
+  const std::string rows = csv.str();
+  CHECK(std::count(rows.begin(), rows.end(), '\n') == 1);
+  CHECK(has(kc::noTotalsWarning(l), "no totals: summary mode: no snapshot, so no numbers"));
+  CHECK(has(kc::noTotalsWarning(l), "kept out at its size cap (KCOUNT_MAX_BYTES); LOSSY: 500 records dropped"));
+  CHECK(kc::noTotalsWarning(loaded(windowsLog())).empty());
+}
+
+TEST_CASE("events past KCOUNT_MAX_KEYS are named as events not tallied in their row, not as records dropped") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  kc::SnapshotBeginBody b{};
+  b.time_ns = 5000;
+  b.flags = kc::kSnapshotFinal;
+  b.ranges = 204;
+  b.dropped_tallies = 204;
+  b.max_keys = 1;
+  b.dropped_ranges = 5;
+  b.dropped_range_instances = 204;
+  w.writeSnapshotBegin(b);
+  w.writeSnapshotEnd({0, 0});
+  w.writeStats(kc::StatsBody{});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  const kc::LogLosses loss = kc::logLosses(l);
+  CHECK(loss.records == 0);
+  CHECK(loss.untallied == 204);
+  CHECK_FALSE(loss.totalsUndercount());
+  CHECK(loss.text() == "204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the totals)");
+  const std::string t = table(l);
+  INFO(t);
+  CHECK(has(t, "(final); 204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the totals), 0 launches "
+               "evicted"));
+  CHECK(has(t, "\nlog complete but LOSSY: 204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the "
+               "totals); the rows above undercount, the totals do not\n"));
+  CHECK_FALSE(has(t, "tallies dropped (key cap)"));
+  CHECK_FALSE(has(t, "records dropped"));
+  std::ostringstream check;
+  CHECK(kc::printCheck(check, l, {}) == 1);
+  CHECK(has(check.str(), "\nDROPS: 204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the totals)\n"));
+  CHECK(has(check.str(), "\nCOMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still in "
+                         "the totals: see DROPS)\n"));
+  CHECK(kc::logStateWarning(l) == "log complete but LOSSY: 204 events not tallied in their row at KCOUNT_MAX_KEYS=1 "
+                                  "(still in the totals); its rows undercount, the totals do not");
 }
 
 TEST_CASE("check: a closed summary-mode log without a snapshot is OK only if its stats say nothing was recorded") {
