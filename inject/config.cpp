@@ -171,7 +171,7 @@ Config readAll(std::string* problems) {
               "too large (the largest size is 18446744073709551615 bytes, 16 EiB - 1: 16777215T)", "no cap");
     else if (!n)
       problem(problems, "KCOUNT_MAX_BYTES", v,
-              "not a size (a whole number of bytes, optionally with K, M, G or T: 1048576, 64K, 1G; 0: no cap)",
+              fmt::format("not a size ({}; 0: no cap)", kBytesAccepted),
               "no cap");
     else if (*n != 0 && *n < kMinMaxFileBytes)
       problem(problems, "KCOUNT_MAX_BYTES", v,
