@@ -43,6 +43,16 @@ bool tooLargeDuration(std::string_view text);
 inline constexpr std::string_view kDurationTooLarge =
     "too large (the longest duration is 18446744073709551615 ns, about 584 years)";
 
+/// An on/off switch word of the KCOUNT_* settings: "1", "on", "yes" or "true" is true; "0", "off", "no" or
+/// "false" is false; anything else (another case, blanks, "00", "") is nullopt. Pure; thread-safe.
+std::optional<bool> parseSwitch(std::string_view text);
+
+/// Whether a KCOUNT_DISABLE value disables kcount: unset or empty (""), or a switch word for off ("0",
+/// "off", "no", "false"), does not; any other value does, "1", "on", "yes", "true" and also values that are
+/// not switch words (" 0", "00", "disable"): a value meant to disable never profiles by mistake. Used by
+/// the library and by `kcount ctl` (reading /proc/PID/environ). Pure; thread-safe.
+bool disableRequested(std::string_view value);
+
 /// Edit distance between two short names (insertions, deletions, substitutions and swaps of adjacent
 /// characters, each 1; optimal string alignment), capped: returns `cap` + 1 as soon as it is larger than
 /// `cap`, and for names longer than 64 bytes. Used to suggest a name for a misspelled one (KCOUNT_*

@@ -25,6 +25,7 @@
 
 #include "collector/control_folder.h"
 #include "collector/parse.h"
+#include "collector/shown_value.h"
 #include "tools/report.h"
 
 namespace kc {
@@ -267,8 +268,8 @@ std::string noSocketText(int pid, unsigned uid) {
   const int mapped = kcountMapped(pid);
   if (mapped == 0) return "not a kcount process (no control socket: libkcount.so is not loaded in it)";
   const std::string disable = envOf(pid, "KCOUNT_DISABLE");
-  if (mapped == 1 && !disable.empty() && disable != "0")
-    return "no control socket: kcount is disabled in it (KCOUNT_DISABLE=" + disable + ")";
+  if (mapped == 1 && disableRequested(disable))
+    return "no control socket: kcount is disabled in it (KCOUNT_DISABLE=" + shownSettingValue(disable) + ")";
   const std::string control = envOf(pid, "KCOUNT_CONTROL");
   if (mapped == 1 && (control == "off" || control == "0"))
     return "no control socket: it is off in that process (KCOUNT_CONTROL=off)";

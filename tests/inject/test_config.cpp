@@ -347,7 +347,9 @@ TEST_CASE("KCOUNT_DISABLE: the library reports no configuration problem and prin
                         "trace, critical, warning, err); using info") != std::string::npos);
     CHECK(c.log_level == "info");
   }
-  for (const char* on : {"1", "yes"}) {
+  // The switch words for on, and any other value (safe side: never profiles by mistake), disable.
+  for (const char* on : {"1", "yes", "on", "true", " 0", "00", "False", "OFF", "1\n", "disable"}) {
+    INFO('"' << on << '"');
     EnvVar disable("KCOUNT_DISABLE", on);
     std::string problems;
     const kc::inject::Config c = kc::inject::readConfig(&problems);
@@ -357,11 +359,14 @@ TEST_CASE("KCOUNT_DISABLE: the library reports no configuration problem and prin
     kc::inject::markProblemsPrinted();  // nothing was printed: nothing recorded for exec()ed programs
     CHECK(std::getenv("KCOUNT_WARNED") == nullptr);
   }
-  {
-    EnvVar disable("KCOUNT_DISABLE", "0");  // 0: not disabled
+  // The switch words for off, as every other switch takes them: not disabled, and the problems reported.
+  for (const char* off : {"0", "off", "no", "false"}) {
+    INFO(off);
+    EnvVar disable("KCOUNT_DISABLE", off);
     std::string problems;
     CHECK_FALSE(kc::inject::readConfig(&problems).disabled);
     CHECK(problems.find("KCOUNT_MAX_FILES=0") != std::string::npos);
+    CHECK(problems.find("KCOUNT_DISABLE") == std::string::npos);  // a word it takes: no warning about it
   }
 }
 
