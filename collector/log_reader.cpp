@@ -97,8 +97,12 @@ void warning(LogData& log, uint64_t offset, int64_t chunk, std::string msg) {
   addIssue(log, ReadIssue::Severity::kWarning, offset, chunk, std::move(msg));
 }
 
-/// Start of the reader's warning for a log without End record (markCutShortPart() finds it by this text).
+/// Start of the reader's warning for a log without End record whose chunks all verified to the end of
+/// the file: the process did not close it (markCutShortPart() finds it by this text).
 constexpr std::string_view kNoEndRecordText = "log has no end record: ";
+/// Start of the warning for a log without End record whose bytes after the last intact chunk are damaged
+/// or cut short: the End record may have been among them (markCutShortPart() finds it too).
+constexpr std::string_view kNoIntactEndRecordText = "log has no intact end record: ";
 
 /// "last intact chunk N ends at byte B" or "no intact chunk".
 std::string lastIntactText(const LogData& log) {
@@ -804,7 +808,13 @@ void markCutShortPart(LogData& log, const std::string& later_name, uint32_t late
   const std::string follows = "yet part " + std::to_string(later_part) + " of the same run (" + later_name + ") follows it";
   // Cut inside a chunk, or by a writer known to mark its parts: the end of this part is lost. Otherwise the
   // file may be a non-last part written before parts were marked (continued_in_file), which ends like this.
-  const bool cut = log.truncated || run_marks_parts;
+  // The reader's warning for the log's missing End record, if any; "no intact end record": damaged or cut
+  // bytes follow the last intact chunk.
+  auto no_end = std::find_if(log.issues.begin(), log.issues.end(), [](const ReadIssue& i) {
+    return i.chunk == -1 && (i.message.starts_with(kNoEndRecordText) || i.message.starts_with(kNoIntactEndRecordText));
+  });
+  const bool damaged_tail = no_end != log.issues.end() && no_end->message.starts_with(kNoIntactEndRecordText);
+  const bool cut = log.truncated || damaged_tail || run_marks_parts;
   const std::string text =
       cut ? "rotated part " + k + " is cut short: it has no end record and was not closed for rotation (no " +
                 "continued_in_file key), " + follows + ", so the run went on: records at the end of part " + k +
@@ -813,12 +823,11 @@ void markCutShortPart(LogData& log, const std::string& later_name, uint32_t late
                 ": cut short at a chunk boundary (records at its end lost), or written by a kcount that did not "
                 "mark its parts yet; " + lastIntactText(log);
   const auto severity = cut ? ReadIssue::Severity::kError : ReadIssue::Severity::kWarning;
-  for (ReadIssue& i : log.issues)
-    if (i.chunk == -1 && i.message.starts_with(kNoEndRecordText)) {
-      i.severity = severity;
-      i.message = text;
-      return;
-    }
+  if (no_end != log.issues.end()) {
+    no_end->severity = severity;
+    no_end->message = text;
+    return;
+  }
   addIssue(log, severity, log.file_bytes, -1, text);
 }
 
@@ -1006,9 +1015,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       std::memcmp(bytes.data(), kLogMagic, std::min(bytes.size(), sizeof(kLogMagic))) == 0) {
     // Cut inside the file header: a log whose process wrote almost nothing.
     log.truncated = true;
-    warning(log, bytes.size(), -1,
-            "truncated at byte " + std::to_string(bytes.size()) + " in the file header (needs " +
-                std::to_string(sizeof(FileHeader)) + " bytes, " + std::to_string(bytes.size()) + " remain)");
+    error(log, bytes.size(), -1,
+          "truncated at byte " + std::to_string(bytes.size()) + " in the file header (needs " +
+              std::to_string(sizeof(FileHeader)) + " bytes, " + std::to_string(bytes.size()) + " remain)");
     return log;
   }
   // A magic that differs from "KCOUNTLG" in one or two bytes is a damaged log, not another file: the
@@ -1057,6 +1066,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     pos = fh.header_bytes;
   }
 
+  const size_t chunks_from = pos;  // where chunk 0 starts
   int64_t chunk = 0;
   while (pos < bytes.size()) {
     release(pos);
@@ -1133,10 +1143,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       // Too few bytes for a header: a cut tail, unless an intact chunk follows (then it is damage).
       if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1) >= bytes.size()) {
         log.truncated = true;
-        warning(log, pos, chunk,
-                "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
-                    " (chunk header needs " + std::to_string(header_need) + " bytes, " +
-                    std::to_string(remain) + " remain)");
+        error(log, pos, chunk,
+              "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
+                  " (chunk header needs " + std::to_string(header_need) + " bytes, " + std::to_string(remain) +
+                  " remain)");
         break;
       }
     }
@@ -1168,10 +1178,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         continue;
       }
       log.truncated = true;
-      warning(log, pos, chunk,
-              "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
-                  " (payload needs " + std::to_string(h.stored_bytes) + " bytes, " +
-                  std::to_string(payload_remain) + " remain)");
+      error(log, pos, chunk,
+            "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
+                " (payload needs " + std::to_string(h.stored_bytes) + " bytes, " +
+                std::to_string(payload_remain) + " remain)");
       break;
     }
     auto stored = bytes.subspan(payload_at, h.stored_bytes);
@@ -1229,8 +1239,22 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
 
   decoder.finishSnapshots();
   decoder.checkReferences();
-  if (!log.complete && log.continuedInPart() == 0)
-    warning(log, bytes.size(), -1, std::string(kNoEndRecordText) + "the process did not close it (crash, kill, or still running); " + lastIntactText(log));
+  if (!log.complete && log.continuedInPart() == 0) {
+    // Without End record the loop read to the end of the file. Bytes after the last intact chunk are
+    // damaged or cut short: the End record may be among them, so nothing says the process did not close
+    // the log.
+    const bool any_intact = log.last_intact_chunk >= 0;
+    const uint64_t lost_from = any_intact ? log.last_intact_end : chunks_from;
+    if (lost_from < bytes.size())
+      warning(log, bytes.size(), -1,
+              std::string(kNoIntactEndRecordText) + "the bytes from byte " + std::to_string(lost_from) +
+                  " to the end of the file (chunk " + std::to_string(any_intact ? log.last_intact_chunk + 1 : 0) +
+                  " on) are damaged or cut short, and the end record may be among them; " + lastIntactText(log));
+    else
+      warning(log, bytes.size(), -1,
+              std::string(kNoEndRecordText) + "the process did not close it (crash, kill, or still running); " +
+                  lastIntactText(log));
+  }
   return log;
 }
 

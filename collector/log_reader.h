@@ -13,8 +13,10 @@
 
 namespace kc {
 
-/// A problem found while reading. Warnings leave the data usable (a truncated tail); errors mean a part
-/// of the file was skipped or the file is not a kcount log at all.
+/// A problem found while reading. Warnings lose nothing of what was written (no End record after intact
+/// chunks, bytes after the End record); errors mean a part of the file was skipped or lost (a damaged
+/// chunk, a tail cut inside a chunk or the file header) or the file is not a kcount log at all: a log with
+/// an error is not intact (LogData::intact()).
 struct ReadIssue {
   enum class Severity { kWarning, kError };
   Severity severity = Severity::kError;
@@ -181,9 +183,10 @@ std::string runIdentity(const LogData& log);
 /// For `log`, read from a file of a rotated run without End record and without the continued_in_file key
 /// that closes a part for rotation, when a later part of the same run exists (`later_name`, numbered
 /// `later_part`): the run went on, so this is not a crash of the run. Replaces its "no end record"
-/// warning (crash, kill, or still running). Cut inside a chunk (truncated), or `run_marks_parts` (another
-/// part of the run has continued_in_file, so its writer marks parts): an error, "rotated part K is cut
-/// short: ...", and the log is not intact. Otherwise a warning that says it was cut at a chunk boundary
+/// warning (crash, kill, or still running), or its "no intact end record" warning (damaged or cut bytes
+/// after the last intact chunk). Cut inside a chunk (truncated), damaged bytes after the last intact
+/// chunk, or `run_marks_parts` (another part of the run has continued_in_file, so its writer marks parts):
+/// an error, "rotated part K is cut short: ...", and the log is not intact. Otherwise a warning that says it was cut at a chunk boundary
 /// or written before parts were marked (both end this way). No effect on a complete log or a part closed
 /// for rotation. Used by joinRotatedParts() and by the tools when a later part lies beside the file.
 void markCutShortPart(LogData& log, const std::string& later_name, uint32_t later_part, bool run_marks_parts);

@@ -35,6 +35,14 @@ std::optional<uint64_t> parseBytes(std::string_view text) {
   return *n << shift;
 }
 
+std::optional<bool> parseSwitch(std::string_view text) {
+  if (text == "1" || text == "on" || text == "yes" || text == "true") return true;
+  if (text == "0" || text == "off" || text == "no" || text == "false") return false;
+  return std::nullopt;
+}
+
+bool disableRequested(std::string_view value) { return !value.empty() && parseSwitch(value) != false; }
+
 std::optional<uint64_t> parseDurationNs(std::string_view text) {
   // The number: digits, optionally '.' and more digits (at least one digit in all). Checked here because
   // from_chars also reads "inf", "nan" and, in the general format, exponents.

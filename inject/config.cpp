@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "collector/parse.h"
+#include "collector/shown_value.h"
 #include "inject/log.h"
 #include "inject/settings.h"
 
@@ -24,35 +25,20 @@ const char* env(SettingName name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
-// A setting's value as a warning shows it: as given when it is a plain word; else quoted and escaped by
-// fmt's debug format ("{:?}": a blank is visible, a newline, which would split the warning, one line per
-// problem, reads \n).
-std::string shownValue(const char* value) {
-  const std::string_view v(value);
-  const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) {
-    const auto u = static_cast<unsigned char>(ch);
-    return u > 0x20 && u < 0x7f && ch != '\'' && ch != '\\' && ch != '"';
-  });
-  return plain ? std::string(v) : fmt::format("{:?}", v);
-}
-
 // One problem line: "ignoring NAME=VALUE: ALLOWED; using USED".
 void problem(std::string* problems, const char* name, const char* value, const std::string& allowed,
              const std::string& used) {
   if (problems == nullptr) return;
   if (!problems->empty()) *problems += '\n';
-  *problems += std::string("ignoring ") + name + "=" + shownValue(value) + ": " + allowed + "; using " + used;
+  *problems += std::string("ignoring ") + name + "=" + shownSettingValue(value) + ": " + allowed + "; using " + used;
 }
 
 // An on/off switch: 1/on/yes/true or 0/off/no/false; anything else keeps the default, with a warning.
 void readSwitch(SettingName name, bool* out, std::string* problems) {
   const char* v = env(name);
   if (v == nullptr) return;
-  const std::string_view sv(v);
-  if (sv == "1" || sv == "on" || sv == "yes" || sv == "true") {
-    *out = true;
-  } else if (sv == "0" || sv == "off" || sv == "no" || sv == "false") {
-    *out = false;
+  if (const std::optional<bool> on = parseSwitch(v)) {
+    *out = *on;
   } else {
     problem(problems, name.c_str(), v, "not a switch (allowed: 1, on, yes, true, 0, off, no, false)",
             *out ? "1" : "0");
@@ -156,7 +142,9 @@ Config readAll(std::string* problems) {
       problem(problems, "KCOUNT_LOG_LEVEL", v,
               "not a level (allowed: off, error, warn, info, debug; also trace, critical, warning, err)", "info");
   }
-  if (const char* v = env("KCOUNT_DISABLE")) c.disabled = std::string_view(v) != "0";
+  // The switch words for off keep kcount on; any other value disables it (a value meant to disable never
+  // profiles by mistake), without a word: a disabled library prints nothing.
+  if (const char* v = env("KCOUNT_DISABLE")) c.disabled = disableRequested(v);
   for (const SettingName name :
        {SettingName("KCOUNT_TORCH_MODULES"), SettingName("KCOUNT_TORCH_BACKWARD"), SettingName("KCOUNT_TORCH_OPS")})
     if (const char* v = env(name); v != nullptr && std::string_view(v) != "0") c.torch_helper = true;
@@ -171,7 +159,7 @@ Config readAll(std::string* problems) {
               "too large (the largest size is 18446744073709551615 bytes, 16 EiB - 1: 16777215T)", "no cap");
     else if (!n)
       problem(problems, "KCOUNT_MAX_BYTES", v,
-              "not a size (a whole number of bytes, optionally with K, M, G or T: 1048576, 64K, 1G; 0: no cap)",
+              fmt::format("not a size ({}; 0: no cap)", kBytesAccepted),
               "no cap");
     else if (*n != 0 && *n < kMinMaxFileBytes)
       problem(problems, "KCOUNT_MAX_BYTES", v,

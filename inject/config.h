@@ -15,7 +15,7 @@ struct Config {
   std::string cupti_path;        // KCOUNT_CUPTI_PATH: libcupti to load if none is loaded yet
   std::string run_report;        // KCOUNT_RUN_REPORT: file to which each log's path is appended (kcount run)
   std::string log_level = "info";  // KCOUNT_LOG_LEVEL: off|error|warn|info|debug ("off" when disabled)
-  bool disabled = false;         // KCOUNT_DISABLE=1: load, do nothing
+  bool disabled = false;         // KCOUNT_DISABLE set, not to 0/off/no/false (disableRequested): load, do nothing
   uint64_t max_host_bytes = 256ull << 20;      // KCOUNT_MAX_HOST_MB: launch/range buffers
   uint64_t activity_buffer_bytes = 8ull << 20; // KCOUNT_ACTIVITY_BUFFER_MB: one CUPTI buffer
   uint64_t max_activity_bytes = 256ull << 20;  // KCOUNT_MAX_ACTIVITY_MB: all CUPTI buffers
@@ -63,7 +63,8 @@ inline constexpr uint64_t kMinMaxFileBytes = 4096;
 /// process this one was exec()ed from already printed (same text: KCOUNT_WARNED, see
 /// markProblemsPrinted) are not reported again. Settings that only summary mode reads (KCOUNT_INTERVAL,
 /// KCOUNT_MAX_KEYS, KCOUNT_LAUNCH_TIMING above 1) given in trace mode are reported too ("only read in summary
-/// mode") and keep their defaults. With KCOUNT_DISABLE set (not "0") nothing is reported and log_level is
+/// mode") and keep their defaults. With KCOUNT_DISABLE set to anything but 0/off/no/false (kc::disableRequested)
+/// nothing is reported and log_level is
 /// "off": a disabled library prints nothing. Makes no CUDA or CUPTI call (safe in a constructor).
 Config readConfig(std::string* problems);
 

@@ -13,6 +13,7 @@
 #include <new>
 
 #include "collector/clock.h"
+#include "collector/shown_value.h"
 #include "inject/callbacks.h"
 #include "inject/control.h"
 #include "inject/log.h"
@@ -152,7 +153,10 @@ Session::Session()
   if (config_.disabled) {
     state_.store(SessionState::kDisabled, std::memory_order_release);
     const char* v = getSetting("KCOUNT_DISABLE");
-    noteRunReport(config_.run_report, "disabled", std::string("KCOUNT_DISABLE=") + (v != nullptr ? v : "") + " is set");
+    // The value as the warnings show it: quoted and escaped unless a plain word (a newline in it would
+    // split the reason kcount run prints).
+    noteRunReport(config_.run_report, "disabled",
+                  "KCOUNT_DISABLE=" + shownSettingValue(v != nullptr ? v : "") + " is set");
   }
   // Before any callback can take a timestamp: every hot-path timestamp of the process uses this source.
   const HostClockSource source =

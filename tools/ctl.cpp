@@ -25,6 +25,7 @@
 
 #include "collector/control_folder.h"
 #include "collector/parse.h"
+#include "collector/shown_value.h"
 #include "tools/report.h"
 
 namespace kc {
@@ -262,13 +263,15 @@ int kcountMapped(int pid) {
 // Why process `pid` (of uid `uid`) has no control socket, from what /proc tells of it: libkcount.so not
 // mapped, KCOUNT_DISABLE, KCOUNT_CONTROL=off, a control folder the library refuses (it warned on the
 // process's stderr: "no control socket: folder DIR: WHY"; inject/control.cpp), else the causes left for
-// its KCOUNT_CONTROL. Text after "pid N: ".
+// its KCOUNT_CONTROL. "not a kcount process" only when its maps show that libkcount.so is not loaded;
+// when they cannot be read (another user's process, one that is not dumpable), the text says so and names
+// every cause left. Text after "pid N: ".
 std::string noSocketText(int pid, unsigned uid) {
   const int mapped = kcountMapped(pid);
   if (mapped == 0) return "not a kcount process (no control socket: libkcount.so is not loaded in it)";
   const std::string disable = envOf(pid, "KCOUNT_DISABLE");
-  if (mapped == 1 && !disable.empty() && disable != "0")
-    return "no control socket: kcount is disabled in it (KCOUNT_DISABLE=" + disable + ")";
+  if (mapped == 1 && disableRequested(disable))
+    return "no control socket: kcount is disabled in it (KCOUNT_DISABLE=" + shownSettingValue(disable) + ")";
   const std::string control = envOf(pid, "KCOUNT_CONTROL");
   if (mapped == 1 && (control == "off" || control == "0"))
     return "no control socket: it is off in that process (KCOUNT_CONTROL=off)";
@@ -281,8 +284,10 @@ std::string noSocketText(int pid, unsigned uid) {
                        "its user's own, mode 0700 (KCOUNT_CONTROL_DIR), and restart the process",
                        dir, why, mapped == 1 ? "" : " if libkcount.so is loaded in it", dir);
   if (mapped == -1)  // its maps are not readable: every cause stays possible
-    return "not a kcount process (no control socket; libkcount.so not loaded, KCOUNT_CONTROL=off, or the process "
-           "has not initialized CUDA)";
+    return fmt::format("no control socket, and whether libkcount.so is loaded in it cannot be told (/proc/{}/maps "
+                       "cannot be read): libkcount.so not loaded, kcount disabled (KCOUNT_DISABLE), "
+                       "KCOUNT_CONTROL=off, or the process has not initialized CUDA",
+                       pid);
   if (control == "on" || control == "1")
     return "no control socket, though libkcount.so is loaded with KCOUNT_CONTROL=on: a fork child (it has no "
            "socket of its own), a process that loaded the library through CUDA_INJECTION64_PATH or "
@@ -355,7 +360,8 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
   const Answer a = ask(path, request, opt.timeout_s);
   if (a.code == kCtlNotKcount) {
     removeStale(path);
-    return fail(a.code, fmt::format("pid {}: not a kcount process ({})", pid, a.error));
+    // The socket's process is gone (the pid was reused) or no longer serves it: what /proc shows now.
+    return fail(a.code, fmt::format("pid {}: {}; {}", pid, a.error, noSocketText(pid, uid)));
   }
   if (a.code == kCtlPermission || a.code == kCtlFailed) return fail(a.code, fmt::format("pid {}: {}", pid, a.error));
   if (opt.format == "json") {

@@ -40,7 +40,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
               {"gpu", d.meta("gpu.0")},
               {"complete", d.complete},
               {"state", logState(l)},
-              {"state_line", logStateWarning(l)},  // "" for a complete log without drops
+              {"state_line", logStateWarning(l, "kcount report printed on stderr")},  // "" for a complete log without drops
               // false: KCOUNT_GPU_TIME=0, every gpu_ns of this run is 0 because it was not measured
               {"gpu_time", gpuTimeRecorded(d)},
               // "" or the line that says the run's launch CPU is an estimate (KCOUNT_LAUNCH_TIMING)

@@ -292,14 +292,17 @@ std::string partialRunText(const LogData& d) {
 namespace {
 
 /// The footer's one-line state of the log: complete (clean or lossy), incomplete, salvaged from damage, or
-/// followed by bytes after its end record. A log that is not intact is never called complete.
-std::string logStateLine(const LoadedLog& l) {
+/// followed by bytes after its end record. A log that is not intact is never called complete; its line
+/// points at the reader's errors, `errors_at` saying where they are ("listed below": the footer prints
+/// them under this line).
+std::string logStateLine(const LoadedLog& l, std::string_view errors_at = "listed below") {
   const LogData& d = l.data;
   const LogLosses loss = logLosses(l);
   const std::string lossy = loss.any() ? "; LOSSY: " + loss.text() : "";
   if (!d.intact())
-    return std::string("log DAMAGED: numbers are from the intact part only (salvaged; see the errors below)") +
-           (d.complete ? "" : "; no end record") + lossy;
+    // Without End record the damage may have taken it: "no intact end record", not "no end record".
+    return fmt::format("log DAMAGED: numbers are from the intact part only (salvaged; see the errors {}){}{}",
+                       errors_at, d.complete ? "" : "; no intact end record", lossy);
   if (d.dataAfterEnd())
     return fmt::format("log complete up to byte {}; the {} after its end record {} not read{}{}",
                        d.after_end_offset, counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "is" : "are",
@@ -651,9 +654,9 @@ std::string logState(const LoadedLog& l) {
   return logLosses(l).any() ? "complete, lossy" : "complete";
 }
 
-std::string logStateWarning(const LoadedLog& l) {
+std::string logStateWarning(const LoadedLog& l, std::string_view errors_at) {
   if (logState(l) == "complete") return {};
-  std::string s = logStateLine(l);
+  std::string s = logStateLine(l, errors_at);
   if (s.starts_with("log PARTIAL: ")) s.erase(0, 13);  // the warning names what is missing
   // The footer's wording refers to the table above it; a warning stands alone.
   for (const auto& [above, plain] : {std::pair<std::string, std::string>{"the numbers above undercount", "its numbers undercount"},

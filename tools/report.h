@@ -319,8 +319,10 @@ std::string logState(const LoadedLog& log);
 /// The summary footer's state line of a log that is not complete and clean ("log complete but LOSSY: N
 /// records dropped while recording (...); its numbers undercount", "log INCOMPLETE (no end record)",
 /// "log DAMAGED: ...", "rotated part K; parts 0..K-1 not given; ..."), for the one warning line that
-/// kernels, export, report and diff print per such log; "" for a complete log without drops.
-std::string logStateWarning(const LoadedLog& log);
+/// kernels, export, report and diff print per such log; "" for a complete log without drops. A damaged log's
+/// line points at the reader's errors: `errors_at` says where they are ("above": the commands print them on
+/// stderr before this warning; the HTML report says they went to kcount report's stderr).
+std::string logStateWarning(const LoadedLog& log, std::string_view errors_at = "above");
 
 /// Which other parts of a file's rotated run (same runIdentity()) were given to the same command.
 struct PartsGiven {

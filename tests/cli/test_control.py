@@ -320,6 +320,44 @@ try:
     sk.close()
     ctl("--all", "status")
     check("stale socket of a dead process removed by --all", not os.path.exists(stale))
+    # A stale socket at the name of a live process that is not a kcount process (its pid reused): removed,
+    # and the cause named from /proc as for a process without socket.
+    stale_live = os.path.join(d, f"{sleeper.pid}.sock")
+    sk = socket.socket(socket.AF_UNIX)
+    sk.bind(stale_live)
+    sk.close()
+    rc, out, err = ctl(sleeper.pid, "status")
+    check("stale socket of a live process: removed, exit 5, the cause /proc shows",
+          rc == 5 and not os.path.exists(stale_live) and f"stale control socket {stale_live} (nobody listens); "
+          "not a kcount process (no control socket: libkcount.so is not loaded in it)" in err, (rc, err))
+    # A process whose /proc/PID/maps cannot be read (not dumpable; root without CAP_SYS_PTRACE, as in a
+    # container, cannot read it either): whether libkcount.so is loaded is not known, so the message does
+    # not call it "not a kcount process" and names every cause left.
+    hidden = subprocess.Popen([sys.executable, "-c", "import ctypes, time\n"
+                               "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0\n"
+                               "print('ready', flush=True); time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    hidden.stdout.readline()
+
+    def unreadable_maps(pid):  # maps not readable, and /proc/PID ours to ask (as ctl's permission check)
+        try:
+            open(f"/proc/{pid}/maps").read()
+            return False
+        except OSError:
+            return os.geteuid() == 0 or os.stat(f"/proc/{pid}").st_uid == os.geteuid()
+
+    # Else pid 1, when this machine hides its maps (a container's init).
+    target = next((pid for pid in (hidden.pid, 1) if unreadable_maps(pid)), None)
+    if target is None:
+        print("INFO skipped: no process here whose /proc/PID/maps cannot be read (CAP_SYS_PTRACE)")
+    else:
+        rc, out, err = ctl(target, "status")
+        check(f"maps of pid {target} not readable: exit 5, says it cannot tell, never 'not a kcount process'",
+              rc == 5 and f"pid {target}: no control socket, and whether libkcount.so is loaded in it cannot be "
+              f"told (/proc/{target}/maps cannot be read): libkcount.so not loaded, kcount disabled "
+              "(KCOUNT_DISABLE), KCOUNT_CONTROL=off, or the process has not initialized CUDA" in err
+              and "not a kcount process" not in err, (rc, err))
+    hidden.kill()
+    hidden.wait()
     rc, out, err = ctl(sleeper.pid, "bogus")
     check("unknown command: exit 2", rc == 2, (rc, err))
     rc, out, err = ctl(sleeper.pid, "stop", "--duration", "3s")

@@ -95,6 +95,49 @@ grep -q "^error: chunk 0 header announces [0-9]* records, its payload (checksum 
   { echo "FAIL check on a bad record count: $(tail -3 "$work/out")"; fail=$((fail + 1)); }
 expect "summary: intact log" 0 "" "$kcount" summary "$src"
 expect "summary: intact and damaged log together" 2 "damaged log" "$kcount" summary "$src" "$work/cut.kcount"
+# A byte flipped in the last chunk, which holds the End record: the End record was lost to damage, so
+# nothing may say that the process did not close the log.
+geglu=$root/examples/logs/geglu-eager.kcount
+cp "$geglu" "$work/lastchunk.kcount" && chmod u+w "$work/lastchunk.kcount"
+"$py" -c 'import sys; p=sys.argv[1]; d=bytearray(open(p,"rb").read()); d[-100]^=0xff; open(p,"wb").write(d)' "$work/lastchunk.kcount"
+noend="log has no intact end record: the bytes from byte [0-9]+ to the end of the file \(chunk [0-9]+ on\) are damaged or cut short, and the end record may be among them; last intact chunk [0-9]+ ends at byte [0-9]+"
+expect "summary: last chunk damaged: no intact end record" 2 "warning: $noend" "$kcount" summary "$work/lastchunk.kcount"
+for cmd in summary check; do
+  "$kcount" $cmd "$work/lastchunk.kcount" >"$work/out" 2>&1
+  if grep -q "did not close" "$work/out"; then
+    echo "FAIL $cmd of a damaged last chunk says the process did not close the log: $(grep 'did not close' "$work/out")"; fail=$((fail + 1))
+  else
+    echo "PASS $cmd of a damaged last chunk does not say the process did not close the log"; pass=$((pass + 1))
+  fi
+done
+grep -Eq "^warning: $noend" "$work/out" && grep -q "^DAMAGED" "$work/out" &&
+  { echo "PASS check: a damaged last chunk: no intact end record, DAMAGED"; pass=$((pass + 1)); } ||
+  { echo "FAIL check on a damaged last chunk: $(grep -E '^(warning|error|DAMAGED)' "$work/out")"; fail=$((fail + 1)); }
+# The log cut short (the user's head -c): the truncation makes it damaged (exit 2), so it is an error,
+# and the --salvage texts point where the errors are: under the footer line on stdout, before the
+# warning on stderr.
+head -c 20000 "$geglu" >"$work/head.kcount"
+expect "summary: cut short: the truncation is an error" 2 "^kcount: .*: error: truncated at byte 20000 in chunk" \
+  "$kcount" summary "$work/head.kcount"
+grep -q "warning: truncated" "$work/err" && { echo "FAIL truncation printed as a warning"; fail=$((fail + 1)); } ||
+  { echo "PASS truncation is not called a warning"; pass=$((pass + 1)); }
+"$kcount" summary --salvage "$work/head.kcount" >"$work/out" 2>/dev/null
+foot=$(grep -n "^log DAMAGED" "$work/out" | cut -d: -f1)
+errl=$(grep -n "^error: truncated at byte 20000" "$work/out" | cut -d: -f1)
+if [[ -n $foot && -n $errl && $errl -gt $foot ]] &&
+   grep -q "^log DAMAGED: numbers are from the intact part only (salvaged; see the errors listed below); no intact end record$" "$work/out"; then
+  echo "PASS summary --salvage footer points at the errors listed below it"; pass=$((pass + 1))
+else
+  echo "FAIL summary --salvage footer: $(grep -nE '^(log|error|warning)' "$work/out")"; fail=$((fail + 1))
+fi
+"$kcount" kernels --salvage "$work/head.kcount" >/dev/null 2>"$work/err"
+warn=$(grep -n "warning: log DAMAGED: .*(salvaged; see the errors above)" "$work/err" | cut -d: -f1)
+errl=$(grep -n "error: truncated at byte 20000" "$work/err" | cut -d: -f1)
+if [[ -n $warn && -n $errl && $errl -lt $warn ]]; then
+  echo "PASS kernels --salvage: its state warning points at the errors printed above it"; pass=$((pass + 1))
+else
+  echo "FAIL kernels --salvage stderr: $(cat "$work/err")"; fail=$((fail + 1))
+fi
 # Output that cannot be written is an error too (a full disk: /dev/full).
 if [[ -w /dev/full ]]; then
   for sub in summary kernels; do

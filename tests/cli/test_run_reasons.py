@@ -90,6 +90,38 @@ check("KCOUNT_DISABLE=1: the reason names it",
 check("KCOUNT_DISABLE=1: the library prints nothing, no warning about other KCOUNT_* settings either",
       "[kcount]" not in r.stderr and r.stderr.count("\n") == 1, r.stderr)
 
+# KCOUNT_DISABLE takes the switch words: 0/off/no/false keep kcount on; any other value disables it, silently,
+# and kcount run shows the value as the warnings do (quoted and escaped unless a plain word: one line).
+for value, shown in (("1\n", '"1\\n"'), ("00", "00"), (" 0", '" 0"'), ("on", "on")):
+    r = run(["--output", f"{tmp}/dis.kcount", "--", PROG, "5"], KCOUNT_DISABLE=value)
+    check(f"KCOUNT_DISABLE={value!r}: disabled, the reason shows the value as {shown}, on one line",
+          f"kcount: no log written: kcount was disabled: KCOUNT_DISABLE={shown} is set (pid " in r.stderr
+          and r.stderr.count("\n") == 1 and "[kcount]" not in r.stderr and not os.path.exists(f"{tmp}/dis.kcount"),
+          r.stderr)
+for value in ("0", "off", "no", "false"):
+    out = f"{tmp}/on-{value}.kcount"
+    r = run(["--output", out, "--", PROG, "5"], KCOUNT_DISABLE=value)
+    check(f"KCOUNT_DISABLE={value}: not disabled, the log is written",
+          r.returncode == 0 and os.path.exists(out) and "disabled" not in r.stderr, r.stderr)
+# kcount ctl reads KCOUNT_DISABLE the same way from /proc/PID/environ, and shows its value the same way.
+p = subprocess.Popen([KCOUNT, "run", "--paused", "--", "sleep", "30"], env=dict(os.environ, KCOUNT_DISABLE=" 0"),
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+kid = child_of(p.pid)
+deadline = time.monotonic() + PATIENCE_S
+while kid is not None and time.monotonic() < deadline:
+    try:
+        if "libkcount" in open(f"/proc/{kid}/maps").read():
+            break
+    except OSError:
+        pass
+    time.sleep(0.01)
+rc, _, err = ctl(p.pid, "status")
+check("kcount ctl, KCOUNT_DISABLE=' 0': disabled in it, the value quoted (exit 5)",
+      rc == 5 and 'no control socket: kcount is disabled in it (KCOUNT_DISABLE=" 0")' in err, (rc, err))
+if kid is not None:
+    os.kill(kid, signal.SIGKILL)
+p.wait()
+
 r = run(["--output", f"{tmp}/r.kcount", "--", PROG, "5"], KCOUNT_CAPTURE_RANGE="never")
 check("capture range never pushed: the reason names it",
       "no log written: the capture range 'never' was never pushed" in r.stderr and r.returncode == 0, r.stderr)

@@ -131,6 +131,34 @@ TEST_CASE("valid numbers, sizes and durations are taken without a warning") {
   CHECK(c.activity_buffer_bytes == 1u << 20);
 }
 
+TEST_CASE("KCOUNT_MAX_BYTES: the units the warning lists are the units taken") {
+  kc::inject::Config c;
+  // Every form the warning names is taken silently, at powers of 1024.
+  for (const char* v : {"4k", "4K", "4KB", "4KiB", "4kB", "4kiB"}) {
+    INFO(v);
+    CHECK(problemsFor("KCOUNT_MAX_BYTES", v, &c).empty());
+    CHECK(c.max_file_bytes == 4096);
+  }
+  for (const char* v : {"1M", "1MB", "1MiB"}) {
+    INFO(v);
+    CHECK(problemsFor("KCOUNT_MAX_BYTES", v, &c).empty());
+    CHECK(c.max_file_bytes == 1u << 20);
+  }
+  CHECK(problemsFor("KCOUNT_MAX_BYTES", "2GB", &c).empty());
+  CHECK(c.max_file_bytes == 2ull << 30);
+  CHECK(problemsFor("KCOUNT_MAX_BYTES", "1TiB", &c).empty());
+  CHECK(c.max_file_bytes == 1ull << 40);
+  // A refused one gets the list of what is taken.
+  for (const char* v : {"4m", "4Kb", "4KIB", "4 K", "4X"}) {
+    INFO(v);
+    CHECK(problemsFor("KCOUNT_MAX_BYTES", v, &c) ==
+          std::string("ignoring KCOUNT_MAX_BYTES=") + (std::string_view(v) == "4 K" ? "\"4 K\"" : v) +
+              ": not a size (a whole number of bytes, optionally with a unit K (or k), M, G or T, which may be "
+              "followed by B or iB, all powers of 1024: 1048576, 64K, 4KiB, 1GB; 0: no cap); using no cap");
+    CHECK(c.max_file_bytes == 0);
+  }
+}
+
 TEST_CASE("KCOUNT_MAX_BYTES below the minimum is raised to it, with a warning") {
   kc::inject::Config c;
   const std::string p = problemsFor("KCOUNT_MAX_BYTES", "300", &c);
@@ -319,7 +347,9 @@ TEST_CASE("KCOUNT_DISABLE: the library reports no configuration problem and prin
                         "trace, critical, warning, err); using info") != std::string::npos);
     CHECK(c.log_level == "info");
   }
-  for (const char* on : {"1", "yes"}) {
+  // The switch words for on, and any other value (safe side: never profiles by mistake), disable.
+  for (const char* on : {"1", "yes", "on", "true", " 0", "00", "False", "OFF", "1\n", "disable"}) {
+    INFO('"' << on << '"');
     EnvVar disable("KCOUNT_DISABLE", on);
     std::string problems;
     const kc::inject::Config c = kc::inject::readConfig(&problems);
@@ -329,11 +359,14 @@ TEST_CASE("KCOUNT_DISABLE: the library reports no configuration problem and prin
     kc::inject::markProblemsPrinted();  // nothing was printed: nothing recorded for exec()ed programs
     CHECK(std::getenv("KCOUNT_WARNED") == nullptr);
   }
-  {
-    EnvVar disable("KCOUNT_DISABLE", "0");  // 0: not disabled
+  // The switch words for off, as every other switch takes them: not disabled, and the problems reported.
+  for (const char* off : {"0", "off", "no", "false"}) {
+    INFO(off);
+    EnvVar disable("KCOUNT_DISABLE", off);
     std::string problems;
     CHECK_FALSE(kc::inject::readConfig(&problems).disabled);
     CHECK(problems.find("KCOUNT_MAX_FILES=0") != std::string::npos);
+    CHECK(problems.find("KCOUNT_DISABLE") == std::string::npos);  // a word it takes: no warning about it
   }
 }
 

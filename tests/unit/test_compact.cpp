@@ -515,7 +515,7 @@ TEST_CASE("packed chunk that verifies but does not decode: zstd garbage, unknown
   // Cut inside the packed header: a truncated tail naming the 32-byte header.
   d = kc::readLog(std::span(good.data(), sizeof(kc::FileHeader) + 20));
   CHECK(d.truncated);
-  CHECK(hasIssue(d, ReadIssue::Severity::kWarning, "(chunk header needs 32 bytes, 20 remain)"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "(chunk header needs 32 bytes, 20 remain)"));
 }
 
 TEST_CASE("malformed batches inside an intact chunk are errors; the rest of the chunk is read") {

@@ -183,7 +183,6 @@ TEST_CASE("truncation at every byte offset keeps every complete chunk") {
       CHECK(d.not_a_log);
       continue;
     }
-    CHECK_FALSE(d.damaged());
     CHECK_FALSE(d.not_a_log);
     CHECK_FALSE(d.complete);
     CHECK(d.kernels.empty());
@@ -195,9 +194,24 @@ TEST_CASE("truncation at every byte offset keeps every complete chunk") {
       CHECK(d.launches.empty());
       CHECK(d.chunks_read == 0);
     }
-    // A cut inside a chunk or a header is a "truncated" warning; a cut exactly between chunks is not.
+    // A cut inside a chunk or a header is a "truncated" error (the log is damaged: not intact, exit 2);
+    // a cut exactly between chunks is not, and the log is intact without End record.
     const bool at_boundary = n == sizeof(kc::FileHeader) || n == log.chunk1_at;
-    CHECK(hasIssue(d, ReadIssue::Severity::kWarning, "truncated at byte " + std::to_string(n)) != at_boundary);
+    CHECK(hasIssue(d, ReadIssue::Severity::kError, "truncated at byte " + std::to_string(n)) != at_boundary);
+    CHECK_FALSE(hasIssue(d, ReadIssue::Severity::kWarning, "truncated at byte "));
+    CHECK(d.damaged() == !at_boundary);
+    CHECK(d.intact() == at_boundary);
+    // Without End record: "the process did not close it" only when nothing follows the last intact chunk;
+    // after a cut inside a chunk, the End record may have been in the lost bytes.
+    if (n >= sizeof(kc::FileHeader)) {
+      CHECK(hasIssue(d, ReadIssue::Severity::kWarning, "log has no end record: the process did not close it") ==
+            at_boundary);
+      const size_t lost_from = n >= log.chunk1_at ? log.chunk1_at : sizeof(kc::FileHeader);
+      CHECK(hasIssue(d, ReadIssue::Severity::kWarning,
+                     "log has no intact end record: the bytes from byte " + std::to_string(lost_from) +
+                         " to the end of the file (chunk " + (n >= log.chunk1_at ? "1" : "0") +
+                         " on) are damaged or cut short, and the end record may be among them") != at_boundary);
+    }
   }
   const kc::LogData whole = kc::readLog(log.bytes);
   CHECK(whole.issues.empty());
@@ -210,7 +224,7 @@ TEST_CASE("truncation message names the chunk and the missing bytes") {
   const kc::LogData d = kc::readLog(std::span(log.bytes.data(), n));
   kc::ChunkHeader h;
   std::memcpy(&h, log.bytes.data() + log.chunk1_at, sizeof(h));
-  CHECK(hasIssue(d, ReadIssue::Severity::kWarning,
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
                  "truncated at byte " + std::to_string(n) + " in chunk 1 (payload needs " +
                      std::to_string(h.payload_bytes) + " bytes, 10 remain)"));
 }
@@ -273,6 +287,30 @@ TEST_CASE("checksum mismatch names chunk and byte, and reading continues after i
   CHECK(d.chunks_read == 1);
   CHECK(d.kernels.size() == 2);
   CHECK(d.complete);
+}
+
+TEST_CASE("a damaged last chunk: no intact end record, never 'the process did not close it'") {
+  // The End record is in chunk 1: a flipped byte in its payload loses it to damage, not to a crash.
+  TwoChunkLog log = twoChunkLog();
+  log.bytes[log.bytes.size() - 5] ^= 0x01;
+  const kc::LogData d = kc::readLog(log.bytes);
+  CHECK_FALSE(d.complete);
+  CHECK(d.damaged());
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "checksum mismatch in chunk 1 at byte " + std::to_string(log.chunk1_at)));
+  CHECK(hasIssue(d, ReadIssue::Severity::kWarning,
+                 "log has no intact end record: the bytes from byte " + std::to_string(log.chunk1_at) +
+                     " to the end of the file (chunk 1 on) are damaged or cut short, and the end record may be "
+                     "among them; last intact chunk 0 ends at byte " + std::to_string(log.chunk1_at)));
+  for (const auto& i : d.issues) CHECK(i.message.find("did not close") == std::string::npos);
+  // Every chunk damaged: the bytes from the first chunk on.
+  TwoChunkLog both = twoChunkLog();
+  both.bytes[log.chunk1_at - 5] ^= 0x01;
+  both.bytes[both.bytes.size() - 5] ^= 0x01;
+  const kc::LogData none = kc::readLog(both.bytes);
+  CHECK(hasIssue(none, ReadIssue::Severity::kWarning,
+                 "log has no intact end record: the bytes from byte " + std::to_string(sizeof(kc::FileHeader)) +
+                     " to the end of the file (chunk 0 on)"));
+  CHECK(hasIssue(none, ReadIssue::Severity::kWarning, "; no intact chunk"));
 }
 
 TEST_CASE("wrong magic and unsupported major version") {

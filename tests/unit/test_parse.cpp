@@ -82,3 +82,22 @@ TEST_CASE("tooLarge*: well formed but past UINT64_MAX, told apart from text that
   CHECK_FALSE(kc::tooLargeDuration("10s"));
   CHECK(kc::tooLargeDuration("18446744073709551616ns"));
 }
+
+TEST_CASE("parseSwitch and disableRequested: the switch words; KCOUNT_DISABLE disables on anything else") {
+  for (const char* on : {"1", "on", "yes", "true"}) {
+    INFO(on);
+    CHECK(kc::parseSwitch(on) == true);
+    CHECK(kc::disableRequested(on));
+  }
+  for (const char* off : {"0", "off", "no", "false"}) {
+    INFO(off);
+    CHECK(kc::parseSwitch(off) == false);
+    CHECK_FALSE(kc::disableRequested(off));
+  }
+  CHECK_FALSE(kc::disableRequested(""));  // empty: as unset
+  for (const char* other : {" 0", "00", "0 ", "False", "OFF", "1\n", "disable"}) {
+    INFO(other);
+    CHECK_FALSE(kc::parseSwitch(other).has_value());
+    CHECK(kc::disableRequested(other));
+  }
+}
