@@ -125,7 +125,8 @@ void misspelledSettings(std::string* problems) {
       }
     if (best.empty()) continue;
     if (!problems->empty()) *problems += '\n';
-    *problems += "ignoring " + std::string(entry) + ": not a kcount setting (did you mean " + std::string(best) + "?)";
+    *problems += "ignoring " + std::string(name) + "=" + kc::shownSettingValue(entry.substr(eq + 1)) +
+                 ": not a kcount setting (did you mean " + std::string(best) + "?)";
   }
 }
 

@@ -289,6 +289,21 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
     }
 }
 
+/// diff and report compare or chart numbers: a summary-mode log that holds no totals (no complete snapshot,
+/// kc::noTotalsWarning) would be read as zeros (a made-up drop to 0), so it is refused: one error line per
+/// such log on stderr, naming why it has none. Returns 2 when a log was refused, else 0.
+int refuseLogsWithoutTotals(const std::vector<kc::LoadedLog>& logs, const char* command) {
+  int rc = 0;
+  for (const auto& l : logs)
+    if (const std::string why = kc::noTotalsWarning(l); !why.empty()) {
+      std::cerr << "kcount: " << command << ": " << l.path << ": error: " << why
+                << " (its numbers are not known, not zeros: nothing to " << (std::string_view(command) == "diff" ? "compare" : "chart")
+                << ")\n";
+      rc = 2;
+    }
+  return rc;
+}
+
 void printIssues(const kc::LoadedLog& l) {
   for (const auto& i : l.data.issues) {
     // A path that is no log at all (a folder, a device, a file without the kcount header): the message
@@ -503,7 +518,10 @@ int kcountMain(int argc, char** argv) {
     }
   }
   // `kcount help [COMMAND]`: what `kcount [COMMAND] --help` prints (exit 0; an unknown COMMAND: exit 2).
-  if (argc > 1 && std::string_view(argv[1]) == "help") {
+  if (argc > 1 && std::string_view(argv[1]) == "help" &&
+      (argc == 2 || std::string_view(argv[2]) == "--help" || std::string_view(argv[2]) == "-h" ||
+       argv[2][0] != '-')) {
+    if (argc > 2 && argv[2][0] == '-') argc = 2;  // kcount help --help: the overall help
     const CLI::App* sub = nullptr;
     std::string names;
     for (const CLI::App* s : app.get_subcommands({})) {
@@ -527,13 +545,20 @@ int kcountMain(int argc, char** argv) {
       const std::string_view given(argv[1]);
       std::string closest;
       size_t closest_d = 3;  // within 2 edits (collector/parse.h nameDistance)
+      size_t prefix_of = 0;  // commands that start with what was given ("su": summary)
+      std::string prefixed;
       for (const CLI::App* sub : app.get_subcommands({})) {
         names += (names.empty() ? "" : ", ") + sub->get_name();
+        if (sub->get_name().starts_with(given)) {
+          ++prefix_of;
+          prefixed = sub->get_name();
+        }
         if (const size_t d = kc::nameDistance(given, sub->get_name(), 2); d < closest_d) {
           closest_d = d;
           closest = sub->get_name();
         }
       }
+      if (prefix_of == 1) closest = prefixed;  // an abbreviation of one command wins over a near name
       std::cerr << "kcount: unknown command '" << argv[1] << "'"
                 << (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") << " (commands: " << names
                 << "; kcount --help says more)\n";
@@ -713,6 +738,7 @@ int kcountMain(int argc, char** argv) {
       // plausible but wrong comparison).
       const int rc = std::max(selectLogs(a, salvage), selectLogs(b, salvage));
       if (a.empty() || b.empty()) return rc != 0 ? rc : 2;
+      if (std::max(refuseLogsWithoutTotals(a, "diff"), refuseLogsWithoutTotals(b, "diff")) != 0) return 2;
       warnStates(a, false);
       warnStates(b, false);
       warnSameRun(a, b);
@@ -861,6 +887,7 @@ int kcountMain(int argc, char** argv) {
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
+      if (refuseLogsWithoutTotals(logs, "report") != 0) return 2;
       warnStates(logs, false);
       if (output == "-") {
         kc::writeHtmlReport(std::cout, logs);

@@ -169,6 +169,13 @@ def test_series():
     check("summary of a log without totals: state NO TOTALS, no 'numbers above', nothing on stderr",
           rc == 0 and "\nlog complete but NO TOTALS: " in out and "numbers above" not in out and err == "",
           f"rc={rc} {out!r} {err!r}")
+    # diff and report would read it as zeros (a made-up drop to 0): refused, exit 2, the reason named.
+    for args, what in ((("diff", trace_log, lost), "compare"), (("diff", lost, trace_log), "compare"),
+                       (("report", "-o", os.path.join(os.path.dirname(lost), "r.html"), lost), "chart")):
+        rc, out, err = kcount(*args)
+        check(f"{args[0]} of a log without totals: refused (exit 2), not read as zeros",
+              rc == 2 and out == "" and f"{lost}: error: no totals: summary mode: no snapshot" in err
+              and f"not known, not zeros: nothing to {what}" in err, f"rc={rc} {out[:200]!r} {err!r}")
     # A series cut by a kill (no end record): it says so on stderr, and JSON carries the log's state.
     cut = os.path.join(src, "..", "data", "fuzz-regressions", "summary-mode-final-snapshot-cut.kcount")
     rc, out, err = kcount("summary", "--series", cut)

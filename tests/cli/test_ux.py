@@ -655,6 +655,12 @@ def test_unknown_command():
     check(r.returncode == 2 and "unknown command 'sumary'" in r.stderr and "summary, kernels, diff" in r.stderr,
           "an unknown command is named, with the commands there are (exit 2)", r.stderr)
     check("(did you mean 'summary'?)" in r.stderr, "... and the command it is closest to (within 2 edits)", r.stderr)
+    r = run("su")
+    check(r.returncode == 2 and "(did you mean 'summary'?)" in r.stderr,
+          "an abbreviation of one command suggests that command (not a near name: 'su' is 2 edits from 'run')", r.stderr)
+    r = run("help", "--help")
+    check(r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout, "kcount help --help: the help, exit 0",
+          (r.returncode, r.stderr))
     r = run("zzz")
     check(r.returncode == 2 and "did you mean" not in r.stderr, "no suggestion for a name far from every command", r.stderr)
     r = run()

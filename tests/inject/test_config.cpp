@@ -435,3 +435,12 @@ TEST_CASE("A warning shows a value with blanks, quotes or control characters quo
     CHECK(problems == "ignoring KCOUNT_MODE=\"sum'mary\": not trace or summary; using trace");
   }
 }
+
+TEST_CASE("A misspelled setting's value is shown quoted and escaped as other warnings show values") {
+  EnvVar a("KCOUNT_MDOE", "x\ny");
+  std::string problems;
+  kc::inject::readConfig(&problems);
+  CHECK(problems.find("ignoring KCOUNT_MDOE=\"x\\ny\": not a kcount setting (did you mean KCOUNT_MODE?)") !=
+        std::string::npos);
+  CHECK(problems.find('\n') == std::string::npos);
+}
