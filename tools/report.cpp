@@ -188,7 +188,10 @@ std::string noSnapshotText(const LogData& d) {
   const std::string period = snapshotPeriodText(d);
   const bool cut = d.incomplete_snapshots > 0;
   std::string why;
-  if (!d.complete)
+  if (!d.complete && !d.intact())  // cut short or damaged: the reader's errors say where, a kill is not known
+    why = "; the log has no intact end record: it is damaged or cut short before any complete snapshot (see the "
+          "errors)";
+  else if (!d.complete)
     why = cut ? "; the log has no end record: it ends inside a snapshot (the process was killed while writing it)"
               : "; the log has no end record: the process was killed before its first snapshot (or is still running)";
   else if (d.has_stats && d.stats.launches + d.stats.kernels + d.stats.ranges == 0 && !cut)

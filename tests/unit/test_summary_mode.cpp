@@ -424,3 +424,28 @@ TEST_CASE("summary mode with capture windows: windows listed, no per-window numb
   CHECK(j["segments"][1]["index"] == 1);
   CHECK(j["totals"]["launches"] == 300);
 }
+
+TEST_CASE("a summary-mode log cut short before any complete snapshot names the cut, not a kill") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  w.flush();  // chunk 0: metadata and definitions, intact
+  const size_t intact = sink.bytes.size();
+  kc::SnapshotBeginBody b{};
+  b.time_ns = 5000;
+  b.flags = kc::kSnapshotFinal;
+  w.writeSnapshotBegin(b);
+  w.writeSnapshotEnd({0, 0});
+  w.writeEnd();
+  w.flush();
+  std::vector<uint8_t> cut(sink.bytes.begin(), sink.bytes.begin() + static_cast<long>(intact + 20));
+  const kc::LoadedLog l = loaded(cut);
+  REQUIRE(!l.data.complete);
+  REQUIRE(!l.data.intact());
+  const std::string why = kc::noSnapshotText(l.data);
+  CHECK(has(why, "damaged or cut short before any complete snapshot"));
+  CHECK(!has(why, "killed"));
+  // Closed by the process and read whole: the kill is still what a missing end record means.
+  std::vector<uint8_t> open_log(sink.bytes.begin(), sink.bytes.begin() + static_cast<long>(intact));
+  CHECK(has(kc::noSnapshotText(loaded(open_log).data), "killed before its first snapshot"));
+}
