@@ -205,6 +205,17 @@ int runCommand(const RunOptions& opt) {
   int exec_pipe[2] = {-1, -1};
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) exec_pipe[0] = exec_pipe[1] = -1;
 
+  // The forwarded signals wait (blocked) from before their handlers are installed until the command's pid
+  // is known: one that came in between would otherwise find no pid to pass it to and be lost (seen under
+  // load: a command sent SIGUSR1 right after it started never got it; a SIGTERM that came between the
+  // handler's installation and the block let `sleep 2` run to its end). Before the block, a signal still
+  // has kcount's starting disposition (it ends kcount run, and no command has started). The command
+  // unblocks them before exec, after its dispositions are back to what kcount found.
+  sigset_t forwarded, previous_mask;
+  sigemptyset(&forwarded);
+  for (int sig : kForwardedSignals) sigaddset(&forwarded, sig);
+  pthread_sigmask(SIG_BLOCK, &forwarded, &previous_mask);
+
   struct sigaction sa {};
   sa.sa_sigaction = forwardSignal;
   sigemptyset(&sa.sa_mask);
@@ -217,15 +228,6 @@ int runCommand(const RunOptions& opt) {
     sigaction(kForwardedSignals[i], nullptr, &old[i]);
     if (old[i].sa_handler != SIG_IGN) sigaction(kForwardedSignals[i], &sa, nullptr);
   }
-
-  // The forwarded signals wait (blocked) from before fork() until the command's pid is known: one that
-  // came in between would otherwise find no pid to pass it to and be lost (seen under load: a command that
-  // was sent SIGUSR1 right after it started never got it). The command unblocks them before exec, after
-  // its dispositions are back to what kcount found.
-  sigset_t forwarded, previous_mask;
-  sigemptyset(&forwarded);
-  for (int sig : kForwardedSignals) sigaddset(&forwarded, sig);
-  pthread_sigmask(SIG_BLOCK, &forwarded, &previous_mask);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
