@@ -156,6 +156,17 @@ uint64_t snapshotsSkipped(const LogData& d) {
 
 bool noSnapshotNumbers(const LoadedLog& l) { return l.data.summary_mode && l.summary.snapshot < 0; }
 
+namespace {
+
+/// A summary-mode log whose stats record counts no launch, kernel or range record tallied and that began no
+/// snapshot: it recorded nothing, so no snapshot was due (not a missing one). False without a stats record
+/// (it cannot tell). noSnapshotText() and noTotalsText() (check's OK vs NO TOTALS) must agree on this.
+bool recordedNothing(const LogData& d) {
+  return d.has_stats && d.stats.launches + d.stats.kernels + d.stats.ranges == 0 && d.incomplete_snapshots == 0;
+}
+
+}  // namespace
+
 KeptOut keptOut(const LogData& d) {
   // The library's metadata text names the cap when the first chunk kept out did not fit under it
   // ("..., at KCOUNT_MAX_BYTES" or "..., from part N on, at KCOUNT_MAX_BYTES").
@@ -194,7 +205,7 @@ std::string noSnapshotText(const LogData& d) {
   else if (!d.complete)
     why = cut ? "; the log has no end record: it ends inside a snapshot (the process was killed while writing it)"
               : "; the log has no end record: the process was killed before its first snapshot (or is still running)";
-  else if (d.has_stats && d.stats.launches + d.stats.kernels + d.stats.ranges == 0 && !cut)
+  else if (recordedNothing(d))
     why = "; nothing was recorded, so none was due";
   else
     why = "; " + finalSnapshotMissingText(d);
@@ -1617,7 +1628,7 @@ std::string noTotalsText(const LogData& d, const Summary& s) {
   if (!d.has_stats)
     return "a summary-mode log closed without a complete snapshot and without a stats record, so it cannot tell "
            "whether nothing was recorded or its final snapshot is missing: it holds no numbers";
-  if (st.launches + st.kernels + st.ranges == 0 && d.incomplete_snapshots == 0) return {};  // nothing recorded
+  if (recordedNothing(d)) return {};
   const KeptOut k = keptOut(d);
   return fmt::format("a summary-mode log closed without a complete snapshot, though its stats record counts {}, {} "
                      "and {} tallied: its final snapshot is missing{}, so it holds no numbers",
