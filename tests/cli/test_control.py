@@ -32,11 +32,13 @@ def check(name, cond, detail=""):
 class Server:
     """nvtx_server with the library preloaded; send() waits for its answer line."""
 
-    def __init__(self, out, **env):
+    def __init__(self, out, user=None, **env):
         e = dict(os.environ, LD_PRELOAD=LIB, KCOUNT_OUTPUT=out, KCOUNT_CONTROL="on", KCOUNT_LOG_LEVEL="warn")
         e.update({k: str(v) for k, v in env.items()})
+        if user is not None:
+            e.pop("XDG_RUNTIME_DIR", None)  # this user's own folder, not the test's (/tmp/kcount-UID)
         self.p = subprocess.Popen([SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env=e, text=True)
+                                  env=e, text=True, user=user)
         self.pid = self.p.pid
 
     def send(self, line):
@@ -399,6 +401,31 @@ try:
         check("refusal counted, command not run", st["refused_connections"] == 1 and st["mode"] == "paused", st)
         code, err = s.quit()
         check("refusal logged once", err.count("refused a connection from uid %d" % pw.pw_uid) == 1, err)
+
+        # A process that is not dumpable (prctl PR_SET_DUMPABLE 0, a set-user-ID program): the files in
+        # /proc/PID belong to root (its environ cannot be read by its own user), the folder keeps the
+        # process's effective uid (proc(5); task_dump_owner in the kernel), which kcount ctl goes by.
+        own = os.path.join(tmp, "nodump")
+        os.mkdir(own)
+        os.chown(own, pw.pw_uid, pw.pw_gid)
+        os.chmod(tmp, 0o711)
+        s = Server(os.path.join(own, "nodump.kcount"), user=user, KCOUNT_START="paused")
+        s.send("1")
+        for _ in range(200):
+            if ctl(s.pid, "status", user=user)[0] == 0:
+                break
+            time.sleep(0.02)
+        check("not dumpable: the server made itself so", s.send("nodump") == "nodump")
+        check("not dumpable: /proc/PID/environ belongs to root, /proc/PID to the user",
+              os.stat(f"/proc/{s.pid}/environ").st_uid == 0 and os.stat(f"/proc/{s.pid}").st_uid == pw.pw_uid)
+        rc, out, err = ctl(s.pid, "status", user=user)
+        check("not dumpable: its own user's kcount ctl reaches it", rc == 0 and f"pid {s.pid}: paused" in out,
+              (rc, out, err))
+        rc, out, err = ctl(s.pid, "start", user=user)
+        check("not dumpable: and starts a window", rc == 0, (rc, out, err))
+        code, err = s.quit()
+        check("not dumpable: server exits 0", code == 0, err)
+        os.chmod(tmp, 0o700)
 
     # ---- cuptiSubscribe of the program goes through kcount's interposer and gets the real answer.
     sub = os.path.join(BUILD, "bin", "cupti_subscriber")

@@ -1,7 +1,9 @@
 // A CUDA-free long-running NVTX3 program for the control tests: reads commands from stdin, one per line.
 // "N": handles N requests (each: push "request", push "inner", pop, pop) and prints "done N";
-// "open NAME": pushes NAME and leaves it open, "close": pops it; "quit": returns from main (exit 0).
+// "open NAME": pushes NAME and leaves it open, "close": pops it; "nodump": makes the process not dumpable
+// (prctl PR_SET_DUMPABLE 0: /proc/PID then belongs to root), prints "nodump"; "quit": returns from main (exit 0).
 #include <nvtx3/nvToolsExt.h>
+#include <sys/prctl.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +17,8 @@ int main() {
     if (line.rfind("open ", 0) == 0) {
       nvtxRangePushA(line.substr(5).c_str());
       std::printf("opened\n");
+    } else if (line == "nodump") {
+      std::printf(prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? "nodump\n" : "nodump failed\n");
     } else if (line == "close") {
       nvtxRangePop();
       std::printf("closed\n");
