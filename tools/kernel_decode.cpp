@@ -75,13 +75,69 @@ std::string_view identifierAt(std::string_view s, size_t at) {
   return s.substr(at, end - at);
 }
 
+// ---- Element types: one vocabulary for the dtype field (docs/kernel-names.md, "dtype vocabulary") -----------
+// Each grammar writes types its own way: CUTLASS's DataTypeNames (cutlass_library/library.py: "f16", "bf16",
+// "tf32", "f32", "f64", "e4m3", "e5m2", "s8", "u8", "s32", "s4"), NCCL's generate.py ("f16", "f32", "i8",
+// "u8", "i32", "u32", "i64", "u64", "f8e4m3", "f8e5m2"), cuBLAS's C++ template arguments ("__half",
+// "__nv_bfloat16", "float", "double", "__nv_fp8_e4m3") and PyTorch's mem-eff attention generator ("f16",
+// "bf16", "f32"). The dtype field uses the words PyTorch engineers read in torch.float16 & co.; the
+// written spelling is kept in raw["dtype as written"] whenever it differs.
+struct DtypeSpelling {
+  std::string_view written, word;
+};
+constexpr DtypeSpelling kDtypeSpellings[] = {
+    {"fp16", "fp16"},       {"f16", "fp16"},           {"half", "fp16"},         {"__half", "fp16"},
+    {"bf16", "bf16"},       {"__nv_bfloat16", "bf16"}, {"fp32", "fp32"},         {"f32", "fp32"},
+    {"float", "fp32"},      {"tf32", "tf32"},          {"fp64", "fp64"},         {"f64", "fp64"},
+    {"double", "fp64"},     {"e4m3", "fp8_e4m3"},      {"f8e4m3", "fp8_e4m3"},   {"__nv_fp8_e4m3", "fp8_e4m3"},
+    {"e5m2", "fp8_e5m2"},   {"f8e5m2", "fp8_e5m2"},    {"__nv_fp8_e5m2", "fp8_e5m2"},
+    {"s8", "int8"},         {"i8", "int8"},            {"int8_t", "int8"},       {"u8", "uint8"},
+    {"uint8_t", "uint8"},   {"s32", "int32"},          {"i32", "int32"},         {"u32", "uint32"},
+    {"i64", "int64"},       {"u64", "uint64"},         {"s4", "int4"},           {"u4", "uint4"},
+};
+
+/// The vocabulary word of a written element type, or "" if the spelling is not a known one.
+std::string_view dtypeWord(std::string_view written) {
+  for (const auto& s : kDtypeSpellings)
+    if (s.written == written) return s.word;
+  return {};
+}
+
+/// Sets d.dtype to `word` and keeps `written` in raw["dtype as written"] when the name spells it otherwise.
+void setDtype(DecodedKernel& d, std::string_view word, std::string_view written) {
+  d.dtype = std::string(word);
+  if (!written.empty() && written != word) d.raw.emplace_back("dtype as written", written);
+}
+
+/// Sets the dtype from one written type (unknown spellings are shown as written).
+void setWrittenDtype(DecodedKernel& d, std::string_view written) {
+  const std::string_view w = dtypeWord(written);
+  setDtype(d, w.empty() ? written : w, written);
+}
+
+/// Splits a run of concatenated type spellings ("bf16bf16", "tf32f32") into vocabulary words; empty if any
+/// part is not a CUTLASS/xmma type spelling.
+Tokens splitTypeRun(std::string_view run) {
+  static constexpr std::array<std::string_view, 11> kParts = {"tf32", "bf16", "f16", "f32", "f64", "e4m3",
+                                                             "e5m2", "s8", "u8", "s32", "i8"};
+  Tokens out;
+  while (!run.empty()) {
+    auto p = std::find_if(kParts.begin(), kParts.end(), [&](std::string_view k) { return run.starts_with(k); });
+    if (p == kParts.end()) return {};
+    out.emplace_back(dtypeWord(*p));
+    run.remove_prefix(p->size());
+  }
+  return out;
+}
+
 // ---- cuBLAS nvjet (observed grammar, not documented by NVIDIA) ------------------------------------------
 // nvjet_[smNN_]<variant>_<MxN>_<AxB>_<CxD>_<flag>..._<LAYOUT>, e.g.
 // nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT. Read: MxN -> tile, CxD -> cluster, LAYOUT -> layout,
 // documented cuBLASLt epilogue words -> epilogue; AxB, h/v and the other flags are kept raw. The variant's
 // outer letters give the element type where they agree: "tst" -> bf16, "hsh" -> f16 (observed in this
 // repository's H200 logs: across examples/logs/sweep-*.kcount every tst kernel, 1,247, ran in a
-// dtype=bf16 range and every hsh kernel, 1,040, in a dtype=fp16 range; no other variant occurs there).
+// dtype=bf16 range and every hsh kernel, 1,040, in a dtype=fp16 range; no other variant occurs there). The
+// variant token is not a type spelling, so no "dtype as written" is kept (the variant is in raw).
 bool decodeNvjet(std::string_view name, DecodedKernel& d) {
   if (!name.starts_with("nvjet_")) return false;
   Tokens t = split(name, '_');
@@ -97,7 +153,7 @@ bool decodeNvjet(std::string_view name, DecodedKernel& d) {
     d.raw.emplace_back("variant", v);
     if (v.size() == 3 && v.front() == v.back()) {
       if (v.front() == 't') d.dtype = "bf16";
-      else if (v.front() == 'h') d.dtype = "f16";
+      else if (v.front() == 'h') d.dtype = "fp16";
     }
   }
   if (i + 2 < end && isDims(t[i], 2) && isDims(t[i + 1], 2) && isDims(t[i + 2], 2)) {
@@ -146,7 +202,12 @@ bool decodeCutlass3x(std::string_view full, DecodedKernel& d) {
   d.category = core.find("gemm") != std::string::npos ? KernelCategory::kGemm : KernelCategory::kOther;
   d.kind = core;
   if (tile >= 8) {
-    d.dtype = t[types] == t[types + 1] ? t[types] : t[types] + "/" + t[types + 1];
+    // dtype: A's type (A/B where they differ) in the vocabulary; the five types as written stay in raw.
+    auto word = [](const std::string& w) {
+      const std::string_view v = dtypeWord(w);
+      return std::string(v.empty() ? std::string_view(w) : v);
+    };
+    d.dtype = t[types] == t[types + 1] ? word(t[types]) : word(t[types]) + "/" + word(t[types + 1]);
     d.raw.emplace_back("types (A_B_acc_C_D)", join(t, types, tile, "_"));
   }
   d.tile = t[tile];
@@ -191,11 +252,42 @@ bool decodeCutlass2x(std::string_view full, DecodedKernel& d) {
   d.category = core < tile ? KernelCategory::kGemm : KernelCategory::kOther;
   if (core < tile) {
     d.kind = t[core];
+    std::string a_written;
     for (size_t j = core + 1; j < tile; ++j) {
       if (isEpilogueWord(t[j])) addEpilogue(d, t[j]);
-      else if (d.dtype.empty()) d.dtype = t[j];
+      else if (a_written.empty()) a_written = t[j];
       else d.raw.emplace_back("token", t[j]);
     }
+    if (core > i) d.raw.emplace_back("C type", join(t, i, core, "_"));
+    // Element types (GemmOperation.core_name / extended_name): core = <accumulator letter><instruction
+    // shape><intermediate type>gemm, the letter from ShortDataTypeNames (s fp32, h fp16, d fp64, i int32);
+    // "_<A type>" follows the core only where A differs from the accumulator, so without it A is the
+    // accumulator's type; the intermediate type (s1688tf32gemm, s1688bf16gemm) is the type the MMA runs in
+    // where it differs from A and from the accumulator. A tensor-op kernel on fp32 operands runs TF32 MMAs
+    // (CUTLASS converts fp32 to tf32: NVIDIA/cutlass issue #466, and #610: "1xTF32. FP32 in, converted to
+    // one TF32 internally, accumulated in FP32, FP32 out"): cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4
+    // is a TF32 GEMM (recorded on the H200 by examples/sweep.py, only in its dtype=tf32 ranges).
+    // dtype = the MMA's input type; accumulator and A in raw.
+    std::string_view c = t[core];
+    c.remove_suffix(4);
+    static constexpr std::array<std::pair<char, std::string_view>, 4> kAcc = {
+        {{'s', "fp32"}, {'h', "fp16"}, {'d', "fp64"}, {'i', "int32"}}};
+    const auto acc = c.empty() ? kAcc.end()
+                               : std::find_if(kAcc.begin(), kAcc.end(), [&](const auto& p) { return p.first == c[0]; });
+    if (acc != kAcc.end()) {
+      c.remove_prefix(1);
+      while (!c.empty() && c[0] >= '0' && c[0] <= '9') c.remove_prefix(1);
+      const std::string_view intermediate = dtypeWord(c);
+      const std::string_view a_word = a_written.empty() ? acc->second : dtypeWord(a_written);
+      if (!a_word.empty() && (c.empty() || !intermediate.empty())) {
+        d.raw.emplace_back("accumulator", acc->second);
+        d.raw.emplace_back("A", a_word);
+        if (!intermediate.empty()) d.dtype = std::string(intermediate);
+        else if (opclass.find("tensorop") != std::string::npos && a_word == "fp32") d.dtype = "tf32";
+        else setDtype(d, a_word, a_written);
+      }
+    }
+    if (d.dtype.empty() && !a_written.empty()) setWrittenDtype(d, a_written);
   }
   Tokens ks = split(t[tile + 1], 'x');
   d.tile = t[tile] + "x" + ks[0];
@@ -222,7 +314,15 @@ bool decodeXmma(std::string_view name, DecodedKernel& d) {
   Tokens types;
   for (; i < t.size() && !isLayout(t[i], 2, 2, false); ++i) types.push_back(t[i]);
   if (i < t.size()) {
-    d.dtype = join(types, 0, types.size(), "_");
+    // The type groups, as written, in raw; dtype = the first type of the second group. NVIDIA does not
+    // document these names (NVIDIA/TensorRT-LLM issue #1541: "confidential"); the reading is observed:
+    // recorded on the H200 by examples/sweep.py, sm90_xmma_gemm_f32f32_tf32f32_f32_... ran only in its
+    // dtype=tf32 ranges and sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma_... (fp32 FMA) only in dtype=fp32
+    // ones, while the first group (f32f32) is the same for both; the public bf16 name has bf16f32 there.
+    const std::string written = join(types, 0, types.size(), "_");
+    if (!written.empty()) d.raw.emplace_back("types", written);
+    const Tokens second = types.size() >= 2 ? splitTypeRun(types[1]) : Tokens{};
+    if (!second.empty()) d.dtype = second[0];
     d.layout = t[i++];
     if (i < t.size() && isLayout(t[i], 1, 1, false)) d.raw.emplace_back("layout suffix", t[i++]);
   } else {
@@ -234,6 +334,8 @@ bool decodeXmma(std::string_view name, DecodedKernel& d) {
     if (k.starts_with("tilesize") && isDims(k.substr(8), 3)) d.tile = k.substr(8);
     else if (k.starts_with("cgasize") && isDims(k.substr(7), 3)) d.cluster = k.substr(7);
     else if (k.starts_with("warpgroupsize")) d.raw.emplace_back("warpgroupsize", k.substr(13));
+    else if (k.starts_with("stage") && allDigits(k.substr(5))) d.stages = k.substr(5);  // labelled: stage3
+    else if (k.starts_with("warpsize") && isDims(k.substr(8), 3)) d.raw.emplace_back("warpsize", k.substr(8));
     else rest += (rest.empty() ? "" : "_") + k;
   }
   if (!rest.empty()) d.raw.emplace_back("flags", rest);
@@ -258,7 +360,7 @@ bool decodeCublasLegacy(std::string_view name, DecodedKernel& d) {
   d.arch = t[0];
   d.kind = t[core];
   size_t i = core + 1;
-  if (i < t.size() && !isDims(t[i], 2) && !isLayout(t[i], 2, 2, false)) d.dtype = t[i++];
+  if (i < t.size() && !isDims(t[i], 2) && !isLayout(t[i], 2, 2, false)) setWrittenDtype(d, t[i++]);
   std::string k_tile;
   std::string rest;
   for (; i < t.size(); ++i) {
@@ -429,7 +531,7 @@ bool decodeNccl(std::string_view full, DecodedKernel& d) {
   for (size_t i = 1; i < t.size(); ++i) {
     const std::string& k = t[i];
     if (in(kRedOps, k)) d.raw.emplace_back("reduction op", k);
-    else if (in(kTypes, k)) d.dtype = k;
+    else if (in(kTypes, k)) setWrittenDtype(d, k);
     else if (in(kProtos, k)) d.raw.emplace_back("protocol", k);
     else if (k == "RING" || k == "TREE" || k == "NVLS" || k == "PAT" || k == "COLLNET") algo = k;
     else if (!algo.empty() && (k == "DIRECT" || k == "CHAIN" || (k == "TREE" && algo == "NVLS"))) algo += "_" + k;
@@ -470,7 +572,7 @@ bool decodeFlash(std::string_view demangled, std::string_view short_name, Decode
       }
     }
     if (demangled.find("cutlass::bfloat16_t", at) != std::string_view::npos) d.dtype = "bf16";
-    else if (demangled.find("cutlass::half_t", at) != std::string_view::npos) d.dtype = "f16";
+    else if (demangled.find("cutlass::half_t", at) != std::string_view::npos) d.dtype = "fp16";
     break;
   }
   return true;
@@ -544,6 +646,32 @@ bool decodeCudnn(std::string_view demangled, DecodedKernel& d) {
   else if (has("bn_") || has("norm")) d.category = KernelCategory::kNormalization;
   else if (has("gemm") || has("fprop") || has("dgrad") || has("wgrad") || has("conv"))
     d.category = KernelCategory::kGemm;
+  // Runtime-generated kernels: cudnn_generated_<tokens>, e.g. (recorded on the H200 by examples/sweep.py,
+  // torch's scaled_dot_product_attention in the block configurations)
+  // cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0.
+  // NVIDIA documents no grammar for them. Read: smNN -> arch; the direction (fprop, bprop, dgrad, wgrad:
+  // cuDNN's names for forward, backward, data- and weight-gradient passes) -> kind; cga<AxBxC> -> cluster
+  // (CGA, cooperative grid array, is NVIDIA's name for a thread-block cluster: LLVM PR #72871, Triton's
+  // multi-CTA tutorial); the first unlabelled AxBxC -> tile (a reading by position, as CUTLASS writes the
+  // tile before other shapes; not documented); knob_N, the second AxBxC and the rest -> raw. The element
+  // type token (f16) is kept raw and not read as dtype: the kernel above ran in dtype=bf16 ranges only, so
+  // "f16" does not tell fp16 from bf16.
+  const size_t at = demangled.find("cudnn_generated_");
+  if (at == std::string_view::npos) return true;
+  Tokens t = split(identifierAt(demangled, at + 16), '_');
+  std::string flags;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string& k = t[i];
+    if (d.arch.empty() && isSmArch(k)) d.arch = k;
+    else if (d.kind.empty() && (k == "fprop" || k == "bprop" || k == "dgrad" || k == "wgrad")) d.kind = k;
+    else if (d.cluster.empty() && k.starts_with("cga") && isDims(k.substr(3), 3)) d.cluster = k.substr(3);
+    else if (d.tile.empty() && isDims(k, 3)) d.tile = k;
+    else if (isDims(k, 3)) d.raw.emplace_back("shape2", k);
+    else if (k == "knob" && i + 1 < t.size() && allDigits(t[i + 1])) d.raw.emplace_back("knob", t[++i]);
+    else if (!dtypeWord(k).empty()) d.raw.emplace_back("type", k);
+    else flags += (flags.empty() ? "" : " ") + k;
+  }
+  if (!flags.empty()) d.raw.emplace_back("flags", flags);
   return true;
 }
 
@@ -597,17 +725,23 @@ Tokens templateArgsAt(std::string_view s, size_t lt) {
 // or for sgemm_/dgemm_ functions without type arguments the BLAS precision prefix (s = float,
 // d = double). The numeric template arguments (block sizes) are not documented and are not shown.
 bool decodeCublasKernels(std::string_view demangled, DecodedKernel& d) {
-  static constexpr std::array<std::string_view, 11> kFunctions = {
+  static constexpr std::array<std::string_view, 12> kFunctions = {
       "gemv2T_kernel_val", "gemv2N_kernel", "gemvNSP_kernel", "internal::gemvx::kernel", "gemmk1_kernel",
       "gemmSN_TN_kernel", "gemmSN_NN_kernel", "gemmSN_NT_kernel", "splitKreduce_kernel", "sgemm_largek_lds64",
-      "scal_kernel"};
-  // The function name starts the demangled name, or follows "void " / a return type and a space.
+      "scal_kernel", "cublasLt::epilogue::impl::globalKernel"};
+  // The function name starts the demangled name, or follows "void " / a return type and a space; cuBLAS 13
+  // puts the split-K reduction in namespace cublasLt (recorded on the H200 by examples/sweep.py:
+  // cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, false, ...>).
   std::string fn;
   size_t lt = std::string_view::npos;
+  auto startsName = [&](size_t at) {
+    if (at >= 10 && demangled.substr(at - 10, 10) == "cublasLt::") at -= 10;
+    return at == 0 || demangled[at - 1] == ' ';
+  };
   for (std::string_view f : kFunctions) {
     for (size_t at = demangled.find(f); at != std::string_view::npos; at = demangled.find(f, at + 1)) {
       const size_t after = at + f.size();
-      if ((at == 0 || demangled[at - 1] == ' ') && after < demangled.size() &&
+      if (startsName(at) && after < demangled.size() &&
           (demangled[after] == '<' || demangled[after] == '(')) {
         fn = std::string(f);
         lt = demangled[after] == '<' ? after : std::string_view::npos;
@@ -622,18 +756,30 @@ bool decodeCublasKernels(std::string_view demangled, DecodedKernel& d) {
   d.library = "cuBLAS";
   d.category = KernelCategory::kGemm;
   d.kind = fn.starts_with("internal::") ? fn.substr(10) : fn;
+  // The two helpers of a cuBLASLt matmul say what they are: the split-K reduction (cuBLASLt's documented
+  // split-K algorithm, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sums the partial products of K slices) and the
+  // epilogue kernel (its parameters include a cublasLtEpilogue_t, the documented epilogue enum; recorded on
+  // the H200 by examples/sweep.py in fp32 Linear ranges, after the fp32 GEMM). Both belong to the GEMM.
+  if (fn == "splitKreduce_kernel" || fn.starts_with("cublasLt::")) {
+    d.raw.emplace_back("function", fn);
+    d.kind = fn == "splitKreduce_kernel" ? "split-K reduction" : "epilogue";
+  }
   static constexpr std::array<std::string_view, 8> kTypes = {
       "__nv_bfloat16", "__half", "float", "double", "float2", "double2", "__nv_fp8_e4m3", "__nv_fp8_e5m2"};
-  Tokens types;
+  Tokens types, written;
   for (const auto& a : args) {
     std::string_view t = a;
-    if (std::find(kTypes.begin(), kTypes.end(), t) != kTypes.end() &&
-        std::find(types.begin(), types.end(), std::string(t)) == types.end())
-      types.emplace_back(t);
+    if (std::find(kTypes.begin(), kTypes.end(), t) == kTypes.end()) continue;
+    const std::string_view w = dtypeWord(t);
+    const std::string word(w.empty() ? t : w);
+    if (std::find(types.begin(), types.end(), word) == types.end()) {
+      types.push_back(word);
+      written.emplace_back(t);
+    }
   }
-  d.dtype = join(types, 0, types.size(), "/");
+  setDtype(d, join(types, 0, types.size(), "/"), join(written, 0, written.size(), "/"));
   if (d.dtype.empty() && (fn.starts_with("sgemm_") || fn.starts_with("dgemm_")))
-    d.dtype = fn[0] == 's' ? "float" : "double";
+    d.dtype = fn[0] == 's' ? "fp32" : "fp64";  // the BLAS precision prefix, not a type spelling
   if (fn == "scal_kernel") d.category = KernelCategory::kPointwise;
   return true;
 }
@@ -650,7 +796,7 @@ bool decodeMemEffAttention(std::string_view demangled, DecodedKernel& d) {
   d.library = "memory-efficient attention (PyTorch)";
   d.category = KernelCategory::kAttention;
   d.kind = t[1] == "cutlassF" ? "forward" : "backward";
-  d.dtype = t[2];
+  setWrittenDtype(d, t[2]);
   std::string flags;
   for (size_t i = 3; i < t.size(); ++i) {
     if (d.tile.empty() && isDims(t[i], 2)) d.tile = t[i];

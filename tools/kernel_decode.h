@@ -41,10 +41,16 @@ struct DecodedKernel {
   std::string tile;        // GEMM CTA tile, "MxN" or "MxNxK" as written in the name
   std::string cluster;     // GEMM thread-block cluster shape, "1x2" or "2x1x1"
   std::string stages;      // pipeline stages ("0" in CUTLASS 3.x names means: chosen automatically)
-  std::string dtype;       // operand element type(s) as the name writes them ("bf16", "bf16bf16_bf16f32_f32")
+  /// Element type(s) in one vocabulary whatever the library writes (docs/kernel-names.md, "dtype
+  /// vocabulary"): "bf16", "fp16", "fp32", "tf32", "fp64", "fp8_e4m3", "fp8_e5m2", "int8", ...; for GEMMs
+  /// the type the multiply runs in ("tf32" for fp32 operands on TF32 tensor cores), "A/B" where two are
+  /// named. A spelling outside the vocabulary is kept as written; the name's own spelling, where it
+  /// differs, is in raw as ("dtype as written", "f16").
+  std::string dtype;
   std::string layout;      // operand layout letters as written ("TNT", "tnn", "tn")
   std::string epilogue;    // fused epilogue operations written in the name ("bias", "relu"), space-separated
-  std::string kind;        // Triton: "pointwise"/"reduction"/...; NCCL: the collective; ATen/other C++: the kernel function
+  std::string kind;        // Triton: "pointwise"/"reduction"/...; NCCL: the collective; ATen/other C++: the kernel function;
+                           // cuBLAS helpers: "split-K reduction", "epilogue"; cuDNN: the direction ("fprop", "bprop")
   std::vector<std::string> ops;  // Triton (Inductor): the fused ATen operations, in the name's order
   std::string fused;       // Triton (Inductor): the raw text after "fused_" (always kept, also when ops is empty)
   std::string functor;     // ATen: the functor template argument (MulFunctor, GeluCUDAKernelImpl)

@@ -58,7 +58,7 @@ TEST_CASE("shipped: nvjet GEMMs of the GeGLU and Linear examples") {
   CHECK(d.layout == "TNN");
 
   // fp16 GEMMs of the sweep logs are hsh; variants whose outer letters differ or are unknown give no dtype.
-  CHECK(kc::decodeKernelName("nvjet_sm90_hsh_128x256_64x4_2x1_v_bz_coopA_TNN").dtype == "f16");
+  CHECK(kc::decodeKernelName("nvjet_sm90_hsh_128x256_64x4_2x1_v_bz_coopA_TNN").dtype == "fp16");
   CHECK(kc::decodeKernelName("nvjet_sm90_tsh_128x256_64x4_2x1_v_bz_coopA_TNN").dtype.empty());
   CHECK(kc::decodeKernelName("nvjet_sm90_qsq_128x256_64x4_2x1_v_bz_coopA_TNN").dtype.empty());
   CHECK(raw(kc::decodeKernelName("nvjet_sm90_qsq_128x256_64x4_2x1_v_bz_coopA_TNN"), "variant") == "qsq");
@@ -200,7 +200,7 @@ TEST_CASE("public: CUTLASS 3.x procedural name") {
       "ntn_align8_warpspecialized_epi_nosmem::Params)");
   CHECK(d.tile == "64x128x64");
   CHECK(d.cluster == "1x2x1");
-  CHECK(d.dtype == "f16");
+  CHECK(d.dtype == "fp16");  // written f16 (cutlass_library DataTypeNames)
   CHECK(d.layout == "ntn");
 }
 
@@ -215,7 +215,8 @@ TEST_CASE("public: cuBLAS sm90_xmma, legacy ampere_ and embedded CUTLASS 2.x nam
   CHECK(d.arch == "sm90");
   CHECK(d.tile == "128x128x64");
   CHECK(d.cluster.empty());
-  CHECK(d.dtype == "bf16bf16_bf16f32_f32");
+  CHECK(d.dtype == "bf16");  // first type of the second group
+  CHECK(raw(d, "types") == "bf16bf16_bf16f32_f32");  // as written
   CHECK(d.layout == "tn");
   CHECK(raw(d, "layout suffix") == "n");
   CHECK(raw(d, "warpgroupsize") == "1x1x1");
@@ -245,7 +246,9 @@ TEST_CASE("public: cuBLAS sm90_xmma, legacy ampere_ and embedded CUTLASS 2.x nam
   CHECK(d.arch.empty());
   CHECK(d.tile == "128x128x32");
   CHECK(d.stages == "5");
-  CHECK(d.dtype == "f16");
+  CHECK(d.dtype == "fp16");
+  CHECK(raw(d, "dtype as written") == "f16");
+  CHECK(raw(d, "accumulator") == "fp32");  // s16816gemm: s = fp32 accumulator
   CHECK(d.layout == "nt");
 }
 
@@ -256,7 +259,8 @@ TEST_CASE("public: NCCL kernels") {
   CHECK(cat(d) == "communication");
   CHECK(d.library == "NCCL");
   CHECK(d.kind == "AllReduce");
-  CHECK(d.dtype == "f32");
+  CHECK(d.dtype == "fp32");
+  CHECK(raw(d, "dtype as written") == "f32");
   CHECK(raw(d, "reduction op") == "Sum");
   CHECK(raw(d, "algorithm") == "RING");
   CHECK(raw(d, "protocol") == "LL");
@@ -320,7 +324,7 @@ TEST_CASE("public: cuBLAS GEMV kernels (matrix-vector products, e.g. a Linear la
   CHECK(d.library == "cuBLAS");
   CHECK(d.grammar == "cublas-kernel");
   CHECK(d.kind == "gemv2T_kernel_val");
-  CHECK(d.dtype == "__nv_bfloat16/float");
+  CHECK(d.dtype == "bf16/fp32");
   CHECK(d.tile.empty());  // the numeric template arguments are not documented
   d = kc::decodeKernelName(
       "_ZN8internal5gemvx6kernelIii13__nv_bfloat16S2_S2_fLb0ELb1ELb1ELb0ELi7ELb0E18cublasGemvParamsExIi30cublasGemv"
@@ -328,25 +332,26 @@ TEST_CASE("public: cuBLAS GEMV kernels (matrix-vector products, e.g. a Linear la
   CHECK(cat(d) == "GEMM");
   CHECK(d.library == "cuBLAS");
   CHECK(d.kind == "gemvx::kernel");
-  CHECK(d.dtype == "__nv_bfloat16/float");
+  CHECK(d.dtype == "bf16/fp32");
+  CHECK(raw(d, "dtype as written") == "__nv_bfloat16/float");
   // fp32 GEMV (a public script's list of the kernels of a small Linear + ReLU model).
   d = kc::decodeKernelName(
       "_Z17gemv2T_kernel_valIiiffffLi128ELi16ELi4ELi4ELb0ELb1E18cublasGemvParamsExIi30cublasGemvTensorStridedBatched"
       "IKfES3_S1_IfEfEEvT11_T4_S7_");
   CHECK(d.kind == "gemv2T_kernel_val");
-  CHECK(d.dtype == "float");
+  CHECK(d.dtype == "fp32");
   // A user kernel that merely contains the word is not cuBLAS's.
   // fp32 GEMM with a long K, TF32 off (recorded on the H200 by examples/sweep.py, cuBLAS 13).
   d = kc::decodeKernelName("_Z18sgemm_largek_lds64ILb1ELb0ELi5ELi5ELi4ELi4ELi4ELi34EEvPfPKfS2_iiiiiiS2_S2_ffiiPiS3_");
   CHECK(d.grammar == "cublas-kernel");
   CHECK(d.category == kc::KernelCategory::kGemm);
   CHECK(d.kind == "sgemm_largek_lds64");
-  CHECK(d.dtype == "float");
+  CHECK(d.dtype == "fp32");
   d = kc::decodeKernelName("_Z11scal_kernelIffLi1ELb1ELi6ELi5ELi5ELi3EEv21cublasTransposeParamsIT0_EPKT_PS3_PKS1_");
   CHECK(d.grammar == "cublas-kernel");
   CHECK(d.category == kc::KernelCategory::kPointwise);
   CHECK(d.kind == "scal_kernel");
-  CHECK(d.dtype == "float");
+  CHECK(d.dtype == "fp32");
   d = kc::decodeKernelName("my_gemv2T_kernel_val(float*)");
   CHECK(d.library.empty());
 }
@@ -634,7 +639,7 @@ TEST_CASE("shipped sweep logs: every nvjet kernel's decoded dtype is its range's
       if (dec["grammar"] != "nvjet" || dec["dtype"].is_null()) continue;
       const std::string dt = dec["dtype"].get<std::string>();
       for (const auto& [path, n] : k["ranges"].items()) {  // one log: the kernel's ranges directly
-        const std::string want = dt == "f16" ? "dtype=fp16" : "dtype=" + dt;
+        const std::string want = "dtype=" + dt;
         const std::string what = path + " has an nvjet kernel decoded as " + dt;
         CHECK_MESSAGE(path.find(want) != std::string::npos, what);
         (dt == "bf16" ? bf16 : f16) += n.get<size_t>();
@@ -643,4 +648,172 @@ TEST_CASE("shipped sweep logs: every nvjet kernel's decoded dtype is its range's
   }
   CHECK(bf16 == 1247);
   CHECK(f16 == 1040);
+}
+
+TEST_CASE("shipped sweep logs: every xmma and CUTLASS 2.x GEMM's decoded dtype is its range's dtype") {
+  // The evidence for the xmma reading (the second type group's first type) and for the CUTLASS tensor-op
+  // fp32 rule (tf32): in examples/sweep.py's logs the ranges name the dtype (dtype=fp32: TF32 off,
+  // dtype=tf32: TF32 allowed); every such kernel's decoded dtype must match, and both must occur.
+  std::map<std::string, size_t> seen;  // "grammar dtype" -> launches
+  for (const char* file : {"/examples/logs/sweep-eager.kcount", "/examples/logs/sweep-compiled.kcount"}) {
+    const kc::LoadedLog l = kc::loadLog(sourceRoot() + file);
+    const auto j = kc::kernelsJson({l});
+    for (const auto& k : j["kernels"]) {
+      const auto& dec = k["decoded"];
+      if (dec["grammar"] != "xmma" && dec["grammar"] != "cutlass2x") continue;
+      REQUIRE(dec["dtype"].is_string());
+      const std::string dt = dec["dtype"].get<std::string>();
+      for (const auto& [path, n] : k["ranges"].items()) {
+        const std::string what = path + " has a " + dec["grammar"].get<std::string>() + " kernel decoded as " + dt;
+        CHECK_MESSAGE(path.find("dtype=" + dt + " ") != std::string::npos, what);
+        seen[dec["grammar"].get<std::string>() + " " + dt] += n.get<size_t>();
+      }
+    }
+  }
+  CHECK(seen["xmma tf32"] > 0);
+  CHECK(seen["xmma fp32"] > 0);
+  CHECK(seen["cutlass2x tf32"] > 0);  // cutlass_80_tensorop_s1688gemm_...
+  CHECK(seen["cutlass2x fp32"] > 0);  // cutlass_80_simt_sgemm_...
+}
+
+TEST_CASE("shipped: CUTLASS 2.x kernels inside cuBLAS, fp32 on TF32 tensor cores and on FMA units") {
+  // Recorded on the H200 by examples/sweep.py (dtype=tf32 ranges): s = fp32 accumulator, 1688 = the 16x8x8
+  // MMA, no "_<A type>" after the core: A is the accumulator's type, fp32; on tensor cores that is TF32
+  // (NVIDIA/cutlass issues #466, #610).
+  auto d = kc::decodeKernelName("_ZN7cutlass7Kernel2I50cutlass_80_tensorop_s1688gemm_64x64_32x6_tn_align4EEvNT_6ParamsE");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "CUTLASS 2.x");
+  CHECK(d.arch == "sm80");
+  CHECK(d.kind == "s1688gemm");
+  CHECK(d.tile == "64x64x32");
+  CHECK(d.stages == "6");
+  CHECK(d.layout == "tn");
+  CHECK(d.dtype == "tf32");
+  CHECK(raw(d, "A") == "fp32");
+  CHECK(raw(d, "accumulator") == "fp32");
+  CHECK(raw(d, "dtype as written") == "<absent>");  // the name writes no type word
+  // dtype=fp32 ranges (TF32 off): the SIMT sgemm runs in fp32.
+  d = kc::decodeKernelName("_ZN7cutlass7Kernel2I42cutlass_80_simt_sgemm_128x64_8x5_tn_align1EEvNT_6ParamsE");
+  CHECK(d.dtype == "fp32");
+  CHECK(d.tile == "128x64x8");
+  CHECK(d.stages == "5");
+}
+
+TEST_CASE("public: CUTLASS 2.x element types from the core name") {
+  // NVIDIA/cutlass issue #999 (profiler names): the intermediate type between the shape and "gemm" is the
+  // MMA's type (fp32 operands run as TF32); "tf32_" before the core is C's type, "_tf32" after it A's.
+  auto d = kc::decodeKernelName("cutlass_tensorop_s1688tf32gemm_256x128_16x3_nn_align4");
+  CHECK(d.dtype == "tf32");
+  CHECK(raw(d, "A") == "fp32");
+  d = kc::decodeKernelName("cutlass_tensorop_tf32_s1688gemm_tf32_256x128_16x3_nn_align4");
+  CHECK(d.dtype == "tf32");
+  CHECK(raw(d, "A") == "tf32");
+  CHECK(raw(d, "C type") == "tf32");
+  CHECK(d.tile == "256x128x16");
+  // NVIDIA/cutlass issue #1025 (a maintainer confirms the reading): fp16 C and A, fp32 accumulation, ReLU.
+  d = kc::decodeKernelName("cutlass_80_tensorop_f16_s16816gemm_relu_f16_128x128_32x4_tn_align8");
+  CHECK(d.dtype == "fp16");
+  CHECK(raw(d, "dtype as written") == "f16");
+  CHECK(raw(d, "accumulator") == "fp32");
+  CHECK(raw(d, "C type") == "f16");
+  CHECK(d.epilogue == "relu");
+  // A cuBLASLt kernel in a public benchmark table: h = fp16 accumulator, so A (not written) is fp16 too.
+  d = kc::decodeKernelName("cutlass_80_tensorop_h16816gemm_128x256_32x3_tn_align2");
+  CHECK(d.dtype == "fp16");
+  CHECK(raw(d, "accumulator") == "fp16");
+  CHECK(d.tile == "128x256x32");
+}
+
+TEST_CASE("shipped: cuBLAS xmma names, labelled stages and the type groups") {
+  // Recorded on the H200 by examples/sweep.py: TF32 GEMMs (dtype=tf32 ranges) and fp32 FMA GEMMs
+  // (dtype=fp32 ranges, "stage3" labels the pipeline stages).
+  auto d = kc::decodeKernelName(
+      "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__"
+      "5x_cublas");
+  CHECK(d.dtype == "tf32");
+  CHECK(raw(d, "types") == "f32f32_tf32f32_f32");
+  CHECK(d.tile == "128x128x32");
+  d = kc::decodeKernelName(
+      "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_"
+      "kernel__5x_cublas");
+  CHECK(d.dtype == "fp32");
+  CHECK(d.stages == "3");
+  CHECK(d.tile == "128x128x8");
+  CHECK(raw(d, "warpsize") == "2x2x1");
+  CHECK(raw(d, "flags") == "ffma_aligna4_alignc4_execute_kernel__5x_cublas");
+}
+
+TEST_CASE("shipped: cuBLASLt split-K reduction and epilogue kernels") {
+  // Recorded on the H200 by examples/sweep.py (bf16, fp16 and fp32 split-K GEMMs; the epilogue kernel in
+  // fp32 Linear ranges).
+  auto d = kc::decodeKernelName(
+      "_ZN8cublasLt19splitKreduce_kernelILi32ELi16Eif13__nv_bfloat16fS1_Lb0EfS1_S1_Lb1ELb0ELb0ELb0EEEvNS_18cublasSplitK"
+      "ParamsIT4_EEPKT2_PKT8_PT7_PT3_PKS3_SG_PKT9_S7_PSH_PvlPS3_PiSM_SM_SG_SG_SG_SG_SG_");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuBLAS");
+  CHECK(d.grammar == "cublas-kernel");
+  CHECK(d.kind == "split-K reduction");
+  CHECK(raw(d, "function") == "splitKreduce_kernel");
+  CHECK(d.dtype == "fp32/bf16");  // the element types among the template arguments, in written order
+  CHECK(raw(d, "dtype as written") == "float/__nv_bfloat16");
+  d = kc::decodeKernelName(
+      "_ZN8cublasLt19splitKreduce_kernelILi32ELi16Eif6__halffS1_Lb0EfS1_S1_Lb1ELb0ELb0ELb0EEEvNS_18cublasSplitKParams"
+      "IT4_EEPKT2_PKT8_PT7_PT3_PKS3_SG_PKT9_S7_PSH_PvlPS3_PiSM_SM_SG_SG_SG_SG_SG_");
+  CHECK(d.kind == "split-K reduction");
+  CHECK(d.dtype == "fp32/fp16");
+  d = kc::decodeKernelName(
+      "_ZN8cublasLt8epilogue4impl12globalKernelILi8ELi32EfffLb1ELb1ELi1EEEviilPT1_18cublasLtEpilogue_tiPT2_lPvlllPT3_"
+      "lPi");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuBLAS");
+  CHECK(d.kind == "epilogue");
+  CHECK(raw(d, "function") == "cublasLt::epilogue::impl::globalKernel");
+  CHECK(d.dtype == "fp32");
+  // Another function in the namespace is a cuBLAS helper, not read further.
+  d = kc::decodeKernelName("cublasLt::other_kernel<float>(int)");
+  CHECK(d.grammar == "cublas-namespace");
+  CHECK(d.kind.empty());
+}
+
+TEST_CASE("shipped: cuDNN's generated SDPA kernel") {
+  // Recorded on the H200 by examples/sweep.py (scaled_dot_product_attention, dtype=bf16 block ranges).
+  auto d = kc::decodeKernelName(
+      "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1_cga1x1x1_kernel0_0");
+  CHECK(cat(d) == "attention");
+  CHECK(d.library == "cuDNN");
+  CHECK(d.arch == "sm90");
+  CHECK(d.kind == "fprop");
+  CHECK(d.tile == "64x128x128");
+  CHECK(d.cluster == "1x1x1");
+  CHECK(raw(d, "shape2") == "4x1x1");
+  CHECK(raw(d, "knob") == "7");
+  CHECK(raw(d, "type") == "f16");
+  CHECK(d.dtype.empty());  // "f16" ran in bf16 ranges: it does not say fp16
+  CHECK(raw(d, "flags") == "fort native sdpa flash wgmma kernel0 0");
+  // The sm80 form (public notes): no direction, cluster or type token.
+  d = kc::decodeKernelName("cudnn_generated_fort_native_sdpa_sm80_knob_6_64x64x64_4x1x1_kernel0_0");
+  CHECK(d.arch == "sm80");
+  CHECK(d.kind.empty());
+  CHECK(d.cluster.empty());
+  CHECK(d.tile == "64x64x64");
+}
+
+TEST_CASE("dtype vocabulary: every grammar writes the same words") {
+  // Names from the shipped logs and the public names above, each grammar spelling fp16 its own way.
+  CHECK(kc::decodeKernelName("nvjet_sm90_hsh_128x128_64x6_2x1_v_bz_TNT").dtype == "fp16");
+  auto d = kc::decodeKernelName(
+      "void cutlass::device_kernel<cutlass3x_sm90_tensorop_gemm_f16_f16_f32_f16_f16_64x128x64_1x2x1_0_ntn_"
+      "align8_warpspecialized_epi_nosmem>(cutlass3x_sm90_tensorop_gemm_f16_f16_f32_f16_f16_64x128x64_1x2x1_0_"
+      "ntn_align8_warpspecialized_epi_nosmem::Params)");
+  CHECK(d.dtype == "fp16");
+  CHECK(raw(d, "types (A_B_acc_C_D)") == "f16_f16_f32_f16_f16");
+  d = kc::decodeKernelName(
+      "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIN3c104HalfES4_S4_NS0_15binary_"
+      "internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_");
+  CHECK(d.dtype.empty());  // ATen: the functor's element type is not read
+  CHECK(kc::decodeKernelName(
+            "_ZN8cublasLt19splitKreduce_kernelILi32ELi16Eif6__halffS1_Lb0EfS1_S1_Lb1ELb0ELb0ELb0EEEvNS_18cublasSplitK"
+            "ParamsIT4_EEPKT2_PKT8_PT7_PT3_PKS3_SG_PKT9_S7_PSH_PvlPS3_PiSM_SM_SG_SG_SG_SG_SG_")
+            .dtype == "fp32/fp16");
+  CHECK(kc::decodeKernelName("cutlass_80_tensorop_h16816gemm_128x256_32x3_tn_align2").dtype == "fp16");
 }
