@@ -450,11 +450,13 @@ std::string untalliedEventsText(uint64_t dropped_tallies, uint64_t max_keys) {
          " (still in the totals)";
 }
 
+std::string snapshotsSkippedText(uint64_t skipped) {
+  if (skipped == 0) return {};
+  return std::to_string(skipped) + (skipped == 1 ? " periodic snapshot" : " periodic snapshots") +
+         " not written at KCOUNT_MAX_BYTES, to keep room for the final one";
+}
+
 bool Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot) {
-  if (!writer.prepareGroup(snapshotRecordBytes(), /*keep_room_for_another=*/!final_snapshot)) {
-    ++skipped_snapshots_;
-    return false;
-  }
   // Ranges the tree shows (ancestors of ranges with a row) that got no row: a marked row of zeros each.
   std::vector<SnapshotScopeBody> dropped_rows;
   for (uint32_t id : droppedAncestors()) {
@@ -484,16 +486,25 @@ bool Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_sn
   b.flags = final_snapshot ? static_cast<uint32_t>(kSnapshotFinal) : 0u;
   b.scope_rows = static_cast<uint32_t>(scope_rows.size());
   b.kernel_rows = static_cast<uint32_t>(kernel_rows.size());
-  writer.writeSnapshotBegin(b);
-  for (const SnapshotScopeBody* r : scope_rows) {
-    writer.writeSnapshotScope(*r);
-    if (writer.chunkFull()) writer.flush();
+  const auto emit = [&](LogWriter& w) {
+    w.writeSnapshotBegin(b);
+    for (const SnapshotScopeBody* r : scope_rows) {
+      w.writeSnapshotScope(*r);
+      if (w.chunkFull()) w.flush();
+    }
+    for (const SnapshotKernelBody* r : kernel_rows) {
+      w.writeSnapshotKernel(*r);
+      if (w.chunkFull()) w.flush();
+    }
+    w.writeSnapshotEnd(SnapshotEndBody{sequence_, b.scope_rows + b.kernel_rows});
+  };
+  if (!writer.prepareGroup(snapshotRecordBytes(), /*keep_room_for_another=*/!final_snapshot, emit)) {
+    ++skipped_snapshots_;
+    return false;
   }
-  for (const SnapshotKernelBody* r : kernel_rows) {
-    writer.writeSnapshotKernel(*r);
-    if (writer.chunkFull()) writer.flush();
-  }
-  writer.writeSnapshotEnd(SnapshotEndBody{sequence_, b.scope_rows + b.kernel_rows});
+  emit(writer);
+  writer.endGroup();
+  last_snapshot_records_ = 2 + uint64_t(b.scope_rows) + b.kernel_rows;
   ++sequence_;
   dirty_ = false;
   return true;

@@ -41,6 +41,11 @@ std::string droppedTalliesText(const SnapshotBeginBody& b);
 /// The events are range instances, launches, kernels and memory operations of ranges that got no row, and
 /// kernels counted in their range but not by name; every one counts in the totals.
 std::string untalliedEventsText(uint64_t dropped_tallies, uint64_t max_keys);
+/// How many periodic snapshots were not written under KCOUNT_MAX_BYTES to keep room for the final one
+/// (Aggregator::skippedSnapshots(), metadata kMetaSnapshotsSkipped), said as one phrase for the library's
+/// closing line and the summary-mode line: "7 periodic snapshots not written at KCOUNT_MAX_BYTES, to keep
+/// room for the final one" ("1 periodic snapshot ..."). "" for 0. Thread-safe.
+std::string snapshotsSkippedText(uint64_t skipped);
 
 class Aggregator {
  public:
@@ -100,12 +105,16 @@ class Aggregator {
   /// Appends a snapshot (SnapshotBegin, rows sorted by scope then name, SnapshotEnd) to `writer`,
   /// flushing the writer's chunk whenever it is full. `final_snapshot` sets kSnapshotFinal. Under a size
   /// cap (KCOUNT_MAX_BYTES) a periodic snapshot (not final) is written only if the log keeps room for one
-  /// more as large (LogWriter::prepareGroup), so that the final snapshot, which has at least its rows,
-  /// still fits: otherwise nothing is written, it counts in skippedSnapshots(), the tallies stay marked
+  /// more as large (LogWriter::prepareGroup: near the cap this snapshot counts at the bytes it writes,
+  /// compressed, the one after it at its bound before compression), so that the final snapshot, which has
+  /// at least its rows, still fits: otherwise nothing is written, it counts in skippedSnapshots(), the tallies stay marked
   /// changed and false is returned. The final snapshot is always written (true).
   bool writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_snapshot);
   /// Periodic snapshots not written to keep room for the final one under the size cap (writeSnapshot()).
   uint64_t skippedSnapshots() const { return skipped_snapshots_; }
+  /// Records of the last snapshot writeSnapshot() wrote: SnapshotBegin, its rows and SnapshotEnd (0 before
+  /// the first).
+  uint64_t lastSnapshotRecords() const { return last_snapshot_records_; }
   /// Encoded bytes of the snapshot writeSnapshot() would write now, record headers included.
   uint64_t snapshotRecordBytes() const;
   /// True if any tally changed since the last writeSnapshot() (or ever, before the first).
@@ -227,6 +236,7 @@ class Aggregator {
   SnapshotBeginBody t_{};  // running totals
   uint32_t sequence_ = 0;
   uint64_t skipped_snapshots_ = 0;
+  uint64_t last_snapshot_records_ = 0;
   std::vector<uint8_t> dropped_scope_;  // scope id -> 1: the range got no row at the key cap
   std::function<uint32_t(uint32_t)> parent_of_;
   bool dirty_ = false;

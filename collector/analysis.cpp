@@ -228,11 +228,14 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
 void buildRangeTree(const LogData& log, Summary& s) {
   const size_t n = s.exclusive.size();
   // Tree: a parent id out of range, or a scope whose parent chain never reaches the root (a cycle),
-  // hangs under the root.
+  // hangs under the root. A parent whose Scope record was lost (a gap in the table, LogData::scopeDefined)
+  // stays the parent: its children are grouped under it (reports show it as "(lost range P)"), and it
+  // hangs under the root. Its own numbers are empty (records of an undefined scope are credited to the
+  // root), so its inclusive numbers are its children's and no total changes.
   std::vector<uint32_t> parent(n, kRootScope);
   for (size_t i = 1; i < n; ++i) {
-    uint32_t p = log.scopes[i].parent_id;
-    if (p >= n || p == i || !log.scopeDefined(p)) p = kRootScope;  // a lost parent too
+    uint32_t p = i < log.scopes.size() ? log.scopes[i].parent_id : kRootScope;
+    if (p >= n || p == i || !log.scopeDefined(static_cast<uint32_t>(i))) p = kRootScope;
     parent[i] = p;
   }
   // Walk each chain once (0 = not seen, 1 = on the current walk, 2 = reaches the root). A walk that

@@ -314,9 +314,33 @@ class Decoder {
               std::span<const uint8_t>& payload);
   /// Reports references to ids past every definition (after the last chunk).
   void checkReferences();
-  /// After the last chunk: a snapshot still open was cut off (reported, not used).
+  /// After the last chunk: a snapshot still open was cut off (reported, not used). If the log's End record
+  /// was read, the file does not end inside the snapshot: the library closed the log after the rest of
+  /// it was not written, and the metadata and Stats record of the final chunk say why (LogData::
+  /// snapshot_cut_at_end).
   void finishSnapshots() {
-    if (snap_.open) dropSnapshot(log_, snap_, "the log ends inside it");
+    if (!snap_.open) return;
+    if (!log_.complete) {
+      dropSnapshot(log_, snap_, "the log ends inside it");
+      return;
+    }
+    const SnapshotData& d = snap_.data;
+    auto& cut = log_.snapshot_cut_at_end;
+    cut.open_at_end = true;
+    cut.final = (d.begin.flags & kSnapshotFinal) != 0;
+    cut.sequence = d.begin.sequence;
+    cut.rows_read = d.scopes.size() + d.kernels.size();
+    cut.rows = uint64_t(d.begin.scope_rows) + d.begin.kernel_rows;
+    const StatsBody& st = log_.stats;
+    const bool not_written = st.not_written_launches + st.not_written_kernels + st.not_written_ranges +
+                                 st.not_written_other + st.bytes_dropped > 0;
+    dropSnapshot(log_, snap_,
+                 log_.meta("records_not_written").find("KCOUNT_MAX_BYTES") != std::string::npos
+                     ? "cut at the size cap (KCOUNT_MAX_BYTES): the rest was kept out, and the log's End record "
+                       "follows"
+                 : not_written ? "cut where the file refused the rest (disk full or unwritable), and the log's End "
+                                 "record follows"
+                               : "its end record is missing, though the log's End record follows");
   }
 
  private:
@@ -903,6 +927,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
     }
     if (last) {
       out.complete = p.complete;
+      out.snapshot_cut_at_end = p.snapshot_cut_at_end;
       out.last_intact_chunk = p.last_intact_chunk;
       out.last_intact_end = p.last_intact_end;
     }
@@ -954,6 +979,8 @@ std::string_view LogData::str(uint32_t id) const {
   return it->second;
 }
 
+std::string lostRangeName(uint32_t scope_id) { return "(lost range " + std::to_string(scope_id) + ")"; }
+
 std::string LogData::scopePath(uint32_t scope_id) const {
   if (scope_id == kRootScope) return "(no range)";
   if (!scopeDefined(scope_id)) return "<bad scope id " + std::to_string(scope_id) + ">";
@@ -961,10 +988,10 @@ std::string LogData::scopePath(uint32_t scope_id) const {
   std::unordered_set<uint32_t> seen;
   uint32_t id = scope_id;
   bool broken = false;
-  std::string lost;  // a parent whose definition was lost: shown as "<bad scope id P>/..."
+  std::string lost;  // a parent whose definition was lost: shown as "(lost range P)/..."
   while (id != kRootScope) {
     if (id < scopes.size() && !scopeDefined(id)) {
-      lost = "<bad scope id " + std::to_string(id) + ">/";
+      lost = lostRangeName(id) + "/";
       break;
     }
     if (id >= scopes.size() || !seen.insert(id).second || chain.size() >= kMaxScopeDepth) {

@@ -27,6 +27,10 @@ struct ReadIssue {
   std::string message;    // what was wrong, in words
 };
 
+/// Name of a range whose Scope record was lost to damage (LogData::scopeLost()), as paths and reports show
+/// it: "(lost range 3)". The ranges recorded inside it are shown under it ("(lost range 3)/up").
+std::string lostRangeName(uint32_t scope_id);
+
 /// Where an issue was found, for messages: "byte N, chunk K", "byte N" (no chunk), or "found after
 /// reading, no byte offset" (ReadIssue::kNoOffset).
 std::string issueWhere(const ReadIssue& issue);
@@ -63,6 +67,17 @@ struct LogData {
   /// before its first KCOUNT_INTERVAL), its numbers are not known.
   bool summary_mode = false;
   uint32_t incomplete_snapshots = 0;       // snapshots begun but not complete (cut tail, damaged chunk)
+  /// The snapshot still open when the log's End record was read (summary mode): the library closed the log
+  /// after the rest of that snapshot was not written (kept out at KCOUNT_MAX_BYTES, or refused by the
+  /// file). Counted in incomplete_snapshots too. `open_at_end` false: none (a snapshot open at the end of
+  /// a file without End record is a cut tail, not this).
+  struct CutSnapshot {
+    bool open_at_end = false;
+    bool final = false;       // its SnapshotBegin was marked kSnapshotFinal
+    uint32_t sequence = 0;    // its sequence number
+    uint64_t rows_read = 0;   // rows in the file before the End record
+    uint64_t rows = 0;        // rows its SnapshotBegin announced
+  } snapshot_cut_at_end;
   // Records decoded, whether or not kept in the vectors above (ReadOptions::keep_records).
   uint64_t launch_records = 0, kernel_records = 0, range_records = 0, graph_node_records = 0, mem_op_records = 0;
   /// Of launch_records, those of memcpy/memset API calls (LaunchBody flag kLaunchMemOp); the rest are kernel
@@ -111,8 +126,13 @@ struct LogData {
   /// long as this LogData (a bad id's text is kept per thread for the thread's life, one per id, so
   /// earlier views survive later calls). Never throws except std::bad_alloc for a bad id's text.
   std::string_view str(uint32_t id) const;
-  /// Path of a scope from the root, names joined by '/', e.g. "step/gate"; "(no range)" for the root.
+  /// Path of a scope from the root, names joined by '/', e.g. "step/gate"; "(no range)" for the root;
+  /// "<bad scope id N>" for an id no record defined; a scope whose parent's Scope record was lost is
+  /// "(lost range P)/name" (lostRangeName()).
   std::string scopePath(uint32_t scope_id) const;
+  /// True for a scope id below the table's size whose Scope record was lost to damage (a gap:
+  /// scopes_missing). Ranges recorded inside it keep it as their parent: analyses group them under it.
+  bool scopeLost(uint32_t id) const { return id != kRootScope && id < scopes.size() && !scopeDefined(id); }
   /// True if any issue is an error.
   bool damaged() const;
   /// True if nothing was lost: no error and no cut tail (an incomplete log, without End record, can be

@@ -183,7 +183,7 @@ bool LogWriter::mayRotate() const {
 // cap (the usual case) it returns at the first test. Once a chunk was kept out at the cap, chunks are
 // not cut smaller: all but the final one are dropped whole.
 void LogWriter::makeRoom(size_t bound) {
-  if (in_preamble_ || capped_ || sink_ == nullptr) return;
+  if (in_preamble_ || capped_ || group_measured_ || sink_ == nullptr) return;
   uint64_t room = roomForChunk(false);
   if (room == ByteSink::kUnlimited || encodedBytes() + bound <= room) return;
   if (!chunkEmpty()) {
@@ -204,7 +204,9 @@ uint64_t LogWriter::groupBytes(uint64_t record_bytes) const {
 // The group continues the current chunk: encodedBytes() (its header included) plus groupBytes() bounds
 // what the group adds to the file. Counting the second group the same way keeps room for the records that
 // come before it (definitions, in the chunk it starts).
-bool LogWriter::prepareGroup(uint64_t record_bytes, bool keep_room_for_another) {
+bool LogWriter::prepareGroup(uint64_t record_bytes, bool keep_room_for_another,
+                             const std::function<void(LogWriter&)>& emit) {
+  group_measured_ = false;
   if (sink_ == nullptr || in_preamble_ || roomForChunk(false) == ByteSink::kUnlimited) return true;
   if (capped_) return !keep_room_for_another;  // kept out whole, as every chunk after the first kept out
   const uint64_t group = groupBytes(record_bytes);
@@ -212,6 +214,33 @@ bool LogWriter::prepareGroup(uint64_t record_bytes, bool keep_room_for_another) 
     const uint64_t room = roomForChunk(false);
     return encodedBytes() <= room && groups * group <= room - encodedBytes();
   };
+  // Near the cap (the bound before compression does not fit), the group is sized by what it writes.
+  if (emit && measure_groups_ && !(fits(1) && (!keep_room_for_another || mayRotate() || fits(2)))) {
+    // What the group writes, from an empty chunk: the same records, chunk boundaries and compression as
+    // on this writer, so the same bytes but for the chunks' sequence numbers.
+    if (!scratch_) {
+      scratch_sink_ = std::make_unique<MemorySink>();
+      scratch_ = std::make_unique<LogWriter>(scratch_sink_.get(), encoding_);
+      scratch_->measure_groups_ = false;
+    }
+    scratch_->flush();
+    scratch_sink_->bytes.clear();
+    const uint64_t before = scratch_->bytesWritten() + (scratch_->header_written_ ? 0 : sizeof(FileHeader));
+    emit(*scratch_);
+    scratch_->flush();
+    const uint64_t written = scratch_->bytesWritten() - before;
+    scratch_sink_->bytes.clear();
+    const auto fits_measured = [&](uint64_t more) {
+      const uint64_t room = roomForChunk(false);
+      return written <= room && more <= room - written;
+    };
+    flush();  // what precedes the group stays in this file, in its own chunk (flush() may rotate)
+    if (!capped_ && !fits_measured(0) && mayRotate()) rotateFile();
+    if (capped_) return !keep_room_for_another;
+    if (keep_room_for_another && !mayRotate() && !fits_measured(group)) return false;
+    group_measured_ = fits_measured(0);
+    return true;
+  }
   if (!fits(1) && mayRotate()) {
     flush();  // what precedes the group stays in this file (flush() may rotate by itself)
     if (!capped_ && !fits(1) && mayRotate()) rotateFile();
@@ -220,6 +249,12 @@ bool LogWriter::prepareGroup(uint64_t record_bytes, bool keep_room_for_another) 
   if (capped_) return false;
   // A file that may still rotate leaves the next group to a new file if it does not fit here.
   return mayRotate() ? true : fits(2);
+}
+
+void LogWriter::endGroup() {
+  if (!group_measured_) return;
+  flush();  // the group's last chunk, as measured
+  group_measured_ = false;
 }
 
 void LogWriter::rotateFile() {

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -158,7 +160,25 @@ class LogWriter {
   /// Returns true otherwise (`keep_room_for_another` false: always; a group that does not fit is then kept
   /// out and counted as any chunk). Writes nothing but the current chunk and, on rotation, the marker
   /// and the next file's preamble.
-  bool prepareGroup(uint64_t record_bytes, bool keep_room_for_another);
+  ///
+  /// With `emit` (a function that appends the group's records to the writer it is given, calling flush()
+  /// whenever chunkFull(), exactly as the caller then does on this writer) and a cap, the group is sized
+  /// by what it writes: `emit` runs on a scratch writer of the same encoding, and its sealed chunks
+  /// (compressed, for packed chunks; never more than groupBytes()) are counted. The current chunk is then
+  /// flushed first, so that the group starts a chunk and writes exactly that many bytes, and the tests
+  /// above use that size for the group itself; the room kept for one more group stays
+  /// groupBytes(record_bytes), a bound that holds before compression. If the group fits, the writer does
+  /// not cut its chunks early for the cap until endGroup() (they fit as measured). Costs one extra
+  /// encoding (and compression) of the group, only under a cap and near it; the scratch writer (a chunk's
+  /// buffers and a zstd context, about 1-3 MiB) is made on first use and kept.
+  bool prepareGroup(uint64_t record_bytes, bool keep_room_for_another,
+                    const std::function<void(LogWriter&)>& emit = {});
+  /// Ends a group prepared by prepareGroup() after its records were appended: flushes its last chunk if
+  /// the group was sized by what it writes.
+  void endGroup();
+  /// Sizes groups by what they write (prepareGroup's `emit`); on by default. Off: by groupBytes() only, the
+  /// bound before compression (for comparisons in tests).
+  void setMeasureGroups(bool on) { measure_groups_ = on; }
 
   /// True once the current chunk has reached kTargetChunkPayload encoded bytes and should be flushed.
   bool chunkFull() const {
@@ -231,6 +251,10 @@ class LogWriter {
   RecordCounts written_records_;
   bool chunk_final_ = false;      // the current chunk holds the End record
   bool capped_ = false;           // a chunk was kept out at the cap: later ones are too, but the final one
+  bool measure_groups_ = true;    // setMeasureGroups()
+  bool group_measured_ = false;   // between prepareGroup() and endGroup(): the group was measured and fits
+  std::unique_ptr<MemorySink> scratch_sink_;  // prepareGroup's measuring writer and its sink, made on first use
+  std::unique_ptr<LogWriter> scratch_;
   int64_t first_drop_file_ = -1;
 };
 

@@ -516,9 +516,16 @@ void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
   const uint64_t dropped_before = writer_->droppedRecords().total();
   if (!aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot)) return;
   writer_->flush();  // out whole, at its time
-  const bool lost = writer_->droppedRecords().total() > dropped_before;
+  const uint64_t dropped = writer_->droppedRecords().total() - dropped_before;
+  const bool lost = dropped > 0;
   if (!lost) ++snapshots_whole_;
-  if (final_snapshot) final_snapshot_lost_ = lost;
+  // Chunks go out in order and, once one is kept out, every later one but the log's last is too: the
+  // records written are a prefix of (records pending before the snapshot, the snapshot). Fewer dropped
+  // than the snapshot holds: its first part is in the file.
+  if (final_snapshot) {
+    final_snapshot_lost_ = lost;
+    final_snapshot_partial_ = lost && dropped < aggregator_->lastSnapshotRecords();
+  }
 }
 
 // Not after the final snapshot: the final drain switches the state under writer_mutex_.
@@ -770,7 +777,12 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
   const size_t files = sink_ ? sink_->files().size() : 1;
   if (files > 1) line += ", " + std::to_string(files) + " files, the first " + sink_->files().front();
   if (writer_->droppedRecords().total() > 0) line += "; " + notWrittenText(true);
-  if (aggregator_ && final_snapshot_lost_)
+  if (aggregator_ && final_snapshot_lost_ && final_snapshot_partial_)
+    line += std::string("; final snapshot cut part way (its first records are in the log, the rest ") +
+            (writer_->firstDropFile() >= 0 ? "kept out at KCOUNT_MAX_BYTES" : "refused by the file: disk full or unwritable") +
+            (snapshots_whole_ == 0 ? "): the log holds no totals"
+                                   : "): the log's totals are those of an earlier snapshot, not the run's");
+  else if (aggregator_ && final_snapshot_lost_)
     line += std::string("; final snapshot not written (") +
             (writer_->firstDropFile() >= 0 ? "kept out at KCOUNT_MAX_BYTES" : "the file refused it: disk full or unwritable") +
             (snapshots_whole_ == 0 ? "): the log holds no totals"
@@ -778,8 +790,7 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
   if (aggregator_ && aggregator_->totals().dropped_tallies > 0)
     line += "; " + untalliedEventsText(aggregator_->totals().dropped_tallies, config_.max_keys);
   if (aggregator_ && aggregator_->skippedSnapshots() > 0)
-    line += "; " + std::to_string(aggregator_->skippedSnapshots()) +
-            " periodic snapshots not written at KCOUNT_MAX_BYTES, to keep room for the final one";
+    line += "; " + snapshotsSkippedText(aggregator_->skippedSnapshots());
   if (sink_ && !sink_->createdFolders().empty()) {  // KCOUNT_OUTPUT named folders that did not exist
     const auto& made = sink_->createdFolders();
     line += made.size() == 1 ? "; created folder " : "; created folders ";

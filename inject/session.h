@@ -250,7 +250,7 @@ class Session {
   std::string notWrittenText(bool with_path) const;
   /// The closing line (info) after the log is closed: "log: PATH (N launches (+M memcpy/memset calls), K
   /// kernels, R ranges, B bytes[, F files, the first P][; not written: ...][; final snapshot not written
-  /// ...][; N events not tallied in their row at KCOUNT_MAX_KEYS=K (still in the totals)][; created folder
+  /// ... | final snapshot cut part way ...][; N events not tallied in their row at KCOUNT_MAX_KEYS=K (still in the totals)][; created folder
   /// D]; CUPTI ...)". Trace mode counts the records that reached the files; summary mode the records
   /// tallied.
   /// Requires writer_mutex_ and writer_.
@@ -281,6 +281,7 @@ class Session {
   void writeSnapshotLocked(uint64_t now_ns, bool final_snapshot);
   uint64_t snapshots_whole_ = 0;        // snapshots written with no chunk of theirs kept out or refused
   bool final_snapshot_lost_ = false;    // a chunk of the final snapshot was kept out (size cap) or refused
+  bool final_snapshot_partial_ = false; // of a lost final snapshot, its first chunk or chunks are in the file
   /// Summary mode, out of schedule (ctl flush, a window closing): a non-final snapshot now if any tally
   /// changed since the last one and the session is still active; nothing in trace mode. Requires
   /// writer_mutex_.

@@ -188,7 +188,7 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
       }
       if (id != kRootScope) {
         const uint32_t name_id = d.scopes[id].name_id;
-        const std::string name(d.str(name_id));
+        const std::string name = d.scopeLost(id) ? lostRangeName(id) : std::string(d.str(name_id));
         // Top-level ranges hang under kOverall.
         const uint32_t parent_id = d.scopes[id].parent_id;
         const std::string parent = parent_id == kRootScope ? std::string(kOverall) : displayPath(d, parent_id);

@@ -67,8 +67,10 @@ json runJson(const LoadedLog& l, const std::string& label) {
     const bool root = id == kRootScope;
     ranges.push_back({{"id", id},
                       {"parent", root ? json(nullptr) : json(d.scopes[id].parent_id)},
-                      {"name", root ? std::string("(no range)") : std::string(d.str(d.scopes[id].name_id))},
-                      {"path", d.scopePath(id)},
+                      {"name", root            ? std::string("(no range)")
+                               : d.scopeLost(id) ? lostRangeName(id)
+                                                 : std::string(d.str(d.scopes[id].name_id))},
+                      {"path", d.scopeLost(id) ? lostRangeName(id) : d.scopePath(id)},
                       {"depth", depth},
                       {"instances", s.inclusive[id].instances},
                       {"cpu_ns", s.inclusive[id].cpu_ns},

@@ -177,8 +177,25 @@ KeptOut keptOut(const LogData& d) {
   return d.stats.bytes_dropped > 0 ? KeptOut::kNotWritten : KeptOut::kNone;
 }
 
+namespace {
+/// For a log whose final snapshot is partly in the file, the End record after it: "cut at the size cap
+/// (KCOUNT_MAX_BYTES) after R of its M rows" (or why else it was cut); "" for any other log.
+std::string finalSnapshotCutText(const LogData& d, KeptOut k) {
+  const LogData::CutSnapshot& c = d.snapshot_cut_at_end;
+  if (!c.open_at_end || !c.final) return {};
+  const std::string after = fmt::format("after {} of its {} rows", c.rows_read, c.rows);
+  switch (k) {
+    case KeptOut::kAtCap: return "cut at the size cap (KCOUNT_MAX_BYTES) " + after;
+    case KeptOut::kNotWritten: return "cut " + after + ": the rest was not written (disk full or unwritable file)";
+    default: return "cut " + after + ", though the log was closed after it";
+  }
+}
+}  // namespace
+
 std::string finalSnapshotMissingText(const LogData& d) {
   const KeptOut k = keptOut(d);
+  if (d.intact())
+    if (const std::string cut = finalSnapshotCutText(d, k); !cut.empty()) return "the final snapshot was " + cut;
   if (!d.intact())
     return std::string("the final snapshot is not in the log's intact part (damaged bytes were skipped") +
            (k == KeptOut::kAtCap ? "; records were also kept out at its size cap, KCOUNT_MAX_BYTES)" : ")");
@@ -236,8 +253,9 @@ std::string snapshotLine(const LoadedLog& l) {
   if (!period.empty()) s += " " + period;
   if (d.incomplete_snapshots > 0) s += fmt::format(", {} incomplete", d.incomplete_snapshots);
   if (const uint64_t skipped = snapshotsSkipped(d); skipped > 0)
-    s += fmt::format(" ({} more not written at KCOUNT_MAX_BYTES, to keep room for the final one)", skipped);
-  if (l.summary.snapshot < 0) return s + "; no complete snapshot: no totals\n";
+    s += " (" + snapshotsSkippedText(skipped) + ")";
+  if (l.summary.snapshot < 0)
+    return s + "; no complete snapshot: no totals" + (d.complete ? " (" + finalSnapshotMissingText(d) + ")" : "") + "\n";
   const SnapshotData& sd = d.snapshots[static_cast<size_t>(l.summary.snapshot)];
   const SnapshotBeginBody& b = sd.begin;
   uint64_t start = 0;
@@ -973,15 +991,20 @@ std::string displayText(std::string_view text) {
 }
 
 std::string displayPath(const LogData& log, uint32_t scope_id) {
+  if (log.scopeLost(scope_id)) return lostRangeName(scope_id);
   if (scope_id == kRootScope || !log.scopeDefined(scope_id)) return log.scopePath(scope_id);
   std::vector<uint32_t> chain;
   std::unordered_set<uint32_t> seen;
+  std::string path;
   for (uint32_t id = scope_id; id != kRootScope; id = log.scopes[id].parent_id) {
+    if (log.scopeLost(id)) {  // ranges recorded inside a range whose definition was lost: grouped under it
+      path = lostRangeName(id);
+      break;
+    }
     // A bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
     if (!log.scopeDefined(id) || !seen.insert(id).second || chain.size() >= 256) return log.scopePath(scope_id);
     chain.push_back(id);
   }
-  std::string path;
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     if (!path.empty()) path += '/';
     path += displayName(log.str(log.scopes[*it].name_id));
@@ -1085,8 +1108,9 @@ json summaryJson(const LoadedLog& l) {
     const uint32_t id = row.id;
     const bool unresolved = row.unresolved;
     const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
-    std::string path = unresolved ? std::string(kUnresolvedLabel) : d.scopePath(id);
-    std::string name = unresolved || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
+    const bool lost = !unresolved && d.scopeLost(id);
+    std::string path = unresolved ? std::string(kUnresolvedLabel) : lost ? lostRangeName(id) : d.scopePath(id);
+    std::string name = unresolved || lost || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
     json kernels = json::array();
     for (const auto& [kname, t] : sortedKernels(d, ex))
       kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
@@ -1104,6 +1128,7 @@ json summaryJson(const LoadedLog& l) {
                           {"scope_id", unresolved ? json(nullptr) : json(id)},
                           {"depth", unresolved ? 1 : depth[id]},
                           {"unknown_range", unresolved},
+                          {"lost_range", lost},
                           {"placeholder", !unresolved && isPlaceholder(s, id)},
                           {"tally_dropped", !unresolved && tallyDropped(s, id)},
                           {"instances", own.instances},
@@ -1242,6 +1267,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   std::vector<std::string> notes;
   bool placeholders = false;  // a row marked kPlaceholderMark: explained under the table
   bool dropped_rows = false;  // a row marked kTallyDroppedMark: explained under the table
+  bool lost_rows = false;     // a "(lost range P)" row: explained under the table (kLostRangeNote)
   const auto depth = scopeDepths(s);
   RangeStats no_range;
   const std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
@@ -1249,7 +1275,10 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   std::vector<std::string> names, paths;
   for (const SummaryRow& sr : rows) {
     const bool real = sr.id != kRootScope && !sr.unresolved;
-    names.push_back(!real ? std::string() : tree ? displayName(d.str(d.scopes[sr.id].name_id)) : displayPath(d, sr.id));
+    names.push_back(!real                ? std::string()
+                    : d.scopeLost(sr.id) ? lostRangeName(sr.id)
+                    : tree               ? displayName(d.str(d.scopes[sr.id].name_id))
+                                         : displayPath(d, sr.id));
     paths.push_back(rowPath(d, sr.id));
   }
   names = elideDistinct(names);
@@ -1265,6 +1294,10 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     std::string label;
     placeholders = placeholders || (id != kRootScope && !unresolved && isPlaceholder(s, id));
     dropped_rows = dropped_rows || (!unresolved && tallyDropped(s, id));
+    // A range whose definition was lost: its own instances, CPU time and kernels are not known (its
+    // records are in the unknown-range row); its other numbers are those of the ranges under it.
+    const bool lost = !unresolved && d.scopeLost(id);
+    lost_rows = lost_rows || lost;
     if (id == kRootScope || unresolved)
       label = rowPath(d, id);
     else if (tree)
@@ -1272,10 +1305,10 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     else
       label = rangeLabel(s, id, names[row_i]);
     std::vector<std::string> row{label,
-                                 std::to_string(ex.instances),
+                                 lost ? "-" : std::to_string(ex.instances),
                                  std::to_string(r.launches),
                                  std::to_string(r.kernels)};
-    if (tree) row.push_back(std::to_string(ex.kernels));
+    if (tree) row.push_back(lost ? "-" : std::to_string(ex.kernels));
     row.push_back(perInstance(r.kernels, ex.instances));
     RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns);
     const bool no_gpu = !gpuTimeRecorded(d);
@@ -1306,6 +1339,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   t.print(out);
   if (placeholders) out << kPlaceholderNote << '\n';
   if (dropped_rows) out << tallyDroppedNote(l) << '\n';
+  if (lost_rows) out << kLostRangeNote << '\n';
   if (!notes.empty()) {
     out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
     for (const auto& n : notes) out << n << '\n';
@@ -1630,6 +1664,12 @@ std::string noTotalsText(const LogData& d, const Summary& s) {
            "whether nothing was recorded or its final snapshot is missing: it holds no numbers";
   if (recordedNothing(d)) return {};
   const KeptOut k = keptOut(d);
+  const std::string cut = d.intact() ? finalSnapshotCutText(d, k) : std::string();
+  if (!cut.empty())
+    return fmt::format("a summary-mode log closed without a complete snapshot, though its stats record counts {}, {} "
+                       "and {} tallied: its final snapshot was {}, so it holds no numbers",
+                       counted(st.launches, "launch record"), counted(st.kernels, "kernel record"),
+                       counted(st.ranges, "range record"), cut);
   return fmt::format("a summary-mode log closed without a complete snapshot, though its stats record counts {}, {} "
                      "and {} tallied: its final snapshot is missing{}, so it holds no numbers",
                      counted(st.launches, "launch record"), counted(st.kernels, "kernel record"),

@@ -78,7 +78,9 @@ enum class KeptOut { kNone, kAtCap, kNotWritten, kUnknown };
 KeptOut keptOut(const LogData& d);
 /// Why a closed summary-mode log lacks its final snapshot, the cause the log supports: damage ("the final
 /// snapshot is not in the log's intact part (damaged bytes were skipped)"), the size cap ("... kept out at
-/// its size cap (KCOUNT_MAX_BYTES)"), a write refused, or none said. No trailing punctuation.
+/// its size cap (KCOUNT_MAX_BYTES)"), a write refused, or none said. A final snapshot partly in the file,
+/// followed by the End record (LogData::snapshot_cut_at_end), is said as cut: "the final snapshot was cut
+/// at the size cap (KCOUNT_MAX_BYTES) after R of its M rows". No trailing punctuation.
 std::string finalSnapshotMissingText(const LogData& d);
 /// The stderr warning for a summary-mode log without a complete snapshot (noSnapshotNumbers()): "no
 /// totals: summary mode: " + noSnapshotText(), then "; LOSSY: ..." when records were dropped; "" for any
@@ -216,6 +218,12 @@ std::string tallyDroppedNote(const LoadedLog& l);
 inline constexpr std::string_view kPlaceholderMark = "*";
 inline constexpr std::string_view kPlaceholderNote =
     "*: placeholder row, no instance recorded (the range was open when recording began or stopped)";
+/// Explains the rows "(lost range P)" once, under a text table: a range whose Scope record was lost to damage
+/// (LogData::scopeLost()), shown to hold the ranges recorded inside it.
+inline constexpr std::string_view kLostRangeNote =
+    "(lost range N): a parent range whose definition was lost to damage, shown to hold the ranges recorded "
+    "inside it: its numbers are theirs; its own instances and kernels ('-') are in the row (unknown range: "
+    "definition lost to damage)";
 /// Depth of each scope in the (repaired) range tree; the root is 0, a top-level range 1.
 std::vector<uint32_t> scopeDepths(const Summary& s);
 

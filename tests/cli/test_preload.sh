@@ -122,6 +122,26 @@ if [[ -x $server ]]; then
   fi
 fi
 
+# Summary mode at KCOUNT_MAX_BYTES=4096, 300 distinct ranges: the definitions fit, the final snapshot's first
+# chunk fits and the rest is kept out, then the End record. The closing line says the final snapshot was cut
+# part way (not "not written"), and the reader says it was cut at the size cap with the End record after it
+# (not that the log ends inside it), with the rows read.
+if [[ -x $server ]]; then
+  log=$work/nvtx-cut.kcount
+  (for i in $(seq 300); do echo "open name_with_a_long_suffix_$i"; echo close; done; echo quit) |
+    KCOUNT_MODE=summary KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1 KCOUNT_OUTPUT=$log LD_PRELOAD=$lib "$server" \
+      >/dev/null 2>"$work/cut.err"
+  "$kcount" summary "$log" >"$work/cut.txt" 2>&1
+  if grep -q "info: log: .*; final snapshot cut part way (its first records are in the log, the rest kept out at KCOUNT_MAX_BYTES): the log holds no totals;" "$work/cut.err" &&
+     grep -q "; no complete snapshot: no totals (the final snapshot was cut at the size cap (KCOUNT_MAX_BYTES) after [0-9]* of its 300 rows)$" "$work/cut.txt" &&
+     grep -q "^warning: snapshot 0 at byte [0-9]* is incomplete (cut at the size cap (KCOUNT_MAX_BYTES): the rest was kept out, and the log's End record follows, [0-9]* of 300 rows read)" "$work/cut.txt" &&
+     ! grep -q "ends inside it" "$work/cut.txt" && ! grep -q "not in the log" "$work/cut.txt"; then
+    ok "summary mode, final snapshot cut part way at KCOUNT_MAX_BYTES: the closing line and summary say it was cut, not missing"
+  else
+    bad "summary mode, final snapshot cut part way: stderr: $(cat "$work/cut.err"); summary: $(cat "$work/cut.txt")"
+  fi
+fi
+
 # 3. Exit paths: _exit(0) skips atexit handlers; SIGTERM with the default action. The log must be
 #    complete and the exit status unchanged (0, 143).
 for how in _exit sigterm; do

@@ -759,16 +759,19 @@ TEST_CASE("summary log size does not grow with the number of steps") {
 
 /// The files of summaryLog()'s path under KCOUNT_MAX_BYTES=`max_bytes`, `max_files` files, with the
 /// session's preamble (definitions, rotated_file) and closing (snapshots_skipped metadata, Stats, End).
+/// `measure` false: snapshots sized by their bound before compression only (LogWriter::setMeasureGroups).
 struct CappedSummaryLog {
   std::vector<std::vector<uint8_t>> files;  // part order
   uint64_t skipped = 0;                     // Aggregator::skippedSnapshots()
   uint64_t dropped_bytes = 0;               // LogWriter::droppedBytes()
 };
-CappedSummaryLog cappedSummaryLog(const std::vector<Batch>& batches, size_t max_bytes, size_t max_files) {
+CappedSummaryLog cappedSummaryLog(const std::vector<Batch>& batches, size_t max_bytes, size_t max_files,
+                                  bool measure = true) {
   MemorySink sink;
   sink.max_bytes = max_bytes;
   sink.max_files = max_files;
   LogWriter w(&sink);
+  w.setMeasureGroups(measure);
   w.setPreamble(
       [](LogWriter& pw, void*) {
         writeDefinitions(pw, true);
@@ -831,8 +834,8 @@ TEST_CASE("summary mode at KCOUNT_MAX_BYTES: periodic snapshots leave room for t
   std::ostringstream table;
   printSummaryTable(table, l, SummaryOptions{});
   INFO(table.str());
-  CHECK(table.str().find("(" + std::to_string(one.skipped) +
-                         " more not written at KCOUNT_MAX_BYTES, to keep room for the final one)") != std::string::npos);
+  CHECK(table.str().find("(" + std::to_string(one.skipped) + (one.skipped == 1 ? " periodic snapshot" : " periodic snapshots") +
+                         " not written at KCOUNT_MAX_BYTES, to keep room for the final one)") != std::string::npos);
   CHECK(table.str().find("(final)") != std::string::npos);
   CHECK(summaryJson(l)["snapshots_skipped"] == one.skipped);
 
@@ -856,6 +859,24 @@ TEST_CASE("summary mode at KCOUNT_MAX_BYTES: periodic snapshots leave room for t
   REQUIRE_FALSE(last.snapshots.empty());
   CHECK((last.snapshots.back().begin.flags & kSnapshotFinal) != 0);
   CHECK(summarize(last).launches == want.launches);
+
+  // Sized by what they write (compressed) rather than by their bound before compression, more periodic
+  // snapshots are written for the same cap, and the final one still fits: one file and three parts.
+  const CappedSummaryLog one_bound = cappedSummaryLog(batches, kCap, 1, false);
+  const CappedSummaryLog parts_bound = cappedSummaryLog(batches, kPartCap, 3, false);
+  CHECK(one_bound.files.size() == 1);
+  CHECK(one_bound.dropped_bytes == 0);
+  CHECK(one.skipped < one_bound.skipped);
+  CHECK(parts_bound.dropped_bytes == 0);
+  CHECK(parts.skipped < parts_bound.skipped);
+  size_t snapshots_parts = 0, snapshots_parts_bound = 0;
+  for (const auto& f : parts.files) snapshots_parts += readLog(f).snapshots.size();
+  for (const auto& f : parts_bound.files) snapshots_parts_bound += readLog(f).snapshots.size();
+  CHECK(snapshots_parts > snapshots_parts_bound);
+  CHECK(readLog(one_bound.files[0]).snapshots.size() < readLog(one.files[0]).snapshots.size());
+  MESSAGE("snapshots written, one 64 KiB file: " << readLog(one.files[0]).snapshots.size() << " (bound before "
+          "compression: " << readLog(one_bound.files[0]).snapshots.size() << "); three 16 KiB parts: "
+          << snapshots_parts << " (" << snapshots_parts_bound << ")");
 }
 
 TEST_CASE("summary mode: why the totals' snapshot is not final, and what a rotated part read alone holds") {

@@ -2,6 +2,7 @@
 // parents without an instance, range names that look like paths, kernels tables with many ranges.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -220,6 +221,88 @@ TEST_CASE("records whose range definition is lost: their own row, no verdict, ne
   CHECK(j["ranges"][1]["unknown_range"] == true);
   CHECK(j["ranges"][1]["verdict"].is_null());
   CHECK(j["ranges"][1]["exclusive"]["launches"] == 1);
+}
+
+TEST_CASE("ranges whose parent's definition was lost are grouped under one marked '(lost range P)' row") {
+  // Chunk 0 (lost): strings 1-2 and scopes 1 "train", 2 "eval", 3 "train/step". Chunk 1: strings 4-7 and
+  // scopes 4 "up" and 5 "down", both inside step (parent 3); launches in up, down and step itself.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+  w.writeString(1, "train");
+  w.writeString(2, "step");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 0, 1, 0});
+  w.writeScope({3, 1, 2, 0});
+  w.flush();
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "up");
+  w.writeString(5, "down");
+  w.writeString(6, "gemm");
+  w.writeScope({4, 3, 4, 0});
+  w.writeScope({5, 3, 5, 0});
+  w.writeLaunch(launch(1, 4));
+  w.writeKernel(kernel(1, 6));
+  w.writeLaunch(launch(2, 5));
+  w.writeKernel(kernel(2, 6));
+  w.writeLaunch(launch(3, 5));
+  w.writeKernel(kernel(3, 6));
+  w.writeLaunch(launch(4, 3));  // made in step itself: its range is not known
+  w.writeKernel(kernel(4, 6));
+  w.writeRange({100, 200, 4, 7, 7, 0});
+  w.writeRange({300, 500, 5, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  std::vector<uint8_t> b = sink.bytes;
+  b[sizeof(kc::FileHeader) + sizeof(kc::ChunkHeader) + 3] ^= 0xff;  // chunk 0 lost
+  const kc::LoadedLog l = loaded(b);
+  REQUIRE_FALSE(l.data.intact());
+  REQUIRE(l.data.scopeLost(3));
+  CHECK(l.data.scopePath(4) == "(lost range 3)/up");
+
+  // The tree: step (lost) holds up and down; it hangs under the root; totals hold.
+  const kc::Summary& s = l.summary;
+  REQUIRE(s.children.size() > 3);
+  CHECK(s.children[3] == std::vector<uint32_t>{4, 5});
+  CHECK(std::find(s.children[0].begin(), s.children[0].end(), 4u) == s.children[0].end());
+  CHECK(s.exclusive[3].launches == 0);  // its own launch is in the unknown-range row and the root
+  CHECK(s.inclusive[3].launches == 3);
+  CHECK(s.unresolved.launches == 1);
+  CHECK(s.inclusive[kc::kRootScope].launches == 4);
+  CHECK(s.inclusive[kc::kRootScope].kernels == 4);
+  CHECK(s.inclusive[4].instances + s.inclusive[5].instances == 2);
+
+  const std::string t = table(l);
+  INFO(t);
+  CHECK(t.substr(0, t.find("\nlog DAMAGED")).find("<bad scope id") == std::string::npos);  // the table and verdicts
+  CHECK(hasLine(t, "(lost range 3)  "));
+  CHECK(hasLine(t, "  up  "));
+  CHECK(hasLine(t, "  down  "));
+  CHECK(hasLine(t, std::string(kc::kLostRangeNote)));
+  CHECK(hasLine(t, "  (lost range 3)/up: "));
+  CHECK(hasLine(t, "  (lost range 3)/down: "));
+  // Its own instances and kernels are not known: '-', not 0.
+  const size_t at = t.find("\n(lost range 3) ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream row(t.substr(at + 16));
+  std::string instances, launches;
+  row >> instances >> launches;
+  CHECK(instances == "-");
+  CHECK(launches == "3");
+  const std::string flat = table(l, kc::SummaryView::kInclusive);
+  CHECK(hasLine(flat, "(lost range 3)/up  "));
+
+  const auto j = kc::summaryJson(l);
+  bool seen = false;
+  for (const auto& r : j["ranges"]) {
+    if (r["path"] == "(lost range 3)") {
+      seen = true;
+      CHECK(r["lost_range"] == true);
+      CHECK(r["depth"] == 1);
+      CHECK(r["inclusive"]["launches"] == 3);
+    }
+    if (r["path"] == "(lost range 3)/up") CHECK(r["depth"] == 2);
+  }
+  CHECK(seen);
 }
 
 TEST_CASE("a parent with no instance (open around the capture window) is a placeholder row, not a gap") {

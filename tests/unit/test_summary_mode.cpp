@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/aggregator.h"
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
@@ -448,4 +449,127 @@ TEST_CASE("a summary-mode log cut short before any complete snapshot names the c
   // Closed by the process and read whole: the kill is still what a missing end record means.
   std::vector<uint8_t> open_log(sink.bytes.begin(), sink.bytes.begin() + static_cast<long>(intact));
   CHECK(has(kc::noSnapshotText(loaded(open_log).data), "killed before its first snapshot"));
+}
+
+namespace {
+/// A summary-mode log as the library closes it when its final snapshot was cut at KCOUNT_MAX_BYTES: the
+/// final snapshot's first chunk (SnapshotBegin and its scope row, 1 of 2 rows) is in the file, the rest
+/// was kept out, then the final chunk (records_not_written naming the cap, Stats, End). With
+/// `periodic_before`, a complete periodic snapshot 0 at +1 s comes first.
+std::vector<uint8_t> finalSnapshotCutLog(bool periodic_before) {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  uint32_t sequence = 0;
+  kc::SnapshotScopeBody sc{};
+  sc.scope_id = 1;
+  sc.instances = 10;
+  sc.cpu_ns = 10'000'000;
+  sc.launches = sc.kernels = 100;
+  sc.gpu_ns = 1'000'000;
+  kc::SnapshotKernelBody k{};
+  k.scope_id = 1;
+  k.name_id = 2;
+  k.count = 100;
+  k.gpu_ns = 1'000'000;
+  k.min_ns = k.max_ns = 10'000;
+  if (periodic_before) {
+    kc::SnapshotBeginBody b{};
+    b.time_ns = 1'000'001'000;
+    b.sequence = sequence++;
+    b.scope_rows = b.kernel_rows = 1;
+    b.launches = b.kernels = 100;
+    b.ranges = 10;
+    w.writeSnapshotBegin(b);
+    w.writeSnapshotScope(sc);
+    w.writeSnapshotKernel(k);
+    w.writeSnapshotEnd({b.sequence, 2});
+  }
+  w.flush();
+  kc::SnapshotBeginBody f{};
+  f.time_ns = 2'000'001'000;
+  f.sequence = sequence;
+  f.flags = kc::kSnapshotFinal;
+  f.scope_rows = f.kernel_rows = 1;
+  f.launches = f.kernels = 300;
+  f.ranges = 30;
+  w.writeSnapshotBegin(f);
+  w.writeSnapshotScope(sc);
+  w.flush();  // the chunk that fit; the kernel row and the SnapshotEnd were kept out
+  w.writeMetadata("records_not_written", "not written: 0 launches, 0 kernels, 0 ranges, 2 other records, at "
+                                         "KCOUNT_MAX_BYTES");
+  kc::StatsBody st{};
+  st.launches = st.kernels = 300;
+  st.ranges = 30;
+  st.bytes_dropped = 120;
+  st.not_written_other = 2;
+  w.writeStats(st);
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+}  // namespace
+
+TEST_CASE("a final snapshot cut at the size cap, then the End record: said as cut, not as missing or as a cut file") {
+  for (const bool periodic_before : {false, true}) {
+    CAPTURE(periodic_before);
+    const kc::LoadedLog l = loaded(finalSnapshotCutLog(periodic_before));
+    REQUIRE(l.data.complete);
+    REQUIRE(l.data.intact());
+    CHECK(l.data.incomplete_snapshots == 1);
+    CHECK(l.data.snapshot_cut_at_end.open_at_end);
+    CHECK(l.data.snapshot_cut_at_end.final);
+    CHECK(l.data.snapshot_cut_at_end.rows_read == 1);
+    CHECK(l.data.snapshot_cut_at_end.rows == 2);
+    // The reader: the End record follows the snapshot, so the log does not end inside it.
+    bool warned = false;
+    for (const auto& i : l.data.issues) {
+      if (i.message.find("is incomplete") == std::string::npos) continue;
+      warned = true;
+      INFO(i.message);
+      CHECK(has(i.message, "is incomplete (cut at the size cap (KCOUNT_MAX_BYTES): the rest was kept out, and the "
+                           "log's End record follows, 1 of 2 rows read)"));
+      CHECK_FALSE(has(i.message, "ends inside it"));
+    }
+    CHECK(warned);
+    const std::string t = table(l);
+    INFO(t);
+    CHECK_FALSE(has(t, "not in the log"));
+    if (periodic_before) {
+      // Totals from the last complete snapshot, and the final one named as cut at the cap.
+      CHECK(l.summary.snapshot == 0);
+      CHECK(has(t, "summary mode: 1 complete snapshot every 3600 s, 1 incomplete; totals from snapshot 0 at +1.00 s "
+                   "(not final: the final snapshot was cut at the size cap (KCOUNT_MAX_BYTES) after 1 of its 2 rows; "
+                   "the run went on after it)"));
+    } else {
+      // No totals, and the line says why: the cap cut the final snapshot.
+      CHECK(kc::noSnapshotNumbers(l));
+      CHECK(has(t, "; no complete snapshot: no totals (the final snapshot was cut at the size cap (KCOUNT_MAX_BYTES) "
+                   "after 1 of its 2 rows)\n"));
+      CHECK(has(kc::noTotalsWarning(l), "no complete snapshot (1 incomplete), so no numbers"));
+      CHECK(has(kc::noTotalsWarning(l), "; the final snapshot was cut at the size cap (KCOUNT_MAX_BYTES) after 1 of "
+                                        "its 2 rows"));
+      CHECK(has(t, "its final snapshot was cut at the size cap (KCOUNT_MAX_BYTES) after 1 of its 2 rows, so it holds "
+                   "no numbers"));
+    }
+  }
+}
+
+TEST_CASE("periodic snapshots skipped at the size cap: one phrase for the library's closing line and the summary line") {
+  CHECK(kc::snapshotsSkippedText(0).empty());
+  CHECK(kc::snapshotsSkippedText(1) == "1 periodic snapshot not written at KCOUNT_MAX_BYTES, to keep room for the final one");
+  CHECK(kc::snapshotsSkippedText(7) == "7 periodic snapshots not written at KCOUNT_MAX_BYTES, to keep room for the final one");
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  summaryDefinitions(w);
+  kc::SnapshotBeginBody b{};
+  b.time_ns = 2000;
+  b.flags = kc::kSnapshotFinal;
+  w.writeSnapshotBegin(b);
+  w.writeSnapshotEnd({0, 0});
+  w.writeMetadata(kc::kMetaSnapshotsSkipped, "1");
+  w.writeEnd();
+  w.flush();
+  CHECK(has(table(loaded(sink.bytes)), "summary mode: 1 complete snapshot every 3600 s (" + kc::snapshotsSkippedText(1) +
+                                           "); totals from snapshot 0"));
 }
