@@ -24,12 +24,10 @@ struct ReadIssue {
   static constexpr uint64_t kNoOffset = ~uint64_t{0};
   uint64_t offset = 0;    // byte offset in the file where the problem was found, or kNoOffset
   int64_t chunk = -1;     // chunk index (0-based, in file order) or -1 for the file header / no chunk
-  std::string message;    // what was wrong, in words
+  /// What was wrong, in words, naming its place once ("checksum mismatch in chunk 3 at byte 4096; ...";
+  /// every other offset it names says what it is): printed as it is, without offset and chunk after it.
+  std::string message;
 };
-
-/// Where an issue was found, for messages: "byte N, chunk K", "byte N" (no chunk), or "found after
-/// reading, no byte offset" (ReadIssue::kNoOffset).
-std::string issueWhere(const ReadIssue& issue);
 
 /// One complete summary-mode snapshot (format 1.2): cumulative tallies since the start of the run.
 struct SnapshotData {
