@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collector/log_writer.h"
@@ -15,6 +16,35 @@ namespace kc {
 
 /// First character of an Opened() call that is a note, not a path (a path never holds a NUL byte).
 inline constexpr char kFileSinkNote = '\0';
+
+/// Start of the run-report note (after kFileSinkNote) that carries a log path holding a newline, which
+/// a line of its own would split: "logpath " then the path, each backslash doubled and each newline written
+/// as a backslash and an n.
+inline constexpr std::string_view kRunReportPathNote = "logpath ";
+
+/// The KCOUNT_RUN_REPORT line (without its '\n') that reports the log file `path`: the path itself, or a
+/// kRunReportPathNote note when it holds a newline. Pure; throws only std::bad_alloc.
+inline std::string runReportPathLine(const std::string& path) {
+  if (path.find('\n') == std::string::npos) return path;
+  std::string line(1, kFileSinkNote);
+  line += kRunReportPathNote;
+  for (const char ch : path) line += ch == '\\' ? std::string("\\\\") : ch == '\n' ? std::string("\\n") : std::string(1, ch);
+  return line;
+}
+
+/// The path a kRunReportPathNote note's text (after "logpath ") carries, its escapes undone. Pure; throws
+/// only std::bad_alloc.
+inline std::string runReportPathFromNote(std::string_view text) {
+  std::string path;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size()) {
+      path += text[++i] == 'n' ? '\n' : text[i];
+      continue;
+    }
+    path += text[i];
+  }
+  return path;
+}
 
 /// Expands a KCOUNT_OUTPUT value into a file path. `pattern` may be a folder (existing, or ending in
 /// '/'), then the file is `<folder>/kcount-%h-%p.kcount`; %p = pid, %h = host name, %r = rank

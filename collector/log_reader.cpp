@@ -314,6 +314,16 @@ class Decoder {
               std::span<const uint8_t>& payload);
   /// Reports references to ids past every definition (after the last chunk).
   void checkReferences();
+  /// Where a record noted by setRecordAt() lies, for messages: "at byte B in chunk K"; "in packed chunk K at
+  /// byte B" (the chunk's offset: a packed chunk's records have no file offset of their own); "" when not
+  /// known (ReadIssue::kNoOffset).
+  std::string recordPlace(uint64_t at, int64_t chunk) const {
+    if (at == ReadIssue::kNoOffset) return {};
+    const bool packed = chunk >= 0 && static_cast<size_t>(chunk) < packed_chunk_.size() &&
+                        packed_chunk_[static_cast<size_t>(chunk)];
+    return packed ? "in packed chunk " + std::to_string(chunk) + " at byte " + std::to_string(at)
+                  : "at byte " + std::to_string(at) + " in chunk " + std::to_string(chunk);
+  }
   /// After the last chunk: a snapshot still open was cut off (reported, not used). If the log's End record
   /// was read, the file does not end inside the snapshot: the library closed the log after the rest of
   /// it was not written, and the metadata and Stats record of the final chunk say why (LogData::
@@ -378,6 +388,7 @@ class Decoder {
   std::vector<LaunchBody> launch_buf_;  // one decoded batch, when not kept in LogData
   std::vector<KernelBody> kernel_buf_;
   std::vector<RangeBody> range_buf_;
+  std::vector<bool> packed_chunk_;  // packed_chunk_[k]: chunk k was a packed one (its records have no file offset)
 
   struct Ref {
     uint64_t records = 0;    // records referring to the id
@@ -484,7 +495,13 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
   LogData& log = log_;
   // Ids are bounded by the bytes that could have defined them: the file, plus what packed chunks
   // decompressed to so far (a compressed file defines more ids than its size alone allows).
-  if (packed) decoded_bytes_ += payload.size();
+  if (packed) {
+    decoded_bytes_ += payload.size();
+    if (chunk >= 0) {
+      if (packed_chunk_.size() <= static_cast<size_t>(chunk)) packed_chunk_.resize(static_cast<size_t>(chunk) + 1);
+      packed_chunk_[static_cast<size_t>(chunk)] = true;
+    }
+  }
   const uint64_t id_bytes = log.file_bytes + decoded_bytes_;
   Cursor c(payload, base);
   uint32_t records = 0;
@@ -701,7 +718,7 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
     error(log, chunk_at, chunk,
           "chunk " + std::to_string(chunk) + " header announces " + std::to_string(announced_records) +
               " records, its payload (checksum verified) holds " + std::to_string(records) +
-              ": the chunk header is damaged; the " + std::to_string(records) + " records were read");
+              ": the chunk header (at byte " + std::to_string(chunk_at) + ") is damaged; the " + std::to_string(records) + " records were read");
   }
   return true;
 }
@@ -770,12 +787,13 @@ void Decoder::checkReferences() {
                    : what + " is not defined (no " + (is_string ? "string" : "scope") +
                          " record of the log defines it; its definition was lost)") +
               ": " + std::to_string(r.records) + (r.records == 1 ? " record refers" : " records refer") +
-              " to it, the first is " + r.first_kind + " record " +
-              std::to_string(r.first_index));
+              " to it, the first is " + r.first_kind + " record " + std::to_string(r.first_index) + " " +
+              recordPlace(r.first_at, r.first_chunk));
   }
   if (unlisted > 0)
     error(log, ReadIssue::kNoOffset, -1,
-          std::to_string(unlisted) + " more references to string or scope ids out of range or not defined");
+          std::to_string(unlisted) +
+              " more references to string or scope ids out of range or not defined (found after reading)");
   if (!undefined[0].empty() || !undefined[1].empty()) {
     std::string text = "undefined ids (their definitions were lost; found after reading):";
     if (!undefined[1].empty())
@@ -961,13 +979,6 @@ std::string LogData::meta(std::string_view key) const {
   return {};
 }
 
-std::string issueWhere(const ReadIssue& issue) {
-  if (issue.offset == ReadIssue::kNoOffset) return "found after reading, no byte offset";
-  // chunk -1: not inside a chunk (the file header, or past the last chunk's end): the byte alone.
-  if (issue.chunk < 0) return "byte " + std::to_string(issue.offset);
-  return "byte " + std::to_string(issue.offset) + ", chunk " + std::to_string(issue.chunk);
-}
-
 std::string_view LogData::str(uint32_t id) const {
   if (id == kNoString) return {};
   if (stringDefined(id)) return strings[id];
@@ -1043,8 +1054,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // Cut inside the file header: a log whose process wrote almost nothing.
     log.truncated = true;
     error(log, bytes.size(), -1,
-          "truncated at byte " + std::to_string(bytes.size()) + " in the file header (needs " +
-              std::to_string(sizeof(FileHeader)) + " bytes, " + std::to_string(bytes.size()) + " remain)");
+          "truncated at byte " + std::to_string(bytes.size()) + " in the file header: the file is cut short (" +
+              std::to_string(bytes.size()) + (bytes.size() == 1 ? " byte" : " bytes") + ", a file header is " +
+              std::to_string(sizeof(FileHeader)) + " bytes)");
     return log;
   }
   // A magic that differs from "KCOUNTLG" in one or two bytes is a damaged log, not another file: the
@@ -1172,7 +1184,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         log.truncated = true;
         error(log, pos, chunk,
               "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
-                  " (chunk header needs " + std::to_string(header_need) + " bytes, " + std::to_string(remain) +
+                  ", which starts at byte " + std::to_string(pos) + " (chunk header needs " + std::to_string(header_need) + " bytes, " + std::to_string(remain) +
                   " remain)");
         break;
       }
@@ -1207,7 +1219,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       log.truncated = true;
       error(log, pos, chunk,
             "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
-                " (payload needs " + std::to_string(h.stored_bytes) + " bytes, " +
+                ", which starts at byte " + std::to_string(pos) + " (payload needs " + std::to_string(h.stored_bytes) + " bytes, " +
                 std::to_string(payload_remain) + " remain)");
       break;
     }

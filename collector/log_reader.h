@@ -24,16 +24,14 @@ struct ReadIssue {
   static constexpr uint64_t kNoOffset = ~uint64_t{0};
   uint64_t offset = 0;    // byte offset in the file where the problem was found, or kNoOffset
   int64_t chunk = -1;     // chunk index (0-based, in file order) or -1 for the file header / no chunk
-  std::string message;    // what was wrong, in words
+  /// What was wrong, in words, naming its place once ("checksum mismatch in chunk 3 at byte 4096; ...";
+  /// every other offset it names says what it is): printed as it is, without offset and chunk after it.
+  std::string message;
 };
 
 /// Name of a range whose Scope record was lost to damage (LogData::scopeLost()), as paths and reports show
 /// it: "(lost range 3)". The ranges recorded inside it are shown under it ("(lost range 3)/up").
 std::string lostRangeName(uint32_t scope_id);
-
-/// Where an issue was found, for messages: "byte N, chunk K", "byte N" (no chunk), or "found after
-/// reading, no byte offset" (ReadIssue::kNoOffset).
-std::string issueWhere(const ReadIssue& issue);
 
 /// One complete summary-mode snapshot (format 1.2): cumulative tallies since the start of the run.
 struct SnapshotData {

@@ -537,7 +537,11 @@ void Session::snapshotIfChangedLocked() {
 // `kcount run` learns which files this process wrote from KCOUNT_RUN_REPORT: one line per log file
 // (rotated files too), appended (O_APPEND) as soon as the file exists, so concurrent processes and
 // killed ones are reported too. Called by the file sink, under writer_mutex_.
-void Session::reportLogPath(const std::string& path) { appendRunReport(config_.run_report, path); }
+void Session::reportLogPath(const std::string& path) {
+  // A path holding a newline goes as a note that escapes it (runReportPathLine): a line of its own would
+  // be read as two paths. Notes (kFileSinkNote first) are written as they are.
+  appendRunReport(config_.run_report, !path.empty() && path[0] == kFileSinkNote ? path : runReportPathLine(path));
+}
 
 // Why a session that was active ends without a log, for `kcount run` (KCOUNT_RUN_REPORT): a capture
 // range that never came, a paused start nobody started, or windows that recorded nothing.

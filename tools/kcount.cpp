@@ -85,6 +85,16 @@ std::string notALogFile(const std::string& path) {
   return {};
 }
 
+/// "kcount: LOG: warning: no totals: summary mode: ..." on stderr (kc::noTotalsWarning, its losses included)
+/// when `l` is a summary-mode log without a complete snapshot, so without numbers; the one place that line
+/// is written. Returns whether it was written.
+bool warnNoTotals(const kc::LoadedLog& l) {
+  const std::string why = kc::noTotalsWarning(l);
+  if (why.empty()) return false;
+  std::cerr << "kcount: " << l.path << ": warning: " << why << '\n';
+  return true;
+}
+
 /// One warning line on stderr per log that is not complete and clean (lossy, incomplete, damaged and
 /// salvaged, or a rotated part read alone): the summary footer's state line (kc::logStateWarning), for
 /// the commands that print no footer (kernels, export, report, diff). `issues_printed`: the log's reader
@@ -94,10 +104,7 @@ std::string notALogFile(const std::string& path) {
 /// losses included) instead.
 void warnStates(const std::vector<kc::LoadedLog>& logs, bool issues_printed, bool no_totals = false) {
   for (const auto& l : logs) {
-    if (no_totals && kc::noSnapshotNumbers(l)) {
-      std::cerr << "kcount: " << l.path << ": warning: " << kc::noTotalsWarning(l) << '\n';
-      continue;
-    }
+    if (no_totals && warnNoTotals(l)) continue;
     const std::string state = kc::logState(l);
     if (state == "complete" || state == "data after end") continue;
     if (issues_printed && state == "incomplete" && !kc::logLosses(l).any()) continue;
@@ -304,15 +311,12 @@ int refuseLogsWithoutTotals(const std::vector<kc::LoadedLog>& logs, const char* 
   return rc;
 }
 
+/// The reader's issues of `l`, one line each on stderr: "kcount: PATH: error: MESSAGE" (or "warning:"); each
+/// message names its own place in the file (kc::ReadIssue::message).
 void printIssues(const kc::LoadedLog& l) {
-  for (const auto& i : l.data.issues) {
-    // A path that is no log at all (a folder, a device, a file without the kcount header): the message
-    // says all; "(byte 0)" after it would point into a file that has no log in it.
-    const bool whole_file = l.data.not_a_log && i.offset == 0 && i.chunk < 0;
+  for (const auto& i : l.data.issues)
     std::cerr << "kcount: " << l.path << ": "
-              << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message
-              << (whole_file ? std::string() : " (" + kc::issueWhere(i) + ")") << "\n";
-  }
+              << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message << "\n";
 }
 
 /// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is
@@ -499,6 +503,23 @@ int kcountMain(int argc, char** argv) {
   ctl->add_option("--timeout", ctl_opt.timeout_s, "seconds to wait for the answer (default 30)")
       ->check(kc::positiveDecimal(86400));
 
+  // `kcount help [COMMAND]` is answered before parsing (below); the subcommand lists it with the others.
+  std::string help_command;
+  auto* help = app.add_subcommand("help", "this help, or one command's: kcount help COMMAND");
+  help->add_option("command", help_command, "the command whose help is printed");
+  app.name("kcount");
+  // The command names, "summary, kernels, ...", as `kcount --help` lists them: the one list every message
+  // naming the commands uses.
+  std::string command_names;
+  for (const CLI::App* s : app.get_subcommands({}))
+    command_names += (command_names.empty() ? "" : ", ") + s->get_name();
+
+  if (argc < 2) {
+    // No command: the usage and the commands there are (a usage error, exit 2).
+    std::cerr << "kcount: no command given\n" << app.help();
+    return 2;
+  }
+
   // `kcount run [OPTIONS] -- COMMAND ARGS`: everything after run's "--" is the command, unchanged; CLI11
   // sees only what comes before it. Without "--", run's prefix command takes everything from the first
   // argument that is not one of run's options (run->remaining()).
@@ -522,17 +543,17 @@ int kcountMain(int argc, char** argv) {
       (argc == 2 || std::string_view(argv[2]) == "--help" || std::string_view(argv[2]) == "-h" ||
        argv[2][0] != '-')) {
     if (argc > 2 && argv[2][0] == '-') argc = 2;  // kcount help --help: the overall help
-    const CLI::App* sub = nullptr;
-    std::string names;
-    for (const CLI::App* s : app.get_subcommands({})) {
-      names += (names.empty() ? "" : ", ") + s->get_name();
-      if (argc > 2 && s->get_name() == argv[2]) sub = s;
-    }
-    if (argc > 2 && sub == nullptr) {
-      std::cerr << "kcount help: unknown command '" << argv[2] << "' (commands: " << names << ")\n";
+    if (argc > 3) {
+      std::cerr << "kcount help: unexpected argument '" << argv[3] << "' (kcount help [COMMAND]: one command)\n";
       return 2;
     }
-    app.name("kcount");
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : app.get_subcommands({}))
+      if (argc > 2 && s->get_name() == argv[2]) sub = s;
+    if (argc > 2 && sub == nullptr) {
+      std::cerr << "kcount help: unknown command '" << argv[2] << "' (commands: " << command_names << ")\n";
+      return 2;
+    }
     std::cout << (sub != nullptr ? sub->help("kcount") : app.help());
     return 0;
   }
@@ -541,14 +562,12 @@ int kcountMain(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // An unknown command: named, with the commands there are (CLI11 says only "A subcommand is required").
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
-      std::string names;
       const std::string_view given(argv[1]);
       std::string closest;
       size_t closest_d = 3;  // within 2 edits (collector/parse.h nameDistance)
       size_t prefix_of = 0;  // commands that start with what was given ("su": summary)
       std::string prefixed;
       for (const CLI::App* sub : app.get_subcommands({})) {
-        names += (names.empty() ? "" : ", ") + sub->get_name();
         if (sub->get_name().starts_with(given)) {
           ++prefix_of;
           prefixed = sub->get_name();
@@ -560,8 +579,8 @@ int kcountMain(int argc, char** argv) {
       }
       if (prefix_of == 1) closest = prefixed;  // an abbreviation of one command wins over a near name
       std::cerr << "kcount: unknown command '" << argv[1] << "'"
-                << (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") << " (commands: " << names
-                << "; kcount --help says more)\n";
+                << (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") << " (commands: "
+                << command_names << "; kcount --help says more)\n";
       return 2;
     }
     // --help and --version exit 0; every usage error exits 2, as documented (CLI11's own codes vary).
@@ -666,12 +685,11 @@ int kcountMain(int argc, char** argv) {
             any_trace = true;
             std::cerr << "kcount: " << l.path
                       << ": not a summary-mode log: no snapshots, so no --series (record with KCOUNT_MODE=summary)\n";
-          } else if (l.data.snapshots.empty() && format != "table") {  // the table says so itself
-            std::cerr << "kcount: " << l.path << ": summary mode: " << kc::noSnapshotText(l.data) << '\n';
           }
         // A log cut by a kill, lossy, damaged or a rotated part alone: one line each (the series stops at
-        // its last complete snapshot). Its reader issues were not printed.
-        warnStates(logs, /*issues_printed=*/false);
+        // its last complete snapshot). Its reader issues were not printed. A summary-mode log without a
+        // complete snapshot has no series: named as holding no totals, unless its table says so itself.
+        warnStates(logs, /*issues_printed=*/false, /*no_totals=*/format != "table");
         if (format == "json") {
           std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';
         } else {
@@ -694,9 +712,7 @@ int kcountMain(int argc, char** argv) {
       // totals" across logs): named on stderr, as a log that is not whole is, unless its table's footer
       // (one log, table format) says so. The exit status stays that of the log's state (0 if not damaged).
       if (logs.size() > 1 || format != "table")
-        for (const auto& l : logs)
-          if (kc::noSnapshotNumbers(l))
-            std::cerr << "kcount: " << l.path << ": warning: " << kc::noTotalsWarning(l) << '\n';
+        for (const auto& l : logs) warnNoTotals(l);
       if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
         std::cerr << "kcount: --metric chooses the number of the across-logs table, printed for several logs "
                      "in the table format: no effect here\n";

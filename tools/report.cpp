@@ -242,7 +242,9 @@ std::string noTotalsWarning(const LoadedLog& l) {
 
 namespace {
 
-/// "summary mode: N snapshots every I, totals from snapshot S at +T (final)" for a summary-mode log, else "".
+/// "summary mode: N snapshots every I, totals from snapshot S at +T (final)" for a summary-mode log, else "";
+/// then "; N events not tallied in their row ..." and "; N launches evicted from the correlation window", each
+/// only when not zero.
 /// A summary-mode log without any snapshot (none begun) says so (noSnapshotText).
 std::string snapshotLine(const LoadedLog& l) {
   const LogData& d = l.data;
@@ -271,9 +273,12 @@ std::string snapshotLine(const LoadedLog& l) {
   if (!(b.flags & kSnapshotFinal))
     s += fmt::format(", {} in flight, {} waiting", counted(b.inflight_launches, "launch", "launches"),
                      counted(b.waiting_activity, "activity record"));
-  s += fmt::format("; {}, {} evicted from the correlation window\n", untalliedEventsText(b.dropped_tallies, b.max_keys),
-                   counted(b.evicted_launches, "launch", "launches"));
-  return s;
+  // Each loss clause only when it happened (the JSON keeps both fields, zeros included).
+  if (b.dropped_tallies > 0) s += "; " + untalliedEventsText(b.dropped_tallies, b.max_keys);
+  if (b.evicted_launches > 0)
+    s += fmt::format("{} {} evicted from the correlation window", b.dropped_tallies > 0 ? "," : ";",
+                     counted(b.evicted_launches, "launch", "launches"));
+  return s + "\n";
 }
 
 /// "rotated part K; parts 0..K-1 not given[, continued in part K+1 (not given|given)]; the numbers cover
@@ -406,7 +411,7 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
   }
   out << logStateLine(l) << '\n';
   for (const auto& i : l.data.issues)
-    out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
+    out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
 }
 
 /// Label of a range row in text tables: `shown`, its escaped name (tree view) or path (flat views) as
@@ -1691,13 +1696,18 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   }
   if (d.unsupported_version) {
     out << fmt::format("format version {}.{}, {}\n", d.major, d.minor, counted(d.file_bytes, "byte"));
-    for (const auto& i : d.issues) out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
+    for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
     out << "UNSUPPORTED: " << unsupportedVersionText(d) << '\n';
     return 2;
   }
-  out << fmt::format("format version {}.{}, {}, {} read ({} packed), {} skipped\n", d.major, d.minor,
-                     counted(d.file_bytes, "byte"), counted(d.chunks_read, "chunk"), d.packed_chunks,
-                     counted(d.chunks_skipped, "chunk"));
+  // No file header read (major 0: the file ends inside it, or could not be read): no version to name.
+  const std::string version =
+      d.major != 0 ? fmt::format("format version {}.{}", d.major, d.minor)
+      : d.truncated && d.file_bytes < sizeof(FileHeader)
+          ? fmt::format("file header cut short (a header is {} bytes): no format version", sizeof(FileHeader))
+          : std::string("no file header read: no format version");
+  out << fmt::format("{}, {}, {} read ({} packed), {} skipped\n", version, counted(d.file_bytes, "byte"),
+                     counted(d.chunks_read, "chunk"), d.packed_chunks, counted(d.chunks_skipped, "chunk"));
   for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
   if (d.chunks_read == 0) {
     out << "records: none (no chunk could be read)\n";
@@ -1740,8 +1750,7 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                          s.join_window_evicted == 1 ? std::string("1 launch or kernel waited")
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
-  for (const auto& i : d.issues)
-    out << fmt::format("{}: {} ({})\n", severityName(i.severity), i.message, issueWhere(i));
+  for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
   const LogLosses loss = logLosses(l);
   if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;

@@ -24,6 +24,7 @@
 
 #include "collector/file_sink.h"
 #include "collector/log_reader.h"
+#include "collector/shown_value.h"
 #include "tools/report.h"
 
 namespace fs = std::filesystem;
@@ -311,7 +312,7 @@ int runCommand(const RunOptions& opt) {
   }
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   for (const auto& f : rep.logs) {
-    std::fprintf(stderr, "kcount: log: %s\n", f.c_str());
+    std::fprintf(stderr, "kcount: log: %s\n", shownPath(f).c_str());
     // A command killed by a signal the library does not handle (SIGKILL, SIGQUIT, SIGUSR1, ...) leaves its log
     // without End record: said here, not only when the log is read.
     if (WIFSIGNALED(status))
@@ -345,6 +346,11 @@ RunReport readRunReport(std::istream& in) {
       continue;
     }
     line.erase(0, 1);
+    if (line.starts_with(kRunReportPathNote)) {  // a log path that holds a newline, escaped
+      const std::string path = runReportPathFromNote(std::string_view(line).substr(kRunReportPathNote.size()));
+      if (std::find(r.logs.begin(), r.logs.end(), path) == r.logs.end()) r.logs.push_back(path);
+      continue;
+    }
     int pid = 0;
     char how[16] = {};
     int text_at = 0;
@@ -407,12 +413,12 @@ std::string incompleteLogNote(const std::string& path, int signal) {
   const std::string killed = "the command was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) +
                              ") before kcount could close it";
   if (d.chunks_read == 0)
-    return "log incomplete: " + path + " has no end record and no intact chunk: " + killed + "; nothing in it can be read";
+    return "log incomplete: " + shownPath(path) + " has no end record and no intact chunk: " + killed + "; nothing in it can be read";
   if (d.summary_mode) {
     // No records: its numbers are those of the last complete snapshot written before the kill.
     const std::string period = snapshotPeriodText(d);
     const std::string every = period.empty() ? "every KCOUNT_INTERVAL" : period;
-    const std::string head = "log incomplete: " + path + " has no end record" +
+    const std::string head = "log incomplete: " + shownPath(path) + " has no end record" +
                              (d.intact() ? std::string() : " and its tail is cut") + ": " + killed +
                              "; a summary-mode log holds only the snapshots written before (" + every +
                              " from the start of recording)";
@@ -425,9 +431,9 @@ std::string incompleteLogNote(const std::string& path, int signal) {
            ", not the run up to the kill";
   }
   if (!d.intact())
-    return "log incomplete: " + path + " has no end record and its tail is cut: " + killed +
+    return "log incomplete: " + shownPath(path) + " has no end record and its tail is cut: " + killed +
            "; kcount summary --salvage reads the intact part (up to its last complete chunk)";
-  return "log incomplete: " + path + " has no end record: " + killed +
+  return "log incomplete: " + shownPath(path) + " has no end record: " + killed +
          "; kcount summary reads it (the records up to its last chunk, written about once a second)";
 }
 

@@ -138,6 +138,25 @@ if [[ -n $warn && -n $errl && $errl -lt $warn ]]; then
 else
   echo "FAIL kernels --salvage stderr: $(cat "$work/err")"; fail=$((fail + 1))
 fi
+# Each issue names its place once: no "(byte B, chunk K)" after a message that says where, and a second
+# offset says what it is (the file's end, the cut chunk's start).
+"$kcount" check "$work/head.kcount" "$root/tests/data/sigkill.kcount" "$work/row.kcount" >"$work/out" 2>&1
+if grep -Eq "^error: truncated at byte 20000 in chunk [0-9]+, which starts at byte [0-9]+ \(payload needs" "$work/out" &&
+   grep -q "ends at byte 14274$" "$work/out" && ! grep -Eq "\(byte [0-9]+(, chunk [0-9]+)?\)$" "$work/out"; then
+  echo "PASS each issue names its place once"; pass=$((pass + 1))
+else
+  echo "FAIL issue places: $(grep -E '^(error|warning)' "$work/out")"; fail=$((fail + 1))
+fi
+# A file cut inside its 16-byte file header has no format version: check says the header is cut short.
+head -c 10 "$src" >"$work/ten.kcount"
+expect "check: cut inside the file header" 2 "" "$kcount" check "$work/ten.kcount"
+if grep -q "^file header cut short (a header is 16 bytes): no format version, 10 bytes, 0 chunks read" "$work/out" &&
+   grep -q "^error: truncated at byte 10 in the file header: the file is cut short (10 bytes, a file header is 16 bytes)$" "$work/out" &&
+   ! grep -q "format version 0" "$work/out"; then
+  echo "PASS check names a cut file header, no made-up version"; pass=$((pass + 1))
+else
+  echo "FAIL check of a 10-byte log: $(cat "$work/out")"; fail=$((fail + 1))
+fi
 # Output that cannot be written is an error too (a full disk: /dev/full).
 if [[ -w /dev/full ]]; then
   for sub in summary kernels; do

@@ -78,4 +78,19 @@ else
   bad "folder link: run '$r', $(ls -l "$work/real" | tr '\n' ' '): $(cat "$work/via.err")"
 fi
 
+# 4. kcount run names a log whose path holds a newline, tab or escape on one line, quoted and escaped
+# (a plain path as it is): the line does not split, and the path is one log, not two.
+mkdir "$work/odd"
+odd="$work/odd/a"$'\n'"b"$'\t'"c"$'\e'"d.kcount"
+"$kcount" run --output "$odd" -- "$nvtx_prog" 10 >/dev/null 2>"$work/odd.err"; rc=$?
+shown="kcount: log: \"$work/odd/a\\nb\\tc\\x1bd.kcount\""
+if [[ $rc -eq 0 && -s $odd && $(grep -c "^kcount: log: " "$work/odd.err") -eq 1 ]] && grep -qxF "$shown" "$work/odd.err"; then
+  ok "kcount run: a log path with a newline, tab and escape is one line, quoted and escaped"
+else
+  bad "kcount run with an odd path: exit $rc: $(cat -A "$work/odd.err")"
+fi
+"$kcount" run --output "$work/odd/plain name.kcount" -- "$nvtx_prog" 10 >/dev/null 2>"$work/plain.err"
+grep -qxF "kcount: log: $work/odd/plain name.kcount" "$work/plain.err" && ok "kcount run: a plain path is shown as it is" ||
+  bad "kcount run with a plain path: $(cat "$work/plain.err")"
+
 finish log_path

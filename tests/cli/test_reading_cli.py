@@ -119,6 +119,14 @@ def test_series():
     j = json.loads(out)["logs"][0]
     check("series json on it: mode summary, no interval, the reason on stderr",
           rc == 0 and j["mode"] == "summary" and j["intervals"] == [] and "no snapshot" in err, f"rc={rc} {j} {err!r}")
+    # Outputs without a footer name it on stderr once, as a warning of the one form (--series csv too).
+    for args in (("summary", "--series", "--format", "csv"), ("summary", "--series", "--format", "json"),
+                 ("summary", "--format", "csv"), ("summary", "--format", "json"), ("kernels",)):
+        rc, out, err = kcount(*args, empty)
+        lines = [x for x in err.splitlines() if "no snapshot" in x]
+        check(f"{' '.join(args)} on it: one 'no totals' warning line",
+              rc == 0 and len(lines) == 1 and lines[0].startswith(f"kcount: {empty}: warning: no totals: summary mode: "
+                                                                  "no snapshot"), f"rc={rc} {err!r}")
     rc, out, err = kcount("summary", "--format", "json", empty)
     j = json.loads(out)["logs"][0]
     check("summary json on it: mode summary, snapshot null",

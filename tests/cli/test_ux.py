@@ -664,7 +664,18 @@ def test_unknown_command():
     r = run("zzz")
     check(r.returncode == 2 and "did you mean" not in r.stderr, "no suggestion for a name far from every command", r.stderr)
     r = run()
-    check(r.returncode == 2 and "unknown command" not in r.stderr, "no command at all: CLI11's own line", r.stderr)
+    check(r.returncode == 2 and "unknown command" not in r.stderr and "kcount: no command given" in r.stderr
+          and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stderr and "summary " in r.stderr and "ctl " in r.stderr,
+          "no command at all: the usage with the commands (exit 2)", r.stderr)
+    check(re.search(r"^  help +this help", run("--help").stdout, re.M) is not None, "kcount --help lists help",
+          run("--help").stdout)
+    r = run("help", "summary", "kernels")
+    check(r.returncode == 2 and "kcount help: unexpected argument 'kernels'" in r.stderr and r.stdout == "",
+          "kcount help with a second word: a usage error (exit 2)", (r.returncode, r.stderr))
+    r = run("hlep")
+    check(r.returncode == 2 and "(did you mean 'help'?)" in r.stderr
+          and "(commands: summary, kernels, diff, check, export, report, run, ctl, help;" in r.stderr,
+          "an unknown command lists help with the others", r.stderr)
     r, h = run("help"), run("--help")
     check(r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout
           and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1],

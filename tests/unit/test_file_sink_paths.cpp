@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collector/file_sink.h"
+#include "collector/shown_value.h"
 #include "tools/run.h"
 
 namespace {
@@ -266,6 +267,25 @@ TEST_CASE("the cap warning says which part of KCOUNT_MAX_FILES is full, numbered
   CHECK(r.warnings[0].find("b.1.kcount (part 1, its last: KCOUNT_MAX_FILES=2 allows parts 0..1)") != std::string::npos);
   for (const char* f : {"/a.kcount", "/b.kcount", "/b.1.kcount"}) ::unlink((dir + f).c_str());
   ::rmdir(dir.c_str());
+}
+
+TEST_CASE("a log path with a newline, tab or escape is shown quoted and escaped; a plain one as it is") {
+  CHECK(kc::shownPath("/tmp/run 1/it's \"a\".kcount") == "/tmp/run 1/it's \"a\".kcount");  // one line as it is
+  CHECK(kc::shownPath("/tmp/a\nb.kcount") == "\"/tmp/a\\nb.kcount\"");
+  CHECK(kc::shownPath("/tmp/a\tb.kcount") == "\"/tmp/a\\tb.kcount\"");
+  CHECK(kc::shownPath("/tmp/a\x1b[31mb.kcount") == "\"/tmp/a\\x1b[31mb.kcount\"");
+  CHECK(kc::shownPath("\"quoted\".kcount") == "\"\\\"quoted\\\".kcount\"");  // not taken for a quoted path
+}
+
+TEST_CASE("kcount run's report: a log path holding a newline is one log, not two") {
+  const std::string path = "/tmp/a\nb\\n.kcount";  // a newline, then a backslash and an n
+  const std::string line = kc::runReportPathLine(path);
+  CHECK(line.find('\n') == std::string::npos);
+  CHECK(kc::runReportPathLine("/tmp/a b.kcount") == "/tmp/a b.kcount");  // without a newline: the path itself
+  std::istringstream in(line + "\n/tmp/plain.kcount\n" + line + "\n");
+  const kc::RunReport r = kc::readRunReport(in);
+  CHECK(r.logs == std::vector<std::string>{path, "/tmp/plain.kcount"});
+  CHECK(r.failures.empty());
 }
 
 TEST_CASE("kcount run's report: paths, load notes and failures; the no-log line names the reason") {

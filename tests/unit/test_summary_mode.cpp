@@ -253,8 +253,9 @@ TEST_CASE("events past KCOUNT_MAX_KEYS are named as events not tallied in their 
   CHECK(loss.text() == "204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the totals)");
   const std::string t = table(l);
   INFO(t);
-  CHECK(has(t, "(final); 204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the totals), 0 launches "
-               "evicted"));
+  // No launch was evicted: that clause is left out (a "0 launches evicted" would only be noise).
+  CHECK(has(t, "(final); 204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the totals)\n"));
+  CHECK_FALSE(has(t, "evicted"));
   CHECK(has(t, "\nlog complete but LOSSY: 204 events not tallied in their row at KCOUNT_MAX_KEYS=1 (still in the "
                "totals); the rows above undercount, the totals do not\n"));
   CHECK_FALSE(has(t, "tallies dropped (key cap)"));
@@ -572,4 +573,36 @@ TEST_CASE("periodic snapshots skipped at the size cap: one phrase for the librar
   w.flush();
   CHECK(has(table(loaded(sink.bytes)), "summary mode: 1 complete snapshot every 3600 s (" + kc::snapshotsSkippedText(1) +
                                            "); totals from snapshot 0"));
+}
+
+TEST_CASE("the summary-mode line names untallied events and evicted launches only when there are some") {
+  // `dropped`: events past KCOUNT_MAX_KEYS; `evicted`: launches pushed out of the correlation window.
+  auto line = [](uint64_t dropped, uint64_t evicted) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    summaryDefinitions(w);
+    kc::SnapshotBeginBody b{};
+    b.time_ns = 5000;
+    b.flags = kc::kSnapshotFinal;
+    b.dropped_tallies = dropped;
+    b.max_keys = 8;
+    b.evicted_launches = evicted;
+    w.writeSnapshotBegin(b);
+    w.writeSnapshotEnd({0, 0});
+    w.writeStats(kc::StatsBody{});
+    w.writeEnd();
+    w.flush();
+    const std::string t = table(loaded(sink.bytes));
+    // What follows the snapshot's "(final)" on the summary-mode line.
+    const size_t line_at = t.find("summary mode: ");
+    REQUIRE(line_at != std::string::npos);
+    const size_t at = t.find("(final)", line_at);
+    REQUIRE(at != std::string::npos);
+    return t.substr(at + 7, t.find('\n', at) - at - 7);
+  };
+  CHECK(line(0, 0) == "");
+  CHECK(line(3, 0) == "; 3 events not tallied in their row at KCOUNT_MAX_KEYS=8 (still in the totals)");
+  CHECK(line(0, 2) == "; 2 launches evicted from the correlation window");
+  CHECK(line(1, 1) == "; 1 event not tallied in their row at KCOUNT_MAX_KEYS=8 (still in the totals), 1 launch "
+                      "evicted from the correlation window");
 }
