@@ -831,6 +831,9 @@ LogData readLogHead(const std::string& path, size_t max_bytes) {
   LogData out;
   out.strings.resize(1);
   out.scopes.resize(1);
+  // Only regular files, as readLogFile: opening a FIFO blocks until a writer comes, reading it consumes it.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return out;
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return out;
   std::vector<uint8_t> buf(max_bytes);

@@ -191,7 +191,9 @@ LogData readLog(std::span<const uint8_t> bytes, const ReadOptions& options = {})
 LogData readLogFile(const std::string& path, const ReadOptions& options = {});
 
 /// The first `max_bytes` bytes of a file read as a log (records not kept): enough for the metadata of its
-/// first chunks (process identity, rotated_file). Issues of the cut are irrelevant and dropped.
+/// first chunks (process identity, rotated_file). Issues of the cut are irrelevant and dropped. A path
+/// that is not a regular file (a FIFO, a device, a folder) or cannot be opened gives an empty LogData and
+/// is not opened (a FIFO's open would block). Thread-safe (reads only the file).
 LogData readLogHead(const std::string& path, size_t max_bytes = 2u << 20);
 
 /// Identity of the process run a log file belongs to: "host|pid|start_ns" from its metadata (every part

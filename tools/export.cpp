@@ -692,6 +692,10 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
 // ---------------------------------------------------------------------------------------------------
 // SQLite
 
+// The text of `s` for sqlite3_bind_text: an empty view may have no data pointer (a default-constructed
+// one, an empty range or kernel name), which SQLite binds as NULL; "" binds the empty text it is.
+const char* textOrEmpty(std::string_view s) { return s.data() != nullptr ? s.data() : ""; }
+
 class SqliteSink : public TableSink {
  public:
   explicit SqliteSink(const std::string& path) {
@@ -743,7 +747,7 @@ class SqliteSink : public TableSink {
         if (col.kind == ColumnKind::kName)
           sqlite3_bind_int64(insert_, p, intern(s));
         else
-          sqlite3_bind_text(insert_, p, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+          sqlite3_bind_text(insert_, p, textOrEmpty(s), static_cast<int>(s.size()), SQLITE_TRANSIENT);
       }
       ++p;
     }
@@ -810,7 +814,7 @@ COMMIT;)sql");
     int64_t id = static_cast<int64_t>(strings_.size()) + 1;
     strings_.emplace(std::string(s), id);
     sqlite3_bind_int64(string_insert_, 1, id);
-    sqlite3_bind_text(string_insert_, 2, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(string_insert_, 2, textOrEmpty(s), static_cast<int>(s.size()), SQLITE_TRANSIENT);
     step(string_insert_);
     return id;
   }

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "collector/parse.h"
 #include "tools/cli_checks.h"
@@ -74,14 +76,25 @@ std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths) {
   return out;
 }
 
-/// Why `path` cannot be a log, in words (strerror of stat: "No such file or directory"; "a folder, not a
-/// log file"; "not a regular file (...)" for /dev/null and other devices, FIFOs, sockets), or "" for a
-/// regular file, which the reader reads (an empty one is "not a kcount log: empty file (0 bytes)").
-std::string notALogFile(const std::string& path) {
+/// Why `path` cannot be read as a log, in words, or "" for a regular file this process can open, which
+/// the reader reads (an empty one is "not a kcount log: empty file (0 bytes)"). `cannot_read` tells the
+/// two kinds apart: true for a path that is missing or may not be opened ("cannot read it: " + strerror:
+/// "No such file or directory", "Permission denied"), false for one that is no log file whoever reads it
+/// ("a folder, not a log file"; "not a regular file (...)" for /dev/null and other devices, FIFOs,
+/// sockets: never opened, a FIFO's open would block).
+std::string notALogFile(const std::string& path, bool* cannot_read = nullptr) {
+  if (cannot_read != nullptr) *cannot_read = true;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::string(std::strerror(errno));
+  if (::stat(path.c_str(), &st) != 0) return "cannot read it: " + std::string(std::strerror(errno));
+  if (cannot_read != nullptr) *cannot_read = false;
   if (S_ISDIR(st.st_mode)) return "a folder, not a log file";
   if (!S_ISREG(st.st_mode)) return "not a regular file (a device, FIFO or socket), not a log file";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (cannot_read != nullptr) *cannot_read = true;
+    return "cannot read it: " + std::string(std::strerror(errno));
+  }
+  ::close(fd);
   return {};
 }
 
@@ -790,8 +803,9 @@ int kcountMain(int argc, char** argv) {
       const std::vector<kc::Duplicate> dups = kc::findDuplicates(logs_given);
       size_t next_given = 0;
       for (const auto& p : paths) {
-        if (const std::string why = notALogFile(p); !why.empty()) {
-          std::cout << "== " << p << '\n' << "NOT A LOG FILE: " << why << '\n';
+        bool cannot_read = false;
+        if (const std::string why = notALogFile(p, &cannot_read); !why.empty()) {
+          std::cout << "== " << p << '\n' << (cannot_read ? "CANNOT READ: " : "NOT A LOG FILE: ") << why << '\n';
           rc = 2;
           continue;
         }

@@ -231,6 +231,13 @@ def test_range_names():
     rc, out, _ = kcount("summary", log)
     check("summary: '/' in a name escaped", rc == 0 and "\na\\/b " in out and "\n  x\\tz " in out, out)
     check("summary: an empty name shown as (empty name)", "\n(empty name) " in out, out)
+    # SQLite export keeps the empty name as empty text (its strings table holds no NULL).
+    db_path = os.path.join(TMP, "names.sqlite")
+    rc, _, err = kcount("export", log, "--format", "sqlite", "-o", db_path)
+    import sqlite3
+    names = sorted(r[0] for r in sqlite3.connect(db_path).execute("SELECT value FROM strings")) if rc == 0 else None
+    check("export sqlite: an empty range name is exported as ''", rc == 0 and names is not None and "" in names,
+          (rc, err, names))
     rc, out, _ = kcount("summary", "--format", "csv", log)
     check("csv: escaped paths, no <scope N>", ",a\\/b/x\\tz," in out and "<scope" not in out, out)
     rc, out, _ = kcount("summary", "--format", "json", log)

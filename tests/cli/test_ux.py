@@ -25,6 +25,8 @@ import csv
 import io
 import json
 import os
+import shutil
+import pwd
 import re
 import subprocess
 import sys
@@ -275,7 +277,7 @@ def test_drops(work):
 
 
 def test_not_a_file(work):
-    for path, want in (("/nonexistent/x.kcount", "NOT A LOG FILE: No such file or directory"),
+    for path, want in (("/nonexistent/x.kcount", "CANNOT READ: cannot read it: No such file or directory"),
                        (work, "NOT A LOG FILE: a folder, not a log file"),
                        ("/dev/null", "NOT A LOG FILE: not a regular file")):
         r = run("check", path)
@@ -288,6 +290,43 @@ def test_not_a_file(work):
         r = run("summary", path)
         check(r.returncode == 2 and want.split(": ", 1)[1] in r.stderr and "(byte 0)" not in r.stderr,
               f"summary {path}: why, without a byte offset into a file that holds no log (exit 2)", r.stderr)
+    # A FIFO is never opened: every reading command answers at once (it used to block in open()).
+    fifo = os.path.join(work, "pipe.kcount")
+    os.mkfifo(fifo)
+    for args in (["summary", fifo], ["kernels", fifo], ["diff", fifo, fifo],
+                 ["export", fifo, "--format", "csv", "-o", os.path.join(work, "fifo.csv")],
+                 ["report", fifo, "-o", os.path.join(work, "fifo.html")], ["check", fifo]):
+        try:
+            r = subprocess.run([KCOUNT, *args], capture_output=True, text=True, timeout=20)
+            ok = r.returncode == 2 and "not a regular file" in r.stdout + r.stderr
+            detail = r.stdout + r.stderr
+        except subprocess.TimeoutExpired:
+            ok, detail = False, "still waiting after 20 s"
+        check(ok, f"{args[0]} of a FIFO: not a regular file, exit 2, no wait", detail)
+    os.unlink(fifo)
+    # A log its reader may not open: named so, not called damaged (needs a second user: root creates it).
+    if os.geteuid() == 0 and shutil.which("useradd"):
+        user = "kcountctl"
+        try:
+            pwd.getpwnam(user)
+        except KeyError:
+            subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
+        closed = os.path.join(work, "closed.kcount")
+        make_log(closed, "push a\nkernel 10 k\npop\n")
+        os.chmod(closed, 0o600)
+        os.chmod(work, 0o711)
+        try:
+            r = subprocess.run([KCOUNT, "check", closed], capture_output=True, text=True, user=user, timeout=30)
+            check(r.returncode == 2 and "CANNOT READ: cannot read it: Permission denied" in r.stdout
+                  and "DAMAGED" not in r.stdout and "format version" not in r.stdout,
+                  "check of a log this user may not open: CANNOT READ, not DAMAGED", r.stdout + r.stderr)
+            r = subprocess.run([KCOUNT, "summary", closed], capture_output=True, text=True, user=user, timeout=30)
+            check(r.returncode == 2 and "Permission denied" in r.stderr and "damaged" not in r.stderr,
+                  "summary of a log this user may not open: the reason, not 'damaged'", r.stderr)
+        finally:
+            os.chmod(work, 0o700)
+    else:
+        print("SKIP unreadable log: needs root to create a second user")
     gz = os.path.join(work, "log.kcount.gz")
     with open(gz, "wb") as f:
         f.write(bytes([0x1f, 0x8b, 8, 0]) + bytes(40))
