@@ -615,9 +615,21 @@ int kcountMain(int argc, char** argv) {
   // diff's arity before its paths: `kcount diff a b c` is a usage error, not three missing files.
   if (*diff && !((diff_a.empty() && diff_b.empty() && paths.size() == 2) ||
                  (paths.empty() && !diff_a.empty() && !diff_b.empty()))) {
-    std::cerr << "kcount: diff takes two logs (A B), or -a LOG... -b LOG... (given: " << paths.size()
-              << (paths.size() == 1 ? " log" : " logs") << (diff_a.empty() && diff_b.empty() ? "" : " and -a/-b")
-              << ")\n";
+    // What was given, each side by its count, so that `diff -a A B` (-a takes every log after it) reads as
+    // what it is: "-a with 2 logs, no -b".
+    const auto logs = [](size_t n) { return fmt::format("{} log{}", n, n == 1 ? "" : "s"); };
+    std::string given;
+    if (diff_a.empty() && diff_b.empty()) given = logs(paths.size());
+    else {
+      if (!paths.empty()) given = logs(paths.size()) + " without -a/-b, ";
+      given += diff_a.empty() ? "no -a" : "-a with " + logs(diff_a.size());
+      given += diff_b.empty() ? ", no -b" : ", -b with " + logs(diff_b.size());
+    }
+    std::cerr << "kcount: diff takes two logs (A B), or -a LOG... -b LOG... (given: " << given << ")"
+              << (!diff_a.empty() && diff_b.empty() && diff_a.size() > 1
+                      ? "; -a takes every log after it up to the next option: kcount diff -a A... -b B..."
+                      : "")
+              << "\n";
     return 2;
   }
 

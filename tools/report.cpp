@@ -570,6 +570,33 @@ std::string launchTimingNote(const LogData& d) {
                      n);
 }
 
+namespace {
+// UTF-8 characters in `s`.
+size_t charCount(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+// The smallest elideMiddle() width at which `a` and `b` (different) shorten to different texts because
+// the kept head or tail reaches a character where they differ: with p characters in common at the
+// start and q at the end, a head of p + 1 characters (width 2p + 2) or a tail of q + 1 (width 2q + 3).
+// Counted in whole UTF-8 characters (bytes of a common prefix/suffix that end inside a character do
+// not count).
+size_t widthTelling(std::string_view a, std::string_view b) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t pre = 0;
+  while (pre < n && a[pre] == b[pre]) ++pre;
+  size_t suf = 0;
+  while (suf < n - pre && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
+  // Whole characters only: back off to the start of a character.
+  while (pre > 0 && (static_cast<unsigned char>(a[pre]) & 0xC0) == 0x80) --pre;
+  while (suf > 0 && (static_cast<unsigned char>(a[a.size() - suf]) & 0xC0) == 0x80) --suf;
+  const size_t p = charCount(a.substr(0, pre)), q = charCount(a.substr(a.size() - suf));
+  return std::min(2 * p + 2, 2 * q + 3);
+}
+}  // namespace
+
 std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width) {
   if (max_width < 5) max_width = 5;
   std::vector<size_t> width(names.size(), max_width);
@@ -589,7 +616,14 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
       for (size_t i : idx) clash = clash || names[i] != names[idx.front()];
       if (!clash) continue;
       for (size_t i : idx) {
-        out[i] = elideMiddle(names[i], ++width[i]);
+        // Straight to the width at which its head or tail reaches a difference from each name it clashes
+        // with (one character at a time took as many rounds as the names' common middle is long).
+        size_t need = width[i] + 1;
+        for (size_t j : idx)
+          if (names[j] != names[i]) need = std::max(need, widthTelling(names[i], names[j]));
+        if (whole.count(text) > 0) need = std::max(need, widthTelling(names[i], text));
+        width[i] = need;
+        out[i] = elideMiddle(names[i], width[i]);
         widened = true;
       }
     }

@@ -185,9 +185,11 @@ inline constexpr size_t kMaxNameColumn = 60;
 /// "…" so that the result is exactly `max_width` characters; never cuts inside a UTF-8 sequence.
 std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
 /// Each of `names` shortened with elideMiddle() to `max_width` characters, except that names that
-/// differ but would be shortened to the same text are shortened less: their width grows, one character
-/// at a time, until their shortened forms differ (at worst the full names), so rows of a text table
-/// stay distinguishable. Equal names give equal results. Same order and size as `names`.
+/// differ but would be shortened to the same text are shortened less: their width grows to the
+/// smallest at which the kept head or tail reaches a character where they differ (at worst the full
+/// names), so rows of a text table stay distinguishable. Equal names give equal results. Same order and
+/// size as `names`. Time: a few passes over the clashing names, not one per character of their common
+/// middle.
 std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width = kMaxNameColumn);
 
 enum class SummaryView { kTree, kInclusive, kInnermost };

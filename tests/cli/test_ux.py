@@ -192,6 +192,10 @@ def test_missing_paths(work):
         r = run("diff", *given)
         check(r.returncode == 2 and "diff takes two logs (A B)" in r.stderr and f"(given: {word})" in r.stderr
               and "no such file" not in r.stderr, f"diff with {word}: one usage error", r.stderr)
+    # -a takes every log after it: `diff -a A B` has no side B, and says so (it read "given: 0 logs").
+    r = run("diff", "-a", "x", "y")
+    check(r.returncode == 2 and "(given: -a with 2 logs, no -b); -a takes every log after it" in r.stderr,
+          "diff -a A B: names what -a took and that -b is missing", r.stderr)
 
 
 def test_metric_note():

@@ -374,6 +374,15 @@ TEST_CASE("names shortened together stay distinguishable") {
   for (char ch : e[0]) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
   CHECK(chars < a.size());
   CHECK(chars > 60);
+  // Exactly as far as needed: 45 characters in common at the start ("hhh...attn="), 40 at the end; a
+  // tail of 41 characters tells them apart (width 83), a width of 82 does not.
+  CHECK(chars == 83);
+  CHECK(kc::elideMiddle(a, 82) == kc::elideMiddle(b, 82));
+  // Twenty names of 5,000 characters that differ only around their middle: all told apart.
+  std::vector<std::string> long_names;
+  for (int i = 0; i < 20; ++i) long_names.push_back(std::string(2500, 'x') + std::to_string(100 + i) + std::string(2500, 'y'));
+  const auto g = kc::elideDistinct(long_names, 60);
+  CHECK(std::set<std::string>(g.begin(), g.end()).size() == 20);
   // A clash that only the full names resolve (they differ in one middle character).
   const std::string x = std::string(50, 'a') + "1" + std::string(50, 'b'), y = std::string(50, 'a') + "2" + std::string(50, 'b');
   const auto f = kc::elideDistinct({x, y}, 60);
