@@ -145,7 +145,12 @@ int pop(uint32_t domain) {
   ThreadState* ts = threadState();
   if (ts == nullptr || !Session::get().recording()) return -1;
   Session& s = Session::get();
-  if (ts->depth > ThreadState::kMaxDepth) {  // untracked deep range
+  if (ts->depth > ThreadState::kMaxDepth) {
+    // A range pushed past the thread's stack (kMaxDepth deep) was not tracked: inside a window its record
+    // is lost, and counted so (Stats dropped_host_records; the log reads LOSSY), as a pop in range
+    // would have written it.
+    if ((Session::gateNow() & kGateEpochMask) != 0)
+      s.counters().dropped_host_records.fetch_add(1, std::memory_order_relaxed);
     --ts->depth;
     return static_cast<int>(ts->depth);
   }
