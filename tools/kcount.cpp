@@ -125,6 +125,16 @@ void warnStates(const std::vector<kc::LoadedLog>& logs, bool issues_printed, boo
   }
 }
 
+/// Why --segment N finds nothing in `log`: "no segment N (the log has K capture windows)", and for a log
+/// without any window (recorded from start to exit, KCOUNT_START=on) that the whole log is the recording.
+std::string noSegmentText(const kc::LogData& log, long long n) {
+  std::string s = fmt::format("no segment {} (the log has {})", n, kc::counted(log.segments.size(), "capture window"));
+  if (log.segments.empty())
+    s += ": it was recorded from start to exit (KCOUNT_START=on), so the whole log is the recording; "
+         "segments are the windows of a run started paused (kcount ctl, KCOUNT_CAPTURE_RANGE): leave out --segment";
+  return s;
+}
+
 std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool streaming = false,
                                    Windows windows = Windows::kNone) {
   std::vector<kc::LoadedLog> logs;
@@ -686,8 +696,7 @@ int kcountMain(int argc, char** argv) {
           for (const auto& sg : l.data.segments)
             if (sg.index == static_cast<uint64_t>(segment)) found = &sg;
           if (found == nullptr) {
-            std::cerr << "kcount: " << l.path << ": no segment " << segment << " (the log has "
-                      << kc::counted(l.data.segments.size(), "capture window") << ")\n";
+            std::cerr << "kcount: " << l.path << ": " << noSegmentText(l.data, segment) << "\n";
             return 2;
           }
           const kc::SegmentBody sg = *found;
@@ -870,8 +879,7 @@ int kcountMain(int argc, char** argv) {
           for (const auto& sg : l.data.segments)
             if (sg.index == static_cast<uint64_t>(exp_segment)) found = &sg;
           if (found == nullptr) {
-            std::cerr << "kcount: " << l.path << ": no segment " << exp_segment << " (the log has "
-                      << kc::counted(l.data.segments.size(), "capture window") << ")\n";
+            std::cerr << "kcount: " << l.path << ": " << noSegmentText(l.data, exp_segment) << "\n";
             return 2;
           }
           const kc::SegmentBody sg = *found;

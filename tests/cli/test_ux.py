@@ -121,6 +121,11 @@ def test_export(work):
     check(r.returncode == 0 and len(rows) == 20, "export --format csv --segment 2: 20 kernel rows", len(rows))
     r = run("export", seg, "--format", "chrome", "-o", out, "--segment", "7")
     check(r.returncode == 2 and "no segment 7 (the log has 3 capture windows)" in r.stderr, "export --segment 7", r.stderr)
+    # A log recorded from start to exit has no capture window: --segment 0 says the whole log is the recording.
+    whole = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
+    r = run("summary", whole, "--segment", "0")
+    check(r.returncode == 2 and "no segment 0 (the log has 0 capture windows): it was recorded from start to exit"
+          in r.stderr and "leave out --segment" in r.stderr, "summary --segment 0 of a log without windows: why", r.stderr)
 
 
 def test_summary_mode_segment(work):
