@@ -646,13 +646,19 @@ void Session::finish(void (*flush_activity)()) noexcept {
       if (aggregator_)
         if (const std::string t = droppedTalliesText(aggregator_->totals()); !t.empty())
           KC_LOG(warn, "{} (raise KCOUNT_MAX_KEYS to keep them)", t);
-      if (stats.dropped_host_records + stats.dropped_activity_records + stats.activity_buffers_refused +
-              writer_->droppedBytes() > 0) {
-        KC_LOG(warn, "records dropped: {} launch/range, {} kernel, {} activity buffers refused, {} bytes not written{}",
-               stats.dropped_host_records, stats.dropped_activity_records, stats.activity_buffers_refused,
-               writer_->droppedBytes(),
+      // Only the losses there were: "0 launch/range, 0 kernel" before "6004 ranges not written" read as a
+      // contradiction (records kept out of the file are not dropped in memory, but are lost all the same).
+      std::string lost;
+      const auto add = [&lost](uint64_t n, std::string_view what) {
+        if (n != 0) lost += fmt::format("{}{} {}", lost.empty() ? "" : ", ", n, what);
+      };
+      add(stats.dropped_host_records, "launch/range records dropped in memory");
+      add(stats.dropped_activity_records, "kernel/memory activity records dropped");
+      add(stats.activity_buffers_refused, "activity buffers refused");
+      add(writer_->droppedBytes(), "bytes not written");
+      if (!lost.empty())
+        KC_LOG(warn, "records dropped: {}{}", lost,
                writer_->droppedRecords().total() > 0 ? " (" + notWrittenText(true) + ")" : std::string());
-      }
     } else if (writer_) {
       noteRunReport(config_.run_report, "unwritten", unwritten);
     }

@@ -93,4 +93,17 @@ fi
 grep -qxF "kcount: log: $work/odd/plain name.kcount" "$work/plain.err" && ok "kcount run: a plain path is shown as it is" ||
   bad "kcount run with a plain path: $(cat "$work/plain.err")"
 
+# A file that refuses every write (a full disk: /dev/full): the closing warning names only the losses there
+# were ("0 launch/range, 0 kernel" before "6004 ranges not written" read as a contradiction).
+if [[ -w /dev/full ]]; then
+  "$kcount" run --output /dev/full -- "$nvtx_prog" 30 >/dev/null 2>"$work/full.err"; rc=$?
+  line=$(grep "records dropped: " "$work/full.err")
+  losses=${line%%(*}  # before the "(not written: ...)" breakdown, which gives every kind
+  if [[ $rc -eq 0 && $line == *"records dropped: "*" bytes not written (not written: "*" ranges"* && $losses != *" 0 "* ]]; then
+    ok "a refused log: the closing warning names only the losses there were"
+  else
+    bad "a refused log: exit $rc: $(cat "$work/full.err")"
+  fi
+fi
+
 finish log_path
