@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +69,10 @@ struct Answer {
 };
 
 // Connects to `path`, sends one request line, reads one reply line.
-Answer ask(const std::string& path, const std::string& request, double timeout_s) {
+// Sends `request` to the socket at `path` and reads the one-line answer, waiting at most `timeout_s`;
+// `limit_s`, the command's whole --timeout, is what a missing answer's message names (its part of it was
+// `timeout_s`).
+Answer ask(const std::string& path, const std::string& request, double timeout_s, double limit_s) {
   Answer a;
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -113,7 +117,7 @@ Answer ask(const std::string& path, const std::string& request, double timeout_s
   ::close(fd);
   if (in.empty()) {
     a.code = kCtlFailed;
-    a.error = "no answer from " + path + " within " + fmt::format("{}", timeout_s) + " s";
+    a.error = "no answer from " + path + " within " + fmt::format("{}", limit_s) + " s";
     return a;
   }
   try {
@@ -301,7 +305,10 @@ void removeStale(const std::string& path) {
   if (::unlink(path.c_str()) == 0) std::cerr << "kcount ctl: removed stale control socket " << path << '\n';
 }
 
-int oneTarget(int pid, const std::string& cmd, const std::string& request, const CtlOptions& opt) {
+// Asks process `pid` (or, for a `kcount run` pid, its profiled process) and prints the answer. The
+// whole exchange ends by `deadline` (default: --timeout from now). Returns a CtlExit code.
+int oneTarget(int pid, const std::string& cmd, const std::string& request, const CtlOptions& opt,
+              std::optional<std::chrono::steady_clock::time_point> deadline_given = std::nullopt) {
   // A process that could not be asked: the reason on stderr, and with --format json also one line
   // {"pid": N, "ok": false, "error": REASON, "exit": CODE} on stdout, so that a script reading the JSON
   // lines (one per process, --all) sees every process.
@@ -312,6 +319,15 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
                        -1, ' ', false, json::error_handler_t::replace)
                 << '\n';
     return code;
+  };
+  // One --timeout for the whole command, however many questions it asks (a status before a start, one
+  // per candidate below a `kcount run`): each is given what is left of it.
+  const auto deadline = deadline_given.value_or(
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(opt.timeout_s)));
+  const auto left = [&deadline] {
+    const double s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    return std::max(s, 0.001);
   };
   unsigned uid = 0;
   if (!processExists(pid, &uid)) {
@@ -334,7 +350,7 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
       if (isKcountRun(child)) continue;  // a nested kcount run: its command is below it
       const std::string sock = socketFor(child, uid);
       if (sock.empty()) continue;
-      const Answer a = ask(sock, R"({"cmd":"status"})", std::min(opt.timeout_s, 2.0));
+      const Answer a = ask(sock, R"({"cmd":"status"})", std::min(left(), 2.0), opt.timeout_s);
       const bool dormant = a.code != kCtlOk || !a.reply.contains("status") ||
                            a.reply["status"].value("mode", std::string()) == "dormant";
       target = child;
@@ -342,7 +358,7 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
     }
     if (target != 0) {
       std::cerr << fmt::format("kcount ctl: pid {} is kcount run; its profiled process is {}\n", pid, target);
-      return oneTarget(target, cmd, request, opt);
+      return oneTarget(target, cmd, request, opt, deadline);
     }
     if (below.empty()) return fail(kCtlNotKcount, fmt::format("pid {} is kcount run and its command is not running", pid));
     return fail(kCtlNotKcount, fmt::format("pid {} is kcount run; its profiled process is {}: {}", pid, below.front(),
@@ -353,11 +369,11 @@ int oneTarget(int pid, const std::string& cmd, const std::string& request, const
   // KCOUNT_CONTROL=on) records only what that process does itself; said after the answer.
   bool dormant = false;
   if (cmd == "start") {
-    const Answer before = ask(path, R"({"cmd":"status"})", std::min(opt.timeout_s, 2.0));
+    const Answer before = ask(path, R"({"cmd":"status"})", std::min(left(), 2.0), opt.timeout_s);
     dormant = before.code == kCtlOk && before.reply.contains("status") &&
               before.reply["status"].value("mode", std::string()) == "dormant";
   }
-  const Answer a = ask(path, request, opt.timeout_s);
+  const Answer a = ask(path, request, left(), opt.timeout_s);
   if (a.code == kCtlNotKcount) {
     removeStale(path);
     // The socket's process is gone (the pid was reused) or no longer serves it: what /proc shows now.

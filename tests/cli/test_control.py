@@ -9,6 +9,7 @@ import json
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -365,6 +366,21 @@ try:
     rc, out, err = ctl(sleeper.pid, "stop", "--duration", "3s")
     check("--duration without start: exit 2", rc == 2, (rc, err))
     sleeper.kill()
+
+    # ---- --timeout bounds the whole command: a start asks for the status first, and both questions
+    # together wait at most --timeout for a stopped process (each waited the full --timeout: 2 s for 1).
+    log = os.path.join(tmp, "stopped.kcount")
+    s = Server(log, KCOUNT_START="paused")
+    s.send("1")
+    wait_socket(s.pid)
+    os.kill(s.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    rc, out, err = ctl(s.pid, "start", "--timeout", "1")
+    took = time.monotonic() - t0
+    os.kill(s.pid, signal.SIGCONT)
+    check("start to a stopped process with --timeout 1: exit 6 within about 1 s, the limit named",
+          rc == 6 and took < 1.7 and "within 1 s" in err, (rc, round(took, 2), err))
+    s.quit()
 
     # ---- Another user is refused (SO_PEERCRED), and the refusal is counted.
     if os.geteuid() != 0:
