@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+#include "collector/control_folder.h"
 #include "collector/file_sink.h"
 #include "collector/log_reader.h"
 #include "collector/shown_value.h"
@@ -265,9 +266,22 @@ int runCommand(const RunOptions& opt) {
   if (opt.paused && exec_errno == 0 && control_off)
     std::fprintf(stderr, "kcount: %s started paused with its control socket off (KCOUNT_CONTROL=off): only "
                          "KCOUNT_CAPTURE_RANGE can start recording\n", argv[0]);
-  else if (opt.paused && exec_errno == 0)
-    std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", argv[0],
-                 static_cast<int>(pid));
+  else if (opt.paused && exec_errno == 0) {
+    // The folder its control socket goes in, by the library's rule: one that exists and is refused (a
+    // link, another user's, open to others) gets no socket, and no `kcount ctl` can reach the process.
+    const auto env = [](const char* k) { const char* v = std::getenv(k); return std::string(v != nullptr ? v : ""); };
+    const std::string dir = controlFolder(env("KCOUNT_CONTROL_DIR"), env("XDG_RUNTIME_DIR"), ::geteuid());
+    struct stat st {};
+    const std::string refused = ::lstat(dir.c_str(), &st) == 0 ? refusedFolderReason(dir, ::geteuid()) : std::string();
+    if (!refused.empty())
+      std::fprintf(stderr, "kcount: %s started paused, but kcount refuses its control folder %s (%s): no `kcount "
+                           "ctl` can reach it; only KCOUNT_CAPTURE_RANGE can start recording (or set KCOUNT_CONTROL_DIR "
+                           "to a folder of your own, mode 0700)\n",
+                   argv[0], shownPath(dir).c_str(), refused.c_str());
+    else
+      std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", argv[0],
+                   static_cast<int>(pid));
+  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {

@@ -382,6 +382,18 @@ try:
           rc == 6 and took < 1.7 and "within 1 s" in err, (rc, round(took, 2), err))
     s.quit()
 
+    # ---- kcount run --paused with a control folder kcount refuses: no `kcount ctl ... start` hint that
+    # cannot work, but why and what can start recording.
+    open_dir = os.path.join(tmp, "open-ctl")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o777)
+    r = subprocess.run([KCOUNT, "run", "--paused", "--output", os.path.join(tmp, "refused.kcount"), "--", SERVER],
+                       input="quit\n", capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, KCOUNT_CONTROL_DIR=open_dir))
+    check("kcount run --paused, refused control folder: says so instead of the ctl hint",
+          r.returncode == 0 and f"refuses its control folder {open_dir} (open to group or others" in r.stderr
+          and "start recording with `kcount ctl" not in r.stderr, r.stderr)
+
     # ---- Another user is refused (SO_PEERCRED), and the refusal is counted.
     if os.geteuid() != 0:
         print("SKIP permission test: needs root to create a second user (CI runs as root)")
