@@ -12,7 +12,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/preload_test_lib.sh"
 # Ranges of one file, from `kcount check` ("records: ... N ranges").
 ranges_in() { "$kcount" check "$1" | sed -n 's/^records: .*, \([0-9]*\) ranges\{0,1\}$/\1/p'; }
 
-for cap_steps in 4096:20000 64K:300000; do
+# Steps enough to overflow three files whatever the chunks compress to (ranges of regular timing pack to
+# about 0.3 bytes each: 300,000 steps once fitted in 3 x 64 KiB under load).
+for cap_steps in 4096:20000 64K:1000000; do
   cap=${cap_steps%%:*}
   steps=${cap_steps##*:}
   bytes=$cap
