@@ -286,7 +286,10 @@ def test_drops(work):
 
 
 def test_not_a_file(work):
-    for path, want in (("/nonexistent/x.kcount", "CANNOT READ: cannot read it: No such file or directory"),
+    # A missing path inside this test's own folder (a fixed one such as /nonexistent/x.kcount can be made by
+    # anyone on the machine, e.g. a profiled run with KCOUNT_OUTPUT pointing there).
+    missing = os.path.join(work, "no-such-folder", "x.kcount")
+    for path, want in ((missing, "CANNOT READ: cannot read it: No such file or directory"),
                        (work, "NOT A LOG FILE: a folder, not a log file"),
                        ("/dev/null", "NOT A LOG FILE: not a regular file")):
         r = run("check", path)
@@ -357,8 +360,9 @@ def test_not_a_file(work):
         r = run("export", "--format", fmt, "-o", folder, log)
         check(r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr,
               f"export --format {fmt} -o FOLDER: says it is a folder", r.stderr)
-    r = run("report", "-o", "/nonexistent/dir/r.html", log)
-    check(r.returncode == 2 and "cannot write /nonexistent/dir/r.html: No such file or directory" in r.stderr,
+    nowhere = os.path.join(work, "no-such-folder", "dir", "r.html")
+    r = run("report", "-o", nowhere, log)
+    check(r.returncode == 2 and f"cannot write {nowhere}: No such file or directory" in r.stderr,
           "report -o in a missing folder: the system's reason", r.stderr)
 
 
