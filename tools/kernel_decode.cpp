@@ -304,11 +304,16 @@ bool decodeXmma(std::string_view name, DecodedKernel& d) {
   Tokens t = split(identifierAt(name, 0), '_');
   d.grammar = "xmma";
   d.arch = t[0];
-  const bool cublas = name.ends_with("_cublas") || identifierAt(name, 0).ends_with("_cublas");
-  d.library = cublas ? "cuBLAS (xmma)" : "xmma";
+  // The library that shipped the kernel is its last token where the name has one (`..._cublas`,
+  // `..._cudnn`: docs/kernel-names.md, any name carrying "cudnn" is cuDNN's); without it, "xmma".
+  const std::string_view ident = identifierAt(name, 0);
+  const auto suffix = [&](std::string_view s) { return name.ends_with(s) || ident.ends_with(s); };
+  d.library = suffix("_cublas") ? "cuBLAS (xmma)" : suffix("_cudnn") ? "cuDNN (xmma)" : "xmma";
   std::string op = t.size() > 2 ? t[2] : "";
   d.kind = op;
-  if (op == "gemm") d.category = KernelCategory::kGemm;
+  // GEMMs, and convolutions run as implicit GEMMs (fprop, dgrad, wgrad: forward, data and weight
+  // gradients), which docs/kernel-names.md counts as GEMM for cuDNN.
+  if (op == "gemm" || op == "fprop" || op == "dgrad" || op == "wgrad") d.category = KernelCategory::kGemm;
   // Element types: the tokens after the op up to the first layout token.
   size_t i = 3;
   Tokens types;

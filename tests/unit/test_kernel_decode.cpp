@@ -221,6 +221,20 @@ TEST_CASE("public: cuBLAS sm90_xmma, legacy ampere_ and embedded CUTLASS 2.x nam
   CHECK(raw(d, "layout suffix") == "n");
   CHECK(raw(d, "warpgroupsize") == "1x1x1");
   CHECK(raw(d, "flags") == "execute_segment_k_off_kernel__5x_cublas");
+  // The same grammar with cuDNN's suffix: a convolution run as an implicit GEMM (fprop: forward). The
+  // suffix names the library as _cublas does (docs/kernel-names.md: a name carrying "cudnn" is cuDNN's).
+  d = kc::decodeKernelName(
+      "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_warpgroupsize1x1x1_g1_"
+      "execute_kernel__5x_cudnn");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.library == "cuDNN (xmma)");
+  CHECK(d.kind == "fprop");
+  CHECK(d.tile == "128x128x64");
+  // Neither suffix: the name does not say which library shipped it.
+  d = kc::decodeKernelName("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x2x1_ffma_kernel");
+  CHECK(d.library == "xmma");
+  CHECK(cat(d) == "GEMM");
+  CHECK(d.dtype == "fp32");
   // A100 cuBLAS kernel (legacy names): "stages_64x3" labels K-tile x stages.
   d = kc::decodeKernelName("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn");
   CHECK(cat(d) == "GEMM");
