@@ -172,6 +172,22 @@ check_row() {  # row-name prefix-detail check_summary-args...: runs the checker,
 echo "kcount GPU checks: kcount=$KCOUNT lib=$LIB out=$OUTDIR python=$PY"
 
 if want_part core; then
+# The table of every row so far, then exit: 1 if any row failed, else 0.
+print_table_and_exit() {
+  echo
+  echo "kcount GPU checks ($OUTDIR)"
+  printf '%-34s %-5s %s\n' CHECK RESULT DETAILS
+  for i in "${!ROW_NAMES[@]}"; do
+    printf '%-34s %-5s %s\n' "${ROW_NAMES[$i]}" "${ROW_STATUS[$i]}" "${ROW_DETAIL[$i]}"
+  done
+  if [[ $FAILED -ne 0 ]]; then
+    echo "RESULT: FAIL"
+    exit 1
+  fi
+  echo "RESULT: PASS"
+  exit 0
+}
+
 # ---- setup
 setup_err=""
 [[ -x $KCOUNT ]] || setup_err+="no $KCOUNT; "
@@ -180,6 +196,8 @@ if run_cmd setup "$PY" -c 'import torch; assert torch.cuda.is_available(); print
   add_row "0 setup" "$([[ -z $setup_err ]] && echo PASS || echo FAIL)" "${setup_err}torch $(head -n 1 "$OUTDIR/setup.stdout.txt")"
 else
   add_row "0 setup" FAIL "${setup_err}torch with CUDA not available"
+  # Every check below needs CUDA: stop here rather than fail each of them (minutes on a machine without a GPU).
+  print_table_and_exit
 fi
 
 # ---- a: linear eager
@@ -474,15 +492,4 @@ feature_row ab-floor check_ab_floor.sh
 feature_row host-clock check_host_clock.sh
 
 # ---- table
-echo
-echo "kcount GPU checks ($OUTDIR)"
-printf '%-34s %-5s %s\n' CHECK RESULT DETAILS
-for i in "${!ROW_NAMES[@]}"; do
-  printf '%-34s %-5s %s\n' "${ROW_NAMES[$i]}" "${ROW_STATUS[$i]}" "${ROW_DETAIL[$i]}"
-done
-if [[ $FAILED -ne 0 ]]; then
-  echo "RESULT: FAIL"
-  exit 1
-fi
-echo "RESULT: PASS"
-exit 0
+print_table_and_exit
