@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "collector/parse.h"
+#include "collector/shown_value.h"
 #include "tools/cli_checks.h"
 #include "tools/ctl.h"
 #include "tools/export.h"
@@ -436,6 +437,10 @@ int kcountMain(int argc, char** argv) {
   kernels->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   kernels->add_flag("--full-names", full_names, "show full demangled kernel names");
   kernels->add_flag("--salvage", salvage, "list the kernels of the intact part of a damaged log (exit 0 if any)");
+  std::string kernels_range;
+  kernels->add_option("--range", kernels_range,
+                      "only the kernels of this range and the ranges nested in it, by its path as summary shows it "
+                      "(e.g. step/mlp): counts and averages over that range, not the whole run");
 
   std::vector<std::string> diff_a, diff_b;
   auto* diff = app.add_subcommand("diff", "compare two runs per range and overall; kernels matched by decoded identity");
@@ -800,8 +805,18 @@ int kcountMain(int argc, char** argv) {
     }
     if (*kernels) {
       auto logs = loadAll(paths, /*streaming=*/true);  // tallies per (range, name) and first shapes
-      const int rc = selectLogs(logs, salvage);
+      int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
+      if (!kernels_range.empty()) {
+        size_t found = 0;
+        for (auto& l : logs)
+          if (kc::keepKernelsOfRange(l, kernels_range) == 0)
+            std::cerr << "kcount: " << l.path << ": no range " << kc::shownPath(kernels_range)
+                      << " (the paths are those of kcount summary's table, e.g. step/mlp)\n";
+          else
+            ++found;
+        if (found == 0) return 2;
+      }
       if (format == "json")
         std::cout << kc::dumpJson(kc::kernelsJson(logs)) << '\n';
       else if (format == "csv")

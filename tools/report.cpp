@@ -1517,6 +1517,20 @@ std::vector<LogKernelRow> kernelRowsPerLog(const std::vector<LoadedLog>& logs) {
 
 }  // namespace
 
+size_t keepKernelsOfRange(LoadedLog& log, std::string_view path) {
+  size_t matched = 0;
+  auto& ex = log.summary.exclusive;  // indexed by scope id
+  for (size_t id = 0; id < ex.size(); ++id) {
+    const bool known = id < log.data.scopes.size();
+    const std::string p = known ? rowPath(log.data, static_cast<uint32_t>(id)) : std::string();
+    const bool in = known && (p == path || (p.size() > path.size() && p.starts_with(path) && p[path.size()] == '/'));
+    if (in) ++matched;
+    else ex[id].by_kernel.clear();
+  }
+  log.summary.unmatched_by_kernel.clear();
+  return matched;
+}
+
 json kernelsJson(const std::vector<LoadedLog>& logs) {
   json arr = json::array();
   const auto labels = labelsOf(logs);

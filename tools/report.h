@@ -276,6 +276,14 @@ void printSummaryTable(std::ostream& out, const LoadedLog& log, const SummaryOpt
 /// summary-mode log without a complete snapshot (noSnapshotNumbers()) has no numbers and gets no row.
 void printSummaryCsv(std::ostream& out, const LoadedLog& log, bool header, const SummaryOptions& opt);
 
+/// Keeps in `log`'s summary only the kernels of range `path` and of the ranges nested in it, for
+/// `kcount kernels --range PATH`: the per-kernel tallies (RangeStats::by_kernel) of every other range and
+/// the unmatched kernels are cleared, so the kernels commands count, time and average a kernel over that
+/// range alone (not over warm-up or other ranges). `path` is a range's path as the summary table and CSV
+/// show it ("step/mlp"; a '/' inside a name is written "\/"). Returns how many ranges matched (0: no such
+/// range in the log). Changes `log` in place; not thread-safe on it.
+size_t keepKernelsOfRange(LoadedLog& log, std::string_view path);
+
 /// Kernels merged by name over all logs: {"kernels":[{"name","short","count","gpu_ns","ranges":{path:n}}]},
 /// sorted by count (descending), then name. Kernels with no matching launch count under "(unmatched)".
 nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs);

@@ -226,6 +226,28 @@ def test_kernels():
           and rows[1].startswith("k-b "), out)
 
 
+def test_kernels_range():
+    """kcount kernels --range PATH: only that range's kernels (and its nested ranges'), averaged over it."""
+    log = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "examples", "logs", "geglu-compiled.kcount")
+    rc, out, _ = kcount("kernels", "--format", "json", log)
+    whole = {k["name"]: k for k in json.loads(out)["kernels"]}
+    fused = "triton_poi_fused__unsafe_view_gelu_mul_0"
+    for path in ("step/mlp", "step"):
+        rc, out, err = kcount("kernels", "--format", "json", "--range", path, log)
+        ks = {k["name"]: k for k in json.loads(out)["kernels"]} if rc == 0 else {}
+        rc2, summ, _ = kcount("summary", "--format", "json", log)
+        mlp = [r for r in json.loads(summ)["logs"][0]["ranges"] if r["path"] == "step/mlp"][0]
+        want = {k["name"]: (k["count"], k["gpu_ns"]) for k in mlp["kernels"]}
+        check(f"kernels --range {path}: the kernels of step/mlp with its counts and GPU times",
+              rc == 0 and {n: (k["count"], k["gpu_ns"]) for n, k in ks.items()} == want
+              and set(k2 for k in ks.values() for k2 in k["ranges"]) == {"step/mlp"}, (rc, err, ks.keys()))
+        check(f"kernels --range {path}: fewer runs of the fused kernel than the whole run (warm-up left out)",
+              ks.get(fused, {}).get("count") == 20 and whole[fused]["count"] > 20, (ks.get(fused), whole[fused]["count"]))
+    rc, out, err = kcount("kernels", "--range", "no/such", log)
+    check("kernels --range with no such range: exit 2, named", rc == 2 and "no range no/such" in err, (rc, err))
+
+
 def test_range_names():
     log = make_log("names.kcount", "push a/b\npush x\tz\nkernel 10 k\npop\npop\npush \nkernel 10 k\npop\n")
     rc, out, _ = kcount("summary", log)
@@ -259,7 +281,7 @@ def test_range_names():
 
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
-                 test_range_names):
+                 test_kernels_range, test_range_names):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
