@@ -590,7 +590,8 @@ size_t widthTelling(std::string_view a, std::string_view b) {
   size_t suf = 0;
   while (suf < n - pre && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
   // Whole characters only: back off to the start of a character.
-  while (pre > 0 && (static_cast<unsigned char>(a[pre]) & 0xC0) == 0x80) --pre;
+  // (pre == a.size(): `a` is a prefix of `b` and ends at a character boundary; a[pre] is past its end.)
+  while (pre > 0 && pre < a.size() && (static_cast<unsigned char>(a[pre]) & 0xC0) == 0x80) --pre;
   while (suf > 0 && (static_cast<unsigned char>(a[a.size() - suf]) & 0xC0) == 0x80) --suf;
   const size_t p = charCount(a.substr(0, pre)), q = charCount(a.substr(a.size() - suf));
   return std::min(2 * p + 2, 2 * q + 3);

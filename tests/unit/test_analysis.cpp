@@ -383,6 +383,12 @@ TEST_CASE("names shortened together stay distinguishable") {
   for (int i = 0; i < 20; ++i) long_names.push_back(std::string(2500, 'x') + std::to_string(100 + i) + std::string(2500, 'y'));
   const auto g = kc::elideDistinct(long_names, 60);
   CHECK(std::set<std::string>(g.begin(), g.end()).size() == 20);
+  // One name the start of the other (the common prefix is the whole shorter name): still told apart.
+  const std::string shorter = std::string(70, 'p'), longer = shorter + std::string(30, 'q') + shorter.substr(0, 10);
+  const auto h = kc::elideDistinct({shorter + "é" + std::string(40, 's'), shorter + "é" + std::string(40, 's') + "x"}, 60);
+  CHECK(h[0] != h[1]);
+  const auto k = kc::elideDistinct({longer, longer.substr(0, 90)}, 60);
+  CHECK(k[0] != k[1]);
   // A clash that only the full names resolve (they differ in one middle character).
   const std::string x = std::string(50, 'a') + "1" + std::string(50, 'b'), y = std::string(50, 'a') + "2" + std::string(50, 'b');
   const auto f = kc::elideDistinct({x, y}, 60);
