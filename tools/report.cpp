@@ -571,13 +571,6 @@ std::string launchTimingNote(const LogData& d) {
 }
 
 namespace {
-// UTF-8 characters in `s`.
-size_t charCount(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
 // The smallest elideMiddle() width at which `a` and `b` (different) shorten to different texts because
 // the kept head or tail reaches a character where they differ: with p characters in common at the
 // start and q at the end, a head of p + 1 characters (width 2p + 2) or a tail of q + 1 (width 2q + 3).
@@ -593,7 +586,7 @@ size_t widthTelling(std::string_view a, std::string_view b) {
   // (pre == a.size(): `a` is a prefix of `b` and ends at a character boundary; a[pre] is past its end.)
   while (pre > 0 && pre < a.size() && (static_cast<unsigned char>(a[pre]) & 0xC0) == 0x80) --pre;
   while (suf > 0 && (static_cast<unsigned char>(a[a.size() - suf]) & 0xC0) == 0x80) --suf;
-  const size_t p = charCount(a.substr(0, pre)), q = charCount(a.substr(a.size() - suf));
+  const size_t p = displayWidth(a.substr(0, pre)), q = displayWidth(a.substr(a.size() - suf));
   return std::min(2 * p + 2, 2 * q + 3);
 }
 }  // namespace
