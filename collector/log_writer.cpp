@@ -51,7 +51,8 @@ LogWriter::~LogWriter() {
 
 void LogWriter::append(RecordType type, const void* body, uint32_t body_bytes, const void* tail,
                        uint32_t tail_bytes) {
-  // Stats and End close the log: they go into the final chunk, which may use the reserve.
+  // Stats and End close the log: they go into the final chunk, which may use the reserve (and so does
+  // every record after beginFinalChunk()).
   if (type != RecordType::kStats && type != RecordType::kEnd) makeRoom(sizeof(RecordHeader) + body_bytes + tail_bytes);
   switch (type) {
     case RecordType::kLaunch: ++chunk_records_.launches; break;
@@ -136,6 +137,11 @@ void LogWriter::writeSnapshotKernel(const SnapshotKernelBody& k) { append(Record
 void LogWriter::writeSnapshotEnd(const SnapshotEndBody& e) { append(RecordType::kSnapshotEnd, &e, sizeof(e)); }
 void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
 
+void LogWriter::beginFinalChunk() {
+  flush();
+  closing_ = true;
+}
+
 bool LogWriter::writeToSink(const void* data, size_t bytes) {
   if (sink_ != nullptr && sink_->write(data, bytes)) {
     bytes_written_ += bytes;
@@ -183,7 +189,7 @@ bool LogWriter::mayRotate() const {
 // cap (the usual case) it returns at the first test. Once a chunk was kept out at the cap, chunks are
 // not cut smaller: all but the final one are dropped whole.
 void LogWriter::makeRoom(size_t bound) {
-  if (in_preamble_ || capped_ || group_measured_ || sink_ == nullptr) return;
+  if (in_preamble_ || capped_ || group_measured_ || closing_ || sink_ == nullptr) return;
   uint64_t room = roomForChunk(false);
   if (room == ByteSink::kUnlimited || encodedBytes() + bound <= room) return;
   if (!chunkEmpty()) {
@@ -312,6 +318,7 @@ bool LogWriter::flush() {
   if (payload_.size() == header_bytes_) return true;
   const bool final = chunk_final_;
   chunk_final_ = false;
+  if (final) closing_ = false;
   if (capped_ && !final && !in_preamble_) {
     dropChunk(payload_.size());  // not sealed: nothing of it is written
     return false;

@@ -187,6 +187,13 @@ class LogWriter {
   }
   /// Seals and writes the current chunk (no-op if empty). Returns false if the sink refused the bytes.
   bool flush();
+  /// Starts the log's final chunk: flushes the current chunk, then every record up to the End record goes
+  /// into one chunk without the cap check, held by kTailReserve (as Stats and End always are). For the
+  /// records that close the log (the last Segment and the strings it names, metadata, Stats, End), so
+  /// that under KCOUNT_MAX_BYTES none of them is split off into a chunk kept out at the cap while the rest
+  /// is written: a record never reaches the file without the definitions it uses (docs/format.md,
+  /// "Interning"). The caller keeps the final chunk within the reserve (a few hundred bytes).
+  void beginFinalChunk();
 
   uint64_t bytesWritten() const { return bytes_written_; }
   uint64_t droppedBytes() const { return dropped_bytes_; }
@@ -250,6 +257,7 @@ class LogWriter {
   RecordCounts dropped_records_;
   RecordCounts written_records_;
   bool chunk_final_ = false;      // the current chunk holds the End record
+  bool closing_ = false;          // beginFinalChunk() was called: no cap check until the End record
   bool capped_ = false;           // a chunk was kept out at the cap: later ones are too, but the final one
   bool measure_groups_ = true;    // setMeasureGroups()
   bool group_measured_ = false;   // between prepareGroup() and endGroup(): the group was measured and fits

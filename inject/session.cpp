@@ -25,6 +25,8 @@ namespace kc::inject {
 namespace {
 
 constexpr uint64_t kFlushIntervalNs = 1000000000ull;
+/// Longest segment reason written again before its Segment record once chunks were kept out (bytes).
+constexpr size_t kMaxRepeatedReason = 128;
 constexpr size_t kMaxPendingKernels = 4u << 20;  // ~384 MiB of KernelBody at most
 
 Session* g_session = nullptr;  // immortal: never deleted
@@ -759,8 +761,25 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   seg_.last_correlation_id = seg_last_;
   seg_.end_reason_id = strings_.intern(end_reason);
   seg_.flags = discarded > 0 ? uint32_t{kSegmentActivityDiscarded} : 0u;
+  // At exit the Segment record opens the log's final chunk, held by the writer's reserve with the Stats
+  // and End records: under KCOUNT_MAX_BYTES it is never split from the definitions just before it. (A
+  // process with no records writes no file: nothing is flushed for it.)
+  if (at_exit && has_records_) writer_->beginFinalChunk();
   // The reason strings were interned after the last drain copied the table.
   writeNewDefinitionsLocked();
+  // Once a chunk was kept out (size cap, or refused by the file), the reason strings' definitions may be
+  // in it: they are written again before the Segment record (a later definition of an id replaces the
+  // earlier one, docs/format.md "Interning"). A reason longer than kMaxRepeatedReason (a long
+  // KCOUNT_CAPTURE_RANGE name) is left out instead, to keep the final chunk small: the record says none.
+  if (writer_->droppedRecords().total() > 0) {
+    for (uint32_t* id : {&seg_.reason_id, &seg_.end_reason_id}) {
+      const std::string* text = strings_.lookup(*id);
+      if (text == nullptr || text->size() > kMaxRepeatedReason)
+        *id = kNoString;
+      else if (*id != kNoString)
+        writer_->writeString(*id, *text);
+    }
+  }
   writer_->writeSegment(seg_);
   ++segments_written_;
   seg_open_ = false;

@@ -858,6 +858,54 @@ TEST_CASE("size cap: with any cap from the minimum, files fill up to the last on
   }
 }
 
+// The closing records of a capped log: a String (the segment's end reason, interned at exit), the Segment
+// record naming it, metadata, Stats and End. Appended one by one under the cap check, the String could be
+// flushed alone into a chunk kept out at the cap while the Segment went into the final chunk the reserve
+// holds: a record without its definition (seen as "string id N out of range", a damaged log). With
+// beginFinalChunk() they go out together, whatever the cap.
+TEST_CASE("size cap: the closing records go out in one final chunk, never split from their definitions") {
+  size_t fitted = 0, capped = 0;
+  for (size_t cap = 700; cap <= 2600; ++cap) {
+    CAPTURE(cap);
+    kc::MemorySink sink;
+    sink.max_bytes = cap;
+    sink.max_files = 1;
+    kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
+    w.writeMetadata("host", "h");
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t id = 2; id < 40; ++id) {  // names that do not compress to nothing
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      w.writeString(id, "name_" + std::to_string(x));
+      if (id % 8 == 0) w.flush();
+    }
+    w.flush();
+    w.beginFinalChunk();
+    w.writeString(40, "exit");
+    kc::SegmentBody seg{};
+    seg.reason_id = 2;
+    seg.end_reason_id = 40;
+    seg.stop_ns = 5;
+    w.writeString(2, "name_again");  // a definition written again before its use replaces the first
+    w.writeSegment(seg);
+    w.writeMetadata("records_not_written", "some");
+    w.writeStats(kc::StatsBody{});
+    w.writeEnd();
+    w.flush();
+    const kc::LogData d = kc::readLog(sink.bytes);
+    CHECK(d.intact());
+    CHECK(d.complete);
+    REQUIRE(d.segments.size() == 1);  // the final chunk fits in the reserve at every cap
+    CHECK(d.stringDefined(d.segments[0].end_reason_id));
+    CHECK(d.str(d.segments[0].end_reason_id) == "exit");
+    CHECK(d.str(d.segments[0].reason_id) == "name_again");
+    (w.droppedRecords().total() > 0 ? capped : fitted) += 1;
+  }
+  CHECK(capped > 0);  // caps where earlier chunks were kept out...
+  CHECK(fitted > 0);  // ...and caps where everything fit
+}
+
 TEST_CASE("size cap: a log that fits is one file with nothing dropped; without a cap nothing changes") {
   const CapRun fits = capRun(1 << 20, 3, 1000, 100);
   REQUIRE(fits.files.size() == 1);
