@@ -441,6 +441,11 @@ int kcountMain(int argc, char** argv) {
   kernels->add_option("--range", kernels_range,
                       "only the kernels of this range and the ranges nested in it, by its path as summary shows it "
                       "(e.g. step/mlp): counts and averages over that range, not the whole run");
+  std::string kernels_sort = "gpu";
+  kernels->add_option("--sort", kernels_sort,
+                      "row order: gpu (GPU total time, largest first; the default), count (launches), avg (GPU time "
+                      "per launch) or name (A to Z); csv and json follow it")
+      ->check(CLI::IsMember({"gpu", "count", "avg", "name"}));
 
   std::vector<std::string> diff_a, diff_b;
   auto* diff = app.add_subcommand("diff", "compare two runs per range and overall; kernels matched by decoded identity");
@@ -817,12 +822,13 @@ int kcountMain(int argc, char** argv) {
             ++found;
         if (found == 0) return 2;
       }
+      const kc::KernelSort sort = kc::parseKernelSort(kernels_sort).value_or(kc::KernelSort::kGpuTotal);
       if (format == "json")
-        std::cout << kc::dumpJson(kc::kernelsJson(logs)) << '\n';
+        std::cout << kc::dumpJson(kc::kernelsJson(logs, sort)) << '\n';
       else if (format == "csv")
-        kc::printKernelsCsv(std::cout, logs, full_names);
+        kc::printKernelsCsv(std::cout, logs, full_names, sort);
       else
-        kc::printKernelsTable(std::cout, logs, full_names);
+        kc::printKernelsTable(std::cout, logs, full_names, sort);
       for (const auto& l : logs)
         if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
       warnStates(logs, true, /*no_totals=*/true);

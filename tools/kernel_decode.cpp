@@ -583,6 +583,156 @@ bool decodeFlash(std::string_view demangled, std::string_view short_name, Decode
   return true;
 }
 
+// ---- ATen element types (the demangled template arguments; docs/kernel-names.md, "ATen") -------------------
+// Element types as the Itanium demangler writes them in ATen kernels: c10's types, C++'s built-in types
+// (int64_t is long on Linux, as torch.int64), complex types.
+constexpr DtypeSpelling kAtenTypes[] = {
+    {"c10::complex<c10::Half>", "complex32"},
+    {"c10::complex<float>", "complex64"},
+    {"c10::complex<double>", "complex128"},
+    {"c10::BFloat16", "bf16"},
+    {"c10::Half", "fp16"},
+    {"c10::Float8_e4m3fnuz", "fp8_e4m3fnuz"},
+    {"c10::Float8_e5m2fnuz", "fp8_e5m2fnuz"},
+    {"c10::Float8_e4m3fn", "fp8_e4m3"},
+    {"c10::Float8_e5m2", "fp8_e5m2"},
+    {"unsigned long long", "uint64"},
+    {"unsigned long", "uint64"},
+    {"unsigned int", "uint32"},
+    {"unsigned short", "uint16"},
+    {"unsigned char", "uint8"},
+    {"signed char", "int8"},
+    {"long long", "int64"},
+    {"long", "int64"},
+    {"int", "int32"},
+    {"short", "int16"},
+    {"float", "fp32"},
+    {"double", "fp64"},
+    {"bool", "bool"},
+};
+
+bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// Index of the bracket closing the one that opens at s[open] ('(' or '<'; all bracket kinds nest), or
+/// s.size() if unbalanced.
+size_t closingBracket(std::string_view s, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    if (s[i] == '(' || s[i] == '<' || s[i] == '[' || s[i] == '{') ++depth;
+    else if ((s[i] == ')' || s[i] == '>' || s[i] == ']' || s[i] == '}') && --depth == 0) return i;
+  }
+  return s.size();
+}
+
+/// The identifier of the function whose "(params)" (possibly after "<targs>") ends just before `end`
+/// (s[end - 1] == ')'), e.g. "gpu_kernel_impl_nocast" for "...gpu_kernel_impl_nocast<F>(A&, F const&)".
+std::string_view enclosingFunction(std::string_view s, size_t end) {
+  auto openOf = [&](size_t close) -> size_t {  // matching opening bracket of s[close], or npos
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      if (s[i] == ')' || s[i] == '>' || s[i] == ']' || s[i] == '}') ++depth;
+      else if ((s[i] == '(' || s[i] == '<' || s[i] == '[' || s[i] == '{') && --depth == 0) return i;
+    }
+    return std::string_view::npos;
+  };
+  if (end == 0 || s[end - 1] != ')') return {};
+  size_t at = openOf(end - 1);
+  if (at == std::string_view::npos) return {};
+  if (at > 0 && s[at - 1] == '>') {
+    at = openOf(at - 1);
+    if (at == std::string_view::npos) return {};
+  }
+  size_t begin = at;
+  while (begin > 0 && isIdentChar(s[begin - 1])) --begin;
+  return s.substr(begin, at - begin);
+}
+
+/// Element types written in an ATen kernel's demangled name, in reading order, as (word, written). Read: the
+/// name up to its own parameter list, including lambdas' parameter types ("{lambda(c10::BFloat16)#1}");
+/// not read: the parameter lists of enclosing functions ("GeluCUDAKernelImpl(at::TensorIteratorBase&,
+/// ...)"), literal casts ("(unsigned char)1"), pointer and reference types ("char*": data pointers),
+/// lambdas taking a pointer (index computations), and the index lambdas ATen's loop helpers define
+/// (gpu_kernel_impl*, gpu_index_kernel, launch_*: "{lambda(int)#1}" takes an element index).
+std::vector<std::pair<std::string_view, std::string_view>> atenElementTypes(std::string_view demangled) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  // The kernel's own parameter list: the first '(' at depth 0 that is not "(anonymous namespace)".
+  size_t end = demangled.size();
+  {
+    int depth = 0;
+    for (size_t i = 0; i < demangled.size(); ++i) {
+      const char c = demangled[i];
+      if (depth == 0 && c == '(' && !demangled.substr(i).starts_with("(anonymous namespace)")) {
+        end = i;
+        break;
+      }
+      if (c == '(' || c == '<' || c == '[' || c == '{') ++depth;
+      else if (c == ')' || c == '>' || c == ']' || c == '}') --depth;
+    }
+  }
+  const std::string_view s = demangled.substr(0, end);
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '(') {
+      const size_t close = std::min(closingBracket(s, i), s.size() - 1);
+      const bool lambda = i >= 7 && s.substr(i - 7, 7) == "{lambda";
+      bool read = lambda;
+      if (lambda) {
+        const std::string_view params = s.substr(i + 1, close - i - 1);
+        const std::string_view fn = i >= 9 && s.substr(i - 9, 2) == "::" ? enclosingFunction(s, i - 9) : std::string_view{};
+        if (params.find('*') != std::string_view::npos || fn.starts_with("gpu_kernel") ||
+            fn.starts_with("gpu_index_kernel") || fn.starts_with("launch_"))
+          read = false;
+      }
+      if (!read) {
+        i = close + 1;
+        continue;
+      }
+      ++i;
+      continue;
+    }
+    if (!isIdentChar(s[i]) || (i > 0 && (isIdentChar(s[i - 1]) || s[i - 1] == ':'))) {
+      ++i;
+      continue;
+    }
+    const DtypeSpelling* hit = nullptr;
+    for (const auto& t : kAtenTypes) {
+      const size_t n = t.written.size();
+      if (s.substr(i, n) == t.written && (i + n == s.size() || !isIdentChar(s[i + n]))) {
+        hit = &t;
+        break;
+      }
+    }
+    if (!hit) {
+      while (i < s.size() && isIdentChar(s[i])) ++i;
+      continue;
+    }
+    size_t after = i + hit->written.size();
+    size_t j = after;
+    while (j < s.size() && s[j] == ' ') ++j;
+    if (s.substr(j).starts_with("const")) j += 5;
+    while (j < s.size() && s[j] == ' ') ++j;
+    if (j >= s.size() || (s[j] != '*' && s[j] != '&')) out.emplace_back(hit->word, hit->written);
+    i = after;
+  }
+  return out;
+}
+
+/// The dtype of an ATen kernel: the first element type its name writes (atenElementTypes()), passing over
+/// float where a 16- or 8-bit floating type is written too (ATen computes Half, BFloat16 and the Float8
+/// types in float: at::opmath_type, aten/src/ATen/OpMathType.h; so float there is the compute type, kept in
+/// raw as "compute type"). Empty when the name writes no element type.
+void setAtenDtype(std::string_view demangled, DecodedKernel& d) {
+  const auto types = atenElementTypes(demangled);
+  auto low = [](std::string_view w) { return w == "bf16" || w == "fp16" || w.starts_with("fp8"); };
+  const bool reduced = std::any_of(types.begin(), types.end(), [&](const auto& t) { return low(t.first); });
+  for (const auto& [word, written] : types) {
+    if (reduced && word == "fp32") continue;
+    setDtype(d, word, written);
+    if (reduced && std::any_of(types.begin(), types.end(), [](const auto& t) { return t.first == "fp32"; }))
+      d.raw.emplace_back("compute type", "fp32");
+    return;
+  }
+}
+
 // ---- ATen (at::native::<kernel><...>, functor from the demangled template arguments) -----------------------
 bool decodeAten(std::string_view short_name, std::string_view demangled, DecodedKernel& d) {
   if (!short_name.starts_with("at::native::") && !short_name.starts_with("at::cuda::")) return false;
@@ -626,6 +776,7 @@ bool decodeAten(std::string_view short_name, std::string_view demangled, Decoded
       break;
     }
   }
+  setAtenDtype(demangled, d);
   const std::string& k = d.kind;
   auto contains = [&](std::string_view s) { return k.find(s) != std::string::npos; };
   if (d.functor == "FillFunctor" || copy_lambda || contains("copy") || contains("Copy") || contains("fill"))

@@ -189,21 +189,26 @@ std::string demangleKernelName(std::string_view name) {
   return out.get();
 }
 
-std::string shortKernelName(std::string_view name) {
-  if (!name.starts_with("_Z")) return ellipsize(name, kMaxShortName);
-  std::string demangled = demangleKernelName(name);
-  if (demangled == name) return ellipsize(name, kMaxShortName);  // the demangler refused it
-  auto s = shorten(demangled);
-  return ellipsize(s ? *s : demangled, kMaxShortName);
+bool isDemangledFunctionName(std::string_view name) {
+  // The demangler writes a function's parameter list last: "...kernel<...>(int, ...)". A plain kernel name
+  // (nvjet_..., triton_...) has no parentheses; balance keeps cut or odd names out.
+  return !name.starts_with("_Z") && name.ends_with(")") && name.find('(') != std::string_view::npos &&
+         balanced(name);
 }
 
 std::string shortKernelNameUncut(std::string_view name) {
+  if (isDemangledFunctionName(name)) {  // recorded demangled: the same short form as its mangled name
+    auto s = shorten(std::string(name));
+    return s ? *s : std::string(name);
+  }
   if (!name.starts_with("_Z")) return std::string(name);
   std::string demangled = demangleKernelName(name);
   if (demangled == name) return demangled;
   auto s = shorten(demangled);
   return s ? *s : demangled;
 }
+
+std::string shortKernelName(std::string_view name) { return ellipsize(shortKernelNameUncut(name), kMaxShortName); }
 
 std::string displayKernelName(std::string_view name, bool full) {
   return full ? demangleKernelName(name) : shortKernelName(name);

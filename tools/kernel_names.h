@@ -17,10 +17,17 @@ std::string demangleKernelName(std::string_view name);
 /// Short readable name: qualified function name with its top-level template arguments, each argument
 /// reduced to its last identifier (nested template lists become "<…>"); return type and parameter
 /// list dropped. For ATen kernels the functor is shown (GeluCUDAKernelImpl, MulFunctor) and the
-/// plumbing arguments (std::array, offset calculators, load/store policies) are dropped. Names that
-/// are not mangled (nvjet_…, triton_…) stay as they are, cut at kMaxShortName characters like every short
-/// name. When the demangled name cannot be parsed, it is cut at kMaxShortName characters, never guessed at.
+/// plumbing arguments (std::array, offset calculators, load/store policies) are dropped. A name recorded
+/// already demangled (isDemangledFunctionName()) gets the same short form as its mangled spelling. Other
+/// names that are not mangled (nvjet_…, triton_…) stay as they are, cut at kMaxShortName characters like
+/// every short name. When the demangled name cannot be parsed, it is cut at kMaxShortName characters,
+/// never guessed at.
 std::string shortKernelName(std::string_view name);
+
+/// True for a kernel name recorded in demangled form: not mangled ("_Z..."), ending with the parameter
+/// list the demangler writes ("void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)"), with
+/// balanced brackets. Plain names (nvjet_..., triton_...) are not.
+bool isDemangledFunctionName(std::string_view name);
 
 /// shortKernelName() without the cut at kMaxShortName characters (for decoding, not for tables).
 std::string shortKernelNameUncut(std::string_view name);

@@ -1426,11 +1426,47 @@ struct KernelRow {
   std::map<std::string, uint64_t> ranges;
 };
 
-/// Kernel rows of `logs` merged by name, sorted by count (descending), then name. Range paths are raw
+/// Sorts rows by `sort` (KernelSort's ties included), so the order is total and the same on every run.
+void sortKernelRows(std::vector<KernelRow>& rows, KernelSort sort) {
+  auto tie = [](const KernelRow& a, const KernelRow& b) {  // GPU total, count (descending), recorded name
+    if (a.gpu_ns != b.gpu_ns) return a.gpu_ns > b.gpu_ns;
+    if (a.count != b.count) return a.count > b.count;
+    return a.name < b.name;
+  };
+  switch (sort) {
+    case KernelSort::kGpuTotal:
+      std::sort(rows.begin(), rows.end(), tie);
+      break;
+    case KernelSort::kCount:  // count, then name: the order before --sort existed
+      std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
+        return a.count != b.count ? a.count > b.count : a.name < b.name;
+      });
+      break;
+    case KernelSort::kGpuAvg:
+      // a.gpu/a.count > b.gpu/b.count, compared exactly as a.gpu*b.count > b.gpu*a.count.
+      std::sort(rows.begin(), rows.end(), [&](const KernelRow& a, const KernelRow& b) {
+        const unsigned __int128 x = static_cast<unsigned __int128>(a.gpu_ns) * std::max<uint64_t>(b.count, 1);
+        const unsigned __int128 y = static_cast<unsigned __int128>(b.gpu_ns) * std::max<uint64_t>(a.count, 1);
+        return x != y ? x > y : tie(a, b);
+      });
+      break;
+    case KernelSort::kName: {
+      std::unordered_map<std::string, std::string> shown;  // recorded name -> short name, computed once
+      for (const auto& r : rows) shown.emplace(r.name, shortKernelNameUncut(r.name));
+      std::sort(rows.begin(), rows.end(), [&](const KernelRow& a, const KernelRow& b) {
+        const std::string &x = shown.at(a.name), &y = shown.at(b.name);
+        return x != y ? x < y : tie(a, b);
+      });
+      break;
+    }
+  }
+}
+
+/// Kernel rows of `logs` merged by name, in `sort`'s order (kernelSortName()). Range paths are raw
 /// (LogData::scopePath(); JSON keys), or with `display` escaped as text tables and CSV show them. From
 /// each log's Summary (its tallies per range and kernel name, the join of summarize() or of the streaming
 /// join, and the first shape per name), so a log read by streaming needs no kernel records in memory.
-std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs, bool display) {
+std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs, bool display, KernelSort sort) {
   std::unordered_map<std::string, KernelRow> rows;
   for (const LoadedLog* lp : logs) {
     const LoadedLog& l = *lp;
@@ -1457,9 +1493,7 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
   std::vector<KernelRow> out;
   out.reserve(rows.size());
   for (auto& [_, r] : rows) out.push_back(std::move(r));
-  std::sort(out.begin(), out.end(), [](const KernelRow& a, const KernelRow& b) {
-    return a.count != b.count ? a.count > b.count : a.name < b.name;
-  });
+  sortKernelRows(out, sort);
   return out;
 }
 
@@ -1493,17 +1527,17 @@ struct LogKernelRow {
   KernelRow row;
 };
 
-std::vector<LogKernelRow> kernelRowsPerLog(const std::vector<LoadedLog>& logs) {
+std::vector<LogKernelRow> kernelRowsPerLog(const std::vector<LoadedLog>& logs, KernelSort sort) {
   std::vector<LogKernelRow> out;
   if (logs.size() == 1) {
-    for (auto& r : collectKernels(pointers(logs), true)) out.push_back({"", &logs[0], std::move(r)});
+    for (auto& r : collectKernels(pointers(logs), true, sort)) out.push_back({"", &logs[0], std::move(r)});
     return out;
   }
   const auto labels = labelsOf(logs);
   std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
   for (size_t i = 0; i < logs.size(); ++i)
-    for (auto& r : collectKernels({&logs[i]}, true)) per[i].emplace(r.name, std::move(r));
-  for (const auto& merged : collectKernels(pointers(logs), false))
+    for (auto& r : collectKernels({&logs[i]}, true, sort)) per[i].emplace(r.name, std::move(r));
+  for (const auto& merged : collectKernels(pointers(logs), false, sort))
     for (size_t i = 0; i < logs.size(); ++i)
       if (auto it = per[i].find(merged.name); it != per[i].end()) out.push_back({labels[i], &logs[i], std::move(it->second)});
   return out;
@@ -1525,13 +1559,29 @@ size_t keepKernelsOfRange(LoadedLog& log, std::string_view path) {
   return matched;
 }
 
-json kernelsJson(const std::vector<LoadedLog>& logs) {
+std::string_view kernelSortName(KernelSort sort) {
+  switch (sort) {
+    case KernelSort::kGpuTotal: return "gpu";
+    case KernelSort::kCount: return "count";
+    case KernelSort::kGpuAvg: return "avg";
+    case KernelSort::kName: return "name";
+  }
+  return "gpu";
+}
+
+std::optional<KernelSort> parseKernelSort(std::string_view word) {
+  for (KernelSort k : {KernelSort::kGpuTotal, KernelSort::kCount, KernelSort::kGpuAvg, KernelSort::kName})
+    if (kernelSortName(k) == word) return k;
+  return std::nullopt;
+}
+
+json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort) {
   json arr = json::array();
   const auto labels = labelsOf(logs);
   std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
   if (logs.size() > 1)
     for (size_t i = 0; i < logs.size(); ++i)
-      for (auto& r : collectKernels({&logs[i]}, false)) per[i].emplace(r.name, std::move(r));
+      for (auto& r : collectKernels({&logs[i]}, false, sort)) per[i].emplace(r.name, std::move(r));
   auto rangesJson = [](const KernelRow& r) {
     json ranges = json::object();
     for (const auto& [p, n] : r.ranges) ranges[p] = n;
@@ -1539,7 +1589,7 @@ json kernelsJson(const std::vector<LoadedLog>& logs) {
   };
   bool all_gpu = true;  // merged GPU times are known only if every log recorded them
   for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
-  for (const auto& r : collectKernels(pointers(logs), false)) {
+  for (const auto& r : collectKernels(pointers(logs), false, sort)) {
     json k{{"name", r.name},
            {"short", shortKernelNameUncut(r.name)},
            {"count", r.count},
@@ -1560,10 +1610,10 @@ json kernelsJson(const std::vector<LoadedLog>& logs) {
     }
     arr.push_back(std::move(k));
   }
-  return json{{"gpu_time", all_gpu}, {"kernels", arr}};
+  return json{{"gpu_time", all_gpu}, {"sort", kernelSortName(sort)}, {"kernels", arr}};
 }
 
-void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
+void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort) {
   const bool several = logs.size() > 1;
   Table t;
   t.head = {"kernel",   "count", "GPU total", "GPU avg", "grid",  "block",    "category",  "library",
@@ -1576,7 +1626,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   if (!full_names) t.elide = {several ? size_t(1) : size_t(0)};
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
-  for (const auto& [label, l, r] : kernelRowsPerLog(logs)) {
+  for (const auto& [label, l, r] : kernelRowsPerLog(logs, sort)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
@@ -1604,10 +1654,10 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
         << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls; GPU time, grid and block are '-')\n";
 }
 
-void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names) {
+void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort) {
   out << "log,kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges,category,library,tile,"
          "cluster,stages,dtype,layout,epilogue,fused_ops\n";
-  for (const auto& [_, l, r] : kernelRowsPerLog(logs)) {
+  for (const auto& [_, l, r] : kernelRowsPerLog(logs, sort)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;

@@ -284,11 +284,28 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& log, bool header, const
 /// range in the log). Changes `log` in place; not thread-safe on it.
 size_t keepKernelsOfRange(LoadedLog& log, std::string_view path);
 
-/// Kernels merged by name over all logs: {"kernels":[{"name","short","count","gpu_ns","ranges":{path:n}}]},
-/// sorted by count (descending), then name. Kernels with no matching launch count under "(unmatched)".
-nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs);
-void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names);
-void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names);
+/// Order of `kcount kernels` rows (--sort). kGpuTotal: GPU total time, largest first (where GPU time goes;
+/// the default). kCount: launches, most first. kGpuAvg: GPU time per launch, largest first. kName: the
+/// short kernel name (shortKernelNameUncut()), A to Z by byte. Ties: for kCount the recorded name (the
+/// order of kcount before --sort); otherwise GPU total, then count (descending), then the recorded name.
+/// Logs without GPU times (KCOUNT_GPU_TIME=0) have 0 there, so kGpuTotal and kGpuAvg become count order.
+enum class KernelSort { kGpuTotal, kCount, kGpuAvg, kName };
+
+/// "gpu", "count", "avg", "name": the --sort words.
+std::string_view kernelSortName(KernelSort sort);
+/// The KernelSort of a --sort word; std::nullopt for any other text.
+std::optional<KernelSort> parseKernelSort(std::string_view word);
+
+/// Kernels merged by name over all logs: {"gpu_time", "sort": kernelSortName(sort),
+/// "kernels":[{"name","short","count","gpu_ns","ranges":{path:n}}]}, in `sort`'s order. Kernels with no
+/// matching launch count under "(unmatched)".
+nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort = KernelSort::kGpuTotal);
+/// The `kcount kernels` table and CSV: one row per kernel (per kernel and log with several logs; a
+/// kernel's rows follow the merged order), in `sort`'s order.
+void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names,
+                       KernelSort sort = KernelSort::kGpuTotal);
+void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names,
+                     KernelSort sort = KernelSort::kGpuTotal);
 
 /// Records lost while recording, from the log's Stats record and (summary mode) the snapshot used: each
 /// non-zero counter with its name and the setting that bounds it. A lossy log can be complete and intact;

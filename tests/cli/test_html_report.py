@@ -288,11 +288,11 @@ def names_order_labels(kcount, exe, work):
     want = [r["path"] for r in summary["ranges"]]
     got = [r[0][1] for r in cells(dom, 0)]
     check(got == want, f"(b) one log: ranges table in the summary's tree order ({got})")
-    kernels = json.loads(subprocess.run([kcount, "kernels", "--format", "json", a], check=True, capture_output=True,
+    kernels = json.loads(subprocess.run([kcount, "kernels", "--sort", "count", "--format", "json", a], check=True, capture_output=True,
                                         text=True).stdout)["kernels"]
     want = [k["name"] for k in kernels]
     got = [r[0][1] for r in kernel_rows]
-    check(got == want and got[:2] == ["small_kernel", "sweep_kernel"], f"(b) kernels table in `kcount kernels` order: count, then name ({got})")
+    check(got == want and got[:2] == ["small_kernel", "sweep_kernel"], f"(b) kernels table in `kcount kernels --sort count` order: count, then name ({got})")
     # (b), (c) two logs: a range of B only under its parent; runs titled by label, host and pid
     dom = browser(exe, "file://" + two, "--dump-dom", work=work)
     got = [r[0][1] for r in cells(dom, 0)]

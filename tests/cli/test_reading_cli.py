@@ -5,6 +5,8 @@ numeric options, kernels with many ranges or several logs, range names that look
 
 Usage: test_reading_cli.py BUILD_DIR   (needs BUILD_DIR/bin/kcount and BUILD_DIR/bin/kc_make_log)
 """
+import csv
+import io
 import json
 import os
 import random
@@ -226,6 +228,37 @@ def test_kernels():
           and rows[1].startswith("k-b "), out)
 
 
+def test_kernels_sort():
+    """kcount kernels: GPU total time first by default; --sort count|avg|name; csv and json in the same order."""
+    src = os.path.dirname(os.path.abspath(__file__))
+    log = os.path.join(src, "..", "..", "examples", "logs", "geglu-eager.kcount")
+    keys = {"gpu": lambda k: (-k["gpu_ns"], -k["count"], k["name"]),
+            "count": lambda k: (-k["count"], k["name"]),
+            "avg": lambda k: (-k["gpu_ns"] / k["count"], -k["gpu_ns"], -k["count"], k["name"]),
+            "name": lambda k: (k["short"], -k["gpu_ns"], -k["count"], k["name"])}
+    for sort, key in keys.items():
+        args = () if sort == "gpu" else ("--sort", sort)
+        rc, out, _ = kcount("kernels", "--format", "json", *args, log)
+        j = json.loads(out) if rc == 0 else {"kernels": []}
+        got = [k["name"] for k in j["kernels"]]
+        want = [k["name"] for k in sorted(j["kernels"], key=key)]
+        check(f"kernels {' '.join(args) or '(default)'}: json rows by {sort}",
+              rc == 0 and len(got) > 3 and got == want and j.get("sort") == sort, got)
+        rc, out, _ = kcount("kernels", "--format", "csv", *args, log)
+        csv_names = [r["name"] for r in csv.DictReader(io.StringIO(out))]
+        check(f"kernels {' '.join(args) or '(default)'}: csv in the same order", rc == 0 and csv_names == got,
+              csv_names)
+        rc, out, _ = kcount("kernels", *args, log)
+        rows = [l for l in out.splitlines()[2:] if l and not l.startswith("-:")]
+        check(f"kernels {' '.join(args) or '(default)'}: one table row per kernel", rc == 0 and len(rows) == len(got),
+              out)
+    rc, out, _ = kcount("kernels", "--format", "json", log)
+    gpu = [k["gpu_ns"] for k in json.loads(out)["kernels"]]
+    check("kernels: the first row is where most GPU time went", gpu[0] == max(gpu), gpu)
+    rc, out, err = kcount("kernels", "--sort", "time", log)
+    check("kernels --sort time: usage error naming the choices", rc != 0 and "gpu" in err and "count" in err, err)
+
+
 def test_kernels_range():
     """kcount kernels --range PATH: only that range's kernels (and its nested ranges'), averaged over it."""
     log = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -281,7 +314,7 @@ def test_range_names():
 
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
-                 test_kernels_range, test_range_names):
+                 test_kernels_sort, test_kernels_range, test_range_names):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")

@@ -605,6 +605,7 @@ TEST_CASE("diff: a run against itself is identical everywhere") {
 
 // ---- Several logs: summary across logs, and diff with several logs per side.
 #include "tools/multi_log.h"
+#include "tools/kernel_names.h"
 
 TEST_CASE("several logs: per-log values, total and spread per range") {
   CHECK(kc::spreadOf({3, 1, 2}).median == 2);
@@ -824,10 +825,195 @@ TEST_CASE("dtype vocabulary: every grammar writes the same words") {
   d = kc::decodeKernelName(
       "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIN3c104HalfES4_S4_NS0_15binary_"
       "internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_");
-  CHECK(d.dtype.empty());  // ATen: the functor's element type is not read
+  CHECK(d.dtype == "fp16");  // ATen: c10::Half, the tensors' type (MulFunctor<float> computes in float)
   CHECK(kc::decodeKernelName(
             "_ZN8cublasLt19splitKreduce_kernelILi32ELi16Eif6__halffS1_Lb0EfS1_S1_Lb1ELb0ELb0ELb0EEEvNS_18cublasSplitK"
             "ParamsIT4_EEPKT2_PKT8_PT7_PT3_PKS3_SG_PKT9_S7_PSH_PvlPS3_PiSM_SM_SG_SG_SG_SG_SG_")
             .dtype == "fp32/fp16");
   CHECK(kc::decodeKernelName("cutlass_80_tensorop_h16816gemm_128x256_32x3_tn_align2").dtype == "fp16");
+}
+
+// ---- ATen element types (docs/kernel-names.md, "ATen"): names of the shipped logs, dumped with
+// `kcount kernels --format json` (the logs store them mangled).
+
+namespace {
+
+/// decodeKernelName(name).dtype ("" when the name writes no element type).
+std::string atenDtype(const std::string& name) { return kc::decodeKernelName(name).dtype; }
+
+}  // namespace
+
+TEST_CASE("shipped: ATen kernels' dtype from their template arguments") {
+  // BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, MulFunctor<float>>: bf16 tensors, float compute.
+  auto d = kc::decodeKernelName(
+      "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIN3c108BFloat16ES4_S4_NS0_15binary_"
+      "internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_");
+  CHECK(d.dtype == "bf16");
+  CHECK(raw(d, "dtype as written") == "c10::BFloat16");
+  CHECK(raw(d, "compute type") == "fp32");
+  // The fp16 and fp32 multiplies of the sweep log.
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIN3c104HalfES4_S4_NS0_15binary_"
+                  "internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_") == "fp16");
+  d = kc::decodeKernelName("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_15binary_"
+                           "internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_");
+  CHECK(d.dtype == "fp32");
+  CHECK(raw(d, "dtype as written") == "float");
+  CHECK(raw(d, "compute type") == "<absent>");
+  // GELU: the lambda's parameter; GeluCUDAKernelImpl's own parameters (TensorIteratorBase&, GeluType) are not types.
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBase"
+                  "ENS0_8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlN3c108BFloat16EE_St5arrayIPcLm2EEEEviT0_T1_") == "bf16");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBase"
+                  "ENS0_8GeluTypeEENKUlvE0_clEvENKUlvE1_clEvEUlN3c104HalfEE_St5arrayIPcLm2EEEEviT0_T1_") == "fp16");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBase"
+                  "ENS0_8GeluTypeEENKUlvE0_clEvENKUlvE0_clEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_") == "fp32");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_62_GLOBAL__N__7d4ed096_23_ActivationSiluKernel_"
+                  "cu_751192d7_1559511silu_kernelERNS_18TensorIteratorBaseEENKUlvE_clEvENKUlvE4_clEvEUlN3c108BFloat16EE_"
+                  "St5arrayIPcLm2EEEEviT0_T1_") == "bf16");
+  // Fill and add functors: their type argument (int is int32, long is int64_t).
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIiEESt5arrayIPcLm1EEEEviT0_T1_") ==
+        "int32");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi2ENS0_11FillFunctorIlEESt5arrayIPcLm1EEEEviT0_T1_") ==
+        "int64");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_") ==
+        "fp32");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_11FillFunctorIN3c108BFloat16EEESt5arrayIPcLm1EEEE"
+                  "viT0_T1_") == "bf16");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_15CUDAFunctor_addIN3c108BFloat16EEESt5arrayIPcLm3"
+                  "EEEEviT0_T1_") == "bf16");
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_21CUDAFunctorOnSelf_addIfEESt5arrayIPcLm2EEEEviT0_"
+                  "T1_") == "fp32");
+  // LayerNorm<T = BFloat16, T_ACC = float>: the kernel's first type argument; its parameters are not read.
+  d = kc::decodeKernelName("_ZN2at6native53_GLOBAL__N__21739cd4_20_layer_norm_kernel_cu_9c5ada8a28vectorized_layer_norm_"
+                           "kernelIN3c108BFloat16EfLb0EEEviT0_PKT_S8_S8_PS5_S9_PS6_");
+  CHECK(cat(d) == "normalization");
+  CHECK(d.dtype == "bf16");
+  // torch.randn into bf16: the kernel's first argument is the float it computes in; normal_and_transform<BFloat16, ...>.
+  CHECK(atenDtype("_ZN2at6native54_GLOBAL__N__d8ceb000_21_DistributionNormal_cu_0c5b6e8543distribution_elementwise_grid_"
+                  "stride_kernelIfLi4EZNS0_9templates4cuda20normal_and_transformIN3c108BFloat16EfPNS_17CUDAGeneratorImplEZ"
+                  "ZZNS4_13normal_kernelIS9_EEvRKNS_10TensorBaseEddT_ENKUlvE_clEvENKUlvE2_clEvEUlfE_EEvRNS_18TensorIterator"
+                  "BaseET1_T2_EUlP24curandStatePhilox4_32_10E0_ZNS1_27distribution_nullary_kernelIS7_f6float4S9_SO_SH_EEvSJ_"
+                  "SL_RKT3_T4_EUlifE_EEvlNS_15PhiloxCudaStateESK_SL_") == "bf16");
+  // A cast's lambda takes the source type (float); the function's name says the destination.
+  CHECK(atenDtype("_ZN2at6native29vectorized_elementwise_kernelILi8EZNS0_25bfloat16_copy_kernel_cudaERNS_18TensorIterator"
+                  "BaseEEUlfE_St5arrayIPcLm2EEEEviT0_T1_") == "fp32");
+  // gpu_kernel_impl_nocast's index lambda {lambda(int)#1} is not read: the copy's lambda gives bf16.
+  CHECK(atenDtype("_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_22gpu_kernel_impl_nocastIZZZNS0_23direct_copy_kernel_"
+                  "cudaERNS_18TensorIteratorBaseEENKUlvE1_clEvENKUlvE10_clEvEUlN3c108BFloat16EE_EEvS4_RKT_EUliE_EEviT1_") ==
+        "bf16");
+}
+
+TEST_CASE("ATen dtype: the rule's edges (demangled names as the demangler writes them)") {
+  // Index lambdas and lambdas taking pointers are not read; a name without element types has no dtype.
+  CHECK(atenDtype("void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_"
+                  "kernel_impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+                  "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+                  "c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> "
+                  ">(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, "
+                  "long)#1} const&, bool)::{lambda(int)#1}>(long, at::native::gpu_index_kernel<at::native::index_kernel_"
+                  "impl<at::native::OpaqueType<2> >(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+                  "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+                  "c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::OpaqueType<2> "
+                  ">(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, "
+                  "long)#1} const&, bool)::{lambda(int)#1})")
+            .empty());
+  // Two storage types, float not among them: the first written. float4 is not float; unsigned int is one type.
+  CHECK(atenDtype("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<int, int, bool, "
+                  "at::native::CompareEqFunctor<int> >, std::array<char*, 3ul> >(int, at::native::BinaryFunctor<int, "
+                  "int, bool, at::native::CompareEqFunctor<int> >, std::array<char*, 3ul>)") == "int32");
+  CHECK(atenDtype("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
+                  "at::native::func_wrapper_t<float, at::native::sum_functor<c10::BFloat16, float, c10::BFloat16>"
+                  "::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, c10::BFloat16, 4> >("
+                  "at::native::ReduceOp<c10::BFloat16, at::native::func_wrapper_t<float, at::native::sum_functor<"
+                  "c10::BFloat16, float, c10::BFloat16>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+                  "unsigned int, c10::BFloat16, 4>)") == "bf16");
+  CHECK(atenDtype("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<unsigned char>, "
+                  "std::array<char*, 1ul> >(int, at::native::FillFunctor<unsigned char>, std::array<char*, 1ul>)") ==
+        "uint8");
+  CHECK(atenDtype("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<c10::complex<float> >, "
+                  "std::array<char*, 1ul> >(int, at::native::FillFunctor<c10::complex<float> >, std::array<char*, 1ul>)") ==
+        "complex64");
+  CHECK(atenDtype("void at::native::vectorized_elementwise_kernel<16, at::native::FillFunctor<c10::Float8_e4m3fn>, "
+                  "std::array<char*, 1ul> >(int, at::native::FillFunctor<c10::Float8_e4m3fn>, std::array<char*, 1ul>)") ==
+        "fp8_e4m3");
+  CHECK(atenDtype("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"
+                  "at::native::foo_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#1}>("
+                  "at::TensorIteratorBase&, at::native::foo_kernel(at::TensorIteratorBase&)::{lambda()#1}::operator()() "
+                  "const::{lambda()#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<...>)")
+            .empty());
+}
+
+TEST_CASE("shipped: ATen kernels that differ only by element type differ in the dtype column") {
+  // The sweep's fp16 and bf16 multiplies have one short name; dtype tells them apart (before: both '-').
+  const std::string half = "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIN3c104HalfES4_S4_NS0_15"
+                           "binary_internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_";
+  const std::string bf16 = "_ZN2at6native29vectorized_elementwise_kernelILi8ENS0_13BinaryFunctorIN3c108BFloat16ES4_S4_NS0"
+                           "_15binary_internal10MulFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_";
+  const auto a = kc::decodeKernelName(half), b = kc::decodeKernelName(bf16);
+  CHECK(a.short_name == b.short_name);
+  CHECK(a.dtype != b.dtype);
+  // Every ATen kernel of the shipped logs: no two rows of one log show the same short name and dtype, and
+  // each float16/bfloat16 sweep range's pointwise kernels carry that range's dtype or fp32 (casts' source).
+  for (const char* file : {"/examples/logs/sweep-eager.kcount", "/examples/logs/sweep-compiled.kcount",
+                           "/examples/logs/geglu-eager.kcount", "/examples/logs/geglu-compiled.kcount",
+                           "/examples/logs/linear-eager.kcount", "/tests/data/graphs.kcount"}) {
+    const kc::LoadedLog l = kc::loadLog(sourceRoot() + file);
+    std::map<std::string, std::string> shown;  // short name + dtype -> name
+    size_t aten = 0;
+    const nlohmann::json j = kc::kernelsJson({l});
+    for (const auto& k : j["kernels"]) {
+      const auto& dec = k["decoded"];
+      if (dec["grammar"] != "aten") continue;
+      ++aten;
+      CHECK_MESSAGE(dec["dtype"].is_string(), k["name"].get<std::string>());
+      const std::string key = k["short"].get<std::string>() + " " + (dec["dtype"].is_string() ? dec["dtype"].get<std::string>() : "-");
+      const auto [it, fresh] = shown.emplace(key, k["name"].get<std::string>());
+      CHECK_MESSAGE(fresh, (std::string(file) + ": " + key + " shown for two kernels"));
+      if (!dec["dtype"].is_string()) continue;
+      const std::string dt = dec["dtype"].get<std::string>();
+      for (const auto& [path, n] : k["ranges"].items())
+        for (const char* want : {"bf16", "fp16"})
+          if (path.find(std::string("dtype=") + want + " ") != std::string::npos)
+            CHECK_MESSAGE((dt == want || dt == "fp32" || dt == "int32"), (path + ": " + k["short"].get<std::string>() + " " + dt));
+    }
+    CHECK(aten > 0);
+  }
+}
+
+TEST_CASE("demangled ATen names decode as their mangled form") {
+  // A log may store kernel names demangled; each shipped ATen name, demangled, must decode to the same
+  // fields (category, functor, dtype, identity...) and show the same short name. Before: category "other".
+  size_t n = 0;
+  for (const char* file : {"/examples/logs/sweep-eager.kcount", "/examples/logs/sweep-compiled.kcount",
+                           "/examples/logs/geglu-eager.kcount", "/tests/data/graphs.kcount"}) {
+    const kc::LoadedLog l = kc::loadLog(sourceRoot() + file);
+    const nlohmann::json j = kc::kernelsJson({l});
+    for (const auto& k : j["kernels"]) {
+      const std::string mangled = k["name"].get<std::string>();
+      if (!mangled.starts_with("_Z")) continue;
+      const std::string demangled = kc::demangleKernelName(mangled);
+      REQUIRE(demangled != mangled);
+      const auto a = kc::decodeKernelName(mangled), b = kc::decodeKernelName(demangled);
+      CHECK_MESSAGE(kc::decodedJson(a) == kc::decodedJson(b), demangled);
+      CHECK(a.short_name == b.short_name);
+      CHECK(kc::shortKernelName(mangled) == kc::shortKernelName(demangled));
+      if (a.grammar == "aten") ++n;
+    }
+  }
+  CHECK(n >= 15);
+  // The form from a demangled log, as the demangler writes it.
+  const auto d = kc::decodeKernelName(
+      "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> "
+      ">(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)");
+  CHECK(cat(d) == "copy/memset");
+  CHECK(d.library == "ATen");
+  CHECK(d.kind == "vectorized_elementwise_kernel");
+  CHECK(d.functor == "FillFunctor");
+  CHECK(d.dtype == "fp32");
+  CHECK(d.short_name == "at::native::vectorized_elementwise_kernel<4, FillFunctor>");
+  const auto m = kc::decodeKernelName("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_");
+  CHECK(kc::decodedJson(m) == kc::decodedJson(d));
+  // Plain names are not taken for demangled ones.
+  CHECK_FALSE(kc::isDemangledFunctionName("triton_poi_fused_gelu_mul_0"));
+  CHECK_FALSE(kc::isDemangledFunctionName("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"));
+  CHECK_FALSE(kc::isDemangledFunctionName("odd(name"));
 }

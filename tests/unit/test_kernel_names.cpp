@@ -72,3 +72,28 @@ TEST_CASE("ellipsize counts characters, not bytes") {
   CHECK(kc::ellipsize("abcdefg", 6) == "abcde…");
   CHECK(kc::ellipsize("µµµµµµµ", 4) == "µµµ…");
 }
+
+TEST_CASE("names recorded demangled get the short name of their mangled form") {
+  for (const char* m :
+       {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+        "_ZN2at6native29vectorized_elementwise_kernelILi8EZZZNS0_18GeluCUDAKernelImplERNS_18TensorIteratorBaseENS0_"
+        "8GeluTypeEENKUlvE0_clEvENKUlvE2_clEvEUlN3c108BFloat16EE_St5arrayIPcLm2EEEEviT0_T1_",
+        "_ZN2at6native43_GLOBAL__N__b6de9c8c_10_SoftMax_cu_9f978f6319cunn_SoftMaxForwardILi8EN3c104HalfEfS4_NS1_22"
+        "SoftMaxForwardEpilogueEEEvPT2_PKT0_i",
+        "_Z12plain_kernelPfi"}) {
+    const std::string demangled = kc::demangleKernelName(m);
+    REQUIRE(demangled != m);
+    CHECK(kc::isDemangledFunctionName(demangled));
+    CHECK(kc::shortKernelName(demangled) == kc::shortKernelName(m));
+    CHECK(kc::shortKernelNameUncut(demangled) == kc::shortKernelNameUncut(m));
+    CHECK(kc::displayKernelName(demangled, true) == demangled);
+  }
+  CHECK(kc::shortKernelName("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                            "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)") ==
+        "at::native::vectorized_elementwise_kernel<4, FillFunctor>");
+  // Not function names: kept as recorded.
+  for (const char* n : {"triton_poi_fused_gelu_mul_0", "kernel (odd", "a) b (c"}) {
+    CHECK_FALSE(kc::isDemangledFunctionName(n));
+    CHECK(kc::shortKernelName(n) == n);
+  }
+}

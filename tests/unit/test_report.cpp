@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collector/analysis.h"
@@ -597,4 +598,83 @@ TEST_CASE("displayText: kernel names escaped for text like range names, '/' and 
   CHECK(kc::displayText("µs … ok") == "µs … ok");  // valid UTF-8 unchanged
   CHECK(kc::displayText("") == "");
   CHECK(kc::displayName("caf\xe9/x") == "caf\\xe9\\/x");  // range names: '/' escaped too, as before
+}
+
+TEST_CASE("kernels: rows by GPU total time by default; --sort count, avg and name; table, CSV and JSON alike") {
+  // Kernels with (launches, ns each): many_short (6, 10), few_long (1, 500), mid (3, 100), alpha (2, 30).
+  // GPU totals 60, 500, 300, 60: alpha ties many_short and goes after it (fewer launches).
+  auto logWith = [](const std::string& pid, uint64_t scale) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    w.writeMetadata("pid", pid);
+    w.writeString(1, "step");
+    w.writeString(3, "cudaLaunchKernel");
+    w.writeScope({1, 0, 1, 0});
+    const std::vector<std::tuple<uint32_t, std::string, int, uint64_t>> ks{
+        {10, "many_short", 6, 10}, {11, "few_long", 1, 500}, {12, "mid", 3, 100}, {13, "alpha", 2, 30}};
+    uint64_t corr = 0;
+    for (const auto& [id, name, n, ns] : ks) {
+      w.writeString(id, name);
+      for (int i = 0; i < n; ++i) {
+        ++corr;
+        w.writeLaunch(launch(corr, 1));
+        kc::KernelBody k = kernel(corr, id);
+        k.end_ns = k.start_ns + ns * scale;
+        w.writeKernel(k);
+      }
+    }
+    w.writeRange({1, 1000000, 1, 7, 7, 0});
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes, "run-" + pid + ".kcount");
+  };
+  const std::vector<kc::LoadedLog> one{logWith("11", 1)};
+  // Names in the order a text appears to list them (each name once, by its first position).
+  auto order = [](const std::string& text) {
+    std::vector<std::pair<size_t, std::string>> at;
+    for (const char* n : {"many_short", "few_long", "mid", "alpha"}) {
+      const size_t p = text.find(std::string(n) + (text.find(",mid,") != std::string::npos ? "," : " "));
+      if (p != std::string::npos) at.emplace_back(p, n);
+    }
+    std::sort(at.begin(), at.end());
+    std::vector<std::string> out;
+    for (const auto& [_, n] : at) out.push_back(n);
+    return out;
+  };
+  auto jsonOrder = [](const nlohmann::json& j) {
+    std::vector<std::string> out;
+    for (const auto& k : j["kernels"]) out.push_back(k["name"].get<std::string>());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  const std::vector<std::pair<kc::KernelSort, V>> cases{
+      {kc::KernelSort::kGpuTotal, V{"few_long", "mid", "many_short", "alpha"}},
+      {kc::KernelSort::kCount, V{"many_short", "mid", "alpha", "few_long"}},
+      {kc::KernelSort::kGpuAvg, V{"few_long", "mid", "alpha", "many_short"}},
+      {kc::KernelSort::kName, V{"alpha", "few_long", "many_short", "mid"}}};
+  for (const auto& [sort, want] : cases) {
+    const std::string sort_name(kc::kernelSortName(sort));
+    CAPTURE(sort_name);
+    std::ostringstream t, csv;
+    kc::printKernelsTable(t, one, false, sort);
+    kc::printKernelsCsv(csv, one, false, sort);
+    CHECK(order(t.str()) == want);
+    CHECK(order(csv.str()) == want);
+    const auto j = kc::kernelsJson(one, sort);
+    CHECK(jsonOrder(j) == want);
+    CHECK(j["sort"] == sort_name);
+    CHECK((kc::parseKernelSort(sort_name) == sort));
+  }
+  // The default is GPU total time.
+  std::ostringstream t;
+  kc::printKernelsTable(t, one, false);
+  CHECK(order(t.str()) == cases[0].second);
+  CHECK(jsonOrder(kc::kernelsJson(one)) == cases[0].second);
+  CHECK_FALSE(kc::parseKernelSort("time").has_value());
+  // Several logs: kernels in the order of their GPU time over all logs, each kernel's rows together.
+  const std::vector<kc::LoadedLog> two{logWith("11", 1), logWith("22", 2)};
+  std::ostringstream t2;
+  kc::printKernelsTable(t2, two, false);
+  CHECK(order(t2.str()) == cases[0].second);
+  CHECK(t2.str().find("run-22  few_long") < t2.str().find("run-11  mid"));
 }
