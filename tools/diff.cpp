@@ -6,6 +6,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "tools/kernel_decode.h"
@@ -68,18 +69,153 @@ uint64_t countOf(const DiffUnit& u, const std::set<std::string>& ids) {
   return n;
 }
 
-std::string namesOf(const DiffUnit& u, const std::set<std::string>& ids) {
-  std::string s;
-  for (const auto& id : ids) {
-    const DiffKernel& k = u.by_identity.at(id);
-    s += (s.empty() ? "" : ", ") + k.short_name;
-    if (!k.ops.empty()) {
-      std::string ops;
-      for (const auto& o : k.ops) ops += (ops.empty() ? "" : ", ") + o;
-      s += " [" + ops + "]";
+/// Display characters (UTF-8 characters) of `s`.
+size_t width(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+/// `ids` of side `u`, largest GPU time first, then most kernels, then identity: the kernels that cost
+/// the most are the ones a bounded list names.
+std::vector<std::string> byCost(const DiffUnit& u, const std::set<std::string>& ids) {
+  std::vector<std::string> out(ids.begin(), ids.end());
+  std::stable_sort(out.begin(), out.end(), [&](const std::string& x, const std::string& y) {
+    const DiffKernel& kx = u.by_identity.at(x);
+    const DiffKernel& ky = u.by_identity.at(y);
+    if (kx.gpu_ns != ky.gpu_ns) return kx.gpu_ns > ky.gpu_ns;
+    return kx.count > ky.count;
+  });
+  return out;
+}
+
+/// Most characters of a kernel's fused-ops text ("[_unsafe_view, gelu, mul]") in a verdict line.
+constexpr size_t kMaxOpsText = 40;
+/// Narrowest a name is shortened to when even one name per list does not fit a verdict line.
+constexpr size_t kMinListedName = 16;
+
+/// The kernels of each list (identities on their side, byCost() order) as a verdict line names them:
+/// short names shortened to `name_width` characters, distinct across all the lists (elideDistinct),
+/// a shortened Triton kernel's name followed by its fused ops in brackets (at most kMaxOpsText characters,
+/// nor `name_width`).
+std::vector<std::vector<std::string>> kernelItems(
+    const std::vector<std::pair<const DiffUnit*, std::vector<std::string>>>& lists, size_t name_width) {
+  std::vector<std::string> names;
+  for (const auto& [u, ids] : lists)
+    for (const auto& id : ids) names.push_back(u->by_identity.at(id).short_name);
+  const std::vector<std::string> shown = elideDistinct(names, name_width);
+  std::vector<std::vector<std::string>> out;
+  size_t i = 0;
+  for (const auto& [u, ids] : lists) {
+    out.emplace_back();
+    for (const auto& id : ids) {
+      std::string s = shown[i++];
+      const DiffKernel& k = u->by_identity.at(id);
+      // Inductor writes the fused ops into the name: listed apart only when the name shown is shortened.
+      if (!k.ops.empty() && s != k.short_full) {
+        std::string ops;
+        for (const auto& o : k.ops) ops += (ops.empty() ? "" : ", ") + o;
+        s += " [" + elideMiddle(ops, std::min(kMaxOpsText, name_width)) + "]";
+      }
+      out.back().push_back(std::move(s));
     }
   }
-  return s;
+  return out;
+}
+
+/// Each list joined with `sep`, as many items as fit together in `budget` characters (at most
+/// kMaxNamesListed per list, added one per list in turn), the rest counted: "x, y and 7 more". Every
+/// non-empty list names at least one item, shortened (elideMiddle, not below kMinListedName characters)
+/// when even that does not fit.
+struct Fitted {
+  std::vector<std::string> texts;  // one per list
+  size_t named = 0;                // items named in all the texts
+};
+Fitted fitLists(std::vector<std::vector<std::string>> lists, size_t budget, const std::string& sep) {
+  std::vector<size_t> n(lists.size(), 0);
+  auto text = [&](size_t i) {
+    std::string s;
+    for (size_t k = 0; k < n[i]; ++k) s += (k == 0 ? "" : sep) + lists[i][k];
+    if (n[i] < lists[i].size()) s += fmt::format(" and {} more", lists[i].size() - n[i]);
+    return s;
+  };
+  auto total = [&] {
+    size_t t = 0;
+    for (size_t i = 0; i < lists.size(); ++i) t += width(text(i));
+    return t;
+  };
+  for (size_t i = 0; i < lists.size(); ++i) n[i] = lists[i].empty() ? 0 : 1;
+  if (total() > budget) {  // even one item each is too long: shorten the first items to a share each
+    size_t nonempty = 0;
+    for (const auto& l : lists) nonempty += !l.empty();
+    for (size_t i = 0; i < lists.size(); ++i) {
+      if (lists[i].empty()) continue;
+      const size_t more = width(text(i)) - width(lists[i][0]);  // " and N more"
+      const size_t share = budget / nonempty;
+      lists[i][0] = elideMiddle(lists[i][0], std::max(kMinListedName, share > more ? share - more : 0));
+    }
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < lists.size(); ++i) {
+      if (n[i] >= std::min(lists[i].size(), kMaxNamesListed)) continue;
+      ++n[i];
+      if (total() <= budget)
+        grew = true;
+      else
+        --n[i];
+    }
+  }
+  Fitted out;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    out.texts.push_back(text(i));
+    out.named += n[i];
+  }
+  return out;
+}
+
+/// `head`, then for each non-empty list its label and its items (fitLists()), then `tail`: a verdict line
+/// of at most kMaxVerdictLine characters where head and tail leave room for the lists. Also returns how
+/// many items it names.
+std::pair<std::string, size_t> withLists(const std::string& head,
+                                         const std::vector<std::pair<std::string, std::vector<std::string>>>& parts,
+                                         const std::string& tail, const std::string& sep = ", ") {
+  size_t fixed = width(head) + width(tail);
+  std::vector<std::vector<std::string>> lists;
+  for (const auto& [label, items] : parts)
+    if (!items.empty()) {
+      fixed += width(label);
+      lists.push_back(items);
+    }
+  const Fitted fit = fitLists(lists, kMaxVerdictLine > fixed ? kMaxVerdictLine - fixed : 0, sep);
+  std::string s = head;
+  size_t i = 0;
+  for (const auto& [label, items] : parts)
+    if (!items.empty()) s += label + fit.texts[i++];
+  return {s + tail, fit.named};
+}
+
+/// Name widths a verdict line tries for its kernels, widest first: a name shortened to 40 characters
+/// keeps the tail that tells ATen kernels apart (`…<8, MulFunctor>`), so naming one more kernel that way
+/// says more than one name at full width.
+constexpr size_t kKernelNameWidths[] = {kMaxNameColumn, 48, 40};
+
+/// A verdict line naming kernels: `head`, each list of kernels (label, side, identities in byCost() order)
+/// and `tail`, with the name width of kKernelNameWidths that names the most of them (the widest of equals).
+std::string kernelLine(const std::string& head,
+                       const std::vector<std::tuple<std::string, const DiffUnit*, std::vector<std::string>>>& parts,
+                       const std::string& tail) {
+  std::vector<std::pair<const DiffUnit*, std::vector<std::string>>> lists;
+  for (const auto& [label, u, ids] : parts) lists.emplace_back(u, ids);
+  std::pair<std::string, size_t> best{"", 0};
+  for (size_t w : kKernelNameWidths) {
+    const auto items = kernelItems(lists, w);
+    std::vector<std::pair<std::string, std::vector<std::string>>> labelled;
+    for (size_t i = 0; i < parts.size(); ++i) labelled.emplace_back(std::get<0>(parts[i]), items[i]);
+    auto line = withLists(head, labelled, tail);
+    if (best.first.empty() || line.second > best.second) best = std::move(line);
+  }
+  return best.first;
 }
 
 /// "2 of 3 distinct names equal", "1 of 1 distinct name equal" (equal > 0).
@@ -134,18 +270,6 @@ KernelMatch matchKernels(const DiffUnit& a, const DiffUnit& b) {
   return m;
 }
 
-/// Units that get verdict lines: the whole run, then every range on both sides with kernels on both.
-std::vector<std::string> verdictUnits(const DiffSide& a, const DiffSide& b) {
-  std::vector<std::string> out{kOverall};
-  for (const auto& p : a.paths) {
-    if (p == kOverall || p == "(no range)" || p == kUnresolvedLabel) continue;
-    auto ia = a.units.find(p), ib = b.units.find(p);
-    if (ib == b.units.end() || !ib->second.present) continue;
-    if (ia->second.kernels > 0 && ib->second.kernels > 0) out.push_back(p);
-  }
-  return out;
-}
-
 std::string unitName(const DiffSide& side, const std::string& path) {
   if (path == kOverall) return "the whole run";
   auto it = side.names.find(path);
@@ -157,6 +281,81 @@ std::string shownPath(const DiffSide& a, const DiffSide& b, const std::string& p
   if (auto it = a.shown.find(path); it != a.shown.end()) return it->second;
   if (auto it = b.shown.find(path); it != b.shown.end()) return it->second;
   return path;
+}
+
+/// Prints `cells` (first row: the heading) as a text table: columns padded to their widest cell and
+/// separated by two spaces, the first `left` columns left-aligned, the others right-aligned; every line
+/// starts with `indent`; with `rule`, a line of '-' under the heading.
+void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& cells, size_t left,
+                const std::string& indent, bool rule) {
+  std::vector<size_t> w(cells[0].size(), 0);
+  for (const auto& row : cells)
+    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+  for (size_t r = 0; r < cells.size(); ++r) {
+    std::string line = indent;
+    for (size_t i = 0; i < cells[r].size(); ++i) {
+      const std::string pad(w[i] - width(cells[r][i]), ' ');
+      if (i > 0) line += "  ";
+      line += i < left ? cells[r][i] + pad : pad + cells[r][i];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+    if (r == 0 && rule) out << std::string(line.size(), '-') << '\n';
+  }
+}
+
+/// The kernels section of the text: one row per kernel identity of the whole run (same, only in A, only
+/// in B), largest GPU time first (the larger of A's and B's, on the sides that recorded GPU time; then
+/// the larger count), with the count and GPU time on each side and the GPU time's change (a side without
+/// the kernel counts 0 ns). Names shortened to kMaxNameColumn characters, distinct (elideDistinct).
+void printKernels(std::ostream& out, const json& k, const DiffSide& a, const DiffSide& b) {
+  out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
+                     "A, {} only in B\n",
+                     k["same"].size(), k["only_a"].size(), k["only_b"].size());
+  const DiffUnit& oa = a.units.at(kOverall);
+  const DiffUnit& ob = b.units.at(kOverall);
+  struct Row {
+    const char* in;
+    const DiffKernel* ka;  // null: not in A
+    const DiffKernel* kb;
+  };
+  std::vector<Row> rows;
+  auto kernelOf = [](const DiffUnit& u, const json& e) { return &u.by_identity.at(e["identity"].get<std::string>()); };
+  for (const auto& e : k["same"]) rows.push_back({"same", kernelOf(oa, e), kernelOf(ob, e)});
+  for (const auto& e : k["only_a"]) rows.push_back({"only A", kernelOf(oa, e), nullptr});
+  for (const auto& e : k["only_b"]) rows.push_back({"only B", nullptr, kernelOf(ob, e)});
+  if (rows.empty()) return;
+  auto cost = [&](const Row& r) {
+    uint64_t g = 0;
+    if (r.ka && a.gpu_time) g = std::max(g, r.ka->gpu_ns);
+    if (r.kb && b.gpu_time) g = std::max(g, r.kb->gpu_ns);
+    return g;
+  };
+  auto most = [](const Row& r) { return std::max(r.ka ? r.ka->count : 0, r.kb ? r.kb->count : 0); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& x, const Row& y) {
+    if (cost(x) != cost(y)) return cost(x) > cost(y);
+    return most(x) > most(y);
+  });
+  // Kernel names as text shows them: cut (shortKernelName), escaped (displayText) and shortened to the
+  // name column's width; JSON keeps them whole.
+  std::vector<std::string> names;
+  for (const auto& r : rows) names.push_back(displayText((r.ka ? r.ka : r.kb)->short_name));
+  names = elideDistinct(names);
+  std::vector<std::vector<std::string>> cells{
+      {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
+  const bool gpu = a.gpu_time && b.gpu_time;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    auto count = [](const DiffKernel* x) { return x ? std::to_string(x->count) : std::string("-"); };
+    auto time = [](const DiffKernel* x, bool recorded) {
+      return x && recorded ? formatDuration(x->gpu_ns) : std::string("-");
+    };
+    const uint64_t ga = r.ka ? r.ka->gpu_ns : 0, gb = r.kb ? r.kb->gpu_ns : 0;
+    cells.push_back({r.in, (r.ka ? r.ka : r.kb)->category, names[i], count(r.ka), count(r.kb), time(r.ka, a.gpu_time),
+                     time(r.kb, b.gpu_time),
+                     gpu ? signedDuration(ga, gb) + " (" + percentChange(ga, gb) + ")" : std::string("-")});
+  }
+  printCells(out, cells, 3, "  ", false);
 }
 
 }  // namespace
@@ -194,6 +393,7 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
         const std::string parent = parent_id == kRootScope ? std::string(kOverall) : displayPath(d, parent_id);
         children[parent].insert(name);
         side.names.try_emplace(path, name);
+        side.parents.try_emplace(path, parent);
       }
     }
   }
@@ -205,6 +405,136 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     if (c != children.end()) u.children.assign(c->second.begin(), c->second.end());
   }
   return side;
+}
+
+std::vector<std::string> verdictOrder(const DiffSide& a, const DiffSide& b) {
+  std::vector<std::string> ranges;
+  for (const auto& p : a.paths) {
+    if (p == kOverall || p == "(no range)" || p == kUnresolvedLabel) continue;
+    auto ia = a.units.find(p), ib = b.units.find(p);
+    if (ib == b.units.end() || !ib->second.present) continue;
+    if (ia->second.kernels > 0 && ib->second.kernels > 0) ranges.push_back(p);
+  }
+  auto repeats = [&](const std::string& p) { return std::min(a.units.at(p).instances, b.units.at(p).instances); };
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [&](const std::string& x, const std::string& y) { return repeats(x) > repeats(y); });
+  ranges.push_back(kOverall);
+  return ranges;
+}
+
+WorkDiff workDiff(const DiffSide& a, const DiffSide& b) {
+  WorkDiff w;
+  auto present = [](const DiffSide& side, const std::string& p) {
+    auto it = side.units.find(p);
+    return it != side.units.end() && it->second.present;
+  };
+  auto parentOf = [](const DiffSide& side, const std::string& p) {
+    auto it = side.parents.find(p);
+    return it != side.parents.end() ? it->second : std::string(kOverall);
+  };
+  for (const auto& p : a.paths) {
+    if (p == kOverall || p == "(no range)" || p == kUnresolvedLabel) continue;
+    if (!present(b, p)) {
+      if (parentOf(a, p) == kOverall) w.only_a.push_back(p);
+      continue;
+    }
+    const uint64_t na = a.units.at(p).instances, nb = b.units.at(p).instances;
+    if (na == nb) continue;
+    // Only the outermost range whose counts differ: 20 steps against 30 make every range inside a step
+    // differ too, and naming them adds nothing.
+    const std::string parent = parentOf(a, p);
+    if (parent != kOverall && present(a, parent) && present(b, parent) &&
+        a.units.at(parent).instances != b.units.at(parent).instances)
+      continue;
+    w.instances.push_back({p, na, nb});
+  }
+  for (const auto& p : b.paths) {
+    if (p == kOverall || p == "(no range)" || p == kUnresolvedLabel) continue;
+    if (!present(a, p) && parentOf(b, p) == kOverall) w.only_b.push_back(p);
+  }
+  return w;
+}
+
+std::string workDiffLine(const WorkDiff& w) {
+  if (!w.any()) return {};
+  // Range paths as the table shows them (shortened to kMaxNameColumn; the JSON "work_differs" has them whole).
+  std::vector<std::string> inst, oa, ob;
+  for (const auto& d : w.instances)
+    inst.push_back(fmt::format("{} ({} in A, {} in B)", elideMiddle(d.path), d.a, d.b));
+  for (const auto& p : w.only_a) oa.push_back(elideMiddle(p));
+  for (const auto& p : w.only_b) ob.push_back(elideMiddle(p));
+  std::string head = "whole-run totals not comparable: the runs did different work (";
+  std::vector<std::pair<std::string, std::vector<std::string>>> parts;
+  // The first label that is shown starts without "; ".
+  bool first = true;
+  for (auto* part : {&inst, &oa, &ob}) {
+    if (part->empty()) continue;
+    const std::string label = part == &inst ? "instances differ: " : part == &oa ? "top-level ranges only in A: "
+                                                                                   : "top-level ranges only in B: ";
+    parts.emplace_back((first ? "" : "; ") + label, *part);
+    first = false;
+  }
+  return withLists(head, parts, "); compare per instance in the ranges' verdicts").first;
+}
+
+std::string mixedCommandLines(const std::vector<LoadedLog>& logs, const std::string& side) {
+  // The program a command line runs: the line without the rank argument torch.distributed.launch adds to
+  // each worker's (--local_rank=N, --local-rank=N, --local_rank N), which is the only difference between
+  // the ranks of one job.
+  auto program = [](const std::string& cmd) {
+    std::vector<std::string> words;
+    size_t i = 0;
+    while (i < cmd.size()) {
+      const size_t j = std::min(cmd.find(' ', i), cmd.size());
+      words.push_back(cmd.substr(i, j - i));
+      i = j + 1;
+    }
+    std::string out;
+    for (size_t k = 0; k < words.size(); ++k) {
+      const std::string& wd = words[k];
+      if (wd == "--local_rank" || wd == "--local-rank") {
+        if (k + 1 < words.size() && !words[k + 1].empty() &&
+            std::all_of(words[k + 1].begin(), words[k + 1].end(), [](char c) { return c >= '0' && c <= '9'; }))
+          ++k;
+        continue;
+      }
+      if (wd.rfind("--local_rank=", 0) == 0 || wd.rfind("--local-rank=", 0) == 0) continue;
+      out += (out.empty() ? "" : " ") + wd;
+    }
+    return out;
+  };
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // program -> logs, in the order given
+  std::map<std::string, std::string> shown;                              // program -> its first command line
+  size_t with_command = 0;
+  for (const auto& l : logs) {
+    const std::string cmd = l.data.meta("command_line");
+    if (cmd.empty()) continue;
+    ++with_command;
+    const std::string prog = program(cmd);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == prog; });
+    if (it == groups.end()) {
+      groups.push_back({prog, {}});
+      it = groups.end() - 1;
+      shown.emplace(prog, cmd);
+    }
+    it->second.push_back(l.path);
+  }
+  if (groups.size() < 2) return {};
+  std::string s = fmt::format("the {} logs of {} come from {} different command lines, summed here as one run: ",
+                              with_command, side, groups.size());
+  size_t listed = 0;
+  for (const auto& [prog, paths] : groups) {
+    if (listed == kMaxNamesListed) {
+      s += fmt::format("; and {} more", counted(groups.size() - listed, "command line"));
+      break;
+    }
+    std::string logs_text;
+    for (size_t k = 0; k < paths.size() && k < kMaxNamesListed; ++k) logs_text += (k == 0 ? "" : ", ") + paths[k];
+    if (paths.size() > kMaxNamesListed) logs_text += fmt::format(" and {} more", paths.size() - kMaxNamesListed);
+    s += fmt::format("{}`{}` ({})", listed == 0 ? "" : "; ", elideMiddle(displayText(shown.at(prog)), 100), logs_text);
+    ++listed;
+  }
+  return s;
 }
 
 std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, const std::string& unit) {
@@ -228,11 +558,10 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
         if (!gb.count(id)) oa.insert(id);
       for (const auto& id : gb)
         if (!ga.count(id)) ob.insert(id);
-      std::string s = fmt::format("GEMM kernels changed: {}; {}",
-                                  equal > 0 ? namesEqual(equal, all.size()) : noneInCommon(ga.size(), gb.size()), counts);
-      if (!oa.empty()) s += "; only in A: " + namesOf(a, oa);
-      if (!ob.empty()) s += "; only in B: " + namesOf(b, ob);
-      lines.push_back(s);
+      const std::string common = equal > 0 ? namesEqual(equal, all.size()) : noneInCommon(ga.size(), gb.size());
+      const std::string head = fmt::format("GEMM kernels changed: {}; {}", common, counts);
+      lines.push_back(
+          kernelLine(head, {{"; only in A: ", &a, byCost(a, oa)}, {"; only in B: ", &b, byCost(b, ob)}}, ""));
     }
   }
   // Other categories: identical, or what left and what came. Pointwise kernels of A replaced only by
@@ -259,15 +588,15 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
     });
     const std::string runs = fmt::format("kernels that differ run {}", perUnit(a, b, countOf(a, oa), countOf(b, ob), unit));
     if (fused && ob.size() < oa.size()) {
-      lines.push_back(fmt::format("{}: {} in A became {} in B ({}; A: {}; B: {})", c, counted(oa.size(), "kernel"),
-                                  counted(ob.size(), "fused Triton kernel"), runs, namesOf(a, oa), namesOf(b, ob)));
+      lines.push_back(kernelLine(fmt::format("{}: {} in A became {} in B ({}", c, counted(oa.size(), "kernel"),
+                                             counted(ob.size(), "fused Triton kernel"), runs),
+                                 {{"; A: ", &a, byCost(a, oa)}, {"; B: ", &b, byCost(b, ob)}}, ")"));
     } else {
       const size_t equal = ca.size() - oa.size();
-      std::string s = fmt::format("{}: {}", c,
-                                  equal > 0 ? counted(equal, "distinct name") + " equal" : noneInCommon(ca.size(), cb.size()));
-      if (!oa.empty()) s += "; only in A: " + namesOf(a, oa);
-      if (!ob.empty()) s += "; only in B: " + namesOf(b, ob);
-      lines.push_back(s + "; " + runs);
+      const std::string head = fmt::format(
+          "{}: {}", c, equal > 0 ? counted(equal, "distinct name") + " equal" : noneInCommon(ca.size(), cb.size()));
+      lines.push_back(
+          kernelLine(head, {{"; only in A: ", &a, byCost(a, oa)}, {"; only in B: ", &b, byCost(b, ob)}}, "; " + runs));
     }
   }
   // GPU time compared only when both sides recorded it (KCOUNT_GPU_TIME=0 logs have none): the kernel
@@ -331,15 +660,35 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
                         {"count_b", ob.by_identity.at(id).count},
                         {"gpu_ns_a", gpuOf(oa, oa.by_identity.at(id).gpu_ns)},
                         {"gpu_ns_b", gpuOf(ob, ob.by_identity.at(id).gpu_ns)}});
+  const WorkDiff work = workDiff(a, b);
   json verdicts = json::array();
-  for (const auto& p : verdictUnits(a, b))
-    verdicts.push_back(json{{"unit", p}, {"lines", diffVerdicts(a.units.at(p), b.units.at(p), unitName(a, p))}});
+  const std::vector<std::string> order = verdictOrder(a, b);
+  for (const auto& p : order) {
+    std::vector<std::string> lines = diffVerdicts(a.units.at(p), b.units.at(p), unitName(a, p));
+    if (p == kOverall && work.any()) lines.insert(lines.begin(), workDiffLine(work));
+    verdicts.push_back(json{{"unit", p}, {"lines", lines}});
+  }
+  // The range printed first when it repeats: the steady state a comparison is about.
+  json steady = nullptr;
+  if (order.front() != kOverall &&
+      std::min(a.units.at(order.front()).instances, b.units.at(order.front()).instances) > 1)
+    steady = order.front();
+  json work_json = nullptr;
+  if (work.any()) {
+    json inst = json::array();
+    for (const auto& d : work.instances) inst.push_back(json{{"path", d.path}, {"a", d.a}, {"b", d.b}});
+    work_json = json{{"instances", inst}, {"only_a", work.only_a}, {"only_b", work.only_b}};
+  }
   return json{{"a", pa},
               {"b", pb},
               {"gpu_time", json{{"a", a.gpu_time}, {"b", b.gpu_time}}},
               // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
               {"launch_timing_sample", json{{"a", a.launch_timing_sample}, {"b", b.launch_timing_sample}}},
-              {"overall", json{{"a", unitJson(oa)}, {"b", unitJson(ob)}, {"change", changeJson(oa, ob)}}},
+              {"overall", json{{"a", unitJson(oa)},
+                               {"b", unitJson(ob)},
+                               {"change", changeJson(oa, ob)},
+                               {"work_differs", work_json}}},
+              {"steady_state", steady},
               {"ranges", ranges},
               {"kernels", json{{"same", same}, {"only_a", kernelList(oa, m.only_a)}, {"only_b", kernelList(ob, m.only_b)}}},
               {"verdicts", verdicts}};
@@ -415,24 +764,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
                      has_cpu ? t(y, y.cpu_ns) : "-", has_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
                      t(x, x.launch_api_ns), t(y, y.launch_api_ns), dt(x.launch_api_ns, y.launch_api_ns)});
   }
-  std::vector<size_t> w(cells[0].size(), 0);
-  for (const auto& row : cells)
-    for (size_t i = 0; i < row.size(); ++i) {
-      size_t n = 0;
-      for (char c : row[i]) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-      w[i] = std::max(w[i], n);
-    }
-  for (size_t r = 0; r < cells.size(); ++r) {
-    std::string line;
-    for (size_t i = 0; i < cells[r].size(); ++i) {
-      size_t n = 0;
-      for (char c : cells[r][i]) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-      const std::string pad(w[i] - n, ' ');
-      line += i == 0 ? cells[r][i] + pad : "  " + pad + cells[r][i];
-    }
-    out << line << '\n';
-    if (r == 0) out << std::string(line.size(), '-') << '\n';
-  }
+  printCells(out, cells, 1, "", true);
   if (!a.gpu_time || !b.gpu_time)
     out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
                        "no GPU-time change is given, the verdicts compare kernel counts\n",
@@ -462,26 +794,15 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
       nesting = true;
     }
   if (nesting) out << '\n';
-  const auto& k = j["kernels"];
-  out << fmt::format("kernels (whole run, matched by decoded identity): {} same, {} only in A, {} only in B\n",
-                     k["same"].size(), k["only_a"].size(), k["only_b"].size());
-  // Kernel names as text shows them: cut (shortKernelName) and escaped (displayText); JSON keeps them whole.
-  auto shown = [&](const DiffSide& side, const json& e) {
-    return displayText(side.units.at(kOverall).by_identity.at(e["identity"].get<std::string>()).short_name);
-  };
-  for (const auto& e : k["same"])
-    out << fmt::format("  same    {:<13} {} (A ×{}, B ×{})\n", e["category"].get<std::string>(), shown(a, e),
-                       e["count_a"].get<uint64_t>(), e["count_b"].get<uint64_t>());
-  for (const auto& e : k["only_a"])
-    out << fmt::format("  only A  {:<13} {} ×{}\n", e["category"].get<std::string>(), shown(a, e),
-                       e["count"].get<uint64_t>());
-  for (const auto& e : k["only_b"])
-    out << fmt::format("  only B  {:<13} {} ×{}\n", e["category"].get<std::string>(), shown(b, e),
-                       e["count"].get<uint64_t>());
+  printKernels(out, j["kernels"], a, b);
   for (const auto& v : j["verdicts"]) {
-    out << "\nverdict for "
-        << (v["unit"] == kOverall ? std::string("the whole run") : shortPath(v["unit"]))
-        << ":\n";
+    out << "\nverdict for " << (v["unit"] == kOverall ? std::string("the whole run") : shortPath(v["unit"]));
+    if (v["unit"] == j["steady_state"]) {
+      const DiffUnit& ua = a.units.at(v["unit"].get<std::string>());
+      const DiffUnit& ub = b.units.at(v["unit"].get<std::string>());
+      out << fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
+    }
+    out << ":\n";
     // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
     for (const auto& line : v["lines"]) out << "  " << displayText(line.get<std::string>()) << '\n';
   }

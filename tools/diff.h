@@ -45,19 +45,63 @@ struct DiffSide {
   std::map<std::string, DiffUnit> units; // path -> numbers; "(overall)" included
   std::map<std::string, std::string> names;  // path -> the range's own name (raw), for verdict text
   std::map<std::string, std::string> shown;  // path -> path as text tables show it (the path itself)
+  std::map<std::string, std::string> parents;  // path -> its parent's path; "(overall)" for a top-level range
   bool gpu_time = true;  // every log of this side recorded GPU times (gpuTimeRecorded())
   uint64_t launch_timing_sample = 1;  // largest launchTimingSample() of its logs: > 1, launch_api_ns are estimates
 };
 
 DiffSide diffSide(const std::vector<LoadedLog>& logs);
 
+/// Longest verdict line, in display characters (UTF-8 characters): kernel names beyond it are counted
+/// ("and N more"), not listed. JSON's "kernels" lists every kernel whole.
+inline constexpr size_t kMaxVerdictLine = 300;
+/// Most kernel or range names one list of a verdict line names before "and N more".
+inline constexpr size_t kMaxNamesListed = 3;
+
 /// Verdict lines for one unit present on both sides (rules: docs/usage.md, "kcount diff"). `unit` names
-/// it in the text ("step", or "the whole run").
+/// it in the text ("step", or "the whole run"). Kernels named in a line are listed largest GPU time first,
+/// each shortened to kMaxNameColumn characters; no line is longer than kMaxVerdictLine characters unless
+/// the range name in it alone makes it so.
 std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, const std::string& unit);
 
-/// {"a": [paths], "b": [paths], "overall": {...}, "ranges": [{"path", "in", "a": {...}|null, "b": ...,
-///  "change": {...}|null, "children_a", "children_b", "nesting_differs"}], "kernels": {"same", "only_a",
-///  "only_b"}, "verdicts": [{"unit", "lines": [...]}]}. Schema: docs/usage.md.
+/// Where two runs did different work, so that their whole-run totals are not comparable: matched ranges
+/// whose instance counts differ (only the outermost such range of a subtree: its parent's counts are equal
+/// or it is top-level), and top-level ranges of one side only. Paths are DiffSide keys, in A's then B's
+/// depth-first order.
+struct WorkDiff {
+  struct Instances {
+    std::string path;
+    uint64_t a = 0, b = 0;
+  };
+  std::vector<Instances> instances;
+  std::vector<std::string> only_a, only_b;
+  bool any() const { return !instances.empty() || !only_a.empty() || !only_b.empty(); }
+};
+WorkDiff workDiff(const DiffSide& a, const DiffSide& b);
+/// The whole-run verdict's first line when workDiff() finds a difference ("whole-run totals not
+/// comparable: the runs did different work (instances differ: step (20 in A, 30 in B); ...)"), at most
+/// kMaxVerdictLine characters; "" when it finds none.
+std::string workDiffLine(const WorkDiff& w);
+
+/// Units that get verdict lines, in the order they are printed: ranges present on both sides with kernels
+/// on both, most instances first (the fewer of A's and B's: the repeated steady-state range, `step`, before
+/// warm-up and setup), depth-first order among equal counts; then the whole run ("(overall)").
+std::vector<std::string> verdictOrder(const DiffSide& a, const DiffSide& b);
+
+/// For a side of several logs: "" when at most one distinct program ran in them, else the warning that
+/// they are pooled, naming each command line (metadata command_line, cut to 100 characters) with its logs
+/// (at most kMaxNamesListed each): "the 3 logs of A come from 2 different command lines, summed here as
+/// one run: `python3 a.py` (r0.kcount, r1.kcount); `python3 b.py` (x.kcount)". Command lines that differ
+/// only in a rank argument of torch.distributed.launch (`--local_rank=N`, `--local-rank=N`,
+/// `--local_rank N`) are one program; logs without command_line are left out of the comparison. `side`
+/// names the side ("A"). No trailing newline.
+std::string mixedCommandLines(const std::vector<LoadedLog>& logs, const std::string& side);
+
+/// {"a": [paths], "b": [paths], "overall": {..., "work_differs"}, "steady_state", "ranges": [{"path", "in",
+///  "a": {...}|null, "b": ..., "change": {...}|null, "children_a", "children_b", "nesting_differs"}],
+///  "kernels": {"same", "only_a", "only_b"}, "verdicts": [{"unit", "lines": [...]}] in verdictOrder()}.
+///  Schema: docs/usage.md. printDiff() writes the same as text: the kernels section one row per kernel,
+///  largest GPU time first. Pure functions of the logs (thread-safe for distinct outputs).
 nlohmann::json diffJson(const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 

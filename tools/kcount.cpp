@@ -802,6 +802,10 @@ int kcountMain(int argc, char** argv) {
       warnStates(a, false);
       warnStates(b, false);
       warnSameRun(a, b);
+      // Logs of one side are summed as one run: logs of different programs pooled there are named once.
+      for (const auto& [logs, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
+        if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())
+          std::cerr << "kcount: diff: warning: " << w << '\n';
       if (format == "json")
         std::cout << kc::diffJson(a, b).dump(2) << '\n';
       else

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""`kcount diff` as a PyTorch user reads it (docs/usage.md, "kcount diff A B"):
+
+- the verdicts start with the most repeated range (`step` of the shipped GeGLU logs; every configuration's
+  `step` of the shipped sweep logs) and end with the whole run;
+- the whole run's verdict says when its totals are not comparable (the sweeps ran different
+  configurations), and not when the runs did the same work (GeGLU eager against compiled);
+- the kernels section gives each kernel's GPU time in A and B and the change, largest first;
+- no verdict line is longer than about 300 characters;
+- `diff -a X Y -b Z`: logs of one side from different command lines are named once on stderr.
+
+Usage: test_diff.py BUILD_DIR [KC_MAKE_LOG]
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LOGS = os.path.join(ROOT, "examples", "logs")
+GEGLU = (os.path.join(LOGS, "geglu-eager.kcount"), os.path.join(LOGS, "geglu-compiled.kcount"))
+SWEEP = (os.path.join(LOGS, "sweep-eager.kcount"), os.path.join(LOGS, "sweep-compiled.kcount"))
+MAX_LINE = 300
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("PASS " if cond else "FAIL ") + what + ("" if cond or not detail else ": " + str(detail)[:800]))
+    if not cond:
+        failures.append(what)
+
+
+def run(*args):
+    return subprocess.run([KCOUNT, *args], capture_output=True, text=True)
+
+
+def verdict_headers(out):
+    return [l for l in out.splitlines() if l.startswith("verdict for ")]
+
+
+def verdict_lines(out):
+    lines, inside = [], False
+    for l in out.splitlines():
+        if l.startswith("verdict for "):
+            inside = True
+        elif inside and l.startswith("  "):
+            lines.append(l[2:])
+    return lines
+
+
+UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def ns(text):
+    m = re.fullmatch(r"([0-9.]+) (ns|µs|ms|s)", text)
+    return float(m.group(1)) * UNITS[m.group(2)] if m else None
+
+
+def kernel_rows(out):
+    """The kernels section's rows: (in, GPU A, GPU B) with durations in ns (None for '-')."""
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("kernels (whole run"))
+    rows = []
+    for l in lines[start + 2:]:
+        if not l.startswith("  "):
+            break
+        m = re.match(r"  (same|only A|only B)\s.*\s(-|[0-9.]+ (?:ns|µs|ms|s))\s+(-|[0-9.]+ (?:ns|µs|ms|s))\s+(\S+ \S+ \(\S+\)|-)$", l)
+        rows.append((m.group(1), ns(m.group(2)), ns(m.group(3)), m.group(4)) if m else (l, None, None, None))
+    return lines[start], lines[start + 1], rows
+
+
+def test_geglu():
+    r = run("diff", *GEGLU)
+    check(r.returncode == 0 and r.stderr == "", "geglu: diff exit 0, nothing on stderr", r.stderr)
+    heads = verdict_headers(r.stdout)
+    check(heads[:1] == ["verdict for step (most repeated range: 20 instances in A, 20 in B):"],
+          "geglu: the steady state (step, 20 instances) is the first verdict", heads)
+    check(heads[-1:] == ["verdict for the whole run:"], "geglu: the whole run is the last verdict", heads)
+    check(heads == ["verdict for step (most repeated range: 20 instances in A, 20 in B):", "verdict for warmup/step:",
+                    "verdict for warmup:", "verdict for the whole run:"], "geglu: by instances (20, 5, 1), then the whole run", heads)
+    check("not comparable" not in r.stdout, "geglu: same work (5 warm-up steps, 20 steps each): whole-run totals compared")
+    j = json.loads(run("diff", "--format", "json", *GEGLU).stdout)
+    check([v["unit"] for v in j["verdicts"]] == ["step", "warmup/step", "warmup", "(overall)"] and j.get("steady_state") == "step"
+          and j["overall"].get("work_differs", 0) is None, "geglu json: the same order, steady_state step, work_differs null",
+          (j.get("steady_state"), j["overall"].get("work_differs")))
+
+    head, cols, rows = kernel_rows(r.stdout)
+    check(head.startswith("kernels (whole run, matched by decoded identity, largest GPU time first): 4 same, 2 only in A, 2 only in B"),
+          "geglu: kernels section heading", head)
+    check(all(x in cols for x in ("category", "kernel", "count A", "GPU A", "change")), "geglu: kernels columns named", cols)
+    check(len(rows) == 8 and all(g is not None or h is not None for _, g, h, _ in rows), "geglu: 8 kernel rows with GPU times", rows)
+    cost = [max(g or 0, h or 0) for _, g, h, _ in rows]
+    check(cost == sorted(cost, reverse=True), "geglu: kernel rows by GPU time, largest first", cost)
+    first = r.stdout.splitlines()[r.stdout.splitlines().index(head) + 2]
+    check("nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN" in first and "23.6 ms" in first,
+          "geglu: the costliest kernel (the 192x192 GEMM, 23.6 ms) first", first)
+    fused = [l for l in r.stdout.splitlines() if "triton_poi_fused__unsafe_view_gelu_mul_0" in l and l.startswith("  only B")]
+    check(len(fused) == 1 and "5.43 ms" in fused[0] and "(new)" in fused[0], "geglu: the fused kernel's row: B's GPU time, new", fused)
+    long_lines = [l for l in verdict_lines(r.stdout) if len(l) > MAX_LINE]
+    check(not long_lines, f"geglu: no verdict line over {MAX_LINE} characters", long_lines)
+
+
+def test_sweep():
+    r = run("diff", *SWEEP)
+    check(r.returncode == 0, "sweep: diff exit 0", r.stderr)
+    heads = verdict_headers(r.stdout)
+    j = json.loads(run("diff", "--format", "json", *SWEEP).stdout)
+    units = [v["unit"] for v in j["verdicts"]]
+    both = {p["path"]: p for p in j["ranges"] if p["in"] == "both" and p["a"]["kernels"] and p["b"]["kernels"]}
+    repeats = [min(both[u]["a"]["instances"], both[u]["b"]["instances"]) for u in units if u in both]
+    check(len(repeats) > 10 and repeats == sorted(repeats, reverse=True) and repeats[0] == 3,
+          "sweep: verdicts by instances, most first (3 per configuration's step)", repeats)
+    # Each configuration's timed steps (`CONFIG/step`, 3 instances) lead, with the ranges inside them that
+    # ran as often (a linear configuration's step/linear), in sweep order.
+    steps = [u for u in both if u.endswith("/step") and u.count("/") == 1]
+    lead = units[:repeats.count(3)]
+    check(len(steps) > 10 and all(s in lead for s in steps) and [u for u in lead if u in steps] == steps
+          and all(u.split("/")[0] + "/step" in steps and "/warmup" not in u for u in lead),
+          "sweep: every configuration's step verdict first, in sweep order; warm-up and setup after", lead[:8])
+    check(units[-1] == "(overall)" and heads[-1] == "verdict for the whole run:", "sweep: the whole run last", heads[-1:])
+    check(heads[0].startswith("verdict for ") and "(most repeated range: 3 instances in A, 3 in B):" in heads[0],
+          "sweep: the first verdict names its instances", heads[0])
+    work = j["overall"].get("work_differs")
+    check(work is not None and work["only_a"] and any(d["path"].endswith("/warmup/step") for d in work["instances"]),
+          "sweep json: configurations of eager only, warm-up steps 1 against 2", work)
+    whole = r.stdout[r.stdout.index("verdict for the whole run:"):].splitlines()
+    check(whole[1].startswith("  whole-run totals not comparable: the runs did different work (instances differ: ")
+          and "top-level ranges only in A: " in whole[1] and " more" in whole[1] and len(whole[1]) <= MAX_LINE + 2,
+          "sweep: the whole run says its totals are not comparable, and why, in one line", whole[1])
+    long_lines = [l for l in verdict_lines(r.stdout) if len(l) > MAX_LINE]
+    check(not long_lines, f"sweep: no verdict line over {MAX_LINE} characters", long_lines[:2])
+    _, _, rows = kernel_rows(r.stdout)
+    cost = [max(g or 0, h or 0) for _, g, h, _ in rows]
+    check(len(rows) > 10 and cost == sorted(cost, reverse=True), "sweep: kernel rows by GPU time, largest first", cost[:10])
+
+
+def test_pooled_programs(work):
+    def log(name, cmd):
+        path = os.path.join(work, name)
+        script = (f"meta command_line {cmd}\n" if cmd else "") + "push step\nkernel 100 k\npop\n"
+        subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
+        return path
+
+    r0, r1 = log("r0.kcount", "python3 train.py --steps 20"), log("r1.kcount", "python3 train.py --steps 20")
+    other = log("other.kcount", "python3 eval.py")
+    r = run("diff", "-a", r0, r1, "-b", other)
+    check(r.returncode == 0 and r.stderr == "", "diff -a of one program: no warning", r.stderr)
+    s0, s1 = log("s0.kcount", "python3 train.py --steps 20"), log("s1.kcount", "python3 eval.py")
+    r = run("diff", "-a", r0, r1, other, "-b", s0, s1)
+    warned = [l for l in r.stderr.splitlines() if "different command lines" in l]
+    check(r.returncode == 0 and len(warned) == 2 and len(r.stderr.splitlines()) == 2,
+          "diff -a/-b of two programs each: one warning per side", r.stderr)
+    check(any(l.startswith("kcount: diff: warning: the 3 logs of A come from 2 different command lines") and
+              f"`python3 train.py --steps 20` ({r0}, {r1}); `python3 eval.py` ({other})" in l for l in warned),
+          "diff: side A's warning names each command line with its logs", warned)
+    check(any("the 2 logs of B come from 2 different command lines" in l for l in warned), "diff: side B's warning", warned)
+    r = run("diff", *GEGLU)
+    check("command lines" not in r.stderr, "diff A B (one log a side): no warning, even though the programs differ", r.stderr)
+
+
+def main():
+    global KCOUNT, MAKE_LOG
+    build = os.path.abspath(sys.argv[1])
+    KCOUNT = os.path.join(build, "bin", "kcount")
+    MAKE_LOG = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(build, "bin", "kc_make_log")
+    test_geglu()
+    test_sweep()
+    with tempfile.TemporaryDirectory() as work:
+        test_pooled_programs(work)
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
