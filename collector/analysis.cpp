@@ -127,6 +127,7 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
 Summary summarize(const LogData& log, const JoinOptions& options) {
   if (log.summary_mode && !log.snapshots.empty()) return summarizeSnapshot(log, log.snapshots.size() - 1);
   Summary s;
+  s.graph_view = options.graph_view;
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);

@@ -101,6 +101,10 @@ struct Summary {
   /// memory operation matched them, and kernels/operations that waited for their launch longer than the
   /// window. 0 means the streaming result equals summarize() on the whole log; see collector/stream_summary.h.
   uint64_t join_window_evicted = 0;
+  /// Where replayed CUDA graph kernels were credited (JoinOptions::graph_view of the join that built this
+  /// summary; kLaunch for a summary-mode snapshot). Under kCapturePath a range's graph launches and the
+  /// replayed kernels they ran are in different ranges, which the verdicts say (tools/report.h).
+  GraphView graph_view = GraphView::kLaunch;
   std::vector<uint32_t> children_order; // scope ids in depth-first order of first appearance (root first)
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
 };

@@ -448,6 +448,7 @@ size_t StreamSummarizer::peakWaiting() const { return s_->peak_waiting; }
 Summary StreamSummarizer::finish(const LogData& log) {
   State& st = *s_;
   Summary s = std::move(st.out);
+  s.graph_view = st.options.graph_view;
   for (const auto& [corr, w] : st.waiting) {
     unmatched(s, w);
     if (w.is_kernel) st.segUnmatched(corr);

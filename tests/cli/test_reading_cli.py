@@ -312,9 +312,72 @@ def test_range_names():
     check("diff json: raw names", ranges.get("p", {}).get("children_a") == ["x/y"], str(ranges.get("p")))
 
 
+def verdict_lines(out):
+    """{path: verdict line text after "path: "} from the lines under 'verdicts, top kernels'."""
+    lines = out[out.index("verdicts, top kernels"):].splitlines()[1:] if "verdicts, top kernels" in out else []
+    got = {}
+    for l in lines:
+        if not l.startswith("  "):
+            break
+        path, _, text = l[2:].partition(": ")
+        got[path] = text
+    return got
+
+
+def test_verdicts():
+    """The verdict lines of summary: memory operations are GPU work, an innermost parent's work is in its
+    children, and --graph-view capture does not weigh graph launches against replays."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    launches = os.path.join(root, "tests", "data", "launches.kcount")
+    rc, out, _ = kcount("summary", launches)
+    memops = verdict_lines(out).get("memops", "")
+    check("verdict: a range with 3 memcpy and 1 memset has GPU work",
+          rc == 0 and memops.startswith("CPU-bound: 54.8 µs in the range for 5.34 µs of GPU work "
+                                        "(memory copies and memsets; no kernel launch calls)"), memops)
+    rc, out, _ = kcount("summary", "--format", "json", launches)
+    r = [r for r in json.loads(out)["logs"][0]["ranges"] if r["path"] == "memops"][0]
+    check("verdict json: the same for memops", r["verdict"] == memops and "no GPU work" not in r["verdict"], r["verdict"])
+
+    geglu = os.path.join(root, "examples", "logs", "geglu-eager.kcount")
+    rc, tree, _ = kcount("summary", geglu)
+    rc2, inner, _ = kcount("summary", "--view", "innermost", geglu)
+    t, i = verdict_lines(tree), verdict_lines(inner)
+    check("innermost: a parent whose work is in its children is not 'no GPU work'",
+          rc2 == 0 and not any("no GPU work" in i.get(p, "no GPU work") for p in ("step", "warmup", "warmup/step")), i)
+    check("innermost: the parent's verdict is its inclusive one, said to count its child ranges",
+          all(i.get(p) == "with its child ranges: " + t.get(p, "") for p in ("step", "warmup", "warmup/step")), (i, t))
+    check("innermost: a leaf range's verdict is the tree view's", i.get("step/act") == t.get("step/act") != None, i)
+    check("tree view: step's verdict unchanged (its children's memsets are under 1% of its GPU work: not named)",
+          t.get("step") == "GPU-bound: 1.53 ms of GPU work in 207 µs of range time per instance", t.get("step"))
+    rc, out, _ = kcount("summary", "--format", "json", geglu)
+    step = [r for r in json.loads(out)["logs"][0]["ranges"] if r["path"] == "step"][0]
+    check("json: layers.innermost.verdict of step as --view innermost prints it",
+          step["layers"]["innermost"]["verdict"] == i.get("step") and step["verdict"] == t.get("step"), step["layers"])
+
+    graphs = os.path.join(root, "tests", "data", "graphs.kcount")
+    rc, out, _ = kcount("summary", "--graph-view", "capture", graphs)
+    v = verdict_lines(out)
+    check("capture view: graph launches are not launch-bound for 0 ns",
+          rc == 0 and v.get("rep", "").startswith("graph launches: their kernels are credited to the ranges they were "
+                                                   "captured in (--graph-view capture, no bound verdict): 1.11 ms of "
+                                                   "launch calls in 1.45 ms of range time"), v.get("rep"))
+    check("capture view: the capturing range is not CPU-bound against its replays",
+          v.get("cap", "").startswith("captured kernels: their replays' GPU work is credited here (--graph-view "
+                                      "capture, no bound verdict): 522 µs of GPU work, 1.19 ms in the range, 148 µs "
+                                      "in launch calls"), v.get("cap"))
+    check("capture view: a range without graphs keeps its verdict", v.get("warm", "").startswith("CPU-bound: 25.5 ms"),
+          v.get("warm"))
+    rc, out, _ = kcount("summary", graphs)
+    v = verdict_lines(out)
+    check("launch view: unchanged", v.get("rep") == "launch-bound: 1.11 ms of launch calls for 520 µs of GPU work; top: "
+          "at::native::vectorized_elementwise_kernel<4, CUDAFunctorOnSelf_add> ×500"
+          and v.get("cap", "").startswith("CPU-bound: 1.19 ms in the range for 1.60 µs of GPU work (148 µs in launch "
+                                          "calls)"), v)
+
+
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
-                 test_kernels_sort, test_kernels_range, test_range_names):
+                 test_kernels_sort, test_kernels_range, test_range_names, test_verdicts):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")

@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <unistd.h>
 
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
@@ -677,4 +680,211 @@ TEST_CASE("kernels: rows by GPU total time by default; --sort count, avg and nam
   kc::printKernelsTable(t2, two, false);
   CHECK(order(t2.str()) == cases[0].second);
   CHECK(t2.str().find("run-22  few_long") < t2.str().find("run-11  mid"));
+}
+
+namespace {
+
+/// The verdict line of `path` under a summary table ("  path: verdict..."), without the "  path: ".
+std::string verdictLine(const std::string& text, const std::string& path) {
+  const std::string key = "\n  " + path + ": ";
+  const size_t at = text.find(key);
+  if (at == std::string::npos) return {};
+  const size_t from = at + key.size();
+  return text.substr(from, text.find('\n', from) - from);
+}
+
+/// A memcpy/memset API call (flag kLaunchMemOp) in `scope`, and the operation it ran on the GPU.
+void writeMemCall(kc::LogWriter& w, uint64_t corr, uint32_t scope, kc::MemOpKind kind, uint64_t start, uint64_t ns) {
+  kc::LaunchBody l = launch(corr, scope);
+  l.flags = kc::kLaunchMemOp;
+  w.writeLaunch(l);
+  kc::MemOpBody m{};
+  m.correlation_id = corr;
+  m.start_ns = start;
+  m.end_ns = start + ns;
+  m.bytes = 4096;
+  m.kind = static_cast<uint8_t>(kind);
+  m.copy_kind = kind == kc::MemOpKind::kMemcpy ? 1 : 0;
+  w.writeMemOp(m);
+}
+
+}  // namespace
+
+TEST_CASE("verdict: memory copies and memsets are GPU work; memcpy calls are not launch calls") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "copy");
+  w.writeString(2, "mix");
+  w.writeString(3, "gemm");
+  w.writeString(4, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 0, 2, 0});
+  // "copy": one memcpy (3 µs) and one memset (500 ns) on the GPU, no kernel, in 20 µs.
+  writeMemCall(w, 1, 1, kc::MemOpKind::kMemcpy, 1000, 3000);
+  writeMemCall(w, 2, 1, kc::MemOpKind::kMemset, 5000, 500);
+  w.writeRange({10, 20010, 1, 7, 7, 0});
+  // "mix": a kernel (55 ns, its launch call 7 ns) and a copy of 100 ns in 100 ns: GPU-bound with the copy.
+  w.writeLaunch(launch(3, 2));
+  w.writeKernel(kernel(3, 3));
+  writeMemCall(w, 4, 2, kc::MemOpKind::kMemcpy, 4000, 100);
+  w.writeRange({30000, 30100, 2, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  const std::string t = table(l);
+  CHECK(verdictLine(t, "copy") ==
+        "CPU-bound: 20.0 µs in the range for 3.50 µs of GPU work (memory copies and memsets; no kernel launch calls)");
+  CHECK(verdictLine(t, "mix").starts_with("GPU-bound: 155 ns of GPU work (kernels and memory copies) in 100 ns of range time"));
+  CHECK(t.find("no GPU work") == std::string::npos);
+  const nlohmann::json j = kc::summaryJson(l);
+  CHECK(j["ranges"][1]["path"] == "copy");
+  CHECK(j["ranges"][1]["verdict"] == verdictLine(t, "copy"));
+  CHECK(j["ranges"][1]["layers"]["innermost"]["verdict"] == verdictLine(t, "copy"));
+
+  // The rule, on its inputs: the memcpy calls' CPU time is not launch CPU; a copy's GPU time can make a
+  // range that launch calls would dominate CPU-bound (60 ns of launch calls, 20 ns of kernels + 50 ns of copies).
+  kc::VerdictInputs v;
+  v.instances = 1;
+  v.cpu_ns = 100;
+  v.launch_api_ns = 60;
+  v.launches = 1;
+  v.kernels = 1;
+  v.kernel_gpu_ns = 20;
+  CHECK(kc::layerVerdict(v).starts_with("launch-bound: 60 ns of launch calls for 20 ns of GPU work"));
+  v.memcpy_count = 1;
+  v.mem_gpu_ns = 50;
+  CHECK(kc::layerVerdict(v) ==
+        "CPU-bound: 100 ns in the range for 70 ns of GPU work (kernels and memory copies; 60 ns in launch calls)");
+  v.memset_count = 2;
+  v.mem_gpu_ns = 90;
+  CHECK(kc::layerVerdict(v) == "GPU-bound: 110 ns of GPU work (kernels, memory copies and memsets) in 100 ns of range time");
+  // Memory operations under 1% of the GPU work are counted in it without a word.
+  v.memcpy_count = 0;
+  v.memset_count = 1;
+  v.kernel_gpu_ns = 100000;
+  v.mem_gpu_ns = 990;
+  v.cpu_ns = 1000000;
+  v.launch_api_ns = 600000;
+  v.launches = 100;
+  v.kernels = 100;
+  CHECK(kc::layerVerdict(v) == "launch-bound: 600 µs of launch calls for 101 µs of GPU work");
+  v.mem_gpu_ns = 1020;
+  CHECK(kc::layerVerdict(v) == "launch-bound: 600 µs of launch calls for 101 µs of GPU work (kernels and memsets)");
+  // Copies only, in a log whose launch CPU is sampled: no launch call to estimate, none named.
+  kc::VerdictInputs copies;
+  copies.instances = 1;
+  copies.cpu_ns = 9000;
+  copies.memcpy_count = 2;
+  copies.mem_gpu_ns = 3000;
+  copies.launch_timing_sample = 16;
+  CHECK(kc::layerVerdict(copies) == "CPU-bound: 9.00 µs in the range for 3.00 µs of GPU work (memory copies; no kernel "
+                                    "launch calls)");
+  // No kernel, no copy, no launch: no GPU work.
+  kc::VerdictInputs none;
+  none.instances = 2;
+  none.cpu_ns = 4000;
+  CHECK(kc::layerVerdict(none) == "no GPU work: 2.00 µs in the range per instance");
+}
+
+TEST_CASE("verdict under --view innermost: a parent whose work is in its child ranges gets its inclusive verdict") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "step");
+  w.writeString(2, "mm");
+  w.writeString(3, "gemm");
+  w.writeString(4, "idle");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 1, 2, 0});  // step/mm
+  w.writeScope({3, 0, 4, 0});  // idle: no GPU work at all
+  w.writeLaunch(launch(1, 2));
+  w.writeKernel(kernel(1, 3));
+  w.writeRange({100, 200, 2, 7, 7, 0});
+  w.writeRange({0, 1000, 1, 7, 7, 0});
+  w.writeRange({2000, 2500, 3, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  const std::string tree = table(l), inner = table(l, kc::SummaryView::kInnermost);
+  const std::string step = "CPU-bound: 1.00 µs in the range for 55 ns of GPU work (7 ns in launch calls)";
+  CHECK(verdictLine(tree, "step") == step);  // the default view: unchanged
+  CHECK(verdictLine(inner, "step") == "with its child ranges: " + step);
+  CHECK(verdictLine(inner, "step/mm").starts_with("CPU-bound: 100 ns in the range for 55 ns"));
+  CHECK(verdictLine(inner, "step/mm") == verdictLine(tree, "step/mm"));  // a leaf: its own numbers
+  CHECK(verdictLine(inner, "step/mm").find("child") == std::string::npos);
+  CHECK(verdictLine(inner, "idle") == "no GPU work: 500 ns in the range");
+  CHECK(inner.find("step: no GPU work") == std::string::npos);
+  const nlohmann::json j = kc::summaryJson(l);
+  CHECK(j["ranges"][1]["path"] == "step");
+  CHECK(j["ranges"][1]["verdict"] == step);
+  CHECK(j["ranges"][1]["layers"]["inclusive"]["verdict"] == step);
+  CHECK(j["ranges"][1]["layers"]["innermost"]["verdict"] == "with its child ranges: " + step);
+  // The inclusive view (flat paths) reads like the tree view.
+  CHECK(verdictLine(table(l, kc::SummaryView::kInclusive), "step") == step + "; top: gemm ×1");
+}
+
+TEST_CASE("verdict under --graph-view capture: graph launches and replayed kernels are not weighed against each other") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "cap");
+  w.writeString(2, "rep");
+  w.writeString(3, "add_kernel");
+  w.writeString(4, "cudaLaunchKernel");
+  w.writeString(5, "warm");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 0, 2, 0});
+  w.writeScope({3, 0, 5, 0});
+  // "cap" captures one kernel launch into a graph (node 77); "rep" launches the graph once (8 µs call),
+  // which runs the kernel as node 88, a clone of 77.
+  kc::LaunchBody captured = launch(1, 1);
+  captured.flags = kc::kLaunchCaptured;
+  w.writeLaunch(captured);
+  w.writeGraphNode({77, 0, 1, 1, 1, 4242, 0});
+  w.writeGraphNode({88, 77, 0, 2, 0, 4242, 0});
+  w.writeRange({0, 10000, 1, 7, 7, 0});
+  kc::LaunchBody graph = launch(2, 2);
+  graph.is_graph_launch = 1;
+  graph.enter_ns = 20500;
+  graph.exit_ns = 28500;
+  w.writeLaunch(graph);
+  kc::KernelBody k = kernel(2, 3);
+  k.graph_node_id = 88;
+  w.writeKernel(k);
+  w.writeRange({20000, 30000, 2, 7, 7, 0});
+  // "warm": a plain kernel launch, the same in both views.
+  w.writeLaunch(launch(3, 3));
+  w.writeKernel(kernel(3, 3));
+  w.writeRange({40000, 40100, 3, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  kc::LoadedLog l = loaded(sink.bytes);
+  const std::string launch_view = table(l);
+  CHECK(verdictLine(launch_view, "rep").starts_with("launch-bound: 8.00 µs of launch calls for 55 ns of GPU work"));
+  CHECK(verdictLine(launch_view, "cap") == "CPU-bound: 10.0 µs in the range for 0 ns of GPU work (7 ns in launch calls)");
+  const std::string warm = verdictLine(launch_view, "warm");
+
+  l.summary = kc::summarize(l.data, kc::JoinOptions{kc::GraphView::kCapturePath});
+  CHECK(l.summary.graph_view == kc::GraphView::kCapturePath);
+  const std::string capture_view = table(l);
+  CHECK(verdictLine(capture_view, "rep") ==
+        "graph launches: their kernels are credited to the ranges they were captured in (--graph-view capture, no "
+        "bound verdict): 8.00 µs of launch calls in 10.0 µs of range time");
+  CHECK(verdictLine(capture_view, "cap").starts_with(
+      "captured kernels: their replays' GPU work is credited here (--graph-view capture, no bound verdict): 55 ns of "
+      "GPU work, 10.0 µs in the range, 7 ns in launch calls"));
+  CHECK(verdictLine(capture_view, "warm") == warm);
+  const nlohmann::json j = kc::summaryJson(l);
+  CHECK(j["ranges"][2]["path"] == "rep");
+  CHECK(j["ranges"][2]["verdict"] == verdictLine(capture_view, "rep"));
+
+  // The streaming join (kcount summary's) keeps the view too, and says the same.
+  char path[] = "/tmp/kc_report_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, sink.bytes.data(), sink.bytes.size()) == static_cast<ssize_t>(sink.bytes.size()));
+  close(fd);
+  const kc::LoadedLog streamed = kc::streamLog(path, kc::JoinOptions{kc::GraphView::kCapturePath});
+  std::remove(path);
+  CHECK(streamed.summary.graph_view == kc::GraphView::kCapturePath);
+  CHECK(verdictLine(table(streamed), "rep") == verdictLine(capture_view, "rep"));
+  CHECK(verdictLine(table(streamed), "cap") == verdictLine(capture_view, "cap"));
 }
