@@ -169,6 +169,7 @@ struct ChunkInfo {
   uint32_t record_count = 0;
   uint32_t payload_bytes = 0;  // decoded size (== stored_bytes for a plain chunk)
   uint8_t codec = 0;
+  uint32_t sequence = 0;  // the writer's chunk number in the file: 0, 1, 2, ...
 };
 
 /// Reads the chunk header at `at` if its magic is one of the two chunk magics and the whole header fits.
@@ -180,7 +181,8 @@ bool chunkHeaderAt(std::span<const uint8_t> bytes, size_t at, ChunkInfo& c) {
     if (bytes.size() - at < sizeof(ChunkHeader)) return false;
     ChunkHeader h;
     std::memcpy(&h, bytes.data() + at, sizeof(h));
-    c = ChunkInfo{false, sizeof(ChunkHeader), h.payload_bytes, h.checksum, h.record_count, h.payload_bytes, 0};
+    c = ChunkInfo{false, sizeof(ChunkHeader), h.payload_bytes, h.checksum, h.record_count, h.payload_bytes, 0,
+                  h.sequence};
     return true;
   }
   if (magic == kPackedChunkMagic) {
@@ -188,7 +190,7 @@ bool chunkHeaderAt(std::span<const uint8_t> bytes, size_t at, ChunkInfo& c) {
     PackedChunkHeader h;
     std::memcpy(&h, bytes.data() + at, sizeof(h));
     c = ChunkInfo{true, sizeof(PackedChunkHeader), h.stored_bytes, h.checksum, h.record_count, h.payload_bytes,
-                  h.codec};
+                  h.codec, h.sequence};
     return true;
   }
   return false;
@@ -1110,6 +1112,21 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
 
   const size_t chunks_from = pos;  // where chunk 0 starts
   int64_t chunk = 0;
+  // Sequence numbers of the chunks that verify (the writer numbers the chunks of a file 0, 1, 2, ...;
+  // docs/format.md). The number is outside the checksum, so one number alone is not trusted: a chunk
+  // equal to an earlier one (checksum, size and number) is a repeat, whose records would count twice; a
+  // jump confirmed by the chunk after it is chunks missing; any other odd number is a damaged header.
+  // The writer itself leaves a jump only for chunks it kept out at the size cap or the file refused,
+  // which its Stats record counts in bytes_dropped: jumps are judged after the whole file is read.
+  struct SequencedChunk {
+    int64_t chunk;  // in file order (as messages number chunks)
+    int64_t index;  // chunk less the repeats before it: the sequence number the writer gave it, if all is well
+    uint64_t at;
+    uint32_t sequence;
+  };
+  std::vector<SequencedChunk> sequenced;
+  int64_t repeats = 0;
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
   while (pos < bytes.size()) {
     release(pos);
     const size_t remain = bytes.size() - pos;
@@ -1245,6 +1262,19 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       if (!resyncFrom(pos + 1, what + " (its length leads to no chunk)")) break;
       continue;
     }
+    if (auto [it, added] = seen.try_emplace(h.checksum, h.sequence, h.stored_bytes);
+        !added && it->second == std::make_pair(h.sequence, h.stored_bytes)) {
+      error(log, pos, chunk,
+            "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) + " repeats an earlier chunk (same " +
+                "bytes and sequence number " + std::to_string(h.sequence) +
+                "; the file was edited or joined from pieces): its records are skipped, so as not to count them twice");
+      ++log.chunks_skipped;
+      ++repeats;
+      pos = end;
+      ++chunk;
+      continue;
+    }
+    sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
     // A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a zstd
     // frame of another size) is skipped; its length is trusted, as the checksum covers it.
     std::span<const uint8_t> payload = stored;
@@ -1279,6 +1309,74 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   }
   release(bytes.size());
 
+  // Chunks missing between two intact ones: a jump in the sequence numbers that the next chunk confirms.
+  // Explained when the log's Stats say bytes were dropped (kept out at KCOUNT_MAX_BYTES, or refused by
+  // the file); an error when they say none were; without a Stats record (a process that did not close its
+  // log, or a rotated part before the last) it cannot be told, and is a warning.
+  {
+    int64_t trusted_index = -1, trusted_sequence = -1;  // the last chunk whose number fits: index -1 is "before 0"
+    uint64_t missing = 0, gaps = 0, odd = 0;
+    const SequencedChunk* first_gap = nullptr;
+    const SequencedChunk* first_odd = nullptr;
+    int64_t gap_expected = 0, first_odd_expected = 0;
+    for (size_t i = 0; i < sequenced.size(); ++i) {
+      const SequencedChunk& c = sequenced[i];
+      const int64_t expected = trusted_sequence + (c.index - trusted_index);
+      const int64_t seq = c.sequence;
+      bool confirmed = seq > expected && i + 1 < sequenced.size() &&
+                             int64_t{sequenced[i + 1].sequence} == seq + (sequenced[i + 1].index - c.index);
+      // No chunk after it to confirm a jump (it is the last one read): a trace-mode log whose Stats count
+      // more records than the file holds, none dropped, confirms it (a chunk cut right before the final one).
+      const bool last = i + 1 == sequenced.size();
+      const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
+                               log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
+                               (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
+                                log.range_records < log.stats.ranges);
+      if (seq > expected && last && stats_short) confirmed = true;
+      if (seq != expected && !confirmed) {
+        if (odd++ == 0) {
+          first_odd = &c;
+          first_odd_expected = expected;
+        }
+        continue;
+      }
+      if (seq != expected) {
+        missing += static_cast<uint64_t>(seq - expected);
+        if (gaps++ == 0) {
+          first_gap = &c;
+          gap_expected = expected;
+        }
+      }
+      trusted_index = c.index;
+      trusted_sequence = seq;
+    }
+    if (first_gap != nullptr && !(log.has_stats && log.stats.bytes_dropped > 0)) {
+      const std::string msg =
+          std::to_string(missing) + (missing == 1 ? " chunk" : " chunks") +
+          " missing: the chunk sequence numbers jump from " + std::to_string(gap_expected) + " to " +
+          std::to_string(first_gap->sequence) + " at chunk " + std::to_string(first_gap->chunk) + " at byte " +
+          std::to_string(first_gap->at) + (gaps > 1 ? " (and at " + std::to_string(gaps - 1) + " more places)" : "");
+      if (log.has_stats)
+        error(log, first_gap->at, first_gap->chunk,
+              msg + ", yet the log's stats record says no bytes were dropped: the file lost part of what was "
+                    "written (edited, or copied in pieces); those chunks' records are not in the numbers");
+      else
+        warning(log, first_gap->at, first_gap->chunk,
+                msg + "; the log has no stats record to say whether they were kept out at a size cap or lost "
+                      "from the file");
+    }
+    if (first_odd != nullptr)
+      warning(log, first_odd->at, first_odd->chunk,
+              "chunk " + std::to_string(first_odd->chunk) + " at byte " + std::to_string(first_odd->at) +
+                  " carries sequence number " + std::to_string(first_odd->sequence) + " where " +
+                  std::to_string(first_odd_expected) + " was expected" +
+                  (odd > 1 ? " (and " + std::to_string(odd - 1) + " more chunks out of line)" : "") +
+                  (int64_t{first_odd->sequence} > first_odd_expected
+                       ? ": chunks before it are missing from the file, or its header is damaged (the number is "
+                         "not covered by the checksum; no chunk after it tells which)"
+                       : ": a damaged chunk header (the number is not covered by the checksum)") +
+                  "; its records are read");
+  }
   decoder.finishSnapshots();
   decoder.checkReferences();
   if (!log.complete && log.continuedInPart() == 0) {

@@ -1,7 +1,10 @@
 // Launch and kernel records for reader and report tests: fixed, easily recognized field values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "collector/log_format.h"
 
@@ -32,6 +35,28 @@ inline KernelBody kernel(uint64_t corr, uint32_t name_id) {
   k.grid[0] = 128;
   k.block[0] = 256;
   return k;
+}
+
+/// Byte offsets of the chunks of a log file's bytes (plain or packed), in file order, read from the chunk
+/// headers' lengths (for tests that cut, repeat or damage chunks of a log they wrote: the lengths are trusted).
+inline std::vector<size_t> chunkOffsets(const std::vector<uint8_t>& b) {
+  std::vector<size_t> at;
+  size_t pos = sizeof(FileHeader);
+  while (pos + sizeof(ChunkHeader) <= b.size()) {
+    uint32_t magic;
+    std::memcpy(&magic, b.data() + pos, sizeof(magic));
+    at.push_back(pos);
+    if (magic == kPackedChunkMagic && pos + sizeof(PackedChunkHeader) <= b.size()) {
+      PackedChunkHeader h;
+      std::memcpy(&h, b.data() + pos, sizeof(h));
+      pos += sizeof(h) + h.stored_bytes;
+    } else {
+      ChunkHeader h;
+      std::memcpy(&h, b.data() + pos, sizeof(h));
+      pos += sizeof(h) + h.payload_bytes;
+    }
+  }
+  return at;
 }
 
 }  // namespace kc::test

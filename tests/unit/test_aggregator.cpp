@@ -20,6 +20,7 @@
 #include "tools/html_report.h"
 #include "tools/report.h"
 #include "tools/series.h"
+#include "tests/support/records.h"
 
 namespace {
 
@@ -291,25 +292,7 @@ void checkSummary(const Summary& a, const Summary& b) {
   }
 }
 
-std::vector<size_t> chunkOffsets(const std::vector<uint8_t>& b) {
-  std::vector<size_t> at;
-  size_t pos = sizeof(FileHeader);
-  while (pos + sizeof(ChunkHeader) <= b.size()) {
-    uint32_t magic;
-    std::memcpy(&magic, b.data() + pos, sizeof(magic));
-    at.push_back(pos);
-    if (magic == kPackedChunkMagic && pos + sizeof(PackedChunkHeader) <= b.size()) {
-      PackedChunkHeader h;
-      std::memcpy(&h, b.data() + pos, sizeof(h));
-      pos += sizeof(h) + h.stored_bytes;
-    } else {
-      ChunkHeader h;
-      std::memcpy(&h, b.data() + pos, sizeof(h));
-      pos += sizeof(h) + h.payload_bytes;
-    }
-  }
-  return at;
-}
+using kc::test::chunkOffsets;
 
 }  // namespace
 

@@ -808,6 +808,7 @@ CapRun capRun(size_t cap, uint32_t max_files, uint64_t ranges, uint64_t flush_ev
   w.flush();
   kc::StatsBody st{};
   st.ranges = ranges;
+  st.bytes_dropped = w.droppedBytes();  // as the library's Stats record says
   w.writeStats(st);
   w.writeEnd();
   w.flush();
@@ -904,6 +905,104 @@ TEST_CASE("size cap: the closing records go out in one final chunk, never split 
   }
   CHECK(capped > 0);  // caps where earlier chunks were kept out...
   CHECK(fitted > 0);  // ...and caps where everything fit
+}
+
+// A chunk cut out of a log, or one repeated in it, verifies like any other: only the chunks' sequence
+// numbers tell. Cut: its records are missing though the Stats record says nothing was dropped (an error;
+// without Stats, a warning). Repeated: its records would count twice (an error, the copy is skipped).
+// A sequence number alone out of line (it is outside the checksum: a damaged header) is a warning only.
+TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not a complete log") {
+  auto write = [](bool closed) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
+    w.writeMetadata("host", "h");
+    w.writeString(2, "step");
+    w.writeString(3, "cudaLaunchKernel");  // kc::test::launch()'s api_id
+    w.writeScope(kc::ScopeBody{2, 0, 2, 0});
+    for (uint64_t c = 1; c <= 40; ++c) {
+      w.writeLaunch(kc::test::launch(c, 2));
+      if (c % 10 == 0) w.flush();  // chunk 0 holds the definitions and 10 launches; chunks 1-3 10 each
+    }
+    if (closed) {
+      kc::StatsBody st{};
+      st.launches = 40;
+      w.writeStats(st);
+      w.writeEnd();
+      w.flush();
+    }
+    return sink.bytes;
+  };
+  const std::vector<uint8_t> whole = write(true);
+  const kc::LogData ok = kc::readLog(whole);
+  REQUIRE(ok.intact());
+  REQUIRE(ok.launches.size() == 40);
+  const std::vector<size_t> at = kc::test::chunkOffsets(whole);
+  REQUIRE(at.size() == 5);  // 4 chunks of launches, then Stats and End
+
+  SUBCASE("a chunk cut out of a closed log: error, the rest read") {
+    std::vector<uint8_t> cut(whole.begin(), whole.begin() + static_cast<long>(at[2]));
+    cut.insert(cut.end(), whole.begin() + static_cast<long>(at[3]), whole.end());
+    const kc::LogData d = kc::readLog(cut);
+    CHECK(!d.intact());
+    CHECK(d.complete);
+    CHECK(d.launches.size() == 30);
+    REQUIRE(!d.issues.empty());
+    CHECK(d.issues[0].severity == kc::ReadIssue::Severity::kError);
+    CHECK(d.issues[0].offset == at[2]);
+    CHECK(d.issues[0].message.find("1 chunk missing: the chunk sequence numbers jump from 2 to 3 at chunk 2 at byte " +
+                                   std::to_string(at[2])) == 0);
+    CHECK(d.issues[0].message.find("stats record says no bytes were dropped") != std::string::npos);
+  }
+  SUBCASE("the chunk before the final one cut: no chunk after it confirms the jump, the Stats counts do") {
+    std::vector<uint8_t> cut(whole.begin(), whole.begin() + static_cast<long>(at[3]));
+    cut.insert(cut.end(), whole.begin() + static_cast<long>(at[4]), whole.end());
+    const kc::LogData d = kc::readLog(cut);
+    CHECK(!d.intact());
+    CHECK(d.launches.size() == 30);
+    REQUIRE(!d.issues.empty());
+    CHECK(d.issues[0].message.find("1 chunk missing: the chunk sequence numbers jump from 3 to 4 at chunk 3") == 0);
+  }
+  SUBCASE("a chunk repeated: error, its copy not counted") {
+    std::vector<uint8_t> twice(whole.begin(), whole.begin() + static_cast<long>(at[2]));
+    twice.insert(twice.end(), whole.begin() + static_cast<long>(at[1]), whole.end());  // chunk 1 again
+    const kc::LogData d = kc::readLog(twice);
+    CHECK(!d.intact());
+    CHECK(d.complete);
+    CHECK(d.launches.size() == 40);
+    REQUIRE(d.issues.size() == 1);
+    CHECK(d.issues[0].message.find("chunk 2 at byte " + std::to_string(at[2]) +
+                                   " repeats an earlier chunk (same bytes and sequence number 1;") == 0);
+  }
+  SUBCASE("one chunk's sequence number damaged: a warning, every record read") {
+    for (size_t k = 0; k < at.size(); ++k) {
+      CAPTURE(k);
+      std::vector<uint8_t> flipped = whole;
+      flipped[at[k] + 16] ^= 0x40;  // the sequence field (docs/format.md: offset 16 in both chunk headers)
+      const kc::LogData d = kc::readLog(flipped);
+      CHECK(d.intact());
+      CHECK(d.complete);
+      CHECK(d.launches.size() == 40);
+      REQUIRE(d.issues.size() == 1);
+      CHECK(d.issues[0].severity == kc::ReadIssue::Severity::kWarning);
+      CHECK(d.issues[0].message.find("chunk " + std::to_string(k) + " at byte " + std::to_string(at[k]) +
+                                     " carries sequence number ") == 0);
+    }
+  }
+  SUBCASE("a chunk cut out of a log without Stats: a warning, as it cannot be told from one kept out at a cap") {
+    const std::vector<uint8_t> open_log = write(false);
+    const std::vector<size_t> o = kc::test::chunkOffsets(open_log);
+    REQUIRE(o.size() == 4);
+    std::vector<uint8_t> cut(open_log.begin(), open_log.begin() + static_cast<long>(o[1]));
+    cut.insert(cut.end(), open_log.begin() + static_cast<long>(o[2]), open_log.end());
+    const kc::LogData d = kc::readLog(cut);
+    CHECK(d.intact());
+    CHECK(d.launches.size() == 30);
+    bool warned = false;
+    for (const auto& i : d.issues)
+      warned |= i.severity == kc::ReadIssue::Severity::kWarning &&
+                i.message.find("1 chunk missing") == 0 && i.message.find("no stats record") != std::string::npos;
+    CHECK(warned);
+  }
 }
 
 TEST_CASE("size cap: a log that fits is one file with nothing dropped; without a cap nothing changes") {
