@@ -778,7 +778,10 @@ LogLosses logLosses(const LoadedLog& l) {
     else if (unit == kBytes) out.bytes += n;
     else if (unit == kEvents) out.untallied += n;
   };
-  add("host records", "dropped_host_records", st.dropped_host_records, "KCOUNT_MAX_HOST_MB", kRecords);
+  // The library counts here both records past the host buffer cap and NVTX pushes past its range stack's
+  // depth (ThreadState::kMaxDepth, 256): the Stats record does not tell them apart.
+  add("host records", "dropped_host_records", st.dropped_host_records,
+      "KCOUNT_MAX_HOST_MB, or NVTX ranges nested deeper than 256", kRecords);
   add("activity records", "dropped_activity_records", st.dropped_activity_records, "dropped by CUPTI", kRecords);
   add("activity buffers refused", "activity_buffers_refused", st.activity_buffers_refused, "KCOUNT_MAX_ACTIVITY_MB",
       kBuffers);

@@ -246,7 +246,7 @@ def test_drops(work):
     clean = os.path.join(work, "clean.kcount")
     make_log(clean, "push step\nkernel 100 k\npop\n")
     r = run("summary", lossy)
-    want = ("log complete but LOSSY: 973 records dropped while recording (host records: 970 (KCOUNT_MAX_HOST_MB), "
+    want = ("log complete but LOSSY: 973 records dropped while recording (host records: 970 (KCOUNT_MAX_HOST_MB, or NVTX ranges nested deeper than 256), "
             "activity records: 3 (dropped by CUPTI)); the numbers above undercount")
     check(r.returncode == 0 and want in r.stdout.splitlines(), "summary: a lossy log's state line", r.stdout[-600:])
     r = run("summary", clean)
@@ -266,7 +266,7 @@ def test_drops(work):
     check(r.returncode == 0 and r.stdout.splitlines()[-1] == "OK" and "DROPS" not in r.stdout, "check: clean log OK")
     # Every other reading command names the lossy log on stderr, once, and says nothing for a clean one.
     warn = (f"kcount: {lossy}: warning: log complete but LOSSY: 973 records dropped while recording (host records: "
-            "970 (KCOUNT_MAX_HOST_MB), activity records: 3 (dropped by CUPTI)); its numbers undercount")
+            "970 (KCOUNT_MAX_HOST_MB, or NVTX ranges nested deeper than 256), activity records: 3 (dropped by CUPTI)); its numbers undercount")
     page = os.path.join(work, "lossy.html")
     for args in (("kernels", lossy, clean), ("kernels", "--format", "json", lossy, clean),
                  ("export", "--format", "json", "-o", os.path.join(work, "l.json"), lossy, clean),
