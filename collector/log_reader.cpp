@@ -1094,7 +1094,15 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   }
   log.major = fh.major;
   log.minor = fh.minor;
-  if (fh.major != kLogMajor) {
+  // A major version no kcount writes or will soon (0, or more than 3 above this reader's: 22529 after a
+  // flipped bit) is a damaged version field, not a newer log: said so, and the chunks are read as this
+  // format's, as for a damaged magic. A plausible newer major (2 to 4) is refused, as it may be one.
+  if (fh.major == 0 || fh.major > kLogMajor + 3) {
+    error(log, 8, -1,
+          "damaged file header: its version field says " + std::to_string(fh.major) + "." + std::to_string(fh.minor) +
+              ", which no kcount writes; the chunks are read as format " + std::to_string(kLogMajor) + ".x");
+    log.major = kLogMajor;
+  } else if (fh.major != kLogMajor) {
     log.unsupported_version = true;
     error(log, 8, -1,
           "unsupported version " + std::to_string(fh.major) + "." + std::to_string(fh.minor) +
