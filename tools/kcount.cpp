@@ -760,6 +760,14 @@ int kcountMain(int argc, char** argv) {
       if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
         std::cerr << "kcount: --metric chooses the number of the across-logs table, printed for several logs "
                      "in the table format: no effect here\n";
+      // --wide shapes the table only; --top the table and the CSV's top-kernels column (JSON lists them all).
+      if (format != "table" && summary->get_option("--wide")->count() > 0)
+        std::cerr << "kcount: --wide lays out the table format's verdict and top-kernel lines: no effect with "
+                     "--format "
+                  << format << "\n";
+      if (format == "json" && summary->get_option("--top")->count() > 0)
+        std::cerr << "kcount: --top limits the kernels of the table and CSV: no effect with --format json (its "
+                     "ranges list every kernel)\n";
       if (format == "json") {
         auto j = kc::summaryJson(logs);
         if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
@@ -816,6 +824,11 @@ int kcountMain(int argc, char** argv) {
       auto logs = loadAll(paths, /*streaming=*/true);  // tallies per (range, name) and first shapes
       int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
+      if (kernels->get_option("--range")->count() > 0 && kernels_range.empty()) {
+        std::cerr << "kcount kernels: --range needs a range path as kcount summary shows it (e.g. step/mlp); "
+                     "leave it out for the whole run\n";
+        return 2;
+      }
       if (!kernels_range.empty()) {
         size_t found = 0;
         for (auto& l : logs)

@@ -279,6 +279,27 @@ def test_kernels_range():
               ks.get(fused, {}).get("count") == 20 and whole[fused]["count"] > 20, (ks.get(fused), whole[fused]["count"]))
     rc, out, err = kcount("kernels", "--range", "no/such", log)
     check("kernels --range with no such range: exit 2, named", rc == 2 and "no range no/such" in err, (rc, err))
+    rc, out, err = kcount("kernels", "--range", "", log)
+    check("kernels --range '': exit 2, not the whole run", rc == 2 and out == "" and "--range needs a range path" in err,
+          (rc, out[:200], err))
+
+
+def test_options_without_effect():
+    """Options that do nothing in the chosen format say so on stderr, the output unchanged."""
+    log = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "examples", "logs", "linear-eager.kcount")
+    for fmt in ("csv", "json"):
+        rc, out, err = kcount("summary", "--format", fmt, "--wide", log)
+        _, plain, _ = kcount("summary", "--format", fmt, log)
+        check(f"summary --wide --format {fmt}: warned, output as without it",
+              rc == 0 and out == plain and "--wide lays out the table format" in err, (rc, err))
+    rc, out, err = kcount("summary", "--format", "json", "--top", "1", log)
+    _, plain, _ = kcount("summary", "--format", "json", log)
+    check("summary --top --format json: warned, output as without it",
+          rc == 0 and out == plain and "--top limits the kernels of the table and CSV" in err, (rc, err))
+    rc, out, err = kcount("summary", "--format", "csv", "--top", "1", log)
+    check("summary --top --format csv: no warning (the CSV's top-kernels column follows it)", rc == 0 and err == "",
+          (rc, err))
 
 
 def test_range_names():
@@ -377,7 +398,8 @@ def test_verdicts():
 
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
-                 test_kernels_sort, test_kernels_range, test_range_names, test_verdicts):
+                 test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
+                 test_options_without_effect):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
