@@ -864,7 +864,7 @@ int kcountMain(int argc, char** argv) {
       for (const auto& p : paths) {
         bool cannot_read = false;
         if (const std::string why = notALogFile(p, &cannot_read); !why.empty()) {
-          std::cout << "== " << p << '\n' << (cannot_read ? "CANNOT READ: " : "NOT A LOG FILE: ") << why << '\n';
+          std::cout << "== " << kc::displayText(p) << '\n' << (cannot_read ? "CANNOT READ: " : "NOT A LOG FILE: ") << why << '\n';
           rc = 2;
           continue;
         }

@@ -1363,7 +1363,7 @@ json summaryJson(const std::vector<LoadedLog>& logs) {
 void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptions& opt) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
-  out << "== " << l.path;
+  out << "== " << displayText(l.path);
   for (const char* key : {"host", "pid", "rank"}) {
     std::string v = d.meta(key);
     if (!v.empty()) out << "  " << key << "=" << v;
@@ -1884,7 +1884,7 @@ std::string noTotalsText(const LogData& d, const Summary& s) {
 int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
-  out << "== " << l.path << '\n';
+  out << "== " << displayText(l.path) << '\n';
   if (d.not_a_log) {
     // No header: no version, records or join to report.
     for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);

@@ -117,7 +117,7 @@ void printSeriesCsv(std::ostream& out, const LoadedLog& l, bool header) {
 }
 
 void printSeries(std::ostream& out, const LoadedLog& l) {
-  out << "== " << l.path << '\n';
+  out << "== " << displayText(l.path) << '\n';
   if (!l.data.summary_mode) return;  // no snapshots: the caller says so on stderr
   if (l.data.snapshots.empty()) {
     out << noSnapshotText(l.data) << '\n';

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -284,6 +285,27 @@ def test_kernels_range():
           (rc, out[:200], err))
 
 
+def test_non_utf8_path():
+    """A file name that is not UTF-8 (Latin-1 bytes) is shown escaped in the "== path" headers of summary and
+    check, so the output stays valid UTF-8."""
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "examples", "logs", "linear-eager.kcount")
+    with tempfile.TemporaryDirectory() as tmp:
+        name = os.path.join(os.fsencode(tmp), b"lat\xe9in.kcount")
+        shutil.copyfile(src, name)
+        for cmd in ("summary", "check"):
+            p = subprocess.run([KCOUNT, cmd, name], capture_output=True)
+            first = p.stdout.split(b"\n")[0]
+            try:
+                p.stdout.decode("utf-8")
+                valid = True
+            except UnicodeDecodeError:
+                valid = False
+            check(f"{cmd} of a Latin-1 file name: valid UTF-8, the byte shown as \\xe9",
+                  p.returncode == 0 and valid and first.startswith(b"== ") and b"lat\\xe9in.kcount" in first,
+                  (p.returncode, first))
+
+
 def test_options_without_effect():
     """Options that do nothing in the chosen format say so on stderr, the output unchanged."""
     log = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -399,7 +421,7 @@ def test_verdicts():
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
                  test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
-                 test_options_without_effect):
+                 test_options_without_effect, test_non_utf8_path):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
