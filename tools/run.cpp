@@ -308,7 +308,12 @@ int runCommand(const RunOptions& opt) {
   }
   if (exec_errno != 0) {
     // As a shell says it: 127 for a command not found, 126 for one found but not runnable.
+    // execvp() says EACCES for a folder given as the command (a path with a '/'): said as a shell says it.
+    struct stat st {};
+    const bool folder = exec_errno == EACCES && std::strchr(argv[0], '/') != nullptr && ::stat(argv[0], &st) == 0 &&
+                        S_ISDIR(st.st_mode);
     const std::string what = exec_errno == ENOENT ? std::string(argv[0]) + ": command not found"
+                             : folder             ? "cannot run " + std::string(argv[0]) + ": Is a directory"
                                                   : "cannot run " + std::string(argv[0]) + ": " + std::strerror(exec_errno);
     std::fprintf(stderr, "kcount run: %s\n", what.c_str());
     if (!outer_report.empty()) {

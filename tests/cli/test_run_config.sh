@@ -96,6 +96,11 @@ else bad "KCOUNT_MAX_BYTES=10: check exit $rc ($(head -c 300 "$work/cap.check"))
 rc=$?
 if [[ $rc -eq 127 ]] && grep -q "kcount-no-such-command: command not found" "$work/nf.err" && ! grep -q "no log" "$work/nf.err"
 then ok "command not found: exit 127, said so"; else bad "command not found: rc=$rc, $(cat "$work/nf.err")"; fi
+mkdir -p "$work/a-folder"
+"$kcount" run -- "$work/a-folder" >/dev/null 2>"$work/dir.err"
+rc=$?
+if [[ $rc -eq 126 ]] && grep -q "cannot run $work/a-folder: Is a directory" "$work/dir.err" && ! grep -q "no log" "$work/dir.err"
+then ok "a folder as the command: exit 126, 'Is a directory' as a shell says"; else bad "folder as command: rc=$rc, $(cat "$work/dir.err")"; fi
 (cd "$work" && "$kcount" run --inject cuda -- "$prog" 3 _exit >/dev/null 2>"$work/exit.err")
 if grep -q "no log written: libkcount.so was loaded by CUDA or NVTX" "$work/exit.err" && grep -q "_exit()" "$work/exit.err"
 then ok "--inject cuda + _exit: the reason says the process left before its log was written"
