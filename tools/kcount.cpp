@@ -662,9 +662,15 @@ int kcountMain(int argc, char** argv) {
         std::error_code ec;
         if (std::filesystem::exists(p, ec)) continue;
         ++missing;
+        // exists() is false for a path it could not look up too (a name too long, a folder not searchable,
+        // a loop of links): the reason is said then, not "no such file".
+        if (ec && ec != std::errc::no_such_file_or_directory) {
+          std::cerr << "kcount: " << kc::displayText(p) << ": cannot look it up: " << ec.message() << '\n';
+          continue;
+        }
         const bool format_word = p == "csv" || p == "json" || p == "sqlite" || p == "chrome" || p == "table";
-        std::cerr << "kcount: " << p << ": no such file" << (format_word ? " (a format is an option: --format " + p + ")" : "")
-                  << '\n';
+        std::cerr << "kcount: " << kc::displayText(p) << ": no such file"
+                  << (format_word ? " (a format is an option: --format " + p + ")" : "") << '\n';
       }
     if (missing > 0) return 2;
   }

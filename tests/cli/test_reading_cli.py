@@ -306,6 +306,13 @@ def test_non_utf8_path():
                   (p.returncode, first))
 
 
+def test_path_too_long():
+    """A path whose name is too long to look up is said to be so, not 'no such file'."""
+    rc, out, err = kcount("summary", "/tmp/" + "a" * 300 + ".kcount")
+    check("summary of a 300-character file name: exit 2, 'File name too long'",
+          rc == 2 and "cannot look it up: File name too long" in err and "no such file" not in err, (rc, err[-120:]))
+
+
 def test_options_without_effect():
     """Options that do nothing in the chosen format say so on stderr, the output unchanged."""
     log = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -421,7 +428,7 @@ def test_verdicts():
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
                  test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
-                 test_options_without_effect, test_non_utf8_path):
+                 test_options_without_effect, test_non_utf8_path, test_path_too_long):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
