@@ -42,6 +42,10 @@ inline constexpr char kMetaContinuedIn[] = "continued_in_file";
 /// Summary mode, metadata key in the final chunk: how many periodic snapshots were not written to keep
 /// room for the final snapshot under KCOUNT_MAX_BYTES (absent when none was skipped).
 inline constexpr char kMetaSnapshotsSkipped[] = "snapshots_skipped";
+/// Metadata key in the final chunk of a process that ended by a signal the library caught or saw it send
+/// itself: "SIGTERM", "SIGINT" or "SIGHUP" (absent after a normal exit). The last window's end reason is
+/// the same text, and ranges still open then were closed at the signal (flag kRangeUnclosed).
+inline constexpr char kMetaEndSignal[] = "end_signal";
 
 /// The library's writer thread drains the per-thread buffers (and, in summary mode, writes a snapshot when
 /// one is due) every 100 ms: snapshots of a summary-mode log (metadata interval_ns, KCOUNT_INTERVAL)

@@ -1327,19 +1327,19 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     const SequencedChunk* first_gap = nullptr;
     const SequencedChunk* first_odd = nullptr;
     int64_t gap_expected = 0, first_odd_expected = 0;
+    // A trace-mode log whose Stats count more records than the file holds, none dropped: it confirms a
+    // jump at the last chunk read (a chunk cut right before the final one), where no later chunk can.
+    const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
+                             log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
+                             (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
+                              log.range_records < log.stats.ranges);
     for (size_t i = 0; i < sequenced.size(); ++i) {
       const SequencedChunk& c = sequenced[i];
       const int64_t expected = trusted_sequence + (c.index - trusted_index);
       const int64_t seq = c.sequence;
       bool confirmed = seq > expected && i + 1 < sequenced.size() &&
                              int64_t{sequenced[i + 1].sequence} == seq + (sequenced[i + 1].index - c.index);
-      // No chunk after it to confirm a jump (it is the last one read): a trace-mode log whose Stats count
-      // more records than the file holds, none dropped, confirms it (a chunk cut right before the final one).
-      const bool last = i + 1 == sequenced.size();
-      const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
-                               log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
-                               (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
-                                log.range_records < log.stats.ranges);
+      const bool last = i + 1 == sequenced.size();  // no chunk after it to confirm a jump
       if (seq > expected && last && stats_short) confirmed = true;
       if (seq != expected && !confirmed) {
         if (odd++ == 0) {

@@ -209,6 +209,7 @@ void onTerminate(int sig) {
   const bool chained = sigaction(sig, nullptr, &current) == 0 && current.sa_handler != &onTerminate;
   if (getpid() == s.pid() && s.state() == SessionState::kActive) {
     if (Session::recordingNow()) writeUnclosedRanges(/*from_signal_handler=*/true);
+    s.noteEndSignal(sig);
     s.requestFinish(&flushActivityForExit);
     for (int i = 0; i < 3000 && s.state() == SessionState::kActive; ++i) {
       timespec ts{0, 1000000};
@@ -538,6 +539,7 @@ using namespace kc::inject;
 /// names this library (LD_PRELOAD sets that variable). Loads CUPTI, subscribes to the launch callbacks
 /// and enables kernel activity. Always returns 1: a failure disables kcount, never CUDA.
 KC_EXPORT int InitializeInjection(void) {
+  noteEntryPointCalled();
   static std::atomic<bool> once{false};
   if (once.exchange(true)) return 1;
   try {
@@ -585,6 +587,7 @@ KC_EXPORT int InitializeInjection(void) {
 /// atexit handlers, so the log is closed here first (only in the process that recorded: a fork or
 /// vfork/posix_spawn child goes straight to the system call). Then the process exits with `status`.
 [[noreturn]] static void closeThenExit(int status) {
+  noteIdleProcess();
   finishBeforeProcessEnds();
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
@@ -608,7 +611,10 @@ bool endsThisProcess(pid_t pid, int sig) {
 }
 
 void closeBeforeSignal(pid_t pid, int sig) {
-  if (endsThisProcess(pid, sig)) finishBeforeProcessEnds();
+  if (!endsThisProcess(pid, sig)) return;
+  Session& s = Session::get();
+  if (s.state() == SessionState::kActive && getpid() == s.pid()) s.noteEndSignal(sig);
+  finishBeforeProcessEnds();
 }
 }  // namespace
 

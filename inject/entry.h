@@ -23,6 +23,17 @@ void waitForStart() noexcept;
 /// Never throws.
 void finishBeforeProcessEnds() noexcept;
 
+/// Marks that CUDA (InitializeInjection) or NVTX (InitializeInjectionNvtx2) called into the library:
+/// the process made a call kcount records. One atomic store; async-signal-safe.
+void noteEntryPointCalled() noexcept;
+/// Under `kcount run` (KCOUNT_RUN_REPORT set), at the end of a process that loaded the library through
+/// LD_PRELOAD and never reached an entry point (no CUDA initialization, no NVTX call): appends an "idle"
+/// note to the run report, so `kcount run` can say that nothing was written because there was nothing to
+/// record. Only in the process that loaded the library (not a fork child), and not after kcount was
+/// disabled (that has its own note). Called by the library's destructor and by the _exit interposer.
+/// Never throws.
+void noteIdleProcess() noexcept;
+
 /// Where CUPTI stands, for `kcount ctl status`: "not loaded" (no CUDA injection yet), "not initialized"
 /// (loaded, no window opened yet), "attached" (a window is open), "finalize pending" (a window closed;
 /// CUPTI is finalized at the next CUDA API exit), "finalizing", "finalized" (detached: the process runs

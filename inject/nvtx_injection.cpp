@@ -373,6 +373,7 @@ using namespace kc::inject;
 /// tables with kcount's handlers. Called once per library that embeds NVTX3, possibly concurrently.
 /// Returns 1 on success; 0 makes NVTX turn that library's calls into no-ops.
 KC_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+  noteEntryPointCalled();
   try {
     if (get_export_table == nullptr || Session::get().state() == SessionState::kDisabled) return 0;
     const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdarg>
@@ -100,6 +101,11 @@ void noteLoaded(bool by_preload) {
 
 void removeSocketAtExit() { removeControlSocket(); }
 
+// Set by the constructor of a preloaded library: the process that loaded it (0 when CUDA or NVTX
+// dlopen()ed it, or in a process that is not preloaded). noteIdleProcess() speaks only for that process.
+std::atomic<int> g_preloaded_pid{0};
+std::atomic<bool> g_entry_called{false};
+
 // This library's file name ("libkcount.so"), set by the constructor: what an exec's LD_PRELOAD must name.
 char g_self_name[128] = "libkcount.so";
 
@@ -116,6 +122,7 @@ __attribute__((constructor)) void kcountConstructor() {
     const bool by_preload = !self.empty() && preloaded(self);
     noteLoaded(by_preload);
     if (!by_preload) return;  // dlopen()ed by CUDA or NVTX: nothing to set up
+    g_preloaded_pid.store(getpid(), std::memory_order_relaxed);
     Session& s = Session::get();  // reads KCOUNT_* and sets the log level
     markProblemsPrinted();  // programs this one exec()s with the same settings do not print them again
     if (s.state() == SessionState::kDisabled) return;
@@ -327,6 +334,24 @@ void execlCopy(const char* first, va_list* ap, char** argv, size_t n) {
 }
 
 }  // namespace
+
+void noteEntryPointCalled() noexcept { g_entry_called.store(true, std::memory_order_relaxed); }
+
+void noteIdleProcess() noexcept {
+  try {
+    // A vfork child shares this memory: it must not touch the flag, so the pid is compared first.
+    const int pid = g_preloaded_pid.load(std::memory_order_relaxed);
+    if (pid == 0 || pid != getpid() || g_entry_called.load(std::memory_order_relaxed)) return;
+    if (g_preloaded_pid.exchange(0, std::memory_order_relaxed) == 0) return;  // once
+    const char* report = getSetting("KCOUNT_RUN_REPORT");
+    if (report == nullptr || *report == '\0' || Session::get().state() == SessionState::kDisabled) return;
+    noteRunReport(report, "idle", "no CUDA or NVTX call");
+  } catch (...) {
+  }
+}
+
+// A preloaded process that exits normally (exit(), return from main) without a CUDA or NVTX call.
+__attribute__((destructor)) void kcountDestructor() { noteIdleProcess(); }
 }  // namespace kc::inject
 
 // The exec family, interposed when the library is preloaded (see "exec" above). Each returns what the C

@@ -27,6 +27,18 @@ namespace {
 constexpr uint64_t kFlushIntervalNs = 1000000000ull;
 /// Longest segment reason written again before its Segment record once chunks were kept out (bytes).
 constexpr size_t kMaxRepeatedReason = 128;
+
+// End reason of the last window, and value of kMetaEndSignal, for a process ending by signal `sig`
+// (Session::noteEndSignal; only these three are taken); "exit" for 0.
+const char* endReasonOfSignal(int sig) {
+  switch (sig) {
+    case 0: return "exit";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal";
+  }
+}
 constexpr size_t kMaxPendingKernels = 4u << 20;  // ~384 MiB of KernelBody at most
 
 Session* g_session = nullptr;  // immortal: never deleted
@@ -603,8 +615,9 @@ void Session::finish(void (*flush_activity)()) noexcept {
     std::lock_guard<std::mutex> lock(writer_mutex_);
     if (seg_open_) seg_closing_ = true;
     drainLocked(/*final_chunk=*/true);  // switches to kFinished: later activity records count as late
+    const char* end_reason = endReasonOfSignal(end_signal_.load(std::memory_order_relaxed));
     if (seg_open_) {
-      closeSegmentLocked("exit", nowNs(), /*at_exit=*/true);
+      closeSegmentLocked(end_reason, nowNs(), /*at_exit=*/true);
       window_open_.store(false);
       windows_closed_.fetch_add(1);
     }
@@ -631,6 +644,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
       // which the writer's reserve holds, as metadata text and in the Stats record by kind.
       const RecordCounts cut = writer_->droppedRecords();
       if (cut.total() > 0) writer_->writeMetadata("records_not_written", notWrittenText(false));
+      if (end_signal_.load(std::memory_order_relaxed) != 0) writer_->writeMetadata(kMetaEndSignal, end_reason);
       if (aggregator_ && aggregator_->skippedSnapshots() > 0)
         writer_->writeMetadata(kMetaSnapshotsSkipped, std::to_string(aggregator_->skippedSnapshots()));
       stats.not_written_launches = cut.launches;
@@ -765,7 +779,9 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   // and End records: under KCOUNT_MAX_BYTES it is never split from the definitions just before it. (A
   // process with no records writes no file: nothing is flushed for it.)
   if (at_exit && has_records_) writer_->beginFinalChunk();
-  // The reason strings were interned after the last drain copied the table.
+  // The reason strings were interned after the last drain copied the table. Ids from `fresh` on go out
+  // now; those below it went out in an earlier chunk.
+  const uint32_t fresh = strings_written_;
   writeNewDefinitionsLocked();
   // Once a chunk was kept out (size cap, or refused by the file), the reason strings' definitions may be
   // in it: they are written again before the Segment record (a later definition of an id replaces the
@@ -776,7 +792,7 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
       const std::string* text = strings_.lookup(*id);
       if (text == nullptr || text->size() > kMaxRepeatedReason)
         *id = kNoString;
-      else if (*id != kNoString)
+      else if (*id != kNoString && *id < fresh)
         writer_->writeString(*id, *text);
     }
   }

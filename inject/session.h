@@ -173,6 +173,11 @@ class Session {
   void setBeforeFinalDrain(void (*fn)()) noexcept { before_final_drain_.store(fn); }
   /// Async-signal-safe: asks the writer thread to run finish(flush_activity) and returns at once.
   void requestFinish(void (*flush_activity)()) noexcept;
+  /// Async-signal-safe (one atomic store): the process is ending by signal `sig` (SIGTERM, SIGINT or
+  /// SIGHUP, from the terminate handler or a kill()/raise() the process sent itself). finish() then
+  /// closes the last window with end reason "SIGTERM" (...) instead of "exit" and writes metadata
+  /// kMetaEndSignal, so the reader can say that ranges open at that moment end at the signal.
+  void noteEndSignal(int sig) noexcept { end_signal_.store(sig, std::memory_order_relaxed); }
   /// Process id at activation (a vfork/posix_spawn child sees another getpid()).
   int pid() const { return pid_.load(std::memory_order_relaxed); }
   /// Adds a metadata entry written with the next chunk. Thread-safe.
@@ -297,6 +302,7 @@ class Session {
   std::atomic<void (*)()> periodic_flush_{nullptr};
   std::atomic<void (*)()> before_final_drain_{nullptr};
   std::atomic<void (*)()> finish_requested_{nullptr};  // set by requestFinish (signal handler)
+  std::atomic<int> end_signal_{0};  // noteEndSignal: the signal the process ends by, 0 for a normal exit
   std::atomic<int> pid_{0};
   std::atomic<bool> closed_{false};
   std::string cupti_description_;  // written once in InitializeInjection, read in finish()

@@ -332,7 +332,7 @@ namespace {
 /// followed by bytes after its end record. A log that is not intact is never called complete; its line
 /// points at the reader's errors, `errors_at` saying where they are ("listed below": the footer prints
 /// them under this line).
-std::string logStateLine(const LoadedLog& l, std::string_view errors_at = "listed below") {
+std::string logStateOnly(const LoadedLog& l, std::string_view errors_at) {
   const LogData& d = l.data;
   const LogLosses loss = logLosses(l);
   const std::string lossy = loss.any() ? "; LOSSY: " + loss.text() : "";
@@ -354,6 +354,15 @@ std::string logStateLine(const LoadedLog& l, std::string_view errors_at = "liste
            (loss.totalsUndercount() ? "; the numbers above undercount" : "; the rows above undercount, the totals do not") +
            parts;
   return "log complete" + parts;
+}
+
+/// logStateOnly(), then how the process ended where it was by a signal (metadata kMetaEndSignal): ranges
+/// open at that moment were closed there by the library, so their instances end at the signal.
+std::string logStateLine(const LoadedLog& l, std::string_view errors_at = "listed below") {
+  std::string line = logStateOnly(l, errors_at);
+  if (const std::string sig = l.data.meta(kMetaEndSignal); !sig.empty())
+    line += fmt::format("; the process ended by {}: ranges still open then end at the signal", sig);
+  return line;
 }
 
 void printFooter(std::ostream& out, const LoadedLog& l) {

@@ -388,6 +388,8 @@ RunReport readRunReport(std::istream& in) {
       r.not_run.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
     } else if (std::sscanf(line.c_str(), "disabled %d %n", &pid, &text_at) == 1 && text_at > 0) {
       r.disabled.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
+    } else if (std::sscanf(line.c_str(), "idle %d", &pid) == 1) {
+      r.idle_pids.push_back(pid);  // inject/preload.cpp noteIdleProcess
     } else if (std::sscanf(line.c_str(), "torchhelper %d", &pid) == 1) {
       r.torch_helper_pids.push_back(pid);  // python/sitecustomize.py
     } else if (std::sscanf(line.c_str(), "unwritten %d %n", &pid, &text_at) == 1 && text_at > 0) {
@@ -486,6 +488,15 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
     // signal right after the exec), not a program that cannot load it: no guess about the program then.
     if (!killed.empty()) return why + killed + " before " + program + " had loaded libkcount.so";
     return why + text + ": a statically linked or set-user-ID program?";
+  }
+  // Every process that loaded the library ended normally without a CUDA or NVTX call: nothing to record.
+  if (!rep.preloaded_pids.empty() && rep.injected_pids.empty() &&
+      std::ranges::all_of(rep.preloaded_pids, [&](int p) { return std::ranges::find(rep.idle_pids, p) != rep.idle_pids.end(); })) {
+    std::string pids;
+    for (size_t i = 0; i < rep.idle_pids.size() && i < 3; ++i) pids += (i == 0 ? "" : ", ") + std::to_string(rep.idle_pids[i]);
+    if (rep.idle_pids.size() > 3) pids += fmt::format(" and {} more", rep.idle_pids.size() - 3);
+    return why + "the command made no CUDA or NVTX call (" + (rep.idle_pids.size() == 1 ? "pid " : "pids ") + pids +
+           "), so there was nothing to record" + (killed.empty() ? "" : "; " + killed);
   }
   if (end.paused && (end.control == "off" || end.control == "0"))
     return why + "the command started paused with its control socket off (KCOUNT_CONTROL=off), so nothing started "

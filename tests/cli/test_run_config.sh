@@ -72,9 +72,11 @@ nvtx_lib=$build/lib/libkc_nvtx_export.so
 "$kcount" run --output "$work/kbi.kcount" -- python3 "$work/kbi.py" "$nvtx_lib" >/dev/null 2>&1; rc=$?
 python3 "$work/kbi.py" "$nvtx_lib" >/dev/null 2>&1; rc_plain=$?
 n=$("$kcount" summary --format json "$work/kbi.kcount" 2>/dev/null | python3 -c 'import json,sys; print(sum(r["instances"] for r in json.load(sys.stdin)["logs"][0]["ranges"] if r["path"] == "step"))' 2>/dev/null)
-if [[ $rc -eq 130 && $rc_plain -eq 130 ]] && "$kcount" check "$work/kbi.kcount" >/dev/null 2>&1 && [[ $n == 1000 ]]; then
-  ok "KeyboardInterrupt: exit 130 as without kcount, complete log with 1000 ranges"
-else bad "KeyboardInterrupt: rc=$rc (plain $rc_plain), ranges '$n', check: $("$kcount" check "$work/kbi.kcount" 2>&1 | tail -1)"; fi
+state=$("$kcount" summary "$work/kbi.kcount" 2>&1 | grep '^log ')
+if [[ $rc -eq 130 && $rc_plain -eq 130 ]] && "$kcount" check "$work/kbi.kcount" >/dev/null 2>&1 && [[ $n == 1000 ]] &&
+   [[ $state == "log complete; the process ended by SIGINT: ranges still open then end at the signal" ]]; then
+  ok "KeyboardInterrupt: exit 130 as without kcount, complete log with 1000 ranges, ended by SIGINT"
+else bad "KeyboardInterrupt: rc=$rc (plain $rc_plain), ranges '$n', state '$state', check: $("$kcount" check "$work/kbi.kcount" 2>&1 | tail -1)"; fi
 
 # Two bad settings: two warning lines, each with the warning prefix.
 KCOUNT_MAX_FILES=0 KCOUNT_INTERVAL=0 "$kcount" run -- "$prog" 1 >/dev/null 2>"$work/two.err"

@@ -12,6 +12,7 @@ nvtx_ranges.cpp and Python through ctypes, libkcount.so preloaded):
 Usage: test_run_reasons.py BUILD_DIR"""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -144,6 +145,25 @@ def no_log_line(stderr):
     return next((l for l in stderr.splitlines() if l.startswith("kcount: no log written: ")), "")
 
 
+# A command that never initializes CUDA nor calls NVTX: each process the library was loaded into says so
+# at its end (exit(), return from main, _exit()), and kcount run says there was nothing to record.
+idle = "kcount: no log written: the command made no CUDA or NVTX call (pid"
+for prog in (["/bin/true"], [sys.executable, "-c", "print(1)"], [sys.executable, "-c", "import os; os._exit(3)"]):
+    r = run(["--output", f"{tmp}/idle.kcount", "--", *prog])
+    line = no_log_line(r.stderr)
+    check(f"{' '.join(prog)}: no CUDA or NVTX call, said as such",
+          line.startswith(idle + " ") and line.endswith("), so there was nothing to record")
+          and r.returncode == (3 if "_exit" in prog[-1] else 0) and not os.path.exists(f"{tmp}/idle.kcount"),
+          (r.returncode, r.stderr))
+r = run(["--output", f"{tmp}/idle.kcount", "--", "sh", "-c", "/bin/true; /bin/true"])
+check("sh -c '/bin/true; /bin/true': three processes, none made a CUDA or NVTX call",
+      re.fullmatch(re.escape(idle) + r"s \d+, \d+, \d+\), so there was nothing to record", no_log_line(r.stderr)),
+      r.stderr)
+# One process of the command recorded NVTX ranges: its log is written, the idle shell does not matter.
+r = run(["--output", f"{tmp}/idle-nvtx.kcount", "--", "sh", "-c", f"/bin/true; {PROG} 5"])
+check("sh -c '/bin/true; nvtx_ranges 5': the NVTX program's log is written",
+      f"kcount: log: {tmp}/idle-nvtx.kcount" in r.stderr and not no_log_line(r.stderr), r.stderr)
+
 r = run(["--", KCOUNT, "run", "--", f"{tmp}/nonexist"])
 check("nested kcount run of a missing command: exit 127, the outer passes 'command not found' on",
       r.returncode == 127 and no_log_line(r.stderr).startswith(
@@ -177,7 +197,7 @@ check("KCOUNT_START=paused, KCOUNT_CONTROL=off: says the socket was off, advises
 r = run(["--paused", "--output", f"{tmp}/p3.kcount", "--", "true"], KCOUNT_CONTROL="off")
 line = no_log_line(r.stderr)
 check("--paused with KCOUNT_CONTROL=off: neither of kcount run's lines advises `kcount ctl`",
-      "control socket off (KCOUNT_CONTROL=off)" in line and
+      "started paused with its control socket off (KCOUNT_CONTROL=off)" in r.stderr and line.startswith(idle) and
       not any("kcount ctl" in l for l in r.stderr.splitlines() if l.startswith("kcount: ")), r.stderr)
 
 # ---- exec: the log is closed before the image is replaced.

@@ -84,10 +84,15 @@ for case in KILL HUP TERM HUP-off; do
   num=$(kill -l "$sig")
   note="kcount: log incomplete: $log has no end record: the command was killed by signal $num ($(python3 -c "import signal; print(signal.strsignal($num))")) before kcount could close it; kcount summary reads it"
   if [[ $case == TERM || $case == HUP ]]; then
+    # The log says how the process ended (metadata end_signal, the footer's state line).
+    state=$("$kcount" summary "$log" 2>&1 | grep '^log ')
     if [[ $rc -eq $((128 + num)) ]] && grep -qx "kcount: log: $log" "$work/err" && ! grep -q "log incomplete" "$work/err" &&
-       "$kcount" check "$log" >/dev/null; then
-      echo "PASS SIG$sig to the command: its log is closed (complete), exit $rc, no incomplete-log line"
+       "$kcount" check "$log" >/dev/null &&
+       [[ $state == "log complete; the process ended by SIG$sig: ranges still open then end at the signal" ]] &&
+       "$kcount" summary --format json "$log" | python3 -c "import json, sys; sys.exit(json.load(sys.stdin)['logs'][0]['metadata'].get('end_signal') != 'SIG$sig')"; then
+      echo "PASS SIG$sig to the command: its log is closed (complete), says it ended by SIG$sig, exit $rc, no incomplete-log line"
     else
+      echo "   state line: '$state'"
       echo "FAIL SIG$sig to the command: exit $rc; $(tr '\n' ' ' <"$work/err")"; fail=1
     fi
     continue

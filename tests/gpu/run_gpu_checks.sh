@@ -352,8 +352,14 @@ check_row "k3 autograd threads" "$err" autograd "$OUTDIR/autograd-multi.json" "$
 
 # ---- k4: exit paths
 WANT_RC=0 kcount_run exit-_exit - "$PY" "$CASES/exit_paths.py" _exit
+# The log says how the process ended: metadata end_signal (SIGTERM, SIGHUP), absent after _exit.
+end_signal() {  # json: prints the log's end_signal metadata, "-" when absent
+  "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["logs"][0]["metadata"].get("end_signal", "-"))' "$1" 2>/dev/null
+}
+[[ $(end_signal "$OUTDIR/exit-_exit.json") == - ]] || RUN_ERR+="end_signal set after os._exit; "
 check_row "k4a os._exit(0)" "$RUN_ERR" expect "$OUTDIR/exit-_exit.json" work:exclusive.kernels=50
 WANT_RC=143 kcount_run exit-sigterm - "$PY" "$CASES/exit_paths.py" sigterm
+[[ $(end_signal "$OUTDIR/exit-sigterm.json") == SIGTERM ]] || RUN_ERR+="end_signal '$(end_signal "$OUTDIR/exit-sigterm.json")', want SIGTERM; "
 check_row "k4b SIGTERM (exit 143)" "$RUN_ERR" expect "$OUTDIR/exit-sigterm.json" work:exclusive.kernels=50
 WANT_RC=0 kcount_run exit-finalizer - "$PY" "$CASES/exit_paths.py" finalizer
 check_row "k4c finalizer at shutdown" "$RUN_ERR" expect "$OUTDIR/exit-finalizer.json" \
@@ -401,6 +407,7 @@ e_err=$SIG_ERR
 [[ $SIG_RC -eq 129 ]] || e_err+="kcount run exit $SIG_RC, want 129; "
 "$KCOUNT" check "$OUTDIR/exit-sighup.kcount" >"$OUTDIR/exit-sighup.check.txt" 2>&1 || e_err+="kcount check not OK; "
 "$KCOUNT" summary --format json "$OUTDIR/exit-sighup.kcount" >"$OUTDIR/exit-sighup.json" 2>/dev/null
+[[ $(end_signal "$OUTDIR/exit-sighup.json") == SIGHUP ]] || e_err+="end_signal '$(end_signal "$OUTDIR/exit-sighup.json")', want SIGHUP; "
 check_row "k4e SIGHUP: log closed (exit 129)" "$e_err" expect "$OUTDIR/exit-sighup.json" work:exclusive.kernels=50
 
 # ---- k5: fork and DataLoader workers
