@@ -15,6 +15,10 @@ medians of the step times. Configurations (each in --processes fresh processes, 
   summary         KCOUNT_MODE=summary
   summary-nogpu   KCOUNT_MODE=summary KCOUNT_GPU_TIME=0
   trace           KCOUNT_MODE=trace (the default)
+  torch-profiler  no kcount: the "on" side runs inside torch.profiler.profile(CPU, CUDA), started before
+                  the settle steps and stopped after the timed repeat (post-processing not timed): the
+                  peer's added time measured the same way, for the budget line "kcount's added time at
+                  most half of torch.profiler's"
 Writes ab.json and prints the table last. Exit status 0 when every process worked, 1 otherwise.
 """
 import argparse
@@ -34,6 +38,7 @@ CONFIGS = {
     "summary": {"KCOUNT_MODE": "summary"},
     "summary-nogpu": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"},
     "trace": {},
+    "torch-profiler": {},
 }
 
 
@@ -62,12 +67,18 @@ def parse_args(argv=None):
 
 def run_process(args, config, index, lib, work):
     env = dict(os.environ)
-    env.update({"LD_PRELOAD": lib, "KCOUNT_START": "paused", "KCOUNT_CONTROL": "on",
-                "KCOUNT_CONTROL_DIR": ab_common.control_dir(work), "KCOUNT_OUTPUT": os.path.join(work, f"{config}-{index}-%p.kcount"),
-                "PYTHONUNBUFFERED": "1"})
-    env.update(CONFIGS[config])
-    argv = [args.python, os.path.join(HERE, "python_workloads.py"), "--ab-control", "--workloads", args.workloads,
+    argv = [args.python, os.path.join(HERE, "python_workloads.py"), "--workloads", args.workloads,
             "--repeats", str(args.repeats), "--steps", str(args.steps), "--add-iters", str(args.add_iters)]
+    if config == "torch-profiler":
+        env.pop("LD_PRELOAD", None)
+        env["PYTHONUNBUFFERED"] = "1"
+        argv.append("--ab-torch-profiler")
+    else:
+        env.update({"LD_PRELOAD": lib, "KCOUNT_START": "paused", "KCOUNT_CONTROL": "on",
+                    "KCOUNT_CONTROL_DIR": ab_common.control_dir(work),
+                    "KCOUNT_OUTPUT": os.path.join(work, f"{config}-{index}-%p.kcount"), "PYTHONUNBUFFERED": "1"})
+        env.update(CONFIGS[config])
+        argv.append("--ab-control")
     if config == "null":
         argv.append("--ab-null")
     out_path = os.path.join(args.out, f"{config}-{index}.out")
@@ -76,6 +87,51 @@ def run_process(args, config, index, lib, work):
     rc = ab_common.run_child(argv, env, out_path, err_path, args.timeout_s)
     results = [obj for obj in ab_common.json_lines(out_path) if "values_on" in obj]
     return {"config": config, "index": index, "rc": rc, "wall_s": time.time() - t0, "results": results}
+
+
+def summarize(runs, workloads, configs):
+    """One row per (workload, configuration) with results: pairs, the median/min/max of the paired on/off
+    ratios (in %), the median of the paired differences on - off (in the workload's unit: us/iter or
+    ms/step), and the per-process medians of each side. `runs`: run_process() results."""
+    rows = []
+    for workload in workloads:
+        for config in configs:
+            ratios, diffs, off, on = [], [], [], []
+            for run in runs:
+                if run["config"] != config:
+                    continue
+                for r in run["results"]:
+                    if r["workload"] != workload:
+                        continue
+                    pairs = [(a, b) for a, b in zip(r["values_off"], r["values_on"]) if a > 0]
+                    ratios += [b / a - 1 for a, b in pairs]
+                    diffs += [b - a for a, b in pairs]
+                    off.append(r["value_off"])
+                    on.append(r["value_on"])
+            if not ratios:
+                continue
+            unit = next(r["unit"] for run in runs for r in run["results"] if r["workload"] == workload)
+            rows.append({"workload": workload, "config": config, "unit": unit, "pairs": len(ratios),
+                         "added_pct_median": 100 * statistics.median(ratios), "added_pct_min": 100 * min(ratios),
+                         "added_pct_max": 100 * max(ratios), "added_median": statistics.median(diffs),
+                         "off_medians": off, "on_medians": on})
+    return rows
+
+
+def budget_lines(rows):
+    """The overhead issue's Python line, both sides measured the same way (within one process, paired):
+    "BUDGET PASS|FAIL WORKLOAD: ..." for each kcount configuration (not null) of a workload that also has
+    a torch-profiler row: PASS when kcount's median added time is at most half of torch.profiler's."""
+    lines = []
+    for peer in (r for r in rows if r["config"] == "torch-profiler"):
+        for r in rows:
+            if r["workload"] != peer["workload"] or r["config"] in ("null", "torch-profiler"):
+                continue
+            ok = r["added_median"] <= peer["added_median"] / 2
+            lines.append(f"BUDGET {'PASS' if ok else 'FAIL'} {r['workload']}: kcount {r['config']} added <= 1/2 of "
+                         f"torch.profiler's (same process, paired): {r['added_median']:+.3f} vs "
+                         f"{peer['added_median']:+.3f} {r['unit']}")
+    return lines
 
 
 def main(argv=None):
@@ -94,35 +150,21 @@ def main(argv=None):
             runs.append(run)
             print(f"[{config} #{index}] rc={run['rc']} {run['wall_s']:.0f}s", file=sys.stderr, flush=True)
     shutil.rmtree(work, ignore_errors=True)  # control folders; logs are not kept
-    rows = []
-    for workload in args.workloads.split(","):
-        for config in args.configs:
-            ratios, off, on = [], [], []
-            for run in runs:
-                if run["config"] != config:
-                    continue
-                for r in run["results"]:
-                    if r["workload"] != workload:
-                        continue
-                    ratios += [b / a - 1 for a, b in zip(r["values_off"], r["values_on"]) if a > 0]
-                    off.append(r["value_off"])
-                    on.append(r["value_on"])
-            if not ratios:
-                continue
-            unit = next(r["unit"] for run in runs for r in run["results"] if r["workload"] == workload)
-            rows.append({"workload": workload, "config": config, "unit": unit, "pairs": len(ratios),
-                         "added_pct_median": 100 * statistics.median(ratios), "added_pct_min": 100 * min(ratios),
-                         "added_pct_max": 100 * max(ratios), "off_medians": off, "on_medians": on})
+    rows = summarize(runs, args.workloads.split(","), args.configs)
     doc = {"args": vars(args), "runs": runs, "rows": rows,
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     with open(os.path.join(args.out, "ab.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    print(f"{'workload':<18} {'config':<14} {'pairs':>5}  {'added (median of on/off pairs)':<34} off medians per process -> on")
+    print(f"{'workload':<18} {'config':<14} {'pairs':>5}  {'added (median of on/off pairs)':<34} {'added':>12}"
+          "  off medians per process -> on")
     for r in rows:
         off = ", ".join(f"{v:.3f}" for v in r["off_medians"])
         on = ", ".join(f"{v:.3f}" for v in r["on_medians"])
         added = f"{r['added_pct_median']:+.2f} % [{r['added_pct_min']:+.1f}..{r['added_pct_max']:+.1f}]"
-        print(f"{r['workload']:<18} {r['config']:<14} {r['pairs']:>5}  {added:<34} {off} -> {on} {r['unit']}")
+        print(f"{r['workload']:<18} {r['config']:<14} {r['pairs']:>5}  {added:<34} {r['added_median']:>+8.3f} "
+              f"{r['unit'].split('/')[0]:<3} {off} -> {on} {r['unit']}")
+    for line in budget_lines(rows):
+        print(line)
     return 0 if all(run["rc"] == 0 for run in runs) else 1
 
 

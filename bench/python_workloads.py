@@ -62,6 +62,10 @@ def parse_args(argv=None):
     p.add_argument("--ab-null", action="store_true",
                    help="with --ab-control: never switch recording on (a 'status' request instead of 'start'): "
                         "the A/B method's own noise, both sides unrecorded")
+    p.add_argument("--ab-torch-profiler", action="store_true",
+                   help="same-process A/B without kcount: each round times one repeat plain and one inside "
+                        "torch.profiler.profile(CPU, CUDA) (started before the settle steps, stopped after the "
+                        "timed repeat: its post-processing is not timed), order alternating")
     p.add_argument("--ab-settle-steps", type=int, default=3,
                    help="untimed steps (add_: 1000 iterations per step) after each switch, --ab-control only")
     args = p.parse_args(argv)
@@ -74,8 +78,11 @@ def parse_args(argv=None):
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.add_warmup < 0:
         p.error("--add-warmup must not be negative")
-    if args.ab_control and args.torch_profiler:
-        p.error("--ab-control and --torch-profiler exclude each other")
+    if (args.ab_control or args.ab_torch_profiler) and args.torch_profiler:
+        p.error("--ab-control / --ab-torch-profiler and --torch-profiler exclude each other")
+    if args.ab_control and args.ab_torch_profiler:
+        p.error("--ab-control and --ab-torch-profiler exclude each other (torch.profiler's CUPTI subscriber "
+                "and kcount's cannot both be on)")
     if args.ab_control and not os.environ.get("KCOUNT_CONTROL_DIR"):
         p.error("--ab-control needs KCOUNT_CONTROL_DIR (the folder of the process's kcount control socket)")
     if args.ab_null and not args.ab_control:
@@ -244,14 +251,25 @@ def main(argv=None):
         out = {"off": [], "on": []}
         for r in range(args.repeats):
             for state in (("off", "on") if r % 2 == 0 else ("on", "off")):
-                control(("status" if args.ab_null else "start") if state == "on" else "stop")
+                prof = None
+                if args.ab_torch_profiler:
+                    if state == "on":
+                        from torch.profiler import ProfilerActivity, profile
+                        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+                        prof.__enter__()
+                else:
+                    control(("status" if args.ab_null else "start") if state == "on" else "stop")
                 settle()
                 sync()
                 t0 = time.perf_counter()
                 body()
                 sync()
                 out[state].append((time.perf_counter() - t0) / count)
-        control("stop")
+                if prof is not None:
+                    prof.__exit__(None, None, None)  # its post-processing, outside the timed part
+                    del prof
+        if not args.ab_torch_profiler:
+            control("stop")
         return out
 
     # ---- timing -------------------------------------------------------------------------------------
@@ -281,7 +299,7 @@ def main(argv=None):
             for _ in range(args.ab_settle_steps * 1000):
                 x.add_(1)
 
-        if args.ab_control:
+        if args.ab_control or args.ab_torch_profiler:
             return {"unit": "us/iter", "scale": 1e6, "iters": n}, lambda: ab_repeats(body, n, settle)
         return {"unit": "us/iter", "scale": 1e6, "iters": n}, lambda: timed_repeats(body, n)
 
@@ -310,7 +328,7 @@ def main(argv=None):
 
         meta = {"unit": "ms/step", "scale": 1e3, "steps": steps, "warmup_steps": args.warmup_steps,
                 "warmup_s": warmup_s}
-        if args.ab_control:
+        if args.ab_control or args.ab_torch_profiler:
             return meta, lambda: ab_repeats(body, steps, settle)
         return meta, lambda: timed_repeats(body, steps)
 
