@@ -116,6 +116,26 @@ std::string outputIsTerminalOrStdout(const std::string& path) {
   return "";
 }
 
+void removeStaleRunReports(const std::string& folder) noexcept {
+  std::error_code ec;
+  const uid_t me = ::geteuid();
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    // kcount-run.PID.XXXXXX: PID all digits, then mkstemp's six characters.
+    if (!name.starts_with("kcount-run.")) continue;
+    const std::string_view rest = std::string_view(name).substr(sizeof("kcount-run.") - 1);
+    const size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string_view::npos || rest.size() - dot - 1 != 6 ||
+        rest.substr(0, dot).find_first_not_of("0123456789") != std::string_view::npos || dot > 9)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(std::string(rest.substr(0, dot))));
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != me) continue;
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // its run may still be going
+    ::unlink(it->path().c_str());
+  }
+}
+
 int runCommand(const RunOptions& opt) {
   if (opt.command.empty()) {
     std::fprintf(stderr, "kcount run: no command given (usage: kcount run [options] -- CMD ARGS...)\n");
@@ -189,8 +209,12 @@ int runCommand(const RunOptions& opt) {
 
   // Each process that writes a log appends its path to this file (KCOUNT_RUN_REPORT): the run's own
   // logs, whatever their names ("-1" names of taken names, rotated files, the $TMPDIR fallback), also for concurrent runs.
-  std::string report = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp")) +
-                       "/kcount-run.XXXXXX";
+  // Its name carries kcount's pid, so that a later run can remove the file of a run that was killed
+  // before it could (removeStaleRunReports).
+  const std::string report_dir =
+      std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string("/tmp");
+  removeStaleRunReports(report_dir);
+  std::string report = report_dir + "/kcount-run." + std::to_string(getpid()) + ".XXXXXX";
   const int report_fd = mkstemp(report.data());
   const int report_errno = errno;
   if (report_fd >= 0) {

@@ -71,6 +71,12 @@ struct RunReport {
 };
 RunReport readRunReport(std::istream& in);
 
+/// Removes the run reports (`kcount-run.PID.XXXXXX`, regular files of this user) in `folder` whose
+/// `kcount run` process PID no longer exists: those of runs killed before they could remove their own
+/// (SIGKILL, the OOM killer). A report whose PID is alive (its run, or an unrelated process that reused
+/// the PID) is kept. Called by runCommand() before it creates its own. Never throws; errors are ignored.
+void removeStaleRunReports(const std::string& folder) noexcept;
+
 /// How the command ended, for noLogReason().
 struct RunEnd {
   std::string inject = "preload";  // RunOptions::inject

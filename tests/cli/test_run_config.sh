@@ -112,8 +112,10 @@ KCOUNT_OUTPUT=/proc/kcount-none/x.kcount "$kcount" run -- env TMPDIR=/proc/kcoun
 if grep -q "no log written: the log could not be created: cannot create log /proc/kcount-none/x.kcount" "$work/ro.err"
 then ok "log that cannot be created: said so"; else bad "log that cannot be created: $(cat "$work/ro.err")"; fi
 
-# 5. kcount run killed with SIGKILL: its command goes too (PR_SET_PDEATHSIG).
-"$kcount" run -- sleep 60 2>/dev/null &
+# 5. kcount run killed with SIGKILL: its command goes too (PR_SET_PDEATHSIG); its run report
+# ($TMPDIR/kcount-run.PID.XXXXXX) is left, and the next kcount run removes it.
+mkdir -p "$work/tmpdir"
+TMPDIR=$work/tmpdir "$kcount" run -- sleep 60 2>/dev/null &
 kpid=$!
 child=""
 for _ in $(seq 100); do
@@ -130,6 +132,12 @@ for _ in $(seq 100); do
 done
 if [[ -n $child && $gone -eq 1 ]]; then ok "kcount run killed by SIGKILL: its command $child ended too"
 else bad "kcount run killed by SIGKILL: command '$child' still running"; [[ -n $child ]] && kill "$child" 2>/dev/null; fi
+left=$(ls "$work/tmpdir" | grep -c "^kcount-run\.$kpid\.")
+touch "$work/tmpdir/kcount-run.$$.abcdef"  # a live process's (this shell's): kept
+TMPDIR=$work/tmpdir "$kcount" run -- /bin/true 2>/dev/null
+after=$(ls "$work/tmpdir" | tr '\n' ' ')
+if [[ $left -eq 1 && $after == "kcount-run.$$.abcdef " ]]; then ok "the killed run's report is removed by the next run; a live pid's is kept"
+else bad "stale run report: $left left by the killed run; after the next run: '$after'"; fi
 
 # 6. --torch-modules on a command that is not Python: said (no Python process started the helper); a
 # Python command starts it, and nothing is said.
