@@ -295,6 +295,8 @@ bool FileSink::write(const void* data, size_t bytes) {
         warn_("writing " + actual_path_ + " failed (" + std::strerror(err) + ")" +
               (cut ? "; the file is cut back to its last whole chunk" : "") +
               "; further records are counted as dropped");
+      if (opened_) opened_(std::string(1, kFileSinkNote) + std::string(kWriteFailedNote) + std::to_string(::getpid()) + " " +
+                           std::strerror(err));
       failed_ = true;
       return false;
     }

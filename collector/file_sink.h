@@ -22,6 +22,10 @@ inline constexpr char kFileSinkNote = '\0';
 /// as a backslash and an n.
 inline constexpr std::string_view kRunReportPathNote = "logpath ";
 
+/// Start of the run-report note (after kFileSinkNote) that says a write to the log failed: "writefail "
+/// then the process id, a space and the error's text (FileSink::Opened).
+inline constexpr std::string_view kWriteFailedNote = "writefail ";
+
 /// The KCOUNT_RUN_REPORT line (without its '\n') that reports the log file `path`: the path itself, or a
 /// kRunReportPathNote note when it holds a newline. Pure; throws only std::bad_alloc.
 inline std::string runReportPathLine(const std::string& path) {
@@ -90,7 +94,9 @@ class FileSink final : public ByteSink {
   using Warn = std::function<void(const std::string&)>;
   /// Called with the path of each file when it is created. When the log cannot be created at all, called
   /// once with kFileSinkNote followed by the reason (the same text as the warning), so that a caller
-  /// that reports paths (KCOUNT_RUN_REPORT, read by `kcount run`) can report the failure too.
+  /// that reports paths (KCOUNT_RUN_REPORT, read by `kcount run`) can report the failure too. When a
+  /// write fails (full disk, file size limit), called once with kFileSinkNote, kWriteFailedNote, the
+  /// process id, a space and strerror's text ("writefail 1234 No space left on device").
   using Opened = std::function<void(const std::string&)>;
   FileSink(std::string path, unsigned mode, uint64_t max_bytes, Warn warn, uint32_t max_files = 1,
            Opened opened = nullptr);

@@ -1400,7 +1400,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   " on) are damaged or cut short, and the end record may be among them; " + lastIntactText(log));
     else
       warning(log, bytes.size(), -1,
-              std::string(kNoEndRecordText) + "the process did not close it (crash, kill, or still running); " +
+              std::string(kNoEndRecordText) +
+                  "the process did not close it (crash, kill, a write that failed such as a full disk, or still "
+                  "running); " +
                   lastIntactText(log));
   }
   return log;

@@ -32,6 +32,8 @@ namespace fs = std::filesystem;
 
 namespace kc {
 namespace {
+// "REASON (pid A, B)" for each distinct reason, in order, joined by "; " (defined below).
+std::string byReason(const std::vector<std::pair<int, std::string>>& notes);
 
 volatile sig_atomic_t g_child = 0;
 
@@ -362,6 +364,12 @@ int runCommand(const RunOptions& opt) {
       if (const std::string why = incompleteLogNote(f, WTERMSIG(status)); !why.empty())
         std::fprintf(stderr, "kcount: %s\n", why.c_str());
   }
+  // A write that failed (full disk, file size limit): the library said so on stderr when it happened, maybe
+  // long before; said again here, beside the log lines, with what it means for the logs.
+  if (!rep.write_failures.empty())
+    std::fprintf(stderr, "kcount: writing a log failed: %s: the records from then on were not written (the log "
+                         "reads as incomplete, or lossy if its end record still fitted; kcount check tells)\n",
+                 byReason(rep.write_failures).c_str());
   if (report_fd >= 0 && (opt.torch_modules || opt.torch_backward || opt.torch_ops) && rep.torch_helper_pids.empty())
     std::fprintf(stderr,
                  "kcount: --torch-modules/--torch-ops: no Python process of the command started kcount's helper "
@@ -412,6 +420,8 @@ RunReport readRunReport(std::istream& in) {
       r.not_run.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
     } else if (std::sscanf(line.c_str(), "disabled %d %n", &pid, &text_at) == 1 && text_at > 0) {
       r.disabled.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));
+    } else if (std::sscanf(line.c_str(), "writefail %d %n", &pid, &text_at) == 1 && text_at > 0) {
+      r.write_failures.emplace_back(pid, line.substr(static_cast<size_t>(text_at)));  // FileSink::write
     } else if (std::sscanf(line.c_str(), "idle %d", &pid) == 1) {
       r.idle_pids.push_back(pid);  // inject/preload.cpp noteIdleProcess
     } else if (std::sscanf(line.c_str(), "torchhelper %d", &pid) == 1) {

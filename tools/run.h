@@ -68,6 +68,7 @@ struct RunReport {
   std::vector<std::pair<int, std::string>> not_run;    // (pid of a nested kcount run, why its command did not run)
   std::vector<int> torch_helper_pids;  // Python processes that started the --torch-modules/--torch-ops helper
   std::vector<int> idle_pids;          // preloaded processes that ended without a CUDA or NVTX call
+  std::vector<std::pair<int, std::string>> write_failures;  // (pid, strerror text) of a failed log write
 };
 RunReport readRunReport(std::istream& in);
 

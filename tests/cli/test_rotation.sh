@@ -168,7 +168,7 @@ if [[ $rc -eq 0 && $(grep -c "^== $d" <<<"$out") -eq 3 ]]; then ok "summary of *
 else bad "summary of the duplicates: exit $rc, $(grep '^== ' <<<"$out" | tr '\n' ' ')"; fi
 
 # A middle part cut short after the run (copied with a size limit, truncated): the run went on in part 2,
-# so part 1 is a damaged part, not "crash, kill, or still running"; its last part, cut, is still a crash.
+# so part 1 is a damaged part, not "crash, kill, a write that failed such as a full disk, or still running"; its last part, cut, is still a crash.
 c=$work/cut
 mkdir -p "$c"
 cp "$w/r.kcount" "$w/r.1.kcount" "$w/r.2.kcount" "$c/"
@@ -193,7 +193,7 @@ if [[ -n $at && $rc -eq 2 && $out == *"rotated part 1 is cut short"* && $out != 
 else bad "middle part cut at byte '$at': exit $rc: $(grep -E '^(error|warning|DAMAGED|INCOMPLETE)' <<<"$out" | tr '\n' ' ')"; fi
 rm "$c/r.2.kcount"
 out=$("$kcount" check "$c/r.1.kcount"); rc=$?
-if [[ $rc -eq 1 && $out == *"crash, kill, or still running"* && $out != *"cut short"* ]]; then
+if [[ $rc -eq 1 && $out == *"crash, kill, a write that failed such as a full disk, or still running"* && $out != *"cut short"* ]]; then
   ok "the same file without a later part beside it: the run may have ended there (no end record, exit 1)"
 else bad "cut part without later part: exit $rc: $(grep -E '^(error|warning|PARTIAL|INCOMPLETE)' <<<"$out" | tr '\n' ' ')"; fi
 

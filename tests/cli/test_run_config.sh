@@ -112,6 +112,15 @@ KCOUNT_OUTPUT=/proc/kcount-none/x.kcount "$kcount" run -- env TMPDIR=/proc/kcoun
 if grep -q "no log written: the log could not be created: cannot create log /proc/kcount-none/x.kcount" "$work/ro.err"
 then ok "log that cannot be created: said so"; else bad "log that cannot be created: $(cat "$work/ro.err")"; fi
 
+# 4b. A write that fails (file size limit; SIGXFSZ ignored, so write() returns EFBIG): the library warns
+# when it happens, and kcount run says it again beside the log line; the log reads as incomplete.
+(trap '' XFSZ; ulimit -f 1; "$kcount" run --output "$work/fsize.kcount" -- "$prog" 3000 >/dev/null 2>"$work/fsize.err"); rc=$?
+line=$(grep '^kcount: writing a log failed' "$work/fsize.err")
+check_out=$("$kcount" check "$work/fsize.kcount" 2>&1)
+if [[ $rc -eq 0 && $line == "kcount: writing a log failed: File too large (pid "*"): the records from then on were not written"* &&
+      $check_out == *"a write that failed such as a full disk"* ]]; then ok "a failed log write (file size limit): said by kcount run, and by check"
+else bad "failed log write: rc=$rc, line '$line', check: $(echo "$check_out" | tail -2)"; fi
+
 # 5. kcount run killed with SIGKILL: its command goes too (PR_SET_PDEATHSIG); its run report
 # ($TMPDIR/kcount-run.PID.XXXXXX) is left, and the next kcount run removes it.
 mkdir -p "$work/tmpdir"

@@ -167,7 +167,7 @@ TEST_CASE("a log without End record is read with a warning") {
   REQUIRE(d.issues.size() == 1);
   CHECK(d.issues[0].severity == ReadIssue::Severity::kWarning);
   CHECK(d.issues[0].message ==
-        "log has no end record: the process did not close it (crash, kill, or still running); "
+        "log has no end record: the process did not close it (crash, kill, a write that failed such as a full disk, or still running); "
         "last intact chunk 0 ends at byte 124");
   CHECK(d.last_intact_chunk == 0);
   CHECK(d.last_intact_end == 124);
