@@ -18,6 +18,7 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tests/support/records.h"
 
 namespace {
 
@@ -247,27 +248,6 @@ void checkSameSummary(const kc::Summary& a, const kc::Summary& b) {
   }
 }
 
-/// Offsets of the chunk headers of a log, walking from the file header (no damage expected).
-std::vector<size_t> chunkOffsets(const Bytes& b) {
-  std::vector<size_t> at;
-  size_t pos = sizeof(kc::FileHeader);
-  while (pos + 4 <= b.size()) {
-    at.push_back(pos);
-    uint32_t magic;
-    std::memcpy(&magic, b.data() + pos, 4);
-    if (magic == kc::kPackedChunkMagic) {
-      kc::PackedChunkHeader h;
-      std::memcpy(&h, b.data() + pos, sizeof(h));
-      pos += sizeof(h) + h.stored_bytes;
-    } else {
-      kc::ChunkHeader h;
-      std::memcpy(&h, b.data() + pos, sizeof(h));
-      pos += sizeof(h) + h.payload_bytes;
-    }
-  }
-  return at;
-}
-
 /// A file header and one packed chunk holding `stored` with the given header fields, checksum correct.
 Bytes packedLog(const Bytes& stored, uint32_t payload_bytes, uint8_t codec, uint32_t records) {
   Bytes out(sizeof(kc::FileHeader));
@@ -422,7 +402,7 @@ TEST_CASE("a training loop costs a few bytes per kernel in packed chunks") {
 
 TEST_CASE("a flipped byte in a packed log never crashes; the damaged chunk is reported, the others read") {
   const Bytes log = trainingLog(kc::LogEncoding::kCompact, 420);  // chunks at steps 199, 399, and the last
-  const std::vector<size_t> chunks = chunkOffsets(log);
+  const std::vector<size_t> chunks = kc::test::chunkOffsets(log);
   REQUIRE(chunks.size() == 3);
   const kc::LogData whole = kc::readLog(log);
   REQUIRE(whole.intact());
