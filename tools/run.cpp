@@ -380,6 +380,7 @@ int runCommand(const RunOptions& opt) {
   else if (rep.logs.empty()) {
     RunEnd end;
     end.inject = opt.inject;
+    end.lib = opt.lib;
     end.paused = opt.paused || (std::getenv("KCOUNT_START") != nullptr && std::string(std::getenv("KCOUNT_START")) == "paused");
     end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     end.control = control != nullptr ? control : "";
@@ -507,6 +508,12 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
   }
   if (!rep.disabled.empty()) return why + "kcount was disabled: " + byReason(rep.disabled);
   if (!rep.unwritten.empty()) return why + byReason(rep.unwritten) + (killed.empty() ? "" : "; " + killed);
+  // A library given with --lib that no process reported loading: most likely not libkcount.so at all
+  // (every libkcount.so notes its loading in the run report from its constructor).
+  if (rep.injected_pids.empty() && rep.preloaded_pids.empty() && !end.lib.empty() && end.inject != "cuda")
+    return why + "no process reported loading " + shownPath(end.lib) +
+           " (given with --lib): is it libkcount.so? (else: a statically linked program, or one that clears "
+           "LD_PRELOAD)" + (killed.empty() ? "" : "; " + killed);
   if (rep.injected_pids.empty() && rep.preloaded_pids.empty())
     return why + (end.inject == "cuda" ? "no process of the command initialized CUDA or NVTX, so libkcount.so was never loaded"
                                        : "libkcount.so was not loaded (a statically linked program, or one that "

@@ -84,6 +84,7 @@ struct RunEnd {
   bool paused = false;             // started with KCOUNT_START=paused
   std::string control;             // KCOUNT_CONTROL as the command got it ("" if unset)
   int signal = 0;                  // signal that ended the command, 0 if it exited
+  std::string lib;                 // the library given with --lib ("" when kcount found its own)
 };
 
 /// The line `kcount run` prints when no log was written (without the "kcount: " prefix): the log could

@@ -164,6 +164,13 @@ r = run(["--output", f"{tmp}/idle-nvtx.kcount", "--", "sh", "-c", f"/bin/true; {
 check("sh -c '/bin/true; nvtx_ranges 5': the NVTX program's log is written",
       f"kcount: log: {tmp}/idle-nvtx.kcount" in r.stderr and not no_log_line(r.stderr), r.stderr)
 
+# --lib naming a shared library that is not libkcount.so (the test NVTX library): said as such, not blamed
+# on the program.
+r = run(["--lib", NVTX_LIB, "--output", f"{tmp}/otherlib.kcount", "--", "/bin/true"])
+check("--lib naming another shared library: 'is it libkcount.so?'",
+      no_log_line(r.stderr) == f"kcount: no log written: no process reported loading {NVTX_LIB} (given with --lib): "
+      "is it libkcount.so? (else: a statically linked program, or one that clears LD_PRELOAD)", r.stderr)
+
 r = run(["--", KCOUNT, "run", "--", f"{tmp}/nonexist"])
 check("nested kcount run of a missing command: exit 127, the outer passes 'command not found' on",
       r.returncode == 127 and no_log_line(r.stderr).startswith(
