@@ -316,6 +316,12 @@ class Decoder {
               std::span<const uint8_t>& payload);
   /// Reports references to ids past every definition (after the last chunk).
   void checkReferences();
+  /// After the last chunk, before checkReferences(): the String records whose id was past the bound of
+  /// the bytes read. Defined when the log's Stats say bytes were kept out and the id is within the bound
+  /// of the bytes read plus those (the library writes a definition again in the final chunk when the
+  /// chunk that held it was kept out, so its id is as high as the whole run's table); otherwise each is
+  /// the error "string id N ... is out of range" it would have been, at its place.
+  void resolveLateStrings();
   /// Where a record noted by setRecordAt() lies, for messages: "at byte B in chunk K"; "in packed chunk K at
   /// byte B" (the chunk's offset: a packed chunk's records have no file offset of their own); "" when not
   /// known (ReadIssue::kNoOffset).
@@ -406,6 +412,14 @@ class Decoder {
   /// normally come first, so this stays empty; checkReferences() keeps those still undefined at the end.
   std::map<std::pair<bool, uint32_t>, Ref> refs_;
   uint64_t refs_unlisted_ = 0;  // references to further ids once refs_ holds kMaxPendingRefIds
+  struct LateString {
+    uint32_t id;
+    std::string text;
+    uint64_t at;
+    int64_t chunk;
+    std::string error;  // the message if it stays out of range
+  };
+  std::vector<LateString> late_strings_;  // String records past the id bound (resolveLateStrings)
   static constexpr size_t kMaxPendingRefIds = 4096;
 };
 
@@ -565,16 +579,21 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         auto s = prefix<StringBody>(body);
         auto text = body.subspan(sizeof(StringBody));
         const uint32_t limit = idLimit(id_bytes, sizeof(RecordHeader) + sizeof(StringBody));
+        if (text.size() > kMaxStringBytes) text = text.subspan(0, kMaxStringBytes);
         if (s.string_id >= limit) {
-          error(log, issue_at(at), chunk,
-                "string id " + std::to_string(s.string_id) + " at " + at_text(at) + " is out of range (limit " +
-                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes" +
-                    (decoded_bytes_ > 0 ? " and " + std::to_string(decoded_bytes_) + " decoded from packed chunks" : "") +
-                    ")");
+          // Decided after the last chunk (resolveLateStrings): a log whose Stats say bytes were kept out
+          // (KCOUNT_MAX_BYTES, a failed write) defines ids past what its own bytes could hold, as the
+          // library writes a definition again in the final chunk when the chunk that held it was kept out.
+          // Held here: one entry per String record read, so bounded by the bytes read.
+          late_strings_.push_back(
+              {s.string_id, std::string(reinterpret_cast<const char*>(text.data()), text.size()), issue_at(at), chunk,
+               "string id " + std::to_string(s.string_id) + " at " + at_text(at) + " is out of range (limit " +
+                   std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes" +
+                   (decoded_bytes_ > 0 ? " and " + std::to_string(decoded_bytes_) + " decoded from packed chunks" : "") +
+                   ")"});
           break;
         }
         if (s.string_id == kNoString) break;  // id 0 is always ""
-        if (text.size() > kMaxStringBytes) text = text.subspan(0, kMaxStringBytes);
         if (log.strings.size() <= s.string_id) log.strings.resize(s.string_id + 1);
         log.strings[s.string_id].assign(reinterpret_cast<const char*>(text.data()), text.size());
         defineString(s.string_id);
@@ -753,6 +772,23 @@ std::string idList(const std::vector<uint32_t>& ids, size_t max_items = 40) {
 /// location of the first record that used the id); the last complete snapshot is checked here. One issue
 /// per id (at most kMaxReferenceIssues), at the first record that used it, then one issue listing every
 /// undefined id.
+void Decoder::resolveLateStrings() {
+  LogData& log = log_;
+  const uint64_t kept_out = log.has_stats ? log.stats.bytes_dropped : 0;
+  const uint32_t limit =
+      idLimit(log.file_bytes + decoded_bytes_ + kept_out, sizeof(RecordHeader) + sizeof(StringBody));
+  for (LateString& l : late_strings_) {
+    if (kept_out == 0 || l.id >= limit) {
+      error(log, l.at, l.chunk, l.error);
+      continue;
+    }
+    if (log.strings.size() <= l.id) log.strings.resize(l.id + 1);
+    log.strings[l.id] = std::move(l.text);
+    defineString(l.id);
+  }
+  late_strings_.clear();
+}
+
 void Decoder::checkReferences() {
   LogData& log = log_;
   const size_t n_strings = log.strings.size(), n_scopes = log.scopes.size();
@@ -1341,6 +1377,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                              int64_t{sequenced[i + 1].sequence} == seq + (sequenced[i + 1].index - c.index);
       const bool last = i + 1 == sequenced.size();  // no chunk after it to confirm a jump
       if (seq > expected && last && stats_short) confirmed = true;
+      // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the final chunk,
+      // which the writer's reserve always holds, follows them with a jump the Stats explain.
+      if (seq > expected && last && log.has_stats && log.stats.bytes_dropped > 0) confirmed = true;
       if (seq != expected && !confirmed) {
         if (odd++ == 0) {
           first_odd = &c;
@@ -1386,6 +1425,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   "; its records are read");
   }
   decoder.finishSnapshots();
+  decoder.resolveLateStrings();
   decoder.checkReferences();
   if (!log.complete && log.continuedInPart() == 0) {
     // Without End record the loop read to the end of the file. Bytes after the last intact chunk are

@@ -78,6 +78,19 @@ if [[ $rc -eq 130 && $rc_plain -eq 130 ]] && "$kcount" check "$work/kbi.kcount" 
   ok "KeyboardInterrupt: exit 130 as without kcount, complete log with 1000 ranges, ended by SIGINT"
 else bad "KeyboardInterrupt: rc=$rc (plain $rc_plain), ranges '$n', state '$state', check: $("$kcount" check "$work/kbi.kcount" 2>&1 | tail -1)"; fi
 
+# A small size cap and 3000 distinct range names: the chunks that defined them are kept out, the end
+# reason's definition goes into the final chunk with an id far past what the kept bytes could define.
+# The log reads as complete but lossy (not damaged, no sequence warning), and summary reads it.
+KCOUNT_MAX_BYTES=4096 KCOUNT_MAX_FILES=1 "$kcount" run --output "$work/names.kcount" -- python3 -c 'import ctypes, sys
+nv = ctypes.CDLL(sys.argv[1]); nv.nvtxRangePushA.argtypes = [ctypes.c_char_p]
+for i in range(3000):
+    nv.nvtxRangePushA(b"r%d" % i); nv.nvtxRangePop()' "$nvtx_lib" >/dev/null 2>&1
+check_out=$("$kcount" check "$work/names.kcount" 2>&1); crc=$?
+"$kcount" summary "$work/names.kcount" >/dev/null 2>&1; src=$?
+if [[ $crc -eq 1 && $src -eq 0 && $(echo "$check_out" | tail -1) == "COMPLETE BUT LOSSY"* && $check_out != *warning:* && $check_out != *error:* ]]; then
+  ok "size cap with 3000 range names: complete but lossy, no damage or sequence warning, summary reads it"
+else bad "size cap with 3000 range names: check rc=$crc, summary rc=$src: $(echo "$check_out" | grep -E 'error|warning|^[A-Z]' | head -4)"; fi
+
 # Two bad settings: two warning lines, each with the warning prefix.
 KCOUNT_MAX_FILES=0 KCOUNT_INTERVAL=0 "$kcount" run -- "$prog" 1 >/dev/null 2>"$work/two.err"
 if [[ $(grep -c '^\[kcount\] warning: ignoring KCOUNT_' "$work/two.err") -eq 2 ]]; then ok "two bad settings: two prefixed warning lines"

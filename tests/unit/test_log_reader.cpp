@@ -910,6 +910,59 @@ TEST_CASE("size cap: the closing records go out in one final chunk, never split 
   CHECK(fitted > 0);  // ...and caps where everything fit
 }
 
+// Many distinct names under a small cap: the chunks that defined them are kept out, the end reason is
+// interned last (id 3003) and written in the final chunk, far past what the few kept bytes could define.
+// The Stats' kept-out bytes make the id plausible: defined, no error, and the final chunk's sequence jump
+// (the kept-out chunks took their numbers) is explained, not a warning. Without kept-out bytes in the
+// Stats the same id is the out-of-range error it always was.
+TEST_CASE("size cap: a late definition with a high id is read when the Stats say bytes were kept out") {
+  for (const bool dropped : {true, false}) {
+    CAPTURE(dropped);
+    kc::MemorySink sink;
+    sink.max_bytes = 4096;
+    sink.max_files = 1;
+    kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
+    w.writeMetadata("host", "h");
+    w.writeString(2, "start");
+    w.flush();
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t id = 3; id < 3003; ++id) {  // names that do not compress to nothing
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      w.writeString(id, "r" + std::to_string(x));
+      if (id % 64 == 0) w.flush();
+    }
+    w.flush();
+    REQUIRE(w.droppedRecords().total() > 0);
+    w.beginFinalChunk();
+    w.writeString(3003, "exit");
+    kc::SegmentBody seg{};
+    seg.reason_id = 2;
+    seg.end_reason_id = 3003;
+    seg.stop_ns = 5;
+    w.writeSegment(seg);
+    kc::StatsBody st{};
+    st.bytes_dropped = dropped ? w.droppedBytes() : 0;
+    w.writeStats(st);
+    w.writeEnd();
+    w.flush();
+    const kc::LogData d = kc::readLog(sink.bytes);
+    CHECK(d.complete);
+    REQUIRE(d.segments.size() == 1);
+    if (dropped) {
+      CHECK(d.intact());
+      CHECK(d.str(d.segments[0].end_reason_id) == "exit");
+      for (const auto& i : d.issues) CHECK_MESSAGE(i.severity != kc::ReadIssue::Severity::kWarning, i.message);
+    } else {
+      CHECK_FALSE(d.intact());
+      CHECK(std::any_of(d.issues.begin(), d.issues.end(), [](const kc::ReadIssue& i) {
+        return i.message.find("string id 3003") != std::string::npos && i.message.find("out of range (limit") != std::string::npos;
+      }));
+    }
+  }
+}
+
 // A chunk cut out of a log, or one repeated in it, verifies like any other: only the chunks' sequence
 // numbers tell. Cut: its records are missing though the Stats record says nothing was dropped (an error;
 // without Stats, a warning). Repeated: its records would count twice (an error, the copy is skipped).
