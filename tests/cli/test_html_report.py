@@ -18,6 +18,8 @@
    order (count, then name); each run is labelled by its log's file name (two logs of one file name by
    their folders) with host and pid beside it. The page's pure functions (script "kc-lib") are also run
    under node when node is installed.
+7. Verdicts: each range's verdict in the ranges table (one log; two logs: a column per side) is the text
+   `kcount summary` prints for that range, on GPU-recorded logs (geglu-eager, tests/data/launches.kcount).
 
 A missing chromium is a failure, not a skip: scripts/install_deps.sh installs it.
 Usage: test_html_report.py BUILD_DIR
@@ -35,6 +37,7 @@ import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EAGER = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
+LAUNCHES = os.path.join(ROOT, "tests", "data", "launches.kcount")  # H200: launch-bound, CPU-bound, memops ranges
 COMPILED = os.path.join(ROOT, "examples", "logs", "geglu-compiled.kcount")
 ROOT_BAR = (0xC9, 0xD2, 0xE3)  # fill of the chart's top bar (tools/report_page.html)
 
@@ -182,6 +185,7 @@ def main():
         if exe is not None:
             small_changes(kcount, exe, work)
             names_order_labels(kcount, exe, work)
+            verdicts(kcount, exe, work)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 
@@ -249,6 +253,51 @@ def cells(dom, table_index):
         if tds:
             out.append(tds)
     return out
+
+
+def summary_verdicts(kcount, log):
+    """{range path: verdict} from the lines `kcount summary` prints under its table ("  PATH: VERDICT" and
+    "; top: ..." after it); a range without a verdict is absent."""
+    out = subprocess.run([kcount, "summary", log], check=True, capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("verdicts, top kernels"))
+    found = {}
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        path, _, rest = line[2:].partition(": ")
+        verdict = "" if rest.startswith("top: ") else rest.split("; top: ")[0]
+        if verdict:
+            found[path] = verdict
+    return found
+
+
+def verdicts(kcount, exe, work):
+    """The verdict column of the ranges table reads as `kcount summary`'s verdict line of each range."""
+    for log in (EAGER, LAUNCHES):
+        name = os.path.basename(log)
+        want = summary_verdicts(kcount, log)
+        page = os.path.join(work, "verdicts.html")
+        subprocess.run([kcount, "report", log, "-o", page], check=True)
+        dom = browser(exe, "file://" + page, "--dump-dom", work=work)
+        rows = cells(dom, 0)
+        got = {r[0][1]: r[-1][0] for r in rows}  # range path (title of its name cell) -> last cell
+        summary_paths = set(want)
+        check(len(want) >= 5 and summary_paths <= set(got),
+              f"{name}: every range with a summary verdict is in the ranges table ({sorted(summary_paths - set(got))})")
+        wrong = {p: (got[p], want.get(p, "")) for p in got if got[p] != want.get(p, "")}
+        check(rows and not wrong, f"{name}: the verdict of each of {len(rows)} ranges is summary's ({wrong})")
+    # Two logs: a verdict column per side, each as `kcount summary` of its log prints it.
+    page = os.path.join(work, "verdicts-two.html")
+    subprocess.run([kcount, "report", EAGER, COMPILED, "-o", page], check=True)
+    dom = browser(exe, "file://" + page, "--dump-dom", work=work)
+    rows = cells(dom, 0)
+    want_a, want_b = summary_verdicts(kcount, EAGER), summary_verdicts(kcount, COMPILED)
+    got_a = {r[0][1]: r[-2][0] for r in rows}
+    got_b = {r[0][1]: r[-1][0] for r in rows}
+    wrong = {p: (got_a[p], got_b[p]) for p in got_a
+             if p != "(whole process)" and (got_a[p] != want_a.get(p, "") or got_b[p] != want_b.get(p, ""))}
+    check(rows and want_a and want_b and not wrong, f"two logs: verdict A and verdict B columns are summary's ({wrong})")
 
 
 def names_order_labels(kcount, exe, work):
