@@ -15,9 +15,9 @@
    kcount's text tables shorten them (the tile, layout and epilogue at the end stay), the full name in
    the tooltip, and chart labels keep the end of the name and the value; the ranges table lists ranges
    in tree order (two logs: a range of one log under its parent), the kernels table in `kcount kernels`
-   order (count, then name); each run is labelled by its log's file name (two logs of one file name by
-   their folders) with host and pid beside it. The page's pure functions (script "kc-lib") are also run
-   under node when node is installed.
+   order (its default: GPU total time, then count, then name); each run is labelled by its log's file
+   name (two logs of one file name by their folders) with host and pid beside it. The page's pure
+   functions (script "kc-lib") are also run under node when node is installed.
 7. Verdicts: each range's verdict in the ranges table (one log; two logs: a column per side) is the text
    `kcount summary` prints for that range, on GPU-recorded logs (geglu-eager, tests/data/launches.kcount).
 
@@ -337,11 +337,13 @@ def names_order_labels(kcount, exe, work):
     want = [r["path"] for r in summary["ranges"]]
     got = [r[0][1] for r in cells(dom, 0)]
     check(got == want, f"(b) one log: ranges table in the summary's tree order ({got})")
-    kernels = json.loads(subprocess.run([kcount, "kernels", "--sort", "count", "--format", "json", a], check=True, capture_output=True,
+    kernels = json.loads(subprocess.run([kcount, "kernels", "--format", "json", a], check=True, capture_output=True,
                                         text=True).stdout)["kernels"]
     want = [k["name"] for k in kernels]
     got = [r[0][1] for r in kernel_rows]
-    check(got == want and got[:2] == ["small_kernel", "sweep_kernel"], f"(b) kernels table in `kcount kernels --sort count` order: count, then name ({got})")
+    # sweep_kernel: 4 ms over 4 launches; small_kernel: the most launches (5) and the least GPU time.
+    check(got == want and got[0] == "sweep_kernel" and got[-1] == "small_kernel",
+          f"(b) kernels table in `kcount kernels` order: GPU total time, then count, then name ({got})")
     # (b), (c) two logs: a range of B only under its parent; runs titled by label, host and pid
     dom = browser(exe, "file://" + two, "--dump-dom", work=work)
     got = [r[0][1] for r in cells(dom, 0)]
@@ -366,7 +368,7 @@ out.fit = [L.fitLabel(%s, "  4.00 ms  40%%", 300), L.fitLabel("step", "  1 ms", 
 const run = (ranges) => ({ ranges: ranges.map(([id, parent, path]) => ({ id, parent, path })) });
 out.tree = L.treeOrder([run([[0, null, "(no range)"], [1, 0, "s"], [2, 1, "s/x"], [3, 1, "s/z"]]),
                         run([[0, null, "(no range)"], [7, 0, "t"], [1, 0, "s"], [5, 1, "s/w"], [2, 1, "s/x"], [4, 1, "s/y"], [6, 4, "s/y/q"], [3, 1, "s/z"]])]);
-out.kernels = L.kernelOrder([["b", 1], ["a", 5], ["c", 5]], r => r[1], r => r[0]).map(r => r[0]);
+out.kernels = L.kernelOrder([["b", 1, 9], ["a", 5, 2], ["c", 5, 2], ["d", 7, 2], ["e", 9, 0]], r => r[2], r => r[1], r => r[0]).map(r => r[0]);
 console.log(JSON.stringify(out));
 """ % (json.dumps(GEMM), json.dumps(SWEEP[0]))
     res = subprocess.run([node, "-e", "const module = {exports: {}};" + script], capture_output=True, text=True)
@@ -380,7 +382,7 @@ console.log(JSON.stringify(out));
           f"node: fitLabel keeps the value and both ends of the name ({fit})")
     check(got.get("tree") == ["(no range)", "t", "s", "s/w", "s/x", "s/y", "s/y/q", "s/z"],
           f"node: treeOrder puts ranges of one run under their parent ({got.get('tree')})")
-    check(got.get("kernels") == ["a", "c", "b"], f"node: kernelOrder by count, then name ({got.get('kernels')})")
+    check(got.get("kernels") == ["b", "d", "a", "c", "e"], f"node: kernelOrder by GPU total, then count, then name ({got.get('kernels')})")
 
 
 if __name__ == "__main__":
