@@ -20,6 +20,9 @@
    functions (script "kc-lib") are also run under node when node is installed.
 7. Verdicts: each range's verdict in the ranges table (one log; two logs: a column per side) is the text
    `kcount summary` prints for that range, on GPU-recorded logs (geglu-eager, tests/data/launches.kcount).
+8. Logs with nothing to chart by a metric say why in place of the chart: GPU time of a log recorded with
+   KCOUNT_GPU_TIME=0, kernels of a log with NVTX ranges only; such a log opens on a metric it has (kernel
+   counts; CPU time in ranges, whose blocks are drawn).
 
 A missing chromium is a failure, not a skip: scripts/install_deps.sh installs it.
 Usage: test_html_report.py BUILD_DIR
@@ -186,6 +189,7 @@ def main():
             small_changes(kcount, exe, work)
             names_order_labels(kcount, exe, work)
             verdicts(kcount, exe, work)
+            empty_charts(kcount, exe, work)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 
@@ -298,6 +302,54 @@ def verdicts(kcount, exe, work):
     wrong = {p: (got_a[p], got_b[p]) for p in got_a
              if p != "(whole process)" and (got_a[p] != want_a.get(p, "") or got_b[p] != want_b.get(p, ""))}
     check(rows and want_a and want_b and not wrong, f"two logs: verdict A and verdict B columns are summary's ({wrong})")
+
+
+def rendered(exe, url, work):
+    """(DOM, data-* attributes of #kc-status, texts of the chart-empty messages by run index) of a page."""
+    dom = browser(exe, url, "--dump-dom", work=work)
+    status = re.search(r'<div id="kc-status"([^>]*)>', dom)
+    attrs = dict(re.findall(r'data-([a-z]+)="([^"]*)"', status.group(1))) if status else {}
+    empty = {int(i): html.unescape(t) for i, t in re.findall(r'<div class="chart-empty" data-run="(\d+)">([^<]*)</div>', dom)}
+    return dom, attrs, empty
+
+
+def empty_charts(kcount, exe, work):
+    """A chart with nothing to draw is replaced by the reason; a log opens on a metric it has."""
+    make_log = os.path.join(os.path.dirname(kcount), "kc_make_log")
+    logs = {}
+    for name, script in (("off", "meta gpu_time off\n" + "push step\npush gate\nkernel 0 k\npop\npop\n" * 3),
+                         ("on", "push step\npush gate\nkernel 5000 k\npop\npop\n" * 3),
+                         ("ranges", "push step\npush load\npop\npush parse\npop\npop\n" * 3)):
+        logs[name] = os.path.join(work, f"empty-{name}.kcount")
+        subprocess.run([make_log, logs[name]], input=script, text=True, check=True)
+    pages = {}
+    for name, args in (("off", [logs["off"]]), ("ranges", [logs["ranges"]]), ("on-off", [logs["on"], logs["off"]])):
+        pages[name] = os.path.join(work, f"empty-{name}.html")
+        subprocess.run([kcount, "report", *args, "-o", pages[name]], check=True)
+
+    # KCOUNT_GPU_TIME=0: opens on kernel counts (drawn); GPU time says why there is no chart.
+    dom, attrs, empty = rendered(exe, "file://" + pages["off"], work)
+    check(attrs.get("metric") == "kernels" and not empty and 'data-path="step/gate"' in dom,
+          f"gpu_time off: opens on kernel counts, chart drawn ({attrs}, {empty})")
+    dom, attrs, empty = rendered(exe, "file://" + pages["off"] + "#metric=gpu_ns", work)
+    check(attrs.get("metric") == "gpu_ns" and attrs.get("empty") == "1" and 'data-path="step/gate"' not in dom
+          and empty.get(0, "").startswith("no GPU time in this log: recorded with KCOUNT_GPU_TIME=0"),
+          f"gpu_time off, GPU time: the reason in place of the chart ({attrs}, {empty})")
+    # A vs B where B has no GPU time: A's chart drawn, B's replaced by the reason.
+    dom, attrs, empty = rendered(exe, "file://" + pages["on-off"] + "#metric=gpu_ns", work)
+    check(attrs.get("empty") == "1" and list(empty) == [1] and "KCOUNT_GPU_TIME=0" in empty[1]
+          and 'data-path="step/gate"' in dom, f"A (GPU time) vs B (none), GPU time: only B says why ({attrs}, {empty})")
+    # NVTX ranges only: opens on CPU time in ranges, with a block per range; kernel counts say why not.
+    dom, attrs, empty = rendered(exe, "file://" + pages["ranges"], work)
+    text = html.unescape(dom)
+    check(attrs.get("metric") == "cpu_ns" and not empty and all(f'data-path="step/{r}"' in dom for r in ("load", "parse"))
+          and "No kernels recorded in empty-ranges" in text,
+          f"NVTX ranges only: opens on CPU time, a block per range, a note ({attrs}, {empty})")
+    for metric in ("gpu_ns", "kernels", "launches"):
+        dom, attrs, empty = rendered(exe, "file://" + pages["ranges"] + "#metric=" + metric, work)
+        check(attrs.get("empty") == "1" and 'data-path="step"' not in dom
+              and empty.get(0, "").startswith("no kernels recorded: this log holds no kernel launch (3 NVTX ranges"),
+              f"NVTX ranges only, {metric}: 'no kernels recorded' in place of the chart ({attrs}, {empty})")
 
 
 def names_order_labels(kcount, exe, work):
