@@ -59,12 +59,17 @@ json runJson(const LoadedLog& l, const std::string& label) {
   auto shown = [&](uint32_t id) { return id < in_summary.size() && in_summary[id]; };
   std::vector<std::pair<uint32_t, uint32_t>> stack = {{kRootScope, 0}};  // (scope, depth)
   std::vector<bool> visited(s.inclusive.size(), false);
+  const RangeStats no_range = noRangeStats(s);
   while (!stack.empty()) {
     auto [id, depth] = stack.back();
     stack.pop_back();
     if (id >= visited.size() || visited[id] || !shown(id)) continue;
     visited[id] = true;
     const bool root = id == kRootScope;
+    // The verdict `kcount summary` prints for the range (its tree view: inclusive numbers; the root's row
+    // is "(no range)", whose numbers have no instance and so no verdict), through the same rangeLayers().
+    const RangeStats& own = root ? no_range : s.inclusive[id];
+    const std::string verdict = rangeLayers(d, own, own.instances, own.cpu_ns, s.graph_view).verdict;
     ranges.push_back({{"id", id},
                       {"parent", root ? json(nullptr) : json(d.scopes[id].parent_id)},
                       {"name", root            ? std::string("(no range)")
@@ -75,7 +80,8 @@ json runJson(const LoadedLog& l, const std::string& label) {
                       {"instances", s.inclusive[id].instances},
                       {"cpu_ns", s.inclusive[id].cpu_ns},
                       {"incl", counts(s.inclusive[id])},
-                      {"excl", counts(s.exclusive[id])}});
+                      {"excl", counts(s.exclusive[id])},
+                      {"verdict", verdict.empty() ? json(nullptr) : json(verdict)}});
     if (id < s.children.size())
       for (auto it = s.children[id].rbegin(); it != s.children[id].rend(); ++it) stack.push_back({*it, depth + 1});
   }

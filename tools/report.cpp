@@ -530,19 +530,6 @@ VerdictInputs verdictInputs(const RangeStats& r, uint64_t instances, uint64_t cp
   return v;
 }
 
-std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
-                         uint64_t launches, uint64_t kernels, uint64_t launch_timing_sample) {
-  VerdictInputs v;
-  v.instances = instances;
-  v.cpu_ns = cpu_ns;
-  v.launch_api_ns = launch_api_ns;
-  v.launches = launches;
-  v.kernels = kernels;
-  v.kernel_gpu_ns = gpu_ns;
-  v.launch_timing_sample = launch_timing_sample;
-  return layerVerdict(v);
-}
-
 std::string layerVerdict(const VerdictInputs& v) {
   const uint64_t instances = v.instances, cpu_ns = v.cpu_ns, launches = v.launches,
                  launch_timing_sample = v.launch_timing_sample;

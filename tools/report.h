@@ -287,9 +287,6 @@ VerdictInputs verdictInputs(const RangeStats& r, uint64_t instances, uint64_t cp
 /// (too few timed calls to split launch CPU off) no launch-bound verdict is given: "CPU-bound: C in the
 /// range for G of GPU work (launch CPU not estimated: M launches, 1 in N timed)". Pure; thread-safe.
 std::string layerVerdict(const VerdictInputs& v);
-/// layerVerdict() of a range with kernels and no memory operation, under the default graph view.
-std::string layerVerdict(uint64_t instances, uint64_t cpu_ns, uint64_t launch_api_ns, uint64_t gpu_ns,
-                         uint64_t launches, uint64_t kernels, uint64_t launch_timing_sample = 1);
 
 /// Expected timed launch calls (launches / N) below which a sampled launch CPU is not used for a verdict.
 inline constexpr uint64_t kMinTimedLaunchesForVerdict = 8;

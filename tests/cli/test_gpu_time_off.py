@@ -177,7 +177,7 @@ def main():
         m = re.search(r'<script id="kcount-data" type="application/json">(.*?)</script>', page, re.S)
         data = json.loads(m.group(1)) if m else {"runs": [{}]}
         check(rc == 0 and data["runs"][0].get("gpu_time") is False, "report: embedded run has gpu_time false")
-        check('metric = "kernels"' in page and "kc-gpu-note" in page, "report: page switches to kernel counts, note")
+        check("kc-gpu-note" in page, "report: the page has its note for runs without GPU time")
         # Rendered in headless Chromium (as tests/cli/test_html_report.py): one run, and A (on) vs B (off).
         exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
         check(exe is not None, "chromium is installed (scripts/install_deps.sh installs it)")

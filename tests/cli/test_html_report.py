@@ -15,9 +15,14 @@
    kcount's text tables shorten them (the tile, layout and epilogue at the end stay), the full name in
    the tooltip, and chart labels keep the end of the name and the value; the ranges table lists ranges
    in tree order (two logs: a range of one log under its parent), the kernels table in `kcount kernels`
-   order (count, then name); each run is labelled by its log's file name (two logs of one file name by
-   their folders) with host and pid beside it. The page's pure functions (script "kc-lib") are also run
-   under node when node is installed.
+   order (its default: GPU total time, then count, then name); each run is labelled by its log's file
+   name (two logs of one file name by their folders) with host and pid beside it. The page's pure
+   functions (script "kc-lib") are also run under node when node is installed.
+7. Verdicts: each range's verdict in the ranges table (one log; two logs: a column per side) is the text
+   `kcount summary` prints for that range, on GPU-recorded logs (geglu-eager, tests/data/launches.kcount).
+8. Logs with nothing to chart by a metric say why in place of the chart: GPU time of a log recorded with
+   KCOUNT_GPU_TIME=0, kernels of a log with NVTX ranges only; such a log opens on a metric it has (kernel
+   counts; CPU time in ranges, whose blocks are drawn).
 
 A missing chromium is a failure, not a skip: scripts/install_deps.sh installs it.
 Usage: test_html_report.py BUILD_DIR
@@ -35,6 +40,7 @@ import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EAGER = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
+LAUNCHES = os.path.join(ROOT, "tests", "data", "launches.kcount")  # H200: launch-bound, CPU-bound, memops ranges
 COMPILED = os.path.join(ROOT, "examples", "logs", "geglu-compiled.kcount")
 ROOT_BAR = (0xC9, 0xD2, 0xE3)  # fill of the chart's top bar (tools/report_page.html)
 
@@ -182,6 +188,8 @@ def main():
         if exe is not None:
             small_changes(kcount, exe, work)
             names_order_labels(kcount, exe, work)
+            verdicts(kcount, exe, work)
+            empty_charts(kcount, exe, work)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 
@@ -251,6 +259,99 @@ def cells(dom, table_index):
     return out
 
 
+def summary_verdicts(kcount, log):
+    """{range path: verdict} from the lines `kcount summary` prints under its table ("  PATH: VERDICT" and
+    "; top: ..." after it); a range without a verdict is absent."""
+    out = subprocess.run([kcount, "summary", log], check=True, capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("verdicts, top kernels"))
+    found = {}
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        path, _, rest = line[2:].partition(": ")
+        verdict = "" if rest.startswith("top: ") else rest.split("; top: ")[0]
+        if verdict:
+            found[path] = verdict
+    return found
+
+
+def verdicts(kcount, exe, work):
+    """The verdict column of the ranges table reads as `kcount summary`'s verdict line of each range."""
+    for log in (EAGER, LAUNCHES):
+        name = os.path.basename(log)
+        want = summary_verdicts(kcount, log)
+        page = os.path.join(work, "verdicts.html")
+        subprocess.run([kcount, "report", log, "-o", page], check=True)
+        dom = browser(exe, "file://" + page, "--dump-dom", work=work)
+        rows = cells(dom, 0)
+        got = {r[0][1]: r[-1][0] for r in rows}  # range path (title of its name cell) -> last cell
+        summary_paths = set(want)
+        check(len(want) >= 5 and summary_paths <= set(got),
+              f"{name}: every range with a summary verdict is in the ranges table ({sorted(summary_paths - set(got))})")
+        wrong = {p: (got[p], want.get(p, "")) for p in got if got[p] != want.get(p, "")}
+        check(rows and not wrong, f"{name}: the verdict of each of {len(rows)} ranges is summary's ({wrong})")
+    # Two logs: a verdict column per side, each as `kcount summary` of its log prints it.
+    page = os.path.join(work, "verdicts-two.html")
+    subprocess.run([kcount, "report", EAGER, COMPILED, "-o", page], check=True)
+    dom = browser(exe, "file://" + page, "--dump-dom", work=work)
+    rows = cells(dom, 0)
+    want_a, want_b = summary_verdicts(kcount, EAGER), summary_verdicts(kcount, COMPILED)
+    got_a = {r[0][1]: r[-2][0] for r in rows}
+    got_b = {r[0][1]: r[-1][0] for r in rows}
+    wrong = {p: (got_a[p], got_b[p]) for p in got_a
+             if p != "(whole process)" and (got_a[p] != want_a.get(p, "") or got_b[p] != want_b.get(p, ""))}
+    check(rows and want_a and want_b and not wrong, f"two logs: verdict A and verdict B columns are summary's ({wrong})")
+
+
+def rendered(exe, url, work):
+    """(DOM, data-* attributes of #kc-status, texts of the chart-empty messages by run index) of a page."""
+    dom = browser(exe, url, "--dump-dom", work=work)
+    status = re.search(r'<div id="kc-status"([^>]*)>', dom)
+    attrs = dict(re.findall(r'data-([a-z]+)="([^"]*)"', status.group(1))) if status else {}
+    empty = {int(i): html.unescape(t) for i, t in re.findall(r'<div class="chart-empty" data-run="(\d+)">([^<]*)</div>', dom)}
+    return dom, attrs, empty
+
+
+def empty_charts(kcount, exe, work):
+    """A chart with nothing to draw is replaced by the reason; a log opens on a metric it has."""
+    make_log = os.path.join(os.path.dirname(kcount), "kc_make_log")
+    logs = {}
+    for name, script in (("off", "meta gpu_time off\n" + "push step\npush gate\nkernel 0 k\npop\npop\n" * 3),
+                         ("on", "push step\npush gate\nkernel 5000 k\npop\npop\n" * 3),
+                         ("ranges", "push step\npush load\npop\npush parse\npop\npop\n" * 3)):
+        logs[name] = os.path.join(work, f"empty-{name}.kcount")
+        subprocess.run([make_log, logs[name]], input=script, text=True, check=True)
+    pages = {}
+    for name, args in (("off", [logs["off"]]), ("ranges", [logs["ranges"]]), ("on-off", [logs["on"], logs["off"]])):
+        pages[name] = os.path.join(work, f"empty-{name}.html")
+        subprocess.run([kcount, "report", *args, "-o", pages[name]], check=True)
+
+    # KCOUNT_GPU_TIME=0: opens on kernel counts (drawn); GPU time says why there is no chart.
+    dom, attrs, empty = rendered(exe, "file://" + pages["off"], work)
+    check(attrs.get("metric") == "kernels" and not empty and 'data-path="step/gate"' in dom,
+          f"gpu_time off: opens on kernel counts, chart drawn ({attrs}, {empty})")
+    dom, attrs, empty = rendered(exe, "file://" + pages["off"] + "#metric=gpu_ns", work)
+    check(attrs.get("metric") == "gpu_ns" and attrs.get("empty") == "1" and 'data-path="step/gate"' not in dom
+          and empty.get(0, "").startswith("no GPU time in this log: recorded with KCOUNT_GPU_TIME=0"),
+          f"gpu_time off, GPU time: the reason in place of the chart ({attrs}, {empty})")
+    # A vs B where B has no GPU time: A's chart drawn, B's replaced by the reason.
+    dom, attrs, empty = rendered(exe, "file://" + pages["on-off"] + "#metric=gpu_ns", work)
+    check(attrs.get("empty") == "1" and list(empty) == [1] and "KCOUNT_GPU_TIME=0" in empty[1]
+          and 'data-path="step/gate"' in dom, f"A (GPU time) vs B (none), GPU time: only B says why ({attrs}, {empty})")
+    # NVTX ranges only: opens on CPU time in ranges, with a block per range; kernel counts say why not.
+    dom, attrs, empty = rendered(exe, "file://" + pages["ranges"], work)
+    text = html.unescape(dom)
+    check(attrs.get("metric") == "cpu_ns" and not empty and all(f'data-path="step/{r}"' in dom for r in ("load", "parse"))
+          and "No kernels recorded in empty-ranges" in text,
+          f"NVTX ranges only: opens on CPU time, a block per range, a note ({attrs}, {empty})")
+    for metric in ("gpu_ns", "kernels", "launches"):
+        dom, attrs, empty = rendered(exe, "file://" + pages["ranges"] + "#metric=" + metric, work)
+        check(attrs.get("empty") == "1" and 'data-path="step"' not in dom
+              and empty.get(0, "").startswith("no kernels recorded: this log holds no kernel launch (3 NVTX ranges"),
+              f"NVTX ranges only, {metric}: 'no kernels recorded' in place of the chart ({attrs}, {empty})")
+
+
 def names_order_labels(kcount, exe, work):
     make_log = os.path.join(os.path.dirname(kcount), "kc_make_log")
     a = run_log(make_log, os.path.join(work, "run1", "kcount.kcount"), 11, False)
@@ -288,11 +389,13 @@ def names_order_labels(kcount, exe, work):
     want = [r["path"] for r in summary["ranges"]]
     got = [r[0][1] for r in cells(dom, 0)]
     check(got == want, f"(b) one log: ranges table in the summary's tree order ({got})")
-    kernels = json.loads(subprocess.run([kcount, "kernels", "--sort", "count", "--format", "json", a], check=True, capture_output=True,
+    kernels = json.loads(subprocess.run([kcount, "kernels", "--format", "json", a], check=True, capture_output=True,
                                         text=True).stdout)["kernels"]
     want = [k["name"] for k in kernels]
     got = [r[0][1] for r in kernel_rows]
-    check(got == want and got[:2] == ["small_kernel", "sweep_kernel"], f"(b) kernels table in `kcount kernels --sort count` order: count, then name ({got})")
+    # sweep_kernel: 4 ms over 4 launches; small_kernel: the most launches (5) and the least GPU time.
+    check(got == want and got[0] == "sweep_kernel" and got[-1] == "small_kernel",
+          f"(b) kernels table in `kcount kernels` order: GPU total time, then count, then name ({got})")
     # (b), (c) two logs: a range of B only under its parent; runs titled by label, host and pid
     dom = browser(exe, "file://" + two, "--dump-dom", work=work)
     got = [r[0][1] for r in cells(dom, 0)]
@@ -317,7 +420,7 @@ out.fit = [L.fitLabel(%s, "  4.00 ms  40%%", 300), L.fitLabel("step", "  1 ms", 
 const run = (ranges) => ({ ranges: ranges.map(([id, parent, path]) => ({ id, parent, path })) });
 out.tree = L.treeOrder([run([[0, null, "(no range)"], [1, 0, "s"], [2, 1, "s/x"], [3, 1, "s/z"]]),
                         run([[0, null, "(no range)"], [7, 0, "t"], [1, 0, "s"], [5, 1, "s/w"], [2, 1, "s/x"], [4, 1, "s/y"], [6, 4, "s/y/q"], [3, 1, "s/z"]])]);
-out.kernels = L.kernelOrder([["b", 1], ["a", 5], ["c", 5]], r => r[1], r => r[0]).map(r => r[0]);
+out.kernels = L.kernelOrder([["b", 1, 9], ["a", 5, 2], ["c", 5, 2], ["d", 7, 2], ["e", 9, 0]], r => r[2], r => r[1], r => r[0]).map(r => r[0]);
 console.log(JSON.stringify(out));
 """ % (json.dumps(GEMM), json.dumps(SWEEP[0]))
     res = subprocess.run([node, "-e", "const module = {exports: {}};" + script], capture_output=True, text=True)
@@ -331,7 +434,7 @@ console.log(JSON.stringify(out));
           f"node: fitLabel keeps the value and both ends of the name ({fit})")
     check(got.get("tree") == ["(no range)", "t", "s", "s/w", "s/x", "s/y", "s/y/q", "s/z"],
           f"node: treeOrder puts ranges of one run under their parent ({got.get('tree')})")
-    check(got.get("kernels") == ["a", "c", "b"], f"node: kernelOrder by count, then name ({got.get('kernels')})")
+    check(got.get("kernels") == ["b", "d", "a", "c", "e"], f"node: kernelOrder by GPU total, then count, then name ({got.get('kernels')})")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,18 @@ TEST_CASE("report page: a range named </script> stays inside the data; ranges de
   CHECK(run["ranges"][2]["excl"]["gpu_ns"] == 20);
   CHECK(run["ranges"][1]["incl"]["kernels"] == 1);
   CHECK(run["kernels"][0]["ranges"]["</script><script>alert(1)</script>/inner"] == 1);
+  // Each range's verdict is the one `kcount summary` gives it (summary JSON "verdict"); the root has none.
+  const auto summary = kc::summaryJson(logs[0]);
+  size_t compared = 0;
+  for (const auto& r : summary["ranges"])
+    for (const auto& n : run["ranges"])
+      if (n["parent"].is_number() && r["path"] == n["path"]) {
+        CHECK(n["verdict"] == r["verdict"]);
+        ++compared;
+      }
+  CHECK(compared == 2);
+  CHECK(run["ranges"][2]["verdict"].is_string());
+  CHECK(run["ranges"][0]["verdict"].is_null());
 
   std::ostringstream out;
   kc::writeHtmlReport(out, logs);

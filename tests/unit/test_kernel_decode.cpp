@@ -461,6 +461,7 @@ TEST_CASE("JSON form of decoded fields") {
 // ---- The three layers per range (tools/report.h, layerVerdict).
 #include <map>
 
+#include "tests/support/verdict_inputs.h"
 #include "tools/report.h"
 
 namespace {
@@ -469,60 +470,67 @@ namespace {
 std::string sourceRoot() { return KC_SOURCE_DIR; }
 }  // namespace
 
+using kc::test::kernelRange;
+
 TEST_CASE("layer verdict: which layer dominates, by the documented rule") {
   // 1 instance: 40 µs of launch calls for 6 µs of GPU work, 50 µs in the range.
-  CHECK(kc::layerVerdict(1, 50000, 40000, 6000, 10, 10) == "launch-bound: 40.0 µs of launch calls for 6.00 µs of GPU work");
+  CHECK(kc::layerVerdict(kernelRange(1, 50000, 40000, 6000, 10, 10)) ==
+        "launch-bound: 40.0 µs of launch calls for 6.00 µs of GPU work");
   // Per instance: 2 instances, the text divides by 2; the comparison does not depend on it.
-  CHECK(kc::layerVerdict(2, 100000, 10000, 30000, 4, 4) ==
+  CHECK(kc::layerVerdict(kernelRange(2, 100000, 10000, 30000, 4, 4)) ==
         "CPU-bound: 50.0 µs in the range for 15.0 µs of GPU work (5.00 µs in launch calls) per instance");
-  CHECK(kc::layerVerdict(1, 30000, 10000, 30000, 1, 1) == "GPU-bound: 30.0 µs of GPU work in 30.0 µs of range time");
-  CHECK(kc::layerVerdict(1, 30000, 30000, 29999, 1, 1).starts_with("launch-bound"));
-  CHECK(kc::layerVerdict(3, 3000, 0, 0, 0, 0) == "no GPU work: 1.00 µs in the range per instance");
+  CHECK(kc::layerVerdict(kernelRange(1, 30000, 10000, 30000, 1, 1)) ==
+        "GPU-bound: 30.0 µs of GPU work in 30.0 µs of range time");
+  CHECK(kc::layerVerdict(kernelRange(1, 30000, 30000, 29999, 1, 1)).starts_with("launch-bound"));
+  CHECK(kc::layerVerdict(kernelRange(3, 3000, 0, 0, 0, 0)) == "no GPU work: 1.00 µs in the range per instance");
   // Launch calls outlast the kernels but take under half of the range (25.5 ms in the range, 2.18 ms in
   // launch calls, 4.70 µs of GPU work, the warm-up range of tests/data/graphs.kcount): CPU-bound, and with
   // 4.66 ms per launch outside launch calls in a range that ran once, said to be first-call work.
-  CHECK(kc::layerVerdict(1, 25500000, 2180000, 4700, 5, 5) ==
+  CHECK(kc::layerVerdict(kernelRange(1, 25500000, 2180000, 4700, 5, 5)) ==
         "CPU-bound: 25.5 ms in the range for 4.70 µs of GPU work (2.18 ms in launch calls); 4.66 ms per launch "
         "outside launch calls: ran once, most likely first-call work (compilation, autotuning, library or plan "
         "setup), not launch overhead");
   // The same per instance in a range that ran 10 times: first-call work or something else on the host.
-  CHECK(kc::layerVerdict(10, 255000000, 21800000, 47000, 50, 50) ==
+  CHECK(kc::layerVerdict(kernelRange(10, 255000000, 21800000, 47000, 50, 50)) ==
         "CPU-bound: 25.5 ms in the range for 4.70 µs of GPU work (2.18 ms in launch calls) per instance; 4.66 ms "
         "per launch outside launch calls: first-call work, host work or waits, not launch overhead");
   // Under 1 ms per launch outside launch calls (eager dispatch): no note.
-  CHECK(kc::layerVerdict(1, 900000, 100000, 50000, 1, 1) ==
+  CHECK(kc::layerVerdict(kernelRange(1, 900000, 100000, 50000, 1, 1)) ==
         "CPU-bound: 900 µs in the range for 50.0 µs of GPU work (100 µs in launch calls)");
-  CHECK(kc::layerVerdict(1, 1100000, 100000, 50000, 1, 1).find("first-call work") != std::string::npos);
+  CHECK(kc::layerVerdict(kernelRange(1, 1100000, 100000, 50000, 1, 1)).find("first-call work") != std::string::npos);
   // One launch call of 4.17 ms (a first call loading its module): launch-bound, and said to be setup.
-  CHECK(kc::layerVerdict(1, 4200000, 4170000, 6590, 1, 1) ==
+  CHECK(kc::layerVerdict(kernelRange(1, 4200000, 4170000, 6590, 1, 1)) ==
         "launch-bound: 4.17 ms of launch calls (4.17 ms per launch call: first-call setup such as loading the "
         "kernel's module, not the launch rate) for 6.59 µs of GPU work");
-  CHECK(kc::layerVerdict(1, 50000, 40000, 6000, 10, 10).find("first-call") == std::string::npos);  // 4 µs each
+  CHECK(kc::layerVerdict(kernelRange(1, 50000, 40000, 6000, 10, 10)).find("first-call") ==
+        std::string::npos);  // 4 µs each
   // Exactly half: launch-bound; just under half: CPU-bound.
-  CHECK(kc::layerVerdict(1, 20000, 10000, 5000, 1, 1).starts_with("launch-bound"));
-  CHECK(kc::layerVerdict(1, 20002, 10000, 5000, 1, 1).starts_with("CPU-bound"));
-  CHECK(kc::layerVerdict(0, 0, 5000, 5000, 1, 1).empty());
+  CHECK(kc::layerVerdict(kernelRange(1, 20000, 10000, 5000, 1, 1)).starts_with("launch-bound"));
+  CHECK(kc::layerVerdict(kernelRange(1, 20002, 10000, 5000, 1, 1)).starts_with("CPU-bound"));
+  CHECK(kc::layerVerdict(kernelRange(0, 0, 5000, 5000, 1, 1)).empty());
 }
 
 TEST_CASE("layer verdict with a sampled launch CPU (KCOUNT_LAUNCH_TIMING): estimated, capped, or not used") {
   // One launch whose call happened to be timed, counted 16 times (80 µs) in a range of 30 µs: too few
   // launches for the estimate; no launch-bound verdict from it.
-  CHECK(kc::layerVerdict(1, 30000, 80000, 10000, 1, 1, 16) ==
+  CHECK(kc::layerVerdict(kernelRange(1, 30000, 80000, 10000, 1, 1, 16)) ==
         "CPU-bound: 30.0 µs in the range for 10.0 µs of GPU work (launch CPU not estimated: 1 launch, 1 in 16 timed)");
   // The same range whose call was not timed: the same verdict (it no longer depends on the draw).
-  CHECK(kc::layerVerdict(1, 30000, 0, 10000, 1, 1, 16) == kc::layerVerdict(1, 30000, 80000, 10000, 1, 1, 16));
+  CHECK(kc::layerVerdict(kernelRange(1, 30000, 0, 10000, 1, 1, 16)) ==
+        kc::layerVerdict(kernelRange(1, 30000, 80000, 10000, 1, 1, 16)));
   // Enough launches (8 x 16): the estimate is used, and said to be one.
-  CHECK(kc::layerVerdict(1, 1000000, 800000, 100000, 128, 128, 16) ==
+  CHECK(kc::layerVerdict(kernelRange(1, 1000000, 800000, 100000, 128, 128, 16)) ==
         "launch-bound: 800 µs of launch calls (estimated from 1 in 16 calls) for 100 µs of GPU work");
-  CHECK(kc::layerVerdict(1, 1000000, 300000, 100000, 128, 128, 16) ==
+  CHECK(kc::layerVerdict(kernelRange(1, 1000000, 300000, 100000, 128, 128, 16)) ==
         "CPU-bound: 1.00 ms in the range for 100 µs of GPU work (300 µs in launch calls, estimated from 1 in 16 calls)");
   // An estimate above the range's own time is capped at it.
-  CHECK(kc::layerVerdict(1, 1000000, 5000000, 100000, 128, 128, 16) ==
+  CHECK(kc::layerVerdict(kernelRange(1, 1000000, 5000000, 100000, 128, 128, 16)) ==
         "launch-bound: 1.00 ms of launch calls (estimated from 1 in 16 calls) for 100 µs of GPU work");
   // GPU-bound needs no launch CPU: the same with or without sampling.
-  CHECK(kc::layerVerdict(1, 30000, 80000, 50000, 1, 1, 16) == kc::layerVerdict(1, 30000, 80000, 50000, 1, 1));
+  CHECK(kc::layerVerdict(kernelRange(1, 30000, 80000, 50000, 1, 1, 16)) ==
+        kc::layerVerdict(kernelRange(1, 30000, 80000, 50000, 1, 1)));
   // Sample 1 (every call timed): as before, no cap.
-  CHECK(kc::layerVerdict(1, 30000, 80000, 10000, 1, 1, 1).starts_with("launch-bound: 80.0 µs"));
+  CHECK(kc::layerVerdict(kernelRange(1, 30000, 80000, 10000, 1, 1, 1)).starts_with("launch-bound: 80.0 µs"));
 }
 
 TEST_CASE("layers on the shipped GeGLU eager log: GEMM and other GPU time, verdicts") {

@@ -16,6 +16,7 @@
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
 #include "tests/support/records.h"
+#include "tests/support/verdict_inputs.h"
 #include "tools/diff.h"
 #include "tools/html_report.h"
 #include "tools/multi_log.h"
@@ -25,6 +26,7 @@
 namespace {
 
 using kc::test::kernel;
+using kc::test::kernelRange;
 using kc::test::launch;
 
 kc::LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
@@ -590,7 +592,8 @@ TEST_CASE("text helpers: counted() singular for 1; percentChange() never -0%; me
   CHECK(kc::formatMeanDuration(83, 2) == "42 ns");
   CHECK(kc::formatMeanDuration(2999999, 2) == "1.50 ms");
   // The verdict divides its sums the same way.
-  CHECK(kc::layerVerdict(2, 1600, 1000, 83, 2, 2) == "launch-bound: 500 ns of launch calls for 42 ns of GPU work per instance");
+  CHECK(kc::layerVerdict(kernelRange(2, 1600, 1000, 83, 2, 2)) ==
+        "launch-bound: 500 ns of launch calls for 42 ns of GPU work per instance");
 }
 
 TEST_CASE("displayText: kernel names escaped for text like range names, '/' and '\\' kept") {
