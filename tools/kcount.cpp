@@ -855,6 +855,11 @@ int kcountMain(int argc, char** argv) {
       for (const auto& l : logs)
         if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
       warnStates(logs, true, /*no_totals=*/true);
+      // A log that lists no kernel is named with the reason it gives, as a log without totals is; the exit
+      // status stays that of the log's state (docs/usage.md).
+      for (const auto& l : logs)
+        if (const std::string why = kc::noKernelsWarning(l, kernels_range); !why.empty())
+          std::cerr << "kcount: " << l.path << ": warning: " << why << '\n';
       return rc;
     }
     if (*check) {
