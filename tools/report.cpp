@@ -264,8 +264,8 @@ std::string noKernelsWarning(const LoadedLog& l, std::string_view range) {
     const uint64_t mem_calls = std::min(d.mem_call_records, d.launch_records);
     if (d.range_records == 0 && mem_calls == 0)
       return "no kernels: nothing was recorded (no kernel launch, range or memcpy/memset call)";
-    std::string held = counted(d.range_records, "range record");
-    if (mem_calls > 0) held += " and " + counted(mem_calls, "memcpy/memset call");
+    std::string held = d.range_records > 0 ? counted(d.range_records, "range record") : std::string();
+    if (mem_calls > 0) held += (held.empty() ? "" : " and ") + counted(mem_calls, "memcpy/memset call");
     return "no kernels: no kernel launch was recorded (the log holds " + held + ")";
   }
   const std::string launches = counted(s.launches, "launch", "launches");

@@ -194,7 +194,8 @@ std::pair<std::set<std::string>, bool> scopePathsAndTable(const kc::LoadedLog& l
   std::ostringstream out;
   kc::writeJsonRecords(out, logs);
   std::set<std::string> paths;
-  for (const auto& sc : json::parse(out.str())["scopes"]) paths.insert(sc["path"].get<std::string>());
+  const json doc = json::parse(out.str());
+  for (const auto& sc : doc["scopes"]) paths.insert(sc["path"].get<std::string>());
   std::ostringstream table;
   kc::printSummaryTable(table, l, kc::SummaryOptions{});
   return {paths, table.str().find("(string table full)") != std::string::npos};
@@ -229,6 +230,7 @@ TEST_CASE("a scope 1 of another writer (a range of its own, not the reserved sco
   std::ostringstream out;
   kc::writeJsonRecords(out, logs);
   std::set<std::string> paths;
-  for (const auto& sc : json::parse(out.str())["scopes"]) paths.insert(sc["path"].get<std::string>());
+  const json doc = json::parse(out.str());
+  for (const auto& sc : doc["scopes"]) paths.insert(sc["path"].get<std::string>());
   CHECK(paths == std::set<std::string>{"(no range)", "warmup", "step"});
 }
