@@ -617,9 +617,12 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
           : fmt::format("GPU time not recorded in {} (KCOUNT_GPU_TIME=0; compare kernel counts)",
                         !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
   // Memory operations (copies, memsets) are GPU work apart from the kernels' GPU time: named beside it
-  // when either side ran any, so a range whose GPU work is mostly copies does not read as kernels alone.
+  // when their number changed or they take 1% of a side's GPU work (kernels and memory operations) or more,
+  // as summary's verdicts name them, so a range whose GPU work is mostly copies does not read as kernels
+  // alone, and a few µs of workspace memsets beside ms of GEMMs add no words to every line.
+  auto weighs = [](const DiffUnit& u) { return u.mem_gpu_ns != 0 && u.mem_gpu_ns >= (u.gpu_ns + u.mem_gpu_ns) / 100; };
   std::string mem;
-  if ((a.mem_ops != 0 || b.mem_ops != 0) && a.mem_ops_recorded && b.mem_ops_recorded)
+  if ((a.mem_ops != b.mem_ops || weighs(a) || weighs(b)) && a.mem_ops_recorded && b.mem_ops_recorded)
     mem = fmt::format(", memory ops {} -> {} ({}), memory GPU time {} -> {} ({})", a.mem_ops, b.mem_ops,
                       signedCount(int64_t(b.mem_ops) - int64_t(a.mem_ops)), formatDuration(a.mem_gpu_ns),
                       formatDuration(b.mem_gpu_ns), percentChange(a.mem_gpu_ns, b.mem_gpu_ns));

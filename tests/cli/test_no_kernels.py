@@ -77,6 +77,9 @@ def main():
         check(r.returncode == 0 and len(lines) == 1 and lines[0].startswith(f"kcount: {nvtx}: "),
               "kernels of two logs: only the log without kernels is named", r.stderr)
 
+        r = run("kernels", "--range", "step", with_kernels, nvtx_other := make("other.kcount", "push other\npop\n"))
+        check(r.returncode == 0 and "no kernels" not in r.stderr and f"kcount: {nvtx_other}: no range step" in r.stderr,
+              "kernels --range of a log without the range: named once, as without the range", r.stderr)
         r = run("kernels", "--range", "warmup", with_kernels)
         check(r.returncode == 0 and f"kcount: {with_kernels}: warning: no kernels: none ran in range warmup or the "
               "ranges nested in it (1 kernel in the whole log)" in r.stderr, "kernels --range of a range without kernels",
