@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 namespace kc {
@@ -56,6 +57,12 @@ inline constexpr uint64_t kDrainIntervalNs = 100'000'000;
 inline constexpr uint32_t kRootScope = 0;
 /// String id 0 is the empty string and means "none".
 inline constexpr uint32_t kNoString = 0;
+/// The library's tables reserve id 1 in both spaces (docs/format.md): string 1 is kStringTableFullText,
+/// returned once the string table is full; scope 1 is a top-level scope named by string 1, returned once
+/// the scope tree is full. Both are defined in every log the library writes, used or not.
+inline constexpr uint32_t kOverflowString = 1;
+inline constexpr uint32_t kOverflowScope = 1;
+inline constexpr std::string_view kStringTableFullText = "(string table full)";
 
 struct FileHeader {
   char magic[8];

@@ -1033,6 +1033,12 @@ std::string_view LogData::str(uint32_t id) const {
 
 std::string lostRangeName(uint32_t scope_id) { return "(lost range " + std::to_string(scope_id) + ")"; }
 
+bool LogData::isOverflowScope(uint32_t id) const {
+  if (id != kOverflowScope || !scopeDefined(id) || !stringDefined(kOverflowString)) return false;
+  const ScopeBody& s = scopes[id];
+  return s.parent_id == kRootScope && s.name_id == kOverflowString && strings[kOverflowString] == kStringTableFullText;
+}
+
 std::string LogData::scopePath(uint32_t scope_id) const {
   if (scope_id == kRootScope) return "(no range)";
   if (!scopeDefined(scope_id)) return "<bad scope id " + std::to_string(scope_id) + ">";

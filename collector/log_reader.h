@@ -131,6 +131,11 @@ struct LogData {
   /// True for a scope id below the table's size whose Scope record was lost to damage (a gap:
   /// scopes_missing). Ranges recorded inside it keep it as their parent: analyses group them under it.
   bool scopeLost(uint32_t id) const { return id != kRootScope && id < scopes.size() && !scopeDefined(id); }
+  /// True for the library's reserved scope (kOverflowScope): scope 1, defined as a top-level scope named by
+  /// string 1 whose text is kStringTableFullText. Every log the library writes defines it; records name it
+  /// only when the scope tree or the string table was full. A log from another writer that uses id 1 for
+  /// a range of its own (any other name or parent) has no reserved scope.
+  bool isOverflowScope(uint32_t id) const;
   /// True if any issue is an error.
   bool damaged() const;
   /// True if nothing was lost: no error and no cut tail (an incomplete log, without End record, can be

@@ -31,7 +31,7 @@ class ScopeTree {
     for (uint32_t id = from; id < nodes_.size(); ++id) fn(nodes_[id]);
     return static_cast<uint32_t>(nodes_.size());
   }
-  static constexpr uint32_t overflowScope() { return 1; }
+  static constexpr uint32_t overflowScope() { return 1; }  // kOverflowScope (collector/log_format.h)
 
  private:
   static uint64_t key(uint32_t parent, uint32_t name_id) { return (uint64_t(parent) << 32) | name_id; }

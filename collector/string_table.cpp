@@ -1,11 +1,13 @@
 #include "collector/string_table.h"
 
+#include "collector/log_format.h"
+
 namespace kc {
 
 StringTable::StringTable(uint32_t max_strings, uint64_t max_bytes)
     : max_strings_(max_strings), max_bytes_(max_bytes) {
   storage_.emplace_back("");                     // kNoString
-  storage_.emplace_back("(string table full)");  // overflowId()
+  storage_.emplace_back(kStringTableFullText);  // overflowId()
   ids_.emplace(std::string_view(storage_[0]), 0);
   ids_.emplace(std::string_view(storage_[1]), 1);
 }

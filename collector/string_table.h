@@ -33,7 +33,7 @@ class StringTable {
     for (uint32_t id = from; id < storage_.size(); ++id) fn(id, std::string_view(storage_[id]));
     return static_cast<uint32_t>(storage_.size());
   }
-  static constexpr uint32_t overflowId() { return 1; }
+  static constexpr uint32_t overflowId() { return 1; }  // kOverflowString (collector/log_format.h)
   uint64_t refused() const;
 
  private:

@@ -28,6 +28,8 @@ void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t insta
   u.kernels += r.kernels;
   u.gpu_ns += r.gpu_ns;
   u.launch_api_ns += r.launch_api_ns;
+  u.mem_ops += r.memcpy_count + r.memset_count;
+  u.mem_gpu_ns += r.memcpy_ns + r.memset_ns;
   for (const auto& [name_id, t] : r.by_kernel) {
     auto it = cache.find(name_id);
     if (it == cache.end()) it = cache.emplace(name_id, decodeKernelName(d.str(name_id))).first;
@@ -245,17 +247,22 @@ json unitJson(const DiffUnit& u) {
   return json{{"instances", u.instances}, {"cpu_ns", u.cpu_ns},     {"launches", u.launches},
               {"kernels", u.kernels},     {"gpu_ns", u.gpu_time ? json(u.gpu_ns) : json(nullptr)},
               {"launch_api_ns", u.launch_api_ns},
-              {"kernel_identities", u.by_identity.size()}};
+              {"kernel_identities", u.by_identity.size()},
+              {"mem_ops", u.mem_ops_recorded ? json(u.mem_ops) : json(nullptr)},
+              {"mem_gpu_ns", u.mem_ops_recorded ? json(u.mem_gpu_ns) : json(nullptr)}};
 }
 
 json changeJson(const DiffUnit& a, const DiffUnit& b) {
   if (!a.present || !b.present) return nullptr;
   auto d = [](uint64_t x, uint64_t y) { return static_cast<int64_t>(y) - static_cast<int64_t>(x); };
+  const bool mem = a.mem_ops_recorded && b.mem_ops_recorded;
   return json{{"launches", d(a.launches, b.launches)},
               {"kernels", d(a.kernels, b.kernels)},
               {"gpu_ns", a.gpu_time && b.gpu_time ? json(d(a.gpu_ns, b.gpu_ns)) : json(nullptr)},
               {"cpu_ns", d(a.cpu_ns, b.cpu_ns)},
-              {"launch_api_ns", d(a.launch_api_ns, b.launch_api_ns)}};
+              {"launch_api_ns", d(a.launch_api_ns, b.launch_api_ns)},
+              {"mem_ops", mem ? json(d(a.mem_ops, b.mem_ops)) : json(nullptr)},
+              {"mem_gpu_ns", mem ? json(d(a.mem_gpu_ns, b.mem_gpu_ns)) : json(nullptr)}};
 }
 
 struct KernelMatch {
@@ -398,9 +405,11 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     }
   }
   for (const auto& l : logs) side.gpu_time = side.gpu_time && gpuTimeRecorded(l.data);
+  for (const auto& l : logs) side.mem_ops_recorded = side.mem_ops_recorded && memOpsRecorded(l.data);
   for (const auto& l : logs) side.launch_timing_sample = std::max(side.launch_timing_sample, launchTimingSample(l.data));
   for (auto& [path, u] : side.units) {
     u.gpu_time = side.gpu_time;
+    u.mem_ops_recorded = side.mem_ops_recorded;
     auto c = children.find(path);
     if (c != children.end()) u.children.assign(c->second.begin(), c->second.end());
   }
@@ -607,9 +616,19 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
                         percentChange(a.gpu_ns, b.gpu_ns))
           : fmt::format("GPU time not recorded in {} (KCOUNT_GPU_TIME=0; compare kernel counts)",
                         !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
-  lines.push_back(fmt::format("launches {} -> {} ({}), kernels {} -> {} ({}), {}, launch calls {} -> {} ({})",
+  // Memory operations (copies, memsets) are GPU work apart from the kernels' GPU time: named beside it
+  // when their number changed or they take 1% of a side's GPU work (kernels and memory operations) or more,
+  // as summary's verdicts name them, so a range whose GPU work is mostly copies does not read as kernels
+  // alone, and a few µs of workspace memsets beside ms of GEMMs add no words to every line.
+  auto weighs = [](const DiffUnit& u) { return u.mem_gpu_ns != 0 && u.mem_gpu_ns >= (u.gpu_ns + u.mem_gpu_ns) / 100; };
+  std::string mem;
+  if ((a.mem_ops != b.mem_ops || weighs(a) || weighs(b)) && a.mem_ops_recorded && b.mem_ops_recorded)
+    mem = fmt::format(", memory ops {} -> {} ({}), memory GPU time {} -> {} ({})", a.mem_ops, b.mem_ops,
+                      signedCount(int64_t(b.mem_ops) - int64_t(a.mem_ops)), formatDuration(a.mem_gpu_ns),
+                      formatDuration(b.mem_gpu_ns), percentChange(a.mem_gpu_ns, b.mem_gpu_ns));
+  lines.push_back(fmt::format("launches {} -> {} ({}), kernels {} -> {} ({}), {}{}, launch calls {} -> {} ({})",
                               a.launches, b.launches, signedCount(int64_t(b.launches) - int64_t(a.launches)),
-                              a.kernels, b.kernels, signedCount(int64_t(b.kernels) - int64_t(a.kernels)), gpu,
+                              a.kernels, b.kernels, signedCount(int64_t(b.kernels) - int64_t(a.kernels)), gpu, mem,
                               formatDuration(a.launch_api_ns), formatDuration(b.launch_api_ns),
                               percentChange(a.launch_api_ns, b.launch_api_ns)));
   return lines;
@@ -739,10 +758,16 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     const auto it = short_of.find(full);
     return it != short_of.end() ? it->second : elideMiddle(full);
   };
-  // Text table: A, B and the change for launches, kernels, GPU time, CPU time, launch calls.
+  // Text table: A, B and the change for launches, kernels, GPU time, CPU time, launch calls, and, when
+  // either run has memory operations (as summary's table), their count and GPU time.
+  const DiffUnit& all_a = a.units.at(kOverall);
+  const DiffUnit& all_b = b.units.at(kOverall);
+  const bool mem_columns = all_a.mem_ops != 0 || all_b.mem_ops != 0;
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"range", "inst A", "inst B", "launches A", "B", "change", "kernels A", "B", "change", "GPU A", "B",
                    "change", "CPU A", "B", "change", "launch CPU A", "B", "change"});
+  if (mem_columns)
+    for (const char* h : {"mem ops A", "B", "change", "mem GPU A", "B", "change"}) cells.back().push_back(h);
   for (const auto& r : rows) {
     const DiffUnit& x = *r.ua;
     const DiffUnit& y = *r.ub;
@@ -763,6 +788,20 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
                      g(x, x.gpu_ns), g(y, y.gpu_ns), x.gpu_time && y.gpu_time ? dt(x.gpu_ns, y.gpu_ns) : "-", has_cpu ? t(x, x.cpu_ns) : "-",
                      has_cpu ? t(y, y.cpu_ns) : "-", has_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
                      t(x, x.launch_api_ns), t(y, y.launch_api_ns), dt(x.launch_api_ns, y.launch_api_ns)});
+    if (mem_columns) {
+      // '-' where a side lacks the range or did not record memory operations (memOpsRecorded()).
+      auto mv = [](const DiffUnit& u, uint64_t n) {
+        return u.present && u.mem_ops_recorded ? std::to_string(n) : std::string("-");
+      };
+      auto mt = [](const DiffUnit& u, uint64_t ns) {
+        return u.present && u.mem_ops_recorded ? formatDuration(ns) : std::string("-");
+      };
+      const bool mem = x.mem_ops_recorded && y.mem_ops_recorded;
+      for (const std::string& cell :
+           {mv(x, x.mem_ops), mv(y, y.mem_ops), mem ? dc(x.mem_ops, y.mem_ops) : std::string("-"), mt(x, x.mem_gpu_ns),
+            mt(y, y.mem_gpu_ns), mem ? dt(x.mem_gpu_ns, y.mem_gpu_ns) : std::string("-")})
+        cells.back().push_back(cell);
+    }
   }
   printCells(out, cells, 1, "", true);
   if (!a.gpu_time || !b.gpu_time)

@@ -32,9 +32,13 @@ struct DiffKernel {
 struct DiffUnit {
   bool present = false;
   uint64_t instances = 0, cpu_ns = 0, launches = 0, kernels = 0, gpu_ns = 0, launch_api_ns = 0;
+  /// Memory operations (memcpy + memset run on the GPU) and their GPU time, apart from the kernels' gpu_ns,
+  /// as summary's "mem ops" and "mem GPU".
+  uint64_t mem_ops = 0, mem_gpu_ns = 0;
   std::map<std::string, DiffKernel> by_identity;
   std::vector<std::string> children;  // names of child ranges (sorted)
   bool gpu_time = true;  // false: a log of this side has no GPU times (gpuTimeRecorded()); gpu_ns is not known
+  bool mem_ops_recorded = true;  // false: a log of this side did not record memory operations (memOpsRecorded())
 };
 
 /// A side of the diff: "(overall)" and every range path of its logs.
@@ -47,6 +51,7 @@ struct DiffSide {
   std::map<std::string, std::string> shown;  // path -> path as text tables show it (the path itself)
   std::map<std::string, std::string> parents;  // path -> its parent's path; "(overall)" for a top-level range
   bool gpu_time = true;  // every log of this side recorded GPU times (gpuTimeRecorded())
+  bool mem_ops_recorded = true;  // every log of this side recorded memory operations (memOpsRecorded())
   uint64_t launch_timing_sample = 1;  // largest launchTimingSample() of its logs: > 1, launch_api_ns are estimates
 };
 

@@ -47,6 +47,17 @@ class LogIndex {
       for (uint32_t p = s; p != kRootScope && p < d.scopes.size() && depth < 256; p = d.scopes[p].parent_id) ++depth;
       depths_.push_back(depth);
     }
+    // The library's reserved scope (string table or scope tree full) is listed only when a record is in
+    // it, as kcount summary shows it only then: every log defines it, and a run that never filled its
+    // tables should not show "(string table full)" as if it were a range.
+    if (d.isOverflowScope(kOverflowScope)) {
+      bool used = false;
+      for (const auto& r : d.ranges) used = used || r.scope_id == kOverflowScope;
+      for (const auto& l : d.launches) used = used || l.scope_id == kOverflowScope;
+      for (uint32_t s = 0; s < d.scopes.size(); ++s)
+        used = used || (s != kOverflowScope && d.scopeDefined(s) && d.scopes[s].parent_id == kOverflowScope);
+      hide_overflow_scope_ = !used;
+    }
   }
 
   const LogData& data() const { return log_.data; }
@@ -72,6 +83,9 @@ class LogIndex {
     return bad_path_;
   }
   uint32_t scopeDepth(uint32_t scope_id) const { return scope_id < depths_.size() ? depths_[scope_id] : 0; }
+  /// Whether the scopes table lists `scope_id`: every scope the log defines, except the library's reserved
+  /// scope (LogData::isOverflowScope()) when no range, launch or scope of the log is in it.
+  bool scopeListed(uint32_t scope_id) const { return !(hide_overflow_scope_ && scope_id == kOverflowScope); }
 
   struct KernelName {
     std::string demangled;
@@ -108,6 +122,7 @@ class LogIndex {
   std::vector<std::string> paths_;
   std::vector<uint32_t> depths_;
   mutable std::string bad_path_;
+  bool hide_overflow_scope_ = false;
   mutable std::unordered_map<uint32_t, KernelName> names_;
 };
 
@@ -595,6 +610,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
   for (const auto& ix : logs) {
     const LogData& d = ix.data();
     for (uint32_t s = 0; s < d.scopes.size(); ++s) {
+      if (!ix.scopeListed(s)) continue;
       const auto& sc = d.scopes[s];
       c = {int64_t(ix.index()), int64_t(s),
            s == kRootScope ? ExportCell{} : ExportCell{int64_t(sc.parent_id)},

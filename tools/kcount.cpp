@@ -835,14 +835,17 @@ int kcountMain(int argc, char** argv) {
                      "leave it out for the whole run\n";
         return 2;
       }
+      std::vector<bool> without_range(logs.size(), false);  // logs named above as not having --range's range
       if (!kernels_range.empty()) {
         size_t found = 0;
-        for (auto& l : logs)
-          if (kc::keepKernelsOfRange(l, kernels_range) == 0)
-            std::cerr << "kcount: " << l.path << ": no range " << kc::shownPath(kernels_range)
+        for (size_t i = 0; i < logs.size(); ++i)
+          if (kc::keepKernelsOfRange(logs[i], kernels_range) == 0) {
+            std::cerr << "kcount: " << logs[i].path << ": no range " << kc::shownPath(kernels_range)
                       << " (the paths are those of kcount summary's table, e.g. step/mlp)\n";
-          else
+            without_range[i] = true;
+          } else {
             ++found;
+          }
         if (found == 0) return 2;
       }
       const kc::KernelSort sort = kc::parseKernelSort(kernels_sort).value_or(kc::KernelSort::kGpuTotal);
@@ -855,6 +858,11 @@ int kcountMain(int argc, char** argv) {
       for (const auto& l : logs)
         if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
       warnStates(logs, true, /*no_totals=*/true);
+      // A log that lists no kernel is named with the reason it gives, as a log without totals is; the exit
+      // status stays that of the log's state (docs/usage.md).
+      for (size_t i = 0; i < logs.size(); ++i)
+        if (const std::string why = kc::noKernelsWarning(logs[i], kernels_range); !why.empty() && !without_range[i])
+          std::cerr << "kcount: " << logs[i].path << ": warning: " << why << '\n';
       return rc;
     }
     if (*check) {

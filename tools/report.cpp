@@ -19,6 +19,7 @@
 #include "collector/aggregator.h"
 #include "collector/file_sink.h"
 #include "collector/parse.h"
+#include "collector/shown_value.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
@@ -238,6 +239,56 @@ std::string noTotalsWarning(const LoadedLog& l) {
   if (!noSnapshotNumbers(l)) return {};
   const LogLosses loss = logLosses(l);
   return "no totals: summary mode: " + noSnapshotText(l.data) + (loss.any() ? "; LOSSY: " + loss.text() : "");
+}
+
+std::string noKernelsWarning(const LoadedLog& l, std::string_view range) {
+  if (noSnapshotNumbers(l)) return {};  // no numbers at all: noTotalsWarning() says so
+  const Summary& s = l.summary;
+  if (!s.unmatched_by_kernel.empty()) return {};
+  for (const RangeStats& r : s.exclusive)
+    if (!r.by_kernel.empty()) return {};
+  const LogData& d = l.data;
+  const uint64_t kernels = s.kernels + s.unmatched_kernels;
+  if (!range.empty())
+    return fmt::format("no kernels: none ran in range {} or the ranges nested in it ({} in the whole log)",
+                       shownPath(range), counted(kernels, "kernel"));
+  if (kernels > 0)  // counted by the totals, but in no row by name (summary mode: tallies dropped at the key cap)
+    return fmt::format("no kernels: {} counted in the totals, none tallied by name (kcount summary shows the "
+                       "tallies dropped)",
+                       counted(kernels, "kernel"));
+  uint64_t graph = 0;
+  for (const RangeStats& r : s.exclusive) graph += r.graph_launches;
+  if (s.launches == 0) {
+    if (d.summary_mode)
+      return "no kernels: no kernel launch was tallied (summary mode; kcount summary shows what the snapshot holds)";
+    const uint64_t mem_calls = std::min(d.mem_call_records, d.launch_records);
+    if (d.range_records == 0 && mem_calls == 0)
+      return "no kernels: nothing was recorded (no kernel launch, range or memcpy/memset call)";
+    std::string held = d.range_records > 0 ? counted(d.range_records, "range record") : std::string();
+    if (mem_calls > 0) held += (held.empty() ? "" : " and ") + counted(mem_calls, "memcpy/memset call");
+    return "no kernels: no kernel launch was recorded (the log holds " + held + ")";
+  }
+  const std::string launches = counted(s.launches, "launch", "launches");
+  const char* them = s.launches == 1 ? "it" : "them";
+  if (!gpuTimeRecorded(d) && graph == s.launches)
+    return fmt::format("no kernels: {} recorded, none a direct launch: the kernels of graph launches are not known "
+                       "with KCOUNT_GPU_TIME=0 (kernels are counted at direct launch calls)",
+                       launches);
+  if (s.captured_launches == s.launches)
+    return fmt::format("no kernels: {} recorded, all during stream capture (recorded into a graph, not run)", launches);
+  if (d.stats.dropped_activity_records + d.stats.activity_buffers_refused > 0) {
+    std::string lost;
+    if (d.stats.dropped_activity_records > 0) lost = counted(d.stats.dropped_activity_records, "activity record") + " dropped";
+    if (d.stats.activity_buffers_refused > 0)
+      lost += (lost.empty() ? "" : ", ") + counted(d.stats.activity_buffers_refused, "activity buffer") + " refused";
+    return fmt::format("no kernels: {} recorded, but their kernel activity records were lost while recording ({})",
+                       launches, lost);
+  }
+  if (!d.complete)
+    return fmt::format("no kernels: {} recorded, but no kernel record: the log has no end record (kernels CUPTI had "
+                       "not delivered when the process ended were not written)",
+                       launches);
+  return fmt::format("no kernels: {} recorded, but no kernel record came for {}", launches, them);
 }
 
 namespace {
@@ -648,6 +699,8 @@ std::string elideMiddle(std::string_view s, size_t max_width) {
 }
 
 bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
+
+bool memOpsRecorded(const LogData& d) { return gpuTimeRecorded(d) && !(d.major == 1 && d.minor == 0); }
 
 uint64_t launchTimingSample(const LogData& d) {
   const std::optional<uint64_t> n = parseUnsigned(d.meta("launch_timing_sample"));
@@ -1482,35 +1535,57 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
 }
 
 void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const SummaryOptions& opt) {
+  // Columns only grow at the end (scripts read them by position too); docs/usage.md lists them.
   if (header)
     out << "log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launches,excl_kernels,excl_gpu_ns,"
            "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
-           "kernels_per_instance,top_kernels\n";
+           "kernels_per_instance,top_kernels,excl_gemm_gpu_ns,excl_other_gpu_ns,excl_mem_ops,excl_mem_gpu_ns,"
+           "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch\n";
   if (noSnapshotNumbers(l)) return;  // no numbers, so no row (not rows of zeros); kcount warns on stderr
   const LogData& d = l.data;
   const Summary& s = l.summary;
   const auto depth = scopeDepths(s);
   RangeStats no_range;
-  // KCOUNT_GPU_TIME=0: the GPU-time fields are empty (not recorded), never 0.
+  // Fields not measured are empty, never 0: KCOUNT_GPU_TIME=0 leaves every GPU time unknown and records
+  // no memory operation (no activity records); a 1.0 log predates memory operation records.
   const bool gpu = gpuTimeRecorded(d);
+  const bool mem = memOpsRecorded(d);
   auto gpuField = [&](uint64_t ns) { return gpu ? std::to_string(ns) : std::string(); };
+  auto memFields = [&](const RangeStats& r) {
+    uint64_t ns = r.memcpy_ns;
+    satAdd(ns, r.memset_ns);
+    return mem ? fmt::format("{},{}", r.memcpy_count + r.memset_count, ns) : std::string(",");
+  };
+  // GEMM and other GPU time, memory operations and their GPU time, as the table's columns of that name.
+  auto layerFields = [&](const RangeStats& r) {
+    const RangeLayers y = rangeLayers(d, r, 0, 0, s.graph_view);
+    return fmt::format("{},{},{}", gpuField(y.gemm_gpu_ns), gpuField(y.other_gpu_ns), memFields(r));
+  };
+  auto perLaunch = [](const RangeStats& r) {
+    return r.launches ? fmt::format("{:.3f}", double(r.kernels) / double(r.launches)) : std::string();
+  };
   for (const SummaryRow& row : summaryRows(d, s, no_range)) {
     const uint32_t id = row.id;
     const bool unresolved = row.unresolved;
     const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
-                       csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances, own.cpu_ns, ex.launches,
-                       ex.graph_launches, ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches,
-                       in.graph_launches, in.kernels, gpuField(in.gpu_ns), in.launch_api_ns,
+    // CPU time is the wall time of the range's instances: not measured for a row without any ((no range),
+    // a placeholder, records of an unknown range), which the table shows as '-'.
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
+                       csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances,
+                       own.instances ? std::to_string(own.cpu_ns) : std::string(), ex.launches, ex.graph_launches,
+                       ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches, in.graph_launches, in.kernels,
+                       gpuField(in.gpu_ns), in.launch_api_ns,
                        own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
-                       csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)));
+                       csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)), layerFields(ex),
+                       layerFields(in), perLaunch(in));
   }
   // The whole process, named as such: every matched launch and kernel, ranges or not. Its depth, instances,
   // CPU time and exclusive fields are empty (it is no range), so sums of a column over a log's ranges stay
   // what the ranges hold.
   const RangeStats all = s.inclusive.empty() ? RangeStats{} : s.inclusive[kRootScope];
-  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,\n", csvField(l.path), kOverallRow, all.launches, all.graph_launches,
-                     all.kernels, gpuField(all.gpu_ns), all.launch_api_ns);
+  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{}\n", csvField(l.path), kOverallRow, all.launches,
+                     all.graph_launches, all.kernels, gpuField(all.gpu_ns), all.launch_api_ns, layerFields(all),
+                     perLaunch(all));
 }
 
 namespace {

@@ -86,6 +86,15 @@ std::string finalSnapshotMissingText(const LogData& d);
 /// totals: summary mode: " + noSnapshotText(), then "; LOSSY: ..." when records were dropped; "" for any
 /// other log. For the outputs without a footer (CSV, JSON, kcount kernels, several logs).
 std::string noTotalsWarning(const LoadedLog& l);
+/// The stderr warning of `kcount kernels` for a log that lists no kernel (no kernel tally by name, so an
+/// empty table), with the reason the log gives: "no kernels: no kernel launch was recorded (the log holds 4
+/// range records)", "nothing was recorded (...)", "its N launches are graph launches, whose kernels are not
+/// known with KCOUNT_GPU_TIME=0 ...", "... were made during stream capture ...", "... their kernel activity
+/// records were dropped while recording ...", "... the log has no end record ...", "N kernels counted in the
+/// totals, none tallied by name ...", a summary-mode log's "no kernel launch was tallied ..."; with `range`
+/// (the --range path, kernels already kept to it by keepKernelsOfRange()) "none ran in range P ...". "" for
+/// a log with kernels to list, and for one without numbers (noTotalsWarning() says that). No trailing newline.
+std::string noKernelsWarning(const LoadedLog& l, std::string_view range = {});
 /// Whether the summary table's footer lists the capture windows: more than one, or one that did not open
 /// at process start. A log with one window from start to exit shows none.
 bool windowsShown(const LogData& d);
@@ -167,6 +176,11 @@ std::string displayPath(const LogData& log, uint32_t scope_id);
 /// stream, grid and block are unknown (written as 0). Outputs show them as not recorded ('-', null, an
 /// empty CSV field), never as 0 ns.
 bool gpuTimeRecorded(const LogData& d);
+
+/// False for a log whose memory operations (memcpy, memset run on the GPU) were not recorded, so their
+/// counts and times are not known rather than 0: one recorded with KCOUNT_GPU_TIME=0 (no activity records)
+/// or a format 1.0 log (written before memory operation records). Outputs show them as not recorded.
+bool memOpsRecorded(const LogData& d);
 
 /// N of KCOUNT_LAUNCH_TIMING=N (metadata launch_timing_sample, summary mode): one launch call in N was
 /// timed, at random, and counted N times, so every launch_api_ns of the log is an estimate. 1 when the

@@ -7,7 +7,8 @@
   configurations), and not when the runs did the same work (GeGLU eager against compiled);
 - the kernels section gives each kernel's GPU time in A and B and the change, largest first;
 - no verdict line is longer than about 300 characters;
-- `diff -a X Y -b Z`: logs of one side from different command lines are named once on stderr.
+- `diff -a X Y -b Z`: logs of one side from different command lines are named once on stderr;
+- memory operations (copies, memsets) get their count and GPU time per side, apart from the kernels'.
 
 Usage: test_diff.py BUILD_DIR [KC_MAKE_LOG]
 """
@@ -160,6 +161,46 @@ def test_pooled_programs(work):
     check("command lines" not in r.stderr, "diff A B (one log a side): no warning, even though the programs differ", r.stderr)
 
 
+def test_memory_ops(work):
+    """A warm-up range whose GPU work is mostly copies: diff shows their count and GPU time per side (table,
+    JSON, the range's verdict), apart from the kernels' GPU time; runs without copies get no memory columns."""
+    def log(name, copies):
+        path = os.path.join(work, name)
+        script = "push warmup\n" + "memcpy 7000 4096\n" * copies + "kernel 1000 k\npop\npush step\nkernel 100 k\npop\n"
+        subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
+        return path
+
+    a, b = log("copies1.kcount", 1), log("copies2.kcount", 2)
+    r = run("diff", a, b)
+    lines = r.stdout.splitlines()
+    head = re.split(r"\s{2,}", lines[3].strip())
+    check(r.returncode == 0 and head[-6:] == ["mem ops A", "B", "change", "mem GPU A", "B", "change"],
+          "diff: memory columns after the others when a run has memory operations", head)
+    rows = {c[0]: c for c in (re.split(r"\s{2,}", l.strip()) for l in lines[5:9])}
+    check(rows.get("warmup", [])[-6:] == ["1", "2", "+1", "7.00 µs", "14.0 µs", "+7.00 µs (+100%)"],
+          "diff: warmup's copies, count and GPU time per side and the change", rows.get("warmup"))
+    check(rows.get("warmup", [])[9:12] == ["1.00 µs", "1.00 µs", "0 ns (0%)"],
+          "diff: warmup's kernel GPU time stays the kernels' alone", rows.get("warmup"))
+    check(rows.get("step", [])[-6:] == ["0", "0", "0", "0 ns", "0 ns", "0 ns (0%)"], "diff: step ran no copy", rows.get("step"))
+    check(rows.get("(overall)", [])[-6:-3] == ["1", "2", "+1"], "diff: (overall) counts every copy", rows.get("(overall)"))
+    check("memory ops 1 -> 2 (+1), memory GPU time 7.00 µs -> 14.0 µs (+100%)" in r.stdout,
+          "diff: the verdicts name the copies beside the kernels' GPU time", r.stdout[-600:])
+    j = json.loads(run("diff", "--format", "json", a, b).stdout)
+    w = next(x for x in j["ranges"] if x["path"] == "warmup")
+    check((w["a"]["mem_ops"], w["b"]["mem_ops"], w["a"]["mem_gpu_ns"], w["b"]["mem_gpu_ns"], w["change"]["mem_ops"],
+           w["change"]["mem_gpu_ns"], w["a"]["gpu_ns"]) == (1, 2, 7000, 14000, 1, 7000, 1000),
+          "diff json: mem_ops and mem_gpu_ns per side and their change", w)
+    check(j["overall"]["b"]["mem_ops"] == 2, "diff json: overall memory operations", j["overall"])
+    r = run("diff", log("nocopy1.kcount", 0), log("nocopy2.kcount", 0))
+    check(r.returncode == 0 and "mem ops" not in r.stdout.splitlines()[3] and "memory ops" not in r.stdout,
+          "diff of runs without memory operations: no memory columns or words", r.stdout.splitlines()[3])
+    # The shipped GeGLU runs: compiled's warm-up GPU work is mostly copies (68.5 ms against 14.3 ms of kernels).
+    j = json.loads(run("diff", "--format", "json", *GEGLU).stdout)
+    w = next(x for x in j["ranges"] if x["path"] == "warmup")
+    check(w["b"]["mem_gpu_ns"] > 4 * w["b"]["gpu_ns"] and w["change"]["mem_ops"] == w["b"]["mem_ops"] - w["a"]["mem_ops"],
+          "geglu: the compiled warm-up's copies are shown, several times its kernels' GPU time", w)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -169,6 +210,7 @@ def main():
     test_sweep()
     with tempfile.TemporaryDirectory() as work:
         test_pooled_programs(work)
+        test_memory_ops(work)
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 

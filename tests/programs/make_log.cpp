@@ -11,6 +11,8 @@
 //                            closed, as in a killed process): no instance of it is recorded
 //   kernel NS NAME...        one launch (cuLaunchKernelEx) in the innermost range and its kernel, NS ns long
 //   unmatched NS NAME...     a kernel record whose correlation id matches no launch
+//   launch                   one launch (cuLaunchKernelEx) in the innermost range without kernel record
+//   graph                    one cudaGraphLaunch call in the innermost range, without kernel records
 //   memcpy NS BYTES          one cudaMemcpy call (a launch record with kLaunchMemOp) in the innermost range
 //                            and its memory operation (host to device), NS ns long
 //   dropped host|activity N  the Stats record counts N host (or activity) records dropped
@@ -79,7 +81,7 @@ class Builder {
 
   // A launch record (500 ns API call at `t`) in the innermost open range, counted in the stats.
   void writeLaunch(uint64_t corr, uint64_t t, const std::string& api, uint32_t cbid, kc::ApiDomain domain,
-                   uint8_t flags) {
+                   uint8_t flags, bool graph = false) {
     kc::LaunchBody l{};
     l.correlation_id = corr;
     l.enter_ns = t;
@@ -90,6 +92,7 @@ class Builder {
     l.cbid = cbid;
     l.domain = static_cast<uint8_t>(domain);
     l.flags = flags;
+    l.is_graph_launch = graph ? 1 : 0;
     w_->writeLaunch(l);
     ++stats_.launches;
   }
@@ -113,6 +116,17 @@ class Builder {
     k.block[1] = k.block[2] = 1;
     w_->writeKernel(k);
     ++stats_.kernels;
+    if (w_->chunkFull()) w_->flush();
+  }
+
+  /// A kernel launch, or a graph launch, whose kernels have no record.
+  void launchOnly(bool graph) {
+    const uint64_t corr = ++correlation_;
+    if (graph)
+      writeLaunch(corr, tick(), "cudaGraphLaunch", 311 /* CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 */,
+                  kc::ApiDomain::kRuntime, 0, true);
+    else
+      writeLaunch(corr, tick(), "cuLaunchKernelEx", 652, kc::ApiDomain::kDriver, 0);
     if (w_->chunkFull()) w_->flush();
   }
 
@@ -238,6 +252,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       b.kernel(ns, args.substr(sp + 1), op == "kernel");
+    } else if (op == "launch" || op == "graph") {
+      b.launchOnly(op == "graph");
     } else if (op == "forget") {
       if (!b.forget()) {
         std::fprintf(stderr, "kc_make_log: line %zu: forget with no range pushed\n", n);

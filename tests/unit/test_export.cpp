@@ -155,3 +155,82 @@ TEST_CASE("JSON records: the unmatched kernel has no range, the graph launch cou
   CHECK(doc["ranges"][0]["globalTid"].get<int64_t>() % 0x1000000 == 10);
   CHECK(doc["processes"][0]["pid"] == 10);
 }
+
+namespace {
+
+/// A log as the library writes it: string 1 and scope 1 reserved ("(string table full)", a top-level scope
+/// named by string 1) whether used or not, a range "step" (scope 2) holding launch 1 and its kernel, and,
+/// with `overflowed`, launch 2 and its kernel in scope 1 (the scope tree was full). `name1`: the text of
+/// string 1 (another writer's log may use id 1 for a range name of its own).
+kc::LoadedLog reservedScopeLog(bool overflowed, std::string_view name1 = kc::kStringTableFullText) {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("pid", "10");
+  w.writeString(kc::kOverflowString, std::string(name1));
+  w.writeString(2, "step");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "kern");
+  w.writeScope({kc::kOverflowScope, kc::kRootScope, kc::kOverflowString, kc::kNoString});
+  w.writeScope({2, kc::kRootScope, 2, kc::kNoString});
+  w.writeLaunch(launch(1, 2, 300, 310, 10));
+  w.writeKernel(kernel(1, 1000, 2000, 7));
+  if (overflowed) {
+    w.writeLaunch(launch(2, kc::kOverflowScope, 700, 710, 10));
+    w.writeKernel(kernel(2, 3000, 3500, 7));
+  }
+  w.writeRange({100, 500, 2, 10, 10, 0});
+  w.writeEnd();
+  w.flush();
+  kc::LoadedLog l;
+  l.path = "mem";
+  l.data = kc::readLog(sink.bytes);
+  l.summary = kc::summarize(l.data);
+  return l;
+}
+
+/// Paths of the scopes table, and whether the summary table has a row "(string table full)".
+std::pair<std::set<std::string>, bool> scopePathsAndTable(const kc::LoadedLog& l) {
+  std::vector<kc::LoadedLog> logs{l};
+  std::ostringstream out;
+  kc::writeJsonRecords(out, logs);
+  std::set<std::string> paths;
+  const json doc = json::parse(out.str());
+  for (const auto& sc : doc["scopes"]) paths.insert(sc["path"].get<std::string>());
+  std::ostringstream table;
+  kc::printSummaryTable(table, l, kc::SummaryOptions{});
+  return {paths, table.str().find("(string table full)") != std::string::npos};
+}
+
+}  // namespace
+
+TEST_CASE("exports list the reserved scope (string table full) only when a record is in it, as summary shows it") {
+  const kc::LoadedLog unused = reservedScopeLog(false);
+  REQUIRE(unused.data.issues.empty());
+  CHECK(unused.data.isOverflowScope(kc::kOverflowScope));
+  const auto [paths, in_table] = scopePathsAndTable(unused);
+  CHECK(paths == std::set<std::string>{"(no range)", "step"});
+  CHECK_FALSE(in_table);
+
+  const kc::LoadedLog used = reservedScopeLog(true);
+  const auto [used_paths, used_in_table] = scopePathsAndTable(used);
+  CHECK(used_paths == std::set<std::string>{"(no range)", "(string table full)", "step"});
+  CHECK(used_in_table);
+  // The CSV scopes table is the same table (SQLite too: tests/cli/test_table_parity.py).
+  std::vector<kc::LoadedLog> logs{unused};
+  std::ostringstream csv;
+  kc::writeCsvTable(csv, "scopes", logs);
+  CHECK(csv.str().find("(string table full)") == std::string::npos);
+  CHECK(csv.str().find("step") != std::string::npos);
+}
+
+TEST_CASE("a scope 1 of another writer (a range of its own, not the reserved scope) is listed without records") {
+  const kc::LoadedLog l = reservedScopeLog(false, "warmup");
+  CHECK_FALSE(l.data.isOverflowScope(1));
+  std::vector<kc::LoadedLog> logs{l};
+  std::ostringstream out;
+  kc::writeJsonRecords(out, logs);
+  std::set<std::string> paths;
+  const json doc = json::parse(out.str());
+  for (const auto& sc : doc["scopes"]) paths.insert(sc["path"].get<std::string>());
+  CHECK(paths == std::set<std::string>{"(no range)", "warmup", "step"});
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""What the `kcount summary` table shows, the machine-readable outputs carry, on the logs recorded on an
+NVIDIA H200 (examples/logs/, tests/data/) and on logs written by kc_make_log:
+
+- `summary --format csv` has a field for every quantity of a table row: GEMM and other GPU time, memory
+  operations and their GPU time (excl_* with `--view innermost`, incl_* with `--view inclusive`), and its
+  `cpu_ns` is empty exactly where the table's `CPU time` is '-' (not measured), never 0; the original
+  columns keep their names and places;
+- the library's reserved scope 1, "(string table full)", defined in every log it writes, is a row or a
+  scope of `summary --format json|csv` and of `export --format json|csv|sqlite` only where the table
+  shows it (none of the shipped logs filled its tables).
+
+Usage: test_table_parity.py BUILD_DIR [KC_MAKE_LOG]
+"""
+import csv
+import io
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LOGS = [os.path.join(ROOT, "examples", "logs", n) for n in
+        ("geglu-eager.kcount", "geglu-compiled.kcount", "linear-eager.kcount", "sweep-eager.kcount")] + \
+       [os.path.join(ROOT, "tests", "data", n) for n in ("graphs.kcount", "launches.kcount", "sigkill.kcount")]
+RESERVED = "(string table full)"
+OLD_COLUMNS = ("log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launches,excl_kernels,excl_gpu_ns,"
+               "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
+               "kernels_per_instance,top_kernels").split(",")
+UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+failures = []
+
+
+def check(cond, what, detail=""):
+    print(("PASS " if cond else "FAIL ") + what + ("" if cond else f"  ({str(detail)[:800]})"))
+    if not cond:
+        failures.append(what)
+
+
+def kcount(*args):
+    r = subprocess.run([KCOUNT, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"kcount {' '.join(args)}: exit {r.returncode}: {r.stderr}")
+    return r.stdout
+
+
+def table_rows(text):
+    """The summary table's rows as dicts by column heading (cells split at 2+ spaces)."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("range "))
+    head = re.split(r"\s{2,}", lines[start].strip())
+    rows = []
+    for l in lines[start + 2:]:  # heading, rule
+        if not l.strip() or l.startswith(("*:", "!:", "verdicts", "totals", "launches:")):
+            break
+        cells = re.split(r"\s{2,}", l.strip())
+        if len(cells) != len(head):
+            break
+        rows.append(dict(zip(head, cells)))
+    return head, rows
+
+
+def ns(text):
+    num, unit = text.split()
+    return float(num) * UNITS[unit]
+
+
+def near(shown, value):
+    """The table shows 3 significant digits."""
+    return abs(ns(shown) - int(value)) <= max(1, 0.006 * int(value))
+
+
+def compare(name, view, prefix, table_text, csv_rows):
+    """One table row per CSV range row, in the same order: their shared quantities agree."""
+    head, rows = table_rows(table_text)
+    ranges = [r for r in csv_rows if r["path"] != "(overall)"]
+    check(len(rows) == len(ranges), f"{name} ({view}): one table row per CSV range row", (len(rows), len(ranges)))
+    mem = "mem ops" in head
+    bad = []
+    for t, c in zip(rows, ranges):
+        if (t["CPU time"] == "-") != (c["cpu_ns"] == ""):
+            bad.append(("CPU time", t["range"], t["CPU time"], c["cpu_ns"]))
+        elif t["CPU time"] != "-" and not near(t["CPU time"], c["cpu_ns"]):
+            bad.append(("CPU time", t["range"], t["CPU time"], c["cpu_ns"]))
+        for col, key in (("GEMM GPU", "gemm_gpu_ns"), ("other GPU", "other_gpu_ns"), ("GPU time", "gpu_ns")):
+            if not near(t[col], c[prefix + key]):
+                bad.append((col, t["range"], t[col], c[prefix + key]))
+        if mem:
+            if int(t["mem ops"]) != int(c[prefix + "mem_ops"]) or not near(t["mem GPU"], c[prefix + "mem_gpu_ns"]):
+                bad.append(("mem", t["range"], t["mem ops"], t["mem GPU"], c[prefix + "mem_ops"], c[prefix + "mem_gpu_ns"]))
+        elif c[prefix + "mem_ops"] != "0":
+            bad.append(("mem ops without the table's column", t["range"], c[prefix + "mem_ops"]))
+        if view == "inclusive":
+            kpl, want = t["kernels/launch"], c["kernels_per_launch"]
+            if (kpl == "-") != (want == "") or (want and abs(float(kpl) - float(want)) > 0.0051):
+                bad.append(("kernels/launch", t["range"], kpl, want))
+    check(not bad, f"{name} ({view}): CSV {prefix}* fields equal the table's GEMM, other, GPU, CPU, mem columns", bad)
+    return mem
+
+
+def test_shipped(work):
+    mem_seen = False
+    for log in LOGS:
+        name = os.path.basename(log)
+        text = kcount("summary", "--format", "csv", log)
+        header = text.splitlines()[0].split(",")
+        check(header[:len(OLD_COLUMNS)] == OLD_COLUMNS, f"{name}: summary csv: the original columns keep their places",
+              header)
+        rows = list(csv.DictReader(io.StringIO(text)))
+        check(all(len(r) == len(header) and None not in r for r in rows), f"{name}: summary csv: every row has every field")
+        no_range = next(r for r in rows if r["path"] == "(no range)")
+        check(no_range["cpu_ns"] == "" and no_range["instances"] == "0",
+              f"{name}: summary csv: (no range) has no CPU time (empty, the table's '-'), not 0", no_range["cpu_ns"])
+        over = rows[-1]
+        check(over["path"] == "(overall)" and over["excl_gemm_gpu_ns"] == "" and over["incl_gemm_gpu_ns"] != ""
+              and int(over["incl_gemm_gpu_ns"]) + int(over["incl_other_gpu_ns"]) == int(over["incl_gpu_ns"]),
+              f"{name}: summary csv: (overall) splits the whole GPU time into GEMM and other", over)
+        mem_seen |= compare(name, "inclusive", "incl_", kcount("summary", "--view", "inclusive", log), rows)
+        compare(name, "innermost", "excl_", kcount("summary", "--view", "innermost", log), rows)
+
+        # The reserved scope: nowhere unless the table shows it.
+        shown = RESERVED in kcount("summary", log)
+        check(not shown, f"{name}: the table has no '{RESERVED}' row (the log's tables never filled)")
+        js = json.loads(kcount("summary", "--format", "json", log))["logs"][0]
+        check(all(RESERVED not in r["path"] for r in js["ranges"]) == (not shown), f"{name}: summary json agrees")
+        check(all(RESERVED not in r["path"] for r in rows) == (not shown), f"{name}: summary csv agrees")
+        out = os.path.join(work, name + ".json")
+        kcount("export", log, "--format", "json", "-o", out)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        paths = {s["path"] for s in doc["scopes"]}
+        check((RESERVED in paths) == shown and "(no range)" in paths,
+              f"{name}: export json: scope '{RESERVED}' listed only as the table shows it", sorted(paths)[:5])
+        used = {r["path"] for r in js["ranges"] if not r["placeholder"]} - {"(no range)"}
+        check(used <= paths, f"{name}: export json: every range of the summary is a scope", used - paths)
+        scopes_csv = kcount("export", log, "--format", "csv", "--table", "scopes", "-o", "-")
+        check(RESERVED not in scopes_csv, f"{name}: export csv: no '{RESERVED}' scope")
+        out = os.path.join(work, name + ".sqlite")
+        kcount("export", log, "--format", "sqlite", "-o", out)
+        db = sqlite3.connect(out)
+        n = db.execute("SELECT count(*) FROM scopes WHERE path = ?", (RESERVED,)).fetchone()[0]
+        strings = db.execute("SELECT count(*) FROM strings WHERE value = ?", (RESERVED,)).fetchone()[0]
+        db.close()
+        check(n == 0 and strings == 0, f"{name}: export sqlite: no '{RESERVED}' scope or string", (n, strings))
+    check(mem_seen, "a shipped log has memory operations (the mem columns were compared)")
+
+
+def test_made(work):
+    """Memory operations in a range, KCOUNT_GPU_TIME=0 (GPU fields and memory operations not measured)."""
+    def make(name, script):
+        path = os.path.join(work, name)
+        subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
+        return path
+
+    log = make("copies.kcount", "push warmup\nmemcpy 7000 4096\nmemcpy 5000 4096\nkernel 1000 "
+                                "ampere_sgemm_128x64_nn\nkernel 300 vectorized_elementwise_kernel\npop\n"
+                                "push step\nkernel 200 vectorized_elementwise_kernel\npop\n")
+    rows = {r["path"]: r for r in csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", log)))}
+    w = rows["warmup"]
+    check((w["excl_mem_ops"], w["excl_mem_gpu_ns"], w["incl_mem_ops"], w["incl_mem_gpu_ns"]) == ("2", "12000", "2", "12000"),
+          "made log: warmup's two copies (12 µs) are in excl_/incl_mem_ops and *_mem_gpu_ns", w)
+    check((w["excl_gemm_gpu_ns"], w["excl_other_gpu_ns"], w["excl_gpu_ns"]) == ("1000", "300", "1300"),
+          "made log: warmup's GEMM (1 µs) and other (300 ns) kernel time", w)
+    check(w["cpu_ns"] != "" and int(w["cpu_ns"]) > 0 and w["kernels_per_launch"] == "1.000",
+          "made log: a range with an instance has its CPU time", w)
+    over = rows["(overall)"]
+    check((over["incl_mem_ops"], over["incl_mem_gpu_ns"], over["excl_mem_ops"]) == ("2", "12000", ""),
+          "made log: (overall) carries every memory operation in incl_*, excl_* empty", over)
+    compare("copies.kcount", "inclusive", "incl_", kcount("summary", "--view", "inclusive", log),
+            list(csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", log)))))
+
+    off = make("gpu-off.kcount", "meta gpu_time off\npush step\nkernel 0 ampere_sgemm_128x64_nn\npop\n")
+    rows = list(csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", off))))
+    step = next(r for r in rows if r["path"] == "step")
+    fields = [k for k in step if k.endswith(("gpu_ns", "mem_ops"))]
+    check(len(fields) == 10 and all(step[k] == "" for k in fields) and step["incl_kernels"] == "1",
+          "KCOUNT_GPU_TIME=0: every GPU-time and memory-operation field is empty (not measured), counts kept",
+          {k: step[k] for k in fields})
+
+
+def main():
+    with tempfile.TemporaryDirectory() as work:
+        test_shipped(work)
+        test_made(work)
+    print(f"{len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    build = os.path.abspath(sys.argv[1])
+    KCOUNT = os.path.join(build, "bin", "kcount")
+    MAKE_LOG = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(build, "bin", "kc_make_log")
+    sys.exit(main())
