@@ -1018,7 +1018,12 @@ std::vector<SegmentTotals> windowTotals(const LoadedLog& l) {
 }
 
 bool windowsShown(const LogData& d) {
-  return d.segments.size() > 1 || (d.segments.size() == 1 && d.str(d.segments[0].reason_id) != "start");
+  if (d.segments.size() != 1) return d.segments.size() > 1;
+  // One window: shown unless it spans the process, from the start to its end (an exit, or a signal the
+  // library closed the log for, which the state line says).
+  const std::string_view end = d.str(d.segments[0].end_reason_id);
+  return d.str(d.segments[0].reason_id) != "start" ||
+         !(end == "exit" || end == "SIGTERM" || end == "SIGINT" || end == "SIGHUP" || end.empty());
 }
 
 std::string formatDuration(uint64_t ns) {

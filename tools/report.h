@@ -96,7 +96,8 @@ std::string noTotalsWarning(const LoadedLog& l);
 /// a log with kernels to list, and for one without numbers (noTotalsWarning() says that). No trailing newline.
 std::string noKernelsWarning(const LoadedLog& l, std::string_view range = {});
 /// Whether the summary table's footer lists the capture windows: more than one, or one that did not open
-/// at process start. A log with one window from start to exit shows none.
+/// at process start or did not last to the process's end (KCOUNT_CAPTURE_DURATION, `kcount ctl stop`, a
+/// capture range's end). A log with one window from start to exit (or to SIGTERM/SIGINT/SIGHUP) shows none.
 bool windowsShown(const LogData& d);
 
 /// The files of one rotated log (part order) read as one log: loadLog()/streamLog() of their joined

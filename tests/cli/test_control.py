@@ -202,6 +202,11 @@ try:
     rc, j = summary(log)
     check("duration window: first 5 requests only, end reason duration", rc == 0 and instances(j, "request") == 5
           and j["segments"][0]["end_reason"] == "duration", j if rc else "")
+    # The table's footer says the log covers a window, not the whole run.
+    r = subprocess.run([KCOUNT, "summary", log], capture_output=True, text=True)
+    check("duration window: the table's footer lists the window (start -> duration)",
+          r.returncode == 0 and "capture windows: 1" in r.stdout and "segment 0: start -> duration" in r.stdout,
+          r.stdout[-600:])
 
     # ---- Summary mode: ctl flush appends a snapshot of everything tallied so far, long before the interval.
     log = os.path.join(tmp, "summary-flush.kcount")
@@ -374,6 +379,19 @@ try:
     s.send("1")
     wait_socket(s.pid)
     os.kill(s.pid, signal.SIGSTOP)
+    # The stop takes effect when the kernel next handles the process's threads: under load its control
+    # thread could still answer a request sent at once. Wait until every thread shows state T.
+    for _ in range(200):
+        states = []
+        for tid in os.listdir(f"/proc/{s.pid}/task"):
+            try:
+                with open(f"/proc/{s.pid}/task/{tid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except OSError:
+                pass
+        if states and all(st == "T" for st in states):
+            break
+        time.sleep(0.01)
     t0 = time.monotonic()
     rc, out, err = ctl(s.pid, "start", "--timeout", "1")
     took = time.monotonic() - t0
