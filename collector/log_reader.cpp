@@ -1161,6 +1161,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   }
 
   const size_t chunks_from = pos;  // where chunk 0 starts
+  size_t log_end = bytes.size();    // where this log's bytes end: the file's end, or a second log's header
   int64_t chunk = 0;
   // Sequence numbers of the chunks that verify (the writer numbers the chunks of a file 0, 1, 2, ...;
   // docs/format.md). The number is outside the checksum, so one number alone is not trusted: a chunk
@@ -1248,6 +1249,21 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       return true;
     };
 
+    // A kcount file header where a chunk should start, in a log that has not ended: a second log appended
+    // to one whose process did not close it (`cat killed.kcount other.kcount`). Its chunks verify, so
+    // reading on would merge two processes' records through colliding ids: the reading stops here, as
+    // after an End record, and the file is reported damaged (it is not one log).
+    if (pos > sizeof(FileHeader) && bytes.size() - pos >= sizeof(kLogMagic) &&
+        std::memcmp(bytes.data() + pos, kLogMagic, sizeof(kLogMagic)) == 0) {
+      error(log, pos, chunk,
+            "a second log starts at byte " + std::to_string(pos) +
+                " (a kcount file header where chunk " + std::to_string(chunk) +
+                " should start: logs concatenated into one file?), after a log with no end record; only the "
+                "first log (bytes 0 to " + std::to_string(pos) + ") is read, the " +
+                std::to_string(bytes.size() - pos) + " bytes from there are not");
+      log_end = pos;
+      break;
+    }
     if (!header_fits) {
       // Too few bytes for a header: a cut tail, unless an intact chunk follows (then it is damage).
       if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1) >= bytes.size()) {
@@ -1439,7 +1455,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // the log.
     const bool any_intact = log.last_intact_chunk >= 0;
     const uint64_t lost_from = any_intact ? log.last_intact_end : chunks_from;
-    if (lost_from < bytes.size())
+    if (lost_from < log_end)
       warning(log, bytes.size(), -1,
               std::string(kNoIntactEndRecordText) + "the bytes from byte " + std::to_string(lost_from) +
                   " to the end of the file (chunk " + std::to_string(any_intact ? log.last_intact_chunk + 1 : 0) +

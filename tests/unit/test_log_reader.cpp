@@ -173,6 +173,39 @@ TEST_CASE("a log without End record is read with a warning") {
   CHECK(d.last_intact_end == 124);
 }
 
+// `cat killed.kcount other.kcount`: the first log has no End record, so the second log's header comes
+// where a chunk should. Its chunks verify; read on, both processes' launches would be counted in one log
+// through colliding ids. The reading stops at the second header (an error: not one log), with only the
+// first log's launch, and the first log's own missing End is the plain "did not close it" warning.
+TEST_CASE("a second log appended to one without End record is not read into it") {
+  kc::MemorySink first;
+  kc::LogWriter w1(&first, kc::LogEncoding::kPlain);
+  w1.writeString(3, "cudaLaunchKernel");
+  w1.writeLaunch(launch(1, 0));
+  w1.flush();  // no End: the process was killed
+  kc::MemorySink second;
+  kc::LogWriter w2(&second, kc::LogEncoding::kPlain);
+  w2.writeString(3, "cudaLaunchKernel");
+  for (uint32_t c = 1; c <= 4; ++c) w2.writeLaunch(launch(c, 0));
+  w2.writeStats(kc::StatsBody{});
+  w2.writeEnd();
+  w2.flush();
+  std::vector<uint8_t> both = first.bytes;
+  both.insert(both.end(), second.bytes.begin(), second.bytes.end());
+  const kc::LogData d = kc::readLog(both);
+  CHECK(d.launches.size() == 1);
+  CHECK_FALSE(d.complete);
+  CHECK_FALSE(d.intact());
+  const std::string at = std::to_string(first.bytes.size());
+  CHECK(std::any_of(d.issues.begin(), d.issues.end(), [&](const ReadIssue& i) {
+    return i.severity == ReadIssue::Severity::kError && i.offset == first.bytes.size() &&
+           i.message.starts_with("a second log starts at byte " + at + " (a kcount file header where chunk 1 should start");
+  }));
+  CHECK(std::any_of(d.issues.begin(), d.issues.end(), [](const ReadIssue& i) {
+    return i.message.starts_with("log has no end record: the process did not close it");
+  }));
+}
+
 TEST_CASE("truncation at every byte offset keeps every complete chunk") {
   const TwoChunkLog log = twoChunkLog();
   REQUIRE(log.chunk1_at > sizeof(kc::FileHeader));
