@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <map>
@@ -247,15 +248,38 @@ bool chunkHeaderPlausible(std::span<const uint8_t> bytes, size_t at) {
   return bytes.size() - at - c.header_bytes >= c.stored_bytes;
 }
 
+/// Bytes a scan over damaged bytes (resync, the skipped-chunk walk) goes before it tells the mapped file
+/// it is done with them: a long damaged or zero-filled tail is not held in memory as it is scanned.
+constexpr size_t kScanReleaseStep = size_t{4} << 20;
+
+/// Offset of the first byte at or after `at` and before `end` that may start a chunk header (both chunk
+/// magics begin with the same byte), or `end` if none.
+size_t nextChunkCandidate(std::span<const uint8_t> bytes, size_t at, size_t end) {
+  static_assert((kChunkMagic & 0xff) == (kPackedChunkMagic & 0xff), "chunk magics share their first byte");
+  if (at >= end) return end;
+  const void* hit = std::memchr(bytes.data() + at, static_cast<int>(kChunkMagic & 0xff), end - at);
+  return hit == nullptr ? end : static_cast<size_t>(static_cast<const uint8_t*>(hit) - bytes.data());
+}
+
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
-size_t resync(std::span<const uint8_t> bytes, size_t from) {
+/// `drop` (may be empty) is told each window of kScanReleaseStep bytes the scan has passed.
+size_t resync(std::span<const uint8_t> bytes, size_t from, const std::function<void(size_t, size_t)>& drop = {}) {
   uint8_t magic[4], packed[4];
   std::memcpy(magic, &kChunkMagic, 4);
   std::memcpy(packed, &kPackedChunkMagic, 4);
+  size_t dropped_to = from;  // the bytes before it that the scan passed were dropped
   for (size_t at = from; at + sizeof(ChunkHeader) <= bytes.size(); ++at) {
-    const void* hit = std::memchr(bytes.data() + at, magic[0], bytes.size() - at);
-    if (hit == nullptr) break;
-    at = static_cast<size_t>(static_cast<const uint8_t*>(hit) - bytes.data());
+    // memchr in windows of kScanReleaseStep bytes; the bytes passed are dropped every kScanReleaseStep.
+    const size_t window_end = std::min(bytes.size(), at + kScanReleaseStep);
+    at = nextChunkCandidate(bytes, at, window_end);
+    if (drop && at - dropped_to >= kScanReleaseStep) {
+      drop(dropped_to, at);
+      dropped_to = at;
+    }
+    if (at == window_end && at < bytes.size()) {
+      --at;  // the loop's ++at: the next window starts at window_end
+      continue;
+    }
     if (at + sizeof(ChunkHeader) > bytes.size()) break;
     if ((std::memcmp(bytes.data() + at, magic, 4) == 0 || std::memcmp(bytes.data() + at, packed, 4) == 0) &&
         chunkVerifies(bytes, at))
@@ -1076,9 +1100,10 @@ bool LogData::damaged() const {
 namespace {
 
 /// Decodes a log whose bytes are all addressable; `release(end)` is told when bytes before `end` will not
-/// be needed again (so a mapped file can drop those pages).
-template <typename Release>
-LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options, Release&& release) {
+/// be needed again (so a mapped file can drop those pages); `drop(from, to)` when a scan over damaged
+/// bytes has passed [from, to), which a later scan may read again.
+template <typename Release, typename Drop>
+LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options, Release&& release, Drop&& drop) {
   LogData log;
   Decoder decoder(log, options);
   log.file_bytes = bytes.size();
@@ -1190,10 +1215,27 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // Bytes [from, next) skipped on the way to the next intact chunk: each plausible chunk header in them
     // (a damaged chunk whose own header survived) is one more damaged chunk, reported with its number
     // and offset, so that chunks read + skipped add up and later chunk numbers stay true.
+    const std::function<void(size_t, size_t)> scan_release = [&drop](size_t from, size_t to) { drop(from, to); };
     auto skippedChunks = [&](size_t from, size_t next) {
-      for (size_t at = from; at < next;) {
+      // memchr in windows of kScanReleaseStep bytes; the bytes passed are dropped every kScanReleaseStep.
+      size_t dropped_to = from;
+      const auto candidate = [&](size_t at) {
+        while (at < next) {
+          const size_t window_end = std::min(next, at + kScanReleaseStep);
+          const size_t c = nextChunkCandidate(bytes, at, window_end);
+          const size_t passed = std::min(c, window_end);
+          if (passed - dropped_to >= kScanReleaseStep) {
+            drop(dropped_to, passed);
+            dropped_to = passed;
+          }
+          if (c < window_end) return c;
+          at = window_end;
+        }
+        return next;
+      };
+      for (size_t at = candidate(from); at < next;) {
         if (!chunkHeaderPlausible(bytes, at)) {
-          ++at;
+          at = candidate(at + 1);
           continue;
         }
         ChunkInfo c;
@@ -1211,7 +1253,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
     // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
-      const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from);
+      const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_release);
       if (next >= bytes.size()) {
         error(log, pos, chunk, why + "; no intact chunk follows (bytes " + std::to_string(pos) + " to " +
                                    std::to_string(bytes.size()) + " are skipped)");
@@ -1266,7 +1308,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     if (!header_fits) {
       // Too few bytes for a header: a cut tail, unless an intact chunk follows (then it is damage).
-      if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1) >= bytes.size()) {
+      if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1, scan_release) >= bytes.size()) {
         log.truncated = true;
         error(log, pos, chunk,
               "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
@@ -1294,7 +1336,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     const size_t payload_remain = bytes.size() - payload_at;
     if (h.stored_bytes > payload_remain) {
       // Either the file was cut short, or the length field is corrupt and intact chunks follow.
-      const size_t next = resync(bytes, pos + 1);
+      const size_t next = resync(bytes, pos + 1, scan_release);
       if (next < bytes.size()) {
         resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
                                 " announces " + std::to_string(h.stored_bytes) +
@@ -1473,7 +1515,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
 }  // namespace
 
 LogData readLog(std::span<const uint8_t> bytes, const ReadOptions& options) {
-  return readLogBytes(bytes, options, [](size_t) {});
+  return readLogBytes(bytes, options, [](size_t) {}, [](size_t, size_t) {});
 }
 
 LogData readLogFile(const std::string& path, const ReadOptions& options) {
@@ -1490,7 +1532,8 @@ LogData readLogFile(const std::string& path, const ReadOptions& options) {
   MappedFile file;
   std::string why;
   if (!file.open(path, why)) return failed(why);
-  return readLogBytes(file.bytes(), options, [&file](size_t done) { file.release(done); });
+  return readLogBytes(file.bytes(), options, [&file](size_t done) { file.release(done); },
+                      [&file](size_t from, size_t to) { file.drop(from, to); });
 }
 
 }  // namespace kc

@@ -57,4 +57,11 @@ void MappedFile::release(size_t offset) {
   }
 }
 
+void MappedFile::drop(size_t from, size_t to) {
+  if (data_ == nullptr || from >= to || to > size_) return;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = (from + page - 1) / page * page, end = to / page * page;
+  if (end > begin) ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
+}
+
 }  // namespace kc

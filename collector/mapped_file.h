@@ -25,6 +25,9 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   /// Tells the kernel the bytes before `offset` are done with (madvise MADV_DONTNEED on whole pages).
   void release(size_t offset);
+  /// Tells the kernel the bytes in [from, to) are done with for now, whatever release() said before (a
+  /// second scan over bytes already released once): madvise MADV_DONTNEED on the whole pages inside.
+  void drop(size_t from, size_t to);
 
  private:
   const uint8_t* data_ = nullptr;

@@ -425,10 +425,43 @@ def test_verdicts():
                                           "calls)"), v)
 
 
+def test_long_damaged_tail():
+    """A log whose process did not close it, followed by 1 GiB of zeros (a sparse file: a file system that
+    kept the size of unwritten blocks after a crash): check and summary --salvage read the intact part
+    and stay small in memory, the scan over the zeros dropping the pages it passed (docs/reader-guarantees.md:
+    memory does not grow with the damaged part)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "logs", "geglu-eager.kcount")
+    with open(src, "rb") as f:
+        data = f.read()
+    cut = os.path.join(TMP, "cut.kcount")
+    with open(cut, "wb") as f:
+        f.write(data[:-100])
+    rc, out, err = kcount("check", cut)
+    end = next((int(w.rstrip(".;")) for line in out.splitlines() if "last intact chunk" in line
+                for w in [line.split("ends at byte ")[-1].split()[0]]), None)
+    check("long tail: the cut log's last intact chunk is named", end is not None and end > 16, out[-300:])
+    if end is None:
+        return
+    tail = os.path.join(TMP, "zero-tail.kcount")
+    with open(tail, "wb") as f:
+        f.write(data[:end])
+    os.truncate(tail, 1 << 30)
+    import resource
+    for args in (["check", tail], ["summary", "--salvage", tail]):
+        rc, out, err = kcount(*args)
+        # The largest peak of any child so far: the others (small logs) stay far below the bound.
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        check(f"long tail: {args[0]} reads the intact part (exit {'2' if args[0] == 'check' else '0'})",
+              rc == (2 if args[0] == "check" else 0) and f"bad chunk magic at byte {end}" in out + err,
+              (rc, (out + err)[-300:]))
+        check(f"long tail: {args[0]} peak memory well under the 1 GiB tail", peak_mb < 200, f"{peak_mb:.0f} MB")
+    os.remove(tail)
+
+
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
                  test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
-                 test_options_without_effect, test_non_utf8_path, test_path_too_long):
+                 test_options_without_effect, test_non_utf8_path, test_path_too_long, test_long_damaged_tail):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
