@@ -29,6 +29,9 @@ namespace {
 
 using nlohmann::json;
 
+/// Longest command line the table's header shows whole (characters); longer ones are shortened.
+constexpr size_t kMaxCommandShown = 400;
+
 size_t displayWidth(std::string_view s) {
   size_t n = 0;
   for (char c : s)
@@ -1423,7 +1426,14 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     if (!v.empty()) out << "  " << key << "=" << v;
   }
   out << '\n';
-  if (const std::string cmd = d.meta("command_line"); !cmd.empty()) out << "   command: " << cmd << '\n';
+  // A command line of many kilobytes (generated arguments) is shortened in the middle to kMaxCommandShown
+  // characters, with its length; JSON keeps it whole (metadata command_line).
+  if (const std::string cmd = d.meta("command_line"); !cmd.empty()) {
+    const size_t chars = displayWidth(cmd);
+    out << "   command: "
+        << (chars > kMaxCommandShown ? elideMiddle(cmd, kMaxCommandShown) + fmt::format(" ({} characters)", chars) : cmd)
+        << '\n';
+  }
   if (noSnapshotNumbers(l)) {
     // A summary-mode log holds its numbers only in snapshots: a table from none would be rows of zeros.
     out << "no numbers: no complete snapshot in this summary-mode log (see the summary mode line below)\n";

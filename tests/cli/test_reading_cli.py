@@ -458,10 +458,26 @@ def test_long_damaged_tail():
     os.remove(tail)
 
 
+def test_long_command_line():
+    """A command line of thousands of characters is shortened in the table's header, with its length; the
+    JSON keeps it whole."""
+    cmd = "train.py " + "--flag=" + "x" * 6000 + " --end"
+    log = make_log("longcmd.kcount", f"meta command_line {cmd}\n" + small_script())
+    rc, out, err = kcount("summary", log)
+    line = next((l for l in out.splitlines() if l.startswith("   command: ")), "")
+    check("long command line: shortened in the header, with its length",
+          rc == 0 and line.startswith("   command: train.py --flag=xxx") and line.endswith(f" --end ({len(cmd)} characters)")
+          and len(line) < 500, line[:120])
+    rc, out, err = kcount("summary", "--format", "json", log)
+    check("long command line: JSON keeps it whole",
+          rc == 0 and json.loads(out)["logs"][0]["metadata"].get("command_line") == cmd)
+
+
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
                  test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
-                 test_options_without_effect, test_non_utf8_path, test_path_too_long, test_long_damaged_tail):
+                 test_options_without_effect, test_non_utf8_path, test_path_too_long, test_long_damaged_tail,
+                 test_long_command_line):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
