@@ -356,8 +356,13 @@ int runCommand(const RunOptions& opt) {
     return exec_errno == ENOENT ? 127 : 126;
   }
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+  struct stat null_st {};
+  const bool have_null = ::stat("/dev/null", &null_st) == 0;
   for (const auto& f : rep.logs) {
-    std::fprintf(stderr, "kcount: log: %s\n", shownPath(f).c_str());
+    // KCOUNT_OUTPUT=/dev/null (a deliberate "write nothing"): named, and said to be discarded.
+    struct stat st {};
+    const bool discarded = have_null && ::stat(f.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == null_st.st_rdev;
+    std::fprintf(stderr, "kcount: log: %s%s\n", shownPath(f).c_str(), discarded ? " (discarded: /dev/null keeps nothing)" : "");
     // A command killed by a signal the library does not handle (SIGKILL, SIGQUIT, SIGUSR1, ...) leaves its log
     // without End record: said here, not only when the log is read.
     if (WIFSIGNALED(status))

@@ -22,7 +22,7 @@ had_null1=0; [[ -e /dev/null.1 ]] && had_null1=1
 "$kcount" run --output /dev/null -- "$prog" 2 >/dev/null 2>"$work/null.err"
 rc=$?
 if [[ $rc -eq 0 && $had_null1 -eq 0 && ! -e /dev/null.1 && -z $(ls -A "$TMPDIR") && -c /dev/null ]] &&
-   grep -q "kcount: log: /dev/null$" "$work/null.err"; then ok "--output /dev/null: written as it is, nothing created"
+   grep -q "kcount: log: /dev/null (discarded: /dev/null keeps nothing)$" "$work/null.err"; then ok "--output /dev/null: written as it is, nothing created, said to be discarded"
 else bad "--output /dev/null: rc=$rc, /dev/null.1: $(ls -l /dev/null.1 2>&1), tmp: $(ls -A "$TMPDIR"), $(tr '\n' ' ' <"$work/null.err")"; fi
 mkfifo "$work/log.fifo"
 timeout 60 cat "$work/log.fifo" >"$work/from-fifo.kcount" &
