@@ -572,6 +572,25 @@ int kcountMain(int argc, char** argv) {
     }
   }
   // `kcount help [COMMAND]`: what `kcount [COMMAND] --help` prints (exit 0; an unknown COMMAND: exit 2).
+  // The command a mistyped one most likely meant: the only command it abbreviates ("su": summary), else
+  // the nearest within 2 edits (collector/parse.h nameDistance); "" if none.
+  const auto closestCommand = [&app](std::string_view given) {
+    std::string closest;
+    size_t closest_d = 3;
+    size_t prefix_of = 0;
+    std::string prefixed;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name().starts_with(given)) {
+        ++prefix_of;
+        prefixed = sub->get_name();
+      }
+      if (const size_t d = kc::nameDistance(given, sub->get_name(), 2); d < closest_d) {
+        closest_d = d;
+        closest = sub->get_name();
+      }
+    }
+    return prefix_of == 1 ? prefixed : closest;
+  };
   if (argc > 1 && std::string_view(argv[1]) == "help" &&
       (argc == 2 || std::string_view(argv[2]) == "--help" || std::string_view(argv[2]) == "-h" ||
        argv[2][0] != '-')) {
@@ -584,7 +603,10 @@ int kcountMain(int argc, char** argv) {
     for (const CLI::App* s : app.get_subcommands({}))
       if (argc > 2 && s->get_name() == argv[2]) sub = s;
     if (argc > 2 && sub == nullptr) {
-      std::cerr << "kcount help: unknown command '" << argv[2] << "' (commands: " << command_names << ")\n";
+      const std::string closest = closestCommand(argv[2]);
+      std::cerr << "kcount help: unknown command '" << argv[2] << "'"
+                << (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") << " (commands: "
+                << command_names << ")\n";
       return 2;
     }
     std::cout << (sub != nullptr ? sub->help("kcount") : app.help());
@@ -595,22 +617,7 @@ int kcountMain(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // An unknown command: named, with the commands there are (CLI11 says only "A subcommand is required").
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
-      const std::string_view given(argv[1]);
-      std::string closest;
-      size_t closest_d = 3;  // within 2 edits (collector/parse.h nameDistance)
-      size_t prefix_of = 0;  // commands that start with what was given ("su": summary)
-      std::string prefixed;
-      for (const CLI::App* sub : app.get_subcommands({})) {
-        if (sub->get_name().starts_with(given)) {
-          ++prefix_of;
-          prefixed = sub->get_name();
-        }
-        if (const size_t d = kc::nameDistance(given, sub->get_name(), 2); d < closest_d) {
-          closest_d = d;
-          closest = sub->get_name();
-        }
-      }
-      if (prefix_of == 1) closest = prefixed;  // an abbreviation of one command wins over a near name
+      const std::string closest = closestCommand(argv[1]);
       std::cerr << "kcount: unknown command '" << argv[1] << "'"
                 << (closest.empty() ? std::string() : " (did you mean '" + closest + "'?)") << " (commands: "
                 << command_names << "; kcount --help says more)\n";

@@ -742,7 +742,7 @@ def test_unknown_command():
           and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1],
           "kcount help ctl: kcount ctl --help's text (exit 0)", (r.returncode, r.stdout[:200], r.stderr))
     r = run("help", "sumary")
-    check(r.returncode == 2 and "kcount help: unknown command 'sumary'" in r.stderr, "kcount help of an unknown command: exit 2",
+    check(r.returncode == 2 and "kcount help: unknown command 'sumary' (did you mean 'summary'?)" in r.stderr, "kcount help of an unknown command: exit 2",
           (r.returncode, r.stderr))
 
 
