@@ -42,7 +42,7 @@ class LogIndex {
     paths_.reserve(d.scopes.size());
     depths_.reserve(d.scopes.size());
     for (uint32_t s = 0; s < d.scopes.size(); ++s) {
-      paths_.push_back(d.scopePath(s));
+      paths_.push_back(s == kRootScope ? d.scopePath(s) : displayPath(d, s));  // as summary shows it
       uint32_t depth = 0;
       for (uint32_t p = s; p != kRootScope && p < d.scopes.size() && depth < 256; p = d.scopes[p].parent_id) ++depth;
       depths_.push_back(depth);

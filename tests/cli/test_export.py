@@ -190,8 +190,24 @@ def main():
                                "ON a.demangledName = b.demangledName AND a.processId = 0 AND b.processId = 1").fetchone()
         check(shared > 0, f"two logs: kernel names shared through one strings table ({shared} names in both)")
         check_output_is_not_a_log(work)
+        check_slash_in_name(work)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
+
+
+def check_slash_in_name(work):
+    """A range named "a/b" and a range "b" inside "a" are two ranges: their paths in the exports are those of
+    the summary table ("a\\/b" and "a/b"), not both "a/b"."""
+    log = os.path.join(work, "slash.kcount")
+    make_log = os.path.join(os.path.dirname(KCOUNT), "kc_make_log")
+    subprocess.run([make_log, log], input="push a/b\nkernel 10 k1\npop\npush a\npush b\nkernel 20 k2\npop\npop\n",
+                   text=True, check=True)
+    table = kcount("summary", "--view", "inclusive", log)
+    db_path = os.path.join(work, "slash.sqlite")
+    kcount("export", log, "--format", "sqlite", "-o", db_path)
+    paths = {p for (p,) in sqlite3.connect(db_path).execute("SELECT path FROM scopes")}
+    check({"a\\/b", "a", "a/b"} <= paths and "\na\\/b " in table and "\na/b " in table,
+          f"a range named a/b and b inside a: distinct export paths, as the table's ({sorted(paths)})")
 
 
 def check_output_is_not_a_log(work):
