@@ -900,6 +900,21 @@ TEST_CASE("size cap: with any cap from the minimum, files fill up to the last on
 // flushed alone into a chunk kept out at the cap while the Segment went into the final chunk the reserve
 // holds: a record without its definition (seen as "string id N out of range", a damaged log). With
 // beginFinalChunk() they go out together, whatever the cap.
+/// Writes String records for ids [first, end): `prefix` and a pseudo-random number (names that do not
+/// compress to nothing), flushing a chunk after every id divisible by `flush_every`, and at the end.
+static void writeDistinctNames(kc::LogWriter& w, uint32_t first, uint32_t end, const std::string& prefix,
+                               uint32_t flush_every) {
+  uint64_t x = 88172645463325252ull;
+  for (uint32_t id = first; id < end; ++id) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    w.writeString(id, prefix + std::to_string(x));
+    if (id % flush_every == 0) w.flush();
+  }
+  w.flush();
+}
+
 TEST_CASE("size cap: the closing records go out in one final chunk, never split from their definitions") {
   size_t fitted = 0, capped = 0;
   for (size_t cap = 700; cap <= 2600; ++cap) {
@@ -909,15 +924,7 @@ TEST_CASE("size cap: the closing records go out in one final chunk, never split 
     sink.max_files = 1;
     kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
     w.writeMetadata("host", "h");
-    uint64_t x = 88172645463325252ull;
-    for (uint32_t id = 2; id < 40; ++id) {  // names that do not compress to nothing
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      w.writeString(id, "name_" + std::to_string(x));
-      if (id % 8 == 0) w.flush();
-    }
-    w.flush();
+    writeDistinctNames(w, 2, 40, "name_", 8);
     w.beginFinalChunk();
     w.writeString(40, "exit");
     kc::SegmentBody seg{};
@@ -958,15 +965,7 @@ TEST_CASE("size cap: a late definition with a high id is read when the Stats say
     w.writeMetadata("host", "h");
     w.writeString(2, "start");
     w.flush();
-    uint64_t x = 88172645463325252ull;
-    for (uint32_t id = 3; id < 3003; ++id) {  // names that do not compress to nothing
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      w.writeString(id, "r" + std::to_string(x));
-      if (id % 64 == 0) w.flush();
-    }
-    w.flush();
+    writeDistinctNames(w, 3, 3003, "r", 64);
     REQUIRE(w.droppedRecords().total() > 0);
     w.beginFinalChunk();
     w.writeString(3003, "exit");
