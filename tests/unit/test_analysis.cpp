@@ -13,6 +13,7 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "tools/report.h"
+#include "tests/support/loaded_log.h"
 
 namespace {
 
@@ -212,10 +213,7 @@ TEST_CASE("corrupt parents and scope ids do not loop and lose nothing") {
 }
 
 TEST_CASE("summary JSON has exactly the documented keys and numbers") {
-  kc::LoadedLog l;
-  l.path = "run.kcount";
-  l.data = nestedLog();
-  l.summary = kc::summarize(l.data);
+  const kc::LoadedLog l = kc::test::loaded(nestedLog(), "run.kcount");
   const nlohmann::json j = kc::summaryJson(std::vector<kc::LoadedLog>{l});
   REQUIRE(j.contains("logs"));
   REQUIRE(j["logs"].size() == 1);
@@ -294,10 +292,7 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
 }
 
 TEST_CASE("kernels JSON merges by name and keeps unmatched kernels apart") {
-  kc::LoadedLog l;
-  l.path = "run.kcount";
-  l.data = nestedLog();
-  l.summary = kc::summarize(l.data);
+  const kc::LoadedLog l = kc::test::loaded(nestedLog(), "run.kcount");
   const nlohmann::json j = kc::kernelsJson({l, l});  // two logs merge by name
   REQUIRE(j["kernels"].size() == 2);
   const auto& a = j["kernels"][0];
@@ -397,10 +392,7 @@ TEST_CASE("names shortened together stay distinguishable") {
 }
 
 TEST_CASE("a log with drops is complete but lossy; the state names the counters") {
-  kc::LoadedLog l;
-  l.path = "run.kcount";
-  l.data = nestedLog();
-  l.summary = kc::summarize(l.data);
+  kc::LoadedLog l = kc::test::loaded(nestedLog(), "run.kcount");
   CHECK(kc::logState(l) == "complete, lossy");
   const kc::LogLosses loss = kc::logLosses(l);
   CHECK(loss.records == 6);

@@ -15,6 +15,7 @@
 #include "tools/diff.h"
 #include "tools/kernel_decode.h"
 #include "tools/report.h"
+#include "tests/support/loaded_log.h"
 
 namespace {
 
@@ -86,11 +87,7 @@ class LogBuilder {
   kc::LoadedLog done(const std::string& path) {
     w_.writeEnd();
     w_.flush();
-    kc::LoadedLog l;
-    l.path = path;
-    l.data = kc::readLog(sink_.bytes);
-    l.summary = kc::summarize(l.data);
-    return l;
+    return kc::test::loaded(sink_.bytes, path);
   }
 
  private:

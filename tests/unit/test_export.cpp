@@ -14,6 +14,7 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "tools/export.h"
+#include "tests/support/loaded_log.h"
 
 namespace {
 
@@ -71,11 +72,7 @@ kc::LoadedLog overlapLog() {
   w.writeRange({50, 5000, 3, 10, 11, kc::kRangeProcessWide});
   w.writeEnd();
   w.flush();
-  kc::LoadedLog l;
-  l.path = "mem";
-  l.data = kc::readLog(sink.bytes);
-  l.summary = kc::summarize(l.data);
-  return l;
+  return kc::test::loaded(sink.bytes, "mem");
 }
 
 }  // namespace
@@ -181,11 +178,7 @@ kc::LoadedLog reservedScopeLog(bool overflowed, std::string_view name1 = kc::kSt
   w.writeRange({100, 500, 2, 10, 10, 0});
   w.writeEnd();
   w.flush();
-  kc::LoadedLog l;
-  l.path = "mem";
-  l.data = kc::readLog(sink.bytes);
-  l.summary = kc::summarize(l.data);
-  return l;
+  return kc::test::loaded(sink.bytes, "mem");
 }
 
 /// Paths of the scopes table, and whether the summary table has a row "(string table full)".

@@ -8,6 +8,7 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "tools/html_report.h"
+#include "tests/support/loaded_log.h"
 
 TEST_CASE("report page: a range named </script> stays inside the data; ranges depth first") {
   kc::MemorySink sink;
@@ -102,11 +103,7 @@ TEST_CASE("report page: runs labelled by file name, folders added only to tell e
     w.writeMetadata("pid", pid);
     w.writeEnd();
     w.flush();
-    kc::LoadedLog l;
-    l.path = path;
-    l.data = kc::readLog(sink.bytes);
-    l.summary = kc::summarize(l.data);
-    return l;
+    return kc::test::loaded(sink.bytes, path);
   };
   auto labels = [](const std::vector<kc::LoadedLog>& logs) {
     std::vector<std::string> out;

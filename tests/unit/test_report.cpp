@@ -22,6 +22,7 @@
 #include "tools/multi_log.h"
 #include "tools/report.h"
 #include "tools/series.h"
+#include "tests/support/loaded_log.h"
 
 namespace {
 
@@ -29,13 +30,7 @@ using kc::test::kernel;
 using kc::test::kernelRange;
 using kc::test::launch;
 
-kc::LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
-  kc::LoadedLog l;
-  l.path = path;
-  l.data = kc::readLog(bytes);
-  l.summary = kc::summarize(l.data);
-  return l;
-}
+using kc::test::loaded;
 
 std::string table(const kc::LoadedLog& l, kc::SummaryView view = kc::SummaryView::kTree) {
   std::ostringstream out;

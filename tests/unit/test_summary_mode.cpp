@@ -20,6 +20,7 @@
 #include "tools/report.h"
 #include "tools/run.h"
 #include "tools/series.h"
+#include "tests/support/loaded_log.h"
 
 namespace {
 
@@ -94,13 +95,7 @@ std::vector<uint8_t> windowsLog() {
   return sink.bytes;
 }
 
-kc::LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
-  kc::LoadedLog l;
-  l.path = path;
-  l.data = kc::readLog(bytes);
-  l.summary = kc::summarize(l.data);
-  return l;
-}
+using kc::test::loaded;
 
 std::string table(const kc::LoadedLog& l) {
   std::ostringstream out;

@@ -1,0 +1,29 @@
+// A LoadedLog as the tools build one (read, then summarized), from a test's log bytes or decoded data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "tools/report.h"
+
+namespace kc::test {
+
+/// `data` summarized (kc::summarize, default join options), named `path`.
+inline LoadedLog loaded(LogData data, const std::string& path = "t.kcount") {
+  LoadedLog l;
+  l.path = path;
+  l.data = std::move(data);
+  l.summary = summarize(l.data);
+  return l;
+}
+
+/// The log in `bytes` read (kc::readLog) and summarized, named `path`.
+inline LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
+  return loaded(readLog(bytes), path);
+}
+
+}  // namespace kc::test
