@@ -339,6 +339,15 @@ def empty_charts(kcount, exe, work):
     dom, attrs, empty = rendered(exe, "file://" + pages["on-off"] + "#metric=gpu_ns", work)
     check(attrs.get("empty") == "1" and list(empty) == [1] and "KCOUNT_GPU_TIME=0" in empty[1]
           and 'data-path="step/gate"' in dom, f"A (GPU time) vs B (none), GPU time: only B says why ({attrs}, {empty})")
+    # Each block's tooltip speaks of its own run: on kernel counts (both drawn), A's step/gate gives its GPU
+    # time, B's says "not recorded"; the whole process has no CPU time of its own ("-").
+    dom, attrs, empty = rendered(exe, "file://" + pages["on-off"] + "#metric=kernels", work)
+    titles = [html.unescape(t) for t in re.findall(r"<title>([^<]*)</title>", dom)]
+    gate = [t for t in titles if t.startswith("step/gate\n")]
+    whole = [t for t in titles if t.startswith("whole process\n")]
+    check(len(gate) == 2 and "GPU time: 15.0 µs" in gate[0] and "GPU time: not recorded" in gate[1]
+          and "not recorded in" not in " ".join(titles) and whole and all("CPU time: -" in t for t in whole),
+          f"A vs B tooltips: GPU time of the block's own run; whole process CPU time '-' ({gate}, {whole[:1]})")
     # NVTX ranges only: opens on CPU time in ranges, with a block per range; kernel counts say why not.
     dom, attrs, empty = rendered(exe, "file://" + pages["ranges"], work)
     text = html.unescape(dom)
