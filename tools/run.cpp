@@ -159,8 +159,15 @@ int runCommand(const RunOptions& opt) {
   }
   const std::string lib = findInjectionLibrary(opt.lib);
   if (lib.empty()) {
-    if (!opt.lib.empty())
-      std::fprintf(stderr, "kcount run: --lib %s: no such file\n", opt.lib.c_str());
+    if (!opt.lib.empty()) {
+      // Not a regular file: say what it is (a folder given for the library's path is a common slip).
+      struct stat st {};
+      const bool exists = ::stat(opt.lib.c_str(), &st) == 0;
+      std::fprintf(stderr, "kcount run: --lib %s: %s\n", opt.lib.c_str(),
+                   !exists                  ? (std::string("cannot use it: ") + std::strerror(errno)).c_str()
+                   : S_ISDIR(st.st_mode)    ? "a folder, not the library (give the path of libkcount.so itself)"
+                                            : "not a regular file (give the path of libkcount.so)");
+    }
     else
       std::fprintf(stderr,
                    "kcount run: cannot find libkcount.so (looked in ../lib/ and beside the kcount binary); "

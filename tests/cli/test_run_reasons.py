@@ -171,6 +171,13 @@ check("--lib naming another shared library: 'is it libkcount.so?'",
       no_log_line(r.stderr) == f"kcount: no log written: no process reported loading {NVTX_LIB} (given with --lib): "
       "is it libkcount.so? (else: a statically linked program, or one that clears LD_PRELOAD)", r.stderr)
 
+# --lib naming a folder or a missing file: said what it is, exit 2, the command not run.
+for lib, said in ((tmp, "a folder, not the library (give the path of libkcount.so itself)"),
+                  (f"{tmp}/none.so", "cannot use it: No such file or directory")):
+    r = run(["--lib", lib, "--", "/bin/true"])
+    check(f"--lib {os.path.basename(lib)}: '{said[:30]}...', exit 2",
+          r.returncode == 2 and r.stderr.strip() == f"kcount run: --lib {lib}: {said}", (r.returncode, r.stderr))
+
 r = run(["--", KCOUNT, "run", "--", f"{tmp}/nonexist"])
 check("nested kcount run of a missing command: exit 127, the outer passes 'command not found' on",
       r.returncode == 127 and no_log_line(r.stderr).startswith(
