@@ -768,7 +768,12 @@ int kcountMain(int argc, char** argv) {
       // A summary-mode log without a complete snapshot has no numbers (null in JSON, no row in CSV, "no
       // totals" across logs): named on stderr, as a log that is not whole is, unless its table's footer
       // (one log, table format) says so. The exit status stays that of the log's state (0 if not damaged).
-      if (logs.size() > 1 || format != "table")
+      // CSV and JSON have no footer: a log that is not complete and clean (lossy, cut by a kill, damaged and
+      // salvaged) is named on stderr with the footer's state line, so a script reading them is told that
+      // the numbers undercount (JSON also carries "state").
+      if (format != "table")
+        warnStates(logs, /*issues_printed=*/false, /*no_totals=*/true);
+      else if (logs.size() > 1)
         for (const auto& l : logs) warnNoTotals(l);
       if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
         std::cerr << "kcount: --metric chooses the number of the across-logs table, printed for several logs "

@@ -473,11 +473,25 @@ def test_long_command_line():
           rc == 0 and json.loads(out)["logs"][0]["metadata"].get("command_line") == cmd)
 
 
+def test_csv_json_name_unclean_logs():
+    """summary --format csv/json have no footer: a log cut by a kill is named on stderr with the state line
+    (the numbers undercount); a complete, clean log gets no line."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    killed = os.path.join(root, "tests", "data", "sigkill.kcount")
+    clean = os.path.join(root, "examples", "logs", "geglu-eager.kcount")
+    for fmt in ("csv", "json"):
+        rc, out, err = kcount("summary", "--format", fmt, killed)
+        check(f"summary --format {fmt} of a killed log: named on stderr",
+              rc == 0 and err.strip() == f"kcount: {killed}: warning: log INCOMPLETE (no end record)", (rc, err))
+        rc, out, err = kcount("summary", "--format", fmt, clean)
+        check(f"summary --format {fmt} of a clean log: nothing on stderr", rc == 0 and err == "", (rc, err))
+
+
 def main():
     for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
                  test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
                  test_options_without_effect, test_non_utf8_path, test_path_too_long, test_long_damaged_tail,
-                 test_long_command_line):
+                 test_long_command_line, test_csv_json_name_unclean_logs):
         test()
     if failures:
         print(f"{len(failures)} failed: {', '.join(failures)}")
