@@ -261,25 +261,35 @@ size_t nextChunkCandidate(std::span<const uint8_t> bytes, size_t at, size_t end)
   return hit == nullptr ? end : static_cast<size_t>(static_cast<const uint8_t*>(hit) - bytes.data());
 }
 
+/// Told [from, to) of the bytes a scan over damaged bytes has passed (a mapped file drops those pages).
+using ScanDrop = std::function<void(size_t, size_t)>;
+
+/// nextChunkCandidate() over [at, end), kScanReleaseStep bytes at a time: each time the scan has passed
+/// kScanReleaseStep bytes since `dropped_to`, they go to `drop` (may be empty) and `dropped_to` moves on.
+/// Returns the candidate, or `end` if none.
+size_t scanForChunk(std::span<const uint8_t> bytes, size_t at, size_t end, size_t& dropped_to, const ScanDrop& drop) {
+  while (at < end) {
+    const size_t window_end = std::min(end, at + kScanReleaseStep);
+    const size_t c = nextChunkCandidate(bytes, at, window_end);
+    if (drop && c - dropped_to >= kScanReleaseStep) {
+      drop(dropped_to, c);
+      dropped_to = c;
+    }
+    if (c < window_end) return c;
+    at = window_end;
+  }
+  return end;
+}
+
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
-/// `drop` (may be empty) is told each window of kScanReleaseStep bytes the scan has passed.
-size_t resync(std::span<const uint8_t> bytes, size_t from, const std::function<void(size_t, size_t)>& drop = {}) {
+/// `drop` (may be empty) is told the bytes the scan has passed (scanForChunk).
+size_t resync(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop = {}) {
   uint8_t magic[4], packed[4];
   std::memcpy(magic, &kChunkMagic, 4);
   std::memcpy(packed, &kPackedChunkMagic, 4);
-  size_t dropped_to = from;  // the bytes before it that the scan passed were dropped
+  size_t dropped_to = from;
   for (size_t at = from; at + sizeof(ChunkHeader) <= bytes.size(); ++at) {
-    // memchr in windows of kScanReleaseStep bytes; the bytes passed are dropped every kScanReleaseStep.
-    const size_t window_end = std::min(bytes.size(), at + kScanReleaseStep);
-    at = nextChunkCandidate(bytes, at, window_end);
-    if (drop && at - dropped_to >= kScanReleaseStep) {
-      drop(dropped_to, at);
-      dropped_to = at;
-    }
-    if (at == window_end && at < bytes.size()) {
-      --at;  // the loop's ++at: the next window starts at window_end
-      continue;
-    }
+    at = scanForChunk(bytes, at, bytes.size(), dropped_to, drop);
     if (at + sizeof(ChunkHeader) > bytes.size()) break;
     if ((std::memcmp(bytes.data() + at, magic, 4) == 0 || std::memcmp(bytes.data() + at, packed, 4) == 0) &&
         chunkVerifies(bytes, at))
@@ -788,14 +798,6 @@ std::string idList(const std::vector<uint32_t>& ids, size_t max_items = 40) {
   return out;
 }
 
-/// Reports every string or scope id a decoded record refers to that no record defined: past the highest
-/// defined id, or a gap below it (a lost chunk, or a corrupt record inside a verified chunk). The records
-/// are kept; LogData::str() and scopePath() show such ids as "<bad ... id N>" (LogData::strings_missing,
-/// scopes_missing mark the gaps), the analysis credits undefined scopes to the root. Runs after all chunks:
-/// a definition may follow its first use by a chunk. References were noted while decoding (refs_, with the
-/// location of the first record that used the id); the last complete snapshot is checked here. One issue
-/// per id (at most kMaxReferenceIssues), at the first record that used it, then one issue listing every
-/// undefined id.
 void Decoder::resolveLateStrings() {
   LogData& log = log_;
   const uint64_t kept_out = log.has_stats ? log.stats.bytes_dropped : 0;
@@ -813,6 +815,14 @@ void Decoder::resolveLateStrings() {
   late_strings_.clear();
 }
 
+/// Reports every string or scope id a decoded record refers to that no record defined: past the highest
+/// defined id, or a gap below it (a lost chunk, or a corrupt record inside a verified chunk). The records
+/// are kept; LogData::str() and scopePath() show such ids as "<bad ... id N>" (LogData::strings_missing,
+/// scopes_missing mark the gaps), the analysis credits undefined scopes to the root. Runs after all chunks:
+/// a definition may follow its first use by a chunk. References were noted while decoding (refs_, with the
+/// location of the first record that used the id); the last complete snapshot is checked here. One issue
+/// per id (at most kMaxReferenceIssues), at the first record that used it, then one issue listing every
+/// undefined id.
 void Decoder::checkReferences() {
   LogData& log = log_;
   const size_t n_strings = log.strings.size(), n_scopes = log.scopes.size();
@@ -1203,6 +1213,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   std::vector<SequencedChunk> sequenced;
   int64_t repeats = 0;
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
+  const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
   while (pos < bytes.size()) {
     release(pos);
     const size_t remain = bytes.size() - pos;
@@ -1215,24 +1226,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // Bytes [from, next) skipped on the way to the next intact chunk: each plausible chunk header in them
     // (a damaged chunk whose own header survived) is one more damaged chunk, reported with its number
     // and offset, so that chunks read + skipped add up and later chunk numbers stay true.
-    const std::function<void(size_t, size_t)> scan_release = [&drop](size_t from, size_t to) { drop(from, to); };
     auto skippedChunks = [&](size_t from, size_t next) {
-      // memchr in windows of kScanReleaseStep bytes; the bytes passed are dropped every kScanReleaseStep.
       size_t dropped_to = from;
-      const auto candidate = [&](size_t at) {
-        while (at < next) {
-          const size_t window_end = std::min(next, at + kScanReleaseStep);
-          const size_t c = nextChunkCandidate(bytes, at, window_end);
-          const size_t passed = std::min(c, window_end);
-          if (passed - dropped_to >= kScanReleaseStep) {
-            drop(dropped_to, passed);
-            dropped_to = passed;
-          }
-          if (c < window_end) return c;
-          at = window_end;
-        }
-        return next;
-      };
+      const auto candidate = [&](size_t at) { return scanForChunk(bytes, at, next, dropped_to, scan_drop); };
       for (size_t at = candidate(from); at < next;) {
         if (!chunkHeaderPlausible(bytes, at)) {
           at = candidate(at + 1);
@@ -1253,7 +1249,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
     // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
-      const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_release);
+      const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
       if (next >= bytes.size()) {
         error(log, pos, chunk, why + "; no intact chunk follows (bytes " + std::to_string(pos) + " to " +
                                    std::to_string(bytes.size()) + " are skipped)");
@@ -1308,7 +1304,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     if (!header_fits) {
       // Too few bytes for a header: a cut tail, unless an intact chunk follows (then it is damage).
-      if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1, scan_release) >= bytes.size()) {
+      if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1, scan_drop) >= bytes.size()) {
         log.truncated = true;
         error(log, pos, chunk,
               "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
@@ -1336,7 +1332,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     const size_t payload_remain = bytes.size() - payload_at;
     if (h.stored_bytes > payload_remain) {
       // Either the file was cut short, or the length field is corrupt and intact chunks follow.
-      const size_t next = resync(bytes, pos + 1, scan_release);
+      const size_t next = resync(bytes, pos + 1, scan_drop);
       if (next < bytes.size()) {
         resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
                                 " announces " + std::to_string(h.stored_bytes) +
@@ -1429,6 +1425,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     int64_t gap_expected = 0, first_odd_expected = 0;
     // A trace-mode log whose Stats count more records than the file holds, none dropped: it confirms a
     // jump at the last chunk read (a chunk cut right before the final one), where no later chunk can.
+    // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count
+    // their bytes, and explain a jump.
+    const bool stats_kept_out = log.has_stats && log.stats.bytes_dropped > 0;
     const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
                              log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
                              (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
@@ -1441,9 +1440,8 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                              int64_t{sequenced[i + 1].sequence} == seq + (sequenced[i + 1].index - c.index);
       const bool last = i + 1 == sequenced.size();  // no chunk after it to confirm a jump
       if (seq > expected && last && stats_short) confirmed = true;
-      // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the final chunk,
-      // which the writer's reserve always holds, follows them with a jump the Stats explain.
-      if (seq > expected && last && log.has_stats && log.stats.bytes_dropped > 0) confirmed = true;
+      // The final chunk, which the writer's reserve always holds, follows kept-out chunks with a jump.
+      if (seq > expected && last && stats_kept_out) confirmed = true;
       if (seq != expected && !confirmed) {
         if (odd++ == 0) {
           first_odd = &c;
@@ -1461,7 +1459,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       trusted_index = c.index;
       trusted_sequence = seq;
     }
-    if (first_gap != nullptr && !(log.has_stats && log.stats.bytes_dropped > 0)) {
+    if (first_gap != nullptr && !stats_kept_out) {
       const std::string msg =
           std::to_string(missing) + (missing == 1 ? " chunk" : " chunks") +
           " missing: the chunk sequence numbers jump from " + std::to_string(gap_expected) + " to " +
