@@ -95,14 +95,20 @@ std::string findTorchHelper(const std::string& lib) {
   return "";
 }
 
+namespace {
+/// True if `st` is /dev/null itself (the same device and inode), through any name.
+bool isDevNull(const struct stat& st) {
+  struct stat null_st {};
+  return ::stat("/dev/null", &null_st) == 0 && st.st_dev == null_st.st_dev && st.st_ino == null_st.st_ino;
+}
+}  // namespace
+
 std::string outputIsTerminalOrStdout(const std::string& path) {
   if (path.empty()) return "";
   if (path == "/dev/tty") return "the terminal";
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) return "";
-  struct stat null_st {};
-  const bool is_null = ::stat("/dev/null", &null_st) == 0 && st.st_dev == null_st.st_dev && st.st_ino == null_st.st_ino;
-  if (is_null) return "";  // a deliberate "write nothing"
+  if (isDevNull(st)) return "";  // a deliberate "write nothing"
   // The file kcount's stdout or stderr goes to (/dev/stdout, /dev/fd/2, or the same file by name).
   for (int fd : {1, 2}) {
     struct stat fd_st {};
@@ -363,12 +369,10 @@ int runCommand(const RunOptions& opt) {
     return exec_errno == ENOENT ? 127 : 126;
   }
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-  struct stat null_st {};
-  const bool have_null = ::stat("/dev/null", &null_st) == 0;
   for (const auto& f : rep.logs) {
     // KCOUNT_OUTPUT=/dev/null (a deliberate "write nothing"): named, and said to be discarded.
     struct stat st {};
-    const bool discarded = have_null && ::stat(f.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == null_st.st_rdev;
+    const bool discarded = ::stat(f.c_str(), &st) == 0 && isDevNull(st);
     std::fprintf(stderr, "kcount: log: %s%s\n", shownPath(f).c_str(), discarded ? " (discarded: /dev/null keeps nothing)" : "");
     // A command killed by a signal the library does not handle (SIGKILL, SIGQUIT, SIGUSR1, ...) leaves its log
     // without End record: said here, not only when the log is read.
