@@ -1022,11 +1022,12 @@ std::vector<SegmentTotals> windowTotals(const LoadedLog& l) {
 
 bool windowsShown(const LogData& d) {
   if (d.segments.size() != 1) return d.segments.size() > 1;
-  // One window: shown unless it spans the process, from the start to its end (an exit, or a signal the
-  // library closed the log for, which the state line says).
+  // One window: shown unless it spans the process, from the start to its end: an exit, or the signal the
+  // library closed the log for (metadata kMetaEndSignal, the window's end reason too; the state line says it).
   const std::string_view end = d.str(d.segments[0].end_reason_id);
+  const std::string signal = d.meta(kMetaEndSignal);
   return d.str(d.segments[0].reason_id) != "start" ||
-         !(end == "exit" || end == "SIGTERM" || end == "SIGINT" || end == "SIGHUP" || end.empty());
+         !(end == "exit" || end.empty() || (!signal.empty() && end == signal));
 }
 
 std::string formatDuration(uint64_t ns) {
