@@ -10,6 +10,16 @@
 
 namespace kc {
 
+namespace {
+/// A host name or rank as one part of a file name (see expandOutputPattern).
+std::string asNamePart(std::string value) {
+  for (char& c : value)
+    if (c == '/') c = '_';
+  if (!value.empty() && value.find_first_not_of('.') == std::string::npos) value.assign(value.size(), '_');
+  return value;
+}
+}  // namespace
+
 std::string expandOutputPattern(const std::string& pattern_in, int pid, const std::string& host,
                                 const std::string& rank) {
   std::string pattern = pattern_in.empty() ? std::string("./kcount-%h-%p.kcount") : pattern_in;
@@ -27,8 +37,8 @@ std::string expandOutputPattern(const std::string& pattern_in, int pid, const st
     }
     switch (pattern[++i]) {
       case 'p': out += std::to_string(pid); break;
-      case 'h': out += host; break;
-      case 'r': out += rank.empty() ? std::string("norank") : rank; break;
+      case 'h': out += asNamePart(host); break;
+      case 'r': out += rank.empty() ? std::string("norank") : asNamePart(rank); break;
       case '%': out += '%'; break;
       default: out += '%'; out += pattern[i]; break;
     }

@@ -50,9 +50,6 @@ inline std::string runReportPathFromNote(std::string_view text) {
   return path;
 }
 
-/// Expands a KCOUNT_OUTPUT value into a file path. `pattern` may be a folder (existing, or ending in
-/// '/'), then the file is `<folder>/kcount-%h-%p.kcount`; %p = pid, %h = host name, %r = rank
-/// ("" -> "norank"), %% = '%'. An empty pattern means "./kcount-%h-%p.kcount".
 /// Name of rotated file number `index` (>= 1) of a log first created as `first`: "dir/x.kcount" ->
 /// "dir/x.1.kcount"; a name not ending in ".kcount" gets ".1" appended.
 std::string rotatedPath(const std::string& first, uint32_t index);
@@ -64,6 +61,13 @@ std::string rotatedPath(const std::string& first, uint32_t index);
 /// ("x.1-1.kcount"); the reader joins parts by their metadata, not by their names.
 std::string duplicatePath(const std::string& path, uint32_t attempt);
 
+/// Expands a KCOUNT_OUTPUT value into a file path. `pattern` may be a folder (existing, or ending in
+/// '/'), then the file is `<folder>/kcount-%h-%p.kcount`; %p = pid, %h = host name, %r = rank
+/// ("" -> "norank"), %% = '%'. An empty pattern means "./kcount-%h-%p.kcount". The host name and rank
+/// come from the environment, not from the user who wrote the pattern, so they are put in as one file
+/// name part: each '/' becomes '_', and a value of only dots ("..", ".") has its dots replaced by '_'
+/// (RANK=../../etc cannot move the log out of the folder the pattern names). Thread-safe: it keeps no
+/// state (it stat()s the pattern to see whether it names a folder).
 std::string expandOutputPattern(const std::string& pattern, int pid, const std::string& host,
                                 const std::string& rank);
 

@@ -756,6 +756,16 @@ TEST_CASE("rotation: each file starts with a file header and the definitions its
   CHECK(kc::readLog(files[0]).kernels.front().correlation_id == 1);
 }
 
+TEST_CASE("output pattern: %h and %r are one file name part each") {
+  CHECK(kc::expandOutputPattern("/x/k-%h-%r-%p.kcount", 12, "node1", "3") == "/x/k-node1-3-12.kcount");
+  CHECK(kc::expandOutputPattern("/x/k-%r.kcount", 1, "h", "") == "/x/k-norank.kcount");
+  CHECK(kc::expandOutputPattern("/x/k-%r.kcount", 1, "h", "../../etc/x") == "/x/k-.._.._etc_x.kcount");
+  CHECK(kc::expandOutputPattern("/x/%r/k.kcount", 1, "h", "..") == "/x/__/k.kcount");
+  CHECK(kc::expandOutputPattern("/x/%h/k.kcount", 1, ".", "0") == "/x/_/k.kcount");
+  CHECK(kc::expandOutputPattern("/x/%r/k.kcount", 1, "h", "1.5") == "/x/1.5/k.kcount");
+  CHECK(kc::expandOutputPattern("/x/100%%-%q.kcount", 1, "h", "0") == "/x/100%-%q.kcount");
+}
+
 TEST_CASE("rotation on disk: next names, never an existing file") {
   CHECK(kc::rotatedPath("/x/kcount-h-1.kcount", 1) == "/x/kcount-h-1.1.kcount");
   CHECK(kc::rotatedPath("/x/log", 2) == "/x/log.2");
