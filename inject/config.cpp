@@ -26,11 +26,16 @@ const char* env(SettingName name) {
 }
 
 // One problem line: "ignoring NAME=VALUE: ALLOWED; using USED".
-void problem(std::string* problems, const char* name, const char* value, const std::string& allowed,
-             const std::string& used) {
+// One more line of `problems` (nullptr: not collected).
+void addLine(std::string* problems, const std::string& line) {
   if (problems == nullptr) return;
   if (!problems->empty()) *problems += '\n';
-  *problems += std::string("ignoring ") + name + "=" + shownSettingValue(value) + ": " + allowed + "; using " + used;
+  *problems += line;
+}
+
+void problem(std::string* problems, const char* name, const char* value, const std::string& allowed,
+             const std::string& used) {
+  addLine(problems, std::string("ignoring ") + name + "=" + shownSettingValue(value) + ": " + allowed + "; using " + used);
 }
 
 // An on/off switch: 1/on/yes/true or 0/off/no/false; anything else keeps the default, with a warning.
@@ -170,7 +175,10 @@ Config readAll(std::string* problems) {
   }
   if (const char* v = env("KCOUNT_FILE_MODE")) {
     const std::optional<uint64_t> mode = parseUnsigned(v, 8);
-    if (mode && *mode <= 0777)
+    if (mode && *mode <= 0777 && (*mode & 0400) == 0)
+      problem(problems, "KCOUNT_FILE_MODE", v,
+              "no read permission for the log's owner (0400): kcount could not read the log back", "the default 0600");
+    else if (mode && *mode <= 0777)
       c.file_mode = static_cast<unsigned>(*mode);
     else
       problem(problems, "KCOUNT_FILE_MODE", v,
@@ -187,14 +195,23 @@ Config readAll(std::string* problems) {
   const bool max_keys_set = readNumber("KCOUNT_MAX_KEYS", 1, UINT32_MAX, "rows", 1, &c.max_keys, problems);
   if (c.activity_buffer_bytes < (64u << 10)) c.activity_buffer_bytes = 64u << 10;
   uint64_t files = c.max_files;
-  readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, problems);
+  if (readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, problems) && c.max_file_bytes == 0)
+    addLine(problems, "KCOUNT_MAX_FILES=" + shownSettingValue(env("KCOUNT_MAX_FILES")) +
+                          " has no effect without KCOUNT_MAX_BYTES: a log continues in a new file only when one "
+                          "reaches its size cap, and without a cap it is one file of any size");
   c.max_files = static_cast<uint32_t>(files);
+  bool start_on_set = false;
   if (const char* v = env("KCOUNT_START")) {
     const std::string_view sv(v);
     if (sv == "paused") c.start_paused = true;
     else if (sv != "on") problem(problems, "KCOUNT_START", v, "not 'on' or 'paused'", "on");
+    start_on_set = sv == "on";
   }
   if (const char* v = env("KCOUNT_CAPTURE_RANGE")) c.capture_range = v;
+  if (start_on_set && !c.capture_range.empty())
+    addLine(problems, "KCOUNT_START=on with KCOUNT_CAPTURE_RANGE=" + shownSettingValue(c.capture_range.c_str()) +
+                          ": recording starts at that range, not at the start of the process (a capture range "
+                          "starts paused; unset one of the two)");
   readNumber("KCOUNT_CAPTURE_SKIP", 0, UINT64_MAX, "occurrences", 1, &c.capture_skip, problems);
   readNumber("KCOUNT_CAPTURE_COUNT", 1, UINT64_MAX, "occurrences", 1, &c.capture_count, problems);
   readDuration("KCOUNT_CAPTURE_DURATION", "no limit", &c.capture_duration_ns, problems);
@@ -205,12 +222,10 @@ Config readAll(std::string* problems) {
     else
       problem(problems, "KCOUNT_CONTROL", v, "not 'off', 'cuda' or 'on'", "cuda");
   }
-  if (c.start_paused && c.control == "off" && c.capture_range.empty() && problems != nullptr) {
-    if (!problems->empty()) *problems += '\n';
-    *problems += "KCOUNT_START=paused with KCOUNT_CONTROL=off and no KCOUNT_CAPTURE_RANGE: nothing can start "
-                 "recording in this process (set KCOUNT_CONTROL=cuda or on and use kcount ctl, or set "
-                 "KCOUNT_CAPTURE_RANGE)";
-  }
+  if (c.start_paused && c.control == "off" && c.capture_range.empty())
+    addLine(problems, "KCOUNT_START=paused with KCOUNT_CONTROL=off and no KCOUNT_CAPTURE_RANGE: nothing can start "
+                      "recording in this process (set KCOUNT_CONTROL=cuda or on and use kcount ctl, or set "
+                      "KCOUNT_CAPTURE_RANGE)");
   if (const char* v = env("KCOUNT_CONTROL_DIR")) c.control_dir = v;
   readSwitch("KCOUNT_YIELD", &c.yield, problems);
   readSwitch("KCOUNT_CUPTI_FINALIZE", &c.cupti_finalize, problems);

@@ -118,8 +118,11 @@ TEST_CASE("valid numbers, sizes and durations are taken without a warning") {
   CHECK(c.max_file_bytes == 0);
   CHECK(problemsFor("KCOUNT_FILE_MODE", "0640", &c).empty());
   CHECK(c.file_mode == 0640);
-  CHECK(problemsFor("KCOUNT_MAX_FILES", "1", &c).empty());
-  CHECK(c.max_files == 1);
+  {
+    EnvVar cap("KCOUNT_MAX_BYTES", "1M");  // KCOUNT_MAX_FILES alone has no effect, and says so
+    CHECK(problemsFor("KCOUNT_MAX_FILES", "1", &c).empty());
+    CHECK(c.max_files == 1);
+  }
   CHECK(problemsFor("KCOUNT_CAPTURE_DURATION", "1.5", &c).empty());
   CHECK(c.capture_duration_ns == 1'500'000'000ull);
   {
@@ -196,6 +199,41 @@ TEST_CASE("KCOUNT_START=paused with KCOUNT_CONTROL=off says that nothing can sta
   CHECK(problemsFor("KCOUNT_CONTROL", "cuda").empty());
   EnvVar control("KCOUNT_CONTROL", "off");
   CHECK(problemsFor("KCOUNT_CAPTURE_RANGE", "step").empty());
+}
+
+TEST_CASE("settings that have no effect as combined say so, in one line each") {
+  kc::inject::Config c;
+  std::string p = problemsFor("KCOUNT_MAX_FILES", "3", &c);
+  CHECK(p.find("KCOUNT_MAX_FILES=3 has no effect without KCOUNT_MAX_BYTES") != std::string::npos);
+  CHECK(p.find('\n') == std::string::npos);
+  CHECK(c.max_files == 3);
+  {
+    EnvVar cap("KCOUNT_MAX_BYTES", "0");  // 0 is no cap: still no effect
+    CHECK(problemsFor("KCOUNT_MAX_FILES", "3").find("has no effect") != std::string::npos);
+  }
+  {
+    EnvVar start("KCOUNT_START", "on");
+    p = problemsFor("KCOUNT_CAPTURE_RANGE", "step", &c);
+    CHECK(p.find("KCOUNT_START=on with KCOUNT_CAPTURE_RANGE=step: recording starts at that range") != std::string::npos);
+    CHECK(c.capture_range == "step");
+  }
+  CHECK(problemsFor("KCOUNT_CAPTURE_RANGE", "step").empty());  // KCOUNT_START unset: no conflict
+  CHECK(problemsFor("KCOUNT_START", "on").empty());
+}
+
+TEST_CASE("KCOUNT_FILE_MODE without the owner's read bit is refused: kcount could not read the log") {
+  const kc::inject::Config d;
+  for (const char* mode : {"0000", "0200", "0077", "0377"}) {
+    INFO(mode);
+    kc::inject::Config c;
+    const std::string p = problemsFor("KCOUNT_FILE_MODE", mode, &c);
+    CHECK(p.find("no read permission for the log's owner (0400)") != std::string::npos);
+    CHECK(p.find("using the default 0600") != std::string::npos);
+    CHECK(c.file_mode == d.file_mode);
+  }
+  kc::inject::Config c;
+  CHECK(problemsFor("KCOUNT_FILE_MODE", "0400", &c).empty());
+  CHECK(c.file_mode == 0400);
 }
 
 TEST_CASE("problems already printed by the process this one was exec()ed from are not reported again") {
