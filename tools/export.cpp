@@ -540,7 +540,8 @@ const std::vector<ExportTable>& tables() {
         {"host", K::kText, true}, {"commandLine", K::kText, true}, {"logPath", K::kText, true},
         {"formatVersion", K::kText, true}, {"complete", K::kInt, true}, {"damaged", K::kInt, true},
         {"launches", K::kInt, true}, {"kernels", K::kInt, true}, {"ranges", K::kInt, true},
-        {"droppedHostRecords", K::kInt, true}, {"droppedActivityRecords", K::kInt, true}}},
+        {"droppedHostRecords", K::kInt, true}, {"droppedActivityRecords", K::kInt, true},
+        {"memoryCalls", K::kInt, true}}},
       {"metadata", {{"processId", K::kInt, true}, {"name", K::kText, true}, {"value", K::kText, true}}},
       {"scopes",
        {{"processId", K::kInt, true}, {"scopeId", K::kInt, true}, {"parentId", K::kInt, true},
@@ -590,10 +591,14 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
     const LogData& d = ix.data();
     std::string version = fmt::format("{}.{}", d.major, d.minor);
     std::string host = d.meta("host"), cmd = d.meta("command_line");
+    // Kernel launch calls, as the launches table and kcount summary count them; memcpy/memset calls (their
+    // launch records carry kLaunchMemOp) apart, in memoryCalls.
+    const auto memory_calls = std::count_if(d.launches.begin(), d.launches.end(),
+                                            [](const LaunchBody& l) { return (l.flags & kLaunchMemOp) != 0; });
     c = {int64_t(ix.index()), ix.globalPid(), int64_t(ix.pid()), std::string_view(host), std::string_view(cmd),
          std::string_view(ix.path()), std::string_view(version), int64_t(d.complete), int64_t(d.damaged()),
-         i64(d.launches.size()), i64(d.kernels.size()), i64(d.ranges.size()), i64(d.stats.dropped_host_records),
-         i64(d.stats.dropped_activity_records)};
+         i64(d.launches.size() - memory_calls), i64(d.kernels.size()), i64(d.ranges.size()),
+         i64(d.stats.dropped_host_records), i64(d.stats.dropped_activity_records), i64(memory_calls)};
     sink.row(c);
   }
   sink.endTable();

@@ -128,6 +128,32 @@ TEST_CASE("chrome trace: overlapping slices go to overlap tracks, flows to every
   CHECK(found);
 }
 
+TEST_CASE("processes: launches counts kernel launch calls as the launches table does, memcpy/memset calls apart") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("pid", "10");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "kern");
+  w.writeLaunch(launch(1, 0, 100, 110, 10));
+  w.writeKernel(kernel(1, 1000, 2000, 7));
+  for (uint64_t corr : {2, 3}) {
+    kc::LaunchBody m = launch(corr, 0, 200 + corr, 210 + corr, 10);
+    m.flags = kc::kLaunchMemOp;
+    w.writeLaunch(m);
+  }
+  w.writeEnd();
+  w.flush();
+  std::vector<kc::LoadedLog> logs;
+  logs.push_back(kc::test::loaded(sink.bytes, "mem"));
+  std::ostringstream out;
+  kc::writeJsonRecords(out, logs);
+  const json doc = json::parse(out.str());
+  REQUIRE(doc["processes"].size() == 1);
+  CHECK(doc["processes"][0]["launches"] == 1);
+  CHECK(doc["processes"][0]["launches"] == doc["launches"].size());
+  CHECK(doc["processes"][0]["memoryCalls"] == 2);
+}
+
 TEST_CASE("JSON records: the unmatched kernel has no range, the graph launch counts its kernels") {
   std::vector<kc::LoadedLog> logs;
   logs.push_back(overlapLog());
