@@ -1324,7 +1324,9 @@ json summaryJson(const LoadedLog& l) {
                           {"placeholder", !unresolved && isPlaceholder(s, id)},
                           {"tally_dropped", !unresolved && tallyDropped(s, id)},
                           {"instances", own.instances},
-                          {"cpu_ns", own.cpu_ns},
+                          // No instance (the "(no range)" row, a range never pushed in a window): no CPU
+                          // time, null as in kernels_per_instance (the table prints "-", CSV leaves it empty).
+                          {"cpu_ns", own.instances > 0 ? json(own.cpu_ns) : json(nullptr)},
                           {"exclusive", countsJson(ex)},
                           {"inclusive", countsJson(in)},
                           {"kernels_per_instance", per_instance},

@@ -127,6 +127,11 @@ def test_shipped(work):
         check(not shown, f"{name}: the table has no '{RESERVED}' row (the log's tables never filled)")
         js = json.loads(kcount("summary", "--format", "json", log))["logs"][0]
         check(all(RESERVED not in r["path"] for r in js["ranges"]) == (not shown), f"{name}: summary json agrees")
+        js_no_range = next(r for r in js["ranges"] if r["path"] == "(no range)")
+        check(js_no_range["cpu_ns"] is None and js_no_range["instances"] == 0,
+              f"{name}: summary json: (no range) has no CPU time (null, the table's '-'), not 0", js_no_range["cpu_ns"])
+        check(all((r["cpu_ns"] is None) == (r["instances"] == 0) for r in js["ranges"]),
+              f"{name}: summary json: cpu_ns is null exactly where there is no instance")
         check(all(RESERVED not in r["path"] for r in rows) == (not shown), f"{name}: summary csv agrees")
         out = os.path.join(work, name + ".json")
         kcount("export", log, "--format", "json", "-o", out)
