@@ -281,6 +281,18 @@ size_t scanForChunk(std::span<const uint8_t> bytes, size_t at, size_t end, size_
   return end;
 }
 
+/// True if bytes [from, end of file) are all zero. `drop` (may be empty) is told the bytes passed, one
+/// kScanReleaseStep window at a time, so a long zero tail of a mapped file is not all resident at once.
+bool zeroFrom(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop) {
+  for (size_t at = from; at < bytes.size();) {
+    const size_t window_end = std::min(bytes.size(), at + kScanReleaseStep);
+    if (std::any_of(bytes.begin() + at, bytes.begin() + window_end, [](uint8_t b) { return b != 0; })) return false;
+    if (drop) drop(at, window_end);
+    at = window_end;
+  }
+  return true;
+}
+
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
 /// `drop` (may be empty) is told the bytes the scan has passed (scanForChunk).
 size_t resync(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop = {}) {
@@ -1196,7 +1208,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   }
 
   const size_t chunks_from = pos;  // where chunk 0 starts
-  size_t log_end = bytes.size();    // where this log's bytes end: the file's end, or a second log's header
+  size_t log_end = bytes.size();    // where this log's bytes end: the file's end, a second log's header, or a zero tail
   int64_t chunk = 0;
   // Sequence numbers of the chunks that verify (the writer numbers the chunks of a file 0, 1, 2, ...;
   // docs/format.md). The number is outside the checksum, so one number alone is not trusted: a chunk
@@ -1302,6 +1314,22 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       log_end = pos;
       break;
     }
+    // Only zero bytes from here to the end of the file, where a chunk should start: no chunk was ever
+    // in them (a chunk starts with its magic), so they are not damage: blocks the file system allocated
+    // whose data never reached the disk, or padding. The log ends at the last intact chunk, as after a
+    // kill. Not at chunk 0 with a damaged file header (the search for chunk 0 starts in the header).
+    if (pos > 0 && magic == 0 && zeroFrom(bytes, pos, scan_drop)) {
+      log.zero_tail_offset = pos;
+      log.zero_tail_bytes = bytes.size() - pos;
+      warning(log, pos, chunk,
+              "the file ends in " + std::to_string(log.zero_tail_bytes) + " zero bytes from byte " +
+                  std::to_string(pos) + ", where chunk " + std::to_string(chunk) +
+                  " would start: no chunk is in them (space the file system gave the file whose data never "
+                  "reached the disk, as after a crash or power loss while recording, or padding); records "
+                  "written there, if any, are lost");
+      log_end = pos;
+      break;
+    }
     if (!header_fits) {
       // Too few bytes for a header: a cut tail, unless an intact chunk follows (then it is damage).
       if (resync(bytes, chunk == 0 ? sizeof(FileHeader) : pos + 1, scan_drop) >= bytes.size()) {
@@ -1397,6 +1425,16 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ++log.chunks_skipped;
     pos = end;
     ++chunk;
+    if (log.complete && !log.dataAfterEnd() && pos < bytes.size() && zeroFrom(bytes, pos, scan_drop)) {
+      // Zero bytes after the End record: padding (or blocks allocated and never written), not a second
+      // log nor records appended; the log is complete.
+      log.zero_tail_offset = pos;
+      log.zero_tail_bytes = bytes.size() - pos;
+      warning(log, pos, chunk,
+              std::to_string(log.zero_tail_bytes) + " zero bytes follow the end record, from byte " +
+                  std::to_string(pos) + ": padding (no chunk is in them); the log before them is complete");
+      break;
+    }
     if (log.complete && !log.dataAfterEnd() && pos < bytes.size()) {
       // The End record closes the log. Bytes after its chunk are another log (`cat a.kcount a.kcount`)
       // or records appended after the close: reading them would count the same launches twice.

@@ -94,6 +94,13 @@ struct LogData {
   uint64_t after_end_offset = 0;
   uint64_t after_end_bytes = 0;
   bool after_end_is_log = false;
+  /// The file ends in zero bytes where a chunk would start (after the End record, or after the last
+  /// intact chunk of a log without one): blocks the file system gave the file whose data never reached
+  /// the disk (a crash or power loss while recording) or padding. They hold no chunk, so they are neither
+  /// damage nor another log: a warning says where they start (zero_tail_offset) and how many there are
+  /// (zero_tail_bytes, 0 if none); the log reads as complete, or as incomplete without End record.
+  uint64_t zero_tail_offset = 0;
+  uint64_t zero_tail_bytes = 0;
   bool truncated = false;            // the file ends inside the file header or inside a chunk (cut tail)
   /// The file does not start with a kcount file header (an empty file, or other bytes at byte 0): it is
   /// not a kcount log, and nothing in it was read. issues[0] says what byte 0 holds.

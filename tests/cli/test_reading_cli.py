@@ -427,9 +427,11 @@ def test_verdicts():
 
 def test_long_damaged_tail():
     """A log whose process did not close it, followed by 1 GiB of zeros (a sparse file: a file system that
-    kept the size of unwritten blocks after a crash): check and summary --salvage read the intact part
-    and stay small in memory, the scan over the zeros dropping the pages it passed (docs/reader-guarantees.md:
-    memory does not grow with the damaged part)."""
+    kept the size of unwritten blocks after a crash): the zeros hold no chunk, so check and summary read
+    the log as incomplete (not damaged) and name the zero bytes. The same tail with one last byte that is
+    not zero is damage: check and summary --salvage read the intact part. Both stay small in memory, the
+    scans over the tail dropping the pages they passed (docs/reader-guarantees.md: memory does not grow
+    with the damaged part)."""
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "logs", "geglu-eager.kcount")
     with open(src, "rb") as f:
         data = f.read()
@@ -442,19 +444,36 @@ def test_long_damaged_tail():
     check("long tail: the cut log's last intact chunk is named", end is not None and end > 16, out[-300:])
     if end is None:
         return
-    tail = os.path.join(TMP, "zero-tail.kcount")
-    with open(tail, "wb") as f:
-        f.write(data[:end])
-    os.truncate(tail, 1 << 30)
     import resource
-    for args in (["check", tail], ["summary", "--salvage", tail]):
-        rc, out, err = kcount(*args)
-        # The largest peak of any child so far: the others (small logs) stay far below the bound.
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        check(f"long tail: {args[0]} reads the intact part (exit {'2' if args[0] == 'check' else '0'})",
-              rc == (2 if args[0] == "check" else 0) and f"bad chunk magic at byte {end}" in out + err,
-              (rc, (out + err)[-300:]))
-        check(f"long tail: {args[0]} peak memory well under the 1 GiB tail", peak_mb < 200, f"{peak_mb:.0f} MB")
+    size = 1 << 30
+    tail = os.path.join(TMP, "zero-tail.kcount")
+    for last_byte in (None, b"\x01"):
+        with open(tail, "wb") as f:
+            f.write(data[:end])
+        os.truncate(tail, size)
+        if last_byte is not None:
+            with open(tail, "r+b") as f:
+                f.seek(size - 1)
+                f.write(last_byte)
+        runs = (["check", tail], ["summary", tail]) if last_byte is None else (["check", tail], ["summary", "--salvage", tail])
+        for args in runs:
+            rc, out, err = kcount(*args)
+            # The largest peak of any child so far: the others (small logs) stay far below the bound.
+            peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            if last_byte is None:
+                said = f"the file ends in {size - end} zero bytes from byte {end}, where chunk"
+                check(f"zero tail: {args[0]} reads an incomplete log, not a damaged one "
+                      f"(exit {'1' if args[0] == 'check' else '0'})",
+                      rc == (1 if args[0] == "check" else 0) and said in out + err
+                      and "log has no end record: the process did not close it" in out + err
+                      and ("INCOMPLETE (no end record)" in out if args[0] == "check" else True)
+                      and "DAMAGED" not in out + err, (rc, (out + err)[-400:]))
+            else:
+                check(f"long damaged tail: {args[0]} reads the intact part (exit {'2' if args[0] == 'check' else '0'})",
+                      rc == (2 if args[0] == "check" else 0) and f"bad chunk magic at byte {end}" in out + err,
+                      (rc, (out + err)[-300:]))
+            check(f"long tail ({'zeros' if last_byte is None else 'damaged'}): {args[0]} peak memory well under "
+                  f"the 1 GiB tail", peak_mb < 200, f"{peak_mb:.0f} MB")
     os.remove(tail)
 
 

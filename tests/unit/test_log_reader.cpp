@@ -173,6 +173,71 @@ TEST_CASE("a log without End record is read with a warning") {
   CHECK(d.last_intact_end == 124);
 }
 
+// A crash or power loss can leave a file whose last blocks were allocated but never written: zeros where
+// the next chunk would start. They hold no chunk (a chunk starts with its magic): neither damage nor a
+// second log. After the End record the log is complete; without one it is incomplete, as after a kill,
+// and never "no intact end record". Zeros followed by anything else stay damage.
+TEST_CASE("a zero tail is padding: complete after End, incomplete without, damage when not all zero") {
+  const auto zeros = [](std::vector<uint8_t> bytes, size_t n) {
+    bytes.insert(bytes.end(), n, uint8_t{0});
+    return bytes;
+  };
+  kc::MemorySink killed;
+  {
+    kc::LogWriter w(&killed, kc::LogEncoding::kPlain);
+    w.writeString(3, "cudaLaunchKernel");
+    w.writeLaunch(launch(1, 0));
+    w.flush();  // no End
+  }
+  kc::MemorySink closed;
+  {
+    kc::LogWriter w(&closed);
+    w.writeString(3, "cudaLaunchKernel");
+    w.writeLaunch(launch(1, 0));
+    w.writeLaunch(launch(2, 0));
+    w.writeEnd();
+    w.flush();
+  }
+  for (size_t n : {size_t{1}, size_t{23}, size_t{4096}, size_t{3} << 20}) {
+    INFO("zero bytes: " << n);
+    const kc::LogData c = kc::readLog(zeros(closed.bytes, n));
+    CHECK(c.complete);
+    CHECK(c.intact());
+    CHECK_FALSE(c.dataAfterEnd());
+    CHECK(c.launches.size() == 2);
+    CHECK(c.zero_tail_offset == closed.bytes.size());
+    CHECK(c.zero_tail_bytes == n);
+    REQUIRE(c.issues.size() == 1);
+    CHECK(c.issues[0].severity == ReadIssue::Severity::kWarning);
+    CHECK(c.issues[0].message == std::to_string(n) + " zero bytes follow the end record, from byte " +
+                                     std::to_string(closed.bytes.size()) +
+                                     ": padding (no chunk is in them); the log before them is complete");
+
+    const kc::LogData k = kc::readLog(zeros(killed.bytes, n));
+    CHECK_FALSE(k.complete);
+    CHECK(k.intact());
+    CHECK(k.launches.size() == 1);
+    CHECK(k.zero_tail_bytes == n);
+    REQUIRE(k.issues.size() == 2);
+    CHECK(k.issues[0].message.starts_with("the file ends in " + std::to_string(n) + " zero bytes from byte " +
+                                          std::to_string(killed.bytes.size()) + ", where chunk 1 would start"));
+    CHECK(k.issues[1].message.starts_with("log has no end record: the process did not close it"));
+  }
+  // Zeros, then one other byte: not a zero tail. Without End it is damage (bytes that are no chunk);
+  // after End, bytes that follow the log.
+  std::vector<uint8_t> k = zeros(killed.bytes, 4096);
+  k.push_back(1);
+  const kc::LogData kd = kc::readLog(k);
+  CHECK(kd.damaged());
+  CHECK(kd.zero_tail_bytes == 0);
+  std::vector<uint8_t> c = zeros(closed.bytes, 4096);
+  c.push_back(1);
+  const kc::LogData cd = kc::readLog(c);
+  CHECK(cd.dataAfterEnd());
+  CHECK(cd.after_end_bytes == 4097);
+  CHECK(cd.zero_tail_bytes == 0);
+}
+
 // `cat killed.kcount other.kcount`: the first log has no End record, so the second log's header comes
 // where a chunk should. Its chunks verify; read on, both processes' launches would be counted in one log
 // through colliding ids. The reading stops at the second header (an error: not one log), with only the
