@@ -160,14 +160,16 @@ Config readAll(std::string* problems) {
   readNumber("KCOUNT_MAX_ACTIVITY_MB", 1, 1u << 20, "MiB", 1ull << 20, &c.max_activity_bytes, problems);
   if (const char* v = env("KCOUNT_MAX_BYTES")) {
     const std::optional<uint64_t> n = parseBytes(v);
-    if (!n && tooLargeBytes(v))
-      problem(problems, "KCOUNT_MAX_BYTES", v,
-              "too large (the largest size is 18446744073709551615 bytes, 16 EiB - 1: 16777215T)", "no cap");
-    else if (!n)
-      problem(problems, "KCOUNT_MAX_BYTES", v,
-              fmt::format("not a size ({}; 0: no cap)", kBytesAccepted),
-              "no cap");
-    else if (*n != 0 && *n < kMinMaxFileBytes)
+    // A cap that does not parse is not replaced by no cap: the library records nothing (a mistyped disk
+    // limit must not let a log fill the disk of a production host).
+    if (!n) {
+      c.refused = "KCOUNT_MAX_BYTES=" + shownSettingValue(v) +
+                  (tooLargeBytes(v) ? " is too large (the largest size is 18446744073709551615 bytes, 16 EiB - 1: "
+                                      "16777215T)"
+                                    : fmt::format(" is not a size ({}; 0: no cap)", kBytesAccepted));
+      addLine(problems, c.refused + ": kcount records nothing in this process rather than write a log without "
+                                    "the size cap asked for (fix the value, or set 0 for no cap)");
+    } else if (*n != 0 && *n < kMinMaxFileBytes)
       problem(problems, "KCOUNT_MAX_BYTES", v,
               "below the minimum of " + std::to_string(kMinMaxFileBytes) + " bytes (room for a log's header and metadata)",
               std::to_string(kMinMaxFileBytes));

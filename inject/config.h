@@ -16,6 +16,11 @@ struct Config {
   std::string run_report;        // KCOUNT_RUN_REPORT: file to which each log's path is appended (kcount run)
   std::string log_level = "info";  // KCOUNT_LOG_LEVEL: off|error|warn|info|debug ("off" when disabled)
   bool disabled = false;         // KCOUNT_DISABLE set, not to 0/off/no/false (disableRequested): load, do nothing
+  /// Non-empty: a setting the library will not record without is malformed (KCOUNT_MAX_BYTES, a disk
+  /// safety limit: recording without the cap asked for could fill the disk). The library loads and stays
+  /// disabled, as with KCOUNT_DISABLE, but says why (one warning, and kcount run's report); this is the
+  /// reason, e.g. `KCOUNT_MAX_BYTES=1.5G is not a size`.
+  std::string refused;
   uint64_t max_host_bytes = 256ull << 20;      // KCOUNT_MAX_HOST_MB: launch/range buffers
   uint64_t activity_buffer_bytes = 8ull << 20; // KCOUNT_ACTIVITY_BUFFER_MB: one CUPTI buffer
   uint64_t max_activity_bytes = 256ull << 20;  // KCOUNT_MAX_ACTIVITY_MB: all CUPTI buffers

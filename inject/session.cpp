@@ -171,6 +171,10 @@ Session::Session()
     // split the reason kcount run prints).
     noteRunReport(config_.run_report, "disabled",
                   "KCOUNT_DISABLE=" + shownSettingValue(v != nullptr ? v : "") + " is set");
+  } else if (!config_.refused.empty()) {
+    // A malformed disk limit (readConfig() warned once): disabled from the start, as with KCOUNT_DISABLE.
+    state_.store(SessionState::kDisabled, std::memory_order_release);
+    noteRunReport(config_.run_report, "disabled", config_.refused);
   }
   // Before any callback can take a timestamp: every hot-path timestamp of the process uses this source.
   const HostClockSource source =

@@ -45,9 +45,10 @@ if "$kcount" check "$work/from-fifo.kcount" >/dev/null && [[ ! -e $work/log.fifo
 else bad "KCOUNT_OUTPUT=fifo: $(ls "$work"), $(tr '\n' ' ' <"$work/fifo.err")"; fi
 
 # 2. A warning is printed once, also when the program is started through a shell (one exec chain).
+#    (kcount run's own closing line names a refused KCOUNT_MAX_BYTES again, as the reason no log was written.)
 for setting in KCOUNT_MAX_BYTES=abc KCOUNT_MAX_FILES=0; do
   env "$setting" "$kcount" run -- sh -c "\"$prog\" 1" >/dev/null 2>"$work/twice.err"
-  n=$(grep -c "$setting" "$work/twice.err")
+  n=$(grep -c "^\[kcount\] warning: .*$setting" "$work/twice.err")
   [[ $n -eq 1 ]] && ok "$setting through sh: warned once" || bad "$setting warned $n times: $(cat "$work/twice.err")"
 done
 

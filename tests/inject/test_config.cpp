@@ -64,8 +64,6 @@ TEST_CASE("malformed or out-of-range numbers: one warning naming variable, value
     const char* value;
     const char* says;  // part of the warning
   } cases[] = {
-      {"KCOUNT_MAX_BYTES", "-1", "not a size"},
-      {"KCOUNT_MAX_BYTES", "1e20", "not a size"},
       {"KCOUNT_MAX_FILES", "0", "from 1 to 100000"},
       {"KCOUNT_MAX_FILES", "-2", "not a whole number"},
       {"KCOUNT_ACTIVITY_BUFFER_MB", "-3", "not a whole number"},
@@ -82,7 +80,6 @@ TEST_CASE("malformed or out-of-range numbers: one warning naming variable, value
       {"KCOUNT_CAPTURE_DURATION", "0", "more than 0"},
       {"KCOUNT_CAPTURE_DURATION", "1e3", "not a duration"},
       // Well formed but past 2^64 - 1: too large, with the maximum.
-      {"KCOUNT_MAX_BYTES", "99999999999T", "too large (the largest size is 18446744073709551615 bytes"},
       {"KCOUNT_MAX_FILES", "99999999999999999999999", "too large (allowed: files from 1 to 100000)"},
       {"KCOUNT_CAPTURE_SKIP", "99999999999999999999999", "too large (allowed: occurrences from 0 to 18446744073709551615)"},
       {"KCOUNT_FILE_MODE", "77777777777777777777777", "out of range (permission bits from 0 to 0777)"},
@@ -151,15 +148,28 @@ TEST_CASE("KCOUNT_MAX_BYTES: the units the warning lists are the units taken") {
   CHECK(c.max_file_bytes == 2ull << 30);
   CHECK(problemsFor("KCOUNT_MAX_BYTES", "1TiB", &c).empty());
   CHECK(c.max_file_bytes == 1ull << 40);
-  // A refused one gets the list of what is taken.
-  for (const char* v : {"4m", "4Kb", "4KIB", "4 K", "4X"}) {
+  // A refused one gets the list of what is taken, and the library records nothing rather than write
+  // without the cap asked for.
+  for (const char* v : {"4m", "4Kb", "4KIB", "4 K", "4X", "-1", "1e20", "1.5G"}) {
     INFO(v);
+    const std::string shown = std::string_view(v) == "4 K" ? "\"4 K\"" : v;
     CHECK(problemsFor("KCOUNT_MAX_BYTES", v, &c) ==
-          std::string("ignoring KCOUNT_MAX_BYTES=") + (std::string_view(v) == "4 K" ? "\"4 K\"" : v) +
-              ": not a size (a whole number of bytes, optionally with a unit K (or k), M, G or T, which may be "
-              "followed by B or iB, all powers of 1024: 1048576, 64K, 4KiB, 1GB; 0: no cap); using no cap");
-    CHECK(c.max_file_bytes == 0);
+          "KCOUNT_MAX_BYTES=" + shown +
+              " is not a size (a whole number of bytes, optionally with a unit K (or k), M, G or T, which may be "
+              "followed by B or iB, all powers of 1024: 1048576, 64K, 4KiB, 1GB; 0: no cap): kcount records "
+              "nothing in this process rather than write a log without the size cap asked for (fix the value, "
+              "or set 0 for no cap)");
+    CHECK(c.refused == "KCOUNT_MAX_BYTES=" + shown +
+                           " is not a size (a whole number of bytes, optionally with a unit K (or k), M, G or T, "
+                           "which may be followed by B or iB, all powers of 1024: 1048576, 64K, 4KiB, 1GB; 0: no cap)");
+    CHECK_FALSE(c.disabled);  // not KCOUNT_DISABLE: the library says why it records nothing
   }
+  const std::string p = problemsFor("KCOUNT_MAX_BYTES", "99999999999T", &c);
+  CHECK(p.starts_with("KCOUNT_MAX_BYTES=99999999999T is too large (the largest size is 18446744073709551615 bytes"));
+  CHECK(p.find("kcount records nothing in this process") != std::string::npos);
+  CHECK(c.refused.starts_with("KCOUNT_MAX_BYTES=99999999999T is too large"));
+  CHECK(problemsFor("KCOUNT_MAX_BYTES", "64K", &c).empty());
+  CHECK(c.refused.empty());
 }
 
 TEST_CASE("KCOUNT_MAX_BYTES below the minimum is raised to it, with a warning") {
