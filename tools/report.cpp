@@ -2001,8 +2001,14 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     // Launches as summary counts them (kernel and graph launches); memcpy/memset calls, launch records
     // too (kLaunchMemOp), are named apart when the log has any.
     const uint64_t mem_calls = std::min(d.mem_call_records, d.launch_records);
-    out << fmt::format("records: {}, {}, {}, {}, {}\n", counted(d.strings.size() - 1, "string"),
-                       counted(d.scopes.size() - 1, "scope"), launchesText(d.launch_records - mem_calls, mem_calls),
+    // Definitions read, not the tables' sizes: a table reaches past gaps (ids whose definitions were lost or
+    // kept out at the size cap; one late string with a high id), and id 0 is no record.
+    const auto defined = [](size_t table, const std::vector<bool>& missing) {
+      return static_cast<uint64_t>(table - 1 - std::count(missing.begin(), missing.end(), true));
+    };
+    out << fmt::format("records: {}, {}, {}, {}, {}\n", counted(defined(d.strings.size(), d.strings_missing), "string"),
+                       counted(defined(d.scopes.size(), d.scopes_missing), "scope"),
+                       launchesText(d.launch_records - mem_calls, mem_calls),
                        counted(d.kernel_records, "kernel"), counted(d.range_records, "range"));
     if (d.has_stats) {
       const StatsBody& st = d.stats;
