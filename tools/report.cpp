@@ -1318,6 +1318,12 @@ json summaryJson(const LoadedLog& l) {
     ranges.push_back(json{{"path", path},
                           {"name", name},
                           {"scope_id", unresolved ? json(nullptr) : json(id)},
+                          // The tree without parsing paths (a name may hold '/': "a/b" at the top and b
+                          // inside a have the same path): null for the root, the unknown-range row and a
+                          // lost range (its Scope record, which named the parent, was lost).
+                          {"parent_scope_id", unresolved || lost || id == kRootScope || !d.scopeDefined(id)
+                                                  ? json(nullptr)
+                                                  : json(d.scopes[id].parent_id)},
                           {"depth", unresolved ? 1 : depth[id]},
                           {"unknown_range", unresolved},
                           {"lost_range", lost},

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -460,6 +461,33 @@ TEST_CASE("an empty range name: JSON path and name keep \"\", the scope id is in
   CHECK(inner);
   CHECK(top);
   CHECK(hasLine(table(l), "\n  (empty name) "));
+}
+
+TEST_CASE("JSON parent_scope_id tells \"a/b\" at the top level from b inside a, whose paths are equal") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "a");
+  w.writeString(2, "b");
+  w.writeString(5, "a/b");
+  w.writeScope({1, 0, 1, 0});  // a
+  w.writeScope({2, 1, 2, 0});  // a -> b
+  w.writeScope({3, 0, 5, 0});  // "a/b" at the top level
+  w.writeRange({5, 95, 1, 7, 7, 0});
+  w.writeRange({10, 90, 2, 7, 7, 0});
+  w.writeRange({96, 99, 3, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const auto j = kc::summaryJson(loaded(sink.bytes));
+  std::map<uint32_t, nlohmann::json> by_id;
+  for (const auto& r : j["ranges"])
+    if (!r["scope_id"].is_null()) by_id[r["scope_id"].get<uint32_t>()] = r;
+  REQUIRE(by_id.size() == 4);
+  CHECK(by_id[0]["parent_scope_id"].is_null());  // (no range)
+  CHECK(by_id[1]["parent_scope_id"] == 0);
+  CHECK(by_id[2]["path"] == "a/b");
+  CHECK(by_id[3]["path"] == "a/b");
+  CHECK(by_id[2]["parent_scope_id"] == 1);
+  CHECK(by_id[3]["parent_scope_id"] == 0);
 }
 
 TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; several logs get a log column") {
