@@ -71,13 +71,6 @@ uint64_t countOf(const DiffUnit& u, const std::set<std::string>& ids) {
   return n;
 }
 
-/// Display characters (UTF-8 characters) of `s`.
-size_t width(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
 /// `ids` of side `u`, largest GPU time first, then most kernels, then identity: the kernels that cost
 /// the most are the ones a bounded list names.
 std::vector<std::string> byCost(const DiffUnit& u, const std::set<std::string>& ids) {
@@ -143,7 +136,7 @@ Fitted fitLists(std::vector<std::vector<std::string>> lists, size_t budget, cons
   };
   auto total = [&] {
     size_t t = 0;
-    for (size_t i = 0; i < lists.size(); ++i) t += width(text(i));
+    for (size_t i = 0; i < lists.size(); ++i) t += displayWidth(text(i));
     return t;
   };
   for (size_t i = 0; i < lists.size(); ++i) n[i] = lists[i].empty() ? 0 : 1;
@@ -152,7 +145,7 @@ Fitted fitLists(std::vector<std::vector<std::string>> lists, size_t budget, cons
     for (const auto& l : lists) nonempty += !l.empty();
     for (size_t i = 0; i < lists.size(); ++i) {
       if (lists[i].empty()) continue;
-      const size_t more = width(text(i)) - width(lists[i][0]);  // " and N more"
+      const size_t more = displayWidth(text(i)) - displayWidth(lists[i][0]);  // " and N more"
       const size_t share = budget / nonempty;
       lists[i][0] = elideMiddle(lists[i][0], std::max(kMinListedName, share > more ? share - more : 0));
     }
@@ -182,11 +175,11 @@ Fitted fitLists(std::vector<std::vector<std::string>> lists, size_t budget, cons
 std::pair<std::string, size_t> withLists(const std::string& head,
                                          const std::vector<std::pair<std::string, std::vector<std::string>>>& parts,
                                          const std::string& tail, const std::string& sep = ", ") {
-  size_t fixed = width(head) + width(tail);
+  size_t fixed = displayWidth(head) + displayWidth(tail);
   std::vector<std::vector<std::string>> lists;
   for (const auto& [label, items] : parts)
     if (!items.empty()) {
-      fixed += width(label);
+      fixed += displayWidth(label);
       lists.push_back(items);
     }
   const Fitted fit = fitLists(lists, kMaxVerdictLine > fixed ? kMaxVerdictLine - fixed : 0, sep);
@@ -297,11 +290,11 @@ void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& 
                 const std::string& indent, bool rule) {
   std::vector<size_t> w(cells[0].size(), 0);
   for (const auto& row : cells)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], width(row[i]));
+    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], displayWidth(row[i]));
   for (size_t r = 0; r < cells.size(); ++r) {
     std::string line = indent;
     for (size_t i = 0; i < cells[r].size(); ++i) {
-      const std::string pad(w[i] - width(cells[r][i]), ' ');
+      const std::string pad(w[i] - displayWidth(cells[r][i]), ' ');
       if (i > 0) line += "  ";
       line += i < left ? cells[r][i] + pad : pad + cells[r][i];
     }

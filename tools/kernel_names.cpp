@@ -170,6 +170,12 @@ std::optional<std::string> shorten(std::string demangled) {
 
 }  // namespace
 
+size_t displayWidth(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 std::string ellipsize(std::string_view s, size_t max_chars) {
   size_t chars = 0, i = 0, cut = std::string_view::npos;
   for (; i < s.size(); ++i) {

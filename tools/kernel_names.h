@@ -38,4 +38,9 @@ std::string displayKernelName(std::string_view name, bool full);
 /// Cuts s to at most max_chars characters (UTF-8 code points), ending with "…" when cut.
 std::string ellipsize(std::string_view s, size_t max_chars);
 
+/// Columns `s` takes in a terminal table: its UTF-8 code points (continuation bytes 10xxxxxx not counted;
+/// "µs" is 2 bytes, 1 column). Every character is taken as one column (no wide East Asian characters in
+/// the tables' own text). Thread-safe.
+size_t displayWidth(std::string_view s);
+
 }  // namespace kc

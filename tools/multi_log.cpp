@@ -9,6 +9,8 @@
 #include <optional>
 #include <ostream>
 
+#include "tools/kernel_names.h"
+
 namespace kc {
 namespace {
 
@@ -247,21 +249,16 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     rows.push_back(r);
   }
   std::vector<size_t> w(head.size(), 0);
-  auto width = [](const std::string& s) {
-    size_t n = 0;
-    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    return n;
-  };
   for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], width(r[i]));
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
   for (size_t k = 0; k < rows.size(); ++k) {
     std::string line;
     for (size_t i = 0; i < rows[k].size(); ++i) {
-      const std::string pad(w[i] - width(rows[k][i]), ' ');
+      const std::string pad(w[i] - displayWidth(rows[k][i]), ' ');
       line += i == 0 ? rows[k][i] + pad : "  " + pad + rows[k][i];
     }
     out << line << '\n';
-    if (k == 0) out << std::string(width(line), '-') << '\n';
+    if (k == 0) out << std::string(displayWidth(line), '-') << '\n';
   }
   const auto labels = labelsOf(logs);
   std::string unknown;

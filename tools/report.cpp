@@ -32,13 +32,6 @@ using nlohmann::json;
 /// Longest command line the table's header shows whole (characters); longer ones are shortened.
 constexpr size_t kMaxCommandShown = 400;
 
-size_t displayWidth(std::string_view s) {
-  size_t n = 0;
-  for (char c : s)
-    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++n;
-  return n;
-}
-
 /// Plain-text table: columns padded to their widest cell, numbers right-aligned. Cells of the columns
 /// marked in `elide` are shortened to kMaxNameColumn characters (elideMiddle).
 struct Table {

@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "tools/kernel_names.h"
+
 namespace kc {
 namespace {
 
@@ -138,17 +140,12 @@ void printSeries(std::ostream& out, const LoadedLog& l) {
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
   // Widths by code points ("µs" is two bytes, one column).
-  auto width = [](const std::string& s) {
-    size_t n = 0;
-    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-    return n;
-  };
   for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], width(r[i]));
+    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
   auto line = [&](const std::vector<std::string>& r) {
     std::string s;
     for (size_t i = 0; i < r.size(); ++i) {
-      const std::string pad(w[i] - width(r[i]), ' ');
+      const std::string pad(w[i] - displayWidth(r[i]), ' ');
       s += (i == 2 ? r[i] + pad : pad + r[i]) + (i + 1 < r.size() ? "  " : "");
     }
     out << s << '\n';
