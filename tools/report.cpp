@@ -60,6 +60,8 @@ struct Table {
         s += right[i] ? pad + r[i] : (last ? r[i] : r[i] + pad);
         if (!last) s += "  ";
       }
+      // An empty last cell (a row without verdict under --wide) leaves no trailing blanks.
+      s.erase(s.find_last_not_of(' ') + 1);
       out << s << '\n';
     };
     line(head);

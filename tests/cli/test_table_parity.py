@@ -122,6 +122,10 @@ def test_shipped(work):
         mem_seen |= compare(name, "inclusive", "incl_", kcount("summary", "--view", "inclusive", log), rows)
         compare(name, "innermost", "excl_", kcount("summary", "--view", "innermost", log), rows)
 
+        for view in ("inclusive", "innermost"):
+            wide = kcount("summary", "--wide", "--view", view, log)
+            trailing = [l for l in wide.splitlines() if l.endswith(" ")]
+            check(not trailing, f"{name}: summary --wide --view {view}: no line ends in blanks", trailing[:2])
         # The reserved scope: nowhere unless the table shows it.
         shown = RESERVED in kcount("summary", log)
         check(not shown, f"{name}: the table has no '{RESERVED}' row (the log's tables never filled)")
