@@ -138,7 +138,14 @@ void misspelledSettings(std::string* problems) {
 // Everything readConfig() checks, without the KCOUNT_WARNED filter.
 Config readAll(std::string* problems) {
   Config c;
-  if (const char* v = env("KCOUNT_OUTPUT")) c.output = v;
+  if (const char* v = env("KCOUNT_OUTPUT")) {
+    // Only blanks (an unset shell variable with a space around it): a log named " " nobody would find.
+    if (*v != '\0' && std::string_view(v).find_first_not_of(" \t") == std::string_view::npos)
+      problem(problems, "KCOUNT_OUTPUT", v, "only blanks, not a file or folder name",
+              "the default ./kcount-%h-%p.kcount");
+    else
+      c.output = v;
+  }
   if (const char* v = env("KCOUNT_CUPTI_PATH")) c.cupti_path = v;
   if (const char* v = env("KCOUNT_RUN_REPORT")) c.run_report = v;
   if (const char* v = env("KCOUNT_LOG_LEVEL")) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -41,11 +42,19 @@ TEST_CASE("KCOUNT_MODE, KCOUNT_INTERVAL and KCOUNT_MAX_KEYS from the environment
 }
 
 namespace {
-// Sets one KCOUNT_* variable for the scope of a test.
+// Sets one KCOUNT_* variable for the scope of a test, then restores what the process had (the test
+// main sets KCOUNT_OUTPUT and KCOUNT_LOG_LEVEL for the session tests that run later in this process).
 struct EnvVar {
   const char* name;
-  EnvVar(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~EnvVar() { unsetenv(name); }
+  std::optional<std::string> before;
+  EnvVar(const char* n, const char* value) : name(n) {
+    if (const char* v = std::getenv(n)) before = v;
+    setenv(n, value, 1);
+  }
+  ~EnvVar() {
+    if (before) setenv(name, before->c_str(), 1);
+    else unsetenv(name);
+  }
 };
 
 std::string problemsFor(const char* name, const char* value, kc::inject::Config* c = nullptr) {
@@ -229,6 +238,19 @@ TEST_CASE("settings that have no effect as combined say so, in one line each") {
   }
   CHECK(problemsFor("KCOUNT_CAPTURE_RANGE", "step").empty());  // KCOUNT_START unset: no conflict
   CHECK(problemsFor("KCOUNT_START", "on").empty());
+}
+
+TEST_CASE("KCOUNT_OUTPUT of only blanks is refused: the default name is used") {
+  for (const char* v : {" ", "  ", "\t"}) {
+    INFO('"' << v << '"');
+    kc::inject::Config c;
+    const std::string p = problemsFor("KCOUNT_OUTPUT", v, &c);
+    CHECK(p.find("only blanks, not a file or folder name; using the default ./kcount-%h-%p.kcount") != std::string::npos);
+    CHECK(c.output.empty());
+  }
+  kc::inject::Config c;
+  CHECK(problemsFor("KCOUNT_OUTPUT", " a.kcount", &c).empty());  // a name with a blank in it is a name
+  CHECK(c.output == " a.kcount");
 }
 
 TEST_CASE("KCOUNT_FILE_MODE without the owner's read bit is refused: kcount could not read the log") {
