@@ -552,8 +552,13 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
     std::string pids;
     for (size_t i = 0; i < rep.idle_pids.size() && i < 3; ++i) pids += (i == 0 ? "" : ", ") + std::to_string(rep.idle_pids[i]);
     if (rep.idle_pids.size() > 3) pids += fmt::format(" and {} more", rep.idle_pids.size() - 3);
-    return why + "the command made no CUDA or NVTX call (" + (rep.idle_pids.size() == 1 ? "pid " : "pids ") + pids +
-           "), so there was nothing to record" + (killed.empty() ? "" : "; " + killed);
+    // Several processes (a shell, a pyenv shim's helpers, the program): say how many, so that a list of
+    // pids for one Python program reads as its launchers, not as programs the user ran.
+    const std::string processes =
+        rep.idle_pids.size() == 1 ? " (pid " + pids + ")"
+                                  : fmt::format(" in any of its {} processes (pids {})", rep.idle_pids.size(), pids);
+    return why + "the command made no CUDA or NVTX call" + processes + ", so there was nothing to record" +
+           (killed.empty() ? "" : "; " + killed);
   }
   if (end.paused && (end.control == "off" || end.control == "0"))
     return why + "the command started paused with its control socket off (KCOUNT_CONTROL=off), so nothing started "

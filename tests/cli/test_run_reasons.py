@@ -147,17 +147,18 @@ def no_log_line(stderr):
 
 # A command that never initializes CUDA nor calls NVTX: each process the library was loaded into says so
 # at its end (exit(), return from main, _exit()), and kcount run says there was nothing to record.
-idle = "kcount: no log written: the command made no CUDA or NVTX call (pid"
+idle = "kcount: no log written: the command made no CUDA or NVTX call"
 for prog in (["/bin/true"], [sys.executable, "-c", "print(1)"], [sys.executable, "-c", "import os; os._exit(3)"]):
     r = run(["--output", f"{tmp}/idle.kcount", "--", *prog])
     line = no_log_line(r.stderr)
     check(f"{' '.join(prog)}: no CUDA or NVTX call, said as such",
-          line.startswith(idle + " ") and line.endswith("), so there was nothing to record")
+          line.startswith(idle + " (pid ") and line.endswith("), so there was nothing to record")
           and r.returncode == (3 if "_exit" in prog[-1] else 0) and not os.path.exists(f"{tmp}/idle.kcount"),
           (r.returncode, r.stderr))
 r = run(["--output", f"{tmp}/idle.kcount", "--", "sh", "-c", "/bin/true; /bin/true"])
 check("sh -c '/bin/true; /bin/true': three processes, none made a CUDA or NVTX call",
-      re.fullmatch(re.escape(idle) + r"s \d+, \d+, \d+\), so there was nothing to record", no_log_line(r.stderr)),
+      re.fullmatch(re.escape(idle) + r" in any of its 3 processes \(pids \d+, \d+, \d+\), so there was nothing to record",
+                   no_log_line(r.stderr)),
       r.stderr)
 # One process of the command recorded NVTX ranges: its log is written, the idle shell does not matter.
 r = run(["--output", f"{tmp}/idle-nvtx.kcount", "--", "sh", "-c", f"/bin/true; {PROG} 5"])
