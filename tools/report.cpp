@@ -109,20 +109,29 @@ std::string kernelNameFor(std::string_view name, bool full, bool text) {
 }
 
 /// "k ×3, other ×2, +1 more": the `top` kernels of `r` by count; names by kernelNameFor(`full`, `text`).
+/// In text, different kernels whose cut names are equal (cuBLAS names that differ past kMaxShortName
+/// characters) are told apart: that group is shortened in the middle together (elideDistinct() of their
+/// demangled names), so the part where they differ shows.
 std::string topKernels(const LogData& log, const RangeStats& r, int top, bool full, bool text) {
   if (top <= 0) return {};
-  auto v = sortedKernels(log, r);
-  std::string s;
-  int shown = 0;
-  for (const auto& [name, t] : v) {
-    if (shown == top) {
-      s += fmt::format(", +{} more", v.size() - static_cast<size_t>(top));
-      break;
+  const auto v = sortedKernels(log, r);
+  const size_t n = std::min(v.size(), static_cast<size_t>(top));
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < n; ++i) shown.push_back(kernelNameFor(v[i].first, full, text));
+  if (text && !full) {
+    std::map<std::string, std::vector<size_t>> by_shown;
+    for (size_t i = 0; i < n; ++i) by_shown[shown[i]].push_back(i);
+    for (const auto& [_, group] : by_shown) {
+      if (group.size() < 2) continue;
+      std::vector<std::string> names;
+      for (size_t i : group) names.push_back(demangleKernelName(v[i].first));
+      const std::vector<std::string> distinct = elideDistinct(names, kMaxShortName);
+      for (size_t k = 0; k < group.size(); ++k) shown[group[k]] = displayText(distinct[k]);
     }
-    if (!s.empty()) s += ", ";
-    s += fmt::format("{} ×{}", kernelNameFor(name, full, text), t.count);
-    ++shown;
   }
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : ", ") + fmt::format("{} ×{}", shown[i], v[i].second.count);
+  if (v.size() > n) s += fmt::format(", +{} more", v.size() - n);
   return s;
 }
 
@@ -1702,15 +1711,15 @@ std::vector<const LoadedLog*> pointers(const std::vector<LoadedLog>& logs) {
 std::string rangesText(const std::map<std::string, uint64_t>& ranges, size_t limit) {
   std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
   std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  const size_t n = limit > 0 ? std::min(limit, v.size()) : v.size();
+  // The table's names are shortened (limit > 0), together so that different paths stay different; CSV
+  // (limit 0) keeps them whole.
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) names.push_back(v[i].first);
+  if (limit > 0) names = elideDistinct(names);
   std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (limit > 0 && i == limit) {
-      s += fmt::format(", +{} more", v.size() - limit);
-      break;
-    }
-    // The table's names are shortened (limit > 0); CSV (limit 0) keeps them whole.
-    s += (s.empty() ? "" : ", ") + fmt::format("{} ×{}", limit > 0 ? elideMiddle(v[i].first) : v[i].first, v[i].second);
-  }
+  for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : ", ") + fmt::format("{} ×{}", names[i], v[i].second);
+  if (v.size() > n) s += fmt::format(", +{} more", v.size() - n);
   return s;
 }
 

@@ -948,3 +948,29 @@ TEST_CASE("check: records counts the definitions read, not the highest id") {
   CHECK(hasLine(check.str(), "records: " + std::to_string(3003 - missing) + " strings, "));
   CHECK_FALSE(hasLine(check.str(), "records: 3003 strings"));
 }
+
+// cuBLAS names that differ only past the cut (kMaxShortName characters): split-K or not is in the tail.
+// The verdict line's top kernels must not show them as the same name twice.
+TEST_CASE("top kernels: names equal once cut are told apart, in the middle") {
+  const std::string head = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_";
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "step");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, head + "execute_kernel__5x_cublas");
+  w.writeString(5, head + "execute_split_k_kernel__5x_cublas");
+  w.writeScope({1, 0, 1, 0});
+  for (uint64_t c = 1; c <= 3; ++c) {
+    w.writeLaunch(launch(c, 1));
+    w.writeKernel(kernel(c, c == 3 ? 5 : 4));
+  }
+  w.writeRange({1, 100, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const std::string t = table(loaded(sink.bytes));
+  const size_t at = t.find("top: ");
+  REQUIRE(at != std::string::npos);
+  const std::string top = t.substr(at, t.find('\n', at) - at);
+  CHECK(hasLine(top, "execute_kernel__5x_cublas ×2"));
+  CHECK(hasLine(top, "execute_split_k_kernel__5x_cublas ×1"));
+}
