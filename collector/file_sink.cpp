@@ -46,6 +46,16 @@ std::string expandOutputPattern(const std::string& pattern_in, int pid, const st
   return out;
 }
 
+std::string absoluteLogPath(const std::string& path, const std::string& cwd) {
+  if (path.empty() || path[0] == '/' || cwd.empty() || cwd[0] != '/') return path;
+  std::string_view rest(path);
+  while (rest.starts_with("./")) {
+    rest.remove_prefix(2);
+    while (rest.starts_with('/')) rest.remove_prefix(1);
+  }
+  return cwd + (cwd.back() == '/' ? "" : "/") + std::string(rest);
+}
+
 std::string rotatedPath(const std::string& first, uint32_t index) {
   const std::string ext = ".kcount";
   if (first.size() > ext.size() && first.compare(first.size() - ext.size(), ext.size(), ext) == 0)

@@ -61,6 +61,13 @@ std::string rotatedPath(const std::string& first, uint32_t index);
 /// ("x.1-1.kcount"); the reader joins parts by their metadata, not by their names.
 std::string duplicatePath(const std::string& path, uint32_t attempt);
 
+/// `path` made absolute against `cwd` (the process's working directory when the log is created): "./a.kcount"
+/// in "/w" -> "/w/a.kcount", "d/a.kcount" -> "/w/d/a.kcount"; an absolute path, or an empty `cwd` (getcwd()
+/// failed), is returned unchanged. A leading "./" is dropped; ".." is kept (no link is resolved). So that
+/// the messages and kcount run name the file where it is, also when the program changed its directory
+/// (`cd` in a launcher script, os.chdir()) before recording started. Thread-safe.
+std::string absoluteLogPath(const std::string& path, const std::string& cwd);
+
 /// Expands a KCOUNT_OUTPUT value into a file path. `pattern` may be a folder (existing, or ending in
 /// '/'), then the file is `<folder>/kcount-%h-%p.kcount`; %p = pid, %h = host name, %r = rank
 /// ("" -> "norank"), %% = '%'. An empty pattern means "./kcount-%h-%p.kcount". The host name and rank

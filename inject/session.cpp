@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <new>
 
@@ -190,7 +191,11 @@ bool Session::activate() noexcept {
       if (!state_.compare_exchange_strong(expected, SessionState::kActive)) return;
       const std::string host = hostName();
       const std::string rank = rankFromEnv();
-      const std::string path = expandOutputPattern(config_.output, getpid(), host, rank);
+      // Absolute: the messages and kcount run's report name the file where it is, even after the program
+      // changed its working directory (a launcher's cd, os.chdir()) before recording started.
+      std::string cwd(4096, '\0');
+      cwd.resize(getcwd(cwd.data(), cwd.size()) != nullptr ? std::strlen(cwd.c_str()) : 0);
+      const std::string path = absoluteLogPath(expandOutputPattern(config_.output, getpid(), host, rank), cwd);
       const uint64_t start_ns = nowNs();  // the log's start_ns, and time zero of the snapshot schedule
       {
         std::lock_guard<std::mutex> lock(writer_mutex_);

@@ -195,7 +195,13 @@ int runCommand(const RunOptions& opt) {
     setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
     setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
   }
-  if (!opt.output.empty()) setenv("KCOUNT_OUTPUT", opt.output.c_str(), 1);
+  // --output is relative to where kcount run was started, not to where the command is when it starts
+  // recording (a launcher that cd's first would put the log elsewhere).
+  if (!opt.output.empty()) {
+    std::error_code ec;
+    const std::filesystem::path cwd = std::filesystem::current_path(ec);
+    setenv("KCOUNT_OUTPUT", absoluteLogPath(opt.output, ec ? std::string() : cwd.string()).c_str(), 1);
+  }
   if (opt.torch_modules || opt.torch_backward || opt.torch_ops) {
     const std::string helper = findTorchHelper(lib);
     if (helper.empty()) {

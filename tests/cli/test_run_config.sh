@@ -173,6 +173,18 @@ if [[ $rc_c -eq 0 && $rc_py -eq 0 ]] && grep -q "no Python process of the comman
   ok "--torch-modules: a non-Python command is told so; a Python one is not"
 else bad "--torch-modules helper note: rc $rc_c/$rc_py; C: $(tr '\n' ' ' <"$work/torch-c.err"); Python: $(tr '\n' ' ' <"$work/torch-py.err")"; fi
 
+# 8. A command that changes its directory before recording: the log is named by its absolute path (the
+#    default name lands in the new directory), and a relative --output is taken from kcount run's directory.
+mkdir -p "$work/cwd/sub"
+(cd "$work/cwd" && env -u KCOUNT_OUTPUT "$kcount" run -- sh -c "cd sub && \"$prog\" 1" >/dev/null 2>"$work/cwd.err")
+named=$(sed -n 's/^kcount: log: //p' "$work/cwd.err")
+if [[ $named == "$work/cwd/sub/"*.kcount && -f $named ]]; then ok "a command that cd's first: kcount run names the log where it is"
+else bad "cd before recording: named '$named'; $(tr '\n' ' ' <"$work/cwd.err"); $(ls -R "$work/cwd")"; fi
+(cd "$work/cwd" && "$kcount" run --output rel.kcount -- sh -c "cd sub && \"$prog\" 1" >/dev/null 2>"$work/cwd2.err")
+if grep -qx "kcount: log: $work/cwd/rel.kcount" "$work/cwd2.err" && [[ -f $work/cwd/rel.kcount ]]; then
+  ok "--output rel.kcount is relative to kcount run's folder, not the command's"
+else bad "--output relative: $(tr '\n' ' ' <"$work/cwd2.err"); $(ls -R "$work/cwd")"; fi
+
 # 7. scripts/build.sh runs ninja on every CPU (a fake cmake and ninja record their arguments).
 mkdir -p "$work/fake"
 printf '#!/bin/sh\nexit 0\n' >"$work/fake/cmake"

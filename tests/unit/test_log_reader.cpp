@@ -831,6 +831,16 @@ TEST_CASE("output pattern: %h and %r are one file name part each") {
   CHECK(kc::expandOutputPattern("/x/100%%-%q.kcount", 1, "h", "0") == "/x/100%-%q.kcount");
 }
 
+TEST_CASE("the log path is made absolute against the working directory") {
+  CHECK(kc::absoluteLogPath("./kcount-h-1.kcount", "/w") == "/w/kcount-h-1.kcount");
+  CHECK(kc::absoluteLogPath("d/a.kcount", "/w/") == "/w/d/a.kcount");
+  CHECK(kc::absoluteLogPath(".//./a.kcount", "/w") == "/w/a.kcount");
+  CHECK(kc::absoluteLogPath("../a.kcount", "/w") == "/w/../a.kcount");
+  CHECK(kc::absoluteLogPath("a.kcount", "/") == "/a.kcount");
+  CHECK(kc::absoluteLogPath("/x/a.kcount", "/w") == "/x/a.kcount");
+  CHECK(kc::absoluteLogPath("a.kcount", "") == "a.kcount");  // getcwd() failed
+}
+
 TEST_CASE("rotation on disk: next names, never an existing file") {
   CHECK(kc::rotatedPath("/x/kcount-h-1.kcount", 1) == "/x/kcount-h-1.1.kcount");
   CHECK(kc::rotatedPath("/x/log", 2) == "/x/log.2");
