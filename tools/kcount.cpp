@@ -410,7 +410,8 @@ int kcountMain(int argc, char** argv) {
                   "children's included)")
       ->check(CLI::IsMember({"tree", "inclusive", "innermost"}));
   summary->add_option("--top", top, "kernels listed per range (0: none)")->check(kc::wholeNumber(0, kMaxTop));
-  summary->add_flag("--full-names", full_names, "show full demangled kernel names");
+  summary->add_flag("--full-names", full_names,
+                    "show full demangled kernel names, and range names and paths unshortened");
   bool wide = false;
   summary->add_flag("--wide", wide, "verdict and top kernels as columns of the table (one long line per range)");
   std::string metric = "gpu";

@@ -1492,8 +1492,11 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
                                          : displayPath(d, sr.id));
     paths.push_back(rowPath(d, sr.id));
   }
-  names = elideDistinct(names);
-  paths = elideDistinct(paths);
+  // --full-names: whole, as kernel names are (a sweep's range names differ in the part elided).
+  if (!opt.full_names) {
+    names = elideDistinct(names);
+    paths = elideDistinct(paths);
+  }
   for (size_t row_i = 0; row_i < rows.size(); ++row_i) {
     const SummaryRow& sr = rows[row_i];
     const uint32_t id = sr.id;

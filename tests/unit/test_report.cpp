@@ -974,3 +974,26 @@ TEST_CASE("top kernels: names equal once cut are told apart, in the middle") {
   CHECK(hasLine(top, "execute_kernel__5x_cublas ×2"));
   CHECK(hasLine(top, "execute_split_k_kernel__5x_cublas ×1"));
 }
+
+TEST_CASE("summary --full-names shows long range names and verdict paths whole") {
+  const std::string name = "block norm=rms mlp=geglu attn=sdpa dtype=bf16 t=4096 h=2048 i=5504 with a long tail of settings";
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, name);
+  w.writeString(2, "gemm");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeScope({1, 0, 1, 0});
+  w.writeLaunch(launch(1, 1));
+  w.writeKernel(kernel(1, 2));
+  w.writeRange({1, 100, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = loaded(sink.bytes);
+  CHECK_FALSE(hasLine(table(l), name));  // shortened by default
+  std::ostringstream out;
+  kc::SummaryOptions opt;
+  opt.full_names = true;
+  kc::printSummaryTable(out, l, opt);
+  CHECK(hasLine(out.str(), "\n" + name + " "));      // the table's row
+  CHECK(hasLine(out.str(), "\n  " + name + ": "));   // its verdict line
+}
