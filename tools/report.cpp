@@ -423,6 +423,17 @@ std::string logStateLine(const LoadedLog& l, std::string_view errors_at = "liste
   return line;
 }
 
+/// For a log that was not read whole (damaged, cut short, or without its End record) whose join left
+/// launches without kernel or unmatched kernels: their other half may be in the part not read, so the
+/// counts say nothing about the program. "" otherwise.
+std::string joinCaveat(const LoadedLog& l) {
+  const Summary& s = l.summary;
+  if ((l.data.intact() && l.data.complete) || (s.launches_without_kernel == 0 && s.unmatched_kernels == 0)) return {};
+  return fmt::format("join: the log was not read whole ({}): launches without kernel and unmatched kernels may "
+                     "have their kernel or launch in the part not read, not missing from the run\n",
+                     !l.data.intact() ? "damaged or cut short" : "no end record");
+}
+
 void printFooter(std::ostream& out, const LoadedLog& l) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
@@ -436,6 +447,7 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                        counted(s.unmatched_kernels, "unmatched kernel"),
                        counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"),
                        !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
+  if (!noSnapshotNumbers(l)) out << joinCaveat(l);
   if (!gpuTimeRecorded(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
            "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
@@ -2042,7 +2054,8 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     // A summary-mode log's join counts come from its snapshot: without one, they are not known.
     if (!noSnapshotNumbers(l))
       out << fmt::format("join: {}, {}\n", counted(s.unmatched_kernels, "unmatched kernel"),
-                         counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"));
+                         counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"))
+          << joinCaveat(l);
     out << snapshotLine(l);
     if (s.kernels_end_before_start > 0)
       out << fmt::format("warning: {} {} before {} start (CUPTI gave no valid end time); counted with 0 ns of GPU "

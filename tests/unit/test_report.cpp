@@ -997,3 +997,25 @@ TEST_CASE("summary --full-names shows long range names and verdict paths whole")
   CHECK(hasLine(out.str(), "\n" + name + " "));      // the table's row
   CHECK(hasLine(out.str(), "\n  " + name + ": "));   // its verdict line
 }
+
+TEST_CASE("a launch without kernel in a log not read whole: the footer says its kernel may be in the part not read") {
+  const auto log = [](bool end) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    stepDefinitions(w);
+    w.writeLaunch(launch(1, 1));
+    w.writeKernel(kernel(1, 2));
+    w.writeLaunch(launch(2, 1));  // its kernel is not in the log
+    if (end) w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes);
+  };
+  const std::string killed = table(log(false)), closed = table(log(true));
+  CHECK(hasLine(killed, "1 launch without kernel"));
+  CHECK(hasLine(killed, "\njoin: the log was not read whole (no end record): launches without kernel"));
+  CHECK(hasLine(closed, "1 launch without kernel"));
+  CHECK_FALSE(hasLine(closed, "not read whole"));
+  std::ostringstream check;
+  kc::printCheck(check, log(false));
+  CHECK(hasLine(check.str(), "\njoin: the log was not read whole (no end record)"));
+}
