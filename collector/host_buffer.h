@@ -2,6 +2,7 @@
 // record to its own thread's buffer without locking or allocating; the writer thread drains them.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -114,13 +115,15 @@ class ThreadBuffer {
     return true;
   }
 
-  /// Calls fn(const HostEvent&) for every event published before the call, in order; returns how
-  /// many. Events the producer publishes meanwhile are left for the next drain, so a drain ends even
-  /// while the producer keeps appending (the final flush at exit must not chase a launching thread).
+  /// Calls fn(const HostEvent&) for every event published before the call, in order, up to the
+  /// `until`-th event the producer ever published (a count, as published() returns; default: all);
+  /// returns how many. Events the producer publishes meanwhile are left for the next drain, so a drain
+  /// ends even while the producer keeps appending (the final flush at exit must not chase a launching
+  /// thread); `until` lets the consumer take them in bounded batches (drained() tells where it is).
   /// Blocks fully read are returned to the pool.
   template <typename Fn>
-  size_t drain(Fn&& fn) {
-    const uint64_t target = published_.load(std::memory_order_acquire);
+  size_t drain(Fn&& fn, uint64_t until = UINT64_MAX) {
+    const uint64_t target = std::min(published_.load(std::memory_order_acquire), until);
     size_t n = 0;
     HostEventBlock* b = head_.load(std::memory_order_acquire);
     while (b != nullptr && drained_ < target) {
@@ -144,6 +147,10 @@ class ThreadBuffer {
   /// drain() has run.
   void releaseAll() noexcept;
 
+  /// Events the producer has published so far (a running count; acquire order). Any thread.
+  uint64_t published() const { return published_.load(std::memory_order_acquire); }
+  /// Events the consumer has drained so far (a running count). Consumer only.
+  uint64_t drained() const { return drained_; }
   uint32_t threadId() const { return thread_id_; }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   /// Set by the owning thread when it exits (pthread key destructor); the writer then frees it.

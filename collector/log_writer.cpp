@@ -280,7 +280,10 @@ void LogWriter::rotateFile() {
         // The definitions alone pass the cap: nothing of this file could be read. Kept out, and so is
         // every later chunk but the final one.
         writeFileHeaderOnce();
-        dropChunk(sealed);
+        dropChunk(sealed, "the definitions every part starts with (" + std::to_string(chunk_records_.other) +
+                              " records, " + std::to_string(sealed) +
+                              " bytes: the metadata and every string and scope defined so far, repeated in each "
+                              "part so that it reads alone; a larger KCOUNT_MAX_BYTES holds them)");
       } else {
         writeSealed();
       }
@@ -289,11 +292,13 @@ void LogWriter::rotateFile() {
   in_preamble_ = false;
 }
 
-void LogWriter::dropChunk(size_t bytes) {
+void LogWriter::dropChunk(size_t bytes, const std::string& what) {
   if (!capped_) {
     capped_ = true;
     first_drop_file_ = rotations_;
-    if (sink_ != nullptr)
+    if (sink_ != nullptr && !what.empty())
+      sink_->refused(what);
+    else if (sink_ != nullptr)
       sink_->refused(std::to_string(chunk_records_.launches) + " launches, " + std::to_string(chunk_records_.kernels) +
                      " kernels, " + std::to_string(chunk_records_.ranges) + " ranges and " +
                      std::to_string(chunk_records_.other) + " other records (" + std::to_string(bytes) + " bytes)");

@@ -225,8 +225,9 @@ class LogWriter {
   /// Writes the continuation marker into the current file, rotates and writes the preamble as the new
   /// file's first chunk. The current chunk must be empty (set aside by the caller).
   void rotateFile();
-  /// Keeps the current chunk out of the log (size cap): counts its bytes and records, empties it.
-  void dropChunk(size_t bytes);
+  /// Keeps the current chunk out of the log (size cap): counts its bytes and records, empties it. The first
+  /// one is reported through ByteSink::refused: `what` names the chunk (default: its records by kind).
+  void dropChunk(size_t bytes, const std::string& what = {});
   /// Fills the current chunk's header (sequence number taken) and, for packed chunks, compresses it;
   /// returns the bytes writeSealed() will write (sealed_, sealed_bytes_). The payload stays as it is.
   size_t sealChunk();

@@ -26,6 +26,8 @@ namespace kc::inject {
 namespace {
 
 constexpr uint64_t kFlushIntervalNs = 1000000000ull;
+// Host events copied out of the thread buffers at a time by a drain (56 bytes each: about 0.9 MiB).
+constexpr size_t kDrainBatch = 16384;
 /// Longest segment reason written again before its Segment record once chunks were kept out (bytes).
 constexpr size_t kMaxRepeatedReason = 128;
 
@@ -355,23 +357,62 @@ void Session::writerLoop() {
   }
 }
 
-// Order matters: host events and kernels are taken first, then the string and scope tables are
-// snapshotted, so every id a taken record refers to is defined before it in the log.
+// Order matters: each batch of host events, and then the kernels, are taken first, and the string and
+// scope tables snapshotted after them, so every id a taken record refers to is defined before it in the
+// log. Host events are taken in batches of at most kDrainBatch (their copy in scratch_events_ is bounded;
+// the per-thread buffers are the memory KCOUNT_MAX_HOST_MB caps), up to what each thread had published
+// when the drain began: a drain ends even while a thread keeps launching.
 void Session::drainLocked(bool final_chunk) {
   if (!writer_) return;
-  scratch_events_.clear();
   std::vector<ThreadBuffer*> threads;
   {
     std::lock_guard<std::mutex> lock(registry_mutex_);
     threads = threads_;
   }
+  struct Take {
+    ThreadBuffer* buffer;
+    uint64_t until;  // published() when the drain began
+  };
+  std::vector<Take> takes;
+  takes.reserve(threads.size());
   std::vector<ThreadBuffer*> gone;
   for (ThreadBuffer* b : threads) {
-    const bool exited = b->exited.load(std::memory_order_acquire);
-    b->drain([this](const HostEvent& e) { scratch_events_.push_back(e); });
+    const bool exited = b->exited.load(std::memory_order_acquire);  // before published(): its last events count
+    takes.push_back({b, b->published()});
     if (exited) gone.push_back(b);
   }
-  convertTicksLocked();
+  scratch_metadata_.clear();
+  {
+    std::lock_guard<std::mutex> lock(metadata_mutex_);
+    scratch_metadata_.swap(pending_metadata_);
+  }
+  for (const auto& [k, v] : scratch_metadata_) {
+    writer_->writeMetadata(k, v);
+    all_metadata_.emplace_back(k, v);
+  }
+
+  uint64_t kernels_written = 0;
+  size_t next = 0;
+  do {
+    scratch_events_.clear();
+    while (next < takes.size() && scratch_events_.size() < kDrainBatch) {
+      const Take& t = takes[next];
+      const uint64_t room = kDrainBatch - scratch_events_.size();
+      const size_t n = t.buffer->drain([this](const HostEvent& e) { scratch_events_.push_back(e); },
+                                       std::min(t.until, t.buffer->drained() + room));
+      if (n == 0 || t.buffer->drained() >= t.until) ++next;
+    }
+    if (scratch_events_.empty()) break;
+    has_records_ = true;
+    convertTicksLocked();
+    writeNewDefinitionsLocked();
+    if (aggregator_) {
+      aggregateEventsLocked();
+    } else {
+      kernels_written += writeEventsLocked();
+    }
+  } while (next < takes.size());
+
   scratch_kernels_.clear();
   scratch_mem_ops_.clear();
   {
@@ -383,43 +424,11 @@ void Session::drainLocked(bool final_chunk) {
       gate_.store(0, std::memory_order_release);
     }
   }
-  scratch_metadata_.clear();
-  {
-    std::lock_guard<std::mutex> lock(metadata_mutex_);
-    scratch_metadata_.swap(pending_metadata_);
-  }
-
-  for (const auto& [k, v] : scratch_metadata_) {
-    writer_->writeMetadata(k, v);
-    all_metadata_.emplace_back(k, v);
-  }
+  if (!scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
   writeNewDefinitionsLocked();
-  uint64_t kernels_written = 0;
   if (aggregator_) {
     aggregateLocked(final_chunk);
   } else {
-    for (const HostEvent& e : scratch_events_) {
-      if (e.kind == HostEvent::kLaunch) {
-        if (seg_open_) {  // the window's correlation ids: its activity records are filtered by them
-          const uint64_t c = e.launch.correlation_id;
-          seg_first_ = seg_first_ == 0 ? c : std::min(seg_first_, c);
-          seg_last_ = std::max(seg_last_, c);
-        }
-        writer_->writeLaunch(e.launch);
-        counters_.launches.fetch_add(1, std::memory_order_relaxed);
-        if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
-        if (e.reserved != 0) {
-          writer_->writeKernel(kernelAtLaunch(e));
-          ++kernels_written;
-        }
-      } else if (e.kind == HostEvent::kRange) {
-        writer_->writeRange(e.range);
-        counters_.ranges.fetch_add(1, std::memory_order_relaxed);
-      } else if (e.kind == HostEvent::kGraphNode) {
-        writer_->writeGraphNode(e.graph_node);
-      }
-      if (writer_->chunkFull()) writer_->flush();
-    }
     for (const KernelBody& k : scratch_kernels_) {
       if (!admitActivity(k, held_kernels_)) continue;
       writer_->writeKernel(k);
@@ -433,7 +442,6 @@ void Session::drainLocked(bool final_chunk) {
     }
   }
   counters_.kernels.fetch_add(kernels_written, std::memory_order_relaxed);
-  if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
 
   if (!gone.empty()) {
     std::lock_guard<std::mutex> lock(registry_mutex_);
@@ -453,6 +461,35 @@ void Session::drainLocked(bool final_chunk) {
     writer_->flush();
     last_flush_ns_ = now;
   }
+}
+
+// Trace mode: writes the batch of host events in scratch_events_; returns the kernels written with their
+// launch (KCOUNT_GPU_TIME=0).
+uint64_t Session::writeEventsLocked() {
+  uint64_t kernels_written = 0;
+  for (const HostEvent& e : scratch_events_) {
+    if (e.kind == HostEvent::kLaunch) {
+      if (seg_open_) {  // the window's correlation ids: its activity records are filtered by them
+        const uint64_t c = e.launch.correlation_id;
+        seg_first_ = seg_first_ == 0 ? c : std::min(seg_first_, c);
+        seg_last_ = std::max(seg_last_, c);
+      }
+      writer_->writeLaunch(e.launch);
+      counters_.launches.fetch_add(1, std::memory_order_relaxed);
+      if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
+      if (e.reserved != 0) {
+        writer_->writeKernel(kernelAtLaunch(e));
+        ++kernels_written;
+      }
+    } else if (e.kind == HostEvent::kRange) {
+      writer_->writeRange(e.range);
+      counters_.ranges.fetch_add(1, std::memory_order_relaxed);
+    } else if (e.kind == HostEvent::kGraphNode) {
+      writer_->writeGraphNode(e.graph_node);
+    }
+    if (writer_->chunkFull()) writer_->flush();
+  }
+  return kernels_written;
 }
 
 // The drained host records carry hostTicks() values; from here on they are CLOCK_MONOTONIC ns like every
@@ -477,9 +514,8 @@ void Session::convertTicksLocked() {
 // is appended every interval, and at the final drain (after the forced CUPTI flush) the correlation window
 // is resolved and the final snapshot written, so its totals are exact. A record the aggregator cannot take
 // (out of memory) is counted as dropped with its kind.
-void Session::aggregateLocked(bool final_chunk) {
+void Session::aggregateEventsLocked() {
   const uint64_t now = nowNs();
-  if (!scratch_events_.empty() || !scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
   for (const HostEvent& e : scratch_events_) {
     try {
       if (e.kind == HostEvent::kLaunch) {
@@ -503,6 +539,11 @@ void Session::aggregateLocked(bool final_chunk) {
       counters_.dropped_host_records.fetch_add(1, std::memory_order_relaxed);
     }
   }
+}
+
+// The kernels and memory operations taken by the drain, then the aggregator's settling and the snapshots.
+void Session::aggregateLocked(bool final_chunk) {
+  const uint64_t now = nowNs();
   counters_.kernels.fetch_add(scratch_kernels_.size(), std::memory_order_relaxed);
   for (const KernelBody& k : scratch_kernels_) {
     try {

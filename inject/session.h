@@ -205,8 +205,15 @@ class Session {
   template <typename Record>
   bool admitActivity(const Record& r, std::vector<Record>& held);
   static void writePreamble(LogWriter& writer, void* session);
+  /// Summary mode: tallies the kernels and memory operations taken by a drain, settles the aggregator and
+  /// writes the snapshots due. Requires writer_mutex_.
   void aggregateLocked(bool final_chunk);
-  std::string unwrittenReason();  // why the session ends with no log (finish); control_mutex_ held  // summary mode part of drainLocked; requires writer_mutex_
+  /// Summary mode: tallies the batch of host events in scratch_events_. Requires writer_mutex_.
+  void aggregateEventsLocked();
+  /// Trace mode: writes the batch of host events in scratch_events_; returns the kernels written with
+  /// their launch (KCOUNT_GPU_TIME=0). Requires writer_mutex_.
+  uint64_t writeEventsLocked();
+  std::string unwrittenReason();  // why the session ends with no log (finish); control_mutex_ held
   template <typename Record>
   void addActivity(std::vector<Record>& pending, const Record* records, size_t count) noexcept;
 

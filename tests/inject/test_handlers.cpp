@@ -171,8 +171,8 @@ TEST_CASE("session: NVTX ranges, launches and kernels end up joined in the log")
   CHECK(pop() == 0);
   const uint64_t timed_after = nowNs();
 
-  // Four threads, each with its own range and 5,000 launches.
-  constexpr uint32_t kPerThread = 5000;
+  // Four threads, each with its own range and 12,000 launches.
+  constexpr uint32_t kPerThread = 12000;  // more than one drain batch (kDrainBatch) together
   std::vector<std::thread> threads;
   for (uint32_t t = 0; t < 4; ++t) {
     threads.emplace_back([t] {

@@ -3,6 +3,7 @@
 // case is tests/stress/test_stress.cpp (run under TSan in CI).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "collector/host_buffer.h"
@@ -65,5 +66,31 @@ TEST_CASE("ThreadBuffer reserve at the pool's cap: nullptr and one drop counted,
   CHECK_FALSE(buf.append(e));
   CHECK(buf.dropped() == 2);
   CHECK(drainIds(buf) == kc::kEventsPerBlock);
+  buf.releaseAll();
+}
+
+TEST_CASE("ThreadBuffer drain up to a count: bounded batches in order, across blocks; later events wait") {
+  kc::BlockPool pool(8);
+  kc::ThreadBuffer buf(&pool, 1);
+  const uint64_t n = 2 * kc::kEventsPerBlock + 300;
+  for (uint64_t i = 1; i <= n; ++i) put(buf, i);
+  const uint64_t until = buf.published();
+  CHECK(until == n);
+  for (uint64_t i = n + 1; i <= n + 50; ++i) put(buf, i);  // published after the drain began: not taken
+  std::vector<uint64_t> ids;
+  size_t batches = 0;
+  while (buf.drained() < until) {
+    const size_t got = buf.drain([&](const kc::HostEvent& e) { ids.push_back(e.launch.correlation_id); },
+                                 std::min(until, buf.drained() + 700));
+    REQUIRE(got > 0);
+    CHECK(got <= 700);
+    ++batches;
+  }
+  CHECK(batches == (n + 699) / 700);
+  REQUIRE(ids.size() == n);
+  for (uint64_t i = 0; i < n; ++i) CHECK(ids[i] == i + 1);
+  CHECK(buf.drained() == n);
+  CHECK(drainIds(buf) == 50);  // the rest, from n + 1 on
+  CHECK(pool.blocksAllocated() <= 3);
   buf.releaseAll();
 }

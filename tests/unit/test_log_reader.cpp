@@ -821,6 +821,28 @@ TEST_CASE("rotation: each file starts with a file header and the definitions its
   CHECK(kc::readLog(files[0]).kernels.front().correlation_id == 1);
 }
 
+TEST_CASE("rotation: definitions that do not fit in a part are reported as such, and counted") {
+  kc::MemorySink sink;
+  sink.max_bytes = 4096;
+  sink.max_files = 3;
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+  PreambleCtx ctx;
+  for (uint32_t id = 1; id <= 200; ++id) ctx.strings.emplace_back(id, "kernel_name_" + std::to_string(id));
+  w.setPreamble(&preamble, &ctx);
+  w.writeMetadata("pid", "7");
+  for (uint64_t c = 1; c <= 400; ++c) {
+    w.writeKernel(kernel(c, 1));
+    if (c % 10 == 0) w.flush();
+  }
+  w.flush();
+  CHECK(ctx.calls == 1);               // the second part could not hold its definitions: no third part
+  REQUIRE(sink.refusals.size() == 1);  // one report, naming the definitions and what to change
+  CHECK(sink.refusals[0].find("definitions every part starts with (201 records") != std::string::npos);
+  CHECK(sink.refusals[0].find("KCOUNT_MAX_BYTES") != std::string::npos);
+  CHECK(w.droppedRecords().other == 201);
+  CHECK(w.droppedRecords().kernels > 0);
+}
+
 TEST_CASE("output pattern: %h and %r are one file name part each") {
   CHECK(kc::expandOutputPattern("/x/k-%h-%r-%p.kcount", 12, "node1", "3") == "/x/k-node1-3-12.kcount");
   CHECK(kc::expandOutputPattern("/x/k-%r.kcount", 1, "h", "") == "/x/k-norank.kcount");
