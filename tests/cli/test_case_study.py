@@ -24,13 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import synthetic_sweep as syn  # noqa: E402
-
-results = []
-
-
-def check(name, ok, why=""):
-    results.append(ok)
-    print(f"PASS {name}" if ok else f"FAIL {name}: {why}", flush=True)
+from checks import check, exit_status  # noqa: E402
 
 
 def generate(kcount, out_dir, logs):
@@ -149,9 +143,7 @@ def main():
         else:
             print("SKIP docs/case-study.md up to date: examples/logs/sweep-eager.kcount and "
                   "sweep-compiled.kcount are not there yet", flush=True)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -17,17 +17,12 @@ import tempfile
 import threading
 import time
 
+from checks import check, exit_status
+
 BUILD = os.path.abspath(sys.argv[1])
 KCOUNT = os.path.join(BUILD, "bin", "kcount")
 LIB = os.path.join(BUILD, "lib", "libkcount.so")
 SERVER = os.path.join(BUILD, "bin", "nvtx_server")
-failures = []
-
-
-def check(name, cond, detail=""):
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else "  " + str(detail)))
-    if not cond:
-        failures.append(name)
 
 
 class Server:
@@ -592,5 +587,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

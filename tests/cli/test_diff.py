@@ -19,22 +19,13 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status, kcount
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOGS = os.path.join(ROOT, "examples", "logs")
 GEGLU = (os.path.join(LOGS, "geglu-eager.kcount"), os.path.join(LOGS, "geglu-compiled.kcount"))
 SWEEP = (os.path.join(LOGS, "sweep-eager.kcount"), os.path.join(LOGS, "sweep-compiled.kcount"))
 MAX_LINE = 300
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("PASS " if cond else "FAIL ") + what + ("" if cond or not detail else ": " + str(detail)[:800]))
-    if not cond:
-        failures.append(what)
-
-
-def run(*args):
-    return subprocess.run([KCOUNT, *args], capture_output=True, text=True)
 
 
 def verdict_headers(out):
@@ -73,68 +64,76 @@ def kernel_rows(out):
 
 
 def test_geglu():
-    r = run("diff", *GEGLU)
-    check(r.returncode == 0 and r.stderr == "", "geglu: diff exit 0, nothing on stderr", r.stderr)
+    r = kcount("diff", *GEGLU)
+    check("geglu: diff exit 0, nothing on stderr", r.returncode == 0 and r.stderr == "", r.stderr)
     heads = verdict_headers(r.stdout)
-    check(heads[:1] == ["verdict for step (most repeated range: 20 instances in A, 20 in B):"],
-          "geglu: the steady state (step, 20 instances) is the first verdict", heads)
-    check(heads[-1:] == ["verdict for the whole run:"], "geglu: the whole run is the last verdict", heads)
-    check(heads == ["verdict for step (most repeated range: 20 instances in A, 20 in B):", "verdict for warmup/step:",
-                    "verdict for warmup:", "verdict for the whole run:"], "geglu: by instances (20, 5, 1), then the whole run", heads)
-    check("not comparable" not in r.stdout, "geglu: same work (5 warm-up steps, 20 steps each): whole-run totals compared")
-    j = json.loads(run("diff", "--format", "json", *GEGLU).stdout)
-    check([v["unit"] for v in j["verdicts"]] == ["step", "warmup/step", "warmup", "(overall)"] and j.get("steady_state") == "step"
-          and j["overall"].get("work_differs", 0) is None, "geglu json: the same order, steady_state step, work_differs null",
+    check("geglu: the steady state (step, 20 instances) is the first verdict",
+          heads[:1] == ["verdict for step (most repeated range: 20 instances in A, 20 in B):"], heads)
+    check("geglu: the whole run is the last verdict", heads[-1:] == ["verdict for the whole run:"], heads)
+    check("geglu: by instances (20, 5, 1), then the whole run",
+          heads == ["verdict for step (most repeated range: 20 instances in A, 20 in B):", "verdict for warmup/step:",
+                    "verdict for warmup:", "verdict for the whole run:"], heads)
+    check("geglu: same work (5 warm-up steps, 20 steps each): whole-run totals compared",
+          "not comparable" not in r.stdout)
+    j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
+    check("geglu json: the same order, steady_state step, work_differs null",
+          [v["unit"] for v in j["verdicts"]] == ["step", "warmup/step", "warmup", "(overall)"] and j.get("steady_state") == "step"
+          and j["overall"].get("work_differs", 0) is None,
           (j.get("steady_state"), j["overall"].get("work_differs")))
 
     head, cols, rows = kernel_rows(r.stdout)
-    check(head.startswith("kernels (whole run, matched by decoded identity, largest GPU time first): 4 same, 2 only in A, 2 only in B"),
-          "geglu: kernels section heading", head)
-    check(all(x in cols for x in ("category", "kernel", "count A", "GPU A", "change")), "geglu: kernels columns named", cols)
-    check(len(rows) == 8 and all(g is not None or h is not None for _, g, h, _ in rows), "geglu: 8 kernel rows with GPU times", rows)
+    check("geglu: kernels section heading",
+          head.startswith("kernels (whole run, matched by decoded identity, largest GPU time first): 4 same, 2 only in A, 2 only in B"), head)
+    check("geglu: kernels columns named",
+          all(x in cols for x in ("category", "kernel", "count A", "GPU A", "change")), cols)
+    check("geglu: 8 kernel rows with GPU times",
+          len(rows) == 8 and all(g is not None or h is not None for _, g, h, _ in rows), rows)
     cost = [max(g or 0, h or 0) for _, g, h, _ in rows]
-    check(cost == sorted(cost, reverse=True), "geglu: kernel rows by GPU time, largest first", cost)
+    check("geglu: kernel rows by GPU time, largest first", cost == sorted(cost, reverse=True), cost)
     first = r.stdout.splitlines()[r.stdout.splitlines().index(head) + 2]
-    check("nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN" in first and "23.6 ms" in first,
-          "geglu: the costliest kernel (the 192x192 GEMM, 23.6 ms) first", first)
+    check("geglu: the costliest kernel (the 192x192 GEMM, 23.6 ms) first",
+          "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN" in first and "23.6 ms" in first, first)
     fused = [l for l in r.stdout.splitlines() if "triton_poi_fused__unsafe_view_gelu_mul_0" in l and l.startswith("  only B")]
-    check(len(fused) == 1 and "5.43 ms" in fused[0] and "(new)" in fused[0], "geglu: the fused kernel's row: B's GPU time, new", fused)
+    check("geglu: the fused kernel's row: B's GPU time, new",
+          len(fused) == 1 and "5.43 ms" in fused[0] and "(new)" in fused[0], fused)
     long_lines = [l for l in verdict_lines(r.stdout) if len(l) > MAX_LINE]
-    check(not long_lines, f"geglu: no verdict line over {MAX_LINE} characters", long_lines)
+    check(f"geglu: no verdict line over {MAX_LINE} characters", not long_lines, long_lines)
 
 
 def test_sweep():
-    r = run("diff", *SWEEP)
-    check(r.returncode == 0, "sweep: diff exit 0", r.stderr)
+    r = kcount("diff", *SWEEP)
+    check("sweep: diff exit 0", r.returncode == 0, r.stderr)
     heads = verdict_headers(r.stdout)
-    j = json.loads(run("diff", "--format", "json", *SWEEP).stdout)
+    j = json.loads(kcount("diff", "--format", "json", *SWEEP).stdout)
     units = [v["unit"] for v in j["verdicts"]]
     both = {p["path"]: p for p in j["ranges"] if p["in"] == "both" and p["a"]["kernels"] and p["b"]["kernels"]}
     repeats = [min(both[u]["a"]["instances"], both[u]["b"]["instances"]) for u in units if u in both]
-    check(len(repeats) > 10 and repeats == sorted(repeats, reverse=True) and repeats[0] == 3,
-          "sweep: verdicts by instances, most first (3 per configuration's step)", repeats)
+    check("sweep: verdicts by instances, most first (3 per configuration's step)",
+          len(repeats) > 10 and repeats == sorted(repeats, reverse=True) and repeats[0] == 3, repeats)
     # Each configuration's timed steps (`CONFIG/step`, 3 instances) lead, with the ranges inside them that
     # ran as often (a linear configuration's step/linear), in sweep order.
     steps = [u for u in both if u.endswith("/step") and u.count("/") == 1]
     lead = units[:repeats.count(3)]
-    check(len(steps) > 10 and all(s in lead for s in steps) and [u for u in lead if u in steps] == steps
-          and all(u.split("/")[0] + "/step" in steps and "/warmup" not in u for u in lead),
-          "sweep: every configuration's step verdict first, in sweep order; warm-up and setup after", lead[:8])
-    check(units[-1] == "(overall)" and heads[-1] == "verdict for the whole run:", "sweep: the whole run last", heads[-1:])
-    check(heads[0].startswith("verdict for ") and "(most repeated range: 3 instances in A, 3 in B):" in heads[0],
-          "sweep: the first verdict names its instances", heads[0])
+    check("sweep: every configuration's step verdict first, in sweep order; warm-up and setup after",
+          len(steps) > 10 and all(s in lead for s in steps) and [u for u in lead if u in steps] == steps
+          and all(u.split("/")[0] + "/step" in steps and "/warmup" not in u for u in lead), lead[:8])
+    check("sweep: the whole run last",
+          units[-1] == "(overall)" and heads[-1] == "verdict for the whole run:", heads[-1:])
+    check("sweep: the first verdict names its instances",
+          heads[0].startswith("verdict for ") and "(most repeated range: 3 instances in A, 3 in B):" in heads[0], heads[0])
     work = j["overall"].get("work_differs")
-    check(work is not None and work["only_a"] and any(d["path"].endswith("/warmup/step") for d in work["instances"]),
-          "sweep json: configurations of eager only, warm-up steps 1 against 2", work)
+    check("sweep json: configurations of eager only, warm-up steps 1 against 2",
+          work is not None and work["only_a"] and any(d["path"].endswith("/warmup/step") for d in work["instances"]), work)
     whole = r.stdout[r.stdout.index("verdict for the whole run:"):].splitlines()
-    check(whole[1].startswith("  whole-run totals not comparable: the runs did different work (instances differ: ")
-          and "top-level ranges only in A: " in whole[1] and " more" in whole[1] and len(whole[1]) <= MAX_LINE + 2,
-          "sweep: the whole run says its totals are not comparable, and why, in one line", whole[1])
+    check("sweep: the whole run says its totals are not comparable, and why, in one line",
+          whole[1].startswith("  whole-run totals not comparable: the runs did different work (instances differ: ")
+          and "top-level ranges only in A: " in whole[1] and " more" in whole[1] and len(whole[1]) <= MAX_LINE + 2, whole[1])
     long_lines = [l for l in verdict_lines(r.stdout) if len(l) > MAX_LINE]
-    check(not long_lines, f"sweep: no verdict line over {MAX_LINE} characters", long_lines[:2])
+    check(f"sweep: no verdict line over {MAX_LINE} characters", not long_lines, long_lines[:2])
     _, _, rows = kernel_rows(r.stdout)
     cost = [max(g or 0, h or 0) for _, g, h, _ in rows]
-    check(len(rows) > 10 and cost == sorted(cost, reverse=True), "sweep: kernel rows by GPU time, largest first", cost[:10])
+    check("sweep: kernel rows by GPU time, largest first",
+          len(rows) > 10 and cost == sorted(cost, reverse=True), cost[:10])
 
 
 def test_pooled_programs(work):
@@ -146,19 +145,21 @@ def test_pooled_programs(work):
 
     r0, r1 = log("r0.kcount", "python3 train.py --steps 20"), log("r1.kcount", "python3 train.py --steps 20")
     other = log("other.kcount", "python3 eval.py")
-    r = run("diff", "-a", r0, r1, "-b", other)
-    check(r.returncode == 0 and r.stderr == "", "diff -a of one program: no warning", r.stderr)
+    r = kcount("diff", "-a", r0, r1, "-b", other)
+    check("diff -a of one program: no warning", r.returncode == 0 and r.stderr == "", r.stderr)
     s0, s1 = log("s0.kcount", "python3 train.py --steps 20"), log("s1.kcount", "python3 eval.py")
-    r = run("diff", "-a", r0, r1, other, "-b", s0, s1)
+    r = kcount("diff", "-a", r0, r1, other, "-b", s0, s1)
     warned = [l for l in r.stderr.splitlines() if "different command lines" in l]
-    check(r.returncode == 0 and len(warned) == 2 and len(r.stderr.splitlines()) == 2,
-          "diff -a/-b of two programs each: one warning per side", r.stderr)
-    check(any(l.startswith("kcount: diff: warning: the 3 logs of A come from 2 different command lines") and
-              f"`python3 train.py --steps 20` ({r0}, {r1}); `python3 eval.py` ({other})" in l for l in warned),
-          "diff: side A's warning names each command line with its logs", warned)
-    check(any("the 2 logs of B come from 2 different command lines" in l for l in warned), "diff: side B's warning", warned)
-    r = run("diff", *GEGLU)
-    check("command lines" not in r.stderr, "diff A B (one log a side): no warning, even though the programs differ", r.stderr)
+    check("diff -a/-b of two programs each: one warning per side",
+          r.returncode == 0 and len(warned) == 2 and len(r.stderr.splitlines()) == 2, r.stderr)
+    check("diff: side A's warning names each command line with its logs",
+          any(l.startswith("kcount: diff: warning: the 3 logs of A come from 2 different command lines") and
+              f"`python3 train.py --steps 20` ({r0}, {r1}); `python3 eval.py` ({other})" in l for l in warned), warned)
+    check("diff: side B's warning",
+          any("the 2 logs of B come from 2 different command lines" in l for l in warned), warned)
+    r = kcount("diff", *GEGLU)
+    check("diff A B (one log a side): no warning, even though the programs differ",
+          "command lines" not in r.stderr, r.stderr)
 
 
 def test_memory_ops(work):
@@ -171,34 +172,36 @@ def test_memory_ops(work):
         return path
 
     a, b = log("copies1.kcount", 1), log("copies2.kcount", 2)
-    r = run("diff", a, b)
+    r = kcount("diff", a, b)
     lines = r.stdout.splitlines()
     head = re.split(r"\s{2,}", lines[3].strip())
-    check(r.returncode == 0 and head[-6:] == ["mem ops A", "B", "change", "mem GPU A", "B", "change"],
-          "diff: memory columns after the others when a run has memory operations", head)
+    check("diff: memory columns after the others when a run has memory operations",
+          r.returncode == 0 and head[-6:] == ["mem ops A", "B", "change", "mem GPU A", "B", "change"], head)
     rows = {c[0]: c for c in (re.split(r"\s{2,}", l.strip()) for l in lines[5:9])}
-    check(rows.get("warmup", [])[-6:] == ["1", "2", "+1", "7.00 µs", "14.0 µs", "+7.00 µs (+100%)"],
-          "diff: warmup's copies, count and GPU time per side and the change", rows.get("warmup"))
-    check(rows.get("warmup", [])[9:12] == ["1.00 µs", "1.00 µs", "0 ns (0%)"],
-          "diff: warmup's kernel GPU time stays the kernels' alone", rows.get("warmup"))
-    check(rows.get("step", [])[-6:] == ["0", "0", "0", "0 ns", "0 ns", "0 ns (0%)"], "diff: step ran no copy", rows.get("step"))
-    check(rows.get("(overall)", [])[-6:-3] == ["1", "2", "+1"], "diff: (overall) counts every copy", rows.get("(overall)"))
-    check("memory ops 1 -> 2 (+1), memory GPU time 7.00 µs -> 14.0 µs (+100%)" in r.stdout,
-          "diff: the verdicts name the copies beside the kernels' GPU time", r.stdout[-600:])
-    j = json.loads(run("diff", "--format", "json", a, b).stdout)
+    check("diff: warmup's copies, count and GPU time per side and the change",
+          rows.get("warmup", [])[-6:] == ["1", "2", "+1", "7.00 µs", "14.0 µs", "+7.00 µs (+100%)"], rows.get("warmup"))
+    check("diff: warmup's kernel GPU time stays the kernels' alone",
+          rows.get("warmup", [])[9:12] == ["1.00 µs", "1.00 µs", "0 ns (0%)"], rows.get("warmup"))
+    check("diff: step ran no copy",
+          rows.get("step", [])[-6:] == ["0", "0", "0", "0 ns", "0 ns", "0 ns (0%)"], rows.get("step"))
+    check("diff: (overall) counts every copy",
+          rows.get("(overall)", [])[-6:-3] == ["1", "2", "+1"], rows.get("(overall)"))
+    check("diff: the verdicts name the copies beside the kernels' GPU time",
+          "memory ops 1 -> 2 (+1), memory GPU time 7.00 µs -> 14.0 µs (+100%)" in r.stdout, r.stdout[-600:])
+    j = json.loads(kcount("diff", "--format", "json", a, b).stdout)
     w = next(x for x in j["ranges"] if x["path"] == "warmup")
-    check((w["a"]["mem_ops"], w["b"]["mem_ops"], w["a"]["mem_gpu_ns"], w["b"]["mem_gpu_ns"], w["change"]["mem_ops"],
-           w["change"]["mem_gpu_ns"], w["a"]["gpu_ns"]) == (1, 2, 7000, 14000, 1, 7000, 1000),
-          "diff json: mem_ops and mem_gpu_ns per side and their change", w)
-    check(j["overall"]["b"]["mem_ops"] == 2, "diff json: overall memory operations", j["overall"])
-    r = run("diff", log("nocopy1.kcount", 0), log("nocopy2.kcount", 0))
-    check(r.returncode == 0 and "mem ops" not in r.stdout.splitlines()[3] and "memory ops" not in r.stdout,
-          "diff of runs without memory operations: no memory columns or words", r.stdout.splitlines()[3])
+    check("diff json: mem_ops and mem_gpu_ns per side and their change",
+          (w["a"]["mem_ops"], w["b"]["mem_ops"], w["a"]["mem_gpu_ns"], w["b"]["mem_gpu_ns"], w["change"]["mem_ops"],
+           w["change"]["mem_gpu_ns"], w["a"]["gpu_ns"]) == (1, 2, 7000, 14000, 1, 7000, 1000), w)
+    check("diff json: overall memory operations", j["overall"]["b"]["mem_ops"] == 2, j["overall"])
+    r = kcount("diff", log("nocopy1.kcount", 0), log("nocopy2.kcount", 0))
+    check("diff of runs without memory operations: no memory columns or words",
+          r.returncode == 0 and "mem ops" not in r.stdout.splitlines()[3] and "memory ops" not in r.stdout, r.stdout.splitlines()[3])
     # The shipped GeGLU runs: compiled's warm-up GPU work is mostly copies (68.5 ms against 14.3 ms of kernels).
-    j = json.loads(run("diff", "--format", "json", *GEGLU).stdout)
+    j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
     w = next(x for x in j["ranges"] if x["path"] == "warmup")
-    check(w["b"]["mem_gpu_ns"] > 4 * w["b"]["gpu_ns"] and w["change"]["mem_ops"] == w["b"]["mem_ops"] - w["a"]["mem_ops"],
-          "geglu: the compiled warm-up's copies are shown, several times its kernels' GPU time", w)
+    check("geglu: the compiled warm-up's copies are shown, several times its kernels' GPU time",
+          w["b"]["mem_gpu_ns"] > 4 * w["b"]["gpu_ns"] and w["change"]["mem_ops"] == w["b"]["mem_ops"] - w["a"]["mem_ops"], w)
 
 
 def main():
@@ -211,8 +214,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         test_pooled_programs(work)
         test_memory_ops(work)
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

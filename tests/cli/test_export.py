@@ -25,27 +25,15 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status, kcount_out
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOGS = [os.path.join(ROOT, "examples", "logs", n + ".kcount") for n in ("linear-eager", "geglu-eager", "geglu-compiled")]
 LOGS.append(os.path.join(ROOT, "tests", "data", "launches.kcount"))
 
-failures = []
-
-
-def check(cond, what):
-    if cond:
-        print("PASS", what)
-    else:
-        print("FAIL", what)
-        failures.append(what)
-
-
-def kcount(*args):
-    return subprocess.run([KCOUNT, *args], check=True, capture_output=True, text=True).stdout
-
 
 def summary(log):
-    return json.loads(kcount("summary", "--format", "json", log))["logs"][0]
+    return json.loads(kcount_out("summary", "--format", "json", log))["logs"][0]
 
 
 def check_nesting(slices):
@@ -69,7 +57,7 @@ def ns(us):
 def check_chrome(log, s, work):
     name = os.path.basename(log)
     out = os.path.join(work, name + ".trace.json")
-    kcount("export", log, "--format", "chrome", "-o", out)
+    kcount_out("export", log, "--format", "chrome", "-o", out)
     with open(out) as f:
         events = json.load(f)["traceEvents"]
     totals = s["totals"]
@@ -77,75 +65,75 @@ def check_chrome(log, s, work):
     by = collections.defaultdict(list)
     for e in events:
         by[(e["ph"], e.get("cat"))].append(e)
-    check(len(by[("X", "kernel")]) == kernel_records, f"{name}: {kernel_records} kernel slices")
-    check(len(by[("X", "cuda_api")]) == totals["launches"], f"{name}: {totals['launches']} launch slices")
+    check(f"{name}: {kernel_records} kernel slices", len(by[("X", "kernel")]) == kernel_records)
+    check(f"{name}: {totals['launches']} launch slices", len(by[("X", "cuda_api")]) == totals["launches"])
     mem_ops = totals.get("mem_ops", 0)
-    check(len(by[("X", "memory")]) == mem_ops, f"{name}: {mem_ops} memory operation slices")
+    check(f"{name}: {mem_ops} memory operation slices", len(by[("X", "memory")]) == mem_ops)
     mem_starts = {e["id"] for e in by[("s", "memory")]}
     mem_finishes = {e["id"] for e in by[("f", "memory")]}
-    check(mem_starts == mem_finishes and len(by[("f", "memory")]) == mem_ops - totals.get("unmatched_mem_ops", 0),
-          f"{name}: a memory flow from each memcpy/memset call to its GPU operation")
+    check(f"{name}: a memory flow from each memcpy/memset call to its GPU operation",
+          mem_starts == mem_finishes and len(by[("f", "memory")]) == mem_ops - totals.get("unmatched_mem_ops", 0))
     instances = sum(r["instances"] for r in s["ranges"])
-    check(len(by[("X", "nvtx")]) + len(by[("b", "nvtx")]) == instances, f"{name}: {instances} range slices")
+    check(f"{name}: {instances} range slices", len(by[("X", "nvtx")]) + len(by[("b", "nvtx")]) == instances)
 
     starts = collections.Counter(e["id"] for e in by[("s", "launch")])
     finishes = collections.Counter(e["id"] for e in by[("f", "launch")])
-    check(all(c == 1 for c in starts.values()), f"{name}: one flow start per id")
-    check(set(starts) == set(finishes), f"{name}: every flow start has a finish and every finish a start")
-    check(sum(finishes.values()) == totals["kernels"], f"{name}: one flow finish per matched kernel")
+    check(f"{name}: one flow start per id", all(c == 1 for c in starts.values()))
+    check(f"{name}: every flow start has a finish and every finish a start", set(starts) == set(finishes))
+    check(f"{name}: one flow finish per matched kernel", sum(finishes.values()) == totals["kernels"])
     launches_with_kernel = totals["launches"] - totals["launches_without_kernel"] - totals.get("captured_launches", 0)
-    check(len(starts) == launches_with_kernel, f"{name}: one flow start per launch with kernels")
+    check(f"{name}: one flow start per launch with kernels", len(starts) == launches_with_kernel)
 
     tracks = collections.defaultdict(list)
     for e in events:
         if e["ph"] == "X":
             tracks[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e.get("cat")))
-    check(all(check_nesting([(a, b) for a, b, _ in v]) for v in tracks.values()), f"{name}: slices nest on every track")
+    check(f"{name}: slices nest on every track", all(check_nesting([(a, b) for a, b, _ in v]) for v in tracks.values()))
 
     def inside(e, cat):
         t = ns(e["ts"])
         return any(c == cat and a <= t <= b for a, b, c in tracks[(e["pid"], e["tid"])])
 
-    check(all(inside(e, "cuda_api") for e in by[("s", "launch")]), f"{name}: each flow start inside its launch slice")
-    check(all(inside(e, "kernel") and e.get("bp") == "e" for e in by[("f", "launch")]),
-          f"{name}: each flow finish inside its kernel slice, bound to the enclosing slice")
+    check(f"{name}: each flow start inside its launch slice", all(inside(e, "cuda_api") for e in by[("s", "launch")]))
+    check(f"{name}: each flow finish inside its kernel slice, bound to the enclosing slice",
+          all(inside(e, "kernel") and e.get("bp") == "e" for e in by[("f", "launch")]))
     names = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "process_name"}
-    check(any(n.startswith("GPU 0") for _, n in names), f"{name}: a GPU 0 process")
+    check(f"{name}: a GPU 0 process", any(n.startswith("GPU 0") for _, n in names))
 
 
 def check_sqlite(log, s, work):
     name = os.path.basename(log)
     out = os.path.join(work, name + ".sqlite")
-    kcount("export", log, "--format", "sqlite", "-o", out)
+    kcount_out("export", log, "--format", "sqlite", "-o", out)
     db = sqlite3.connect(out)
     got = dict(db.execute("SELECT s.path, count(*) FROM kernels k JOIN scopes s "
                           "ON s.processId = k.processId AND s.scopeId = k.scopeId GROUP BY s.path"))
     want = {r["path"]: r["exclusive"]["kernels"] for r in s["ranges"] if r["exclusive"]["kernels"]}
-    check(got == want, f"{name}: sqlite kernels per range equal the summary's ({len(want)} ranges)")
+    check(f"{name}: sqlite kernels per range equal the summary's ({len(want)} ranges)", got == want)
     gpu = dict(db.execute("SELECT s.path, sum(k.\"end\" - k.start) FROM kernels k JOIN scopes s "
                           "ON s.processId = k.processId AND s.scopeId = k.scopeId GROUP BY s.path"))
-    check(gpu == {r["path"]: r["exclusive"]["gpu_ns"] for r in s["ranges"] if r["exclusive"]["kernels"]},
-          f"{name}: sqlite GPU time per range equals the summary's")
+    check(f"{name}: sqlite GPU time per range equals the summary's",
+          gpu == {r["path"]: r["exclusive"]["gpu_ns"] for r in s["ranges"] if r["exclusive"]["kernels"]})
     (n,) = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds n ON n.id = k.shortName").fetchone()
-    check(n == s["totals"]["kernels"] + s["totals"]["unmatched_kernels"], f"{name}: Nsight-named kernel view")
+    check(f"{name}: Nsight-named kernel view", n == s["totals"]["kernels"] + s["totals"]["unmatched_kernels"])
     (n,) = db.execute("SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + "
                       "(SELECT count(*) FROM CUPTI_ACTIVITY_KIND_DRIVER)").fetchone()
-    check(n == s["totals"]["launches"], f"{name}: Nsight-named runtime + driver views hold every launch")
+    check(f"{name}: Nsight-named runtime + driver views hold every launch", n == s["totals"]["launches"])
     (pid,) = db.execute("SELECT DISTINCT globalTid / 0x1000000 % 0x1000000 FROM NVTX_EVENTS").fetchone() or (None,)
-    check(str(pid) == s["metadata"]["pid"], f"{name}: NVTX_EVENTS globalTid encodes the pid")
+    check(f"{name}: NVTX_EVENTS globalTid encodes the pid", str(pid) == s["metadata"]["pid"])
     if name == "geglu-eager.kcount":
         (gate,) = db.execute("SELECT count(*) FROM kernels k JOIN scopes s ON s.processId = k.processId "
                              "AND s.scopeId = k.scopeId WHERE s.path = 'step/gate'").fetchone()
-        check(gate == 20, f"{name}: step/gate has 20 kernels in the 20 measured steps (got {gate})")
+        check(f"{name}: step/gate has 20 kernels in the 20 measured steps (got {gate})", gate == 20)
     db.close()
 
 
 def check_csv_json(log, s, work):
     name = os.path.basename(log)
     folder = os.path.join(work, name + ".csv")
-    kcount("export", log, "--format", "csv", "-o", folder)
+    kcount_out("export", log, "--format", "csv", "-o", folder)
     out = os.path.join(work, name + ".records.json")
-    kcount("export", log, "--format", "json", "-o", out)
+    kcount_out("export", log, "--format", "json", "-o", out)
     with open(out) as f:
         records = json.load(f)
     totals = s["totals"]
@@ -155,12 +143,13 @@ def check_csv_json(log, s, work):
     for table, n in want.items():
         with open(os.path.join(folder, table + ".csv"), newline="") as f:
             rows = list(csv.DictReader(f))
-        check(len(rows) == n, f"{name}: {table}.csv has {n} rows")
-        check(len(records[table]) == n, f"{name}: JSON records {table} has {n} rows")
+        check(f"{name}: {table}.csv has {n} rows", len(rows) == n)
+        check(f"{name}: JSON records {table} has {n} rows", len(records[table]) == n)
     with open(os.path.join(folder, "kernels.csv"), newline="") as f:
         per_path = collections.Counter(r["path"] for r in csv.DictReader(f))
-    check(per_path == collections.Counter({r["path"]: r["exclusive"]["kernels"] for r in s["ranges"]
-                                           if r["exclusive"]["kernels"]}), f"{name}: kernels.csv per range path")
+    check(f"{name}: kernels.csv per range path",
+          per_path == collections.Counter({r["path"]: r["exclusive"]["kernels"] for r in s["ranges"]
+                                           if r["exclusive"]["kernels"]}))
 
 
 def main():
@@ -174,25 +163,24 @@ def main():
             check_csv_json(log, s, work)
         # Several logs in one export: one process each, flow ids kept apart.
         out = os.path.join(work, "two.trace.json")
-        kcount("export", LOGS[1], LOGS[2], "--format", "chrome", "-o", out)
+        kcount_out("export", LOGS[1], LOGS[2], "--format", "chrome", "-o", out)
         with open(out) as f:
             events = json.load(f)["traceEvents"]
         starts = [e["id"] for e in events if e["ph"] == "s"]
-        check(len(starts) == len(set(starts)), "two logs: flow ids distinct")
+        check("two logs: flow ids distinct", len(starts) == len(set(starts)))
         db_path = os.path.join(work, "two.sqlite")
-        kcount("export", LOGS[1], LOGS[2], "--format", "sqlite", "-o", db_path)
+        kcount_out("export", LOGS[1], LOGS[2], "--format", "sqlite", "-o", db_path)
         db = sqlite3.connect(db_path)
         rows = db.execute("SELECT p.processId, count(*) FROM kernels k JOIN processes p USING (processId) "
                           "GROUP BY p.processId ORDER BY 1").fetchall()
-        check([n for _, n in rows] == [summary(LOGS[1])["totals"]["kernels"], summary(LOGS[2])["totals"]["kernels"]],
-              "two logs: kernels per process in one database")
+        check("two logs: kernels per process in one database",
+              [n for _, n in rows] == [summary(LOGS[1])["totals"]["kernels"], summary(LOGS[2])["totals"]["kernels"]])
         (shared,) = db.execute("SELECT count(DISTINCT a.demangledName) FROM kernels a JOIN kernels b "
                                "ON a.demangledName = b.demangledName AND a.processId = 0 AND b.processId = 1").fetchone()
-        check(shared > 0, f"two logs: kernel names shared through one strings table ({shared} names in both)")
+        check(f"two logs: kernel names shared through one strings table ({shared} names in both)", shared > 0)
         check_output_is_not_a_log(work)
         check_slash_in_name(work)
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return exit_status()
 
 
 def check_slash_in_name(work):
@@ -202,12 +190,12 @@ def check_slash_in_name(work):
     make_log = os.path.join(os.path.dirname(KCOUNT), "kc_make_log")
     subprocess.run([make_log, log], input="push a/b\nkernel 10 k1\npop\npush a\npush b\nkernel 20 k2\npop\npop\n",
                    text=True, check=True)
-    table = kcount("summary", "--view", "inclusive", log)
+    table = kcount_out("summary", "--view", "inclusive", log)
     db_path = os.path.join(work, "slash.sqlite")
-    kcount("export", log, "--format", "sqlite", "-o", db_path)
+    kcount_out("export", log, "--format", "sqlite", "-o", db_path)
     paths = {p for (p,) in sqlite3.connect(db_path).execute("SELECT path FROM scopes")}
-    check({"a\\/b", "a", "a/b"} <= paths and "\na\\/b " in table and "\na/b " in table,
-          f"a range named a/b and b inside a: distinct export paths, as the table's ({sorted(paths)})")
+    check(f"a range named a/b and b inside a: distinct export paths, as the table's ({sorted(paths)})",
+          {"a\\/b", "a", "a/b"} <= paths and "\na\\/b " in table and "\na/b " in table)
 
 
 def check_output_is_not_a_log(work):
@@ -224,9 +212,9 @@ def check_output_is_not_a_log(work):
         p = subprocess.run([KCOUNT, *args], capture_output=True, text=True)
         with open(log, "rb") as f:
             same = f.read() == before
-        check(p.returncode == 2 and "would replace it" in p.stderr and same,
-              f"{' '.join(a if a not in (log, link) else os.path.basename(a) for a in args[:1] + args[-2:])}: "
-              f"refused (exit {p.returncode}), log unchanged: {same}")
+        check(f"{' '.join(a if a not in (log, link) else os.path.basename(a) for a in args[:1] + args[-2:])}: "
+              f"refused (exit {p.returncode}), log unchanged: {same}",
+              p.returncode == 2 and "would replace it" in p.stderr and same)
     # Another kcount log at -o (a rotated part not given, another run), or a log at a CSV table's file name
     # in the -o folder: refused too; a new file or folder is written.
     other = os.path.join(work, "other.kcount")
@@ -241,11 +229,11 @@ def check_output_is_not_a_log(work):
         p = subprocess.run([KCOUNT, *args], capture_output=True, text=True)
         with open(victim, "rb") as f:
             same = f.read() == before
-        check(p.returncode == 2 and "would replace it" in p.stderr and same,
-              f"{args[0]} {' '.join(args[-3:])}: a kcount log at the output refused (exit {p.returncode}), unchanged: {same}")
+        check(f"{args[0]} {' '.join(args[-3:])}: a kcount log at the output refused (exit {p.returncode}), unchanged: {same}",
+              p.returncode == 2 and "would replace it" in p.stderr and same)
     p = subprocess.run([KCOUNT, "export", log, "--format", "json", "-o", os.path.join(work, "new.json")],
                        capture_output=True, text=True)
-    check(p.returncode == 0, f"export to a new file still works (exit {p.returncode})")
+    check(f"export to a new file still works (exit {p.returncode})", p.returncode == 0)
 
 
 if __name__ == "__main__":

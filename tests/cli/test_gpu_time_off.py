@@ -18,21 +18,11 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, failures, kcount
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SWEEP = os.path.join(ROOT, "examples", "logs", "sweep-eager.kcount")
 KERNEL = "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN"
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("PASS " if cond else "FAIL ") + what + ("" if cond or not detail else ": " + str(detail)[:800]))
-    if not cond:
-        failures.append(what)
-
-
-def kc(*args):
-    r = subprocess.run([KCOUNT, *args], capture_output=True, text=True)
-    return r.returncode, r.stdout, r.stderr
 
 
 def make_log(path, ns, off):
@@ -67,74 +57,83 @@ def main():
         make_log(on, 1530000, False)
 
         # ---- summary: text, CSV, JSON
-        rc, out, err = kc("summary", off)
+        rc, out, err = kcount("summary", off)
         cells = gpu_columns(out, "range", ["GPU time", "GEMM GPU", "other GPU"])
-        check(rc == 0 and cells and all(c == ["-", "-", "-"] for c in cells), "summary: GPU columns '-'", out)
-        check("GPU time not recorded" in out and "GPU time 0 ns" not in out, "summary: totals line says not recorded", out)
-        check("GPU time: not recorded (KCOUNT_GPU_TIME=0)" in out, "summary: note line", out)
-        rc, out, err = kc("summary", off, "--format", "csv")
+        check("summary: GPU columns '-'", rc == 0 and cells and all(c == ["-", "-", "-"] for c in cells), out)
+        check("summary: totals line says not recorded",
+              "GPU time not recorded" in out and "GPU time 0 ns" not in out, out)
+        check("summary: note line", "GPU time: not recorded (KCOUNT_GPU_TIME=0)" in out, out)
+        rc, out, err = kcount("summary", off, "--format", "csv")
         rows = list(csv.DictReader(io.StringIO(out)))
-        check(rows and all(r["excl_gpu_ns"] == "" and r["incl_gpu_ns"] == "" for r in rows)
-              and any(r["incl_kernels"] == "20" for r in rows), "summary csv: gpu_ns fields empty, kernels kept", out)
-        rc, out, err = kc("summary", on, "--format", "csv")
+        check("summary csv: gpu_ns fields empty, kernels kept",
+              rows and all(r["excl_gpu_ns"] == "" and r["incl_gpu_ns"] == "" for r in rows)
+              and any(r["incl_kernels"] == "20" for r in rows), out)
+        rc, out, err = kcount("summary", on, "--format", "csv")
         rows = list(csv.DictReader(io.StringIO(out)))
-        check(any(r["incl_gpu_ns"] == str(20 * 1530000) for r in rows), "summary csv of a log with GPU times: gpu_ns kept", out)
-        rc, out, err = kc("summary", off, "--format", "json")
+        check("summary csv of a log with GPU times: gpu_ns kept",
+              any(r["incl_gpu_ns"] == str(20 * 1530000) for r in rows), out)
+        rc, out, err = kcount("summary", off, "--format", "json")
         j = json.loads(out)["logs"][0]
-        check(j["gpu_time"] is False and j["totals"]["gpu_ns"] is None
+        check("summary json: gpu_time false, gpu_ns null", j["gpu_time"] is False and j["totals"]["gpu_ns"] is None
               and all(r["inclusive"]["gpu_ns"] is None for r in j["ranges"])
-              and j["totals"]["kernels"] == 20, "summary json: gpu_time false, gpu_ns null", j["totals"])
-        rc, out, err = kc("summary", on, "--format", "json")
+              and j["totals"]["kernels"] == 20, j["totals"])
+        rc, out, err = kcount("summary", on, "--format", "json")
         j = json.loads(out)["logs"][0]
-        check(j["gpu_time"] is True and j["totals"]["gpu_ns"] == 20 * 1530000, "summary json with GPU times: numbers", j["totals"])
+        check("summary json with GPU times: numbers",
+              j["gpu_time"] is True and j["totals"]["gpu_ns"] == 20 * 1530000, j["totals"])
 
         # ---- summary A B: the across-logs table
-        rc, out, err = kc("summary", on, off)
+        rc, out, err = kcount("summary", on, off)
         across = out[out.index("== across"):] if "== across" in out else ""
         off_cells = [re.split(r"\s{2,}", l)[2] for l in across.splitlines()[3:] if len(re.split(r"\s{2,}", l)) > 3]
-        check(rc == 0 and across and "not recorded in" in across and off_cells and set(off_cells) == {"-"},
-              "summary A B: across table shows '-' for the log without GPU times, and a note", across)
+        check("summary A B: across table shows '-' for the log without GPU times, and a note",
+              rc == 0 and across and "not recorded in" in across and off_cells and set(off_cells) == {"-"}, across)
         row = next((l for l in across.splitlines() if l.startswith("step ")), "")
-        check(re.search(r"30\.6 ms\s+-\s+30\.6 ms", row) is not None, "summary A B: '-' cell, total of the recorded log", row)
-        rc, out, err = kc("summary", on, off, "--format", "json")
+        check("summary A B: '-' cell, total of the recorded log",
+              re.search(r"30\.6 ms\s+-\s+30\.6 ms", row) is not None, row)
+        rc, out, err = kcount("summary", on, off, "--format", "json")
 
         # ---- kernels: text, CSV, JSON
-        rc, out, err = kc("kernels", off)
+        rc, out, err = kcount("kernels", off)
         cells = gpu_columns(out, "kernel", ["GPU total", "GPU avg", "grid", "block"])
-        check(rc == 0 and cells and all(c == ["-"] * 4 for c in cells), "kernels: GPU total/avg, grid, block '-'", out)
-        check("GPU time: not recorded in" in out and "0 ns" not in out and "0x0x0" not in out, "kernels: note, no 0 ns", out)
-        rc, out, err = kc("kernels", off, "--format", "csv")
+        check("kernels: GPU total/avg, grid, block '-'", rc == 0 and cells and all(c == ["-"] * 4 for c in cells), out)
+        check("kernels: note, no 0 ns",
+              "GPU time: not recorded in" in out and "0 ns" not in out and "0x0x0" not in out, out)
+        rc, out, err = kcount("kernels", off, "--format", "csv")
         rows = list(csv.DictReader(io.StringIO(out)))
-        check(len(rows) == 1 and rows[0]["count"] == "20" and rows[0]["gpu_ns"] == "" and rows[0]["grid_x"] == ""
-              and rows[0]["block_z"] == "", "kernels csv: gpu_ns, grid, block empty", out)
-        rc, out, err = kc("kernels", off, "--format", "json")
+        check("kernels csv: gpu_ns, grid, block empty",
+              len(rows) == 1 and rows[0]["count"] == "20" and rows[0]["gpu_ns"] == "" and rows[0]["grid_x"] == ""
+              and rows[0]["block_z"] == "", out)
+        rc, out, err = kcount("kernels", off, "--format", "json")
         j = json.loads(out)
-        check(j["gpu_time"] is False and j["kernels"][0]["gpu_ns"] is None and j["kernels"][0]["count"] == 20,
-              "kernels json: gpu_time false, gpu_ns null", j)
-        rc, out, err = kc("kernels", on, off, "--format", "json")
+        check("kernels json: gpu_time false, gpu_ns null",
+              j["gpu_time"] is False and j["kernels"][0]["gpu_ns"] is None and j["kernels"][0]["count"] == 20, j)
+        rc, out, err = kcount("kernels", on, off, "--format", "json")
         j = json.loads(out)
         per = {p["path"]: p for p in j["kernels"][0]["per_log"]}
-        check(per[off]["gpu_ns"] is None and per[off]["gpu_time"] is False and per[on]["gpu_ns"] == 20 * 1530000
-              and j["kernels"][0]["gpu_ns"] is None, "kernels json of two logs: per_log gpu_time, merged gpu_ns null", j)
+        check("kernels json of two logs: per_log gpu_time, merged gpu_ns null",
+              per[off]["gpu_ns"] is None and per[off]["gpu_time"] is False and per[on]["gpu_ns"] == 20 * 1530000
+              and j["kernels"][0]["gpu_ns"] is None, j)
 
         # ---- diff: no GPU-time change when a side lacks GPU times
-        rc, out, err = kc("diff", on, off)
-        check(rc == 0 and "-100%" not in out and "-> 0 ns" not in out, "diff: no GPU-time change to 0 ns", out)
-        check("GPU time not recorded in B" in out and "GPU time: not recorded in B" in out,
-              "diff: verdicts and note say GPU time not recorded in B", out)
-        check("kernels 20 -> 20" in out, "diff: verdicts compare kernel counts", out)
-        rc, out, err = kc("diff", on, off, "--format", "json")
+        rc, out, err = kcount("diff", on, off)
+        check("diff: no GPU-time change to 0 ns", rc == 0 and "-100%" not in out and "-> 0 ns" not in out, out)
+        check("diff: verdicts and note say GPU time not recorded in B",
+              "GPU time not recorded in B" in out and "GPU time: not recorded in B" in out, out)
+        check("diff: verdicts compare kernel counts", "kernels 20 -> 20" in out, out)
+        rc, out, err = kcount("diff", on, off, "--format", "json")
         j = json.loads(out)
-        check(j["gpu_time"] == {"a": True, "b": False} and j["overall"]["b"]["gpu_ns"] is None
+        check("diff json: gpu_time per side, null GPU times",
+              j["gpu_time"] == {"a": True, "b": False} and j["overall"]["b"]["gpu_ns"] is None
               and j["overall"]["a"]["gpu_ns"] == 20 * 1530000 and j["overall"]["change"]["gpu_ns"] is None
-              and j["overall"]["change"]["kernels"] == 0, "diff json: gpu_time per side, null GPU times", j["overall"])
-        rc, out, err = kc("diff", on, on)
-        check(rc == 0 and "not recorded" not in out and "GPU time 30.6 ms -> 30.6 ms" in out,
-              "diff of two logs with GPU times: GPU-time change as before", out)
+              and j["overall"]["change"]["kernels"] == 0, j["overall"])
+        rc, out, err = kcount("diff", on, on)
+        check("diff of two logs with GPU times: GPU-time change as before",
+              rc == 0 and "not recorded" not in out and "GPU time 30.6 ms -> 30.6 ms" in out, out)
 
         # ---- export: chrome (no GPU track, instant events on the launching thread), csv, json
         trace = os.path.join(work, "off.json")
-        rc, out, err = kc("export", off, "--format", "chrome", "-o", trace)
+        rc, out, err = kcount("export", off, "--format", "chrome", "-o", trace)
         with open(trace) as f:
             t = json.load(f)
         events = t["traceEvents"] if isinstance(t, dict) else t
@@ -142,47 +141,50 @@ def main():
         kern = [e for e in events if e.get("cat") == "kernel"]
         inst = [e for e in events if e.get("cat") == "kernel_launched"]
         launches = {(e["tid"], e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") == "cuda_api"}
-        check(rc == 0 and not kern and not any(n.startswith("GPU ") for n in names)
-              and not any(e.get("ph") in ("s", "f") for e in events), "chrome: no GPU track, kernel slice or flow", names)
-        check(len(inst) == 20 and all(e["ph"] == "i" and e["s"] == "t" and "not recorded" in e["args"]["gpu time"]
+        check("chrome: no GPU track, kernel slice or flow",
+              rc == 0 and not kern and not any(n.startswith("GPU ") for n in names)
+              and not any(e.get("ph") in ("s", "f") for e in events), names)
+        check("chrome: 20 instant events inside their launch calls",
+              len(inst) == 20 and all(e["ph"] == "i" and e["s"] == "t" and "not recorded" in e["args"]["gpu time"]
                                       and any(tid == e["tid"] and a <= e["ts"] <= b for tid, a, b in launches)
-                                      for e in inst), "chrome: 20 instant events inside their launch calls", inst[:2])
+                                      for e in inst), inst[:2])
         trace_on = os.path.join(work, "on.json")
-        kc("export", on, "--format", "chrome", "-o", trace_on)
+        kcount("export", on, "--format", "chrome", "-o", trace_on)
         with open(trace_on) as f:
             t = json.load(f)
         events = t["traceEvents"] if isinstance(t, dict) else t
-        check(len([e for e in events if e.get("cat") == "kernel"]) == 20
-              and not any(e.get("cat") == "kernel_launched" for e in events), "chrome with GPU times: 20 kernel slices")
+        check("chrome with GPU times: 20 kernel slices", len([e for e in events if e.get("cat") == "kernel"]) == 20
+              and not any(e.get("cat") == "kernel_launched" for e in events))
         folder = os.path.join(work, "off.csv")
-        rc, out, err = kc("export", off, "--format", "csv", "-o", folder)
+        rc, out, err = kcount("export", off, "--format", "csv", "-o", folder)
         with open(os.path.join(folder, "kernels.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
-        check(rc == 0 and len(rows) == 20 and all(r["start"] == "" and r["end"] == "" and r["gridX"] == ""
-                                                  and r["streamId"] == "" and r["shortName"] for r in rows),
-              "export csv: kernels' start/end/stream/grid empty", rows[:1])
+        check("export csv: kernels' start/end/stream/grid empty",
+              rc == 0 and len(rows) == 20 and all(r["start"] == "" and r["end"] == "" and r["gridX"] == ""
+                                                  and r["streamId"] == "" and r["shortName"] for r in rows), rows[:1])
         records = os.path.join(work, "off.records.json")
-        rc, out, err = kc("export", off, "--format", "json", "-o", records)
+        rc, out, err = kcount("export", off, "--format", "json", "-o", records)
         with open(records) as f:
             r = json.load(f)
         k0 = r["kernels"][0]
-        check(rc == 0 and k0["start"] is None and k0["deviceId"] is None and k0["blockX"] is None
-              and k0["correlationId"] is not None, "export json: kernels' GPU fields null", k0)
+        check("export json: kernels' GPU fields null",
+              rc == 0 and k0["start"] is None and k0["deviceId"] is None and k0["blockX"] is None
+              and k0["correlationId"] is not None, k0)
 
         # ---- HTML report: the run says gpu_time false; the page defaults to kernel counts with a note
         page_path = os.path.join(work, "off.html")
-        rc, out, err = kc("report", off, "-o", page_path)
+        rc, out, err = kcount("report", off, "-o", page_path)
         with open(page_path) as f:
             page = f.read()
         m = re.search(r'<script id="kcount-data" type="application/json">(.*?)</script>', page, re.S)
         data = json.loads(m.group(1)) if m else {"runs": [{}]}
-        check(rc == 0 and data["runs"][0].get("gpu_time") is False, "report: embedded run has gpu_time false")
-        check("kc-gpu-note" in page, "report: the page has its note for runs without GPU time")
+        check("report: embedded run has gpu_time false", rc == 0 and data["runs"][0].get("gpu_time") is False)
+        check("report: the page has its note for runs without GPU time", "kc-gpu-note" in page)
         # Rendered in headless Chromium (as tests/cli/test_html_report.py): one run, and A (on) vs B (off).
         exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
-        check(exe is not None, "chromium is installed (scripts/install_deps.sh installs it)")
+        check("chromium is installed (scripts/install_deps.sh installs it)", exe is not None)
         two_path = os.path.join(work, "two.html")
-        kc("report", on, off, "-o", two_path)
+        kcount("report", on, off, "-o", two_path)
         for path, runs in ((page_path, 1), (two_path, 2)) if exe else ():
             profile = tempfile.mkdtemp(dir=work)
             dom = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -191,14 +193,14 @@ def main():
                                   "file://" + path], capture_output=True, text=True, timeout=120).stdout
             status = re.search(r'<div id="kc-status"([^>]*)>', dom)
             attrs = dict(re.findall(r'data-([a-z]+)="([^"]*)"', status.group(1))) if status else {}
-            check(attrs.get("state") == "ok" and attrs.get("metric") == "kernels",
-                  f"report of {runs} run(s): rendered, chart width by kernel count", attrs)
-            check('id="kc-gpu-note"' in dom and "GPU time not recorded in off" in dom and "time not recorded" in dom,
-                  f"report of {runs} run(s): note and run header say GPU time not recorded")
-            check('data-path="step/gate"' in dom, f"report of {runs} run(s): the chart has a block for step/gate")
+            check(f"report of {runs} run(s): rendered, chart width by kernel count",
+                  attrs.get("state") == "ok" and attrs.get("metric") == "kernels", attrs)
+            check(f"report of {runs} run(s): note and run header say GPU time not recorded",
+                  'id="kc-gpu-note"' in dom and "GPU time not recorded in off" in dom and "time not recorded" in dom)
+            check(f"report of {runs} run(s): the chart has a block for step/gate", 'data-path="step/gate"' in dom)
 
         # ---- long range names shortened so rows stay distinguishable (sweep-eager)
-        rc, out, err = kc("summary", SWEEP, "--view", "inclusive")
+        rc, out, err = kcount("summary", SWEEP, "--view", "inclusive")
         lines = out.splitlines()
         rule = next(i for i, l in enumerate(lines) if l.startswith("---"))
         labels = []
@@ -206,23 +208,23 @@ def main():
             if not l.strip() or l.startswith("verdicts") or l.startswith("totals"):
                 break
             labels.append(re.split(r"\s{2,}", l.strip())[0])
-        check(len(labels) > 5 and len(set(labels)) == len(labels), "sweep-eager: every range row label differs",
+        check("sweep-eager: every range row label differs", len(labels) > 5 and len(set(labels)) == len(labels),
               [x for x in labels if labels.count(x) > 1])
-        rc, out, err = kc("summary", SWEEP)  # tree view: the top ranges are the five sweep blocks
+        rc, out, err = kcount("summary", SWEEP)  # tree view: the top ranges are the five sweep blocks
         blocks = [re.split(r"\s{2,}", l)[0] for l in out.splitlines() if l.startswith("block ")]
-        check(len(blocks) == 5 and len(set(blocks)) == 5, "sweep-eager tree view: the five block rows differ", blocks)
-        check(any("attn=s" in x for x in blocks) and any("attn=n" in x for x in blocks),
-              "sweep-eager: the colliding names (attn=sdpa, attn=none) keep their differing part", blocks)
+        check("sweep-eager tree view: the five block rows differ", len(blocks) == 5 and len(set(blocks)) == 5, blocks)
+        check("sweep-eager: the colliding names (attn=sdpa, attn=none) keep their differing part",
+              any("attn=s" in x for x in blocks) and any("attn=n" in x for x in blocks), blocks)
         notes = [l.split(": ")[0] for l in lines if l.startswith("  ") and ": " in l]
-        check(len(set(notes)) == len(notes), "sweep-eager: verdict lines distinguishable",
+        check("sweep-eager: verdict lines distinguishable", len(set(notes)) == len(notes),
               [x for x in notes if notes.count(x) > 1])
-        rc, out, err = kc("summary", SWEEP)
+        rc, out, err = kcount("summary", SWEEP)
         lines = out.splitlines()
         notes = [l.split(": ")[0] for l in lines if l.startswith("  ") and ": " in l]
-        check(notes and len(set(notes)) == len(notes), "sweep-eager tree view: verdict lines distinguishable",
+        check("sweep-eager tree view: verdict lines distinguishable", notes and len(set(notes)) == len(notes),
               [x for x in notes if notes.count(x) > 1])
         wide = [x for x in labels if len(x) > 60]
-        check(all("…" in x for x in wide) and len(wide) < len(labels), "sweep-eager: only colliding names are wider",
+        check("sweep-eager: only colliding names are wider", all("…" in x for x in wide) and len(wide) < len(labels),
               wide)
     if failures:
         print(f"{len(failures)} FAILED")

@@ -38,19 +38,13 @@ import sys
 import tempfile
 import zlib
 
+from checks import check, exit_status
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EAGER = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
 LAUNCHES = os.path.join(ROOT, "tests", "data", "launches.kcount")  # H200: launch-bound, CPU-bound, memops ranges
 COMPILED = os.path.join(ROOT, "examples", "logs", "geglu-compiled.kcount")
 ROOT_BAR = (0xC9, 0xD2, 0xE3)  # fill of the chart's top bar (tools/report_page.html)
-
-failures = []
-
-
-def check(cond, what):
-    print(("PASS " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def chromium():
@@ -123,7 +117,7 @@ def embedded_data(page):
 def main():
     kcount = os.path.join(os.path.abspath(sys.argv[1]), "bin", "kcount")
     exe = chromium()
-    check(exe is not None, "chromium is installed (scripts/install_deps.sh installs it)")
+    check("chromium is installed (scripts/install_deps.sh installs it)", exe is not None)
     with tempfile.TemporaryDirectory() as work:
         one = os.path.join(work, "one.html")
         two = os.path.join(work, "two.html")
@@ -138,60 +132,61 @@ def main():
             with open(path, encoding="utf-8") as f:
                 page = f.read()
             outside = re.findall(r"<script[^>]*\bsrc=|<link\b|<img\b|url\(|@import|\bfetch\(|XMLHttpRequest|<iframe", page)
-            check(not outside, f"{name}: self-contained page (found {outside[:3]})")
+            check(f"{name}: self-contained page (found {outside[:3]})", not outside)
             data = embedded_data(page)
-            check(data is not None and len(data["runs"]) == len(logs), f"{name}: embedded data, one run per log")
+            check(f"{name}: embedded data, one run per log", data is not None and len(data["runs"]) == len(logs))
             for run, log in zip(data["runs"], logs):
                 want = {r["path"]: (r["inclusive"]["kernels"], r["inclusive"]["gpu_ns"], r["instances"])
                         for r in summaries[log]["ranges"] if r["depth"] > 0}
                 got = {r["path"]: (r["incl"]["kernels"], r["incl"]["gpu_ns"], r["instances"]) for r in run["ranges"] if r["parent"] is not None}
-                check(got == want, f"{name}: {run['label']} ranges equal the summary's ({len(want)} ranges)")
-                check(sum(k["count"] for k in run["kernels"]) == summaries[log]["totals"]["kernels"] + summaries[log]["totals"]["unmatched_kernels"],
-                      f"{name}: {run['label']} kernel table counts every kernel")
-                check(all(k["decoded"]["category"] for k in run["kernels"]), f"{name}: {run['label']} kernels carry decoded fields")
+                check(f"{name}: {run['label']} ranges equal the summary's ({len(want)} ranges)", got == want)
+                check(f"{name}: {run['label']} kernel table counts every kernel",
+                      sum(k["count"] for k in run["kernels"]) == summaries[log]["totals"]["kernels"] + summaries[log]["totals"]["unmatched_kernels"])
+                check(f"{name}: {run['label']} kernels carry decoded fields",
+                      all(k["decoded"]["category"] for k in run["kernels"]))
             if exe is None:
                 continue
 
             dom = browser(exe, "file://" + path, "--dump-dom", work=work)
             status = re.search(r'<div id="kc-status"([^>]*)>', dom)
             attrs = dict(re.findall(r'data-([a-z]+)="([^"]*)"', status.group(1))) if status else {}
-            check(attrs.get("state") == "ok", f"{name}: the page rendered ({attrs})")
-            check(attrs.get("runs") == str(len(logs)), f"{name}: {len(logs)} run(s) rendered")
+            check(f"{name}: the page rendered ({attrs})", attrs.get("state") == "ok")
+            check(f"{name}: {len(logs)} run(s) rendered", attrs.get("runs") == str(len(logs)))
             for log in logs:
                 s = summaries[log]
                 total = s["overall"]["gpu_ns"]
                 big = [r["path"] for r in s["ranges"] if r["depth"] > 0 and r["inclusive"]["gpu_ns"] >= total / 100]
                 missing = [p for p in big if f'data-path="{html.escape(p)}"' not in dom]
-                check(big and not missing, f"{name}: chart blocks for the {len(big)} ranges with >= 1% of GPU time (missing {missing})")
+                check(f"{name}: chart blocks for the {len(big)} ranges with >= 1% of GPU time (missing {missing})",
+                      big and not missing)
             if len(logs) == 2:
                 paths = [{r["path"] for r in summaries[log]["ranges"] if r["depth"] > 0} for log in logs]
                 only_a, only_b = paths[0] - paths[1], paths[1] - paths[0]
                 text = html.unescape(dom)
-                check(all(p + "  [A only]" in text for p in only_a) and all(p + "  [B only]" in text for p in only_b),
-                      f"{name}: {len(only_a)} ranges marked A only, {len(only_b)} B only")
-                check("A vs B" in text, f"{name}: side-by-side view")
+                check(f"{name}: {len(only_a)} ranges marked A only, {len(only_b)} B only",
+                      all(p + "  [A only]" in text for p in only_a) and all(p + "  [B only]" in text for p in only_b))
+                check(f"{name}: side-by-side view", "A vs B" in text)
             dom_k = browser(exe, "file://" + path + "#metric=kernels", "--dump-dom", work=work)
-            check('data-metric="kernels"' in dom_k and re.search(r"whole process, \d+ kernels<", dom_k) is not None,
-                  f"{name}: #metric=kernels sizes the chart by kernel count")
+            check(f"{name}: #metric=kernels sizes the chart by kernel count",
+                  'data-metric="kernels"' in dom_k and re.search(r"whole process, \d+ kernels<", dom_k) is not None)
 
             png = os.path.join(work, name.replace(" ", "_") + ".png")
             browser(exe, "file://" + path, "--screenshot=" + png, work=work)
-            check(os.path.exists(png), f"{name}: screenshot written")
+            check(f"{name}: screenshot written", os.path.exists(png))
             if not os.path.exists(png):
                 continue
             width, height, rows = decode_png(png)
             colours = {px for row in rows for px in row}
             bar = max(sum(1 for px in row if px == ROOT_BAR) for row in rows)
             print(f"  {name}: {width}x{height}, {len(colours)} distinct colours, top bar {bar} px wide")
-            check(len(colours) >= 20, f"{name}: screenshot not blank ({len(colours)} colours)")
-            check(bar >= width // 3, f"{name}: chart top bar drawn across the page ({bar} px)")
+            check(f"{name}: screenshot not blank ({len(colours)} colours)", len(colours) >= 20)
+            check(f"{name}: chart top bar drawn across the page ({bar} px)", bar >= width // 3)
         if exe is not None:
             small_changes(kcount, exe, work)
             names_order_labels(kcount, exe, work)
             verdicts(kcount, exe, work)
             empty_charts(kcount, exe, work)
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return exit_status()
 
 
 def small_changes(kcount, exe, work):
@@ -208,8 +203,8 @@ def small_changes(kcount, exe, work):
         dom = browser(exe, "file://" + page, "--dump-dom", work=work)
         cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", dom)]
         changes = [c for c in cells if c.endswith("%)")]
-        check(any(c.endswith(want) for c in changes) and not any(c.endswith(("(-0%)", "(+0%)")) for c in changes),
-              f"A vs B: a GPU time change of {os.path.basename(other)} reads {want}, never -0% ({changes})")
+        check(f"A vs B: a GPU time change of {os.path.basename(other)} reads {want}, never -0% ({changes})",
+              any(c.endswith(want) for c in changes) and not any(c.endswith(("(-0%)", "(+0%)")) for c in changes))
 
 
 GEMM = "cutlass3x_sm90_tensorop_gemm_bf16_bf16_f32_bf16_bf16_256x128x64_2x1x1_0_tnn_align8_warpspecialized_cooperative_epi_tma"
@@ -287,10 +282,10 @@ def verdicts(kcount, exe, work):
         rows = cells(dom, 0)
         got = {r[0][1]: r[-1][0] for r in rows}  # range path (title of its name cell) -> last cell
         summary_paths = set(want)
-        check(len(want) >= 5 and summary_paths <= set(got),
-              f"{name}: every range with a summary verdict is in the ranges table ({sorted(summary_paths - set(got))})")
+        check(f"{name}: every range with a summary verdict is in the ranges table ({sorted(summary_paths - set(got))})",
+              len(want) >= 5 and summary_paths <= set(got))
         wrong = {p: (got[p], want.get(p, "")) for p in got if got[p] != want.get(p, "")}
-        check(rows and not wrong, f"{name}: the verdict of each of {len(rows)} ranges is summary's ({wrong})")
+        check(f"{name}: the verdict of each of {len(rows)} ranges is summary's ({wrong})", rows and not wrong)
     # Two logs: a verdict column per side, each as `kcount summary` of its log prints it.
     page = os.path.join(work, "verdicts-two.html")
     subprocess.run([kcount, "report", EAGER, COMPILED, "-o", page], check=True)
@@ -301,7 +296,8 @@ def verdicts(kcount, exe, work):
     got_b = {r[0][1]: r[-1][0] for r in rows}
     wrong = {p: (got_a[p], got_b[p]) for p in got_a
              if p != "(whole process)" and (got_a[p] != want_a.get(p, "") or got_b[p] != want_b.get(p, ""))}
-    check(rows and want_a and want_b and not wrong, f"two logs: verdict A and verdict B columns are summary's ({wrong})")
+    check(f"two logs: verdict A and verdict B columns are summary's ({wrong})",
+          rows and want_a and want_b and not wrong)
 
 
 def rendered(exe, url, work):
@@ -329,36 +325,37 @@ def empty_charts(kcount, exe, work):
 
     # KCOUNT_GPU_TIME=0: opens on kernel counts (drawn); GPU time says why there is no chart.
     dom, attrs, empty = rendered(exe, "file://" + pages["off"], work)
-    check(attrs.get("metric") == "kernels" and not empty and 'data-path="step/gate"' in dom,
-          f"gpu_time off: opens on kernel counts, chart drawn ({attrs}, {empty})")
+    check(f"gpu_time off: opens on kernel counts, chart drawn ({attrs}, {empty})",
+          attrs.get("metric") == "kernels" and not empty and 'data-path="step/gate"' in dom)
     dom, attrs, empty = rendered(exe, "file://" + pages["off"] + "#metric=gpu_ns", work)
-    check(attrs.get("metric") == "gpu_ns" and attrs.get("empty") == "1" and 'data-path="step/gate"' not in dom
-          and empty.get(0, "").startswith("no GPU time in this log: recorded with KCOUNT_GPU_TIME=0"),
-          f"gpu_time off, GPU time: the reason in place of the chart ({attrs}, {empty})")
+    check(f"gpu_time off, GPU time: the reason in place of the chart ({attrs}, {empty})",
+          attrs.get("metric") == "gpu_ns" and attrs.get("empty") == "1" and 'data-path="step/gate"' not in dom
+          and empty.get(0, "").startswith("no GPU time in this log: recorded with KCOUNT_GPU_TIME=0"))
     # A vs B where B has no GPU time: A's chart drawn, B's replaced by the reason.
     dom, attrs, empty = rendered(exe, "file://" + pages["on-off"] + "#metric=gpu_ns", work)
-    check(attrs.get("empty") == "1" and list(empty) == [1] and "KCOUNT_GPU_TIME=0" in empty[1]
-          and 'data-path="step/gate"' in dom, f"A (GPU time) vs B (none), GPU time: only B says why ({attrs}, {empty})")
+    check(f"A (GPU time) vs B (none), GPU time: only B says why ({attrs}, {empty})",
+          attrs.get("empty") == "1" and list(empty) == [1] and "KCOUNT_GPU_TIME=0" in empty[1]
+          and 'data-path="step/gate"' in dom)
     # Each block's tooltip speaks of its own run: on kernel counts (both drawn), A's step/gate gives its GPU
     # time, B's says "not recorded"; the whole process has no CPU time of its own ("-").
     dom, attrs, empty = rendered(exe, "file://" + pages["on-off"] + "#metric=kernels", work)
     titles = [html.unescape(t) for t in re.findall(r"<title>([^<]*)</title>", dom)]
     gate = [t for t in titles if t.startswith("step/gate\n")]
     whole = [t for t in titles if t.startswith("whole process\n")]
-    check(len(gate) == 2 and "GPU time: 15.0 µs" in gate[0] and "GPU time: not recorded" in gate[1]
-          and "not recorded in" not in " ".join(titles) and whole and all("CPU time: -" in t for t in whole),
-          f"A vs B tooltips: GPU time of the block's own run; whole process CPU time '-' ({gate}, {whole[:1]})")
+    check(f"A vs B tooltips: GPU time of the block's own run; whole process CPU time '-' ({gate}, {whole[:1]})",
+          len(gate) == 2 and "GPU time: 15.0 µs" in gate[0] and "GPU time: not recorded" in gate[1]
+          and "not recorded in" not in " ".join(titles) and whole and all("CPU time: -" in t for t in whole))
     # NVTX ranges only: opens on CPU time in ranges, with a block per range; kernel counts say why not.
     dom, attrs, empty = rendered(exe, "file://" + pages["ranges"], work)
     text = html.unescape(dom)
-    check(attrs.get("metric") == "cpu_ns" and not empty and all(f'data-path="step/{r}"' in dom for r in ("load", "parse"))
-          and "No kernels recorded in empty-ranges" in text,
-          f"NVTX ranges only: opens on CPU time, a block per range, a note ({attrs}, {empty})")
+    check(f"NVTX ranges only: opens on CPU time, a block per range, a note ({attrs}, {empty})",
+          attrs.get("metric") == "cpu_ns" and not empty and all(f'data-path="step/{r}"' in dom for r in ("load", "parse"))
+          and "No kernels recorded in empty-ranges" in text)
     for metric in ("gpu_ns", "kernels", "launches"):
         dom, attrs, empty = rendered(exe, "file://" + pages["ranges"] + "#metric=" + metric, work)
-        check(attrs.get("empty") == "1" and 'data-path="step"' not in dom
-              and empty.get(0, "").startswith("no kernels recorded: this log holds no kernel launch (3 NVTX ranges"),
-              f"NVTX ranges only, {metric}: 'no kernels recorded' in place of the chart ({attrs}, {empty})")
+        check(f"NVTX ranges only, {metric}: 'no kernels recorded' in place of the chart ({attrs}, {empty})",
+              attrs.get("empty") == "1" and 'data-path="step"' not in dom
+              and empty.get(0, "").startswith("no kernels recorded: this log holds no kernel launch (3 NVTX ranges"))
 
 
 def names_order_labels(kcount, exe, work):
@@ -372,8 +369,8 @@ def names_order_labels(kcount, exe, work):
         page = f.read()
     data = embedded_data(page)
     labels = [r["label"] for r in data["runs"]] if data else []
-    check(labels == ["run1/kcount", "run2/kcount"], f"(c) logs of one file name labelled by their folders ({labels})")
-    check("text-overflow" not in page, "(a) no CSS cut at the end of names")
+    check(f"(c) logs of one file name labelled by their folders ({labels})", labels == ["run1/kcount", "run2/kcount"])
+    check("(a) no CSS cut at the end of names", "text-overflow" not in page)
 
     # (a) the kernels table: names shortened in the middle, the full name in the tooltip
     dom = browser(exe, "file://" + one, "--dump-dom", work=work)
@@ -381,8 +378,8 @@ def names_order_labels(kcount, exe, work):
     by_title = {r[0][1]: r[0][0] for r in kernel_rows}
     for name in (GEMM, XMMA, NVJET):
         shown = by_title.get(name)
-        check(shown == elide(name, 60) and shown.endswith(name[-20:]),
-              f"(a) kernels table: {name[:20]}… shown as the text table shortens it, end kept ({shown!r})")
+        check(f"(a) kernels table: {name[:20]}… shown as the text table shortens it, end kept ({shown!r})",
+              shown == elide(name, 60) and shown.endswith(name[-20:]))
     # (a) the chart: sweep ranges of a quarter width each keep both ends of their names and the value
     labels_svg = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", dom)]
     sweep = [t for t in labels_svg if t.startswith("sweep point")]
@@ -391,32 +388,32 @@ def names_order_labels(kcount, exe, work):
         name, _, rest = t.partition("  ")
         full = next((n for n in SWEEP if elide(n, len(name)) == name), None)
         ok = ok and "…" in name and full is not None and rest.endswith("%")
-    check(ok, f"(a) chart labels shortened in the middle, value kept ({sweep})")
+    check(f"(a) chart labels shortened in the middle, value kept ({sweep})", ok)
     # (b) one log: ranges in tree order (the summary's), kernels in `kcount kernels` order
     summary = json.loads(subprocess.run([kcount, "summary", "--format", "json", a], check=True, capture_output=True,
                                         text=True).stdout)["logs"][0]
     want = [r["path"] for r in summary["ranges"]]
     got = [r[0][1] for r in cells(dom, 0)]
-    check(got == want, f"(b) one log: ranges table in the summary's tree order ({got})")
+    check(f"(b) one log: ranges table in the summary's tree order ({got})", got == want)
     kernels = json.loads(subprocess.run([kcount, "kernels", "--format", "json", a], check=True, capture_output=True,
                                         text=True).stdout)["kernels"]
     want = [k["name"] for k in kernels]
     got = [r[0][1] for r in kernel_rows]
     # sweep_kernel: 4 ms over 4 launches; small_kernel: the most launches (5) and the least GPU time.
-    check(got == want and got[0] == "sweep_kernel" and got[-1] == "small_kernel",
-          f"(b) kernels table in `kcount kernels` order: GPU total time, then count, then name ({got})")
+    check(f"(b) kernels table in `kcount kernels` order: GPU total time, then count, then name ({got})",
+          got == want and got[0] == "sweep_kernel" and got[-1] == "small_kernel")
     # (b), (c) two logs: a range of B only under its parent; runs titled by label, host and pid
     dom = browser(exe, "file://" + two, "--dump-dom", work=work)
     got = [r[0][1] for r in cells(dom, 0)]
     want = ["(whole process)", "(no range)", "step", "step/gemm", "step/only_here"] + ["step/" + n for n in SWEEP] + ["step/z_last"]
-    check(got == want, f"(b) two logs: ranges in tree order, a range of one log under its parent ({got})")
+    check(f"(b) two logs: ranges in tree order, a range of one log under its parent ({got})", got == want)
     text = html.unescape(re.sub(r"<[^>]+>", "", dom))
     for label, pid in (("A: run1/kcount", 11), ("B: run2/kcount", 22)):
-        check(text.count(f"{label} (host node1 · pid {pid}) — whole process") == 1,
-              f"(c) chart title: {label} with host and pid")
+        check(f"(c) chart title: {label} with host and pid",
+              text.count(f"{label} (host node1 · pid {pid}) — whole process") == 1)
     lib = re.search(r'<script id="kc-lib">(.*?)</script>', page, re.S)
     node = shutil.which("node") or shutil.which("nodejs")
-    check(lib is not None, "the page has its kc-lib script")
+    check("the page has its kc-lib script", lib is not None)
     if lib is None or node is None:
         if node is None:
             print("note: node not installed, the page's pure functions were checked through Chromium only")
@@ -434,16 +431,18 @@ console.log(JSON.stringify(out));
 """ % (json.dumps(GEMM), json.dumps(SWEEP[0]))
     res = subprocess.run([node, "-e", "const module = {exports: {}};" + script], capture_output=True, text=True)
     got = json.loads(res.stdout) if res.returncode == 0 else {}
-    check(got.get("elide") == [elide(GEMM, 60), "ab", elide("abcdefghij", 5), ""], f"node: elideMiddle as kc::elideMiddle ({got.get('elide')}, {res.stderr[-300:]})")
+    check(f"node: elideMiddle as kc::elideMiddle ({got.get('elide')}, {res.stderr[-300:]})",
+          got.get("elide") == [elide(GEMM, 60), "ab", elide("abcdefghij", 5), ""])
     d = got.get("distinct", ["", "", ""])
-    check(d[0] != d[1] and all("…" in t and len(t) < 81 for t in d[:2]) and d[2] == "short",
-          f"node: elideDistinct keeps names apart ({got.get('distinct')})")
+    check(f"node: elideDistinct keeps names apart ({got.get('distinct')})",
+          d[0] != d[1] and all("…" in t and len(t) < 81 for t in d[:2]) and d[2] == "short")
     fit = got.get("fit", [])
-    check(fit == [elide(SWEEP[0], 42 - 14) + "  4.00 ms  40%", "step  1 ms", elide("abcdefghijklmnop", 11)],
-          f"node: fitLabel keeps the value and both ends of the name ({fit})")
-    check(got.get("tree") == ["(no range)", "t", "s", "s/w", "s/x", "s/y", "s/y/q", "s/z"],
-          f"node: treeOrder puts ranges of one run under their parent ({got.get('tree')})")
-    check(got.get("kernels") == ["b", "d", "a", "c", "e"], f"node: kernelOrder by GPU total, then count, then name ({got.get('kernels')})")
+    check(f"node: fitLabel keeps the value and both ends of the name ({fit})",
+          fit == [elide(SWEEP[0], 42 - 14) + "  4.00 ms  40%", "step  1 ms", elide("abcdefghijklmnop", 11)])
+    check(f"node: treeOrder puts ranges of one run under their parent ({got.get('tree')})",
+          got.get("tree") == ["(no range)", "t", "s", "s/w", "s/x", "s/y", "s/y/q", "s/z"])
+    check(f"node: kernelOrder by GPU total, then count, then name ({got.get('kernels')})",
+          got.get("kernels") == ["b", "d", "a", "c", "e"])
 
 
 if __name__ == "__main__":

@@ -18,15 +18,10 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status
+
 build, nvtx_lib = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 lib = os.path.join(build, "lib", "libkcount.so")
-failures = 0
-
-
-def check(name, ok, detail=""):
-    global failures
-    print(("PASS " if ok else "FAIL ") + name + ("" if ok else f": {detail}"))
-    failures += 0 if ok else 1
 
 
 PROGRAM = r'''
@@ -113,4 +108,4 @@ with tempfile.TemporaryDirectory() as work:
     check("exec: no descriptor of the library's in the exec'd program", not extra and not high,
           f"fds {fds}")
 
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

@@ -14,16 +14,11 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status
+
 build, make_log = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 kcount = os.path.join(build, "bin", "kcount")
-failures = 0
 MAX = 2**64 - 1
-
-
-def check(name, ok, detail=""):
-    global failures
-    print(("PASS " if ok else "FAIL ") + name + ("" if ok else f": {detail}"))
-    failures += 0 if ok else 1
 
 
 def utf8(b):
@@ -81,4 +76,4 @@ with tempfile.TemporaryDirectory() as work:
           r.returncode == 0 and b"warning: sums held at 2^64 - 1" in r.stdout + r.stderr and
           "\u226518446744074 s" in r.stdout.decode(), f"rc {r.returncode} {r.stdout[-600:]!r} {r.stderr[:300]!r}")
 
-sys.exit(1 if failures else 0)
+sys.exit(exit_status())

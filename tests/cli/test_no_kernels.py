@@ -18,17 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("PASS " if cond else "FAIL ") + what + ("" if cond else f"  ({str(detail)[:800]})"))
-    if not cond:
-        failures.append(what)
-
-
-def run(*args):
-    return subprocess.run([KCOUNT, *args], capture_output=True, text=True)
+from checks import check, exit_status, kcount
 
 
 def main():
@@ -57,36 +47,38 @@ def main():
         ]
         for what, log, reason in cases:
             for fmt in ("table", "csv", "json"):
-                r = run("kernels", "--format", fmt, log)
+                r = kcount("kernels", "--format", fmt, log)
                 lines = [l for l in r.stderr.splitlines() if "no kernels" in l]
-                check(r.returncode == 0 and len(lines) == 1 and lines[0].startswith(f"kcount: {log}: warning: no kernels: ")
-                      and reason in lines[0], f"kernels --format {fmt}, {what}: exit 0 and '{reason}' on stderr",
+                check(f"kernels --format {fmt}, {what}: exit 0 and '{reason}' on stderr",
+                      r.returncode == 0 and len(lines) == 1 and lines[0].startswith(f"kcount: {log}: warning: no kernels: ")
+                      and reason in lines[0],
                       (r.returncode, r.stderr))
-            check(run("kernels", log).stdout.startswith("kernel "), f"kernels, {what}: the table's heading on stdout")
+            check(f"kernels, {what}: the table's heading on stdout",
+                  kcount("kernels", log).stdout.startswith("kernel "))
 
         with_kernels = make("step.kcount", "push warmup\npop\npush step\nkernel 100 k\npop\n")
         off = make("off.kcount", "meta gpu_time off\npush step\nkernel 0 k\ngraph\npop\n")
         for what, log in (("a log with kernels", with_kernels), ("KCOUNT_GPU_TIME=0, kernels named at launch", off)):
-            r = run("kernels", log)
-            check(r.returncode == 0 and "no kernels" not in r.stderr and "\nk " in r.stdout,
-                  f"kernels, {what}: its kernels, no warning", (r.returncode, r.stderr))
+            r = kcount("kernels", log)
+            check(f"kernels, {what}: its kernels, no warning",
+                  r.returncode == 0 and "no kernels" not in r.stderr and "\nk " in r.stdout, (r.returncode, r.stderr))
 
         nvtx = cases[0][1]
-        r = run("kernels", with_kernels, nvtx)
+        r = kcount("kernels", with_kernels, nvtx)
         lines = [l for l in r.stderr.splitlines() if "no kernels" in l]
-        check(r.returncode == 0 and len(lines) == 1 and lines[0].startswith(f"kcount: {nvtx}: "),
-              "kernels of two logs: only the log without kernels is named", r.stderr)
+        check("kernels of two logs: only the log without kernels is named",
+              r.returncode == 0 and len(lines) == 1 and lines[0].startswith(f"kcount: {nvtx}: "), r.stderr)
 
-        r = run("kernels", "--range", "step", with_kernels, nvtx_other := make("other.kcount", "push other\npop\n"))
-        check(r.returncode == 0 and "no kernels" not in r.stderr and f"kcount: {nvtx_other}: no range step" in r.stderr,
-              "kernels --range of a log without the range: named once, as without the range", r.stderr)
-        r = run("kernels", "--range", "warmup", with_kernels)
-        check(r.returncode == 0 and f"kcount: {with_kernels}: warning: no kernels: none ran in range warmup or the "
-              "ranges nested in it (1 kernel in the whole log)" in r.stderr, "kernels --range of a range without kernels",
+        r = kcount("kernels", "--range", "step", with_kernels, nvtx_other := make("other.kcount", "push other\npop\n"))
+        check("kernels --range of a log without the range: named once, as without the range",
+              r.returncode == 0 and "no kernels" not in r.stderr and f"kcount: {nvtx_other}: no range step" in r.stderr, r.stderr)
+        r = kcount("kernels", "--range", "warmup", with_kernels)
+        check("kernels --range of a range without kernels",
+              r.returncode == 0 and f"kcount: {with_kernels}: warning: no kernels: none ran in range warmup or the "
+              "ranges nested in it (1 kernel in the whole log)" in r.stderr,
               (r.returncode, r.stderr))
 
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -20,9 +20,10 @@ import json
 import os
 import re
 import sqlite3
-import subprocess
 import sys
 import tempfile
+
+from checks import check, exit_status, kcount_out
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOGS = [os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount"),
@@ -30,18 +31,6 @@ LOGS = [os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount"),
         os.path.join(ROOT, "tests", "data", "graphs.kcount")]
 KEYS = ("launches", "graph_launches", "kernels", "gpu_ns", "launch_api_ns")
 UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
-
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("PASS " if cond else "FAIL ") + what + ("" if cond else f"  ({detail})"))
-    if not cond:
-        failures.append(what)
-
-
-def kcount(*args):
-    return subprocess.run([KCOUNT, *args], check=True, capture_output=True, text=True).stdout
 
 
 def records(launches, kernels):
@@ -78,53 +67,56 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for log in LOGS:
             name = os.path.basename(log)
-            s = json.loads(kcount("summary", "--format", "json", log))["logs"][0]
+            s = json.loads(kcount_out("summary", "--format", "json", log))["logs"][0]
             root = s["ranges"][0]
-            check(root["path"] == "(no range)", f"{name}: the first JSON row is (no range)")
+            check(f"{name}: the first JSON row is (no range)", root["path"] == "(no range)")
             want = {k: root["exclusive"][k] for k in KEYS}
-            check(want["launches"] > 0 and want["kernels"] > 0, f"{name}: (no range) holds launches and kernels", want)
-            check({k: root["inclusive"][k] for k in KEYS} == want, f"{name}: summary json: (no range) inclusive = exclusive",
+            check(f"{name}: (no range) holds launches and kernels", want["launches"] > 0 and want["kernels"] > 0, want)
+            check(f"{name}: summary json: (no range) inclusive = exclusive",
+                  {k: root["inclusive"][k] for k in KEYS} == want,
                   (root["inclusive"], want))
-            check(root["inclusive"] == root["exclusive"], f"{name}: summary json: memory operations and captured launches too")
+            check(f"{name}: summary json: memory operations and captured launches too",
+                  root["inclusive"] == root["exclusive"])
 
-            launches, kernels, gpu, api = table_row(kcount("summary", log))
-            check((launches, kernels) == (want["launches"], want["kernels"]) and near(gpu, want["gpu_ns"])
-                  and near(api, want["launch_api_ns"]), f"{name}: the table's (no range) row equals the JSON's",
+            launches, kernels, gpu, api = table_row(kcount_out("summary", log))
+            check(f"{name}: the table's (no range) row equals the JSON's",
+                  (launches, kernels) == (want["launches"], want["kernels"]) and near(gpu, want["gpu_ns"])
+                  and near(api, want["launch_api_ns"]),
                   ((launches, kernels, gpu, api), want))
 
-            rows = list(csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", log))))
+            rows = list(csv.DictReader(io.StringIO(kcount_out("summary", "--format", "csv", log))))
             r = next(r for r in rows if r["path"] == "(no range)")
-            check(all(int(r["excl_" + k]) == want[k] and int(r["incl_" + k]) == want[k] for k in KEYS),
-                  f"{name}: summary csv: (no range) excl_* and incl_* equal the JSON's", r)
+            check(f"{name}: summary csv: (no range) excl_* and incl_* equal the JSON's",
+                  all(int(r["excl_" + k]) == want[k] and int(r["incl_" + k]) == want[k] for k in KEYS), r)
             over = [r for r in rows if r["path"] == "(overall)"]
-            check(len(over) == 1 and rows[-1] is over[0] and over[0]["depth"] == "" and over[0]["excl_kernels"] == ""
-                  and all(int(over[0]["incl_" + k]) == s["overall"][k] for k in KEYS),
-                  f"{name}: summary csv: the last row is (overall), the whole process, equal to JSON 'overall'", over)
-            check(s["overall"]["kernels"] == s["totals"]["kernels"] and s["overall"]["launches"] == s["totals"]["launches"],
-                  f"{name}: JSON 'overall' counts every matched launch and kernel (totals)", (s["overall"], s["totals"]))
+            check(f"{name}: summary csv: the last row is (overall), the whole process, equal to JSON 'overall'",
+                  len(over) == 1 and rows[-1] is over[0] and over[0]["depth"] == "" and over[0]["excl_kernels"] == ""
+                  and all(int(over[0]["incl_" + k]) == s["overall"][k] for k in KEYS), over)
+            check(f"{name}: JSON 'overall' counts every matched launch and kernel (totals)",
+                  s["overall"]["kernels"] == s["totals"]["kernels"] and s["overall"]["launches"] == s["totals"]["launches"], (s["overall"], s["totals"]))
 
             out = os.path.join(work, name + "-csv")
-            kcount("export", log, "--format", "csv", "-o", out)
+            kcount_out("export", log, "--format", "csv", "-o", out)
             with open(os.path.join(out, "launches.csv"), newline="", encoding="utf-8") as f:
                 ls = list(csv.DictReader(f))
             with open(os.path.join(out, "kernels.csv"), newline="", encoding="utf-8") as f:
                 ks = list(csv.DictReader(f))
             got, whole = records(ls, ks)
-            check(got == want, f"{name}: export csv: launches and kernels of scopeId 0 equal (no range)", (got, want))
-            check(all(whole[k] == s["overall"][k] for k in KEYS), f"{name}: export csv: all rows equal 'overall'",
+            check(f"{name}: export csv: launches and kernels of scopeId 0 equal (no range)", got == want, (got, want))
+            check(f"{name}: export csv: all rows equal 'overall'", all(whole[k] == s["overall"][k] for k in KEYS),
                   (whole, s["overall"]))
 
             out = os.path.join(work, name + ".json")
-            kcount("export", log, "--format", "json", "-o", out)
+            kcount_out("export", log, "--format", "json", "-o", out)
             with open(out, encoding="utf-8") as f:
                 doc = json.load(f)
             got, _ = records(doc["launches"], doc["kernels"])
-            check(got == want, f"{name}: export json: launches and kernels of scopeId 0 equal (no range)", (got, want))
+            check(f"{name}: export json: launches and kernels of scopeId 0 equal (no range)", got == want, (got, want))
             paths = {sc["path"] for sc in doc["scopes"] if sc["scopeId"] == 0}
-            check(paths == {"(no range)"}, f"{name}: export json: scope 0 is (no range)", paths)
+            check(f"{name}: export json: scope 0 is (no range)", paths == {"(no range)"}, paths)
 
             out = os.path.join(work, name + ".sqlite")
-            kcount("export", log, "--format", "sqlite", "-o", out)
+            kcount_out("export", log, "--format", "sqlite", "-o", out)
             db = sqlite3.connect(out)
             la = db.execute('SELECT count(*), coalesce(sum(isGraphLaunch), 0), coalesce(sum("end" - start), 0) '
                             'FROM launches WHERE scopeId = 0').fetchone()
@@ -132,9 +124,9 @@ def main():
                             'USING (processId, scopeId) WHERE s.path = \'(no range)\'').fetchone()
             db.close()
             got = {"launches": la[0], "graph_launches": la[1], "kernels": ka[0], "gpu_ns": ka[1], "launch_api_ns": la[2]}
-            check(got == want, f"{name}: export sqlite: launches and kernels of (no range) equal the summary's", (got, want))
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+            check(f"{name}: export sqlite: launches and kernels of (no range) equal the summary's",
+                  got == want, (got, want))
+    return exit_status()
 
 
 if __name__ == "__main__":

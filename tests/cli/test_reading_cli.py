@@ -15,28 +15,18 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status, kcount
+
 BUILD = sys.argv[1]
 KCOUNT = os.path.join(BUILD, "bin", "kcount")
 MAKE_LOG = os.path.join(BUILD, "bin", "kc_make_log")
 TMP = tempfile.mkdtemp(prefix="kc-reading-cli-")
-failures = []
-
-
-def kcount(*args):
-    p = subprocess.run([KCOUNT, *args], capture_output=True, text=True, errors="replace")
-    return p.returncode, p.stdout, p.stderr
 
 
 def make_log(name, script):
     path = os.path.join(TMP, name)
     subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
     return path
-
-
-def check(name, ok, detail=""):
-    print(f"{name:60s} {'PASS' if ok else 'FAIL'} {detail if not ok else ''}")
-    if not ok:
-        failures.append(name)
 
 
 def small_script():
@@ -512,11 +502,7 @@ def main():
                  test_options_without_effect, test_non_utf8_path, test_path_too_long, test_long_damaged_tail,
                  test_long_command_line, test_csv_json_name_unclean_logs):
         test()
-    if failures:
-        print(f"{len(failures)} failed: {', '.join(failures)}")
-        return 1
-    print("all passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

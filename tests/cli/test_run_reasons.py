@@ -19,17 +19,12 @@ import sys
 import tempfile
 import time
 
+from checks import check, exit_status
+
 BUILD = os.path.abspath(sys.argv[1])
 KCOUNT = os.path.join(BUILD, "bin", "kcount")
 PROG = os.path.join(BUILD, "bin", "nvtx_ranges")
 NVTX_LIB = os.path.join(BUILD, "lib", "libkc_nvtx_export.so")
-failures = []
-
-
-def check(name, cond, detail=""):
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else "  " + str(detail)))
-    if not cond:
-        failures.append(name)
 
 
 def default_sigint():
@@ -362,7 +357,4 @@ check("Python's own SIGINT handling is kept (KeyboardInterrupt caught, exit 7, c
       and instances(f"{tmp}/py.kcount", "py") == 30, (kp.returncode, out, err))
 
 subprocess.run(["rm", "-rf", tmp])
-if failures:
-    print(f"{len(failures)} failed: {', '.join(failures)}")
-    sys.exit(1)
-print("all passed")
+sys.exit(exit_status())

@@ -14,18 +14,14 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status, kcount
+
 BUILD = sys.argv[1]
 NVTX = sys.argv[2]
 SRC = sys.argv[3]
 KCOUNT = os.path.join(BUILD, "bin", "kcount")
 LIB = os.path.join(BUILD, "lib", "libkcount.so")
 TMP = tempfile.mkdtemp(prefix="kc-same-recording-")
-failures = []
-
-
-def kcount(*args, env=None):
-    p = subprocess.run([KCOUNT, *args], capture_output=True, text=True, errors="replace", env=env)
-    return p.returncode, p.stdout, p.stderr
 
 
 def jload(text):
@@ -34,12 +30,6 @@ def jload(text):
         return json.loads(text)
     except ValueError:
         return {}
-
-
-def check(name, ok, detail=""):
-    print(f"{name:72s} {'PASS' if ok else 'FAIL'} {detail if not ok else ''}")
-    if not ok:
-        failures.append(name)
 
 
 def copies():
@@ -174,11 +164,7 @@ def main():
     for test in (copies, rotated, messages):
         test()
     shutil.rmtree(TMP, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} failed: {', '.join(failures)}")
-        return 1
-    print("all passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

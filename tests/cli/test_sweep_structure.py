@@ -9,14 +9,10 @@ import os
 import subprocess
 import sys
 
+from checks import check, exit_status
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SWEEP = os.path.join(ROOT, "examples", "sweep.py")
-results = []
-
-
-def check(name, ok, why=""):
-    results.append(ok)
-    print(f"PASS {name}" if ok else f"FAIL {name}: {why}", flush=True)
 
 
 def main():
@@ -58,9 +54,7 @@ def main():
     else:
         print("SKIP eager sweep on the CPU (--device cpu --tiny): torch is not installed for "
               f"{sys.executable}", flush=True)
-    passed = sum(results)
-    print(f"{passed} passed, {len(results) - passed} failed")
-    return 0 if passed == len(results) else 1
+    return exit_status()
 
 
 if __name__ == "__main__":

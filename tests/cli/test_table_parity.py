@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status, kcount_out
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOGS = [os.path.join(ROOT, "examples", "logs", n) for n in
         ("geglu-eager.kcount", "geglu-compiled.kcount", "linear-eager.kcount", "sweep-eager.kcount")] + \
@@ -31,21 +33,6 @@ OLD_COLUMNS = ("log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launche
                "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
                "kernels_per_instance,top_kernels").split(",")
 UNITS = {"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}
-
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("PASS " if cond else "FAIL ") + what + ("" if cond else f"  ({str(detail)[:800]})"))
-    if not cond:
-        failures.append(what)
-
-
-def kcount(*args):
-    r = subprocess.run([KCOUNT, *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"kcount {' '.join(args)}: exit {r.returncode}: {r.stderr}")
-    return r.stdout
 
 
 def table_rows(text):
@@ -78,7 +65,7 @@ def compare(name, view, prefix, table_text, csv_rows):
     """One table row per CSV range row, in the same order: their shared quantities agree."""
     head, rows = table_rows(table_text)
     ranges = [r for r in csv_rows if r["path"] != "(overall)"]
-    check(len(rows) == len(ranges), f"{name} ({view}): one table row per CSV range row", (len(rows), len(ranges)))
+    check(f"{name} ({view}): one table row per CSV range row", len(rows) == len(ranges), (len(rows), len(ranges)))
     mem = "mem ops" in head
     bad = []
     for t, c in zip(rows, ranges):
@@ -98,7 +85,7 @@ def compare(name, view, prefix, table_text, csv_rows):
             kpl, want = t["kernels/launch"], c["kernels_per_launch"]
             if (kpl == "-") != (want == "") or (want and abs(float(kpl) - float(want)) > 0.0051):
                 bad.append(("kernels/launch", t["range"], kpl, want))
-    check(not bad, f"{name} ({view}): CSV {prefix}* fields equal the table's GEMM, other, GPU, CPU, mem columns", bad)
+    check(f"{name} ({view}): CSV {prefix}* fields equal the table's GEMM, other, GPU, CPU, mem columns", not bad, bad)
     return mem
 
 
@@ -106,56 +93,57 @@ def test_shipped(work):
     mem_seen = False
     for log in LOGS:
         name = os.path.basename(log)
-        text = kcount("summary", "--format", "csv", log)
+        text = kcount_out("summary", "--format", "csv", log)
         header = text.splitlines()[0].split(",")
-        check(header[:len(OLD_COLUMNS)] == OLD_COLUMNS, f"{name}: summary csv: the original columns keep their places",
+        check(f"{name}: summary csv: the original columns keep their places", header[:len(OLD_COLUMNS)] == OLD_COLUMNS,
               header)
         rows = list(csv.DictReader(io.StringIO(text)))
-        check(all(len(r) == len(header) and None not in r for r in rows), f"{name}: summary csv: every row has every field")
+        check(f"{name}: summary csv: every row has every field",
+              all(len(r) == len(header) and None not in r for r in rows))
         no_range = next(r for r in rows if r["path"] == "(no range)")
-        check(no_range["cpu_ns"] == "" and no_range["instances"] == "0",
-              f"{name}: summary csv: (no range) has no CPU time (empty, the table's '-'), not 0", no_range["cpu_ns"])
+        check(f"{name}: summary csv: (no range) has no CPU time (empty, the table's '-'), not 0",
+              no_range["cpu_ns"] == "" and no_range["instances"] == "0", no_range["cpu_ns"])
         over = rows[-1]
-        check(over["path"] == "(overall)" and over["excl_gemm_gpu_ns"] == "" and over["incl_gemm_gpu_ns"] != ""
-              and int(over["incl_gemm_gpu_ns"]) + int(over["incl_other_gpu_ns"]) == int(over["incl_gpu_ns"]),
-              f"{name}: summary csv: (overall) splits the whole GPU time into GEMM and other", over)
-        mem_seen |= compare(name, "inclusive", "incl_", kcount("summary", "--view", "inclusive", log), rows)
-        compare(name, "innermost", "excl_", kcount("summary", "--view", "innermost", log), rows)
+        check(f"{name}: summary csv: (overall) splits the whole GPU time into GEMM and other",
+              over["path"] == "(overall)" and over["excl_gemm_gpu_ns"] == "" and over["incl_gemm_gpu_ns"] != ""
+              and int(over["incl_gemm_gpu_ns"]) + int(over["incl_other_gpu_ns"]) == int(over["incl_gpu_ns"]), over)
+        mem_seen |= compare(name, "inclusive", "incl_", kcount_out("summary", "--view", "inclusive", log), rows)
+        compare(name, "innermost", "excl_", kcount_out("summary", "--view", "innermost", log), rows)
 
         for view in ("inclusive", "innermost"):
-            wide = kcount("summary", "--wide", "--view", view, log)
+            wide = kcount_out("summary", "--wide", "--view", view, log)
             trailing = [l for l in wide.splitlines() if l.endswith(" ")]
-            check(not trailing, f"{name}: summary --wide --view {view}: no line ends in blanks", trailing[:2])
+            check(f"{name}: summary --wide --view {view}: no line ends in blanks", not trailing, trailing[:2])
         # The reserved scope: nowhere unless the table shows it.
-        shown = RESERVED in kcount("summary", log)
-        check(not shown, f"{name}: the table has no '{RESERVED}' row (the log's tables never filled)")
-        js = json.loads(kcount("summary", "--format", "json", log))["logs"][0]
-        check(all(RESERVED not in r["path"] for r in js["ranges"]) == (not shown), f"{name}: summary json agrees")
+        shown = RESERVED in kcount_out("summary", log)
+        check(f"{name}: the table has no '{RESERVED}' row (the log's tables never filled)", not shown)
+        js = json.loads(kcount_out("summary", "--format", "json", log))["logs"][0]
+        check(f"{name}: summary json agrees", all(RESERVED not in r["path"] for r in js["ranges"]) == (not shown))
         js_no_range = next(r for r in js["ranges"] if r["path"] == "(no range)")
-        check(js_no_range["cpu_ns"] is None and js_no_range["instances"] == 0,
-              f"{name}: summary json: (no range) has no CPU time (null, the table's '-'), not 0", js_no_range["cpu_ns"])
-        check(all((r["cpu_ns"] is None) == (r["instances"] == 0) for r in js["ranges"]),
-              f"{name}: summary json: cpu_ns is null exactly where there is no instance")
-        check(all(RESERVED not in r["path"] for r in rows) == (not shown), f"{name}: summary csv agrees")
+        check(f"{name}: summary json: (no range) has no CPU time (null, the table's '-'), not 0",
+              js_no_range["cpu_ns"] is None and js_no_range["instances"] == 0, js_no_range["cpu_ns"])
+        check(f"{name}: summary json: cpu_ns is null exactly where there is no instance",
+              all((r["cpu_ns"] is None) == (r["instances"] == 0) for r in js["ranges"]))
+        check(f"{name}: summary csv agrees", all(RESERVED not in r["path"] for r in rows) == (not shown))
         out = os.path.join(work, name + ".json")
-        kcount("export", log, "--format", "json", "-o", out)
+        kcount_out("export", log, "--format", "json", "-o", out)
         with open(out, encoding="utf-8") as f:
             doc = json.load(f)
         paths = {s["path"] for s in doc["scopes"]}
-        check((RESERVED in paths) == shown and "(no range)" in paths,
-              f"{name}: export json: scope '{RESERVED}' listed only as the table shows it", sorted(paths)[:5])
+        check(f"{name}: export json: scope '{RESERVED}' listed only as the table shows it",
+              (RESERVED in paths) == shown and "(no range)" in paths, sorted(paths)[:5])
         used = {r["path"] for r in js["ranges"] if not r["placeholder"]} - {"(no range)"}
-        check(used <= paths, f"{name}: export json: every range of the summary is a scope", used - paths)
-        scopes_csv = kcount("export", log, "--format", "csv", "--table", "scopes", "-o", "-")
-        check(RESERVED not in scopes_csv, f"{name}: export csv: no '{RESERVED}' scope")
+        check(f"{name}: export json: every range of the summary is a scope", used <= paths, used - paths)
+        scopes_csv = kcount_out("export", log, "--format", "csv", "--table", "scopes", "-o", "-")
+        check(f"{name}: export csv: no '{RESERVED}' scope", RESERVED not in scopes_csv)
         out = os.path.join(work, name + ".sqlite")
-        kcount("export", log, "--format", "sqlite", "-o", out)
+        kcount_out("export", log, "--format", "sqlite", "-o", out)
         db = sqlite3.connect(out)
         n = db.execute("SELECT count(*) FROM scopes WHERE path = ?", (RESERVED,)).fetchone()[0]
         strings = db.execute("SELECT count(*) FROM strings WHERE value = ?", (RESERVED,)).fetchone()[0]
         db.close()
-        check(n == 0 and strings == 0, f"{name}: export sqlite: no '{RESERVED}' scope or string", (n, strings))
-    check(mem_seen, "a shipped log has memory operations (the mem columns were compared)")
+        check(f"{name}: export sqlite: no '{RESERVED}' scope or string", n == 0 and strings == 0, (n, strings))
+    check("a shipped log has memory operations (the mem columns were compared)", mem_seen)
 
 
 def test_made(work):
@@ -168,26 +156,26 @@ def test_made(work):
     log = make("copies.kcount", "push warmup\nmemcpy 7000 4096\nmemcpy 5000 4096\nkernel 1000 "
                                 "ampere_sgemm_128x64_nn\nkernel 300 vectorized_elementwise_kernel\npop\n"
                                 "push step\nkernel 200 vectorized_elementwise_kernel\npop\n")
-    rows = {r["path"]: r for r in csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", log)))}
+    rows = {r["path"]: r for r in csv.DictReader(io.StringIO(kcount_out("summary", "--format", "csv", log)))}
     w = rows["warmup"]
-    check((w["excl_mem_ops"], w["excl_mem_gpu_ns"], w["incl_mem_ops"], w["incl_mem_gpu_ns"]) == ("2", "12000", "2", "12000"),
-          "made log: warmup's two copies (12 µs) are in excl_/incl_mem_ops and *_mem_gpu_ns", w)
-    check((w["excl_gemm_gpu_ns"], w["excl_other_gpu_ns"], w["excl_gpu_ns"]) == ("1000", "300", "1300"),
-          "made log: warmup's GEMM (1 µs) and other (300 ns) kernel time", w)
-    check(w["cpu_ns"] != "" and int(w["cpu_ns"]) > 0 and w["kernels_per_launch"] == "1.000",
-          "made log: a range with an instance has its CPU time", w)
+    check("made log: warmup's two copies (12 µs) are in excl_/incl_mem_ops and *_mem_gpu_ns",
+          (w["excl_mem_ops"], w["excl_mem_gpu_ns"], w["incl_mem_ops"], w["incl_mem_gpu_ns"]) == ("2", "12000", "2", "12000"), w)
+    check("made log: warmup's GEMM (1 µs) and other (300 ns) kernel time",
+          (w["excl_gemm_gpu_ns"], w["excl_other_gpu_ns"], w["excl_gpu_ns"]) == ("1000", "300", "1300"), w)
+    check("made log: a range with an instance has its CPU time",
+          w["cpu_ns"] != "" and int(w["cpu_ns"]) > 0 and w["kernels_per_launch"] == "1.000", w)
     over = rows["(overall)"]
-    check((over["incl_mem_ops"], over["incl_mem_gpu_ns"], over["excl_mem_ops"]) == ("2", "12000", ""),
-          "made log: (overall) carries every memory operation in incl_*, excl_* empty", over)
-    compare("copies.kcount", "inclusive", "incl_", kcount("summary", "--view", "inclusive", log),
-            list(csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", log)))))
+    check("made log: (overall) carries every memory operation in incl_*, excl_* empty",
+          (over["incl_mem_ops"], over["incl_mem_gpu_ns"], over["excl_mem_ops"]) == ("2", "12000", ""), over)
+    compare("copies.kcount", "inclusive", "incl_", kcount_out("summary", "--view", "inclusive", log),
+            list(csv.DictReader(io.StringIO(kcount_out("summary", "--format", "csv", log)))))
 
     off = make("gpu-off.kcount", "meta gpu_time off\npush step\nkernel 0 ampere_sgemm_128x64_nn\npop\n")
-    rows = list(csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", off))))
+    rows = list(csv.DictReader(io.StringIO(kcount_out("summary", "--format", "csv", off))))
     step = next(r for r in rows if r["path"] == "step")
     fields = [k for k in step if k.endswith(("gpu_ns", "mem_ops"))]
-    check(len(fields) == 10 and all(step[k] == "" for k in fields) and step["incl_kernels"] == "1",
-          "KCOUNT_GPU_TIME=0: every GPU-time and memory-operation field is empty (not measured), counts kept",
+    check("KCOUNT_GPU_TIME=0: every GPU-time and memory-operation field is empty (not measured), counts kept",
+          len(fields) == 10 and all(step[k] == "" for k in fields) and step["incl_kernels"] == "1",
           {k: step[k] for k in fields})
 
 
@@ -195,8 +183,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         test_shipped(work)
         test_made(work)
-    print(f"{len(failures)} failed")
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -28,17 +28,11 @@ import tempfile
 import textwrap
 import threading
 
+from checks import check, exit_status
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from kcount_torch import modules as km  # noqa: E402
-
-failures = []
-
-
-def check(cond, what):
-    print(("PASS " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def skip(what):
@@ -155,17 +149,18 @@ def unit_tests():
     want = ["Model", "model", "model.layers", "model.layers.0", "model.layers.0.attn", "model.layers.0.attn.q",
             "model.layers.0.mlp", "model.layers.0.mlp.up", "model.layers.1", "model.layers.1.attn",
             "model.layers.1.attn.q", "model.layers.1.mlp", "model.layers.1.mlp.up", "lm_head"]
-    check(rec.names() == want and rec.balanced(), "names: qualified names under the root's class name: %s" % rec.names())
+    check("names: qualified names under the root's class name: %s" % rec.names(),
+          rec.names() == want and rec.balanced())
     tree = [n for n, _ in root.named_modules() if n]
-    check(set(rec.names()[1:]) == set(tree), "names: the same set as named_modules() of the root")
+    check("names: the same set as named_modules() of the root", set(rec.names()[1:]) == set(tree))
     rec.clear()
     root()
-    check(rec.names() == want, "names: a second call gives the same names (cached)")
+    check("names: a second call gives the same names (cached)", rec.names() == want)
 
     # Root name from KCOUNT_TORCH_ROOT_NAME.
     r, rec = new_ranges(root_name="net")
     root()
-    check(rec.names()[0] == "net" and rec.names()[1] == "model", "root name: configurable")
+    check("root name: configurable", rec.names()[0] == "net" and rec.names()[1] == "model")
 
     # A module shared between two parents is named by the parent that called it.
     shared = Linear()
@@ -173,7 +168,8 @@ def unit_tests():
     root2 = Model(calls_children, a=a, b=b)
     r, rec = new_ranges()
     root2()
-    check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced(), "shared module: named by its caller: %s" % rec.names())
+    check("shared module: named by its caller: %s" % rec.names(),
+          rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced())
 
     # A module called by a module that is not its parent: its name in the root's tree; a module in no
     # tree: <caller>.(Class).
@@ -184,8 +180,8 @@ def unit_tests():
     root3 = Model(calls_children, caller=caller, holder=holder)
     r, rec = new_ranges()
     root3()
-    check(rec.names() == ["Model", "caller", "holder.other", "caller.(Dropout)", "holder"] and rec.balanced(),
-          "not a child of its caller: name in the root's tree, else (Class): %s" % rec.names())
+    check("not a child of its caller: name in the root's tree, else (Class): %s" % rec.names(),
+          rec.names() == ["Model", "caller", "holder.other", "caller.(Dropout)", "holder"] and rec.balanced())
 
     # Re-entrant call: a module calling itself.
     depth = [0]
@@ -198,8 +194,8 @@ def unit_tests():
     root4 = Model(calls_children, r=rec_mod)
     r, rec = new_ranges()
     root4()
-    check(rec.names() == ["Model", "r"] and rec.balanced() and depth[0] == 3,
-          "re-entrant call: no second range, balanced: %s" % rec.names())
+    check("re-entrant call: no second range, balanced: %s" % rec.names(),
+          rec.names() == ["Model", "r"] and rec.balanced() and depth[0] == 3)
 
     # The structure changes: a child replaced, a child renamed.
     r, rec = new_ranges()
@@ -207,18 +203,19 @@ def unit_tests():
     layers._modules["1"] = Block(calls_children, ffn=Linear())
     rec.clear()
     root()
-    check("model.layers.1.ffn" in rec.names() and "model.layers.1.mlp" not in rec.names() and rec.balanced(),
-          "replaced child: found under its new name")
+    check("replaced child: found under its new name",
+          "model.layers.1.ffn" in rec.names() and "model.layers.1.mlp" not in rec.names() and rec.balanced())
     lm = root._modules.pop("lm_head")
     root._modules["head"] = lm
     rec.clear()
     root()
-    check(rec.names()[-1] == "head", "renamed child: new name (cache checked against _modules): %s" % rec.names()[-1])
+    check("renamed child: new name (cache checked against _modules): %s" % rec.names()[-1], rec.names()[-1] == "head")
 
     # A module called outside any root: it is the root.
     rec.clear()
     layers._modules["0"]()
-    check(rec.names()[:3] == ["Block", "attn", "attn.q"], "call outside any root: the module is the root: %s" % rec.names()[:3])
+    check("call outside any root: the module is the root: %s" % rec.names()[:3],
+          rec.names()[:3] == ["Block", "attn", "attn.q"])
 
     # kcount not recording: nothing pushed; asked once per root call.
     asked = [0]
@@ -229,15 +226,16 @@ def unit_tests():
         return state[0]
     r, rec = new_ranges(recording=recording)
     root()
-    check(rec.names() == [] and asked[0] == 1 and not r.tls.stack, "not recording: no range, state asked once per root call")
+    check("not recording: no range, state asked once per root call",
+          rec.names() == [] and asked[0] == 1 and not r.tls.stack)
     state[0] = True
     root()
-    check(rec.names()[0] == "Model" and rec.balanced(), "recording again: ranges")
+    check("recording again: ranges", rec.names()[0] == "Model" and rec.balanced())
 
     # torch.compile tracing: hooks return at once.
     r, rec = new_ranges(compiling=lambda: True)
     root()
-    check(rec.names() == [] and not getattr(r.tls, "stack", None), "is_compiling: nothing pushed, no state")
+    check("is_compiling: nothing pushed, no state", rec.names() == [] and not getattr(r.tls, "stack", None))
 
     # Compiled wrapper: named after the wrapped module, children relative to it.
     r, rec = new_ranges()
@@ -245,13 +243,14 @@ def unit_tests():
     wrapper._orig_mod = root2
     wrapper._modules["_orig_mod"] = root2
     wrapper()
-    check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"], "compiled wrapper: class of _orig_mod, names relative to it: %s" % rec.names())
+    check("compiled wrapper: class of _orig_mod, names relative to it: %s" % rec.names(),
+          rec.names() == ["Model", "a", "a.lin", "b", "b.lin"])
     # ... and when the wrapper calls the wrapped module eagerly (hooks run for it too): no second range.
     rec.clear()
     wrapper.body = lambda self: root2()
     wrapper()
-    check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced(),
-          "compiled wrapper calling the wrapped module eagerly: one range, same names: %s" % rec.names())
+    check("compiled wrapper calling the wrapped module eagerly: one range, same names: %s" % rec.names(),
+          rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced())
 
     # DistributedDataParallel around a compiled model: both seen through.
     class DistributedDataParallel(Fake):
@@ -261,8 +260,8 @@ def unit_tests():
     ddp.module = wrapper
     ddp._modules["module"] = wrapper
     ddp()
-    check(rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced(),
-          "DistributedDataParallel(compiled(model)): one root range named after the model: %s" % rec.names())
+    check("DistributedDataParallel(compiled(model)): one root range named after the model: %s" % rec.names(),
+          rec.names() == ["Model", "a", "a.lin", "b", "b.lin"] and rec.balanced())
 
     # Exception without always_call: the post hooks of the inner calls are missing; the outer post hook
     # closes them (balanced).
@@ -280,11 +279,11 @@ def unit_tests():
     Fake.post_on_error = False
     root5()
     Fake.post_on_error = True
-    check(rec.names() == ["Model", "bad", "bad.inner"] and rec.balanced() and not r.tls.stack,
-          "exception without always_call: ranges closed by the caller's post hook")
+    check("exception without always_call: ranges closed by the caller's post hook",
+          rec.names() == ["Model", "bad", "bad.inner"] and rec.balanced() and not r.tls.stack)
     r, rec = new_ranges()
     root5()
-    check(rec.balanced() and not r.tls.stack, "exception with always_call: balanced")
+    check("exception with always_call: balanced", rec.balanced() and not r.tls.stack)
 
     # Threads: each thread its own stack and its own root.
     r, rec = new_ranges()
@@ -302,8 +301,8 @@ def unit_tests():
     for t in ts:
         t.join()
     roots = sum(1 for t, kind, name in rec.events if kind == "push" and name == "Model")
-    check(not errors and rec.balanced() and roots == 200 and rec.names().count("model.layers.0.attn.q") == 200,
-          "threads: per-thread stacks, balanced, every thread's calls named from its own root")
+    check("threads: per-thread stacks, balanced, every thread's calls named from its own root",
+          not errors and rec.balanced() and roots == 200 and rec.names().count("model.layers.0.attn.q") == 200)
 
     # Backward names: the name of the module's last forward range, " [backward]", outermost asks state.
     r, rec = new_ranges()
@@ -316,8 +315,8 @@ def unit_tests():
     r.post_backward(shared, None, None)
     r.post_backward(b, None, None)
     r.post_backward(root2, None, None)
-    check(rec.names() == ["Model [backward]", "b [backward]", "b.lin [backward]"] and rec.balanced(),
-          "backward: last forward name + [backward], balanced: %s" % rec.names())
+    check("backward: last forward name + [backward], balanced: %s" % rec.names(),
+          rec.names() == ["Model [backward]", "b [backward]", "b.lin [backward]"] and rec.balanced())
 
     # Cost of the hooks per module call on stand-ins (pure Python part, no PyTorch).
     import time
@@ -377,7 +376,7 @@ def switch_tests():
         return [Handle("pre"), Handle("post")]
 
     sw = km.HookSwitch(r, register, lambda: state["on"])
-    check(not sw.sync() and not REGISTRY, "switch: kcount not recording: no hook registered (PyTorch's fast path)")
+    check("switch: kcount not recording: no hook registered (PyTorch's fast path)", not sw.sync() and not REGISTRY)
     toggles = []
 
     def body(self):
@@ -390,37 +389,37 @@ def switch_tests():
 
     root = Hooked(body, a=Hooked(), b=Hooked(calls_children, c=Hooked()))
     root()
-    check(sw.handles and REGISTRY and rec.names() == [] and r.open_roots == 0,
-          "switch: registered in the middle of a forward: the rest of that forward pushes nothing (its calls "
-          "are not taken for roots): %s" % rec.names())
+    check("switch: registered in the middle of a forward: the rest of that forward pushes nothing (its calls "
+          "are not taken for roots): %s" % rec.names(),
+          sw.handles and REGISTRY and rec.names() == [] and r.open_roots == 0)
     root()
-    check(rec.names() == ["Hooked", "a", "b", "b.c"] and rec.balanced(),
-          "switch: the next outermost call has its ranges: %s" % rec.names())
+    check("switch: the next outermost call has its ranges: %s" % rec.names(),
+          rec.names() == ["Hooked", "a", "b", "b.c"] and rec.balanced())
     rec.clear()
 
     def body_off(self):
         self._modules["a"]()
         state["on"] = False
         sw.sync()  # the window closes while a root range is open: removal waits for it
-        check("pre" in REGISTRY and r.open_roots == 1, "switch: not removed while a range it opened is open")
+        check("switch: not removed while a range it opened is open", "pre" in REGISTRY and r.open_roots == 1)
         self._modules["b"]()
 
     root.body = body_off
     root()
-    check(rec.balanced() and rec.names() == ["Hooked", "a", "b", "b.c"] and r.open_roots == 0,
-          "switch: the open root closed normally: %s" % rec.names())
-    check(not sw.sync() and not REGISTRY, "switch: removed once no range is open")
+    check("switch: the open root closed normally: %s" % rec.names(),
+          rec.balanced() and rec.names() == ["Hooked", "a", "b", "b.c"] and r.open_roots == 0)
+    check("switch: removed once no range is open", not sw.sync() and not REGISTRY)
     rec.clear()
     root.body = calls_children
     root()
-    check(rec.names() == [], "switch: after removal nothing is pushed")
+    check("switch: after removal nothing is pushed", rec.names() == [])
     state["on"] = True
     sw.sync()
     root()
-    check(rec.names() == ["Hooked", "a", "b", "b.c"] and rec.balanced() and sw.changes == 3,
-          "switch: registered again, ranges again (3 changes: %d)" % sw.changes)
+    check("switch: registered again, ranges again (3 changes: %d)" % sw.changes,
+          rec.names() == ["Hooked", "a", "b", "b.c"] and rec.balanced() and sw.changes == 3)
     sw.stop()
-    check(not REGISTRY and not r.registered, "switch: stop() removes the hooks")
+    check("switch: stop() removes the hooks", not REGISTRY and not r.registered)
 
 
 # ---- helpers for subprocess tests -----------------------------------------------------------------
@@ -531,23 +530,23 @@ def torch_tests(py, version):
     """ % os.path.join(ROOT, "python"))
     rc, out, err = run([py, "-c", script], env=clean_env())
     if rc != 0:
-        check(False, "torch %s: model run: rc=%d %s" % (version, rc, err[-800:]))
+        check("torch %s: model run: rc=%d %s" % (version, rc, err[-800:]), False)
         return
     res = json.loads(out.strip().splitlines()[-1])
     pushes = [e for e in res["fwd"] if e is not None]
     pops = [e for e in res["fwd"] if e is None]
-    check(pushes == llama_like_calls(), "torch %s: ranges in call order with qualified names: %s" % (version, pushes))
-    check(len(pops) == len(pushes), "torch %s: every push popped (%d)" % (version, len(pushes)))
+    check("torch %s: ranges in call order with qualified names: %s" % (version, pushes), pushes == llama_like_calls())
+    check("torch %s: every push popped (%d)" % (version, len(pushes)), len(pops) == len(pushes))
     named = set(res["named"]) - {""}
-    check(set(pushes[1:]) == named, "torch %s: names are exactly named_modules() of the root (ModuleList, never "
-          "called, left out)" % version)
+    check("torch %s: names are exactly named_modules() of the root (ModuleList, never "
+          "called, left out)" % version, set(pushes[1:]) == named)
     always_call = tuple(int(x) for x in version.split("+")[0].split(".")[:2]) >= (2, 1)
     if always_call:
-        check(res["after_exc_stack"] == 0, "torch %s: exception: always_call post hooks close every range" % version)
+        check("torch %s: exception: always_call post hooks close every range" % version, res["after_exc_stack"] == 0)
     else:
         print("INFO torch %s has no always_call: %d stale frames after an exception escaped the root "
               "(closed by the post hook of the next enclosing call only)" % (version, res["after_exc_stack"]))
-    check(res["after_remove"] == [], "torch %s: remove() unregisters the hooks" % version)
+    check("torch %s: remove() unregisters the hooks" % version, res["after_remove"] == [])
 
     # The switch with a real PyTorch: no global hook while kcount does not record; registered in the middle
     # of a forward, the rest of that forward has no ranges and the next one has all of them.
@@ -583,14 +582,14 @@ def torch_tests(py, version):
     """ % os.path.join(ROOT, "python"))
     rc, out, err = run([py, "-c", script], env=clean_env())
     if rc != 0:
-        check(False, "torch %s: hook switch run: rc=%d %s" % (version, rc, err[-800:]))
+        check("torch %s: hook switch run: rc=%d %s" % (version, rc, err[-800:]), False)
     else:
         res = json.loads(out.strip().splitlines()[-1])
-        check(res["idle_hooks"] == 0 and res["off_hooks"] == 0,
-              "torch %s: no global module hook registered while kcount does not record" % version)
-        check(res["mid"] == [] and res["next"] == ["Sequential", "0", None, "1", None, "2", None, None],
-              "torch %s: registered inside a forward: that forward has no range, the next has all: %s / %s"
-              % (version, res["mid"], res["next"]))
+        check("torch %s: no global module hook registered while kcount does not record" % version,
+              res["idle_hooks"] == 0 and res["off_hooks"] == 0)
+        check("torch %s: registered inside a forward: that forward has no range, the next has all: %s / %s"
+              % (version, res["mid"], res["next"]),
+              res["mid"] == [] and res["next"] == ["Sequential", "0", None, "1", None, "2", None, None])
 
     # Cost per module call, CPU, forward with hooks vs without (interleaved).
     bench = LLAMA_LIKE + textwrap.dedent("""
@@ -633,16 +632,16 @@ def torch_tests(py, version):
               % (version, py, c, b["off_us"], b["trivial_us"], (b["trivial_us"] - b["off_us"]) / c, b["idle_us"],
                  (b["idle_us"] - b["off_us"]) / c, b["on_us"], (b["on_us"] - b["off_us"]) / c))
     else:
-        check(False, "torch %s: cost measurement ran: %s" % (version, err[-500:]))
+        check("torch %s: cost measurement ran: %s" % (version, err[-500:]), False)
 
 
 # ---- 3. start-up ----------------------------------------------------------------------------------
 
 def startup_tests(build, work):
     helper = os.path.join(build, "share", "kcount", "python")
-    check(os.path.isfile(os.path.join(helper, "sitecustomize.py")) and
-          os.path.isfile(os.path.join(helper, "kcount_torch", "modules.py")),
-          "build tree: helper copied to share/kcount/python")
+    check("build tree: helper copied to share/kcount/python",
+          os.path.isfile(os.path.join(helper, "sitecustomize.py")) and
+          os.path.isfile(os.path.join(helper, "kcount_torch", "modules.py")))
     user = os.path.join(work, "user")
     os.makedirs(user)
     with open(os.path.join(user, "sitecustomize.py"), "w") as f:
@@ -665,20 +664,20 @@ def startup_tests(build, work):
                 env["KCOUNT_TORCH_MODULES"] = switch
             rc, out, err = run([py, "-c", probe], env=env)
             if rc != 0:
-                check(False, "%s: probe ran: %s" % (py, err))
+                check("%s: probe ran: %s" % (py, err), False)
                 continue
             p = json.loads(out)
             what = "%s, switch %s" % (py, "on" if switch else "off")
-            check(p["sc"] == os.path.join(user, "sitecustomize.py") and p["user"] == "1" and p["mark"],
-                  "%s: the user's sitecustomize still runs and is sys.modules['sitecustomize']" % what)
-            check(not p["torch"], "%s: torch not imported" % what)
-            check(p["kcount_torch"] == bool(switch) and ("TorchImportFinder" in p["meta"]) == bool(switch),
-                  "%s: kcount_torch imported and its finder installed only with the switch" % what)
+            check("%s: the user's sitecustomize still runs and is sys.modules['sitecustomize']" % what,
+                  p["sc"] == os.path.join(user, "sitecustomize.py") and p["user"] == "1" and p["mark"])
+            check("%s: torch not imported" % what, not p["torch"])
+            check("%s: kcount_torch imported and its finder installed only with the switch" % what,
+                  p["kcount_torch"] == bool(switch) and ("TorchImportFinder" in p["meta"]) == bool(switch))
         if system_sc:
             env = clean_env(PYTHONPATH=helper, KCOUNT_TORCH_MODULES="1")
             rc, out, err = run([py, "-c", probe], env=env)
             p = json.loads(out) if rc == 0 else {}
-            check(p.get("sc") == system_sc, "%s: the system's sitecustomize (%s) still runs" % (py, system_sc))
+            check("%s: the system's sitecustomize (%s) still runs" % (py, system_sc), p.get("sc") == system_sc)
         # An error in the user's sitecustomize is reported as Python reports it, and the program runs.
         bad = os.path.join(work, "bad")
         os.makedirs(bad, exist_ok=True)
@@ -686,8 +685,8 @@ def startup_tests(build, work):
             f.write("raise ValueError('user error')\n")
         rc0, out0, err0 = run([py, "-c", "print('ran')"], env=clean_env(PYTHONPATH=bad))
         rc1, out1, err1 = run([py, "-c", "print('ran')"], env=clean_env(PYTHONPATH=helper + ":" + bad, KCOUNT_TORCH_MODULES="1"))
-        check((rc0, out0, err0) == (rc1, out1, err1) and "Error in sitecustomize" in err1,
-              "%s: an error in the user's sitecustomize is reported as without the helper: %r" % (py, err1.strip()))
+        check("%s: an error in the user's sitecustomize is reported as without the helper: %r" % (py, err1.strip()),
+              (rc0, out0, err0) == (rc1, out1, err1) and "Error in sitecustomize" in err1)
 
     # Python 3.12: the import hook runs after a stand-in torch package finished importing.
     import glob
@@ -718,10 +717,10 @@ def startup_tests(build, work):
                         LD_PRELOAD=os.path.join(build, "lib", "libkcount.so"))
         rc, out, err = run([py312, "-c", probe312], env=env)
         p = json.loads(out.strip().splitlines()[-1]) if rc == 0 and out.strip() else {}
-        check(p.get("reg") == [["pre", True], ["post", True]] and p.get("loader") == "SourceFileLoader"
-              and p.get("loader2") == "SourceFileLoader" and "TorchImportFinder" not in p.get("meta", ["TorchImportFinder"]),
-              "python3.12: hooks registered after torch finished importing, always_call, loader restored, finder gone: %s %s"
-              % (p, err[-300:]))
+        check("python3.12: hooks registered after torch finished importing, always_call, loader restored, finder gone: %s %s"
+              % (p, err[-300:]),
+              p.get("reg") == [["pre", True], ["post", True]] and p.get("loader") == "SourceFileLoader"
+              and p.get("loader2") == "SourceFileLoader" and "TorchImportFinder" not in p.get("meta", ["TorchImportFinder"]))
     else:
         skip("python3.12 not found: import hook on 3.12 not tested here (the GPU check runs on 3.12)")
 
@@ -733,26 +732,28 @@ def startup_tests(build, work):
     real_helper = os.path.realpath(helper)
     rc, out, err = run([kcount, "run", "--torch-modules", "--", sys.executable, "-c", envp], env=clean_env(PYTHONPATH=user))
     p = json.loads(out) if rc == 0 else {}
-    check(p.get("PYTHONPATH") == real_helper + ":" + user and p.get("KCOUNT_TORCH_MODULES") == "1",
-          "kcount run --torch-modules: helper first on PYTHONPATH, user's kept, switch set: %s" % p)
+    check("kcount run --torch-modules: helper first on PYTHONPATH, user's kept, switch set: %s" % p,
+          p.get("PYTHONPATH") == real_helper + ":" + user and p.get("KCOUNT_TORCH_MODULES") == "1")
     rc, out, err = run([kcount, "run", "--torch-ops", "--torch-backward", "--", sys.executable, "-c", envp], env=clean_env())
     p = json.loads(out) if rc == 0 else {}
-    check(p.get("PYTHONPATH") == real_helper and p.get("KCOUNT_TORCH_OPS") == "1" and p.get("KCOUNT_TORCH_BACKWARD") == "1",
-          "kcount run --torch-ops --torch-backward: switches set: %s" % p)
+    check("kcount run --torch-ops --torch-backward: switches set: %s" % p,
+          p.get("PYTHONPATH") == real_helper and p.get("KCOUNT_TORCH_OPS") == "1" and p.get("KCOUNT_TORCH_BACKWARD") == "1")
     rc, out, err = run([kcount, "run", "--", sys.executable, "-c", envp], env=clean_env())
     p = json.loads(out) if rc == 0 else {}
-    check(p.get("PYTHONPATH") is None and p.get("KCOUNT_TORCH_MODULES") is None, "kcount run without --torch-*: PYTHONPATH untouched")
+    check("kcount run without --torch-*: PYTHONPATH untouched",
+          p.get("PYTHONPATH") is None and p.get("KCOUNT_TORCH_MODULES") is None)
     for switch in ("KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_OPS"):
         rc, out, err = run([sys.executable, "-c", envp], env=clean_env(LD_PRELOAD=lib, PYTHONPATH=user, **{switch: "1"}))
         p = json.loads(out) if rc == 0 else {}
-        check(p.get("PYTHONPATH") == real_helper + ":" + user, "LD_PRELOAD + %s=1: the library's constructor prepends the helper: %s"
-              % (switch, p.get("PYTHONPATH")))
+        check("LD_PRELOAD + %s=1: the library's constructor prepends the helper: %s"
+              % (switch, p.get("PYTHONPATH")), p.get("PYTHONPATH") == real_helper + ":" + user)
     rc, out, err = run([sys.executable, "-c", envp], env=clean_env(LD_PRELOAD=lib, PYTHONPATH=real_helper, KCOUNT_TORCH_MODULES="1"))
     p = json.loads(out) if rc == 0 else {}
-    check(p.get("PYTHONPATH") == real_helper, "LD_PRELOAD: helper already on PYTHONPATH (kcount run) is not added twice")
+    check("LD_PRELOAD: helper already on PYTHONPATH (kcount run) is not added twice",
+          p.get("PYTHONPATH") == real_helper)
     rc, out, err = run([sys.executable, "-c", envp], env=clean_env(LD_PRELOAD=lib, KCOUNT_TORCH_MODULES="0"))
     p = json.loads(out) if rc == 0 else {}
-    check(p.get("PYTHONPATH") is None, "LD_PRELOAD with KCOUNT_TORCH_MODULES=0: PYTHONPATH untouched")
+    check("LD_PRELOAD with KCOUNT_TORCH_MODULES=0: PYTHONPATH untouched", p.get("PYTHONPATH") is None)
 
 
 # ---- 4. end to end with libkcount.so and CPU PyTorch ----------------------------------------------
@@ -813,49 +814,50 @@ def e2e_tests(build, work, py, version):
         rc, out, err = run([c.replace("{log}", log) for c in cmd], env=env)
         s = summary(log) if rc == 0 and os.path.exists(log) else None
         if s is None:
-            check(False, "e2e %s: rc=%d, log %s, stderr %s" % (what, rc, os.path.exists(log), err[-600:]))
+            check("e2e %s: rc=%d, log %s, stderr %s" % (what, rc, os.path.exists(log), err[-600:]), False)
             continue
         mod_paths = {p for p in s if p.startswith("step/")}
-        check(mod_paths == want_paths, "e2e %s: module ranges under step, named by qualified names (%d paths)%s"
+        check("e2e %s: module ranges under step, named by qualified names (%d paths)%s"
               % (what, len(want_paths), "" if mod_paths == want_paths else ": missing %s, extra %s"
-                 % (sorted(want_paths - mod_paths)[:5], sorted(mod_paths - want_paths)[:5])))
+                 % (sorted(want_paths - mod_paths)[:5], sorted(mod_paths - want_paths)[:5])), mod_paths == want_paths)
         norm = s.get("step/TinyLlama/model/model.layers.0/model.layers.0.norm", {})
-        check(s["step"]["instances"] == 3 and s.get("step/TinyLlama", {}).get("instances") == 3 and norm.get("instances") == 6,
-              "e2e %s: 3 steps, 3 root calls under step, the norm called twice per layer per step (6)" % what)
+        check("e2e %s: 3 steps, 3 root calls under step, the norm called twice per layer per step (6)" % what,
+              s["step"]["instances"] == 3 and s.get("step/TinyLlama", {}).get("instances") == 3 and norm.get("instances") == 6)
         first = s.get("TinyLlama", {}).get("instances", 0)
         if "--inject cuda" in what:
-            check(first == 0, "e2e %s: the call before the program's first range has no range (kcount is not "
-                  "loaded until that range): %d" % (what, first))
+            check("e2e %s: the call before the program's first range has no range (kcount is not "
+                  "loaded until that range): %d" % (what, first), first == 0)
         else:
-            check(first == 1, "e2e %s: the call before the program's first range has its ranges too (kcount armed "
-                  "with KCOUNT_START=on: the module range starts recording): %d" % (what, first))
-        check("warning" not in err, "e2e %s: no warning on stderr: %s" % (what, err.strip()[-300:]))
+            check("e2e %s: the call before the program's first range has its ranges too (kcount armed "
+                  "with KCOUNT_START=on: the module range starts recording): %d" % (what, first), first == 1)
+        check("e2e %s: no warning on stderr: %s" % (what, err.strip()[-300:]), "warning" not in err)
 
     # Without the switch: no module range.
     log = os.path.join(work, "e2e-off.kcount")
     rc, out, err = run([kcount, "run", "--output", log, "--", py, script], env=clean_env(**base))
     s = summary(log) if rc == 0 else None
-    check(s is not None and set(s) == {"(no range)", "step"}, "e2e without --torch-modules: only the program's range: %s"
-          % (sorted(s) if s else err[-300:]))
+    check("e2e without --torch-modules: only the program's range: %s"
+          % (sorted(s) if s else err[-300:]), s is not None and set(s) == {"(no range)", "step"})
 
     # KCOUNT_TORCH_OPS: PyTorch's per-call suffixes cut; a CPU PyTorch cannot emit op ranges (one warning).
     log = os.path.join(work, "e2e-ops.kcount")
     rc, out, err = run([kcount, "run", "--torch-ops", "--output", log, "--", py, script], env=clean_env(TEST_OP_NAMES="1", **base))
     s = summary(log) if rc == 0 else None
-    check(s is not None and s.get("aten::mm", {}).get("instances") == 4 and not any(", seq" in p for p in s),
-          "e2e --torch-ops: 'aten::mm, seq = N, op_id = M' recorded as one range aten::mm (4 instances)")
-    check(err.count("torch op ranges not enabled") == 1, "e2e --torch-ops on a CPU PyTorch: one warning: %s" % err.strip()[-300:])
+    check("e2e --torch-ops: 'aten::mm, seq = N, op_id = M' recorded as one range aten::mm (4 instances)",
+          s is not None and s.get("aten::mm", {}).get("instances") == 4 and not any(", seq" in p for p in s))
+    check("e2e --torch-ops on a CPU PyTorch: one warning: %s" % err.strip()[-300:],
+          err.count("torch op ranges not enabled") == 1)
     log = os.path.join(work, "e2e-noops.kcount")
     rc, out, err = run([kcount, "run", "--output", log, "--", py, script], env=clean_env(TEST_OP_NAMES="1", **base))
     s = summary(log) if rc == 0 else None
-    check(s is not None and sum(1 for p in s if p.startswith("aten::mm, seq")) == 4,
-          "e2e without KCOUNT_TORCH_OPS: op names kept as pushed (4 distinct)")
+    check("e2e without KCOUNT_TORCH_OPS: op names kept as pushed (4 distinct)",
+          s is not None and sum(1 for p in s if p.startswith("aten::mm, seq")) == 4)
 
     # The switch without kcount: one warning, program unchanged.
     rc, out, err = run([py, script], env=clean_env(PYTHONPATH=os.path.join(build, "share", "kcount", "python"),
                                                   KCOUNT_TORCH_MODULES="1", **base))
-    check(rc == 0 and out.strip() == "done" and "libkcount.so is not injected" in err,
-          "switch set without kcount: program runs, one warning: %s" % err.strip())
+    check("switch set without kcount: program runs, one warning: %s" % err.strip(),
+          rc == 0 and out.strip() == "done" and "libkcount.so is not injected" in err)
 
 
 NVTX_LIB = None
@@ -880,8 +882,7 @@ def main():
             e2e_tests(build, work, py, version)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("%d failed" % len(failures))
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":

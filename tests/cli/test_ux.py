@@ -32,19 +32,10 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, exit_status, kcount
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SWEEP = os.path.join(ROOT, "examples", "logs", "sweep-eager.kcount")
-failures = []
-
-
-def check(cond, what, detail=""):
-    print(("PASS " if cond else "FAIL ") + what + ("" if cond or not detail else ": " + str(detail)[:600]))
-    if not cond:
-        failures.append(what)
-
-
-def run(*args, cwd=None):
-    return subprocess.run([KCOUNT, *args], capture_output=True, text=True, cwd=cwd)
 
 
 def make_log(path, script):
@@ -59,96 +50,99 @@ def events(path):
 def test_export(work):
     out = os.path.join(work, "t.json")
     # Size guard: sweep-eager's trace is about 13 MB; a 5 MB limit refuses it and writes nothing.
-    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5")
-    check(r.returncode == 2, "export: trace above --max-mb refused (exit 2)", r.returncode)
-    check(not os.path.exists(out), "export: nothing written when refused")
+    r = kcount("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5")
+    check("export: trace above --max-mb refused (exit 2)", r.returncode == 2, r.returncode)
+    check("export: nothing written when refused", not os.path.exists(out))
     for opt in ("--from/--to", "--force", "--format sqlite"):
-        check(opt in r.stderr, f"export: the refusal names {opt}", r.stderr)
+        check(f"export: the refusal names {opt}", opt in r.stderr, r.stderr)
     m = re.search(r"about ([0-9.]+) MB \(([0-9]+) events?\)", r.stderr)
-    check(m is not None, "export: the refusal gives the estimated size and events", r.stderr)
-    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5", "--force")
-    check(r.returncode == 0 and os.path.exists(out), "export --force writes it", r.stderr)
+    check("export: the refusal gives the estimated size and events", m is not None, r.stderr)
+    r = kcount("export", SWEEP, "--format", "chrome", "-o", out, "--max-mb", "5", "--force")
+    check("export --force writes it", r.returncode == 0 and os.path.exists(out), r.stderr)
     if m and os.path.exists(out):
         size = os.path.getsize(out) / 1e6
         est = float(m.group(1))
-        check(size / 1.5 <= est <= size * 1.5, f"export: estimate {est} MB within 1.5x of the written {size:.1f} MB")
+        check(f"export: estimate {est} MB within 1.5x of the written {size:.1f} MB", size / 1.5 <= est <= size * 1.5)
         timed = [e for e in events(out) if e["ph"] != "M"]
-        check(int(m.group(2)) == len(timed), f"export: estimated events {m.group(2)} = written {len(timed)}")
+        check(f"export: estimated events {m.group(2)} = written {len(timed)}", int(m.group(2)) == len(timed))
     # Default limit (256 MB): a 13 MB trace is written.
-    r = run("export", SWEEP, "--format", "chrome", "-o", out)
-    check(r.returncode == 0, "export: below the default limit, written", r.stderr)
+    r = kcount("export", SWEEP, "--format", "chrome", "-o", out)
+    check("export: below the default limit, written", r.returncode == 0, r.stderr)
     full = events(out)
     full_kernels = [e for e in full if e.get("cat") == "kernel" and e["ph"] == "X"]
 
     # A time window: kernels overlapping [1 s, 1.5 s] after the log's start (start_ns metadata), and their launches.
-    meta = json.loads(run("summary", "--format", "json", SWEEP).stdout)["logs"][0]["metadata"]
+    meta = json.loads(kcount("summary", "--format", "json", SWEEP).stdout)["logs"][0]["metadata"]
     start_us = int(meta["start_ns"]) / 1000.0
     lo, hi = start_us + 1e6, start_us + 1.5e6
-    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--from", "1s", "--to", "1500ms")
-    check(r.returncode == 0, "export --from 1s --to 1500ms", r.stderr)
+    r = kcount("export", SWEEP, "--format", "chrome", "-o", out, "--from", "1s", "--to", "1500ms")
+    check("export --from 1s --to 1500ms", r.returncode == 0, r.stderr)
     win = events(out)
     kernels = [e for e in win if e.get("cat") == "kernel" and e["ph"] == "X"]
     launches = {e["args"]["correlation id"] for e in win if e.get("cat") == "cuda_api" and e["ph"] == "X"}
     want = [e for e in full_kernels if float(e["ts"]) <= hi and float(e["ts"]) + float(e["dur"]) >= lo]
-    check(0 < len(kernels) < len(full_kernels), f"export window: {len(kernels)} of {len(full_kernels)} kernels")
-    check(sorted(e["args"]["correlation id"] for e in want) == sorted(e["args"]["correlation id"] for e in kernels),
-          "export window: exactly the kernels that overlap the window (or whose launch does)")
-    check(all(e["args"]["correlation id"] in launches for e in kernels), "export window: every kernel's launch is in it")
+    check(f"export window: {len(kernels)} of {len(full_kernels)} kernels", 0 < len(kernels) < len(full_kernels))
+    check("export window: exactly the kernels that overlap the window (or whose launch does)",
+          sorted(e["args"]["correlation id"] for e in want) == sorted(e["args"]["correlation id"] for e in kernels))
+    check("export window: every kernel's launch is in it",
+          all(e["args"]["correlation id"] in launches for e in kernels))
     records = os.path.join(work, "r.json")
-    r = run("export", SWEEP, "--format", "json", "-o", records, "--from", "1s", "--to", "1500ms")
+    r = kcount("export", SWEEP, "--format", "json", "-o", records, "--from", "1s", "--to", "1500ms")
     with open(records) as f:
         doc = json.load(f)
-    check(r.returncode == 0 and len(doc["kernels"]) == len(kernels),
-          "export --format json: the same window, the same kernels", (len(doc["kernels"]), len(kernels)))
-    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--from", "2s", "--to", "1s")
-    check(r.returncode == 2 and "before --from" in r.stderr, "export: --to before --from refused", r.stderr)
-    r = run("export", SWEEP, "--format", "chrome", "-o", out, "--from", "soon")
-    check(r.returncode == 2 and "not a duration" in r.stderr, "export: --from soon refused", r.stderr)
+    check("export --format json: the same window, the same kernels",
+          r.returncode == 0 and len(doc["kernels"]) == len(kernels), (len(doc["kernels"]), len(kernels)))
+    r = kcount("export", SWEEP, "--format", "chrome", "-o", out, "--from", "2s", "--to", "1s")
+    check("export: --to before --from refused", r.returncode == 2 and "before --from" in r.stderr, r.stderr)
+    r = kcount("export", SWEEP, "--format", "chrome", "-o", out, "--from", "soon")
+    check("export: --from soon refused", r.returncode == 2 and "not a duration" in r.stderr, r.stderr)
 
     # --segment: 3 capture windows of 20 kernels each.
     seg = os.path.join(work, "seg.kcount")
     script = "".join(f"push step\nkernel 100 k{j}\npop\n" for j in range(20))
     make_log(seg, (script + "segment\n") * 3)
-    r = run("export", seg, "--format", "chrome", "-o", out, "--segment", "1")
+    r = kcount("export", seg, "--format", "chrome", "-o", out, "--segment", "1")
     kernels = [e for e in events(out) if e.get("cat") == "kernel" and e["ph"] == "X"]
-    check(r.returncode == 0 and len(kernels) == 20, "export --segment 1: its 20 kernels", (r.stderr, len(kernels)))
-    r = run("export", seg, "--format", "chrome", "-o", out, "--max-mb", "0.001")
-    check(r.returncode == 2 and "--segment N (one of the 3 capture windows, 0 to 2)" in r.stderr,
-          "export: the refusal names --segment for a log with capture windows", r.stderr)
-    r = run("export", seg, "--format", "csv", "-o", os.path.join(work, "csv"), "--segment", "2")
+    check("export --segment 1: its 20 kernels", r.returncode == 0 and len(kernels) == 20, (r.stderr, len(kernels)))
+    r = kcount("export", seg, "--format", "chrome", "-o", out, "--max-mb", "0.001")
+    check("export: the refusal names --segment for a log with capture windows",
+          r.returncode == 2 and "--segment N (one of the 3 capture windows, 0 to 2)" in r.stderr, r.stderr)
+    r = kcount("export", seg, "--format", "csv", "-o", os.path.join(work, "csv"), "--segment", "2")
     with open(os.path.join(work, "csv", "kernels.csv")) as f:
         rows = list(csv.DictReader(f))
-    check(r.returncode == 0 and len(rows) == 20, "export --format csv --segment 2: 20 kernel rows", len(rows))
-    r = run("export", seg, "--format", "chrome", "-o", out, "--segment", "7")
-    check(r.returncode == 2 and "no segment 7 (the log has 3 capture windows)" in r.stderr, "export --segment 7", r.stderr)
+    check("export --format csv --segment 2: 20 kernel rows", r.returncode == 0 and len(rows) == 20, len(rows))
+    r = kcount("export", seg, "--format", "chrome", "-o", out, "--segment", "7")
+    check("export --segment 7",
+          r.returncode == 2 and "no segment 7 (the log has 3 capture windows)" in r.stderr, r.stderr)
     # A log recorded from start to exit has no capture window: --segment 0 says the whole log is the recording.
     whole = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
-    r = run("summary", whole, "--segment", "0")
-    check(r.returncode == 2 and "no segment 0 (the log has 0 capture windows): it was recorded from start to exit"
-          in r.stderr and "leave out --segment" in r.stderr, "summary --segment 0 of a log without windows: why", r.stderr)
+    r = kcount("summary", whole, "--segment", "0")
+    check("summary --segment 0 of a log without windows: why",
+          r.returncode == 2 and "no segment 0 (the log has 0 capture windows): it was recorded from start to exit"
+          in r.stderr and "leave out --segment" in r.stderr, r.stderr)
 
 
 def test_summary_mode_segment(work):
     log = os.path.join(work, "summary-mode.kcount")
     make_log(log, "push step\nkernel 100 k\npop\nsnapshot\n")
-    r = run("summary", "--segment", "0", log)
-    check(r.returncode == 2 and "summary-mode log" in r.stderr and "--series" in r.stderr and r.stdout == "",
-          "summary --segment on a summary-mode log: error, exit 2, no table", (r.returncode, r.stderr, r.stdout))
+    r = kcount("summary", "--segment", "0", log)
+    check("summary --segment on a summary-mode log: error, exit 2, no table",
+          r.returncode == 2 and "summary-mode log" in r.stderr and "--series" in r.stderr and r.stdout == "", (r.returncode, r.stderr, r.stdout))
     # With capture windows: listed without per-window counts, and no hint at --segment, which refuses it.
     windows = os.path.join(work, "summary-windows.kcount")
     make_log(windows, "push step\nkernel 100 k\npop\nsegment\n" * 3 + "snapshot\n")
-    r = run("summary", windows)
-    check(r.returncode == 0 and "capture windows: 3; summary mode: the numbers above are cumulative" in r.stdout
+    r = kcount("summary", windows)
+    check("summary of a summary-mode log with windows: windows listed, counts not",
+          r.returncode == 0 and "capture windows: 3; summary mode: the numbers above are cumulative" in r.stdout
           and "--segment" not in r.stdout and "  segment 1: ctl -> ctl, " in r.stdout
-          and " unmatched, GPU time" not in r.stdout,
-          "summary of a summary-mode log with windows: windows listed, counts not", r.stdout)
-    r = run("summary", "--segment", "0", windows)
-    check(r.returncode == 2 and "has no capture windows" not in r.stderr and "3 capture windows" in r.stderr,
-          "summary --segment on it: refused, naming its windows", r.stderr)
-    r = run("summary", "--format", "json", windows)
+          and " unmatched, GPU time" not in r.stdout, r.stdout)
+    r = kcount("summary", "--segment", "0", windows)
+    check("summary --segment on it: refused, naming its windows",
+          r.returncode == 2 and "has no capture windows" not in r.stderr and "3 capture windows" in r.stderr, r.stderr)
+    r = kcount("summary", "--format", "json", windows)
     segs = json.loads(r.stdout)["logs"][0]["segments"]
-    check(r.returncode == 0 and len(segs) == 3 and all(s["ranges"] is None and s["launches"] is None for s in segs),
-          "summary --format json on it: per-window counts null", segs)
+    check("summary --format json on it: per-window counts null",
+          r.returncode == 0 and len(segs) == 3 and all(s["ranges"] is None and s["launches"] is None for s in segs), segs)
 
 
 def test_not_a_log(work):
@@ -163,54 +157,57 @@ def test_not_a_log(work):
     for path, want in ((empty, "empty file (0 bytes)"), (rand, "byte 0 holds 29 72 bb"),
                        (script, 'byte 0 holds 23 21 2f 62 69 6e 2f 73 68 0a 65 63 68 6f 20 68 ("#!/bin/sh\\necho h") (18 bytes in all)')):
         name = os.path.basename(path)
-        r = run("check", path)
-        check(r.returncode == 2, f"check {name}: exit 2", r.returncode)
-        check("NOT A KCOUNT LOG" in r.stdout and want in r.stdout, f"check {name}: says what byte 0 holds", r.stdout)
-        check("join:" not in r.stdout and "records:" not in r.stdout, f"check {name}: no join or record lines", r.stdout)
-        r = run("summary", path)
-        check(r.returncode == 2 and "--salvage" not in r.stderr and "not a kcount log" in r.stderr,
-              f"summary {name}: not a kcount log, no --salvage suggested", r.stderr)
+        r = kcount("check", path)
+        check(f"check {name}: exit 2", r.returncode == 2, r.returncode)
+        check(f"check {name}: says what byte 0 holds", "NOT A KCOUNT LOG" in r.stdout and want in r.stdout, r.stdout)
+        check(f"check {name}: no join or record lines",
+              "join:" not in r.stdout and "records:" not in r.stdout, r.stdout)
+        r = kcount("summary", path)
+        check(f"summary {name}: not a kcount log, no --salvage suggested",
+              r.returncode == 2 and "--salvage" not in r.stderr and "not a kcount log" in r.stderr, r.stderr)
     # A file name that starts with '-'.
     weird = os.path.join(work, "-weird name.kcount")
     make_log(weird, "push step\nkernel 100 k\npop\n")
-    r = run("summary", "-weird name.kcount", cwd=work)
-    check(r.returncode == 2 and 'after "--"' in r.stderr, "summary -weird: the error says to put it after --", r.stderr)
-    r = run("summary", "--", "-weird name.kcount", cwd=work)
-    check(r.returncode == 0 and "step" in r.stdout, "summary -- -weird name.kcount works", r.stderr)
-    r = run("check", "--", "-weird name.kcount", cwd=work)
-    check(r.returncode == 0 and r.stdout.rstrip().endswith("OK"), "check -- -weird name.kcount works", r.stdout)
+    r = kcount("summary", "-weird name.kcount", cwd=work)
+    check("summary -weird: the error says to put it after --", r.returncode == 2 and 'after "--"' in r.stderr, r.stderr)
+    r = kcount("summary", "--", "-weird name.kcount", cwd=work)
+    check("summary -- -weird name.kcount works", r.returncode == 0 and "step" in r.stdout, r.stderr)
+    r = kcount("check", "--", "-weird name.kcount", cwd=work)
+    check("check -- -weird name.kcount works", r.returncode == 0 and r.stdout.rstrip().endswith("OK"), r.stdout)
 
 
 def test_missing_paths(work):
-    r = run("summary", os.path.join(work, "nope.kcount"))
-    check(r.returncode == 2 and r.stderr.strip() == f"kcount: {os.path.join(work, 'nope.kcount')}: no such file",
-          "summary of a path that does not exist: one line naming it, exit 2", r.stderr)
-    r = run("export", "csv", "--format", "csv", "-o", os.path.join(work, "x.csv"))
-    check(r.returncode == 2 and "kcount: csv: no such file (a format is an option: --format csv)" in r.stderr,
-          "export csv ...: the format word taken for a log is named as such", r.stderr)
-    r = run("export", "csv", "--help")
-    check(r.returncode == 0 and "Usage:" in r.stdout, "--help wins over a path that does not exist", r.stdout[:200] + r.stderr)
-    r = run("diff", "-a", os.path.join(work, "nope-a.kcount"), "-b", os.path.join(work, "nope-b.kcount"))
-    check(r.returncode == 2 and r.stderr.count("no such file") == 2, "diff -a/-b: every missing path named", r.stderr)
+    r = kcount("summary", os.path.join(work, "nope.kcount"))
+    check("summary of a path that does not exist: one line naming it, exit 2",
+          r.returncode == 2 and r.stderr.strip() == f"kcount: {os.path.join(work, 'nope.kcount')}: no such file", r.stderr)
+    r = kcount("export", "csv", "--format", "csv", "-o", os.path.join(work, "x.csv"))
+    check("export csv ...: the format word taken for a log is named as such",
+          r.returncode == 2 and "kcount: csv: no such file (a format is an option: --format csv)" in r.stderr, r.stderr)
+    r = kcount("export", "csv", "--help")
+    check("--help wins over a path that does not exist",
+          r.returncode == 0 and "Usage:" in r.stdout, r.stdout[:200] + r.stderr)
+    r = kcount("diff", "-a", os.path.join(work, "nope-a.kcount"), "-b", os.path.join(work, "nope-b.kcount"))
+    check("diff -a/-b: every missing path named", r.returncode == 2 and r.stderr.count("no such file") == 2, r.stderr)
     # Three (or one) logs: a usage error before any path is looked at, not "no such file" per path.
     for given, word in ((("x", "y", "z"), "3 logs"), (("x",), "1 log")):
-        r = run("diff", *given)
-        check(r.returncode == 2 and "diff takes two logs (A B)" in r.stderr and f"(given: {word})" in r.stderr
-              and "no such file" not in r.stderr, f"diff with {word}: one usage error", r.stderr)
+        r = kcount("diff", *given)
+        check(f"diff with {word}: one usage error",
+              r.returncode == 2 and "diff takes two logs (A B)" in r.stderr and f"(given: {word})" in r.stderr
+              and "no such file" not in r.stderr, r.stderr)
     # -a takes every log after it: `diff -a A B` has no side B, and says so (it read "given: 0 logs").
-    r = run("diff", "-a", "x", "y")
-    check(r.returncode == 2 and "(given: -a with 2 logs, no -b); -a takes every log after it" in r.stderr,
-          "diff -a A B: names what -a took and that -b is missing", r.stderr)
+    r = kcount("diff", "-a", "x", "y")
+    check("diff -a A B: names what -a took and that -b is missing",
+          r.returncode == 2 and "(given: -a with 2 logs, no -b); -a takes every log after it" in r.stderr, r.stderr)
 
 
 def test_metric_note():
     one = os.path.join(ROOT, "tests", "data", "launches.kcount")
     two = os.path.join(ROOT, "tests", "data", "graphs.kcount")
-    r = run("summary", "--metric", "kernels", one)
-    check(r.returncode == 0 and "--metric chooses the number of the across-logs table" in r.stderr,
-          "summary --metric with one log: says it has no effect", r.stderr)
-    r = run("summary", "--metric", "kernels", one, two)
-    check(r.returncode == 0 and "--metric" not in r.stderr, "summary --metric with two logs: no note", r.stderr)
+    r = kcount("summary", "--metric", "kernels", one)
+    check("summary --metric with one log: says it has no effect",
+          r.returncode == 0 and "--metric chooses the number of the across-logs table" in r.stderr, r.stderr)
+    r = kcount("summary", "--metric", "kernels", one, two)
+    check("summary --metric with two logs: no note", r.returncode == 0 and "--metric" not in r.stderr, r.stderr)
 
 
 def test_short_interval(work, build):
@@ -219,9 +216,9 @@ def test_short_interval(work, build):
     env = dict(os.environ, KCOUNT_MODE="summary", KCOUNT_INTERVAL="1ms", KCOUNT_OUTPUT=log,
                NVTX_INJECTION64_PATH=os.path.join(build, "lib", "libkcount.so"))
     subprocess.run([os.path.join(build, "bin", "nvtx_ranges"), "2000"], env=env, capture_output=True, check=True)
-    r = run("check", log)
-    check(r.returncode == 0 and "every 100 ms (KCOUNT_INTERVAL=1.00 ms, below the 100 ms drain interval)" in r.stdout,
-          "check: an interval below 100 ms shown as the 100 ms it acts as", r.stdout[-500:] + r.stderr)
+    r = kcount("check", log)
+    check("check: an interval below 100 ms shown as the 100 ms it acts as",
+          r.returncode == 0 and "every 100 ms (KCOUNT_INTERVAL=1.00 ms, below the 100 ms drain interval)" in r.stdout, r.stdout[-500:] + r.stderr)
 
 
 def test_newer_format(work):
@@ -232,12 +229,14 @@ def test_newer_format(work):
     newer = os.path.join(work, "newer.kcount")
     with open(newer, "wb") as f:
         f.write(data)
-    r = run("check", newer)
-    check(r.returncode == 2 and "UNSUPPORTED: format 2." in r.stdout and "DAMAGED" not in r.stdout
-          and "records:" not in r.stdout, "check: a newer major version is UNSUPPORTED, not DAMAGED", r.stdout)
-    r = run("summary", newer)
-    check(r.returncode == 2 and "log format 2." in r.stderr and "is not one this kcount reads (1.x)" in r.stderr
-          and "damaged" not in r.stderr, "summary: a newer major version named, not called damaged", r.stderr)
+    r = kcount("check", newer)
+    check("check: a newer major version is UNSUPPORTED, not DAMAGED",
+          r.returncode == 2 and "UNSUPPORTED: format 2." in r.stdout and "DAMAGED" not in r.stdout
+          and "records:" not in r.stdout, r.stdout)
+    r = kcount("summary", newer)
+    check("summary: a newer major version named, not called damaged",
+          r.returncode == 2 and "log format 2." in r.stderr and "is not one this kcount reads (1.x)" in r.stderr
+          and "damaged" not in r.stderr, r.stderr)
 
 
 def test_drops(work):
@@ -245,25 +244,25 @@ def test_drops(work):
     make_log(lossy, "push step\nkernel 100 k\npop\ndropped host 970\ndropped activity 3\n")
     clean = os.path.join(work, "clean.kcount")
     make_log(clean, "push step\nkernel 100 k\npop\n")
-    r = run("summary", lossy)
+    r = kcount("summary", lossy)
     want = ("log complete but LOSSY: 973 records dropped while recording (host records: 970 (KCOUNT_MAX_HOST_MB, or NVTX ranges nested deeper than 256), "
             "activity records: 3 (dropped by CUPTI)); the numbers above undercount")
-    check(r.returncode == 0 and want in r.stdout.splitlines(), "summary: a lossy log's state line", r.stdout[-600:])
-    r = run("summary", clean)
-    check("log complete" in r.stdout.splitlines(), "summary: a clean log says only 'log complete'", r.stdout[-300:])
-    j = json.loads(run("summary", "--format", "json", lossy).stdout)["logs"][0]
-    check(j["state"] == "complete, lossy" and j["lossy"] and j["drops"]["records"] == 973
-          and j["drops"]["counters"] == {"dropped_host_records": 970, "dropped_activity_records": 3},
-          "summary json: state, lossy, drops", {k: j[k] for k in ("state", "lossy", "drops")})
-    j = json.loads(run("summary", "--format", "json", clean).stdout)["logs"][0]
-    check(j["state"] == "complete" and not j["lossy"], "summary json: a clean log is complete, not lossy")
-    r = run("check", lossy)
+    check("summary: a lossy log's state line", r.returncode == 0 and want in r.stdout.splitlines(), r.stdout[-600:])
+    r = kcount("summary", clean)
+    check("summary: a clean log says only 'log complete'", "log complete" in r.stdout.splitlines(), r.stdout[-300:])
+    j = json.loads(kcount("summary", "--format", "json", lossy).stdout)["logs"][0]
+    check("summary json: state, lossy, drops",
+          j["state"] == "complete, lossy" and j["lossy"] and j["drops"]["records"] == 973
+          and j["drops"]["counters"] == {"dropped_host_records": 970, "dropped_activity_records": 3}, {k: j[k] for k in ("state", "lossy", "drops")})
+    j = json.loads(kcount("summary", "--format", "json", clean).stdout)["logs"][0]
+    check("summary json: a clean log is complete, not lossy", j["state"] == "complete" and not j["lossy"])
+    r = kcount("check", lossy)
     lines = r.stdout.splitlines()
-    check(r.returncode == 1, "check: a lossy log exits 1 (not 2: drops are not damage)", r.returncode)
-    check(any(l.startswith("DROPS: 973 records dropped") for l in lines) and lines[-1].startswith("COMPLETE BUT LOSSY"),
-          "check: DROPS line and COMPLETE BUT LOSSY", r.stdout)
-    r = run("check", clean)
-    check(r.returncode == 0 and r.stdout.splitlines()[-1] == "OK" and "DROPS" not in r.stdout, "check: clean log OK")
+    check("check: a lossy log exits 1 (not 2: drops are not damage)", r.returncode == 1, r.returncode)
+    check("check: DROPS line and COMPLETE BUT LOSSY",
+          any(l.startswith("DROPS: 973 records dropped") for l in lines) and lines[-1].startswith("COMPLETE BUT LOSSY"), r.stdout)
+    r = kcount("check", clean)
+    check("check: clean log OK", r.returncode == 0 and r.stdout.splitlines()[-1] == "OK" and "DROPS" not in r.stdout)
     # Every other reading command names the lossy log on stderr, once, and says nothing for a clean one.
     warn = (f"kcount: {lossy}: warning: log complete but LOSSY: 973 records dropped while recording (host records: "
             "970 (KCOUNT_MAX_HOST_MB, or NVTX ranges nested deeper than 256), activity records: 3 (dropped by CUPTI)); its numbers undercount")
@@ -272,17 +271,17 @@ def test_drops(work):
                  ("export", "--format", "json", "-o", os.path.join(work, "l.json"), lossy, clean),
                  ("export", "--format", "sqlite", "-o", os.path.join(work, "l.db"), lossy, clean),
                  ("report", "-o", page, lossy, clean), ("diff", lossy, clean), ("diff", clean, lossy)):
-        r = run(*args)
+        r = kcount(*args)
         lines = r.stderr.splitlines()
-        check(r.returncode == 0 and lines.count(warn) == 1 and not any(clean in l for l in lines),
-              f"{' '.join(args[:2])}: one LOSSY warning for the lossy log, none for the clean one", r.stderr)
+        check(f"{' '.join(args[:2])}: one LOSSY warning for the lossy log, none for the clean one",
+              r.returncode == 0 and lines.count(warn) == 1 and not any(clean in l for l in lines), r.stderr)
     with open(page) as f:
         html = f.read()
-    check("log complete but LOSSY: 973 records dropped" in html and '"complete, lossy"' in html,
-          "report: the page carries the lossy state line")
-    r = run("diff", lossy, lossy)
-    check(r.stderr.count("LOSSY") == 2 and "hold the same file" in r.stderr,
-          "diff of a lossy log with itself: each side warned, and the same file named", r.stderr)
+    check("report: the page carries the lossy state line",
+          "log complete but LOSSY: 973 records dropped" in html and '"complete, lossy"' in html)
+    r = kcount("diff", lossy, lossy)
+    check("diff of a lossy log with itself: each side warned, and the same file named",
+          r.stderr.count("LOSSY") == 2 and "hold the same file" in r.stderr, r.stderr)
 
 
 def test_not_a_file(work):
@@ -292,16 +291,16 @@ def test_not_a_file(work):
     for path, want in ((missing, "CANNOT READ: cannot read it: No such file or directory"),
                        (work, "NOT A LOG FILE: a folder, not a log file"),
                        ("/dev/null", "NOT A LOG FILE: not a regular file")):
-        r = run("check", path)
+        r = kcount("check", path)
         lines = r.stdout.splitlines()
-        check(r.returncode == 2 and len(lines) == 2 and lines[1].startswith(want)
-              and "format version" not in r.stdout and "chunk -1" not in r.stdout,
-              f"check {path}: one clear line, exit 2", r.stdout + r.stderr)
+        check(f"check {path}: one clear line, exit 2",
+              r.returncode == 2 and len(lines) == 2 and lines[1].startswith(want)
+              and "format version" not in r.stdout and "chunk -1" not in r.stdout, r.stdout + r.stderr)
         if not os.path.exists(path):
             continue  # summary says "no such file" (usage.md)
-        r = run("summary", path)
-        check(r.returncode == 2 and want.split(": ", 1)[1] in r.stderr and "(byte 0)" not in r.stderr,
-              f"summary {path}: why, without a byte offset into a file that holds no log (exit 2)", r.stderr)
+        r = kcount("summary", path)
+        check(f"summary {path}: why, without a byte offset into a file that holds no log (exit 2)",
+              r.returncode == 2 and want.split(": ", 1)[1] in r.stderr and "(byte 0)" not in r.stderr, r.stderr)
     # A FIFO is never opened: every reading command answers at once (it used to block in open()).
     fifo = os.path.join(work, "pipe.kcount")
     os.mkfifo(fifo)
@@ -314,7 +313,7 @@ def test_not_a_file(work):
             detail = r.stdout + r.stderr
         except subprocess.TimeoutExpired:
             ok, detail = False, "still waiting after 20 s"
-        check(ok, f"{args[0]} of a FIFO: not a regular file, exit 2, no wait", detail)
+        check(f"{args[0]} of a FIFO: not a regular file, exit 2, no wait", ok, detail)
     os.unlink(fifo)
     # A log its reader may not open: named so, not called damaged (needs a second user: root creates it).
     if os.geteuid() == 0 and shutil.which("useradd"):
@@ -329,12 +328,12 @@ def test_not_a_file(work):
         os.chmod(work, 0o711)
         try:
             r = subprocess.run([KCOUNT, "check", closed], capture_output=True, text=True, user=user, timeout=30)
-            check(r.returncode == 2 and "CANNOT READ: cannot read it: Permission denied" in r.stdout
-                  and "DAMAGED" not in r.stdout and "format version" not in r.stdout,
-                  "check of a log this user may not open: CANNOT READ, not DAMAGED", r.stdout + r.stderr)
+            check("check of a log this user may not open: CANNOT READ, not DAMAGED",
+                  r.returncode == 2 and "CANNOT READ: cannot read it: Permission denied" in r.stdout
+                  and "DAMAGED" not in r.stdout and "format version" not in r.stdout, r.stdout + r.stderr)
             r = subprocess.run([KCOUNT, "summary", closed], capture_output=True, text=True, user=user, timeout=30)
-            check(r.returncode == 2 and "Permission denied" in r.stderr and "damaged" not in r.stderr,
-                  "summary of a log this user may not open: the reason, not 'damaged'", r.stderr)
+            check("summary of a log this user may not open: the reason, not 'damaged'",
+                  r.returncode == 2 and "Permission denied" in r.stderr and "damaged" not in r.stderr, r.stderr)
         finally:
             os.chmod(work, 0o700)
     else:
@@ -346,24 +345,24 @@ def test_not_a_file(work):
     with open(zst, "wb") as f:
         f.write(bytes([0x28, 0xb5, 0x2f, 0xfd]) + bytes(40))
     for path, kind in ((gz, "gzip"), (zst, "zstd")):
-        r = run("check", path)
-        check(r.returncode == 2 and f"not a kcount log ({kind} data: decompress it first)" in r.stdout,
-              f"check {kind} data: named, with a hint", r.stdout)
-        r = run("summary", path)
-        check(r.returncode == 2 and f"({kind} data: decompress it first)" in r.stderr,
-              f"summary {kind} data: named, with a hint", r.stderr)
+        r = kcount("check", path)
+        check(f"check {kind} data: named, with a hint",
+              r.returncode == 2 and f"not a kcount log ({kind} data: decompress it first)" in r.stdout, r.stdout)
+        r = kcount("summary", path)
+        check(f"summary {kind} data: named, with a hint",
+              r.returncode == 2 and f"({kind} data: decompress it first)" in r.stderr, r.stderr)
     log = os.path.join(work, "small.kcount")
     make_log(log, "push step\nkernel 100 k\npop\n")
     folder = os.path.join(work, "outdir")
     os.makedirs(folder, exist_ok=True)
     for fmt in ("json", "chrome"):
-        r = run("export", "--format", fmt, "-o", folder, log)
-        check(r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr,
-              f"export --format {fmt} -o FOLDER: says it is a folder", r.stderr)
+        r = kcount("export", "--format", fmt, "-o", folder, log)
+        check(f"export --format {fmt} -o FOLDER: says it is a folder",
+              r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr, r.stderr)
     nowhere = os.path.join(work, "no-such-folder", "dir", "r.html")
-    r = run("report", "-o", nowhere, log)
-    check(r.returncode == 2 and f"cannot write {nowhere}: No such file or directory" in r.stderr,
-          "report -o in a missing folder: the system's reason", r.stderr)
+    r = kcount("report", "-o", nowhere, log)
+    check("report -o in a missing folder: the system's reason",
+          r.returncode == 2 and f"cannot write {nowhere}: No such file or directory" in r.stderr, r.stderr)
 
 
 def test_rotated_parts(work):
@@ -374,33 +373,34 @@ def test_rotated_parts(work):
     make_log(p0, ident + "push step\nkernel 100 k\npop\n")
     make_log(p1, ident + "meta rotated_file 1\npush step\nkernel 200 k\npop\n")
     make_log(p3, ident + "meta rotated_file 3\npush step\nkernel 300 k\npop\n")
-    r = run("summary", p1)
-    check(r.returncode == 0 and "rotated part 1; part 0 not given; the numbers cover this part only" in r.stdout
-          and "log complete" not in r.stdout, "summary of part 1 alone: footer names the missing part 0", r.stdout[-400:])
-    j = json.loads(run("summary", "--format", "json", p3).stdout)["logs"][0]
-    check(j["state"] == "rotated part", "summary json of part 3 alone: state 'rotated part'", j["state"])
-    r = run("check", p3)
-    check(r.returncode == 1 and r.stdout.splitlines()[-1].startswith("PARTIAL: rotated part 3; parts 0..2 not given"),
-          "check of part 3 alone: PARTIAL, exit 1", r.stdout[-300:])
-    r = run("check", p0)
-    check(r.returncode == 0 and r.stdout.splitlines()[-1] == "OK", "check of part 0 (a complete log): OK")
-    r = run("kernels", p1)
-    check(r.returncode == 0 and "warning: rotated part 1; part 0 not given" in r.stderr,
-          "kernels of part 1 alone: warned", r.stderr)
+    r = kcount("summary", p1)
+    check("summary of part 1 alone: footer names the missing part 0",
+          r.returncode == 0 and "rotated part 1; part 0 not given; the numbers cover this part only" in r.stdout
+          and "log complete" not in r.stdout, r.stdout[-400:])
+    j = json.loads(kcount("summary", "--format", "json", p3).stdout)["logs"][0]
+    check("summary json of part 3 alone: state 'rotated part'", j["state"] == "rotated part", j["state"])
+    r = kcount("check", p3)
+    check("check of part 3 alone: PARTIAL, exit 1",
+          r.returncode == 1 and r.stdout.splitlines()[-1].startswith("PARTIAL: rotated part 3; parts 0..2 not given"), r.stdout[-300:])
+    r = kcount("check", p0)
+    check("check of part 0 (a complete log): OK", r.returncode == 0 and r.stdout.splitlines()[-1] == "OK")
+    r = kcount("kernels", p1)
+    check("kernels of part 1 alone: warned",
+          r.returncode == 0 and "warning: rotated part 1; part 0 not given" in r.stderr, r.stderr)
     # The same file twice (by another name too) is read once.
-    r = run("summary", p0, p0, os.path.join(work, ".", "rot.kcount"))
-    check(r.returncode == 0 and r.stdout.count("== ") == 1 and r.stderr.count("given twice): read once") == 2,
-          "summary of one file given three times: one log, two repeats named", r.stderr + r.stdout[:200])
-    r = run("summary", p0, p0, p1)
-    check(r.returncode == 0 and r.stdout.count("== ") == 1 and "(2 rotated files joined)" in r.stdout,
-          "summary r r r.1: one joined run, no double counting", r.stdout[-300:])
-    r = run("diff", p0, p1)
-    check(r.returncode == 0 and "are parts of one rotated run" in r.stderr, "diff of two parts of one run: warned",
+    r = kcount("summary", p0, p0, os.path.join(work, ".", "rot.kcount"))
+    check("summary of one file given three times: one log, two repeats named",
+          r.returncode == 0 and r.stdout.count("== ") == 1 and r.stderr.count("given twice): read once") == 2, r.stderr + r.stdout[:200])
+    r = kcount("summary", p0, p0, p1)
+    check("summary r r r.1: one joined run, no double counting",
+          r.returncode == 0 and r.stdout.count("== ") == 1 and "(2 rotated files joined)" in r.stdout, r.stdout[-300:])
+    r = kcount("diff", p0, p1)
+    check("diff of two parts of one run: warned", r.returncode == 0 and "are parts of one rotated run" in r.stderr,
           r.stderr)
     other = os.path.join(work, "other.kcount")
     make_log(other, "meta host h2\nmeta pid 7\nmeta start_ns 5\npush step\nkernel 100 k\npop\n")
-    r = run("diff", p0, other)
-    check(r.returncode == 0 and r.stderr == "", "diff of two runs: no warning", r.stderr)
+    r = kcount("diff", p0, other)
+    check("diff of two runs: no warning", r.returncode == 0 and r.stderr == "", r.stderr)
 
 
 def test_long_names(work):
@@ -408,37 +408,37 @@ def test_long_names(work):
     log = os.path.join(work, "long.kcount")
     make_log(log, f"push {name}\nkernel 100 k\npop\npush short\nkernel 100 k\npop\n")
     for args in (("summary", log), ("summary", "--view", "inclusive", log), ("kernels", log), ("diff", log, log)):
-        out = run(*args).stdout
+        out = kcount(*args).stdout
         width = max(len(l) for l in out.splitlines())
-        check(width < 400 and "LLLL…MMMM" in out, f"{' '.join(args[:-1])}: long name elided (widest line {width})")
-    j = json.loads(run("summary", "--format", "json", log).stdout)
-    check(any(r["path"] == name for r in j["logs"][0]["ranges"]), "summary json: the full name")
-    rows = list(csv.reader(io.StringIO(run("summary", "--format", "csv", log).stdout)))
-    check(any(name in row for row in rows), "summary csv: the full name")
-    j = json.loads(run("diff", "--format", "json", log, log).stdout)
-    check(any(r["path"] == name for r in j["ranges"]), "diff json: the full name")
+        check(f"{' '.join(args[:-1])}: long name elided (widest line {width})", width < 400 and "LLLL…MMMM" in out)
+    j = json.loads(kcount("summary", "--format", "json", log).stdout)
+    check("summary json: the full name", any(r["path"] == name for r in j["logs"][0]["ranges"]))
+    rows = list(csv.reader(io.StringIO(kcount("summary", "--format", "csv", log).stdout)))
+    check("summary csv: the full name", any(name in row for row in rows))
+    j = json.loads(kcount("diff", "--format", "json", log, log).stdout)
+    check("diff json: the full name", any(r["path"] == name for r in j["ranges"]))
 
 
 def test_records_and_placeholders(work):
     # Launches as summary counts them; memcpy/memset calls (launch records too) named apart, only if any.
     log = os.path.join(work, "mem.kcount")
     make_log(log, "push step\nkernel 100 k\nkernel 100 k\nmemcpy 50 4096\nmemcpy 50 4096\nmemcpy 50 8\npop\n")
-    r = run("check", log)
+    r = kcount("check", log)
     rec = [l for l in r.stdout.splitlines() if l.startswith("records:")]
     want = "records: 4 strings, 1 scope, 2 launches (+3 memcpy/memset calls), 2 kernels, 1 range"
-    check(r.returncode == 0 and rec == [want], "check: records line splits launches and memcpy/memset calls", rec)
-    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
-    check(j["totals"]["launches"] == 2, "summary: the same 2 launches", j.get("totals"))
+    check("check: records line splits launches and memcpy/memset calls", r.returncode == 0 and rec == [want], rec)
+    j = json.loads(kcount("summary", "--format", "json", log).stdout)["logs"][0]
+    check("summary: the same 2 launches", j["totals"]["launches"] == 2, j.get("totals"))
     pattern = r"^records: .*, (\d+) launch(?:es)?(?: \(\+(\d+) memcpy/memset calls?\))?, (\d+) kernels?, (\d+) ranges?$"
     m = re.search(pattern, r.stdout, re.M)
-    check(m is not None and m.groups() == ("2", "3", "2", "1"), "tests/gpu/check_rotation.sh's pattern reads it",
+    check("tests/gpu/check_rotation.sh's pattern reads it", m is not None and m.groups() == ("2", "3", "2", "1"),
           m and m.groups())
     plain = os.path.join(work, "plain.kcount")
     make_log(plain, "push step\nkernel 100 k\npop\n")
-    r = run("check", plain)
+    r = kcount("check", plain)
     m = re.search(pattern, r.stdout, re.M)
-    check(m is not None and m.groups() == ("1", None, "1", "1") and "memcpy" not in m.group(0),
-          "check without memory calls: no memcpy/memset part; the pattern reads it", r.stdout)
+    check("check without memory calls: no memcpy/memset part; the pattern reads it",
+          m is not None and m.groups() == ("1", None, "1", "1") and "memcpy" not in m.group(0), r.stdout)
     # A range with no instance of its own (open when the log closed) above a range with one.
     ph = os.path.join(work, "placeholder.kcount")
     name = "decoder_layer_forward_with_a_long_name"
@@ -446,18 +446,18 @@ def test_records_and_placeholders(work):
     closed = os.path.join(work, "closed.kcount")  # the same ranges, the outer one closed: no placeholder
     make_log(closed, f"push {name}\npush attention\npop\npush attention\npop\npop\n")
     for view in ("tree", "inclusive"):
-        out = run("summary", "--view", view, ph).stdout
+        out = kcount("summary", "--view", view, ph).stdout
         lines = out.splitlines()
         row = [l for l in lines if name in l and "attention" not in l]
         table = lines[:lines.index(kc_note)] if kc_note in lines else lines
         width = max(len(l) for l in table)
-        plain_width = max(len(l) for l in run("summary", "--view", view, closed).stdout.splitlines())
-        check(len(row) == 1 and row[0].split()[0] == name and row[0].split()[1] == "*" and "no instance" not in row[0]
-              and kc_note in lines and width <= plain_width + 2,
-              f"summary --view {view}: placeholder row marked '*', explained under the table (table {width} wide, "
-              f"{plain_width} without the placeholder)", out)
-    out = run("summary", os.path.join(work, "plain.kcount")).stdout
-    check(kc_note not in out, "summary without placeholder rows: no '*' note", out)
+        plain_width = max(len(l) for l in kcount("summary", "--view", view, closed).stdout.splitlines())
+        check(f"summary --view {view}: placeholder row marked '*', explained under the table (table {width} wide, "
+              f"{plain_width} without the placeholder)",
+              len(row) == 1 and row[0].split()[0] == name and row[0].split()[1] == "*" and "no instance" not in row[0]
+              and kc_note in lines and width <= plain_width + 2, out)
+    out = kcount("summary", os.path.join(work, "plain.kcount")).stdout
+    check("summary without placeholder rows: no '*' note", kc_note not in out, out)
 
 
 kc_note = "*: placeholder row, no instance recorded (the range was open when recording began or stopped)"
@@ -466,14 +466,15 @@ kc_note = "*: placeholder row, no instance recorded (the range was open when rec
 def test_docs_in_tool(work):
     log = os.path.join(work, "nvjet.kcount")
     make_log(log, "push step\nkernel 100 nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN\npop\n")
-    out = run("kernels", log).stdout
-    check("-: not in the kernel name" in out, "kernels: the table explains '-'", out)
-    help_text = run("summary", "--help").stdout
-    check("CPU time stays the range's wall time" in re.sub(r"\s+", " ", help_text), "summary --help: innermost CPU time")
+    out = kcount("kernels", log).stdout
+    check("kernels: the table explains '-'", "-: not in the kernel name" in out, out)
+    help_text = kcount("summary", "--help").stdout
+    check("summary --help: innermost CPU time",
+          "CPU time stays the range's wall time" in re.sub(r"\s+", " ", help_text))
     for target in ("/dev/stdout", "/dev/stderr"):
         r = subprocess.run([KCOUNT, "run", "--output", target, "--", "true"], capture_output=True, text=True)
-        check(r.returncode == 2 and "would be mixed with the program's own output" in r.stderr,
-              f"run --output {target} refused", r.stderr)
+        check(f"run --output {target} refused",
+              r.returncode == 2 and "would be mixed with the program's own output" in r.stderr, r.stderr)
 
 
 def make_log_bytes(path, script):
@@ -489,29 +490,33 @@ def test_diff_wording(work):
              ("pct-d.kcount", "kernel 1000 k\nkernel 99600 g\n", "-0.4%"))
     for name, body, _ in cases:
         make_log(os.path.join(work, name), "push step\n" + body + "pop\n")
-    outs = {name: run("diff", base, os.path.join(work, name)).stdout for name, _, _ in cases}
+    outs = {name: kcount("diff", base, os.path.join(work, name)).stdout for name, _, _ in cases}
     for name, _, _ in cases:
         out = outs[name]
-        check("-0%" not in out and "+0%" not in out and "(+0." not in out.replace("(+0.4", ""),
-              f"diff {name}: no -0% or +0%", out)
+        check(f"diff {name}: no -0% or +0%",
+              "-0%" not in out and "+0%" not in out and "(+0." not in out.replace("(+0.4", ""), out)
     gpu = lambda out: re.search(r"GPU time \S+ \S+ -> \S+ \S+ \(([^)]*)\)", out).group(1)
-    check(gpu(outs["pct-b.kcount"]) == "<0.1%", "diff: a change below 0.05% reads <0.1% (no sign)", gpu(outs["pct-b.kcount"]))
-    check(gpu(outs["pct-c.kcount"]) == "0%", "diff: no change reads 0%", gpu(outs["pct-c.kcount"]))
-    check(gpu(outs["pct-d.kcount"]) == "-0.4%", "diff: -0.4% with one decimal", gpu(outs["pct-d.kcount"]))
+    check("diff: a change below 0.05% reads <0.1% (no sign)",
+          gpu(outs["pct-b.kcount"]) == "<0.1%", gpu(outs["pct-b.kcount"]))
+    check("diff: no change reads 0%", gpu(outs["pct-c.kcount"]) == "0%", gpu(outs["pct-c.kcount"]))
+    check("diff: -0.4% with one decimal", gpu(outs["pct-d.kcount"]) == "-0.4%", gpu(outs["pct-d.kcount"]))
     row = [l for l in outs["pct-c.kcount"].splitlines() if l.startswith("step ")]
-    check(len(row) == 1 and " 0 ns (0%)" in row[0] and "+0 ns" not in row[0], "diff table: no change reads '0 ns (0%)'", row)
+    check("diff table: no change reads '0 ns (0%)'",
+          len(row) == 1 and " 0 ns (0%)" in row[0] and "+0 ns" not in row[0], row)
     # No kernel name in common: said so, never "0 of N distinct names equal" or "0 distinct names equal".
     ga = os.path.join(work, "gemm-a.kcount")
     gb = os.path.join(work, "gemm-b.kcount")
     make_log(ga, "push step\nkernel 100 nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT\nkernel 10 foo_kernel\npop\n")
     make_log(gb, "push step\nkernel 100 nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN\nkernel 10 bar_kernel\npop\n")
-    out = run("diff", ga, gb).stdout
-    check(re.search(r"\b0 (of \d+ )?distinct names? equal", out) is None, "diff: no '0 ... distinct names equal' line", out)
-    check("GEMM kernels changed: no distinct name in common (1 in A, 1 in B)" in out,
-          "diff: GEMM kernels with no name in common say so", out)
-    check("other: no distinct name in common (1 in A, 1 in B)" in out, "diff: other kernels with no name in common", out)
-    out = run("diff", ga, ga).stdout
-    check("GEMM kernels identical: 1 of 1 distinct name equal" in out, "diff: '1 of 1 distinct name equal'", out)
+    out = kcount("diff", ga, gb).stdout
+    check("diff: no '0 ... distinct names equal' line",
+          re.search(r"\b0 (of \d+ )?distinct names? equal", out) is None, out)
+    check("diff: GEMM kernels with no name in common say so",
+          "GEMM kernels changed: no distinct name in common (1 in A, 1 in B)" in out, out)
+    check("diff: other kernels with no name in common",
+          "other: no distinct name in common (1 in A, 1 in B)" in out, out)
+    out = kcount("diff", ga, ga).stdout
+    check("diff: '1 of 1 distinct name equal'", "GEMM kernels identical: 1 of 1 distinct name equal" in out, out)
 
 
 PLURAL_AFTER_ONE = re.compile(r"(?<![\d.,x])1 (?:[a-zA-Z/-]+ )?(launches|kernels|ranges|scopes|strings|chunks|records|"
@@ -524,15 +529,17 @@ def test_plurals(work):
     other = os.path.join(work, "one-other.kcount")
     make_log(other, "push step\nkernel 100 k\nkernel 100 j\npop\n")
     for args in (("summary", one), ("check", one), ("kernels", one), ("diff", one, other), ("diff", other, one)):
-        r = run(*args)
+        r = kcount(*args)
         bad = PLURAL_AFTER_ONE.findall(r.stdout + r.stderr)
-        check(not bad, f"{args[0]}: no '1 <plural>'", (bad, r.stdout + r.stderr))
-    out = run("check", one).stdout
-    check("1 chunk read" in out and "1 scope," in out and "1 launch," in out and "1 range\n" in out
-          and "1 launch record (" in out and "1 host record," in out, "check: '1 chunk', '1 scope', '1 launch', ...", out)
-    out = run("summary", one).stdout
-    check("totals: 1 launch (0 graph launches), 1 kernel, 0 unmatched kernels, 0 launches without kernel" in out
-          and "1 record dropped while recording" in out, "summary: singular totals and drops", out)
+        check(f"{args[0]}: no '1 <plural>'", not bad, (bad, r.stdout + r.stderr))
+    out = kcount("check", one).stdout
+    check("check: '1 chunk', '1 scope', '1 launch', ...",
+          "1 chunk read" in out and "1 scope," in out and "1 launch," in out and "1 range\n" in out
+          and "1 launch record (" in out and "1 host record," in out, out)
+    out = kcount("summary", one).stdout
+    check("summary: singular totals and drops",
+          "totals: 1 launch (0 graph launches), 1 kernel, 0 unmatched kernels, 0 launches without kernel" in out
+          and "1 record dropped while recording" in out, out)
 
 
 def test_mean_rounding(work):
@@ -540,16 +547,16 @@ def test_mean_rounding(work):
     # and the kernels table alike (the verdict used to truncate to 41 ns).
     log = os.path.join(work, "mean.kcount")
     make_log(log, "push step\nkernel 41 k\npop\npush step\nkernel 42 k\npop\n")
-    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
+    j = json.loads(kcount("summary", "--format", "json", log).stdout)["logs"][0]
     step = [r for r in j["ranges"] if r["path"] == "step"][0]
     gpu, inst = step["inclusive"]["gpu_ns"], step["instances"]
     want = (2 * gpu + inst) // (2 * inst)  # round half up
-    out = run("summary", log).stdout
+    out = kcount("summary", log).stdout
     verdict = [l for l in out.splitlines() if l.startswith("  step: ")]
-    check(len(verdict) == 1 and f"for {want} ns of GPU work" in verdict[0] and verdict[0].count(" per instance") == 1,
-          f"summary verdict: {gpu} ns / {inst} instances is {want} ns", verdict)
-    row = [l for l in run("kernels", log).stdout.splitlines() if l.startswith("k ")]
-    check(len(row) == 1 and row[0].split()[4:6] == [str(want), "ns"], f"kernels table: GPU avg {want} ns", row)
+    check(f"summary verdict: {gpu} ns / {inst} instances is {want} ns",
+          len(verdict) == 1 and f"for {want} ns of GPU work" in verdict[0] and verdict[0].count(" per instance") == 1, verdict)
+    row = [l for l in kcount("kernels", log).stdout.splitlines() if l.startswith("k ")]
+    check(f"kernels table: GPU avg {want} ns", len(row) == 1 and row[0].split()[4:6] == [str(want), "ns"], row)
 
 
 LONG_NS = "N" * 120
@@ -560,36 +567,36 @@ LONG_SHORT = f"{LONG_NS}::kernel"
 def test_full_names_machine_readable(work):
     log = os.path.join(work, "longk.kcount")
     make_log(log, f"push step\nkernel 100 {LONG_KERNEL}\npop\n")
-    rows = list(csv.DictReader(io.StringIO(run("summary", "--format", "csv", log).stdout)))
+    rows = list(csv.DictReader(io.StringIO(kcount("summary", "--format", "csv", log).stdout)))
     tops = [r["top_kernels"] for r in rows if r["path"] == "step"]
-    check(tops == [f"{LONG_SHORT} ×1"], "summary csv: top_kernels carries the whole short name", tops)
-    rows = list(csv.DictReader(io.StringIO(run("kernels", "--format", "csv", log).stdout)))
-    check([r["kernel"] for r in rows] == [LONG_SHORT], "kernels csv: the whole short name", [r["kernel"] for r in rows])
+    check("summary csv: top_kernels carries the whole short name", tops == [f"{LONG_SHORT} ×1"], tops)
+    rows = list(csv.DictReader(io.StringIO(kcount("kernels", "--format", "csv", log).stdout)))
+    check("kernels csv: the whole short name", [r["kernel"] for r in rows] == [LONG_SHORT], [r["kernel"] for r in rows])
     out = os.path.join(work, "longk-csv")
-    r = run("export", "--format", "csv", "-o", out, log)
+    r = kcount("export", "--format", "csv", "-o", out, log)
     with open(os.path.join(out, "kernels.csv")) as f:
         names = [row["shortName"] for row in csv.DictReader(f)]
-    check(r.returncode == 0 and names == [LONG_SHORT], "export csv: shortName whole", names)
-    r = run("export", "--format", "json", "-o", os.path.join(work, "longk.json"), log)
+    check("export csv: shortName whole", r.returncode == 0 and names == [LONG_SHORT], names)
+    r = kcount("export", "--format", "json", "-o", os.path.join(work, "longk.json"), log)
     with open(os.path.join(work, "longk.json")) as f:
         names = [k["shortName"] for k in json.load(f)["kernels"]]
-    check(names == [LONG_SHORT], "export json: shortName whole", names)
-    j = json.loads(run("kernels", "--format", "json", log).stdout)
-    check([k["short"] for k in j["kernels"]] == [LONG_SHORT], "kernels json: short whole")
-    j = json.loads(run("summary", "--format", "json", log).stdout)["logs"][0]
+    check("export json: shortName whole", names == [LONG_SHORT], names)
+    j = json.loads(kcount("kernels", "--format", "json", log).stdout)
+    check("kernels json: short whole", [k["short"] for k in j["kernels"]] == [LONG_SHORT])
+    j = json.loads(kcount("summary", "--format", "json", log).stdout)["logs"][0]
     shorts = [k["short"] for r in j["ranges"] for k in r.get("kernels", [])]
-    check(shorts and all(s == LONG_SHORT for s in shorts), "summary json: short whole", shorts)
-    j = json.loads(run("diff", "--format", "json", log, log).stdout)
-    check([k["short"] for k in j["kernels"]["same"]] == [LONG_SHORT], "diff json: short whole")
+    check("summary json: short whole", shorts and all(s == LONG_SHORT for s in shorts), shorts)
+    j = json.loads(kcount("diff", "--format", "json", log, log).stdout)
+    check("diff json: short whole", [k["short"] for k in j["kernels"]["same"]] == [LONG_SHORT])
     # Text keeps the display form: cut at 100 characters with "…".
     cut = LONG_SHORT[:99] + "…"
-    check(f"top: {cut} ×1" in run("summary", log).stdout, "summary text: the verdict line cuts the name")
+    check("summary text: the verdict line cuts the name", f"top: {cut} ×1" in kcount("summary", log).stdout)
     # The diff's kernels table shortens it further, to the name column's 60 characters, as `kcount kernels` does.
-    shown = [l for l in run("kernels", log).stdout.splitlines() if l.startswith("NNN")]
+    shown = [l for l in kcount("kernels", log).stdout.splitlines() if l.startswith("NNN")]
     name = shown[0][:60] if shown else None
-    rows = [l for l in run("diff", log, log).stdout.splitlines() if l.startswith("  same ")]
-    check(name is not None and "…" in name and len(rows) == 1 and f" {name} " in rows[0] and cut not in rows[0],
-          "diff text: the kernels table shortens the name as the kernels table does", (name, rows))
+    rows = [l for l in kcount("diff", log, log).stdout.splitlines() if l.startswith("  same ")]
+    check("diff text: the kernels table shortens the name as the kernels table does",
+          name is not None and "…" in name and len(rows) == 1 and f" {name} " in rows[0] and cut not in rows[0], (name, rows))
 
 
 def test_non_utf8_kernel_names(work):
@@ -603,16 +610,16 @@ def test_non_utf8_kernel_names(work):
             text = r.stdout.decode("utf-8")
         except UnicodeDecodeError as e:
             text = None
-            check(False, f"{' '.join(args[:-1])}: text output is valid UTF-8", e)
+            check(f"{' '.join(args[:-1])}: text output is valid UTF-8", False, e)
             continue
-        check(escaped in text and not any(ord(c) < 0x20 and c not in "\n" for c in text),
-              f"{' '.join(args[:-1])}: the kernel name escaped as range names are (\\xHH)", text[-800:])
+        check(f"{' '.join(args[:-1])}: the kernel name escaped as range names are (\\xHH)",
+              escaped in text and not any(ord(c) < 0x20 and c not in "\n" for c in text), text[-800:])
     # CSV and JSON: the name as recorded, invalid bytes as U+FFFD (as for range names).
     want = "caf\ufffd_kernel\x01x"
-    rows = list(csv.DictReader(io.StringIO(run("kernels", "--format", "csv", log).stdout)))
-    check(want in [r["kernel"] for r in rows], "kernels csv: U+FFFD for the invalid byte", [r["kernel"] for r in rows])
-    j = json.loads(run("kernels", "--format", "json", log).stdout)
-    check(want in [k["short"] for k in j["kernels"]], "kernels json: U+FFFD for the invalid byte")
+    rows = list(csv.DictReader(io.StringIO(kcount("kernels", "--format", "csv", log).stdout)))
+    check("kernels csv: U+FFFD for the invalid byte", want in [r["kernel"] for r in rows], [r["kernel"] for r in rows])
+    j = json.loads(kcount("kernels", "--format", "json", log).stdout)
+    check("kernels json: U+FFFD for the invalid byte", want in [k["short"] for k in j["kernels"]])
 
 
 def test_export_output(work):
@@ -628,28 +635,30 @@ def test_export_output(work):
             return json.loads(text)
         except ValueError:
             return {}
-    r = run("export", "--format", "chrome", "-o", "-", log, cwd=cwd)
-    check(r.returncode == 0 and any(e.get("cat") == "kernel" for e in doc(r.stdout).get("traceEvents", [])),
-          "export chrome -o -: the trace on standard output", r.stderr)
-    r = run("export", "--format", "json", "-o", "-", log, cwd=cwd)
-    check(r.returncode == 0 and len(doc(r.stdout).get("kernels", [])) == 1, "export json -o -: records on standard output",
+    r = kcount("export", "--format", "chrome", "-o", "-", log, cwd=cwd)
+    check("export chrome -o -: the trace on standard output",
+          r.returncode == 0 and any(e.get("cat") == "kernel" for e in doc(r.stdout).get("traceEvents", [])), r.stderr)
+    r = kcount("export", "--format", "json", "-o", "-", log, cwd=cwd)
+    check("export json -o -: records on standard output",
+          r.returncode == 0 and len(doc(r.stdout).get("kernels", [])) == 1,
           r.stderr)
-    r = run("export", "--format", "csv", "--table", "kernels", "-o", "-", log, cwd=cwd)
+    r = kcount("export", "--format", "csv", "--table", "kernels", "-o", "-", log, cwd=cwd)
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    check(r.returncode == 0 and [x["shortName"] for x in rows] == ["k"], "export csv --table kernels -o -: one table",
+    check("export csv --table kernels -o -: one table", r.returncode == 0 and [x["shortName"] for x in rows] == ["k"],
           r.stdout + r.stderr)
-    r = run("export", "--format", "csv", "-o", "-", log, cwd=cwd)
-    check(r.returncode == 2 and "--table" in r.stderr and r.stdout == "", "export csv -o - without --table: exit 2, names --table",
+    r = kcount("export", "--format", "csv", "-o", "-", log, cwd=cwd)
+    check("export csv -o - without --table: exit 2, names --table",
+          r.returncode == 2 and "--table" in r.stderr and r.stdout == "",
           r.stderr)
-    r = run("export", "--format", "sqlite", "-o", "-", log, cwd=cwd)
-    check(r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "sqlite" in r.stderr and "standard output" in r.stderr,
-          "export sqlite -o -: one-line error, exit 2", (r.returncode, r.stderr))
-    check(os.listdir(cwd) == [], "export -o -: no file named '-' written", os.listdir(cwd))
+    r = kcount("export", "--format", "sqlite", "-o", "-", log, cwd=cwd)
+    check("export sqlite -o -: one-line error, exit 2",
+          r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "sqlite" in r.stderr and "standard output" in r.stderr, (r.returncode, r.stderr))
+    check("export -o -: no file named '-' written", os.listdir(cwd) == [], os.listdir(cwd))
     # An existing output is replaced, in every format (csv: the table files in the folder).
     for fmt, name in (("chrome", "o.json"), ("json", "o-rec.json"), ("sqlite", "o.db"), ("csv", "o-csv")):
         path = os.path.join(work, name)
-        r1 = run("export", "--format", fmt, "-o", path, log)
-        r2 = run("export", "--format", fmt, "-o", path, log2)
+        r1 = kcount("export", "--format", fmt, "-o", path, log)
+        r2 = kcount("export", "--format", fmt, "-o", path, log2)
         if fmt == "sqlite":
             import sqlite3
             n = sqlite3.connect(path).execute("SELECT count(*) FROM kernels").fetchone()[0]
@@ -661,28 +670,29 @@ def test_export_output(work):
                 n = len(json.load(f)["kernels"])
         else:
             n = len([e for e in events(path) if e.get("cat") == "kernel" and e["ph"] == "X"])
-        check(r1.returncode == 0 and r2.returncode == 0 and r2.stderr == "" and n == 2,
-              f"export {fmt} onto an existing output: replaced ({n} kernels from the second log)", r1.stderr + r2.stderr)
+        check(f"export {fmt} onto an existing output: replaced ({n} kernels from the second log)",
+              r1.returncode == 0 and r2.returncode == 0 and r2.stderr == "" and n == 2, r1.stderr + r2.stderr)
     # The other kind of thing at -o: refused with one clear line naming it, nothing removed.
     afile = os.path.join(work, "a-file.txt")
     with open(afile, "w") as f:
         f.write("keep\n")
-    r = run("export", "--format", "csv", "-o", afile, log)
-    check(r.returncode == 2 and f"cannot write {afile}: it is a file, not a folder" in r.stderr
-          and "filesystem error" not in r.stderr and open(afile).read() == "keep\n",
-          "export csv -o FILE: refused, file named, kept", r.stderr)
+    r = kcount("export", "--format", "csv", "-o", afile, log)
+    check("export csv -o FILE: refused, file named, kept",
+          r.returncode == 2 and f"cannot write {afile}: it is a file, not a folder" in r.stderr
+          and "filesystem error" not in r.stderr and open(afile).read() == "keep\n", r.stderr)
     folder = os.path.join(work, "a-folder")
     os.makedirs(folder, exist_ok=True)
-    r = run("export", "--format", "sqlite", "-o", folder, log)
-    check(r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr and os.path.isdir(folder),
-          "export sqlite -o FOLDER: refused, the folder kept", r.stderr)
+    r = kcount("export", "--format", "sqlite", "-o", folder, log)
+    check("export sqlite -o FOLDER: refused, the folder kept",
+          r.returncode == 2 and f"cannot write {folder}: it is a folder" in r.stderr and os.path.isdir(folder), r.stderr)
     under_file = os.path.join(afile, "x")  # a folder that cannot be created (even by root)
-    r = run("export", "--format", "csv", "-o", under_file, log)
-    check(r.returncode == 2 and f"cannot write {under_file}: Not a directory" in r.stderr
-          and "filesystem error" not in r.stderr, "export csv -o under a file: cannot write, the system's reason", r.stderr)
-    r = run("report", "-o", "-", log, cwd=cwd)
-    check(r.returncode == 0 and r.stdout.startswith("<!DOCTYPE html>") and os.listdir(cwd) == [],
-          "report -o -: the page on standard output", r.stderr)
+    r = kcount("export", "--format", "csv", "-o", under_file, log)
+    check("export csv -o under a file: cannot write, the system's reason",
+          r.returncode == 2 and f"cannot write {under_file}: Not a directory" in r.stderr
+          and "filesystem error" not in r.stderr, r.stderr)
+    r = kcount("report", "-o", "-", log, cwd=cwd)
+    check("report -o -: the page on standard output",
+          r.returncode == 0 and r.stdout.startswith("<!DOCTYPE html>") and os.listdir(cwd) == [], r.stderr)
 
 
 def test_slash_in_range_name(work):
@@ -691,58 +701,61 @@ def test_slash_in_range_name(work):
     e2 = os.path.join(work, "slash-2.kcount")
     make_log(e1, "push a/b\nkernel 100 k1\npop\n")
     make_log(e2, "push a\npush b\nkernel 300 k1\npop\npop\n")
-    out = run("diff", e1, e2).stdout
+    out = kcount("diff", e1, e2).stdout
     rows = {l.split()[0]: l for l in out.splitlines() if l.split()[:1] and l.split()[0] in ("a\\/b", "a/b", "a")}
-    check(set(rows) == {"a\\/b", "a", "a/b"} and "100 ns" in rows["a\\/b"] and "300 ns" not in rows["a\\/b"]
-          and "only in A: a\\/b" in out,
-          "diff: range 'a/b' (one name) and a > b are two rows, each with its own GPU time", out)
-    j = json.loads(run("diff", "--format", "json", e1, e2).stdout)
+    check("diff: range 'a/b' (one name) and a > b are two rows, each with its own GPU time",
+          set(rows) == {"a\\/b", "a", "a/b"} and "100 ns" in rows["a\\/b"] and "300 ns" not in rows["a\\/b"]
+          and "only in A: a\\/b" in out, out)
+    j = json.loads(kcount("diff", "--format", "json", e1, e2).stdout)
     ins = {r["path"]: r["in"] for r in j["ranges"]}
-    check(ins.get("a\\/b") == "a" and ins.get("a/b") == "b", "diff JSON: the two paths apart (name's '/' escaped)", ins)
-    out = run("summary", "--metric", "gpu", e1, e2).stdout
+    check("diff JSON: the two paths apart (name's '/' escaped)", ins.get("a\\/b") == "a" and ins.get("a/b") == "b", ins)
+    out = kcount("summary", "--metric", "gpu", e1, e2).stdout
     across = [re.split(r"\s{2,}", l)[0] for l in out.split("== across", 1)[-1].splitlines()[3:] if l.strip()]
-    check(across == ["(no range)", "a\\/b", "a", "a/b"], "summary across logs: 'a/b' and a > b are two rows", across)
-    j = json.loads(run("summary", "--format", "json", e1, e2).stdout)
+    check("summary across logs: 'a/b' and a > b are two rows", across == ["(no range)", "a\\/b", "a", "a/b"], across)
+    j = json.loads(kcount("summary", "--format", "json", e1, e2).stdout)
     paths = [r["path"] for r in j["across_logs"]["ranges"]]
-    check(paths.count("a/b") == 2, "summary JSON across logs: two rows with the raw path 'a/b' (one per log)", paths)
+    check("summary JSON across logs: two rows with the raw path 'a/b' (one per log)", paths.count("a/b") == 2, paths)
 
 
 def test_unknown_command():
-    r = run("sumary", "x.kcount")
-    check(r.returncode == 2 and "unknown command 'sumary'" in r.stderr and "summary, kernels, diff" in r.stderr,
-          "an unknown command is named, with the commands there are (exit 2)", r.stderr)
-    check("(did you mean 'summary'?)" in r.stderr, "... and the command it is closest to (within 2 edits)", r.stderr)
-    r = run("su")
-    check(r.returncode == 2 and "(did you mean 'summary'?)" in r.stderr,
-          "an abbreviation of one command suggests that command (not a near name: 'su' is 2 edits from 'run')", r.stderr)
-    r = run("help", "--help")
-    check(r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout, "kcount help --help: the help, exit 0",
+    r = kcount("sumary", "x.kcount")
+    check("an unknown command is named, with the commands there are (exit 2)",
+          r.returncode == 2 and "unknown command 'sumary'" in r.stderr and "summary, kernels, diff" in r.stderr, r.stderr)
+    check("... and the command it is closest to (within 2 edits)", "(did you mean 'summary'?)" in r.stderr, r.stderr)
+    r = kcount("su")
+    check("an abbreviation of one command suggests that command (not a near name: 'su' is 2 edits from 'run')",
+          r.returncode == 2 and "(did you mean 'summary'?)" in r.stderr, r.stderr)
+    r = kcount("help", "--help")
+    check("kcount help --help: the help, exit 0",
+          r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout,
           (r.returncode, r.stderr))
-    r = run("zzz")
-    check(r.returncode == 2 and "did you mean" not in r.stderr, "no suggestion for a name far from every command", r.stderr)
-    r = run()
-    check(r.returncode == 2 and "unknown command" not in r.stderr and "kcount: no command given" in r.stderr
-          and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stderr and "summary " in r.stderr and "ctl " in r.stderr,
-          "no command at all: the usage with the commands (exit 2)", r.stderr)
-    check(re.search(r"^  help +this help", run("--help").stdout, re.M) is not None, "kcount --help lists help",
-          run("--help").stdout)
-    r = run("help", "summary", "kernels")
-    check(r.returncode == 2 and "kcount help: unexpected argument 'kernels'" in r.stderr and r.stdout == "",
-          "kcount help with a second word: a usage error (exit 2)", (r.returncode, r.stderr))
-    r = run("hlep")
-    check(r.returncode == 2 and "(did you mean 'help'?)" in r.stderr
-          and "(commands: summary, kernels, diff, check, export, report, run, ctl, help;" in r.stderr,
-          "an unknown command lists help with the others", r.stderr)
-    r, h = run("help"), run("--help")
-    check(r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout
-          and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1],
-          "kcount help: kcount --help's text (exit 0)", (r.returncode, r.stdout[:200], r.stderr))
-    r, h = run("help", "ctl"), run("ctl", "--help")
-    check(r.returncode == 0 and "Usage: kcount ctl" in r.stdout
-          and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1],
-          "kcount help ctl: kcount ctl --help's text (exit 0)", (r.returncode, r.stdout[:200], r.stderr))
-    r = run("help", "sumary")
-    check(r.returncode == 2 and "kcount help: unknown command 'sumary' (did you mean 'summary'?)" in r.stderr, "kcount help of an unknown command: exit 2",
+    r = kcount("zzz")
+    check("no suggestion for a name far from every command",
+          r.returncode == 2 and "did you mean" not in r.stderr, r.stderr)
+    r = kcount()
+    check("no command at all: the usage with the commands (exit 2)",
+          r.returncode == 2 and "unknown command" not in r.stderr and "kcount: no command given" in r.stderr
+          and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stderr and "summary " in r.stderr and "ctl " in r.stderr, r.stderr)
+    check("kcount --help lists help", re.search(r"^  help +this help", kcount("--help").stdout, re.M) is not None,
+          kcount("--help").stdout)
+    r = kcount("help", "summary", "kernels")
+    check("kcount help with a second word: a usage error (exit 2)",
+          r.returncode == 2 and "kcount help: unexpected argument 'kernels'" in r.stderr and r.stdout == "", (r.returncode, r.stderr))
+    r = kcount("hlep")
+    check("an unknown command lists help with the others",
+          r.returncode == 2 and "(did you mean 'help'?)" in r.stderr
+          and "(commands: summary, kernels, diff, check, export, report, run, ctl, help;" in r.stderr, r.stderr)
+    r, h = kcount("help"), kcount("--help")
+    check("kcount help: kcount --help's text (exit 0)",
+          r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout
+          and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1], (r.returncode, r.stdout[:200], r.stderr))
+    r, h = kcount("help", "ctl"), kcount("ctl", "--help")
+    check("kcount help ctl: kcount ctl --help's text (exit 0)",
+          r.returncode == 0 and "Usage: kcount ctl" in r.stdout
+          and r.stdout.split("Usage:", 1)[1].split("\n", 1)[1] == h.stdout.split("Usage:", 1)[1].split("\n", 1)[1], (r.returncode, r.stdout[:200], r.stderr))
+    r = kcount("help", "sumary")
+    check("kcount help of an unknown command: exit 2",
+          r.returncode == 2 and "kcount help: unknown command 'sumary' (did you mean 'summary'?)" in r.stderr,
           (r.returncode, r.stderr))
 
 
@@ -773,8 +786,7 @@ def main():
         test_export_output(work)
         test_slash_in_range_name(work)
         test_unknown_command()
-    print(f"{len(failures)} failures")
-    return 1 if failures else 0
+    return exit_status()
 
 
 if __name__ == "__main__":
