@@ -736,14 +736,18 @@ int kcountMain(int argc, char** argv) {
                     << ": summary-mode log: kernels are credited to the range around the launch (--graph-view "
                        "capture needs a trace-mode log)\n";
       if (series) {
-        // A trace log has no snapshots: named on stderr (exit 2); the other logs are still reported.
+        // A trace-mode log has no snapshots, so no series: refused, one error line each, and nothing on
+        // stdout (not a series of the other logs alone, nor a JSON entry without intervals, that a script
+        // would take for the whole answer).
         bool any_trace = false;
         for (const auto& l : logs)
           if (!l.data.summary_mode) {
             any_trace = true;
             std::cerr << "kcount: " << l.path
-                      << ": not a summary-mode log: no snapshots, so no --series (record with KCOUNT_MODE=summary)\n";
+                      << ": error: --series needs a summary-mode log (KCOUNT_MODE=summary): this is a trace-mode "
+                         "log, which has no snapshots (kcount summary without --series reads it)\n";
           }
+        if (any_trace) return 2;
         // A log cut by a kill, lossy, damaged or a rotated part alone: one line each (the series stops at
         // its last complete snapshot). Its reader issues were not printed. A summary-mode log without a
         // complete snapshot has no series: named as holding no totals, unless its table says so itself.
@@ -755,16 +759,14 @@ int kcountMain(int argc, char** argv) {
           for (const auto& l : logs) {
             if (format == "csv") {
               kc::printSeriesCsv(std::cout, l, first);
-            } else if (l.data.summary_mode) {
+            } else {
               if (!first) std::cout << '\n';
               kc::printSeries(std::cout, l);
-            } else {
-              continue;
             }
             first = false;
           }
         }
-        return any_trace ? 2 : rc;
+        return rc;
       }
       // A summary-mode log without a complete snapshot has no numbers (null in JSON, no row in CSV, "no
       // totals" across logs): named on stderr, as a log that is not whole is, unless its table's footer

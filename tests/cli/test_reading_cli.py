@@ -92,17 +92,26 @@ def test_series():
     src = os.path.dirname(os.path.abspath(__file__))
     summary_log = os.path.join(src, "..", "data", "fuzz-regressions", "summary-mode-two-snapshots.kcount")
     trace_log = make_log("trace.kcount", small_script())
-    rc, out, err = kcount("summary", "--series", trace_log)
-    check("series on a trace log: exit 2, note on stderr only",
-          rc == 2 and "not a summary-mode log" in err and "summary-mode" not in out, f"rc={rc} out={out!r}")
+    # A trace log has no snapshots: in every format one error line on stderr, nothing on stdout, exit 2; a
+    # trace log cut by a kill (its state would be one more line) too.
+    sigkill = os.path.join(src, "..", "data", "sigkill.kcount")
+    for log in (trace_log, sigkill):
+        for fmt in ("table", "csv", "json"):
+            rc, out, err = kcount("summary", "--series", "--format", fmt, log)
+            check(f"series --format {fmt} on trace log {os.path.basename(log)}: one error line, no output, exit 2",
+                  rc == 2 and out == "" and err.count("\n") == 1
+                  and err.startswith(f"kcount: {log}: error: --series needs a summary-mode log"), (rc, out, err))
     rc, out, err = kcount("summary", "--series", "--format", "csv", summary_log)
     lines = out.splitlines()
     check("series --format csv writes CSV",
           rc == 0 and lines[0].startswith("log,sequence,final,begin_ns,end_ns,offset_ns,path,") and len(lines) == 5
           and lines[1].count(",") == lines[0].count(","), out)
-    rc, out, err = kcount("summary", "--series", "--format", "csv", summary_log, trace_log)
-    check("series csv with a trace log too: rows of the other, exit 2", rc == 2 and len(out.splitlines()) == 5
-          and trace_log in err, f"rc={rc} {out}")
+    # With a summary-mode log too: refused whole (no series of the other log alone, no JSON stub).
+    for fmt in ("table", "csv", "json"):
+        rc, out, err = kcount("summary", "--series", "--format", fmt, summary_log, trace_log)
+        check(f"series --format {fmt} of a summary-mode and a trace log: nothing on stdout, the trace log named, "
+              "exit 2", rc == 2 and out == "" and err.count("\n") == 1 and f"kcount: {trace_log}: error: " in err,
+              (rc, out, err))
     # A summary-mode log (metadata mode=summary) with no snapshot: not taken for a trace log.
     empty = make_log("no-snapshot.kcount", "meta mode summary\nmeta interval_ns 3600000000000\n")
     rc, out, err = kcount("summary", "--series", empty)
