@@ -748,6 +748,11 @@ int kcountMain(int argc, char** argv) {
                          "log, which has no snapshots (kcount summary without --series reads it)\n";
           }
         if (any_trace) return 2;
+        // The series is the same for every view and layout: the table's options have no effect on it.
+        for (const char* o : {"--metric", "--view", "--top", "--wide"})
+          if (summary->get_option(o)->count() > 0)
+            std::cerr << "kcount: " << o << " shapes the summary table: no effect with --series (per range, the "
+                         "change of its inclusive numbers between snapshots)\n";
         // A log cut by a kill, lossy, damaged or a rotated part alone: one line each (the series stops at
         // its last complete snapshot). Its reader issues were not printed. A summary-mode log without a
         // complete snapshot has no series: named as holding no totals, unless its table says so itself.

@@ -328,6 +328,20 @@ def test_options_without_effect():
     rc, out, err = kcount("summary", "--format", "csv", "--top", "1", log)
     check("summary --top --format csv: no warning (the CSV's top-kernels column follows it)", rc == 0 and err == "",
           (rc, err))
+    rc, out, err = kcount("summary", "--metric", "kernels", log)
+    check("summary --metric with one log: warned", rc == 0 and "--metric chooses the number of the across-logs table"
+          in err, (rc, err))
+    # --series: the same series whatever the table's options; each one given is named once.
+    series_log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "fuzz-regressions",
+                              "summary-mode-two-snapshots.kcount")
+    for fmt in ("table", "csv", "json"):
+        _, plain, _ = kcount("summary", "--series", "--format", fmt, series_log)
+        for opt in (["--metric", "launches"], ["--view", "innermost"], ["--top", "1"], ["--wide"]):
+            rc, out, err = kcount("summary", "--series", "--format", fmt, *opt, series_log)
+            warned = [x for x in err.splitlines() if x.startswith(f"kcount: {opt[0]} shapes the summary table: no "
+                                                                  "effect with --series")]
+            check(f"summary --series --format {fmt} {' '.join(opt)}: warned once, output as without it",
+                  rc == 0 and out == plain and len(warned) == 1, (rc, err))
 
 
 def test_range_names():
