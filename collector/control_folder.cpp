@@ -16,6 +16,10 @@ std::string controlFolder(const std::string& control_dir, const std::string& xdg
 std::string refusedFolderReason(const std::string& dir, uid_t uid) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return std::strerror(errno);
+  return refusedFolderReason(st, uid);
+}
+
+std::string refusedFolderReason(const struct stat& st, uid_t uid) {
   if (!S_ISDIR(st.st_mode)) return "not a folder (or a symbolic link)";
   if (st.st_uid != uid) return "owned by uid " + std::to_string(st.st_uid);
   if ((st.st_mode & 077) != 0)

@@ -3,6 +3,7 @@
 // socket there, and for `kcount ctl` (tools/ctl.cpp), which says why a process has no socket.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <string>
@@ -19,5 +20,10 @@ std::string controlFolder(const std::string& control_dir, const std::string& xdg
 /// 777)", or the error of lstat() ("No such file or directory" for a folder that does not exist). Only
 /// looks at the folder (lstat, which does not follow a link); creates and changes nothing. Thread-safe.
 std::string refusedFolderReason(const std::string& dir, uid_t uid);
+
+/// The same rule applied to `st`, what lstat() gave for an existing folder: "" if kcount takes it, else
+/// the reason above. No system call: for a caller that lstat()ed the folder already (to learn whether it
+/// exists), so that the folder is looked at once. Pure.
+std::string refusedFolderReason(const struct stat& st, uid_t uid);
 
 }  // namespace kc

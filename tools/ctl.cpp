@@ -281,8 +281,8 @@ std::string noSocketText(int pid, unsigned uid) {
     return "no control socket: it is off in that process (KCOUNT_CONTROL=off)";
   const std::string dir = controlFolder(envOf(pid, "KCOUNT_CONTROL_DIR"), envOf(pid, "XDG_RUNTIME_DIR"), uid);
   struct stat st {};
-  const bool exists = ::lstat(dir.c_str(), &st) == 0;
-  if (const std::string why = exists ? refusedFolderReason(dir, uid) : std::string(); !why.empty())
+  const bool exists = ::lstat(dir.c_str(), &st) == 0;  // one lstat(): a folder that does not exist is not refused
+  if (const std::string why = exists ? refusedFolderReason(st, uid) : std::string(); !why.empty())
     return fmt::format("no control socket: kcount refuses its control folder {} ({}){}, so it made no socket (the "
                        "process's stderr has the warning 'no control socket: folder {}: ...'); use a folder of "
                        "its user's own, mode 0700 (KCOUNT_CONTROL_DIR), and restart the process",

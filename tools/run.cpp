@@ -317,7 +317,8 @@ int runCommand(const RunOptions& opt) {
     const auto env = [](const char* k) { const char* v = std::getenv(k); return std::string(v != nullptr ? v : ""); };
     const std::string dir = controlFolder(env("KCOUNT_CONTROL_DIR"), env("XDG_RUNTIME_DIR"), ::geteuid());
     struct stat st {};
-    const std::string refused = ::lstat(dir.c_str(), &st) == 0 ? refusedFolderReason(dir, ::geteuid()) : std::string();
+    // One lstat(): a folder that does not exist yet is made by the library, mode 0700 (not refused).
+    const std::string refused = ::lstat(dir.c_str(), &st) == 0 ? refusedFolderReason(st, ::geteuid()) : std::string();
     if (!refused.empty())
       std::fprintf(stderr, "kcount: %s started paused, but kcount refuses its control folder %s (%s): no `kcount "
                            "ctl` can reach it; only KCOUNT_CAPTURE_RANGE can start recording (or set KCOUNT_CONTROL_DIR "
