@@ -10,7 +10,8 @@ pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev docte
       clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with ASan+UBSan
       chromium        # tests/cli/test_html_report.py renders kcount report in headless Chromium
       python3-torch  # tests/cli/test_torch_modules.py: the PyTorch helper on a real (CPU) PyTorch
-      python3-matplotlib)  # scripts/case_study.py: the plots of docs/case-study.md
+      python3-matplotlib  # scripts/case_study.py: the plots of docs/case-study.md
+      strace)  # tests/cli/test_file_access.py counts the tools' opens of their files
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -55,20 +55,20 @@ enum class Windows { kNone, kShown, kAll };
 /// so its numbers are not counted twice. Copies of different sizes (one cut, damaged or copied while
 /// recording) are named and both kept, so the damage of either is still reported. Paths that cannot be
 /// stat'ed are kept (the reader names the error).
-std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths) {
-  const std::vector<kc::Duplicate> dups = kc::findDuplicates(paths);
+/// `heads[i]` is readLogHead() of paths[i]; the heads of the files kept are appended to `kept_heads`.
+std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths, std::vector<kc::LogData>& heads,
+                                     std::vector<kc::LogData>& kept_heads) {
+  const std::vector<kc::Duplicate> dups = kc::findDuplicates(paths, heads);
   std::vector<std::string> out;
   for (size_t i = 0; i < paths.size(); ++i) {
     const auto d = std::find_if(dups.begin(), dups.end(), [&](const kc::Duplicate& x) { return x.index == i; });
-    if (d == dups.end()) {
+    if (d == dups.end() || d->differs()) {
+      // A copy of other bytes: one may be cut or damaged, so both are read (and their damage reported).
+      if (d != dups.end())
+        std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d)
+                  << ": both are read, so the recording counts twice in totals across logs; give one of them\n";
       out.push_back(paths[i]);
-      continue;
-    }
-    if (d->differs()) {
-      // Not the same bytes: one may be cut or damaged, so both are read (and their damage reported).
-      std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d)
-                << ": both are read, so the recording counts twice in totals across logs; give one of them\n";
-      out.push_back(paths[i]);
+      kept_heads.push_back(std::move(heads[i]));
       continue;
     }
     std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d) << ": read once ("
@@ -77,12 +77,13 @@ std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths) {
   return out;
 }
 
-/// Why `path` cannot be read as a log, in words, or "" for a regular file this process can open, which
+/// Why `path` cannot be read as a log, in words, or "" for a regular file this process may read, which
 /// the reader reads (an empty one is "not a kcount log: empty file (0 bytes)"). `cannot_read` tells the
-/// two kinds apart: true for a path that is missing or may not be opened ("cannot read it: " + strerror:
+/// two kinds apart: true for a path that is missing or may not be read ("cannot read it: " + strerror:
 /// "No such file or directory", "Permission denied"), false for one that is no log file whoever reads it
 /// ("a folder, not a log file"; "not a regular file (...)" for /dev/null and other devices, FIFOs,
-/// sockets: never opened, a FIFO's open would block).
+/// sockets: a FIFO's open would block). Never opens the file (the reader opens it, once): read permission
+/// is asked of the system with this process's effective ids (faccessat AT_EACCESS).
 std::string notALogFile(const std::string& path, bool* cannot_read = nullptr) {
   if (cannot_read != nullptr) *cannot_read = true;
   struct stat st {};
@@ -90,12 +91,10 @@ std::string notALogFile(const std::string& path, bool* cannot_read = nullptr) {
   if (cannot_read != nullptr) *cannot_read = false;
   if (S_ISDIR(st.st_mode)) return "a folder, not a log file";
   if (!S_ISREG(st.st_mode)) return "not a regular file (a device, FIFO or socket), not a log file";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  if (::faccessat(AT_FDCWD, path.c_str(), R_OK, AT_EACCESS) != 0) {
     if (cannot_read != nullptr) *cannot_read = true;
     return "cannot read it: " + std::string(std::strerror(errno));
   }
-  ::close(fd);
   return {};
 }
 
@@ -139,8 +138,16 @@ std::string noSegmentText(const kc::LogData& log, long long n) {
 std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool streaming = false,
                                    Windows windows = Windows::kNone) {
   std::vector<kc::LoadedLog> logs;
-  const std::vector<std::string> paths = uniqueFiles(given);
-  const auto groups = kc::groupRotatedParts(paths);
+  // One log given: no copy to find, no parts to group, so its head is not read (the file is opened once).
+  // Several: each head is read once, for both.
+  std::vector<std::vector<std::string>> groups;
+  if (given.size() == 1) {
+    groups = {given};
+  } else {
+    std::vector<kc::LogData> heads = kc::readLogHeads(given), kept_heads;
+    const std::vector<std::string> paths = uniqueFiles(given, heads, kept_heads);
+    groups = kc::groupRotatedParts(paths, kept_heads);
+  }
   logs.reserve(groups.size());
   for (const auto& g : groups) {
     if (g.size() == 1) {
@@ -284,10 +291,9 @@ void closeOutput(std::ofstream& out, const std::string& path) {
 /// differ.
 void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b) {
   auto filesOf = [](const kc::LoadedLog& l) { return l.files.empty() ? std::vector<std::string>{l.path} : l.files; };
-  auto partsOf = [&](const kc::LoadedLog& l) {
-    std::vector<uint32_t> parts;
-    for (const auto& f : filesOf(l)) parts.push_back(kc::readLogHead(f).rotationPart());
-    return parts;
+  // The rotated part numbers of a log's files, from what was read (no file opened again).
+  auto partsOf = [](const kc::LoadedLog& l) {
+    return l.files.empty() ? std::vector<uint32_t>{l.data.rotationPart()} : l.data.joined_parts;
   };
   for (const auto& la : a)
     for (const auto& lb : b) {
@@ -887,23 +893,35 @@ int kcountMain(int argc, char** argv) {
     }
     if (*check) {
       int rc = 0;
-      std::vector<std::string> logs_given;
-      for (const auto& p : paths)
-        if (notALogFile(p).empty()) logs_given.push_back(p);
-      // Which parts of each file's rotated run are among the files given, and which files repeat an
-      // earlier one (the same file, or a copy of one recording): each file is still checked.
-      const std::vector<kc::PartsGiven> given = kc::partsGiven(logs_given);
-      const std::vector<kc::Duplicate> dups = kc::findDuplicates(logs_given);
+      // Each file is opened once: read whole first (records not kept), then which parts of each file's
+      // rotated run are among the files given and which files repeat an earlier one (the same file, or a
+      // copy of one recording) come from what was read; each file is still checked.
+      std::vector<std::string> why_not(paths.size()), logs_given;
+      std::vector<bool> cannot_read(paths.size(), false);
+      std::vector<kc::LoadedLog> read;
+      for (size_t i = 0; i < paths.size(); ++i) {
+        bool unreadable = false;
+        why_not[i] = notALogFile(paths[i], &unreadable);
+        cannot_read[i] = unreadable;
+        if (!why_not[i].empty()) continue;
+        logs_given.push_back(paths[i]);
+        read.push_back(kc::streamLog(paths[i], g_join));
+      }
+      std::vector<const kc::LogData*> data;
+      for (const auto& l : read) data.push_back(&l.data);
+      const std::vector<kc::PartsGiven> given = kc::partsGiven(data);
+      const std::vector<kc::Duplicate> dups = kc::findDuplicates(logs_given, data);
       size_t next_given = 0;
-      for (const auto& p : paths) {
-        bool cannot_read = false;
-        if (const std::string why = notALogFile(p, &cannot_read); !why.empty()) {
-          std::cout << "== " << kc::displayText(p) << '\n' << (cannot_read ? "CANNOT READ: " : "NOT A LOG FILE: ") << why << '\n';
+      for (size_t i = 0; i < paths.size(); ++i) {
+        const std::string& p = paths[i];
+        if (!why_not[i].empty()) {
+          std::cout << "== " << kc::displayText(p) << '\n'
+                    << (cannot_read[i] ? "CANNOT READ: " : "NOT A LOG FILE: ") << why_not[i] << '\n';
           rc = 2;
           continue;
         }
         const size_t at = next_given++;  // p's position in logs_given
-        auto l = kc::streamLog(p, g_join);
+        kc::LoadedLog& l = read[at];
         std::ostringstream report;
         rc = std::max(rc, kc::printCheck(report, l, given[at]));
         std::string text = report.str();

@@ -994,17 +994,26 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
   return l;
 }
 
+std::vector<LogData> readLogHeads(const std::vector<std::string>& paths) {
+  std::vector<LogData> heads;
+  heads.reserve(paths.size());
+  for (const auto& p : paths) heads.push_back(readLogHead(p));
+  return heads;
+}
+
 std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths) {
+  return groupRotatedParts(paths, readLogHeads(paths));
+}
+
+std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths,
+                                                        const std::vector<LogData>& heads) {
   struct File {
     std::string path;
     std::string id;
     uint32_t part = 0;
   };
   std::vector<File> files;
-  for (const auto& p : paths) {
-    const LogData head = readLogHead(p);
-    files.push_back({p, runIdentity(head), head.rotationPart()});
-  }
+  for (size_t i = 0; i < paths.size(); ++i) files.push_back({paths[i], runIdentity(heads[i]), heads[i].rotationPart()});
   std::vector<std::vector<std::string>> groups;
   std::vector<bool> taken(files.size(), false);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -1893,19 +1902,24 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
 }
 
 std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths) {
+  const std::vector<LogData> read = readLogHeads(paths);
+  std::vector<const LogData*> logs;
+  for (const auto& h : read) logs.push_back(&h);
+  return partsGiven(logs);
+}
+
+std::vector<PartsGiven> partsGiven(const std::vector<const LogData*>& logs) {
   struct Head {
     std::string id;
     uint32_t part = 0, next = 0;
   };
   std::vector<Head> heads;
-  for (const auto& p : paths) {
-    const LogData h = readLogHead(p);
-    heads.push_back({runIdentity(h), h.rotationPart(), h.isContinuedPart() ? h.continuedInPart() : 0});
-  }
+  for (const LogData* h : logs)
+    heads.push_back({runIdentity(*h), h->rotationPart(), h->isContinuedPart() ? h->continuedInPart() : 0});
   auto given = [&](const std::string& id, uint32_t part) {
     return std::any_of(heads.begin(), heads.end(), [&](const Head& h) { return h.id == id && h.part == part; });
   };
-  std::vector<PartsGiven> out(paths.size());
+  std::vector<PartsGiven> out(logs.size());
   for (size_t i = 0; i < heads.size(); ++i) {
     const Head& h = heads[i];
     if (h.id.empty()) continue;
@@ -1918,6 +1932,16 @@ std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths) {
 }
 
 std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths) {
+  return findDuplicates(paths, readLogHeads(paths));
+}
+
+std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<LogData>& heads) {
+  std::vector<const LogData*> logs;
+  for (const auto& h : heads) logs.push_back(&h);
+  return findDuplicates(paths, logs);
+}
+
+std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<const LogData*>& logs) {
   struct Key {
     bool stat_ok = false;
     dev_t dev = 0;
@@ -1936,12 +1960,9 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths) {
       k.dev = st.st_dev;
       k.ino = st.st_ino;
       k.bytes = static_cast<uint64_t>(st.st_size);
-      if (S_ISREG(st.st_mode)) {
-        const LogData head = readLogHead(paths[i]);
-        if (!head.not_a_log) {
-          k.id = runIdentity(head);
-          k.part = head.rotationPart();
-        }
+      if (S_ISREG(st.st_mode) && !logs[i]->not_a_log) {
+        k.id = runIdentity(*logs[i]);
+        k.part = logs[i]->rotationPart();
       }
     }
     for (size_t j = 0; j < keys.size(); ++j) {

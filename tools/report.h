@@ -109,6 +109,11 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
 /// runIdentity(), distinct part numbers) form one group, in part order, placed where its first file was
 /// given; every other file is a group of its own. Reads the first 2 MiB of each file (readLogHead).
 std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths);
+/// The same from heads already read (`heads[i]`: readLogHead() of paths[i]): opens no file.
+std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths,
+                                                        const std::vector<LogData>& heads);
+/// readLogHead() of each path, in order: read once, for groupRotatedParts() and findDuplicates().
+std::vector<LogData> readLogHeads(const std::vector<std::string>& paths);
 
 /// "812 ns", "3.25 µs", "14.0 ms", "2.51 s"; a sum held at 2^64 - 1 (kSaturated) "≥18446744074 s".
 std::string formatDuration(uint64_t ns);
@@ -446,6 +451,9 @@ int printCheck(std::ostream& out, const LoadedLog& log, PartsGiven given = {});
 /// For each of the log files given to one command (same order): which parts of its run are among them
 /// (PartsGiven). Reads the first 2 MiB of each file (readLogHead); a file without run identity gets {}.
 std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths);
+/// The same from the files' logs already read (`logs[i]`: the file read whole, or its head): opens no file.
+/// A whole file also shows the continued_in_file key of a part longer than 2 MiB (written at its end).
+std::vector<PartsGiven> partsGiven(const std::vector<const LogData*>& logs);
 
 /// A file given again among the logs of one command: the same file (same device and inode, whatever
 /// the name) or a copy of one recording (same runIdentity() and rotated part number: `cp` of a log).
@@ -466,6 +474,10 @@ struct Duplicate {
 /// kcount logs or that have no run identity (host, pid, start_ns metadata) are never repeats but of
 /// themselves by inode.
 std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths);
+/// The same with each file's log already read (`logs[i]`: paths[i] read whole, or its head, as
+/// readLogHead() reads it): stats each path, opens none.
+std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<LogData>& heads);
+std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<const LogData*>& logs);
 
 /// "the same file as A (given twice)" or "A and B are copies of one recording (same host, pid and
 /// start[, rotated part K])[ of different sizes (N and M bytes: ...)]" for a Duplicate of `paths`.
