@@ -575,7 +575,14 @@ std::string noLogReason(const RunReport& rep, const RunEnd& end) {
     return why + "the command started paused and recording was never started (`kcount ctl PID start`; with "
                  "--paused a process has a control socket from its start)" +
            (killed.empty() ? "" : "; " + killed);
-  if (!killed.empty()) return why + killed + " before its log was written";
+  if (!killed.empty()) {
+    // Loaded by CUDA or NVTX (--inject cuda, or a dlopen()), the library was recording: its log was due.
+    if (!rep.injected_pids.empty()) return why + killed + " before its log was written";
+    // A preloaded process tells nothing of its CUDA or NVTX calls until it exits: a killed one may have had
+    // nothing to record (a shell, a launcher), or was killed before the library's first write.
+    return why + killed + "; it may have made no CUDA or NVTX call (nothing to record), or been killed before "
+                          "kcount's first write";
+  }
   if (!rep.injected_pids.empty())
     return why + "libkcount.so was loaded by CUDA or NVTX (pid " + std::to_string(rep.injected_pids.front()) +
            "), but the process ended without running its exit handlers (_exit(), or killed by a signal) before "

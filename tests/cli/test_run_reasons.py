@@ -155,6 +155,12 @@ check("sh -c '/bin/true; /bin/true': three processes, none made a CUDA or NVTX c
       re.fullmatch(re.escape(idle) + r" in any of its 3 processes \(pids \d+, \d+, \d+\), so there was nothing to record",
                    no_log_line(r.stderr)),
       r.stderr)
+# A shell that runs no CUDA, killed: no log was due from it, so none is said to have been cut off.
+r = run(["--output", f"{tmp}/killed.kcount", "--", "sh", "-c", "kill -KILL $$"])
+check("sh killed by SIGKILL before any CUDA or NVTX call: said killed, no log said to be due",
+      r.returncode == 137 and no_log_line(r.stderr) == "kcount: no log written: the command was killed by signal 9 "
+      "(Killed); it may have made no CUDA or NVTX call (nothing to record), or been killed before kcount's first write",
+      (r.returncode, r.stderr))
 # One process of the command recorded NVTX ranges: its log is written, the idle shell does not matter.
 r = run(["--output", f"{tmp}/idle-nvtx.kcount", "--", "sh", "-c", f"/bin/true; {PROG} 5"])
 check("sh -c '/bin/true; nvtx_ranges 5': the NVTX program's log is written",

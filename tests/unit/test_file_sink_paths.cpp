@@ -319,6 +319,15 @@ TEST_CASE("kcount run's report: paths, load notes and failures; the no-log line 
   paused.paused = true;
   CHECK(kc::noLogReason(preloaded, paused).find("never started") != std::string::npos);
   CHECK(kc::noLogReason(preloaded, kc::RunEnd{}).find("recorded no kernel launch") != std::string::npos);
+  // Killed: where only preloading loaded the library, whether the command had anything to record is not
+  // known (a shell that ran no CUDA), so no log is said to have been due; loaded by CUDA or NVTX, it was.
+  kc::RunEnd killed;
+  killed.signal = 15;
+  CHECK(kc::noLogReason(preloaded, killed) ==
+        "no log written: the command was killed by signal 15 (Terminated); it may have made no CUDA or NVTX call "
+        "(nothing to record), or been killed before kcount's first write");
+  CHECK(kc::noLogReason(injected, killed) ==
+        "no log written: the command was killed by signal 15 (Terminated) before its log was written");
 }
 
 TEST_CASE("kcount run's report: the library's disabled and unwritten notes give the reason, grouped by pid") {
