@@ -10,6 +10,7 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
+#include "tests/support/capped_log.h"
 #include "tests/support/records.h"
 
 namespace {
@@ -1007,21 +1008,6 @@ TEST_CASE("size cap: with any cap from the minimum, files fill up to the last on
 // flushed alone into a chunk kept out at the cap while the Segment went into the final chunk the reserve
 // holds: a record without its definition (seen as "string id N out of range", a damaged log). With
 // beginFinalChunk() they go out together, whatever the cap.
-/// Writes String records for ids [first, end): `prefix` and a pseudo-random number (names that do not
-/// compress to nothing), flushing a chunk after every id divisible by `flush_every`, and at the end.
-static void writeDistinctNames(kc::LogWriter& w, uint32_t first, uint32_t end, const std::string& prefix,
-                               uint32_t flush_every) {
-  uint64_t x = 88172645463325252ull;
-  for (uint32_t id = first; id < end; ++id) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    w.writeString(id, prefix + std::to_string(x));
-    if (id % flush_every == 0) w.flush();
-  }
-  w.flush();
-}
-
 TEST_CASE("size cap: the closing records go out in one final chunk, never split from their definitions") {
   size_t fitted = 0, capped = 0;
   for (size_t cap = 700; cap <= 2600; ++cap) {
@@ -1031,7 +1017,7 @@ TEST_CASE("size cap: the closing records go out in one final chunk, never split 
     sink.max_files = 1;
     kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
     w.writeMetadata("host", "h");
-    writeDistinctNames(w, 2, 40, "name_", 8);
+    kc::test::writeDistinctNames(w, 2, 40, "name_", 8);
     w.beginFinalChunk();
     w.writeString(40, "exit");
     kc::SegmentBody seg{};
@@ -1065,28 +1051,9 @@ TEST_CASE("size cap: the closing records go out in one final chunk, never split 
 TEST_CASE("size cap: a late definition with a high id is read when the Stats say bytes were kept out") {
   for (const bool dropped : {true, false}) {
     CAPTURE(dropped);
-    kc::MemorySink sink;
-    sink.max_bytes = 4096;
-    sink.max_files = 1;
-    kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
-    w.writeMetadata("host", "h");
-    w.writeString(2, "start");
-    w.flush();
-    writeDistinctNames(w, 3, 3003, "r", 64);
-    REQUIRE(w.droppedRecords().total() > 0);
-    w.beginFinalChunk();
-    w.writeString(3003, "exit");
-    kc::SegmentBody seg{};
-    seg.reason_id = 2;
-    seg.end_reason_id = 3003;
-    seg.stop_ns = 5;
-    w.writeSegment(seg);
-    kc::StatsBody st{};
-    st.bytes_dropped = dropped ? w.droppedBytes() : 0;
-    w.writeStats(st);
-    w.writeEnd();
-    w.flush();
-    const kc::LogData d = kc::readLog(sink.bytes);
+    const kc::test::LateNameLog log = kc::test::lateNameLog(/*segment=*/true, /*stats_count_dropped=*/dropped);
+    REQUIRE(log.dropped.total() > 0);
+    const kc::LogData d = kc::readLog(log.bytes);
     CHECK(d.complete);
     REQUIRE(d.segments.size() == 1);
     if (dropped) {

@@ -16,6 +16,7 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tests/support/capped_log.h"
 #include "tests/support/records.h"
 #include "tests/support/verdict_inputs.h"
 #include "tools/diff.h"
@@ -919,27 +920,9 @@ TEST_CASE("verdict under --graph-view capture: graph launches and replayed kerne
 // the final chunk, with its id in the whole run's table (3003 here), so the reader's table reaches 3003.
 // check counts the String records read, not the table's size.
 TEST_CASE("check: records counts the definitions read, not the highest id") {
-  kc::MemorySink sink;
-  sink.max_bytes = 4096;
-  sink.max_files = 1;
-  kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
-  w.writeMetadata("host", "h");
-  w.writeString(2, "start");
-  w.flush();
-  for (uint32_t id = 3; id < 3003; ++id) {
-    w.writeString(id, "range_name_" + std::to_string(id * 2654435761u));
-    if (id % 64 == 0) w.flush();
-  }
-  w.flush();
-  REQUIRE(w.droppedRecords().total() > 0);
-  w.beginFinalChunk();
-  w.writeString(3003, "exit");
-  kc::StatsBody st{};
-  st.bytes_dropped = w.droppedBytes();
-  w.writeStats(st);
-  w.writeEnd();
-  w.flush();
-  const kc::LoadedLog l = loaded(sink.bytes);
+  const kc::test::LateNameLog log = kc::test::lateNameLog(/*segment=*/false);
+  REQUIRE(log.dropped.total() > 0);
+  const kc::LoadedLog l = loaded(log.bytes);
   REQUIRE(l.data.strings.size() == 3004);
   const auto missing = std::count(l.data.strings_missing.begin(), l.data.strings_missing.end(), true);
   REQUIRE(missing > 0);
