@@ -19,6 +19,13 @@ rounds). Configurations (each in --processes fresh processes, interleaved):
   summary-nogpu  KCOUNT_MODE=summary KCOUNT_GPU_TIME=0, floor with CUPTI_FLOOR_ACTIVITY=0 (no budget line)
   summary-sampled  KCOUNT_MODE=summary KCOUNT_LAUNCH_TIMING=16 (one launch call in 16 timed)
                                                        budget: kcount - floor <= 0.1 us/launch
+  summary-cb-empty, summary-cb-state, summary-cb-norecord
+                 summary mode with a variant of the library (build it: ninja kcount_bench_cb0 kcount_bench_cb1
+                 kcount_bench_cb2) whose launch callbacks return at once / keep the open-launch bookkeeping
+                 only / do everything but write the record: where the distance to the floor goes (no budget;
+                 their logs hold no launches, or only those the variant records)
+  summary-prefetch  summary mode, the whole launch path, and after each record the next one's cache lines
+                 prefetched for writing (ninja kcount_bench_cb4)   budget: kcount - floor <= 0.1 us/launch
 Besides the mean over a side's launches (with the closing synchronize: the figure the verdicts use), each
 round reports the median of the side's 1,000-launch blocks (the cost of a launch when the host does not
 stall) and the launching thread's CPU time; a table before the budget table gives kcount - floor for all
@@ -50,12 +57,25 @@ CONFIGS = {
     "summary": ({"KCOUNT_MODE": "summary"}, {}, 0.1),
     "summary-nogpu": ({"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"}, {"CUPTI_FLOOR_ACTIVITY": "0"}, None),
     "summary-sampled": ({"KCOUNT_MODE": "summary", "KCOUNT_LAUNCH_TIMING": "16"}, {}, 0.1),
+    # Variants of the library that leave out parts of the launch callbacks (bench/CMakeLists.txt), to tell
+    # where the distance to the floor goes: no budget line; the 4th field is the library's file in lib/.
+    "summary-cb-empty": ({"KCOUNT_MODE": "summary"}, {}, None, "libkcount_bench_cb0.so"),
+    "summary-cb-state": ({"KCOUNT_MODE": "summary"}, {}, None, "libkcount_bench_cb1.so"),
+    "summary-cb-norecord": ({"KCOUNT_MODE": "summary"}, {}, None, "libkcount_bench_cb2.so"),
+    "summary-prefetch": ({"KCOUNT_MODE": "summary"}, {}, 0.1, "libkcount_bench_cb4.so"),
 }
+
+
+def config_library(build, config):
+    """The libkcount.so (or benchmark variant of it) a configuration preloads."""
+    spec = CONFIGS[config]
+    return os.path.join(build, "lib", spec[3] if len(spec) > 3 else "libkcount.so")
 APIS = ("runtime", "driver")
 
 # --dry-run: us per launch of each side, per configuration (made up; only the plumbing is tested).
 FAKE_US = {"none": 4.50, "floor": 6.70, "floor-noactivity": 5.45, "trace": 6.85, "summary": 6.95,
-           "summary-nogpu": 5.60, "summary-sampled": 6.78}
+           "summary-nogpu": 5.60, "summary-sampled": 6.78, "summary-cb-empty": 6.72, "summary-cb-state": 6.75,
+           "summary-cb-norecord": 6.80, "summary-prefetch": 6.80}
 
 
 def parse_args(argv=None):
@@ -140,7 +160,7 @@ def fake_child(argv):
 
 
 def run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, work):
-    kcount_env, floor_env, _ = CONFIGS[config]
+    kcount_env, floor_env = CONFIGS[config][:2]
     env = dict(os.environ)
     env.update({"LD_PRELOAD": kcount_lib, "KCOUNT_START": "paused", "KCOUNT_CONTROL": "on",
                 "KCOUNT_CONTROL_DIR": ab_common.control_dir(work),
@@ -261,19 +281,19 @@ def print_tables(rows):
     """The estimator table (when the runs have more than the mean), then the budget table (printed last)."""
     if any(r["by_estimator"] for r in rows):
         print("kcount - floor, us/launch, median (95% CI), by estimator (verdicts below use the mean)")
-        print(f"{'config':<16} {'api':<8} " + " ".join(f"{name:<24}" for name, _ in ESTIMATORS))
+        print(f"{'config':<19} {'api':<8} " + " ".join(f"{name:<24}" for name, _ in ESTIMATORS))
         for r in rows:
             cells = [r["kcount_minus_floor_us"]] + [r["by_estimator"].get(name) for name, _ in ESTIMATORS[1:]]
-            print(f"{r['config']:<16} {r['api']:<8} " + " ".join(f"{cell(c) if c else '-':<24}" for c in cells))
+            print(f"{r['config']:<19} {r['api']:<8} " + " ".join(f"{cell(c) if c else '-':<24}" for c in cells))
         print()
-    print(f"{'config':<16} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
+    print(f"{'config':<19} {'api':<8} {'pairs':>5}  {'kcount - floor, us/launch: median (95% CI) [min..max]':<60} "
           f"{'floor - none':>12}  budget")
     for r in rows:
         d = r["kcount_minus_floor_us"]
         text = f"{cell(d)} [{d['min']:+.3f}..{d['max']:+.3f}]"
         floor = "-" if r["floor_minus_none_us"] is None else f"{r['floor_minus_none_us']:+.3f}"
         budget = "-" if r["budget_us"] is None else f"<= {r['budget_us']:.1f} {r['verdict']}"
-        print(f"{r['config']:<16} {r['api']:<8} {r['pairs']:>5}  {text:<60} {floor:>12}  {budget}")
+        print(f"{r['config']:<19} {r['api']:<8} {r['pairs']:>5}  {text:<60} {floor:>12}  {budget}")
 
 
 def pool(args):
@@ -311,7 +331,7 @@ def main(argv=None):
         binary = [sys.executable, os.path.abspath(__file__), "--fake-child"]
         match = {}
     else:
-        for path in (kcount_lib, floor_lib):
+        for path in [floor_lib] + sorted({config_library(build, c) for c in args.configs}):
             if not os.path.exists(path):
                 print(f"ab_floor: {path} not found", file=sys.stderr)
                 return 1
@@ -329,7 +349,7 @@ def main(argv=None):
         combos = [(c, a) for c in args.configs for a in args.apis]
         k = index % len(combos)
         for config, api in combos[k:] + combos[:k]:
-            run = run_process(args, binary, config, api, index, kcount_lib, floor_lib, match, work)
+            run = run_process(args, binary, config, api, index, config_library(build, config), floor_lib, match, work)
             runs.append(run)
             print(f"[{config} {api} #{index}] rc={run['rc']}{'' if run['ok'] else ' (no result)'} "
                   f"{run['wall_s']:.0f}s", file=sys.stderr, flush=True)

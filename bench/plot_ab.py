@@ -41,7 +41,10 @@ def main(argv=None):
             p.error(f"{item}: want LABEL=JSON")
         with open(path) as f:
             doc = json.load(f)
-        by_label.setdefault(label, []).extend(r for r in doc["runs"] if r.get("ok"))
+        unknown = sorted({r["config"] for r in doc["runs"]} - set(ab_floor.CONFIGS))
+        if unknown:  # a configuration an older ab_floor.py knew (its library variant is gone)
+            print(f"plot_ab: {path}: not drawn: {', '.join(unknown)}", file=sys.stderr)
+        by_label.setdefault(label, []).extend(r for r in doc["runs"] if r.get("ok") and r["config"] in ab_floor.CONFIGS)
     series = []  # (label, rows)
     for label, runs in by_label.items():
         configs = sorted({r["config"] for r in runs}, key=list(ab_floor.CONFIGS).index)
@@ -70,7 +73,7 @@ def main(argv=None):
             ax.hlines(budget, g - 0.45, g + 0.45, colors="red", linestyles="dashed", linewidth=1)
     ax.axhline(0, color="grey", linewidth=0.5)
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels([f"{c}\n{a}" for c, a in groups])
+    ax.set_xticklabels([(c.replace("-", "-\n", 1) if len(c) > 14 else c) + "\n" + a for c, a in groups])
     ax.set_ylabel("µs per launch (red: budget line)")
     ax.set_title(args.title, fontsize=10)
     ax.legend()

@@ -162,7 +162,11 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
       return;
     }
     if (ts->open_launches < ThreadState::kMaxOpenLaunches) {
+#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 1
+      const bool timed = false;  // benchmark variant (bench/CMakeLists.txt): no timestamps
+#else
       const bool timed = launchTimed(&ts->timing_draw, g_timing_threshold.load(std::memory_order_relaxed));
+#endif
       ts->launches[ts->open_launches] =
           OpenLaunch{data->correlationId, timed ? hostTicks() : 0, ts->currentScope(), cbid,
                      static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::kRuntime
@@ -183,6 +187,9 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   if (d >= ThreadState::kMaxOpenLaunches) return;
   const OpenLaunch& l = ts->launches[d];
   if (d > 0 && ts->launches[d - 1].correlation_id == l.correlation_id) return;  // inner call, same launch
+#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 1
+  return;  // benchmark variant: the open-launch bookkeeping only, no record
+#endif
   const ApiSlot* table = l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) ? g_runtime : g_driver;
   const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false, false};
   // KCOUNT_GPU_TIME=0: the kernel a direct launch runs, named at the call (graph launches, memory
@@ -192,6 +199,10 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
                                    ? kernelNameId(ts, data->symbolName)
                                    : 0;
   const uint64_t exit_ticks = (l.flags & kLaunchUntimed) != 0 ? 0 : hostTicks();
+#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 2
+  asm volatile("" : : "r"(exit_ticks), "r"(kernel_name));  // benchmark variant: timestamps taken, no record
+  return;
+#endif
   // Written in place (ThreadBuffer::reserve: no copy through the stack); every byte is set, padding too.
   HostEvent* e = ts->buffer->reserve();
   if (e == nullptr) return;  // the buffer counted the drop
@@ -210,6 +221,11 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   b.flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
   std::memset(b.reserved, 0, sizeof(b.reserved));
   ts->buffer->commit();
+#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 4 && defined(__x86_64__)
+  // benchmark variant: the next record's cache lines fetched for writing now, not at the next launch
+  asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char*>(e + 1)));
+  asm volatile("prefetchw %0" : : "m"(*(reinterpret_cast<const char*>(e + 2) - 1)));
+#endif
 }
 
 void onGraphNode(GraphNodeBody node, bool created) noexcept {

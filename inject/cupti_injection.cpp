@@ -134,6 +134,9 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
       return;
     }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 0
+      return;  // benchmark variant (bench/CMakeLists.txt): kcount's subscription, none of its launch work
+#endif
       onLaunchCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
                (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {

@@ -15,4 +15,8 @@ cp -r "$build/share/kcount/python" "$root/.carry/share/kcount/python"
 if [[ -f $build/lib/libcupti_floor.so ]]; then
   strip -o "$root/.carry/lib/libcupti_floor.so" "$build/lib/libcupti_floor.so"
 fi
+# Its variants of the library (bench/ab_floor.py summary-cb-*), when built
+for lib in "$build"/lib/libkcount_bench_cb*.so; do
+  [[ -f $lib ]] && strip -o "$root/.carry/lib/$(basename "$lib")" "$lib"
+done
 du -sh "$root/.carry"
