@@ -865,12 +865,14 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
     kernels = w.kernels;
     ranges = w.ranges;
   }
-  std::string line = "log: " + path + " (" + std::to_string(launches - std::min(launches, mem_calls)) + " launches" +
+  // Paths as shownPath() shows them: one holding a newline or other control character is quoted and
+  // escaped, so the line stays one line (as kcount run shows the same path).
+  std::string line = "log: " + shownPath(path) + " (" + std::to_string(launches - std::min(launches, mem_calls)) + " launches" +
                      (mem_calls > 0 ? " (+" + std::to_string(mem_calls) + " memcpy/memset calls)" : std::string()) +
                      ", " + std::to_string(kernels) + " kernels, " + std::to_string(ranges) + " ranges, " +
                      std::to_string(writer_->bytesWritten()) + " bytes";
   const size_t files = sink_ ? sink_->files().size() : 1;
-  if (files > 1) line += ", " + std::to_string(files) + " files, the first " + sink_->files().front();
+  if (files > 1) line += ", " + std::to_string(files) + " files, the first " + shownPath(sink_->files().front());
   if (writer_->droppedRecords().total() > 0) line += "; " + notWrittenText(true);
   if (aggregator_ && final_snapshot_lost_ && final_snapshot_partial_)
     line += std::string("; final snapshot cut part way (its first records are in the log, the rest ") +
@@ -889,7 +891,7 @@ std::string Session::closingLine(const std::string& path, const StatsBody& stats
   if (sink_ && !sink_->createdFolders().empty()) {  // KCOUNT_OUTPUT named folders that did not exist
     const auto& made = sink_->createdFolders();
     line += made.size() == 1 ? "; created folder " : "; created folders ";
-    for (size_t i = 0; i < made.size(); ++i) line += (i > 0 ? ", " : "") + made[i];
+    for (size_t i = 0; i < made.size(); ++i) line += (i > 0 ? ", " : "") + shownPath(made[i]);
   }
   return line + "; CUPTI " + (cupti_description_.empty() ? std::string("not loaded") : cupti_description_) + ")";
 }

@@ -89,6 +89,15 @@ if [[ $rc -eq 0 && -s $odd && $(grep -c "^kcount: log: " "$work/odd.err") -eq 1 
 else
   bad "kcount run with an odd path: exit $rc: $(cat -A "$work/odd.err")"
 fi
+# The library's own closing line (no kcount run) shows such a path the same way: one line.
+odd2="$work/odd/e"$'\n'"f"$'\t'"g.kcount"
+r=$(run "$odd2" "$work/odd2.err")
+if [[ $r == "0 same" && -s $odd2 && $(grep -c "info: log: " "$work/odd2.err") -eq 1 ]] &&
+   grep -qF "info: log: \"$work/odd/e\\nf\\tg.kcount\" (" "$work/odd2.err"; then
+  ok "library closing line: a log path with a newline and tab is one line, quoted and escaped"
+else
+  bad "library closing line with an odd path: run '$r': $(cat -A "$work/odd2.err")"
+fi
 "$kcount" run --output "$work/odd/plain name.kcount" -- "$nvtx_prog" 10 >/dev/null 2>"$work/plain.err"
 grep -qxF "kcount: log: $work/odd/plain name.kcount" "$work/plain.err" && ok "kcount run: a plain path is shown as it is" ||
   bad "kcount run with a plain path: $(cat "$work/plain.err")"
