@@ -76,11 +76,13 @@ class LogIndex {
   uint32_t kernelsOfLaunch(uint32_t launch_index) const { return kernels_per_launch_[launch_index]; }
   bool isMemoryCall(uint32_t launch_index) const { return log_.data.launches[launch_index].flags & kLaunchMemOp; }
 
-  /// "(no range)" for the root; "<bad scope id N>" for ids the log never defined.
+  /// "(no range)" for the root; "<bad scope id N>" for ids the log never defined. The view stays valid as
+  /// long as this index (a row may hold several: each bad id's text is kept, not overwritten).
   std::string_view scopePath(uint32_t scope_id) const {
     if (scope_id < paths_.size()) return paths_[scope_id];
-    bad_path_ = log_.data.scopePath(scope_id);
-    return bad_path_;
+    auto [it, added] = bad_paths_.try_emplace(scope_id);
+    if (added) it->second = log_.data.scopePath(scope_id);
+    return it->second;
   }
   uint32_t scopeDepth(uint32_t scope_id) const { return scope_id < depths_.size() ? depths_[scope_id] : 0; }
   /// Whether the scopes table lists `scope_id`: every scope the log defines, except the library's reserved
@@ -121,7 +123,7 @@ class LogIndex {
   std::vector<uint32_t> kernels_per_launch_;
   std::vector<std::string> paths_;
   std::vector<uint32_t> depths_;
-  mutable std::string bad_path_;
+  mutable std::map<uint32_t, std::string> bad_paths_;  // scopePath() of undefined ids (node-stable)
   bool hide_overflow_scope_ = false;
   mutable std::unordered_map<uint32_t, KernelName> names_;
 };
@@ -719,13 +721,14 @@ const char* textOrEmpty(std::string_view s) { return s.data() != nullptr ? s.dat
 
 class SqliteSink : public TableSink {
  public:
-  explicit SqliteSink(const std::string& path) {
+  /// A new database at `path` (any file there removed first); `shown` names it in messages.
+  SqliteSink(const std::string& path, const std::string& shown) {
     std::error_code ec;
     std::filesystem::remove(path, ec);
     if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
       std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
       sqlite3_close(db_);
-      throw std::runtime_error("cannot create " + path + ": " + msg);
+      throw std::runtime_error("cannot create " + shown + ": " + msg);
     }
     exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;");
     exec("CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);");
@@ -972,9 +975,27 @@ void writeChromeTrace(std::ostream& out, const std::vector<LoadedLog>& logs) {
 }
 
 void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs) {
-  SqliteSink sink(path);
-  emitTables(indexLogs(logs), sink);
-  sink.finish();
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    throw std::runtime_error("cannot write a SQLite database to " + path + ": not a regular file");
+  // Built beside `path` and renamed over it once complete: an export that fails part way (a full disk, a
+  // SQLite error) leaves a file already at `path` as it was, and no half-written database.
+  const std::string building = path + ".kcount-building";
+  try {
+    {
+      SqliteSink sink(building, path);
+      emitTables(indexLogs(logs), sink);
+      sink.finish();
+    }
+    std::filesystem::rename(building, path);
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::filesystem::remove(building, ec);
+    throw std::runtime_error("cannot write " + path + ": " + e.code().message());
+  } catch (...) {
+    std::filesystem::remove(building, ec);
+    throw;
+  }
 }
 
 void writeCsv(const std::string& dir, const std::vector<LoadedLog>& logs, const std::string& only) {

@@ -43,10 +43,11 @@ struct ChromeTraceEstimate {
 ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs);
 
 /// Writes the tables (processes, metadata, strings, scopes, ranges, launches, kernels, memops) to a new SQLite
-/// database at `path`, replacing any file there, plus views named as in Nsight Systems' SQLite export
+/// database at `path`, replacing a regular file there only once the database is complete (built beside it
+/// as PATH.kcount-building, then renamed; a failure leaves the old file as it was), plus views named as in Nsight Systems' SQLite export
 /// (StringIds, CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
 /// CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, NVTX_EVENTS). Names are ids into `strings`, shared by all logs. Throws std::runtime_error with
-/// SQLite's message if the database cannot be written.
+/// SQLite's message if the database cannot be written, or when `path` exists and is not a regular file.
 void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs);
 
 /// Writes one CSV file per table (processes.csv, metadata.csv, scopes.csv, ranges.csv, launches.csv,

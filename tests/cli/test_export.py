@@ -21,6 +21,7 @@ import json
 import shutil
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -152,6 +153,53 @@ def check_csv_json(log, s, work):
                                            if r["exclusive"]["kernels"]}))
 
 
+def check_damaged_sqlite(work):
+    """A salvaged log whose lost chunk held definitions: several undefined scope ids ("<bad scope id N>")
+    in one row; every export format writes them whole (their texts were overwritten by the next one, so a
+    database got garbage strings and failed on a UNIQUE constraint). A failed export keeps the file that
+    was at its output; a fifo or device at the output is refused, not removed."""
+    packed = os.path.join(ROOT, "tests", "data", "packed", "launches-first-records-compact.kcount")
+    with open(packed, "rb") as f:
+        data = f.read()
+    damaged = os.path.join(work, "chunk1-dropped.kcount")
+    with open(damaged, "wb") as f:
+        f.write(data[:1275] + data[2155:])  # chunk 1 (bytes 1275-2154) left out: scope definitions lost
+    db_path = os.path.join(work, "damaged.sqlite")
+    p = subprocess.run([KCOUNT, "export", "--salvage", damaged, "--format", "sqlite", "-o", db_path],
+                       capture_output=True, text=True)
+    ok = p.returncode == 0 and os.path.exists(db_path)
+    bad = []
+    if ok:
+        db = sqlite3.connect(db_path)
+        bad = [v for (v,) in db.execute("SELECT value FROM strings WHERE value LIKE '<bad scope id %'")]
+        garbage = [v for (v,) in db.execute("SELECT value FROM strings") if not v.isprintable()]
+        ok = not garbage
+    check(f"salvaged log with lost definitions: sqlite export (exit {p.returncode}), {len(bad)} bad-scope paths, "
+          "no garbage strings", ok and len(bad) >= 10, p.stderr[-300:])
+    out = os.path.join(work, "damaged.json")
+    p = subprocess.run([KCOUNT, "export", "--salvage", damaged, "--format", "json", "-o", out], capture_output=True, text=True)
+    with open(out) as f:
+        paths = [r["path"] for r in json.load(f)["ranges"]]
+    check("salvaged log: json ranges carry their <bad scope id N> paths whole",
+          p.returncode == 0 and paths and all(x.isprintable() for x in paths) and any(x.startswith("<bad scope id") for x in paths))
+    # A failure part way: the database cannot be built beside the output (a folder holds its name).
+    keep = os.path.join(work, "keep.sqlite")
+    with open(keep, "wb") as f:
+        f.write(b"old contents")
+    os.makedirs(keep + ".kcount-building/x")
+    p = subprocess.run([KCOUNT, "export", LOGS[0], "--format", "sqlite", "-o", keep], capture_output=True, text=True)
+    with open(keep, "rb") as f:
+        kept = f.read() == b"old contents"
+    check(f"a failed sqlite export keeps the file at its output (exit {p.returncode})", p.returncode != 0 and kept, p.stderr)
+    # Not a regular file at the output (a fifo here; /dev/full or any device alike): refused, left in place
+    # (it was removed and replaced by a database).
+    fifo = os.path.join(work, "fifo")
+    os.mkfifo(fifo)
+    p = subprocess.run([KCOUNT, "export", LOGS[0], "--format", "sqlite", "-o", fifo], capture_output=True, text=True)
+    check("sqlite export to a fifo is refused, the fifo left in place",
+          p.returncode != 0 and "not a regular file" in p.stderr and stat.S_ISFIFO(os.lstat(fifo).st_mode), p.stderr)
+
+
 def main():
     global KCOUNT
     KCOUNT = os.path.join(os.path.abspath(sys.argv[1]), "bin", "kcount")
@@ -178,6 +226,7 @@ def main():
         (shared,) = db.execute("SELECT count(DISTINCT a.demangledName) FROM kernels a JOIN kernels b "
                                "ON a.demangledName = b.demangledName AND a.processId = 0 AND b.processId = 1").fetchone()
         check(f"two logs: kernel names shared through one strings table ({shared} names in both)", shared > 0)
+        check_damaged_sqlite(work)
         check_output_is_not_a_log(work)
         check_slash_in_name(work)
     return exit_status()
