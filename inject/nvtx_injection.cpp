@@ -142,8 +142,9 @@ void emitRange(ThreadState* ts, uint64_t begin, uint32_t scope, uint32_t begin_t
 // Pops the innermost range of `domain` on this thread. A range of another domain above it stays open
 // and is re-parented (its path no longer contains the popped range).
 int pop(uint32_t domain) {
-  ThreadState* ts = threadState();
-  if (ts == nullptr || !Session::get().recording()) return -1;
+  // As a push does, the process's first NVTX call starts the session: a pop before any push is counted.
+  ThreadState* ts = recordingThread();
+  if (ts == nullptr) return -1;
   Session& s = Session::get();
   if (ts->depth > ThreadState::kMaxDepth) {
     // A range pushed past the thread's stack (kMaxDepth deep) was not tracked: inside a window its record

@@ -48,6 +48,18 @@ for mode in preload nvtx-env; do
   "$kcount" check "$log" >/dev/null && ok "nvtx ($mode): kcount check exit 0" || bad "nvtx ($mode): kcount check failed"
 done
 
+# 2a. Pops before the process's first push are counted as pops with no push (2 here, plus the program's
+# default-domain pop of a range pushed in another domain).
+log=$work/nvtx-popfirst.kcount
+NVTX_INJECTION64_PATH=$lib KCOUNT_OUTPUT=$log "$nvtx_prog" 3 popfirst >/dev/null 2>"$work/popfirst.err"
+rc=$?
+if [[ $rc -eq 0 && -f $log ]] && "$kcount" summary --format json "$log" >"$work/popfirst.json" &&
+   "$py" "$here/../gpu/check_summary.py" expect "$work/popfirst.json" step:instances=3 --allow-underflow 3 >"$work/check.txt"; then
+  ok "nvtx: pops before the first push counted: $(cat "$work/check.txt")"
+else
+  bad "nvtx: pops before the first push: rc=$rc $(cat "$work/check.txt" "$work/popfirst.err" 2>/dev/null | head -c 400)"
+fi
+
 # 2b. Summary mode (KCOUNT_MODE=summary) through the real library: snapshots instead of records, the same
 # numbers; --series sums to the totals; export refuses the log.
 log=$work/nvtx-summary.kcount

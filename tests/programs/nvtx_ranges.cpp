@@ -18,6 +18,10 @@
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 10;
+  if (argc > 2 && std::strcmp(argv[2], "popfirst") == 0) {  // two stray pops before the process's first push
+    nvtxRangePop();
+    nvtxRangePop();
+  }
   for (int i = 0; i < steps; ++i) {
     nvtxRangePushA("step");
     nvtxRangePushA("inner");
