@@ -3,7 +3,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
-bash "$root/scripts/install_deps.sh"
+bash "$root/scripts/install_deps.sh" "${KCOUNT_DEPS:-all}"  # KCOUNT_DEPS=build: the build's packages only
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 # All CPUs unless KCOUNT_JOBS says otherwise (a shared build machine).
 ninja -C "$build" -j"${KCOUNT_JOBS:-$(nproc)}"

@@ -3,6 +3,10 @@
 # and a dynamic symbol table that exports only the entry points (a leaked fmt/spdlog/libstdc++ symbol
 # could be interposed over PyTorch's own copies). Usage: check_library.sh path/to/libkcount.so
 set -euo pipefail
+if [[ $# -ne 1 || ! -f $1 ]]; then
+  echo "usage: check_library.sh path/to/libkcount.so   (e.g. build/lib/libkcount.so)${1:+: $1 is not a file}" >&2
+  exit 2
+fi
 lib=$1
 fail=0
 allowed_deps='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libdl\.so\.2|libpthread\.so\.0|/lib64/ld-linux-x86-64\.so\.2|ld-linux-x86-64\.so\.2)$'

@@ -18,7 +18,7 @@ else
   build_log=$(mktemp)
   echo "== building kcount in $BUILD_DIR (installs missing Debian packages; a first build takes about 7 to 13 minutes on 2 cores)" >&2
   start=$SECONDS
-  if ! bash "$root/scripts/build.sh" >"$build_log" 2>&1; then
+  if ! KCOUNT_DEPS=${KCOUNT_DEPS:-build} bash "$root/scripts/build.sh" >"$build_log" 2>&1; then
     cat "$build_log" >&2
     echo "== build failed (output above)" >&2
     rm -f "$build_log"
