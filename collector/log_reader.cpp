@@ -1461,6 +1461,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     const SequencedChunk* first_gap = nullptr;
     const SequencedChunk* first_odd = nullptr;
     int64_t gap_expected = 0, first_odd_expected = 0;
+    bool first_odd_next_fits = false;  // the chunk after the first odd one carries the number expected there
     // A trace-mode log whose Stats count more records than the file holds, none dropped: it confirms a
     // jump at the last chunk read (a chunk cut right before the final one), where no later chunk can.
     // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count
@@ -1484,6 +1485,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         if (odd++ == 0) {
           first_odd = &c;
           first_odd_expected = expected;
+          first_odd_next_fits = !last && int64_t{sequenced[i + 1].sequence} == expected + (sequenced[i + 1].index - c.index);
         }
         continue;
       }
@@ -1518,7 +1520,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   " carries sequence number " + std::to_string(first_odd->sequence) + " where " +
                   std::to_string(first_odd_expected) + " was expected" +
                   (odd > 1 ? " (and " + std::to_string(odd - 1) + " more chunks out of line)" : "") +
-                  (int64_t{first_odd->sequence} > first_odd_expected
+                  (first_odd_next_fits
+                       ? ": a damaged chunk header, since the chunk after it carries the number expected there (the "
+                         "number is not covered by the checksum)"
+                   : int64_t{first_odd->sequence} > first_odd_expected
                        ? ": chunks before it are missing from the file, or its header is damaged (the number is "
                          "not covered by the checksum; no chunk after it tells which)"
                        : ": a damaged chunk header (the number is not covered by the checksum)") +

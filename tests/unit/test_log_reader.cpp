@@ -1148,6 +1148,13 @@ TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not 
       CHECK(d.issues[0].severity == kc::ReadIssue::Severity::kWarning);
       CHECK(d.issues[0].message.find("chunk " + std::to_string(k) + " at byte " + std::to_string(at[k]) +
                                      " carries sequence number ") == 0);
+      // A chunk follows whose number is the one expected after it (all but the last): the header is damaged,
+      // nothing is missing, and the warning says so rather than "no chunk after it tells which".
+      const bool followed = k + 1 < at.size();
+      const bool says_damaged =
+          d.issues[0].message.find("a damaged chunk header, since the chunk after it carries the number expected") !=
+          std::string::npos;
+      CHECK(says_damaged == followed);
     }
   }
   SUBCASE("a chunk cut out of a log without Stats: a warning, as it cannot be told from one kept out at a cap") {
