@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <set>
@@ -307,7 +308,8 @@ void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& 
 /// The kernels section of the text: one row per kernel identity of the whole run (same, only in A, only
 /// in B), largest GPU time first (the larger of A's and B's, on the sides that recorded GPU time; then
 /// the larger count), with the count and GPU time on each side and the GPU time's change (a side without
-/// the kernel counts 0 ns). Names shortened to kMaxNameColumn characters, distinct (elideDistinct).
+/// the kernel counts 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn
+/// characters, distinct (tellKernelsApart, elideDistinct).
 void printKernels(std::ostream& out, const json& k, const DiffSide& a, const DiffSide& b) {
   out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
                      "A, {} only in B\n",
@@ -336,10 +338,17 @@ void printKernels(std::ostream& out, const json& k, const DiffSide& a, const Dif
     if (cost(x) != cost(y)) return cost(x) > cost(y);
     return most(x) > most(y);
   });
-  // Kernel names as text shows them: cut (shortKernelName), escaped (displayText) and shortened to the
-  // name column's width; JSON keeps them whole.
-  std::vector<std::string> names;
-  for (const auto& r : rows) names.push_back(displayText((r.ka ? r.ka : r.kb)->short_name));
+  // Kernel names as the kernels table shows them: the short name whole (shortKernelNameUncut), escaped
+  // (displayText), different kernels whose short names are equal by their demangled names
+  // (tellKernelsApart), all shortened in the middle together to the name column's width, so that names that
+  // differ near their end stay different; JSON keeps them whole.
+  std::vector<std::string> names, recorded;
+  for (const auto& r : rows) {
+    const DiffKernel* k = r.ka ? r.ka : r.kb;
+    names.push_back(displayText(k->short_full));
+    recorded.push_back(k->name);
+  }
+  tellKernelsApart(names, recorded, std::numeric_limits<size_t>::max());
   names = elideDistinct(names);
   std::vector<std::vector<std::string>> cells{
       {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
