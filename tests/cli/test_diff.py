@@ -10,7 +10,8 @@
 - `diff -a X Y -b Z`: logs of one side from different command lines are named once on stderr;
 - memory operations (copies, memsets) get their count and GPU time per side, apart from the kernels';
 - sides that share files: "every difference is zero" only when they hold the same files; a side holding the
-  other's file among others, or sides sharing some files, are said as such.
+  other's file among others, or sides sharing some files, are said as such;
+- JSON: a CPU time that was not measured (no instance: overall, `(no range)`) is null, as in summary.
 
 Usage: test_diff.py BUILD_DIR [KC_MAKE_LOG]
 """
@@ -191,6 +192,23 @@ def test_shared_files(work):
           "is zero" not in r.stderr, r.stderr)
 
 
+def test_cpu_not_measured():
+    """diff JSON: cpu_ns null where it was not measured (no instance: overall, (no range)), as summary's JSON;
+    the text table shows '-' there."""
+    j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
+    no_range = next(x for x in j["ranges"] if x["path"] == "(no range)")
+    for name, unit in (("overall", j["overall"]), ("(no range)", no_range)):
+        check(f"diff json: {name} cpu_ns null on each side and in the change",
+              unit["a"]["cpu_ns"] is None and unit["b"]["cpu_ns"] is None and unit["change"]["cpu_ns"] is None, unit)
+    s = json.loads(kcount("summary", "--format", "json", GEGLU[0]).stdout)["logs"][0]
+    check("summary json: (no range) cpu_ns null too",
+          next(r for r in s["ranges"] if r["path"] == "(no range)")["cpu_ns"] is None)
+    step = next(x for x in j["ranges"] if x["path"] == "step")
+    check("diff json: a range with instances keeps its cpu_ns and change",
+          step["a"]["cpu_ns"] > 0 and step["b"]["cpu_ns"] > 0 and
+          step["change"]["cpu_ns"] == step["b"]["cpu_ns"] - step["a"]["cpu_ns"], step)
+
+
 def test_memory_ops(work):
     """A warm-up range whose GPU work is mostly copies: diff shows their count and GPU time per side (table,
     JSON, the range's verdict), apart from the kernels' GPU time; runs without copies get no memory columns."""
@@ -240,6 +258,7 @@ def main():
     MAKE_LOG = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(build, "bin", "kc_make_log")
     test_geglu()
     test_sweep()
+    test_cpu_not_measured()
     with tempfile.TemporaryDirectory() as work:
         test_pooled_programs(work)
         test_shared_files(work)
