@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <set>
@@ -235,9 +236,15 @@ std::string perUnit(const DiffUnit& a, const DiffUnit& b, uint64_t na, uint64_t 
   return fmt::format("{} in A, {} in B", na, nb);
 }
 
+/// A unit's CPU time (the wall time of its instances) is measured only where it has instances: not for
+/// "(overall)", "(no range)", the unknown range or a range with no instance (summary's rule: null in JSON,
+/// '-' in the table, empty in CSV), never 0.
+bool cpuMeasured(const DiffUnit& u) { return u.present && u.instances > 0; }
+
 json unitJson(const DiffUnit& u) {
   if (!u.present) return nullptr;
-  return json{{"instances", u.instances}, {"cpu_ns", u.cpu_ns},     {"launches", u.launches},
+  return json{{"instances", u.instances}, {"cpu_ns", cpuMeasured(u) ? json(u.cpu_ns) : json(nullptr)},
+              {"launches", u.launches},
               {"kernels", u.kernels},     {"gpu_ns", u.gpu_time ? json(u.gpu_ns) : json(nullptr)},
               {"launch_api_ns", u.launch_api_ns},
               {"kernel_identities", u.by_identity.size()},
@@ -252,7 +259,7 @@ json changeJson(const DiffUnit& a, const DiffUnit& b) {
   return json{{"launches", d(a.launches, b.launches)},
               {"kernels", d(a.kernels, b.kernels)},
               {"gpu_ns", a.gpu_time && b.gpu_time ? json(d(a.gpu_ns, b.gpu_ns)) : json(nullptr)},
-              {"cpu_ns", d(a.cpu_ns, b.cpu_ns)},
+              {"cpu_ns", cpuMeasured(a) && cpuMeasured(b) ? json(d(a.cpu_ns, b.cpu_ns)) : json(nullptr)},
               {"launch_api_ns", d(a.launch_api_ns, b.launch_api_ns)},
               {"mem_ops", mem ? json(d(a.mem_ops, b.mem_ops)) : json(nullptr)},
               {"mem_gpu_ns", mem ? json(d(a.mem_gpu_ns, b.mem_gpu_ns)) : json(nullptr)}};
@@ -307,7 +314,8 @@ void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& 
 /// The kernels section of the text: one row per kernel identity of the whole run (same, only in A, only
 /// in B), largest GPU time first (the larger of A's and B's, on the sides that recorded GPU time; then
 /// the larger count), with the count and GPU time on each side and the GPU time's change (a side without
-/// the kernel counts 0 ns). Names shortened to kMaxNameColumn characters, distinct (elideDistinct).
+/// the kernel counts 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn
+/// characters, distinct (tellKernelsApart, elideDistinct).
 void printKernels(std::ostream& out, const json& k, const DiffSide& a, const DiffSide& b) {
   out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
                      "A, {} only in B\n",
@@ -336,10 +344,17 @@ void printKernels(std::ostream& out, const json& k, const DiffSide& a, const Dif
     if (cost(x) != cost(y)) return cost(x) > cost(y);
     return most(x) > most(y);
   });
-  // Kernel names as text shows them: cut (shortKernelName), escaped (displayText) and shortened to the
-  // name column's width; JSON keeps them whole.
-  std::vector<std::string> names;
-  for (const auto& r : rows) names.push_back(displayText((r.ka ? r.ka : r.kb)->short_name));
+  // Kernel names as the kernels table shows them: the short name whole (shortKernelNameUncut), escaped
+  // (displayText), different kernels whose short names are equal by their demangled names
+  // (tellKernelsApart), all shortened in the middle together to the name column's width, so that names that
+  // differ near their end stay different; JSON keeps them whole.
+  std::vector<std::string> names, recorded;
+  for (const auto& r : rows) {
+    const DiffKernel* k = r.ka ? r.ka : r.kb;
+    names.push_back(displayText(k->short_full));
+    recorded.push_back(k->name);
+  }
+  tellKernelsApart(names, recorded, std::numeric_limits<size_t>::max());
   names = elideDistinct(names);
   std::vector<std::vector<std::string>> cells{
       {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
@@ -774,12 +789,14 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     auto dt = [&](uint64_t p, uint64_t q) {
       return both ? signedDuration(p, q) + " (" + percentChange(p, q) + ")" : std::string("-");
     };
-    const bool has_cpu = r.path != kOverall && r.path != "(no range)" && r.path != kUnresolvedLabel;
+    // CPU time: '-' where it was not measured (cpuMeasured(): no instance), as in summary's table.
+    auto c = [](const DiffUnit& u) { return cpuMeasured(u) ? formatDuration(u.cpu_ns) : std::string("-"); };
+    const bool both_cpu = cpuMeasured(x) && cpuMeasured(y);
     // Long names are shortened in the table (the JSON keeps them whole).
     cells.push_back({r.path == kOverall ? r.path : shortPath(r.path), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
                      dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
-                     g(x, x.gpu_ns), g(y, y.gpu_ns), x.gpu_time && y.gpu_time ? dt(x.gpu_ns, y.gpu_ns) : "-", has_cpu ? t(x, x.cpu_ns) : "-",
-                     has_cpu ? t(y, y.cpu_ns) : "-", has_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
+                     g(x, x.gpu_ns), g(y, y.gpu_ns), x.gpu_time && y.gpu_time ? dt(x.gpu_ns, y.gpu_ns) : "-", c(x),
+                     c(y), both_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
                      t(x, x.launch_api_ns), t(y, y.launch_api_ns), dt(x.launch_api_ns, y.launch_api_ns)});
     if (mem_columns) {
       // '-' where a side lacks the range or did not record memory operations (memOpsRecorded()).

@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -285,32 +288,84 @@ void closeOutput(std::ofstream& out, const std::string& path) {
     throw std::runtime_error("cannot write " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
 }
 
-/// Warns when diff's two sides hold the same file, copies of one recording (same host, pid, start_ns and
-/// rotated part numbers: every difference is zero), or parts of one rotated run (same host, pid and
-/// start_ns, other part numbers): a diff compares two runs, so the result would only show how the parts
-/// differ.
+/// Warns when diff's two sides hold the same files (every difference is zero), when one side holds a file of
+/// the other among files of its own (each difference is those files' numbers: a side sums its logs), or
+/// when they share some files (their numbers cancel out); and, for logs that share no file, when they are
+/// copies of one recording (same host, pid, start_ns and rotated part numbers: the diff compares a run with
+/// itself) or parts of one rotated run (same host, pid and start_ns, other part numbers): a diff compares
+/// two runs, so the result would only show how the parts differ.
 void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b) {
   auto filesOf = [](const kc::LoadedLog& l) { return l.files.empty() ? std::vector<std::string>{l.path} : l.files; };
   // The rotated part numbers of a log's files, from what was read (no file opened again).
   auto partsOf = [](const kc::LoadedLog& l) {
     return l.files.empty() ? std::vector<uint32_t>{l.data.rotationPart()} : l.data.joined_parts;
   };
+  // A side's files by device and inode (the same file also through another name or a link), each with the
+  // path it was given as; files that cannot be looked at are left out.
+  using FileKey = std::pair<dev_t, ino_t>;
+  auto keyOf = [](const std::string& path) -> std::optional<FileKey> {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileKey{st.st_dev, st.st_ino};
+  };
+  auto keysOf = [&](const kc::LoadedLog& l) {
+    std::set<FileKey> keys;
+    for (const auto& f : filesOf(l))
+      if (const auto k = keyOf(f)) keys.insert(*k);
+    return keys;
+  };
+  auto sideFiles = [&](const std::vector<kc::LoadedLog>& side) {
+    std::map<FileKey, std::string> files;
+    for (const auto& l : side)
+      for (const auto& f : filesOf(l))
+        if (const auto k = keyOf(f)) files.try_emplace(*k, f);
+    return files;
+  };
+  const std::map<FileKey, std::string> fa = sideFiles(a), fb = sideFiles(b);
+  std::vector<std::string> shared, only_a, only_b;  // paths as side A (shared, only_a) or B (only_b) gave them
+  for (const auto& [k, p] : fa) (fb.count(k) ? shared : only_a).push_back(p);
+  for (const auto& [k, p] : fb)
+    if (!fa.count(k)) only_b.push_back(p);
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& p : v) s += (s.empty() ? "" : ", ") + p;
+    return s;
+  };
+  auto logPaths = [&](const std::vector<kc::LoadedLog>& side) {
+    std::vector<std::string> v;
+    for (const auto& l : side) v.push_back(l.path);
+    return joined(v);
+  };
+  auto files = [](size_t n, std::string_view what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+  if (!shared.empty()) {
+    std::cerr << "kcount: diff: warning: ";
+    if (only_a.empty() && only_b.empty()) {
+      std::cerr << "A (" << logPaths(a) << ") and B (" << logPaths(b) << ") hold the same file"
+                << (shared.size() == 1 ? "" : "s") << ": every difference is zero\n";
+    } else if (only_a.empty() || only_b.empty()) {
+      // One side is the other plus files of its own: B - A (or A - B) is those files' numbers.
+      const bool b_more = only_a.empty();
+      const char* big = b_more ? "B" : "A";
+      const char* small = b_more ? "A" : "B";
+      const std::vector<std::string>& extra = b_more ? only_b : only_a;
+      std::cerr << big << " (" << logPaths(b_more ? b : a) << ") holds " << small << "'s "
+                << (shared.size() == 1 ? "file" : "files") << " (" << joined(shared) << ") and "
+                << files(extra.size(), "other file") << " ("
+                << joined(extra) << "): a side sums its logs, so every change (B - A) is "
+                << (b_more ? "" : "minus ") << (extra.size() == 1 ? "that file's" : "those files'")
+                << " numbers, not a change between two runs\n";
+    } else {
+      std::cerr << "A (" << logPaths(a) << ") and B (" << logPaths(b) << ") both hold "
+                << (shared.size() == 1 ? "the file " : "the files ") << joined(shared)
+                << ": a side sums its logs, so " << (shared.size() == 1 ? "its" : "their")
+                << " numbers cancel out of every change (B - A), which compares the other files alone\n";
+    }
+  }
   for (const auto& la : a)
     for (const auto& lb : b) {
-      bool same_file = false;
-      for (const auto& fa : filesOf(la))
-        for (const auto& fb : filesOf(lb)) {
-          struct stat sa {}, sb {};
-          if (::stat(fa.c_str(), &sa) == 0 && ::stat(fb.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-              sa.st_ino == sb.st_ino)
-            same_file = true;
-        }
+      const std::set<FileKey> ka = keysOf(la), kb = keysOf(lb);
+      if (std::any_of(ka.begin(), ka.end(), [&](const FileKey& k) { return kb.count(k) > 0; })) continue;  // said above
       const std::string id = kc::runIdentity(la.data);
-      if (same_file) {
-        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
-                  << ") hold the same file: every difference is zero\n";
-        continue;
-      }
       if (id.empty() || id != kc::runIdentity(lb.data)) continue;
       const std::vector<uint32_t> pa = partsOf(la), pb = partsOf(lb);
       const bool shared_part =

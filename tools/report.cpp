@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <unordered_map>
@@ -110,25 +111,17 @@ std::string kernelNameFor(std::string_view name, bool full, bool text) {
 
 /// "k ×3, other ×2, +1 more": the `top` kernels of `r` by count; names by kernelNameFor(`full`, `text`).
 /// In text, different kernels whose cut names are equal (cuBLAS names that differ past kMaxShortName
-/// characters) are told apart: that group is shortened in the middle together (elideDistinct() of their
-/// demangled names), so the part where they differ shows.
+/// characters) are told apart (tellKernelsApart(), at kMaxShortName characters).
 std::string topKernels(const LogData& log, const RangeStats& r, int top, bool full, bool text) {
   if (top <= 0) return {};
   const auto v = sortedKernels(log, r);
   const size_t n = std::min(v.size(), static_cast<size_t>(top));
-  std::vector<std::string> shown;
-  for (size_t i = 0; i < n; ++i) shown.push_back(kernelNameFor(v[i].first, full, text));
-  if (text && !full) {
-    std::map<std::string, std::vector<size_t>> by_shown;
-    for (size_t i = 0; i < n; ++i) by_shown[shown[i]].push_back(i);
-    for (const auto& [_, group] : by_shown) {
-      if (group.size() < 2) continue;
-      std::vector<std::string> names;
-      for (size_t i : group) names.push_back(demangleKernelName(v[i].first));
-      const std::vector<std::string> distinct = elideDistinct(names, kMaxShortName);
-      for (size_t k = 0; k < group.size(); ++k) shown[group[k]] = displayText(distinct[k]);
-    }
+  std::vector<std::string> shown, names;
+  for (size_t i = 0; i < n; ++i) {
+    shown.push_back(kernelNameFor(v[i].first, full, text));
+    names.push_back(v[i].first);
   }
+  if (text && !full) tellKernelsApart(shown, names, kMaxShortName);
   std::string s;
   for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : ", ") + fmt::format("{} ×{}", shown[i], v[i].second.count);
   if (v.size() > n) s += fmt::format(", +{} more", v.size() - n);
@@ -786,6 +779,18 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
       }
     }
     if (!widened) return out;
+  }
+}
+
+void tellKernelsApart(std::vector<std::string>& shown, const std::vector<std::string>& names, size_t max_width) {
+  std::map<std::string, std::vector<size_t>> by_shown;
+  for (size_t i = 0; i < shown.size(); ++i) by_shown[shown[i]].push_back(i);
+  for (const auto& [_, group] : by_shown) {
+    if (std::all_of(group.begin(), group.end(), [&](size_t i) { return names[i] == names[group.front()]; })) continue;
+    std::vector<std::string> demangled;
+    for (size_t i : group) demangled.push_back(displayText(demangleKernelName(names[i])));
+    const std::vector<std::string> distinct = elideDistinct(demangled, max_width);
+    for (size_t k = 0; k < group.size(); ++k) shown[group[k]] = distinct[k];
   }
 }
 
@@ -1854,7 +1859,20 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   if (!full_names) t.elide = {several ? size_t(1) : size_t(0)};
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
-  for (const auto& [label, l, r] : kernelRowsPerLog(logs, sort)) {
+  const auto rows = kernelRowsPerLog(logs, sort);
+  // Without --full-names: the short names uncut (the table shortens its name column in the middle, together,
+  // so that different names stay different; a cut at kMaxShortName characters first would make cuBLAS names
+  // that differ near their end equal), and different kernels whose short names are equal by their demangled
+  // names.
+  std::vector<std::string> shown, names;
+  for (const LogKernelRow& k : rows) {
+    const std::string& name = k.row.name;
+    shown.push_back(full_names ? kernelNameFor(name, true, true) : displayText(shortKernelNameUncut(name)));
+    names.push_back(name);
+  }
+  if (!full_names) tellKernelsApart(shown, names, std::numeric_limits<size_t>::max());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& [label, l, r] = rows[i];
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
@@ -1863,7 +1881,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     const bool gpu = gpuTimeRecorded(l->data);
     const std::string who = label.empty() ? l->path : label;
     if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
-    std::vector<std::string> row{kernelNameFor(r.name, full_names, true), std::to_string(r.count),
+    std::vector<std::string> row{shown[i], std::to_string(r.count),
                                  gpu ? formatDuration(r.gpu_ns) : "-",
                                  gpu ? formatMeanDuration(r.gpu_ns, r.count) : "-",
                                  gpu ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",

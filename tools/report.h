@@ -212,6 +212,14 @@ std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
 /// middle.
 std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width = kMaxNameColumn);
 
+/// Tells different kernels apart in text: `shown[i]` is the text of the recorded kernel name `names[i]`;
+/// every group of different names shown alike (short names that differ past kMaxShortName characters, or
+/// only in what the short form drops: nested template arguments) is shown instead by its demangled names
+/// (escaped, displayText()), shortened in the middle together to `max_width` characters (elideDistinct()),
+/// so the part where they differ shows. Equal names keep equal texts; other texts are left as they are.
+void tellKernelsApart(std::vector<std::string>& shown, const std::vector<std::string>& names,
+                      size_t max_width = kMaxNameColumn);
+
 enum class SummaryView { kTree, kInclusive, kInnermost };
 
 struct SummaryOptions {

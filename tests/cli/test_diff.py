@@ -8,7 +8,10 @@
 - the kernels section gives each kernel's GPU time in A and B and the change, largest first;
 - no verdict line is longer than about 300 characters;
 - `diff -a X Y -b Z`: logs of one side from different command lines are named once on stderr;
-- memory operations (copies, memsets) get their count and GPU time per side, apart from the kernels'.
+- memory operations (copies, memsets) get their count and GPU time per side, apart from the kernels';
+- sides that share files: "every difference is zero" only when they hold the same files; a side holding the
+  other's file among others, or sides sharing some files, are said as such;
+- JSON: a CPU time that was not measured (no instance: overall, `(no range)`) is null, as in summary.
 
 Usage: test_diff.py BUILD_DIR [KC_MAKE_LOG]
 """
@@ -162,6 +165,50 @@ def test_pooled_programs(work):
           "command lines" not in r.stderr, r.stderr)
 
 
+def test_shared_files(work):
+    """The same-file warning only when both sides are the same files; a side that holds the other's file
+    among others is said as such, and so are sides that share some files."""
+    eager, compiled = GEGLU
+    same = [l for l in kcount("diff", eager, eager).stderr.splitlines() if "hold the same file" in l]
+    check("diff X X: every difference is zero", len(same) == 1 and "every difference is zero" in same[0], same)
+    link = os.path.join(work, "eager-link.kcount")
+    os.symlink(eager, link)
+    r = kcount("diff", "-a", eager, compiled, "-b", compiled, link)
+    check("diff -a X Y -b Y X' (X' a link to X): the same files", "hold the same files: every difference is zero" in r.stderr,
+          r.stderr)
+    r = kcount("diff", "-a", eager, "-b", eager, compiled)
+    check("diff -a X -b X Y: not called the same file", "same file" not in r.stderr and "is zero" not in r.stderr,
+          r.stderr)
+    check("diff -a X -b X Y: B holds A's file and another, named",
+          f"B ({eager}, {compiled}) holds A's file ({eager}) and 1 other file ({compiled}): a side sums its logs, so "
+          f"every change (B - A) is that file's numbers" in r.stderr, r.stderr)
+    r = kcount("diff", "-a", eager, compiled, "-b", eager)
+    check("diff -a X Y -b X: A holds B's file and another", "A (" in r.stderr and "holds B's file" in r.stderr and
+          "is minus that file's numbers" in r.stderr and "is zero" not in r.stderr, r.stderr)
+    other = SWEEP[0]
+    r = kcount("diff", "-a", eager, other, "-b", eager, compiled)
+    check("diff -a X Y -b X Z: the shared file named, its numbers cancel out",
+          f"both hold the file {eager}: a side sums its logs, so its numbers cancel out" in r.stderr and
+          "is zero" not in r.stderr, r.stderr)
+
+
+def test_cpu_not_measured():
+    """diff JSON: cpu_ns null where it was not measured (no instance: overall, (no range)), as summary's JSON;
+    the text table shows '-' there."""
+    j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
+    no_range = next(x for x in j["ranges"] if x["path"] == "(no range)")
+    for name, unit in (("overall", j["overall"]), ("(no range)", no_range)):
+        check(f"diff json: {name} cpu_ns null on each side and in the change",
+              unit["a"]["cpu_ns"] is None and unit["b"]["cpu_ns"] is None and unit["change"]["cpu_ns"] is None, unit)
+    s = json.loads(kcount("summary", "--format", "json", GEGLU[0]).stdout)["logs"][0]
+    check("summary json: (no range) cpu_ns null too",
+          next(r for r in s["ranges"] if r["path"] == "(no range)")["cpu_ns"] is None)
+    step = next(x for x in j["ranges"] if x["path"] == "step")
+    check("diff json: a range with instances keeps its cpu_ns and change",
+          step["a"]["cpu_ns"] > 0 and step["b"]["cpu_ns"] > 0 and
+          step["change"]["cpu_ns"] == step["b"]["cpu_ns"] - step["a"]["cpu_ns"], step)
+
+
 def test_memory_ops(work):
     """A warm-up range whose GPU work is mostly copies: diff shows their count and GPU time per side (table,
     JSON, the range's verdict), apart from the kernels' GPU time; runs without copies get no memory columns."""
@@ -211,8 +258,10 @@ def main():
     MAKE_LOG = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(build, "bin", "kc_make_log")
     test_geglu()
     test_sweep()
+    test_cpu_not_measured()
     with tempfile.TemporaryDirectory() as work:
         test_pooled_programs(work)
+        test_shared_files(work)
         test_memory_ops(work)
     return exit_status()
 

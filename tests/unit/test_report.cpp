@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -21,6 +22,7 @@
 #include "tests/support/verdict_inputs.h"
 #include "tools/diff.h"
 #include "tools/html_report.h"
+#include "tools/kernel_names.h"
 #include "tools/multi_log.h"
 #include "tools/report.h"
 #include "tools/series.h"
@@ -540,6 +542,70 @@ TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; seve
   REQUIRE(j["kernels"][0]["per_log"].size() == 2);
   CHECK(j["kernels"][0]["per_log"][1]["log"] == "run-22");
   CHECK(j["kernels"][0]["per_log"][1]["count"] == 3);
+}
+
+TEST_CASE("kernels table: different kernels get different names, also when they differ only near the end") {
+  // 12 kernels whose names (longer than the short-name cut) differ only in their last characters, as cuBLAS
+  // template instances do (`..., true, false, false, false>` against `..., true, true, false, false>`), and
+  // two recorded demangled whose short names are equal (they differ in a nested template argument).
+  const std::string head = "cublasLt::splitKreduce_kernel_" + std::string(110, 'x') + "_";
+  std::vector<std::string> names;
+  for (int i = 0; i < 12; ++i) names.push_back(head + std::to_string(100 + i));
+  names.push_back("void ns::k<ns::Vec<float, 4> >(int)");
+  names.push_back("void ns::k<ns::Vec<double, 4> >(int)");
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  stepDefinitions(w);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto id = static_cast<uint32_t>(10 + i);
+    w.writeString(id, names[i]);
+    w.writeLaunch(launch(i + 1, 1));
+    w.writeKernel(kernel(i + 1, id));
+  }
+  w.writeEnd();
+  w.flush();
+  const std::vector<kc::LoadedLog> one{loaded(sink.bytes, "run.kcount")};
+  auto shownNames = [&](const std::vector<kc::LoadedLog>& logs, size_t column) {
+    std::ostringstream out;
+    kc::printKernelsTable(out, logs, false);
+    std::istringstream in(out.str());
+    std::vector<std::string> shown;
+    std::string line;
+    std::getline(in, line);  // heading
+    std::getline(in, line);  // rule
+    while (std::getline(in, line) && !line.starts_with("-:")) {
+      // Cells are separated by two spaces or more; a name holds single spaces at most.
+      std::vector<std::string> cells;
+      for (size_t at = 0; at < line.size();) {
+        const size_t gap = line.find("  ", at);
+        cells.push_back(line.substr(at, gap == std::string::npos ? std::string::npos : gap - at));
+        at = gap == std::string::npos ? line.size() : line.find_first_not_of(' ', gap);
+      }
+      REQUIRE(cells.size() > column);
+      shown.push_back(cells[column]);
+    }
+    return shown;
+  };
+  const std::vector<std::string> shown = shownNames(one, 0);
+  REQUIRE(shown.size() == names.size());
+  CHECK(std::set<std::string>(shown.begin(), shown.end()).size() == names.size());
+  for (const auto& s : shown) CHECK(kc::displayWidth(s) < 100);  // still shortened in the middle
+  // Several logs: the same kernel has the same name in every log's rows, different kernels different ones.
+  const std::vector<kc::LoadedLog> two{loaded(sink.bytes, "a/run.kcount"), loaded(sink.bytes, "b/run.kcount")};
+  const std::vector<std::string> shown2 = shownNames(two, 1);
+  REQUIRE(shown2.size() == 2 * names.size());
+  CHECK(std::set<std::string>(shown2.begin(), shown2.end()).size() == names.size());
+  // The kernels section of diff shows them as the kernels table does.
+  std::ostringstream diff;
+  kc::printDiff(diff, one, one);
+  std::set<std::string> in_diff;
+  std::istringstream lines(diff.str());
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("  same  ")) continue;
+    const size_t name_at = line.find_first_not_of(' ', line.find("  ", line.find_first_not_of(' ', 8)));
+    in_diff.insert(line.substr(name_at, line.find("  ", name_at) - name_at));
+  }
+  CHECK(in_diff == std::set<std::string>(shown.begin(), shown.end()));
 }
 
 TEST_CASE("a rotated run given in part is PARTIAL, with what is missing named; check needs the next part too") {
