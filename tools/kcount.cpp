@@ -921,8 +921,14 @@ int kcountMain(int argc, char** argv) {
         size_t found = 0;
         for (size_t i = 0; i < logs.size(); ++i)
           if (kc::keepKernelsOfRange(logs[i], kernels_range) == 0) {
+            // A range's own name given for its path ("gate" for "step/gate"): the paths that end with it.
+            std::string hint;
+            for (const auto& p : kc::rangePathsEndingWith(logs[i], kernels_range, 4))
+              hint += (hint.empty() ? "" : ", ") + kc::shownPath(p);
             std::cerr << "kcount: " << logs[i].path << ": no range " << kc::shownPath(kernels_range)
-                      << " (the paths are those of kcount summary's table, e.g. step/mlp)\n";
+                      << (hint.empty() ? std::string(" (the paths are those of kcount summary's table, e.g. step/mlp)")
+                                       : " (give its whole path, as kcount summary's table shows it: " + hint + ")")
+                      << '\n';
             without_range[i] = true;
           } else {
             ++found;

@@ -1792,6 +1792,19 @@ size_t keepKernelsOfRange(LoadedLog& log, std::string_view path) {
   return matched;
 }
 
+std::vector<std::string> rangePathsEndingWith(const LoadedLog& log, std::string_view path, size_t most) {
+  std::vector<std::string> out;
+  for (uint32_t id = 0; id < log.data.scopes.size(); ++id) {
+    if (id == kRootScope || !log.data.scopeDefined(id)) continue;
+    std::string p = rowPath(log.data, id);
+    if (p.size() > path.size() && p.ends_with(path) && p[p.size() - path.size() - 1] == '/') out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > most) out.resize(most);
+  return out;
+}
+
 std::string_view kernelSortName(KernelSort sort) {
   switch (sort) {
     case KernelSort::kGpuTotal: return "gpu";

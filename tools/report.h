@@ -359,6 +359,11 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& log, bool header, const
 /// range in the log). Changes `log` in place; not thread-safe on it.
 size_t keepKernelsOfRange(LoadedLog& log, std::string_view path);
 
+/// Range paths of `log` (as the summary table shows them) that end with "/" + `path`: what a user who gave
+/// a range's own name ("gate") instead of its path ("step/gate") meant. Sorted, at most `most` of them.
+/// Pure; thread-safe on a log not being changed.
+std::vector<std::string> rangePathsEndingWith(const LoadedLog& log, std::string_view path, size_t most);
+
 /// Order of `kcount kernels` rows (--sort). kGpuTotal: GPU total time, largest first (where GPU time goes;
 /// the default). kCount: launches, most first. kGpuAvg: GPU time per launch, largest first. kName: the
 /// short kernel name (shortKernelNameUncut()), A to Z by byte. Ties: for kCount the recorded name (the

@@ -759,6 +759,16 @@ def test_unknown_command():
           (r.returncode, r.stderr))
 
 
+def test_range_name_for_path():
+    """`kernels --range NAME` with a range's own name instead of its path names the paths that end with it."""
+    log = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
+    r = subprocess.run([KCOUNT, "kernels", "--range", "gate", log], capture_output=True, text=True)
+    check("kernels --range gate: refused (exit 2), step/gate and warmup/step/gate suggested",
+          r.returncode == 2 and "step/gate, warmup/step/gate)" in r.stderr and r.stdout == "", r.stderr)
+    r = subprocess.run([KCOUNT, "kernels", "--range", "nothing", log], capture_output=True, text=True)
+    check("kernels --range nothing: refused, the general hint", r.returncode == 2 and "e.g. step/mlp" in r.stderr, r.stderr)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -766,6 +776,7 @@ def main():
     MAKE_LOG = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(build, "bin", "kc_make_log")
     with tempfile.TemporaryDirectory() as work:
         test_export(work)
+        test_range_name_for_path()
         test_summary_mode_segment(work)
         test_not_a_log(work)
         test_newer_format(work)
