@@ -785,8 +785,10 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
 void tellKernelsApart(std::vector<std::string>& shown, const std::vector<std::string>& names, size_t max_width) {
   std::map<std::string, std::vector<size_t>> by_shown;
   for (size_t i = 0; i < shown.size(); ++i) by_shown[shown[i]].push_back(i);
-  for (const auto& [_, group] : by_shown) {
-    if (std::all_of(group.begin(), group.end(), [&](size_t i) { return names[i] == names[group.front()]; })) continue;
+  for (const auto& entry : by_shown) {
+    const std::vector<size_t>& group = entry.second;  // named: clang 14 cannot capture a structured binding
+    const std::string& first = names[group.front()];
+    if (std::all_of(group.begin(), group.end(), [&](size_t i) { return names[i] == first; })) continue;
     std::vector<std::string> demangled;
     for (size_t i : group) demangled.push_back(displayText(demangleKernelName(names[i])));
     const std::vector<std::string> distinct = elideDistinct(demangled, max_width);
