@@ -49,6 +49,12 @@ HostEventBlock* ThreadBuffer::grow() noexcept {
   if (tail_ == nullptr) {
     head_.store(nb, std::memory_order_release);
   } else {
+    // The old tail's unused slots (an event wider than what is left) are marked, then the block is full.
+    const uint32_t used = tail_->count.load(std::memory_order_relaxed);
+    if (used < kSlotsPerBlock) {
+      tail_->slots[used][0] = kTagPad;
+      tail_->count.store(kSlotsPerBlock, std::memory_order_release);
+    }
     tail_->next.store(nb, std::memory_order_release);
   }
   tail_ = nb;

@@ -131,6 +131,29 @@ inline void noteContext(ThreadState* ts, const void* ctx) {
     g_last_context.store(ctx, std::memory_order_release);
   }
 }
+
+// A launch call longer than a LaunchSlot's 32-bit duration (a first launch that JIT-compiles PTX or loads
+// a large module): recorded whole, in the HostEvent form.
+[[gnu::noinline, gnu::cold]] void writeLongLaunch(ThreadState* ts, const OpenLaunch& l, uint64_t exit_ticks,
+                                                  const ApiSlot& slot, uint32_t kernel_name, uint8_t flags) noexcept {
+  HostEvent* e = ts->buffer->reserveEvent();
+  if (e == nullptr) return;  // the buffer counted the drop
+  *e = HostEvent{};
+  e->kind = HostEvent::kLaunch;
+  e->reserved = kernel_name;
+  LaunchBody& b = e->launch;
+  b.correlation_id = l.correlation_id;
+  b.enter_ns = l.enter_ticks;
+  b.exit_ns = exit_ticks;
+  b.scope_id = l.scope_id;
+  b.thread_id = ts->thread_id;
+  b.api_id = slot.name_id;
+  b.cbid = l.cbid;
+  b.domain = l.domain;
+  b.is_graph_launch = static_cast<uint8_t>(slot.graph ? 1 : 0);
+  b.flags = flags;
+  ts->buffer->commit();
+}
 }  // namespace
 
 // Windows: a launch is recorded when its API enter falls inside a window (the gate word carries the
@@ -203,29 +226,31 @@ void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const 
   asm volatile("" : : "r"(exit_ticks), "r"(kernel_name));  // benchmark variant: timestamps taken, no record
   return;
 #endif
-  // Written in place (ThreadBuffer::reserve: no copy through the stack); every byte is set, padding too.
-  HostEvent* e = ts->buffer->reserve();
-  if (e == nullptr) return;  // the buffer counted the drop
-  e->kind = HostEvent::kLaunch;
-  e->reserved = kernel_name;
-  LaunchBody& b = e->launch;
-  b.correlation_id = l.correlation_id;
-  b.enter_ns = l.enter_ticks;
-  b.exit_ns = exit_ticks;
-  b.scope_id = l.scope_id;
-  b.thread_id = ts->thread_id;
-  b.api_id = slot.name_id;
-  b.cbid = l.cbid;
-  b.domain = l.domain;
-  b.is_graph_launch = static_cast<uint8_t>(slot.graph ? 1 : 0);
-  b.flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
-  std::memset(b.reserved, 0, sizeof(b.reserved));
-  ts->buffer->commit();
-#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 4 && defined(__x86_64__)
-  // benchmark variant: the next record's cache lines fetched for writing now, not at the next launch
-  asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char*>(e + 1)));
-  asm volatile("prefetchw %0" : : "m"(*(reinterpret_cast<const char*>(e + 2) - 1)));
+  const uint8_t flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
+#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 4
+  constexpr bool kWideRecord = true;  // benchmark variant: every launch in the 64-byte HostEvent form
+#else
+  constexpr bool kWideRecord = false;
 #endif
+  if (kWideRecord || exit_ticks - l.enter_ticks > UINT32_MAX) [[unlikely]] {
+    writeLongLaunch(ts, l, exit_ticks, slot, kernel_name, flags);
+    return;
+  }
+  // One 32-byte slot written in place (ThreadBuffer::reserveLaunch: no copy through the stack); every
+  // byte is set. The callback id (< kMaxCbid) and CUPTI's correlation id fit their fields.
+  LaunchSlot* e = ts->buffer->reserveLaunch();
+  if (e == nullptr) return;  // the buffer counted the drop
+  e->tag = LaunchSlot::kTagLaunch;
+  e->flags = static_cast<uint8_t>(flags | (slot.graph ? LaunchSlot::kSlotGraphLaunch : 0) |
+                                  (l.domain == static_cast<uint8_t>(ApiDomain::kDriver) ? LaunchSlot::kSlotDriverApi : 0));
+  e->cbid = static_cast<uint16_t>(l.cbid);
+  e->correlation_id = static_cast<uint32_t>(l.correlation_id);
+  e->enter_ticks = l.enter_ticks;
+  e->duration_ticks = static_cast<uint32_t>(exit_ticks - l.enter_ticks);
+  e->scope_id = l.scope_id;
+  e->api_id = slot.name_id;
+  e->kernel_name = kernel_name;
+  ts->buffer->commit();
 }
 
 void onGraphNode(GraphNodeBody node, bool created) noexcept {

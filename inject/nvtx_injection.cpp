@@ -124,8 +124,8 @@ int push(uint32_t domain, Message m) {
 
 void emitRange(ThreadState* ts, uint64_t begin, uint32_t scope, uint32_t begin_thread, uint32_t flags) {
   const uint64_t end = hostTicks();
-  // Written in place (ThreadBuffer::reserve: no copy through the stack).
-  HostEvent* e = ts->buffer->reserve();
+  // Written in place (ThreadBuffer::reserveEvent: no copy through the stack).
+  HostEvent* e = ts->buffer->reserveEvent();
   if (e == nullptr) return;  // the buffer counted the drop
   e->kind = HostEvent::kRange;
   e->reserved = 0;
