@@ -502,7 +502,8 @@ int kcountMain(int argc, char** argv) {
   std::string kernels_range;
   kernels->add_option("--range", kernels_range,
                       "only the kernels of this range and the ranges nested in it, by its path as summary shows it "
-                      "(e.g. step/mlp): counts and averages over that range, not the whole run");
+                      "(e.g. step/mlp; with its NVTX domains: step/mylib: gemm): counts and averages over that "
+                      "range, not the whole run");
   std::string kernels_sort = "gpu";
   kernels->add_option("--sort", kernels_sort,
                       "row order: gpu (GPU total time, largest first; the default), count (launches), avg (GPU time "

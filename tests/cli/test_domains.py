@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Ranges of one name pushed in different NVTX domains (nvtxDomainCreate, nvtxDomainRangePushEx) stay apart
-(docs/usage.md, "NVTX domains"):
+(docs/usage.md, "Ranges"):
 
 - `kcount summary`: the table labels a range of a named domain "mylib: step" (the default domain's is just
   "step"), so the two rows read apart and the table stays aligned; CSV's path holds the domain and its
@@ -10,7 +10,8 @@
   compared with its own counterpart; JSON's rows carry "domain";
 - `kcount kernels --range`: the path as the table shows it selects one domain's range ("step" the default
   domain's, "mylib: step" mylib's); a path without its domains works when one named domain holds it
-  ("solo") and is refused, naming each domain's path, when several do.
+  ("solo") and is refused, naming each domain's path, when several do;
+- `kcount report`: the page's ranges carry their domains as well.
 
 Usage: test_domains.py BUILD_DIR [KC_MAKE_LOG]
 """
@@ -133,6 +134,15 @@ def test_diff(a, b):
     check("diff table: a row for 'mylib: step'", any(l.startswith("mylib: step ") for l in r.out.splitlines()), r.out)
 
 
+def test_report(a, b, work):
+    page = os.path.join(work, "ab.html")
+    r = kcount("report", a, b, "-o", page)
+    text = open(page, encoding="utf-8").read() if r.rc == 0 else r.err
+    check("report: the page names the ranges with their domains ('mylib: step', 'outer/mylib: gemm')",
+          '"mylib: step"' in text and '"outer/mylib: gemm"' in text and '"domain":"mylib"' in text.replace(" ", ""),
+          (r.rc, r.err))
+
+
 def test_kernels_range(log):
     def names(r):
         return sorted(k["name"] for k in json.loads(r.out)["kernels"]) if r.rc == 0 else r.err
@@ -177,6 +187,7 @@ def main():
         test_several_logs(a, b)
         test_diff(a, b)
         test_kernels_range(a)
+        test_report(a, b, work)
     return exit_status()
 
 
