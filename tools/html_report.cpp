@@ -23,31 +23,6 @@ constexpr std::string_view kPage =
     ;
 constexpr std::string_view kDataPlaceholder = "/*KCOUNT_DATA*/";
 
-/// A range's name on the page: its raw name, with "domain: " first for a range of a named NVTX domain (as
-/// the summary table writes it, unescaped).
-std::string pageName(const LogData& d, uint32_t id) {
-  std::string name(d.str(d.scopes[id].name_id));
-  if (const auto domain = rangeDomain(d, id)) return *domain + ": " + name;
-  return name;
-}
-
-/// A range's path on the page, by which runs are matched: LogData::scopePath(), with pageName()s where a
-/// range of the chain is in a named NVTX domain, so that ranges of one path in two domains stay apart.
-std::string pagePath(const LogData& d, uint32_t id) {
-  std::vector<uint32_t> chain;
-  bool domains = false;
-  for (uint32_t s = id; s != kRootScope; s = d.scopes[s].parent_id) {
-    // A lost or bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
-    if (!d.scopeDefined(s) || s >= d.scopes.size() || chain.size() >= 256) return d.scopePath(id);
-    domains = domains || rangeDomain(d, s).has_value();
-    chain.push_back(s);
-  }
-  if (!domains) return d.scopePath(id);
-  std::string path;
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) path += (path.empty() ? "" : "/") + pageName(d, *it);
-  return path;
-}
-
 json counts(const RangeStats& r) {
   return {{"launches", r.launches}, {"kernels", r.kernels}, {"gpu_ns", r.gpu_ns}, {"launch_api_ns", r.launch_api_ns}};
 }
@@ -99,8 +74,8 @@ json runJson(const LoadedLog& l, const std::string& label) {
                       {"parent", root ? json(nullptr) : json(d.scopes[id].parent_id)},
                       {"name", root            ? std::string("(no range)")
                                : d.scopeLost(id) ? lostRangeName(id)
-                                                 : pageName(d, id)},
-                      {"path", d.scopeLost(id) ? lostRangeName(id) : pagePath(d, id)},
+                                                 : rangeNameWithDomain(d, id)},
+                      {"path", d.scopeLost(id) ? lostRangeName(id) : scopePathWithDomains(d, id)},
                       {"domain", rangeDomain(d, id) ? json(*rangeDomain(d, id)) : json(nullptr)},
                       {"depth", depth},
                       {"instances", s.inclusive[id].instances},
@@ -130,7 +105,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
         Row& r = by_name[name_id];
         r.count += t.count;
         r.gpu_ns += t.gpu_ns;
-        r.ranges[pagePath(d, rs.scope_id)] += t.count;
+        r.ranges[scopePathWithDomains(d, rs.scope_id)] += t.count;
       }
     for (const auto& [name_id, t] : s.unmatched_by_kernel) {
       Row& r = by_name[name_id];
@@ -149,7 +124,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
       ++r.ranges["(unmatched)"];
     } else {
       auto p = paths.find(it->second);
-      if (p == paths.end()) p = paths.emplace(it->second, pagePath(d, it->second)).first;
+      if (p == paths.end()) p = paths.emplace(it->second, scopePathWithDomains(d, it->second)).first;
       ++r.ranges[p->second];
     }
   }

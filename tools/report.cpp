@@ -1224,6 +1224,27 @@ std::string displayRangeName(const LogData& log, uint32_t scope_id) {
   return name;
 }
 
+std::string rangeNameWithDomain(const LogData& log, uint32_t scope_id) {
+  std::string name(log.str(log.scopes[scope_id].name_id));
+  if (const auto domain = rangeDomain(log, scope_id)) return *domain + ": " + name;
+  return name;
+}
+
+std::string scopePathWithDomains(const LogData& log, uint32_t scope_id) {
+  std::vector<uint32_t> chain;
+  bool domains = false;
+  for (uint32_t s = scope_id; s != kRootScope; s = log.scopes[s].parent_id) {
+    // A lost or bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
+    if (!log.scopeDefined(s) || s >= log.scopes.size() || chain.size() >= 256) return log.scopePath(scope_id);
+    domains = domains || rangeDomain(log, s).has_value();
+    chain.push_back(s);
+  }
+  if (!domains) return log.scopePath(scope_id);
+  std::string path;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) path += (path.empty() ? "" : "/") + rangeNameWithDomain(log, *it);
+  return path;
+}
+
 std::string displayPath(const LogData& log, uint32_t scope_id, bool domains) {
   if (log.scopeLost(scope_id)) return lostRangeName(scope_id);
   if (scope_id == kRootScope || !log.scopeDefined(scope_id)) return log.scopePath(scope_id);
@@ -1739,7 +1760,7 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
       r.ranges[range] += t.count;
     };
     for (const RangeStats& r : l.summary.exclusive)
-      for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : d.scopePath(r.scope_id));
+      for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : scopePathWithDomains(d, r.scope_id));
     for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
   }
   std::vector<KernelRow> out;

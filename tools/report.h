@@ -184,6 +184,14 @@ std::string displayPath(const LogData& log, uint32_t scope_id, bool domains = tr
 /// it ("mylib: gemm"), so that ranges of one name in two domains read apart, as Nsight Systems keeps
 /// domains apart; a range of the default domain is its name alone. displayPath() joins these.
 std::string displayRangeName(const LogData& log, uint32_t scope_id);
+/// A range's name as recorded, with its NVTX domain and ": " first for a range of a named domain
+/// ("mylib: gemm"): displayRangeName() unescaped, for JSON and the HTML page.
+std::string rangeNameWithDomain(const LogData& log, uint32_t scope_id);
+/// LogData::scopePath() with rangeNameWithDomain() for each range when one of the chain is in a named NVTX
+/// domain ("step/mylib: gemm"), so that ranges of one path in two domains have different paths; the same
+/// as scopePath() for ranges of the default domain only, the root and broken chains. Names are raw (a
+/// '/' inside a name is not escaped): JSON keys (kernels' "ranges") and the HTML page's paths.
+std::string scopePathWithDomains(const LogData& log, uint32_t scope_id);
 /// The name of the NVTX domain a range was pushed in; nullopt for the default domain, the root and a scope
 /// id that the log does not define. JSON's "domain" (null for nullopt).
 std::optional<std::string> rangeDomain(const LogData& log, uint32_t scope_id);

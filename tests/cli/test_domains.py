@@ -150,6 +150,13 @@ def test_kernels_range(log):
     def kernels(*args):
         return kcount("kernels", "--format", "json", *args, log)
 
+    r = kernels()
+    ranges = {k["name"]: k["ranges"] for k in json.loads(r.out)["kernels"]} if r.rc == 0 else r.err
+    check("kernels json: a kernel's ranges name their domains",
+          ranges.get("k_mylib_gemm") == {"outer/mylib: gemm": 1} and ranges.get("k_default_gemm") == {"outer/gemm": 1},
+          ranges)
+    r = kcount("kernels", log)
+    check("kernels table: the ranges column names the domain", "outer/mylib: gemm ×1" in r.out, r.out)
     r = kernels("--range", "mylib: step")
     check("kernels --range 'mylib: step': mylib's step alone", names(r) == ["k_mylib_step"], names(r))
     r = kernels("--range", "outer/mylib: gemm")
