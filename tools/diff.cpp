@@ -402,7 +402,11 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
       }
       if (id != kRootScope) {
         const uint32_t name_id = d.scopes[id].name_id;
-        const std::string name = d.scopeLost(id) ? lostRangeName(id) : std::string(d.str(name_id));
+        const auto domain = rangeDomain(d, id);
+        const std::string name = d.scopeLost(id) ? lostRangeName(id)
+                                 : domain       ? *domain + ": " + std::string(d.str(name_id))
+                                                : std::string(d.str(name_id));
+        if (domain) side.domains.try_emplace(path, *domain);
         // Top-level ranges hang under kOverall.
         const uint32_t parent_id = d.scopes[id].parent_id;
         const std::string parent = parent_id == kRootScope ? std::string(kOverall) : displayPath(d, parent_id);
@@ -656,7 +660,11 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
     if (p == kOverall) continue;
     const DiffUnit& ua = a.units.count(p) ? a.units.at(p) : kAbsent;
     const DiffUnit& ub = b.units.count(p) ? b.units.at(p) : kAbsent;
+    json domain = nullptr;  // the range's NVTX domain; null for the default domain (and "(no range)")
+    if (auto it = a.domains.find(p); it != a.domains.end()) domain = it->second;
+    else if (auto it = b.domains.find(p); it != b.domains.end()) domain = it->second;
     ranges.push_back(json{{"path", p},
+                          {"domain", domain},
                           {"in", ua.present && ub.present ? "both" : ua.present ? "a" : "b"},
                           {"a", unitJson(ua)},
                           {"b", unitJson(ub)},

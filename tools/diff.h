@@ -47,7 +47,10 @@ struct DiffSide {
   // "a/b" and range b inside range a are two paths; the JSON's "path" and "unit" are these keys).
   std::vector<std::string> paths;        // in depth-first order of the first log that has them
   std::map<std::string, DiffUnit> units; // path -> numbers; "(overall)" included
-  std::map<std::string, std::string> names;  // path -> the range's own name (raw), for verdict text
+  // Keys hold each range's NVTX domain ("step/mylib: gemm", displayRangeName()): ranges of one path in two
+  // domains are two units.
+  std::map<std::string, std::string> names;  // path -> the range's own name (raw; "mylib: gemm"), for verdict text
+  std::map<std::string, std::string> domains;  // path -> its range's NVTX domain; absent: the default domain
   std::map<std::string, std::string> shown;  // path -> path as text tables show it (the path itself)
   std::map<std::string, std::string> parents;  // path -> its parent's path; "(overall)" for a top-level range
   bool gpu_time = true;  // every log of this side recorded GPU times (gpuTimeRecorded())

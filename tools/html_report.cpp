@@ -74,8 +74,9 @@ json runJson(const LoadedLog& l, const std::string& label) {
                       {"parent", root ? json(nullptr) : json(d.scopes[id].parent_id)},
                       {"name", root            ? std::string("(no range)")
                                : d.scopeLost(id) ? lostRangeName(id)
-                                                 : std::string(d.str(d.scopes[id].name_id))},
-                      {"path", d.scopeLost(id) ? lostRangeName(id) : d.scopePath(id)},
+                                                 : rangeNameWithDomain(d, id)},
+                      {"path", d.scopeLost(id) ? lostRangeName(id) : scopePathWithDomains(d, id)},
+                      {"domain", rangeDomain(d, id) ? json(*rangeDomain(d, id)) : json(nullptr)},
                       {"depth", depth},
                       {"instances", s.inclusive[id].instances},
                       {"cpu_ns", s.inclusive[id].cpu_ns},
@@ -104,7 +105,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
         Row& r = by_name[name_id];
         r.count += t.count;
         r.gpu_ns += t.gpu_ns;
-        r.ranges[d.scopePath(rs.scope_id)] += t.count;
+        r.ranges[scopePathWithDomains(d, rs.scope_id)] += t.count;
       }
     for (const auto& [name_id, t] : s.unmatched_by_kernel) {
       Row& r = by_name[name_id];
@@ -123,7 +124,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
       ++r.ranges["(unmatched)"];
     } else {
       auto p = paths.find(it->second);
-      if (p == paths.end()) p = paths.emplace(it->second, d.scopePath(it->second)).first;
+      if (p == paths.end()) p = paths.emplace(it->second, scopePathWithDomains(d, it->second)).first;
       ++r.ranges[p->second];
     }
   }

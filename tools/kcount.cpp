@@ -502,7 +502,8 @@ int kcountMain(int argc, char** argv) {
   std::string kernels_range;
   kernels->add_option("--range", kernels_range,
                       "only the kernels of this range and the ranges nested in it, by its path as summary shows it "
-                      "(e.g. step/mlp): counts and averages over that range, not the whole run");
+                      "(e.g. step/mlp; with its NVTX domains: step/mylib: gemm): counts and averages over that "
+                      "range, not the whole run");
   std::string kernels_sort = "gpu";
   kernels->add_option("--sort", kernels_sort,
                       "row order: gpu (GPU total time, largest first; the default), count (launches), avg (GPU time "
@@ -919,8 +920,20 @@ int kcountMain(int argc, char** argv) {
       std::vector<bool> without_range(logs.size(), false);  // logs named above as not having --range's range
       if (!kernels_range.empty()) {
         size_t found = 0;
-        for (size_t i = 0; i < logs.size(); ++i)
-          if (kc::keepKernelsOfRange(logs[i], kernels_range) == 0) {
+        for (size_t i = 0; i < logs.size(); ++i) {
+          // A path without domains names the range of any one domain ("step/gemm" for step/mylib: gemm);
+          // when ranges of that path are in several domains, the user says which.
+          const std::vector<std::string> named = kc::rangePathsNamed(logs[i], kernels_range);
+          if (named.size() > 1) {
+            std::string which;
+            for (const auto& p : named) which += (which.empty() ? "" : ", ") + kc::shownPath(p);
+            std::cerr << "kcount: " << logs[i].path << ": ranges " << kc::shownPath(kernels_range)
+                      << " are in several NVTX domains: " << which
+                      << " (give one of these paths, as kcount summary's table shows it)\n";
+            without_range[i] = true;
+            continue;
+          }
+          if (named.empty() || kc::keepKernelsOfRange(logs[i], named.front()) == 0) {
             // A range's own name given for its path ("gate" for "step/gate"): the paths that end with it.
             std::string hint;
             for (const auto& p : kc::rangePathsEndingWith(logs[i], kernels_range, 4))
@@ -933,6 +946,7 @@ int kcountMain(int argc, char** argv) {
           } else {
             ++found;
           }
+        }
         if (found == 0) return 2;
       }
       const kc::KernelSort sort = kc::parseKernelSort(kernels_sort).value_or(kc::KernelSort::kGpuTotal);

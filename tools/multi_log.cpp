@@ -29,11 +29,17 @@ struct Cell {
   bool known(int m) const { return m != 2 || gpu; }
 };
 
+struct RawPath {
+  std::string path;
+  std::optional<std::string> domain;
+};
+
 /// path -> per log (nullopt: the log has no such range). Paths are keyed as text tables show them
 /// (displayPath(): a '/' inside a name is "\/", so a range named "a/b" and range b inside range a stay
-/// two rows), in first-seen order; `raw`: that key -> LogData::scopePath() (JSON's "path").
+/// two rows; a range's NVTX domain is in its key, "mylib: gemm"), in first-seen order; `raw`: that key ->
+/// LogData::scopePath() (JSON's "path") and the range's domain (JSON's "domain", nullopt: the default one).
 void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths,
-             std::map<std::string, std::vector<std::optional<Cell>>>& cells, std::map<std::string, std::string>& raw) {
+             std::map<std::string, std::vector<std::optional<Cell>>>& cells, std::map<std::string, RawPath>& raw) {
   for (size_t i = 0; i < logs.size(); ++i) {
     // A summary-mode log without a complete snapshot has no numbers at all: no cell, not cells of zeros.
     if (noSnapshotNumbers(logs[i])) continue;
@@ -41,10 +47,11 @@ void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths
     const Summary& s = logs[i].summary;
     // (no range): what ran outside every range; records of an unknown range (damage) in a row of their own.
     const RangeStats no_range = noRangeStats(s);
-    auto add = [&](const std::string& path, const std::string& text, const RangeStats& r, uint64_t cpu_ns) {
+    auto add = [&](const std::string& path, const std::string& text, const RangeStats& r, uint64_t cpu_ns,
+                   std::optional<std::string> domain = std::nullopt) {
       auto [it, fresh] = cells.try_emplace(text, logs.size());
       if (fresh) paths.push_back(text);
-      if (fresh) raw[text] = path;
+      if (fresh) raw[text] = RawPath{path, std::move(domain)};
       Cell c;
       c.v[0] = r.launches;
       c.v[1] = r.kernels;
@@ -59,7 +66,7 @@ void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths
         add(d.scopePath(id), d.scopePath(id), no_range, no_range.cpu_ns);
         if (hasUnresolved(s)) add(std::string(kUnresolvedLabel), std::string(kUnresolvedLabel), s.unresolved, s.unresolved.cpu_ns);
       } else {
-        add(d.scopePath(id), displayPath(d, id), s.inclusive[id], s.exclusive[id].cpu_ns);
+        add(d.scopePath(id), displayPath(d, id), s.inclusive[id], s.exclusive[id].cpu_ns, rangeDomain(d, id));
       }
     }
   }
@@ -151,7 +158,7 @@ Spread spreadOf(std::vector<double> v) {
 json acrossLogsJson(const std::vector<LoadedLog>& logs) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
-  std::map<std::string, std::string> raw;
+  std::map<std::string, RawPath> raw;
   collect(logs, paths, cells, raw);
   json labels = labelsOf(logs);
   json ranges = json::array();
@@ -183,7 +190,10 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
       total[kMetrics[m]] = sum;
       spread[kMetrics[m]] = json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
     }
-    ranges.push_back(json{{"path", raw.at(p)}, {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}});
+    const RawPath& r = raw.at(p);
+    ranges.push_back(json{{"path", r.path},
+                          {"domain", r.domain ? json(*r.domain) : json(nullptr)},
+                          {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}});
   }
   json gpu_time = json::array();  // per log: false for KCOUNT_GPU_TIME=0 (its gpu_ns are null)
   for (const auto& l : logs) gpu_time.push_back(gpuTimeRecorded(l.data));
@@ -201,7 +211,7 @@ json acrossLogsJson(const std::vector<LoadedLog>& logs) {
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
-  std::map<std::string, std::string> raw;
+  std::map<std::string, RawPath> raw;
   collect(logs, paths, cells, raw);
   const int m = metricIndex(metric);
   const bool time = m >= 2;

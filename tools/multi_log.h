@@ -31,7 +31,7 @@ struct Spread {
 Spread spreadOf(std::vector<double> v);
 
 /// {"logs": [labels (labelsOf())], "gpu_time": [bool per log], "launch_timing_sample": [N per log],
-///  "totals_known": [bool per log], "ranges": [{"path", "in_logs", "per_log": {metric: [value|null]},
+///  "totals_known": [bool per log], "ranges": [{"path", "domain" (null: the default NVTX domain), "in_logs", "per_log": {metric: [value|null]},
 ///  "total": {metric: N}, "spread": {metric: {"min", "median", "max"}}}]}; metrics: launches, kernels,
 /// gpu_ns, cpu_ns, launch_api_ns. Spread is over the logs that have the range. A summary-mode log without
 /// a complete snapshot (noSnapshotNumbers()) has no numbers: totals_known false, null in every per_log

@@ -1212,7 +1212,40 @@ std::string displayText(std::string_view text) {
   return plain ? std::string(text) : escapeForDisplay(text, false);
 }
 
-std::string displayPath(const LogData& log, uint32_t scope_id) {
+std::optional<std::string> rangeDomain(const LogData& log, uint32_t scope_id) {
+  if (scope_id == kRootScope || !log.scopeDefined(scope_id) || log.scopes[scope_id].domain_id == kNoString)
+    return std::nullopt;
+  return std::string(log.str(log.scopes[scope_id].domain_id));
+}
+
+std::string displayRangeName(const LogData& log, uint32_t scope_id) {
+  std::string name = displayName(log.str(log.scopes[scope_id].name_id));
+  if (const auto domain = rangeDomain(log, scope_id)) return displayName(*domain) + ": " + name;
+  return name;
+}
+
+std::string rangeNameWithDomain(const LogData& log, uint32_t scope_id) {
+  std::string name(log.str(log.scopes[scope_id].name_id));
+  if (const auto domain = rangeDomain(log, scope_id)) return *domain + ": " + name;
+  return name;
+}
+
+std::string scopePathWithDomains(const LogData& log, uint32_t scope_id) {
+  std::vector<uint32_t> chain;
+  bool domains = false;
+  for (uint32_t s = scope_id; s != kRootScope; s = log.scopes[s].parent_id) {
+    // A lost or bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
+    if (!log.scopeDefined(s) || s >= log.scopes.size() || chain.size() >= 256) return log.scopePath(scope_id);
+    domains = domains || rangeDomain(log, s).has_value();
+    chain.push_back(s);
+  }
+  if (!domains) return log.scopePath(scope_id);
+  std::string path;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) path += (path.empty() ? "" : "/") + rangeNameWithDomain(log, *it);
+  return path;
+}
+
+std::string displayPath(const LogData& log, uint32_t scope_id, bool domains) {
   if (log.scopeLost(scope_id)) return lostRangeName(scope_id);
   if (scope_id == kRootScope || !log.scopeDefined(scope_id)) return log.scopePath(scope_id);
   std::vector<uint32_t> chain;
@@ -1229,7 +1262,7 @@ std::string displayPath(const LogData& log, uint32_t scope_id) {
   }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     if (!path.empty()) path += '/';
-    path += displayName(log.str(log.scopes[*it].name_id));
+    path += domains ? displayRangeName(log, *it) : displayName(log.str(log.scopes[*it].name_id));
   }
   return path;
 }
@@ -1347,8 +1380,12 @@ json summaryJson(const LoadedLog& l) {
     ly_ex.verdict = innermostVerdict(d, ex, in, instances, own.cpu_ns, s.graph_view);
     json layers{{"inclusive", layersJson(ly_in, in)}, {"innermost", layersJson(ly_ex, ex)}};
     json flat = layersJson(ly_in, in);
+    const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
     ranges.push_back(json{{"path", path},
                           {"name", name},
+                          // The NVTX domain the range was pushed in; null for the default domain. Ranges of one
+                          // path in two domains are two rows with the same path (scope_id tells them apart).
+                          {"domain", domain ? json(*domain) : json(nullptr)},
                           {"scope_id", unresolved ? json(nullptr) : json(id)},
                           // The tree without parsing paths (a name may hold '/': "a/b" at the top and b
                           // inside a have the same path): null for the root, the unknown-range row and a
@@ -1516,7 +1553,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     const bool real = sr.id != kRootScope && !sr.unresolved;
     names.push_back(!real                ? std::string()
                     : d.scopeLost(sr.id) ? lostRangeName(sr.id)
-                    : tree               ? displayName(d.str(d.scopes[sr.id].name_id))
+                    : tree               ? displayRangeName(d, sr.id)
                                          : displayPath(d, sr.id));
     paths.push_back(rowPath(d, sr.id));
   }
@@ -1599,7 +1636,7 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
     out << "log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launches,excl_kernels,excl_gpu_ns,"
            "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
            "kernels_per_instance,top_kernels,excl_gemm_gpu_ns,excl_other_gpu_ns,excl_mem_ops,excl_mem_gpu_ns,"
-           "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch\n";
+           "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch,domain\n";
   if (noSnapshotNumbers(l)) return;  // no numbers, so no row (not rows of zeros); kcount warns on stderr
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -1629,20 +1666,21 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
     const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
     // CPU time is the wall time of the range's instances: not measured for a row without any ((no range),
     // a placeholder, records of an unknown range), which the table shows as '-'.
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
+    const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
                        csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances,
                        own.instances ? std::to_string(own.cpu_ns) : std::string(), ex.launches, ex.graph_launches,
                        ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches, in.graph_launches, in.kernels,
                        gpuField(in.gpu_ns), in.launch_api_ns,
                        own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)), layerFields(ex),
-                       layerFields(in), perLaunch(in));
+                       layerFields(in), perLaunch(in), domain ? csvField(*domain) : std::string());
   }
   // The whole process, named as such: every matched launch and kernel, ranges or not. Its depth, instances,
   // CPU time and exclusive fields are empty (it is no range), so sums of a column over a log's ranges stay
   // what the ranges hold.
   const RangeStats all = s.inclusive.empty() ? RangeStats{} : s.inclusive[kRootScope];
-  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{}\n", csvField(l.path), kOverallRow, all.launches,
+  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{},\n", csvField(l.path), kOverallRow, all.launches,
                      all.graph_launches, all.kernels, gpuField(all.gpu_ns), all.launch_api_ns, layerFields(all),
                      perLaunch(all));
 }
@@ -1722,7 +1760,7 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
       r.ranges[range] += t.count;
     };
     for (const RangeStats& r : l.summary.exclusive)
-      for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : d.scopePath(r.scope_id));
+      for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : scopePathWithDomains(d, r.scope_id));
     for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
   }
   std::vector<KernelRow> out;
@@ -1794,12 +1832,29 @@ size_t keepKernelsOfRange(LoadedLog& log, std::string_view path) {
   return matched;
 }
 
+std::vector<std::string> rangePathsNamed(const LoadedLog& log, std::string_view path) {
+  std::vector<std::string> out;
+  for (uint32_t id = 0; id < log.data.scopes.size(); ++id) {
+    std::string p = rowPath(log.data, id);
+    if (p == path) return {std::move(p)};
+    if (id != kRootScope && log.data.scopeDefined(id) && displayPath(log.data, id, /*domains=*/false) == path)
+      out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<std::string> rangePathsEndingWith(const LoadedLog& log, std::string_view path, size_t most) {
   std::vector<std::string> out;
+  auto endsWith = [&](std::string_view p) {
+    return p.size() > path.size() && p.ends_with(path) && p[p.size() - path.size() - 1] == '/';
+  };
   for (uint32_t id = 0; id < log.data.scopes.size(); ++id) {
     if (id == kRootScope || !log.data.scopeDefined(id)) continue;
     std::string p = rowPath(log.data, id);
-    if (p.size() > path.size() && p.ends_with(path) && p[p.size() - path.size() - 1] == '/') out.push_back(std::move(p));
+    // "gemm" names step/mylib: gemm too (its path without domains ends with it).
+    if (endsWith(p) || endsWith(displayPath(log.data, id, /*domains=*/false))) out.push_back(std::move(p));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -172,10 +172,29 @@ std::string displayName(std::string_view name);
 /// (a kernel name is not a path). Valid text comes back unchanged. CSV and JSON write the
 /// name as recorded instead, with invalid bytes as U+FFFD (csvField(), dumpJson()).
 std::string displayText(std::string_view text);
-/// Path of a scope for text tables and CSV: displayName() of each name from the root down, joined by
-/// '/' ("(empty name)" also for a scope without a name string); "(no range)" for the root, as
+/// Path of a scope for text tables and CSV: displayRangeName() of each range from the root down, joined by
+/// '/' ("(empty name)" also for a scope without a name string; "step/mylib: gemm" for a range gemm of
+/// domain mylib inside a range step of the default domain); "(no range)" for the root, as
 /// LogData::scopePath() for ids out of range or a broken parent chain.
-std::string displayPath(const LogData& log, uint32_t scope_id);
+/// `domains` false: the names alone, without the domain prefixes of displayRangeName() (the path a user
+/// may give to `kcount kernels --range` when no other domain holds a range of that path).
+std::string displayPath(const LogData& log, uint32_t scope_id, bool domains = true);
+/// Name of a range as text tables and CSV show it: displayName() of its name, and for a range pushed in a
+/// named NVTX domain (nvtxDomainCreate, nvtxDomainRangePushEx) displayName() of the domain and ": " before
+/// it ("mylib: gemm"), so that ranges of one name in two domains read apart, as Nsight Systems keeps
+/// domains apart; a range of the default domain is its name alone. displayPath() joins these.
+std::string displayRangeName(const LogData& log, uint32_t scope_id);
+/// A range's name as recorded, with its NVTX domain and ": " first for a range of a named domain
+/// ("mylib: gemm"): displayRangeName() unescaped, for JSON and the HTML page.
+std::string rangeNameWithDomain(const LogData& log, uint32_t scope_id);
+/// LogData::scopePath() with rangeNameWithDomain() for each range when one of the chain is in a named NVTX
+/// domain ("step/mylib: gemm"), so that ranges of one path in two domains have different paths; the same
+/// as scopePath() for ranges of the default domain only, the root and broken chains. Names are raw (a
+/// '/' inside a name is not escaped): JSON keys (kernels' "ranges") and the HTML page's paths.
+std::string scopePathWithDomains(const LogData& log, uint32_t scope_id);
+/// The name of the NVTX domain a range was pushed in; nullopt for the default domain, the root and a scope
+/// id that the log does not define. JSON's "domain" (null for nullopt).
+std::optional<std::string> rangeDomain(const LogData& log, uint32_t scope_id);
 
 /// False for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time = "off"): its kernels were counted
 /// at their launch calls, so every GPU time in it (kernel start/end, gpu_ns) and its kernels' device,
@@ -358,6 +377,13 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& log, bool header, const
 /// show it ("step/mlp"; a '/' inside a name is written "\/"). Returns how many ranges matched (0: no such
 /// range in the log). Changes `log` in place; not thread-safe on it.
 size_t keepKernelsOfRange(LoadedLog& log, std::string_view path);
+
+/// The ranges of `log` that `path` names, as paths that keepKernelsOfRange() takes (the summary table's,
+/// sorted, without repeats): `path` itself if a range has that path as the table shows it (with its NVTX
+/// domains, "step/mylib: gemm"), else the paths of the ranges whose path without domains is `path` ("step/gemm"
+/// for step/mylib: gemm). More than one: the ranges of that path are in different domains and `path` does
+/// not say which; none: no range has that path. Pure; thread-safe on a log not being changed.
+std::vector<std::string> rangePathsNamed(const LoadedLog& log, std::string_view path);
 
 /// Range paths of `log` (as the summary table shows them) that end with "/" + `path`: what a user who gave
 /// a range's own name ("gate") instead of its path ("step/gate") meant. Sorted, at most `most` of them.

@@ -82,6 +82,7 @@ json seriesJson(const std::vector<LoadedLog>& logs) {
       json ranges = json::array();
       for (const auto& [id, r] : iv.ranges)
         ranges.push_back(json{{"path", l.data.scopePath(id)},
+                              {"domain", rangeDomain(l.data, id) ? json(*rangeDomain(l.data, id)) : json(nullptr)},
                               {"instances", r.instances},
                               {"cpu_ns", r.cpu_ns},
                               {"launches", r.launches},

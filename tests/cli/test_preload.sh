@@ -39,7 +39,7 @@ for mode in preload nvtx-env; do
   fi
   "$kcount" summary --format json "$log" >"$work/nvtx.json" || { bad "nvtx ($mode): summary failed"; continue; }
   if "$py" "$here/../gpu/check_summary.py" expect "$work/nvtx.json" \
-      step:instances=10 step/inner:instances=10 registered:instances=1 ex:instances=1 crossing:instances=1 \
+      step:instances=10 step/inner:instances=10 "mylib: registered:instances=1" ex:instances=1 crossing:instances=1 \
       open_at_exit:instances=1 totals.launches=0 totals.kernels=0 --allow-underflow 1 >"$work/check.txt"; then
     ok "nvtx ($mode): $(cat "$work/check.txt")"
   else
@@ -70,7 +70,7 @@ if [[ $rc -ne 0 || ! -f $log ]]; then
 else
   "$kcount" summary --format json "$log" >"$work/nvtx-summary.json"
   if "$py" "$here/../gpu/check_summary.py" expect "$work/nvtx-summary.json" \
-      step:instances=10 step/inner:instances=10 registered:instances=1 ex:instances=1 crossing:instances=1 \
+      step:instances=10 step/inner:instances=10 "mylib: registered:instances=1" ex:instances=1 crossing:instances=1 \
       open_at_exit:instances=1 totals.launches=0 totals.kernels=0 --allow-underflow 1 >"$work/check.txt" &&
      "$py" -c 'import json,sys; l=json.load(open(sys.argv[1]))["logs"][0]; sys.exit(0 if l["mode"]=="summary" and l["snapshot"]["final"] else 1)' "$work/nvtx-summary.json"; then
     ok "nvtx (summary mode): $(cat "$work/check.txt"), final snapshot"

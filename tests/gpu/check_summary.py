@@ -101,10 +101,29 @@ def load_log(path, res):
 
 
 def ranges_by_path(log):
+    """Ranges by their path as the summary table writes it: a range of a named NVTX domain as "mylib: name"
+    ("step/mylib: gemm"), so ranges of one path in two domains are two keys; the default domain's ranges
+    by their JSON "path"."""
     ranges = get(log, "ranges")
     if not isinstance(ranges, list):
         raise SchemaError("ranges is not a list")
-    return {get(r, "path"): r for r in ranges}
+    if not any(r.get("domain") for r in ranges):
+        return {get(r, "path"): r for r in ranges}
+    by_id = {r["scope_id"]: r for r in ranges if r.get("scope_id") is not None}
+
+    def shown(r):
+        parts, seen = [], set()
+        while r is not None and r.get("scope_id") not in seen:
+            seen.add(r.get("scope_id"))
+            if r.get("parent_scope_id") is None:  # the root, a lost range: its path as JSON has it
+                parts.append(get(r, "path"))
+                break
+            name = r["name"].replace("\\", "\\\\").replace("/", "\\/")
+            parts.append(f"{r['domain']}: {name}" if r.get("domain") else name)
+            r = by_id.get(r["parent_scope_id"]) if r["parent_scope_id"] != 0 else None
+        return "/".join(reversed(parts))
+
+    return {shown(r): r for r in ranges}
 
 
 def find_range(ranges, path, res):

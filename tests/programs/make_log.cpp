@@ -6,6 +6,7 @@
 // Script lines (one thread, a host clock that advances 1000 ns per line):
 //   meta KEY VALUE...        a metadata entry (VALUE: the rest of the line)
 //   push NAME...             push a range (NAME: the rest of the line) on the thread
+//   dpush DOMAIN NAME...     push a range in the NVTX domain DOMAIN (one word; push: the default domain)
 //   pop                      pop the innermost range
 //   forget                   drop the innermost range without writing it (a range still open when the log
 //                            closed, as in a killed process): no instance of it is recorded
@@ -25,6 +26,7 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,19 +52,20 @@ class Builder {
     return id;
   }
 
-  uint32_t scope(uint32_t parent, const std::string& name) {
-    auto key = std::make_pair(parent, name);
+  // `domain` empty: the default NVTX domain.
+  uint32_t scope(uint32_t parent, const std::string& name, const std::string& domain) {
+    auto key = std::make_tuple(parent, name, domain);
     auto it = scopes_.find(key);
     if (it != scopes_.end()) return it->second;
     const uint32_t id = static_cast<uint32_t>(scopes_.size()) + 1;
     scopes_.emplace(key, id);
-    w_->writeScope(kc::ScopeBody{id, parent, str(name), kc::kNoString});
+    w_->writeScope(kc::ScopeBody{id, parent, str(name), domain.empty() ? kc::kNoString : str(domain)});
     return id;
   }
 
-  void push(const std::string& name) {
+  void push(const std::string& name, const std::string& domain = {}) {
     const uint32_t parent = stack_.empty() ? kc::kRootScope : stack_.back().scope;
-    stack_.push_back({scope(parent, name), tick()});
+    stack_.push_back({scope(parent, name, domain), tick()});
   }
 
   bool pop() {
@@ -191,7 +194,7 @@ class Builder {
 
   kc::LogWriter* w_;
   std::map<std::string, uint32_t> strings_;
-  std::map<std::pair<uint32_t, std::string>, uint32_t> scopes_;
+  std::map<std::tuple<uint32_t, std::string, std::string>, uint32_t> scopes_;  // (parent, name, domain)
   std::vector<Open> stack_;
   kc::StatsBody stats_{};
   uint64_t correlation_ = 0;
@@ -234,6 +237,14 @@ int main(int argc, char** argv) {
       writer.writeMetadata(kv.substr(0, sp), sp == std::string::npos ? "" : kv.substr(sp + 1));
     } else if (op == "push") {
       b.push(rest(line, 1));
+    } else if (op == "dpush") {
+      const std::string args = rest(line, 1);
+      const size_t sp = args.find(' ');
+      if (sp == std::string::npos || sp == 0) {
+        std::fprintf(stderr, "kc_make_log: line %zu: dpush needs a domain and a name\n", n);
+        return 2;
+      }
+      b.push(args.substr(sp + 1), args.substr(0, sp));
     } else if (op == "pop") {
       if (!b.pop()) {
         std::fprintf(stderr, "kc_make_log: line %zu: pop with no range pushed\n", n);

@@ -161,7 +161,8 @@ TEST_CASE("JSON records: the unmatched kernel has no range, the graph launch cou
   kc::writeJsonRecords(out, logs);
   const json doc = json::parse(out.str());
   REQUIRE(doc["kernels"].size() == 3);
-  CHECK(doc["kernels"][0]["path"] == "a/b");
+  // Range b was pushed in NVTX domain d: paths name it as the summary table does.
+  CHECK(doc["kernels"][0]["path"] == "a/d: b");
   CHECK(doc["kernels"][2]["correlationId"] == 9);
   CHECK(doc["kernels"][2]["path"].is_null());
   CHECK(doc["kernels"][2]["scopeId"].is_null());
@@ -169,7 +170,7 @@ TEST_CASE("JSON records: the unmatched kernel has no range, the graph launch cou
   CHECK(doc["launches"][0]["kernels"] == 2);
   CHECK(doc["launches"][0]["isGraphLaunch"] == 1);
   CHECK(doc["launches"][0]["name"] == "cudaGraphLaunch");
-  CHECK(doc["scopes"][2]["path"] == "a/b");
+  CHECK(doc["scopes"][2]["path"] == "a/d: b");
   CHECK(doc["scopes"][2]["domain"] == "d");
   CHECK(doc["ranges"][2]["processWide"] == 1);
   CHECK(doc["ranges"][2]["endTid"] == 11);
