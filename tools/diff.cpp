@@ -646,14 +646,43 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
   return lines;
 }
 
+namespace {
+/// The ranges of both sides in one depth-first order: A's order, each range only in B placed at the end of
+/// its parent's subtree (step/mlp after step/gate ... step/down, not after every range of A).
+std::vector<std::string> diffOrder(const DiffSide& a, const DiffSide& b) {
+  auto parentOf = [&](const std::string& p) {
+    for (const DiffSide* side : {&a, &b})
+      if (auto it = side->parents.find(p); it != side->parents.end()) return it->second;
+    return std::string(kOverall);
+  };
+  auto inside = [&](std::string p, const std::string& ancestor) {
+    for (size_t depth = 0; depth < a.paths.size() + b.paths.size() && p != kOverall; ++depth) {
+      p = parentOf(p);
+      if (p == ancestor) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> paths = a.paths;
+  for (const auto& p : b.paths) {
+    if (a.units.count(p)) continue;
+    const std::string parent = parentOf(p);
+    auto at = parent == kOverall ? paths.end() : std::find(paths.begin(), paths.end(), parent);
+    if (at != paths.end()) {
+      ++at;
+      while (at != paths.end() && inside(*at, parent)) ++at;
+    }
+    paths.insert(at, p);
+  }
+  return paths;
+}
+}  // namespace
+
 json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
   const DiffSide a = diffSide(la), b = diffSide(lb);
   json pa = json::array(), pb = json::array();
   for (const auto& l : la) pa.push_back(l.path);
   for (const auto& l : lb) pb.push_back(l.path);
-  std::vector<std::string> paths = a.paths;
-  for (const auto& p : b.paths)
-    if (!a.units.count(p)) paths.push_back(p);
+  const std::vector<std::string> paths = diffOrder(a, b);
   static const DiffUnit kAbsent;
   json ranges = json::array();
   for (const auto& p : paths) {

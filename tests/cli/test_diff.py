@@ -78,6 +78,14 @@ def test_geglu():
                     "verdict for warmup:", "verdict for the whole run:"], heads)
     check("geglu: same work (5 warm-up steps, 20 steps each): whole-run totals compared",
           "not comparable" not in r.stdout)
+    table = [re.split(r"\s{2,}", l)[0] for l in r.stdout.split("\n\n")[1].splitlines()[2:]]
+    check("geglu: a range only in B is listed under its parent (warmup/step/mlp right after A's children of "
+          "warmup/step, step/mlp after step's), not after every range of A",
+          table == ["(overall)", "(no range)", "warmup", "warmup/step", "warmup/step/gate", "warmup/step/up",
+                    "warmup/step/act", "warmup/step/down", "warmup/step/mlp", "step", "step/gate", "step/up",
+                    "step/act", "step/down", "step/mlp"], table)
+    order = [x["path"] for x in json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)["ranges"]]
+    check("geglu: the JSON's ranges are in the same order", order == table[1:], order)
     j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
     check("geglu json: the same order, steady_state step, work_differs null",
           [v["unit"] for v in j["verdicts"]] == ["step", "warmup/step", "warmup", "(overall)"] and j.get("steady_state") == "step"
