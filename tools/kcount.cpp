@@ -478,6 +478,12 @@ int kcountMain(int argc, char** argv) {
   std::string metric = "gpu";
   summary->add_option("--metric", metric, "with several logs: the number compared across logs")
       ->check(CLI::IsMember({"gpu", "kernels", "launches", "cpu", "launch-cpu"}));
+  std::string sort = "run";
+  summary->add_option("--sort", sort,
+                      "row order of the table and CSV: run (depth first, as the ranges were first seen) or the "
+                      "larger first by gpu, kernels, launches, cpu or launch-cpu (among siblings in the tree view, "
+                      "among all rows in the flat views)")
+      ->check(CLI::IsMember({"run", "gpu", "kernels", "launches", "cpu", "launch-cpu"}));
   std::string graph_view = "launch";
   summary->add_option("--graph-view", graph_view,
                       "where CUDA graph kernels are credited: launch (range around the graph launch) or capture "
@@ -754,6 +760,12 @@ int kcountMain(int argc, char** argv) {
       opt.top_kernels = top;
       opt.full_names = full_names;
       opt.wide = wide;
+      opt.sort = sort == "gpu"          ? kc::SummarySort::kGpu
+                 : sort == "kernels"    ? kc::SummarySort::kKernels
+                 : sort == "launches"   ? kc::SummarySort::kLaunches
+                 : sort == "cpu"        ? kc::SummarySort::kCpu
+                 : sort == "launch-cpu" ? kc::SummarySort::kLaunchCpu
+                                        : kc::SummarySort::kRun;
       // One streaming pass per log, unless the records are needed (--segment selects records by window).
       auto logs = loadAll(paths, /*streaming=*/segment < 0, format == "json" ? Windows::kAll : Windows::kShown);
       const int rc = selectLogs(logs, salvage);
@@ -811,7 +823,7 @@ int kcountMain(int argc, char** argv) {
           }
         if (any_trace) return 2;
         // The series is the same for every view and layout: the table's options have no effect on it.
-        for (const char* o : {"--metric", "--view", "--top", "--wide"})
+        for (const char* o : {"--metric", "--view", "--top", "--wide", "--sort"})
           if (summary->get_option(o)->count() > 0)
             std::cerr << "kcount: " << o << " shapes the summary table: no effect with --series (per range, the "
                          "change of its inclusive numbers between snapshots)\n";
@@ -853,6 +865,9 @@ int kcountMain(int argc, char** argv) {
         std::cerr << "kcount: --wide lays out the table format's verdict and top-kernel lines: no effect with "
                      "--format "
                   << format << "\n";
+      if (format == "json" && summary->get_option("--sort")->count() > 0)
+        std::cerr << "kcount: --sort orders the rows of the table and CSV: no effect with --format json (its "
+                     "ranges are depth first)\n";
       if (format == "json" && summary->get_option("--top")->count() > 0)
         std::cerr << "kcount: --top limits the kernels of the table and CSV: no effect with --format json (its "
                      "ranges list every kernel)\n";

@@ -538,6 +538,59 @@ std::vector<SummaryRow> summaryRows(const LogData& d, const Summary& s, RangeSta
   return rows;
 }
 
+/// Reorders `rows` (summaryRows() order) as `opt.sort` asks (SummarySort).
+void sortSummaryRows(std::vector<SummaryRow>& rows, const Summary& s, const SummaryOptions& opt) {
+  if (opt.sort == SummarySort::kRun || rows.empty()) return;
+  auto key = [&](const SummaryRow& r) -> uint64_t {
+    const bool incl = r.id != kRootScope && !r.unresolved && opt.view != SummaryView::kInnermost;
+    const RangeStats& x = incl ? s.inclusive[r.id] : *r.ex;
+    switch (opt.sort) {
+      case SummarySort::kGpu: return x.gpu_ns;
+      case SummarySort::kKernels: return x.kernels;
+      case SummarySort::kLaunches: return x.launches;
+      case SummarySort::kCpu: return r.own->cpu_ns;
+      case SummarySort::kLaunchCpu: return x.launch_api_ns;
+      case SummarySort::kRun: break;
+    }
+    return 0;
+  };
+  auto larger = [&](const SummaryRow& a, const SummaryRow& b) { return key(a) > key(b); };
+  // The rows that stay first: the root ("(no range)") and the unknown range's.
+  size_t fixed = 0;
+  while (fixed < rows.size() && (rows[fixed].id == kRootScope || rows[fixed].unresolved)) ++fixed;
+  if (opt.view != SummaryView::kTree) {
+    std::stable_sort(rows.begin() + static_cast<std::ptrdiff_t>(fixed), rows.end(), larger);
+    return;
+  }
+  // Tree: siblings by the key, each followed by its subtree (rows are depth first: a row's subtree is the
+  // rows after it until one of its depth or less).
+  std::vector<uint32_t> parent(s.inclusive.size(), kRootScope);
+  for (size_t p = 0; p < s.children.size(); ++p)
+    for (uint32_t c : s.children[p])
+      if (c < parent.size()) parent[c] = static_cast<uint32_t>(p);
+  std::map<uint32_t, std::vector<size_t>> kids;  // parent id -> its shown children (indices into rows)
+  for (size_t i = fixed; i < rows.size(); ++i) kids[rows[i].id < parent.size() ? parent[rows[i].id] : kRootScope].push_back(i);
+  std::vector<SummaryRow> out(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(fixed));
+  std::vector<uint8_t> placed(rows.size(), 0);
+  auto place = [&](auto&& self, uint32_t id, size_t depth) -> void {
+    auto it = kids.find(id);
+    if (it == kids.end() || depth > rows.size()) return;
+    std::vector<size_t> order = it->second;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return larger(rows[a], rows[b]); });
+    for (size_t i : order) {
+      if (placed[i]) continue;
+      placed[i] = 1;
+      out.push_back(rows[i]);
+      self(self, rows[i].id, depth + 1);
+    }
+  };
+  place(place, kRootScope, 0);
+  // A row whose parent is not shown (not expected: shownScopes() shows every parent) keeps its place at the end.
+  for (size_t i = fixed; i < rows.size(); ++i)
+    if (!placed[i]) out.push_back(rows[i]);
+  rows = std::move(out);
+}
+
 json layersJson(const RangeLayers& y, const RangeStats& r) {
   return json{{"gemm_gpu_ns", y.gemm_gpu_ns},
               {"other_gpu_ns", y.other_gpu_ns},
@@ -1546,7 +1599,8 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   bool lost_rows = false;     // a "(lost range P)" row: explained under the table (kLostRangeNote)
   const auto depth = scopeDepths(s);
   RangeStats no_range;
-  const std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
+  std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
+  sortSummaryRows(rows, s, opt);
   // Labels and verdict-line paths shortened together, so that different ranges stay distinguishable.
   std::vector<std::string> names, paths;
   for (const SummaryRow& sr : rows) {
@@ -1660,7 +1714,9 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
   auto perLaunch = [](const RangeStats& r) {
     return r.launches ? fmt::format("{:.3f}", double(r.kernels) / double(r.launches)) : std::string();
   };
-  for (const SummaryRow& row : summaryRows(d, s, no_range)) {
+  std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
+  sortSummaryRows(rows, s, opt);
+  for (const SummaryRow& row : rows) {
     const uint32_t id = row.id;
     const bool unresolved = row.unresolved;
     const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;

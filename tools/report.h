@@ -241,8 +241,15 @@ void tellKernelsApart(std::vector<std::string>& shown, const std::vector<std::st
 
 enum class SummaryView { kTree, kInclusive, kInnermost };
 
+/// Order of a summary table's (and CSV's) rows: kRun is depth first as the ranges were first seen; the
+/// others put the larger number first among siblings (tree view) or among all rows (flat views), the
+/// number being the row's as the view shows it (inclusive, or innermost with --view innermost; CPU time is
+/// the range's wall time in every view). The "(no range)" row and the unknown-range row stay first.
+enum class SummarySort { kRun, kGpu, kKernels, kLaunches, kCpu, kLaunchCpu };
+
 struct SummaryOptions {
   SummaryView view = SummaryView::kTree;
+  SummarySort sort = SummarySort::kRun;
   int top_kernels = 3;   // kernels listed per row in the table
   bool full_names = false;
   bool wide = false;     // verdict and top kernels as table columns (one long line per range)

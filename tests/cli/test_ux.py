@@ -769,6 +769,53 @@ def test_range_name_for_path():
     check("kernels --range nothing: refused, the general hint", r.returncode == 2 and "e.g. step/mlp" in r.stderr, r.stderr)
 
 
+def test_sort():
+    """`summary --sort`: siblings by the number in the tree view (each with its subtree), all rows in the flat
+    views; (no range) first; CSV in the table's order; JSON keeps depth-first order and says --sort has no
+    effect."""
+    log = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
+
+    def labels(*args):
+        r = subprocess.run([KCOUNT, "summary", "--top", "0", *args, log], capture_output=True, text=True)
+        lines = r.stdout.splitlines()
+        start = next(i for i, l in enumerate(lines) if l.startswith("---")) + 1
+        rows = []
+        for l in lines[start:]:
+            m = re.match(r"^( *\S.*?)\s{2,}[0-9-]", l)
+            if not m:
+                break  # the end of the table
+            rows.append(m.group(1))
+        return r, rows
+
+    r, rows = labels()
+    check("summary: rows in run order by default (warmup, as first seen, before step)",
+          rows[:4] == ["(no range)", "warmup", "  step", "    gate"], rows)
+    r, rows = labels("--sort", "gpu")
+    check("summary --sort gpu (tree): step (30.6 ms) before warmup (7.55 ms), each with its subtree, children by "
+          "GPU time (gate, up, down, act)",
+          r.returncode == 0 and rows == ["(no range)", "step", "  gate", "  up", "  down", "  act", "warmup", "  step",
+                                         "    gate", "    up", "    down", "    act"], rows)
+    r, rows = labels("--sort", "cpu", "--view", "inclusive")
+    check("summary --sort cpu --view inclusive: all rows by CPU time (warmup 155 ms first, warmup/step/up 726 µs "
+          "last)", rows[:4] == ["(no range)", "warmup", "warmup/step", "warmup/step/gate"]
+          and rows[-2:] == ["step/up", "warmup/step/up"], rows)
+    r, rows = labels("--sort", "launches", "--view", "innermost")
+    check("summary --sort launches --view innermost: step/act (40 launches of its own) first, ranges with none last",
+          rows[1] == "step/act" and rows[-3:] == ["warmup", "warmup/step", "step"], rows)
+    r = subprocess.run([KCOUNT, "summary", "--format", "csv", "--sort", "gpu", "--view", "innermost", log],
+                       capture_output=True, text=True)
+    paths = [row["path"] for row in csv.DictReader(io.StringIO(r.stdout))]
+    check("summary --format csv --sort gpu --view innermost: rows by GPU time (step/gate first after the run's rows)",
+          "step/gate" in paths and paths.index("step/gate") < paths.index("step/act") < paths.index("warmup/step/gate"),
+          paths)
+    r = subprocess.run([KCOUNT, "summary", "--format", "json", "--sort", "gpu", log], capture_output=True, text=True)
+    check("summary --format json --sort gpu: JSON as without --sort, a note on stderr",
+          r.returncode == 0 and "--sort orders the rows of the table and CSV" in r.stderr
+          and json.loads(r.stdout) == json.loads(kcount("summary", "--format", "json", log).stdout), r.stderr)
+    r = subprocess.run([KCOUNT, "summary", "--sort", "size", log], capture_output=True, text=True)
+    check("summary --sort size: refused (exit 2), the choices named", r.returncode != 0 and "gpu" in r.stderr, r.stderr)
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -777,6 +824,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         test_export(work)
         test_range_name_for_path()
+        test_sort()
         test_summary_mode_segment(work)
         test_not_a_log(work)
         test_newer_format(work)
