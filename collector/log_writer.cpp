@@ -59,6 +59,11 @@ void LogWriter::append(RecordType type, const void* body, uint32_t body_bytes, c
     case RecordType::kLaunch: ++chunk_records_.launches; break;
     case RecordType::kKernel: ++chunk_records_.kernels; break;
     case RecordType::kRange: ++chunk_records_.ranges; break;
+    case RecordType::kString:
+    case RecordType::kScope:
+      ++chunk_records_.definitions;
+      ++chunk_records_.other;
+      break;
     default: ++chunk_records_.other; break;
   }
   if (type == RecordType::kEnd) chunk_final_ = true;

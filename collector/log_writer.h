@@ -88,10 +88,12 @@ enum class LogEncoding {
 struct RecordCounts {
   uint64_t launches = 0, kernels = 0, ranges = 0, other = 0;  // other: metadata, strings, scopes, ...
   uint64_t mem_calls = 0;  // of `launches`: memcpy/memset API calls (LaunchBody flag kLaunchMemOp)
+  uint64_t definitions = 0;  // of `other`: String and Scope records
   uint64_t total() const { return launches + kernels + ranges + other; }
   RecordCounts& operator+=(const RecordCounts& o) {
     launches += o.launches;
     mem_calls += o.mem_calls;
+    definitions += o.definitions;
     kernels += o.kernels;
     ranges += o.ranges;
     other += o.other;

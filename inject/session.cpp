@@ -575,11 +575,13 @@ void Session::aggregateLocked(bool final_chunk) {
 // aggregator counts it, its tallies stay changed so the next due time tries again).
 // A snapshot is read only whole: if any chunk kept out (size cap) or refused during it, it is not in the log.
 void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
-  const uint64_t dropped_before = writer_->droppedRecords().total();
+  const RecordCounts before = writer_->droppedRecords();
   if (!aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot)) return;
   writer_->flush();  // out whole, at its time
-  const uint64_t dropped = writer_->droppedRecords().total() - dropped_before;
-  const bool lost = dropped > 0;
+  const RecordCounts& after = writer_->droppedRecords();
+  const bool lost = after.total() > before.total();
+  // The definitions the snapshot needs go out in its chunks, before its rows: not counted as its records.
+  const uint64_t dropped = (after.other - after.definitions) - (before.other - before.definitions);
   if (!lost) ++snapshots_whole_;
   // Chunks go out in order and, once one is kept out, every later one but the log's last is too: the
   // records written are a prefix of (records pending before the snapshot, the snapshot). Fewer dropped
