@@ -150,6 +150,7 @@ class LogWriter {
   /// starts with none, so each file holds the definitions its own records use and no other (docs/format.md,
   /// "Interning"). String and Scope records written by the caller count as definitions too. Without a
   /// source (nullptr, the default) the caller writes every definition itself, before its first use.
+  /// Memory: two 4-byte marks per id, up to the highest string and scope id written (at most kMaxIds).
   void setDefinitions(DefinitionSource* source) { source_ = source; }
   bool definitionsOnDemand() const { return source_ != nullptr; }
   /// True if string (`is_string`) or scope `id` is defined in the current file (a chunk the sink took) or in
