@@ -498,7 +498,20 @@ bool Aggregator::writeSnapshot(LogWriter& writer, uint64_t now_ns, bool final_sn
     }
     w.writeSnapshotEnd(SnapshotEndBody{sequence_, b.scope_rows + b.kernel_rows});
   };
-  if (!writer.prepareGroup(snapshotRecordBytes(), /*keep_room_for_another=*/!final_snapshot, emit)) {
+  // The definitions the rows need that the file lacks go out with the snapshot, before its rows
+  // (LogWriter::setDefinitions): they count in its size.
+  std::vector<uint32_t> scope_ids, name_ids;
+  if (writer.definitionsOnDemand()) {
+    scope_ids.reserve(scope_rows.size() + kernel_rows.size());
+    name_ids.reserve(kernel_rows.size());
+    for (const SnapshotScopeBody* r : scope_rows) scope_ids.push_back(r->scope_id);
+    for (const SnapshotKernelBody* r : kernel_rows) {
+      if (!(r->flags & kSnapshotKernelUnmatched)) scope_ids.push_back(r->scope_id);
+      name_ids.push_back(r->name_id);
+    }
+  }
+  if (!writer.prepareGroup(snapshotRecordBytes(), /*keep_room_for_another=*/!final_snapshot, emit,
+                           writer.missingDefinitionBytes(scope_ids, name_ids))) {
     ++skipped_snapshots_;
     return false;
   }

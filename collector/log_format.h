@@ -32,6 +32,11 @@ inline constexpr uint32_t kMaxChunkPayload = 64u << 20;
 inline constexpr uint32_t kTargetChunkPayload = 1u << 20;
 /// Longest string stored (bytes); longer kernel or range names are cut at this length.
 inline constexpr uint32_t kMaxStringBytes = 60000;
+/// String ids and scope ids are below this: the library's tables hand out at most this many of each
+/// (StringTable, ScopeTree), and readers refuse higher ids, so that an id alone cannot make them allocate
+/// tables of more than kMaxIds entries. Ids are the run's, not a file's: a rotated part defines only the ids its
+/// records use, so its ids are sparse and may be far above the number of definitions it holds.
+inline constexpr uint32_t kMaxIds = 1u << 20;
 
 /// Metadata key of a file started by rotation (KCOUNT_MAX_BYTES): its part number, 1, 2, ... (absent in
 /// the first file, part 0).
@@ -59,7 +64,7 @@ inline constexpr uint32_t kRootScope = 0;
 inline constexpr uint32_t kNoString = 0;
 /// The library's tables reserve id 1 in both spaces (docs/format.md): string 1 is kStringTableFullText,
 /// returned once the string table is full; scope 1 is a top-level scope named by string 1, returned once
-/// the scope tree is full. Both are defined in every log the library writes, used or not.
+/// the scope tree is full. Like every id, they are defined in a file only where a record there uses them.
 inline constexpr uint32_t kOverflowString = 1;
 inline constexpr uint32_t kOverflowScope = 1;
 inline constexpr std::string_view kStringTableFullText = "(string table full)";

@@ -24,17 +24,14 @@
 namespace kc {
 namespace {
 
-/// Ids above this are treated as corrupt: a bad id must not make the reader allocate gigabytes.
-constexpr uint32_t kMaxId = 16u << 20;
 /// Most out-of-range references reported one by one; the rest are counted in one more issue.
 constexpr size_t kMaxReferenceIssues = 16;
 
-/// Exclusive upper bound for string or scope ids in a file of file_bytes: the writer hands out dense
-/// ids (1, 2, 3, ...) and defines each with one record of at least record_bytes, so a file cannot hold
-/// more definitions than that. Keeps LogData::strings/scopes (indexed by id) proportional to the input.
-uint32_t idLimit(uint64_t file_bytes, size_t record_bytes) {
-  return static_cast<uint32_t>(std::min<uint64_t>(kMaxId, file_bytes / record_bytes + 1));
-}
+/// String and scope ids at or above kMaxIds are corrupt (the library's tables hand out no more). Ids are
+/// the run's and sparse in a rotated part (it defines only those its records use), so the number of
+/// definitions a file holds says nothing of how high they go: this bound, not the file's size, keeps
+/// LogData::strings/scopes (indexed by id) at most kMaxIds long whatever a length or id field says.
+constexpr uint32_t kIdLimit = kMaxIds;
 /// Deepest range nesting scopePath() follows before giving up (corrupt parents must not loop).
 constexpr int kMaxScopeDepth = 256;
 
@@ -362,12 +359,6 @@ class Decoder {
               std::span<const uint8_t>& payload);
   /// Reports references to ids past every definition (after the last chunk).
   void checkReferences();
-  /// After the last chunk, before checkReferences(): the String records whose id was past the bound of
-  /// the bytes read. Defined when the log's Stats say bytes were kept out and the id is within the bound
-  /// of the bytes read plus those (the library writes a definition again in the final chunk when the
-  /// chunk that held it was kept out, so its id is as high as the whole run's table); otherwise each is
-  /// the error "string id N ... is out of range" it would have been, at its place.
-  void resolveLateStrings();
   /// Where a record noted by setRecordAt() lies, for messages: "at byte B in chunk K"; "in packed chunk K at
   /// byte B" (the chunk's offset: a packed chunk's records have no file offset of their own); "" when not
   /// known (ReadIssue::kNoOffset).
@@ -458,14 +449,6 @@ class Decoder {
   /// normally come first, so this stays empty; checkReferences() keeps those still undefined at the end.
   std::map<std::pair<bool, uint32_t>, Ref> refs_;
   uint64_t refs_unlisted_ = 0;  // references to further ids once refs_ holds kMaxPendingRefIds
-  struct LateString {
-    uint32_t id;
-    std::string text;
-    uint64_t at;
-    int64_t chunk;
-    std::string error;  // the message if it stays out of range
-  };
-  std::vector<LateString> late_strings_;  // String records past the id bound (resolveLateStrings)
   static constexpr size_t kMaxPendingRefIds = 4096;
 };
 
@@ -564,7 +547,6 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
       packed_chunk_[static_cast<size_t>(chunk)] = true;
     }
   }
-  const uint64_t id_bytes = log.file_bytes + decoded_bytes_;
   Cursor c(payload, base);
   uint32_t records = 0;
   // Offsets in a packed chunk's decoded payload are not file offsets: issues there name the chunk's
@@ -624,19 +606,11 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
       case RecordType::kString: {
         auto s = prefix<StringBody>(body);
         auto text = body.subspan(sizeof(StringBody));
-        const uint32_t limit = idLimit(id_bytes, sizeof(RecordHeader) + sizeof(StringBody));
         if (text.size() > kMaxStringBytes) text = text.subspan(0, kMaxStringBytes);
-        if (s.string_id >= limit) {
-          // Decided after the last chunk (resolveLateStrings): a log whose Stats say bytes were kept out
-          // (KCOUNT_MAX_BYTES, a failed write) defines ids past what its own bytes could hold, as the
-          // library writes a definition again in the final chunk when the chunk that held it was kept out.
-          // Held here: one entry per String record read, so bounded by the bytes read.
-          late_strings_.push_back(
-              {s.string_id, std::string(reinterpret_cast<const char*>(text.data()), text.size()), issue_at(at), chunk,
-               "string id " + std::to_string(s.string_id) + " at " + at_text(at) + " is out of range (limit " +
-                   std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes" +
-                   (decoded_bytes_ > 0 ? " and " + std::to_string(decoded_bytes_) + " decoded from packed chunks" : "") +
-                   ")"});
+        if (s.string_id >= kIdLimit) {
+          error(log, issue_at(at), chunk,
+                "string id " + std::to_string(s.string_id) + " at " + at_text(at) + " is out of range (ids are below " +
+                    std::to_string(kIdLimit) + ")");
           break;
         }
         if (s.string_id == kNoString) break;  // id 0 is always ""
@@ -647,13 +621,10 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
       }
       case RecordType::kScope: {
         auto s = prefix<ScopeBody>(body);
-        const uint32_t limit = idLimit(id_bytes, sizeof(RecordHeader) + sizeof(ScopeBody));
-        if (s.scope_id >= limit) {
+        if (s.scope_id >= kIdLimit) {
           error(log, issue_at(at), chunk,
-                "scope id " + std::to_string(s.scope_id) + " at " + at_text(at) + " is out of range (limit " +
-                    std::to_string(limit) + " for a file of " + std::to_string(log.file_bytes) + " bytes" +
-                    (decoded_bytes_ > 0 ? " and " + std::to_string(decoded_bytes_) + " decoded from packed chunks" : "") +
-                    ")");
+                "scope id " + std::to_string(s.scope_id) + " at " + at_text(at) + " is out of range (ids are below " +
+                    std::to_string(kIdLimit) + ")");
           break;
         }
         if (s.scope_id == kRootScope) break;  // the root is implicit and stays all zero
@@ -810,23 +781,6 @@ std::string idList(const std::vector<uint32_t>& ids, size_t max_items = 40) {
   return out;
 }
 
-void Decoder::resolveLateStrings() {
-  LogData& log = log_;
-  const uint64_t kept_out = log.has_stats ? log.stats.bytes_dropped : 0;
-  const uint32_t limit =
-      idLimit(log.file_bytes + decoded_bytes_ + kept_out, sizeof(RecordHeader) + sizeof(StringBody));
-  for (LateString& l : late_strings_) {
-    if (kept_out == 0 || l.id >= limit) {
-      error(log, l.at, l.chunk, l.error);
-      continue;
-    }
-    if (log.strings.size() <= l.id) log.strings.resize(l.id + 1);
-    log.strings[l.id] = std::move(l.text);
-    defineString(l.id);
-  }
-  late_strings_.clear();
-}
-
 /// Reports every string or scope id a decoded record refers to that no record defined: past the highest
 /// defined id, or a gap below it (a lost chunk, or a corrupt record inside a verified chunk). The records
 /// are kept; LogData::str() and scopePath() show such ids as "<bad ... id N>" (LogData::strings_missing,
@@ -960,9 +914,60 @@ void markCutShortPart(LogData& log, const std::string& later_name, uint32_t late
   addIssue(log, severity, log.file_bytes, -1, text);
 }
 
+namespace {
+/// K > 0 if `path` is the name the library gives part K of the run whose part `member_part` is named
+/// `member` (rotatedPath); 0 otherwise.
+uint32_t partOfRotatedName(const std::string& path, const std::string& member, uint32_t member_part) {
+  const std::string ext = ".kcount";
+  auto ends = [](const std::string& s, const std::string& tail) {
+    return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  std::string first = member;  // the name of part 0
+  if (member_part > 0) {
+    const std::string tail = "." + std::to_string(member_part);
+    if (ends(member, tail + ext)) first = member.substr(0, member.size() - tail.size() - ext.size()) + ext;
+    else if (ends(member, tail)) first = member.substr(0, member.size() - tail.size());
+    else return 0;
+  }
+  const bool with_ext = ends(first, ext);
+  const std::string pre = (with_ext ? first.substr(0, first.size() - ext.size()) : first) + ".";
+  const std::string suf = with_ext ? ext : "";
+  if (path.size() <= pre.size() + suf.size() || path.compare(0, pre.size(), pre) != 0 || (with_ext && !ends(path, suf)))
+    return 0;
+  const std::string digits = path.substr(pre.size(), path.size() - pre.size() - suf.size());
+  if (digits.empty() || digits.size() > 9 || digits[0] == '0' || digits.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  return static_cast<uint32_t>(std::stoul(digits));
+}
+}  // namespace
+
+void adoptUnnamedParts(const std::vector<std::string>& paths, const std::vector<LogData*>& logs) {
+  for (size_t i = 0; i < logs.size() && i < paths.size(); ++i) {
+    LogData& l = *logs[i];
+    if (l.not_a_log || !runIdentity(l).empty() || l.rotationPart() > 0 || !l.meta(kMetaRotatedFile).empty()) continue;
+    for (size_t j = 0; j < logs.size() && j < paths.size(); ++j) {
+      const LogData& o = *logs[j];
+      if (j == i || runIdentity(o).empty()) continue;
+      const uint32_t k = partOfRotatedName(paths[i], paths[j], o.rotationPart());
+      if (k == 0 || k == o.rotationPart()) continue;
+      for (const char* key : {"host", "pid", "start_ns"}) l.metadata.emplace_back(key, o.meta(key));
+      l.metadata.emplace_back(kMetaRotatedFile, std::to_string(k));
+      addIssue(l, ReadIssue::Severity::kWarning, 0, -1,
+               "the file holds no metadata (the first chunk of a rotated part repeats it; that chunk is not in the "
+               "file): read as part " + std::to_string(k) + " of the run of " + paths[j] + ", by its name");
+      break;
+    }
+  }
+}
+
 LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names) {
   LogData out;
   if (parts.empty()) return out;
+  {
+    std::vector<LogData*> ptrs;
+    for (LogData& p : parts) ptrs.push_back(&p);
+    adoptUnnamedParts(names, ptrs);
+  }
   out.major = parts.front().major;
   out.minor = parts.front().minor;
   out.strings.resize(1);
@@ -1530,7 +1535,6 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   "; its records are read");
   }
   decoder.finishSnapshots();
-  decoder.resolveLateStrings();
   decoder.checkReferences();
   if (!log.complete && log.continuedInPart() == 0) {
     // Without End record the loop read to the end of the file. Bytes after the last intact chunk are

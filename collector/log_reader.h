@@ -212,6 +212,14 @@ LogData readLogHead(const std::string& path, size_t max_bytes = 2u << 20);
 /// of a rotated log repeats them), "" if one of them is missing.
 std::string runIdentity(const LogData& log);
 
+/// Files of a rotated run that hold no metadata (their first chunk, which repeats it, was kept out at
+/// KCOUNT_MAX_BYTES, or lost) cannot be told apart by identity. For each log in `logs` (read from
+/// `paths[i]`) without identity and without a part number, named as the library names part K > 0 of a run
+/// of which another log given holds the identity (`NAME.K.kcount` beside `NAME.kcount` or `NAME.J.kcount`),
+/// adds that run's identity and rotated_file = K to its metadata, with a warning that says so: it is then
+/// read as that part of the run (grouped, joined, and "given" where a part continues in it).
+void adoptUnnamedParts(const std::vector<std::string>& paths, const std::vector<LogData*>& logs);
+
 /// For `log`, read from a file of a rotated run without End record and without the continued_in_file key
 /// that closes a part for rotation, when a later part of the same run exists (`later_name`, numbered
 /// `later_part`): the run went on, so this is not a crash of the run. Replaces its "no end record"
@@ -225,13 +233,14 @@ void markCutShortPart(LogData& log, const std::string& later_name, uint32_t late
 
 /// Joins the files of one rotated log, given in part order (parts[i] read from names[i]), into one
 /// LogData as if the log were one file: records, segments and snapshots appended in order, string and
-/// scope tables merged (every part defines the ids of the parts before it), issues of each part prefixed
+/// scope tables merged (ids are the run's; each part defines those its own records use), issues of each part prefixed
 /// with "part N (name): ", counts and stats summed, `complete` from the last part. Metadata of every part
 /// in order, without the rotation keys (rotated_file; continued_in_file but in the last part given).
 /// A part before the last without End record and not closed for rotation is marked (markCutShortPart()).
 /// Parts missing in the numbering (a gap, a first part not given, or a last part that continues in a
 /// part not given) are warnings naming them: the files given are intact, the run is only partly given
 /// (the tools call it PARTIAL). `parts` is set to the number of files, `joined_parts` to their numbers.
+/// Parts without metadata are numbered by their names first (adoptUnnamedParts()).
 LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names);
 
 }  // namespace kc

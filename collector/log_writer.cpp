@@ -53,11 +53,17 @@ void LogWriter::append(RecordType type, const void* body, uint32_t body_bytes, c
                        uint32_t tail_bytes) {
   // Stats and End close the log: they go into the final chunk, which may use the reserve (and so does
   // every record after beginFinalChunk()).
-  if (type != RecordType::kStats && type != RecordType::kEnd) makeRoom(sizeof(RecordHeader) + body_bytes + tail_bytes);
+  if (!room_made_ && type != RecordType::kStats && type != RecordType::kEnd)
+    makeRoom(sizeof(RecordHeader) + body_bytes + tail_bytes);
   switch (type) {
     case RecordType::kLaunch: ++chunk_records_.launches; break;
     case RecordType::kKernel: ++chunk_records_.kernels; break;
     case RecordType::kRange: ++chunk_records_.ranges; break;
+    case RecordType::kString:
+    case RecordType::kScope:
+      ++chunk_records_.definitions;
+      ++chunk_records_.other;
+      break;
     default: ++chunk_records_.other; break;
   }
   if (type == RecordType::kEnd) chunk_final_ = true;
@@ -85,30 +91,156 @@ void LogWriter::writeString(uint32_t string_id, std::string_view text) {
   text = text.substr(0, kMaxStringBytes);
   StringBody b{string_id};
   append(RecordType::kString, &b, sizeof(b), text.data(), static_cast<uint32_t>(text.size()));
+  noteDefined({true, string_id});
 }
 
-void LogWriter::writeScope(const ScopeBody& s) { append(RecordType::kScope, &s, sizeof(s)); }
+void LogWriter::writeScope(const ScopeBody& s) {
+  append(RecordType::kScope, &s, sizeof(s));
+  noteDefined({false, s.scope_id});
+}
 void LogWriter::writeLaunch(const LaunchBody& l) {
+  const bool plain = encoding_ == LogEncoding::kPlain;
+  beginRecord(plain ? sizeof(RecordHeader) + sizeof(l)
+                    : batchRecordBound<LaunchBody>() + (launches_.count() == 0 ? kBatchOverhead : 0),
+              {{false, l.scope_id}, {true, l.api_id}});
   if ((l.flags & kLaunchMemOp) != 0) ++chunk_records_.mem_calls;
-  if (encoding_ == LogEncoding::kPlain) return append(RecordType::kLaunch, &l, sizeof(l));
-  makeRoom(batchRecordBound<LaunchBody>() + (launches_.count() == 0 ? kBatchOverhead : 0));
-  ++chunk_records_.launches;
-  launches_.add(l);
-  if (launches_.count() == kMaxBatchRecords) finishBatches();
+  if (plain) {
+    append(RecordType::kLaunch, &l, sizeof(l));
+  } else {
+    ++chunk_records_.launches;
+    launches_.add(l);
+    if (launches_.count() == kMaxBatchRecords) finishBatches();
+  }
+  room_made_ = false;
 }
 void LogWriter::writeKernel(const KernelBody& k) {
-  if (encoding_ == LogEncoding::kPlain) return append(RecordType::kKernel, &k, sizeof(k));
-  makeRoom(batchRecordBound<KernelBody>() + (kernels_.count() == 0 ? kBatchOverhead : 0));
-  ++chunk_records_.kernels;
-  kernels_.add(k);
-  if (kernels_.count() == kMaxBatchRecords) finishBatches();
+  const bool plain = encoding_ == LogEncoding::kPlain;
+  beginRecord(plain ? sizeof(RecordHeader) + sizeof(k)
+                    : batchRecordBound<KernelBody>() + (kernels_.count() == 0 ? kBatchOverhead : 0),
+              {{true, k.name_id}});
+  if (plain) {
+    append(RecordType::kKernel, &k, sizeof(k));
+  } else {
+    ++chunk_records_.kernels;
+    kernels_.add(k);
+    if (kernels_.count() == kMaxBatchRecords) finishBatches();
+  }
+  room_made_ = false;
 }
 void LogWriter::writeRange(const RangeBody& r) {
-  if (encoding_ == LogEncoding::kPlain) return append(RecordType::kRange, &r, sizeof(r));
-  makeRoom(batchRecordBound<RangeBody>() + (ranges_.count() == 0 ? kBatchOverhead : 0));
-  ++chunk_records_.ranges;
-  ranges_.add(r);
-  if (ranges_.count() == kMaxBatchRecords) finishBatches();
+  const bool plain = encoding_ == LogEncoding::kPlain;
+  beginRecord(plain ? sizeof(RecordHeader) + sizeof(r)
+                    : batchRecordBound<RangeBody>() + (ranges_.count() == 0 ? kBatchOverhead : 0),
+              {{false, r.scope_id}});
+  if (plain) {
+    append(RecordType::kRange, &r, sizeof(r));
+  } else {
+    ++chunk_records_.ranges;
+    ranges_.add(r);
+    if (ranges_.count() == kMaxBatchRecords) finishBatches();
+  }
+  room_made_ = false;
+}
+
+// Definitions on demand (setDefinitions). Writer thread only, like every write; the source's lookups take
+// the tables' own locks briefly.
+void LogWriter::beginRecord(size_t bound, std::initializer_list<IdRef> refs) {
+  if (source_ == nullptr) {
+    makeRoom(bound);
+    room_made_ = true;
+    return;
+  }
+  uint64_t need = 0;
+  for (const IdRef& r : refs) need += missingBytes(r, 0, nullptr);
+  // The record and the definitions it needs go into one chunk: room is made for both at once, so that a
+  // flush or a rotation cannot come between them. After a rotation the new file defines nothing yet and
+  // more may be needed; they are written all the same (flush() moves a chunk that does not fit).
+  makeRoom(bound + need);
+  room_made_ = true;
+  for (const IdRef& r : refs) define(r, 0);
+}
+
+bool LogWriter::definedHere(bool is_string, uint32_t id) const {
+  if (id == 0 || id >= kMaxIds) return true;  // the empty string and the root; ids past the cap: never written
+  const auto& file = is_string ? string_file_ : scope_file_;
+  const auto& chunk = is_string ? string_chunk_ : scope_chunk_;
+  if (id < chunk.size() && (chunk[id] == chunk_serial_ || file[id] == file_serial_)) return true;
+  return marks_of_ != nullptr && marks_of_->definedHere(is_string, id);
+}
+
+uint64_t LogWriter::missingBytes(IdRef r, int depth, std::unordered_set<uint64_t>* seen) {
+  if (source_ == nullptr || definedHere(r.is_string, r.id)) return 0;
+  if (seen != nullptr && !seen->insert((uint64_t{r.is_string} << 32) | r.id).second) return 0;
+  if (r.is_string) {
+    if (!source_->stringText(r.id, &def_text_)) return 0;
+    return sizeof(RecordHeader) + sizeof(StringBody) + std::min<size_t>(def_text_.size(), kMaxStringBytes);
+  }
+  ScopeBody b{};
+  if (depth > kMaxScopeChain || !source_->scope(r.id, &b) || b.scope_id != r.id) return 0;
+  return sizeof(RecordHeader) + sizeof(ScopeBody) + missingBytes({false, b.parent_id}, depth + 1, seen) +
+         missingBytes({true, b.name_id}, depth + 1, seen) + missingBytes({true, b.domain_id}, depth + 1, seen);
+}
+
+uint64_t LogWriter::missingDefinitionBytes(std::span<const uint32_t> scope_ids, std::span<const uint32_t> string_ids) {
+  if (source_ == nullptr) return 0;
+  std::unordered_set<uint64_t> seen;  // each definition counted once
+  uint64_t n = 0;
+  for (uint32_t id : scope_ids) n += missingBytes({false, id}, 0, &seen);
+  for (uint32_t id : string_ids) n += missingBytes({true, id}, 0, &seen);
+  return n;
+}
+
+void LogWriter::define(IdRef r, int depth) {
+  if (source_ == nullptr || r.id == 0 || r.id >= kMaxIds) return;
+  auto& file = r.is_string ? string_file_ : scope_file_;
+  auto& chunk = r.is_string ? string_chunk_ : scope_chunk_;
+  if (chunk.size() <= r.id) {
+    chunk.resize(r.id + 1);
+    file.resize(r.id + 1);
+  }
+  if (chunk[r.id] == chunk_serial_) return;  // defined or used in this chunk already: the common case
+  if (file[r.id] == file_serial_ || (marks_of_ != nullptr && marks_of_->definedHere(r.is_string, r.id))) {
+    chunk[r.id] = chunk_serial_;
+    chunk_uses_.push_back(r);  // defined by an earlier chunk of the file: a rotation moving this chunk needs it
+    return;
+  }
+  if (r.is_string) {
+    if (source_->stringText(r.id, &def_text_)) writeString(r.id, def_text_);
+    return;
+  }
+  ScopeBody b{};
+  if (depth > kMaxScopeChain || !source_->scope(r.id, &b) || b.scope_id != r.id) return;
+  define({false, b.parent_id}, depth + 1);  // a scope's parent and strings before it
+  define({true, b.name_id}, depth + 1);
+  define({true, b.domain_id}, depth + 1);
+  writeScope(b);
+}
+
+void LogWriter::noteDefined(IdRef r) {
+  if (source_ == nullptr || r.id == 0 || r.id >= kMaxIds) return;
+  auto& file = r.is_string ? string_file_ : scope_file_;
+  auto& chunk = r.is_string ? string_chunk_ : scope_chunk_;
+  if (chunk.size() <= r.id) {
+    chunk.resize(r.id + 1);
+    file.resize(r.id + 1);
+  }
+  if (chunk[r.id] != chunk_serial_) chunk_defs_.push_back(r);
+  chunk[r.id] = chunk_serial_;
+}
+
+void LogWriter::chunkDone(bool written) {
+  if (written)
+    for (const IdRef& r : chunk_defs_) (r.is_string ? string_file_ : scope_file_)[r.id] = file_serial_;
+  chunk_defs_.clear();
+  chunk_uses_.clear();
+  ++chunk_serial_;
+}
+
+void LogWriter::forgetDefinitions() {
+  chunk_defs_.clear();
+  chunk_uses_.clear();
+  ++chunk_serial_;
+  ++file_serial_;
 }
 
 // Batches go into the payload behind the records written so far, so every String and Scope record of
@@ -128,12 +260,30 @@ void LogWriter::finishBatches() {
   put(RecordType::kRangeBatch, ranges_);
 }
 void LogWriter::writeStats(const StatsBody& s) { append(RecordType::kStats, &s, sizeof(s)); }
-void LogWriter::writeGraphNode(const GraphNodeBody& n) { append(RecordType::kGraphNode, &n, sizeof(n)); }
+void LogWriter::writeGraphNode(const GraphNodeBody& n) {
+  beginRecord(sizeof(RecordHeader) + sizeof(n), {{false, n.scope_id}});
+  append(RecordType::kGraphNode, &n, sizeof(n));
+  room_made_ = false;
+}
 void LogWriter::writeMemOp(const MemOpBody& m) { append(RecordType::kMemOp, &m, sizeof(m)); }
-void LogWriter::writeSegment(const SegmentBody& s) { append(RecordType::kSegment, &s, sizeof(s)); }
+void LogWriter::writeSegment(const SegmentBody& s) {
+  beginRecord(sizeof(RecordHeader) + sizeof(s), {{true, s.reason_id}, {true, s.end_reason_id}});
+  append(RecordType::kSegment, &s, sizeof(s));
+  room_made_ = false;
+}
 void LogWriter::writeSnapshotBegin(const SnapshotBeginBody& b) { append(RecordType::kSnapshotBegin, &b, sizeof(b)); }
-void LogWriter::writeSnapshotScope(const SnapshotScopeBody& s) { append(RecordType::kSnapshotScope, &s, sizeof(s)); }
-void LogWriter::writeSnapshotKernel(const SnapshotKernelBody& k) { append(RecordType::kSnapshotKernel, &k, sizeof(k)); }
+void LogWriter::writeSnapshotScope(const SnapshotScopeBody& s) {
+  beginRecord(sizeof(RecordHeader) + sizeof(s), {{false, s.scope_id}});
+  append(RecordType::kSnapshotScope, &s, sizeof(s));
+  room_made_ = false;
+}
+void LogWriter::writeSnapshotKernel(const SnapshotKernelBody& k) {
+  // An unmatched kernel's row has scope 0 (meaningless): only its name is referred to.
+  beginRecord(sizeof(RecordHeader) + sizeof(k), {{false, (k.flags & kSnapshotKernelUnmatched) ? 0u : k.scope_id},
+                                                 {true, k.name_id}});
+  append(RecordType::kSnapshotKernel, &k, sizeof(k));
+  room_made_ = false;
+}
 void LogWriter::writeSnapshotEnd(const SnapshotEndBody& e) { append(RecordType::kSnapshotEnd, &e, sizeof(e)); }
 void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
 
@@ -211,17 +361,19 @@ uint64_t LogWriter::groupBytes(uint64_t record_bytes) const {
 // what the group adds to the file. Counting the second group the same way keeps room for the records that
 // come before it (definitions, in the chunk it starts).
 bool LogWriter::prepareGroup(uint64_t record_bytes, bool keep_room_for_another,
-                             const std::function<void(LogWriter&)>& emit) {
+                             const std::function<void(LogWriter&)>& emit, uint64_t definition_bytes) {
   group_measured_ = false;
   if (sink_ == nullptr || in_preamble_ || roomForChunk(false) == ByteSink::kUnlimited) return true;
   if (capped_) return !keep_room_for_another;  // kept out whole, as every chunk after the first kept out
-  const uint64_t group = groupBytes(record_bytes);
-  const auto fits = [&](uint64_t groups) {
+  // This group with its definitions, and (keep_room_for_another) the next one as large in records.
+  const uint64_t group = groupBytes(record_bytes + definition_bytes), next = groupBytes(record_bytes);
+  const auto fits = [&](bool and_next) {
     const uint64_t room = roomForChunk(false);
-    return encodedBytes() <= room && groups * group <= room - encodedBytes();
+    return encodedBytes() <= room && group <= room - encodedBytes() &&
+           (!and_next || next <= room - encodedBytes() - group);
   };
   // Near the cap (the bound before compression does not fit), the group is sized by what it writes.
-  if (emit && measure_groups_ && !(fits(1) && (!keep_room_for_another || mayRotate() || fits(2)))) {
+  if (emit && measure_groups_ && !(fits(false) && (!keep_room_for_another || mayRotate() || fits(true)))) {
     // What the group writes, from an empty chunk: the same records, chunk boundaries and compression as
     // on this writer, so the same bytes but for the chunks' sequence numbers.
     if (!scratch_) {
@@ -229,32 +381,45 @@ bool LogWriter::prepareGroup(uint64_t record_bytes, bool keep_room_for_another,
       scratch_ = std::make_unique<LogWriter>(scratch_sink_.get(), encoding_);
       scratch_->measure_groups_ = false;
     }
-    scratch_->flush();
-    scratch_sink_->bytes.clear();
-    const uint64_t before = scratch_->bytesWritten() + (scratch_->header_written_ ? 0 : sizeof(FileHeader));
-    emit(*scratch_);
-    scratch_->flush();
-    const uint64_t written = scratch_->bytesWritten() - before;
-    scratch_sink_->bytes.clear();
+    // With definitions on demand, the scratch writer writes those the group needs that this writer's
+    // current file (and chunk) lacks: measured again when the group moves to a new file.
+    const auto measure = [&] {
+      scratch_->flush();
+      scratch_sink_->bytes.clear();
+      scratch_->setDefinitions(source_);
+      scratch_->marks_of_ = this;
+      scratch_->forgetDefinitions();
+      const uint64_t before = scratch_->bytesWritten() + (scratch_->header_written_ ? 0 : sizeof(FileHeader));
+      emit(*scratch_);
+      scratch_->flush();
+      scratch_sink_->bytes.clear();
+      return scratch_->bytesWritten() - before;
+    };
+    uint64_t written = measure();
     const auto fits_measured = [&](uint64_t more) {
       const uint64_t room = roomForChunk(false);
       return written <= room && more <= room - written;
     };
+    const uint32_t file = file_serial_;
     flush();  // what precedes the group stays in this file, in its own chunk (flush() may rotate)
-    if (!capped_ && !fits_measured(0) && mayRotate()) rotateFile();
+    if (!capped_ && file != file_serial_) written = measure();
+    if (!capped_ && !fits_measured(0) && mayRotate()) {
+      rotateFile();
+      if (!capped_) written = measure();
+    }
     if (capped_) return !keep_room_for_another;
-    if (keep_room_for_another && !mayRotate() && !fits_measured(group)) return false;
+    if (keep_room_for_another && !mayRotate() && !fits_measured(next)) return false;
     group_measured_ = fits_measured(0);
     return true;
   }
-  if (!fits(1) && mayRotate()) {
+  if (!fits(false) && mayRotate()) {
     flush();  // what precedes the group stays in this file (flush() may rotate by itself)
-    if (!capped_ && !fits(1) && mayRotate()) rotateFile();
+    if (!capped_ && !fits(false) && mayRotate()) rotateFile();
   }
   if (!keep_room_for_another) return true;
   if (capped_) return false;
   // A file that may still rotate leaves the next group to a new file if it does not fit here.
-  return mayRotate() ? true : fits(2);
+  return mayRotate() ? true : fits(true);
 }
 
 void LogWriter::endGroup() {
@@ -272,7 +437,10 @@ void LogWriter::rotateFile() {
     header_written_ = false;
     sequence_ = 0;
     ++rotations_;
+    ++file_serial_;  // the new file defines nothing yet
     preamble_(*this, preamble_context_);
+    // The chunk set aside (flush()) may use definitions its file had in earlier chunks: they come first here.
+    for (const IdRef& r : carry_uses_) define(r, 0);
     if (encoding_ != LogEncoding::kPlain) finishBatches();
     if (!chunkEmpty()) {
       const size_t sealed = sealChunk();
@@ -280,10 +448,10 @@ void LogWriter::rotateFile() {
         // The definitions alone pass the cap: nothing of this file could be read. Kept out, and so is
         // every later chunk but the final one.
         writeFileHeaderOnce();
-        dropChunk(sealed, "the definitions every part starts with (" + std::to_string(chunk_records_.other) +
+        dropChunk(sealed, "the records every part starts with (" + std::to_string(chunk_records_.other) +
                               " records, " + std::to_string(sealed) +
-                              " bytes: the metadata and every string and scope defined so far, repeated in each "
-                              "part so that it reads alone; a larger KCOUNT_MAX_BYTES holds them)");
+                              " bytes: the metadata, repeated in each part so that it reads alone, and the "
+                              "definitions the next records need; a larger KCOUNT_MAX_BYTES holds them)");
       } else {
         writeSealed();
       }
@@ -306,6 +474,7 @@ void LogWriter::dropChunk(size_t bytes, const std::string& what) {
   dropped_bytes_ += bytes;
   dropped_records_ += chunk_records_;
   chunk_records_ = {};
+  chunkDone(false);  // its definitions are not in the file: written again where needed
   payload_.resize(header_bytes_);
   records_ = 0;
   sealed_ = nullptr;
@@ -336,12 +505,19 @@ bool LogWriter::flush() {
     stash.swap(payload_);
     const uint32_t stash_records = records_;
     const RecordCounts stash_counts = chunk_records_;
+    std::vector<IdRef> stash_defs;
+    stash_defs.swap(chunk_defs_);
+    carry_uses_.swap(chunk_uses_);  // defined in the file left behind: the new file's first chunk defines them
+    chunk_uses_.clear();
+    ++chunk_serial_;
     records_ = 0;
     chunk_records_ = {};
     rotateFile();
+    carry_uses_.clear();
     payload_.swap(stash);
     records_ = stash_records;
     chunk_records_ = stash_counts;
+    chunk_defs_.swap(stash_defs);
     sealed = sealChunk();
   }
   if (!in_preamble_ && (capped_ ? !final : false)) {
@@ -411,6 +587,7 @@ bool LogWriter::writeSealed() {
     dropped_records_ += chunk_records_;  // refused by the sink (disk full, not creatable)
   }
   chunk_records_ = {};
+  chunkDone(ok);
   payload_.resize(header_bytes_);
   records_ = 0;
   sealed_ = nullptr;

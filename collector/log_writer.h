@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "collector/compact.h"
@@ -37,6 +39,18 @@ class ByteSink {
   /// name and number); later chunks are dropped silently and counted by the writer.
   virtual void refused(const std::string& /*what*/) {}
   static constexpr uint64_t kUnlimited = ~uint64_t{0};
+};
+
+/// Where a LogWriter finds the String and Scope records that the records it writes refer to
+/// (LogWriter::setDefinitions). Called by the writer's owner, under whatever lock guards the writer; it
+/// must not call back into the writer.
+class DefinitionSource {
+ public:
+  virtual ~DefinitionSource() = default;
+  /// Text of string `id`; false if the id is unknown (then nothing is written for it).
+  virtual bool stringText(uint32_t id, std::string* text) = 0;
+  /// Scope `id`; false if the id is unknown.
+  virtual bool scope(uint32_t id, ScopeBody* scope) = 0;
 };
 
 /// Collects bytes in memory; for tests and for the tools. With max_bytes != 0 it rotates like a
@@ -74,10 +88,12 @@ enum class LogEncoding {
 struct RecordCounts {
   uint64_t launches = 0, kernels = 0, ranges = 0, other = 0;  // other: metadata, strings, scopes, ...
   uint64_t mem_calls = 0;  // of `launches`: memcpy/memset API calls (LaunchBody flag kLaunchMemOp)
+  uint64_t definitions = 0;  // of `other`: String and Scope records
   uint64_t total() const { return launches + kernels + ranges + other; }
   RecordCounts& operator+=(const RecordCounts& o) {
     launches += o.launches;
     mem_calls += o.mem_calls;
+    definitions += o.definitions;
     kernels += o.kernels;
     ranges += o.ranges;
     other += o.other;
@@ -114,9 +130,9 @@ class LogWriter {
   LogWriter& operator=(const LogWriter&) = delete;
 
   /// Called when the sink rotates to a new file, before the chunk that did not fit is written there:
-  /// it writes the records that make the new file self-contained (metadata, every string and scope
-  /// defined so far). Those records go out as the new file's first chunk. Without a preamble the
-  /// writer never asks the sink to rotate.
+  /// it writes the records every file starts with (the metadata). Those records, and the definitions the
+  /// chunk set aside needs (with a DefinitionSource), go out as the new file's first chunk. Without a
+  /// preamble the writer never asks the sink to rotate.
   using Preamble = void (*)(LogWriter& writer, void* context);
   void setPreamble(Preamble fn, void* context) {
     preamble_ = fn;
@@ -124,6 +140,26 @@ class LogWriter {
   }
   /// Files started after the first by rotation.
   uint32_t rotations() const { return rotations_; }
+
+  /// Definitions on demand: before a record that refers to a string or scope id (a launch's scope and API
+  /// name, a kernel's name, a range's scope, a graph node's scope, a segment's reasons, a snapshot row's
+  /// scope and kernel name), the writer writes the String and Scope records of the ids not yet defined in
+  /// the current file, a scope's parent and name and domain strings first (transitively), taken from
+  /// `source`. "Defined in the current file" means in a chunk the sink took: a definition in a chunk kept
+  /// out (size cap) or refused is written again before the next record that needs it, and a rotated file
+  /// starts with none, so each file holds the definitions its own records use and no other (docs/format.md,
+  /// "Interning"). String and Scope records written by the caller count as definitions too. Without a
+  /// source (nullptr, the default) the caller writes every definition itself, before its first use.
+  /// Memory: two 4-byte marks per id, up to the highest string and scope id written (at most kMaxIds).
+  void setDefinitions(DefinitionSource* source) { source_ = source; }
+  bool definitionsOnDemand() const { return source_ != nullptr; }
+  /// True if string (`is_string`) or scope `id` is defined in the current file (a chunk the sink took) or in
+  /// the current chunk; always true without a DefinitionSource.
+  bool defined(bool is_string, uint32_t id) const { return source_ == nullptr || definedHere(is_string, id); }
+  /// Encoded bytes (record headers included) of the definitions not yet in the current file (nor in the
+  /// current chunk) that records referring to these scope and string ids would need written first: an upper
+  /// bound (a definition shared by two ids may be counted twice). 0 without a DefinitionSource.
+  uint64_t missingDefinitionBytes(std::span<const uint32_t> scope_ids, std::span<const uint32_t> string_ids);
 
   void writeMetadata(std::string_view key, std::string_view value);
   /// Defines string id. Strings longer than kMaxStringBytes are cut.
@@ -148,7 +184,9 @@ class LogWriter {
   /// records and one chunk header per chunk.
   uint64_t groupBytes(uint64_t record_bytes) const;
   /// Called before a group of records that is only read whole (a summary-mode snapshot, SnapshotBegin to
-  /// SnapshotEnd) of `record_bytes` encoded bytes (record headers included). Without a size cap it does
+  /// SnapshotEnd) of `record_bytes` encoded bytes (record headers included), and `definition_bytes` of the
+  /// definitions it needs written first (with a DefinitionSource, missingDefinitionBytes(): they go out in
+  /// the group's chunks, before its records). Without a size cap it does
   /// nothing and returns true. Under a cap:
   /// - if the group does not fit in the room the current file has left and the sink may rotate, the
   ///   current chunk is flushed and the log continues in a new file now, so that the group is not split
@@ -171,8 +209,10 @@ class LogWriter {
   /// not cut its chunks early for the cap until endGroup() (they fit as measured). Costs one extra
   /// encoding (and compression) of the group, only under a cap and near it; the scratch writer (a chunk's
   /// buffers and a zstd context, about 1-3 MiB) is made on first use and kept.
+  /// The room kept for one more group counts its records only: the definitions this group writes are in
+  /// the file for it too (the records of the next one refer to them, and maybe to more).
   bool prepareGroup(uint64_t record_bytes, bool keep_room_for_another,
-                    const std::function<void(LogWriter&)>& emit = {});
+                    const std::function<void(LogWriter&)>& emit = {}, uint64_t definition_bytes = 0);
   /// Ends a group prepared by prepareGroup() after its records were appended: flushes its last chunk if
   /// the group was sized by what it writes.
   void endGroup();
@@ -222,9 +262,34 @@ class LogWriter {
   /// file header if not written yet, less kTailReserve unless `final`.
   uint64_t roomForChunk(bool final) const;
   bool mayRotate() const;
-  /// Writes the continuation marker into the current file, rotates and writes the preamble as the new
-  /// file's first chunk. The current chunk must be empty (set aside by the caller).
+  /// Writes the continuation marker into the current file, rotates and writes the preamble (and the
+  /// definitions of carry_uses_) as the new file's first chunk. The current chunk must be empty (set aside
+  /// by the caller).
   void rotateFile();
+  /// A string (`is_string`) or scope id a record refers to.
+  struct IdRef {
+    bool is_string;
+    uint32_t id;
+  };
+  /// Before a record of at most `bound` encoded bytes that refers to `refs`: makes room (makeRoom) for the
+  /// record and the definitions it needs, then writes those definitions (DefinitionSource).
+  void beginRecord(size_t bound, std::initializer_list<IdRef> refs);
+  /// True if the id is defined in the current file or in the current chunk (also in the writer whose
+  /// group this scratch writer measures, marks_of_).
+  bool definedHere(bool is_string, uint32_t id) const;
+  /// Bytes of the definitions `ref` needs (itself and, for a scope, its parent and strings) not yet here;
+  /// with `seen`, each definition is counted once across calls.
+  uint64_t missingBytes(IdRef ref, int depth, std::unordered_set<uint64_t>* seen);
+  /// Writes the definition of `ref` if not here (its dependencies first), or notes its use in the chunk.
+  void define(IdRef ref, int depth);
+  /// A String or Scope record was appended to the current chunk.
+  void noteDefined(IdRef ref);
+  /// The current chunk was written (`written`) or kept out: its definitions count for the file or not.
+  void chunkDone(bool written);
+  /// Forgets every definition (the scratch writer, before it measures a group).
+  void forgetDefinitions();
+  /// Longest chain of scope parents followed (corrupt parents must not recurse without end).
+  static constexpr int kMaxScopeChain = 256;
   /// Keeps the current chunk out of the log (size cap): counts its bytes and records, empties it. The first
   /// one is reported through ByteSink::refused: `what` names the chunk (default: its records by kind).
   void dropChunk(size_t bytes, const std::string& what = {});
@@ -265,6 +330,17 @@ class LogWriter {
   std::unique_ptr<MemorySink> scratch_sink_;  // prepareGroup's measuring writer and its sink, made on first use
   std::unique_ptr<LogWriter> scratch_;
   int64_t first_drop_file_ = -1;
+  // Definitions on demand (setDefinitions). Per id, the serial of the file whose written chunks define it,
+  // and the serial of the chunk that defines or uses it; a new file or chunk takes a new serial.
+  DefinitionSource* source_ = nullptr;
+  std::vector<uint32_t> string_file_, string_chunk_, scope_file_, scope_chunk_;
+  uint32_t file_serial_ = 1, chunk_serial_ = 1;
+  std::vector<IdRef> chunk_defs_;  // ids the current chunk defines
+  std::vector<IdRef> chunk_uses_;  // ids the current chunk uses that earlier chunks of the file define
+  std::vector<IdRef> carry_uses_;  // rotateFile(): ids the chunk set aside uses from the previous file
+  bool room_made_ = false;         // beginRecord() made room: append() does not check again
+  std::string def_text_;           // scratch
+  const LogWriter* marks_of_ = nullptr;  // scratch writer: the writer whose definitions count as written
 };
 
 }  // namespace kc

@@ -16,7 +16,7 @@ namespace kc {
 /// overflowScope() (a child of the root named by the string id given to the constructor) and counts it.
 class ScopeTree {
  public:
-  ScopeTree(uint32_t overflow_name_id, uint32_t max_scopes = 1u << 20);
+  ScopeTree(uint32_t overflow_name_id, uint32_t max_scopes = kMaxIds);
 
   /// Scope id of the range `name_id` (string id) in `domain_id` opened inside `parent`.
   uint32_t child(uint32_t parent, uint32_t name_id, uint32_t domain_id) noexcept;

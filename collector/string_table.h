@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "collector/log_format.h"
+
 namespace kc {
 
 /// Maps strings to dense ids 1, 2, 3, ... (0 is the empty string). Thread-safe: every call takes one
@@ -18,7 +20,7 @@ namespace kc {
 /// text is "(string table full)", and counts the refusal.
 class StringTable {
  public:
-  explicit StringTable(uint32_t max_strings = 1u << 20, uint64_t max_bytes = 256ull << 20);
+  explicit StringTable(uint32_t max_strings = kMaxIds, uint64_t max_bytes = 256ull << 20);
 
   /// Id of text, adding it if new. Never throws (returns overflowId() if memory runs out).
   uint32_t intern(std::string_view text) noexcept;

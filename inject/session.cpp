@@ -211,6 +211,7 @@ bool Session::activate() noexcept {
         });
         writer_ = std::make_unique<LogWriter>(sink_.get());
         writer_->setPreamble(&Session::writePreamble, this);
+        writer_->setDefinitions(&definitions_);  // each file defines what its records use
         if (config_.mode == RecordMode::kSummary) {
           Aggregator::Limits limits;
           limits.max_keys = config_.max_keys;
@@ -357,9 +358,8 @@ void Session::writerLoop() {
   }
 }
 
-// Order matters: each batch of host events, and then the kernels, are taken first, and the string and
-// scope tables snapshotted after them, so every id a taken record refers to is defined before it in the
-// log. Host events are taken in batches of at most kDrainBatch (their copy in scratch_events_ is bounded;
+// Every id a taken record refers to was interned before the record was published, so the writer finds
+// its definition in the tables when it writes the record (LogWriter::setDefinitions). Host events are taken in batches of at most kDrainBatch (their copy in scratch_events_ is bounded;
 // the per-thread buffers are the memory KCOUNT_MAX_HOST_MB caps), up to what each thread had published
 // when the drain began: a drain ends even while a thread keeps launching.
 void Session::drainLocked(bool final_chunk) {
@@ -405,7 +405,6 @@ void Session::drainLocked(bool final_chunk) {
     if (scratch_events_.empty()) break;
     has_records_ = true;
     convertTicksLocked();
-    writeNewDefinitionsLocked();
     if (aggregator_) {
       aggregateEventsLocked();
     } else {
@@ -425,7 +424,6 @@ void Session::drainLocked(bool final_chunk) {
     }
   }
   if (!scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
-  writeNewDefinitionsLocked();
   if (aggregator_) {
     aggregateLocked(final_chunk);
   } else {
@@ -577,11 +575,13 @@ void Session::aggregateLocked(bool final_chunk) {
 // aggregator counts it, its tallies stay changed so the next due time tries again).
 // A snapshot is read only whole: if any chunk kept out (size cap) or refused during it, it is not in the log.
 void Session::writeSnapshotLocked(uint64_t now_ns, bool final_snapshot) {
-  const uint64_t dropped_before = writer_->droppedRecords().total();
+  const RecordCounts before = writer_->droppedRecords();
   if (!aggregator_->writeSnapshot(*writer_, now_ns, final_snapshot)) return;
   writer_->flush();  // out whole, at its time
-  const uint64_t dropped = writer_->droppedRecords().total() - dropped_before;
-  const bool lost = dropped > 0;
+  const RecordCounts& after = writer_->droppedRecords();
+  const bool lost = after.total() > before.total();
+  // The definitions the snapshot needs go out in its chunks, before its rows: not counted as its records.
+  const uint64_t dropped = (after.other - after.definitions) - (before.other - before.definitions);
   if (!lost) ++snapshots_whole_;
   // Chunks go out in order and, once one is kept out, every later one but the log's last is too: the
   // records written are a prefix of (records pending before the snapshot, the snapshot). Fewer dropped
@@ -829,21 +829,14 @@ void Session::closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns
   // and End records: under KCOUNT_MAX_BYTES it is never split from the definitions just before it. (A
   // process with no records writes no file: nothing is flushed for it.)
   if (at_exit && has_records_) writer_->beginFinalChunk();
-  // The reason strings were interned after the last drain copied the table. Ids from `fresh` on go out
-  // now; those below it went out in an earlier chunk.
-  const uint32_t fresh = strings_written_;
-  writeNewDefinitionsLocked();
-  // Once a chunk was kept out (size cap, or refused by the file), the reason strings' definitions may be
-  // in it: they are written again before the Segment record (a later definition of an id replaces the
-  // earlier one, docs/format.md "Interning"). A reason longer than kMaxRepeatedReason (a long
-  // KCOUNT_CAPTURE_RANGE name) is left out instead, to keep the final chunk small: the record says none.
+  // The writer defines the reason strings before the Segment record where the file lacks them. Once a
+  // chunk was kept out (size cap, or refused by the file), their definitions may have been in it, so they
+  // may have to go into the final chunk: a reason longer than kMaxRepeatedReason (a long
+  // KCOUNT_CAPTURE_RANGE name) is left out then, to keep that chunk small: the record says none.
   if (writer_->droppedRecords().total() > 0) {
     for (uint32_t* id : {&seg_.reason_id, &seg_.end_reason_id}) {
       const std::string* text = strings_.lookup(*id);
-      if (text == nullptr || text->size() > kMaxRepeatedReason)
-        *id = kNoString;
-      else if (*id != kNoString && *id < fresh)
-        writer_->writeString(*id, *text);
+      if (text == nullptr || (text->size() > kMaxRepeatedReason && !writer_->defined(true, *id))) *id = kNoString;
     }
   }
   writer_->writeSegment(seg_);
@@ -911,35 +904,25 @@ std::string Session::notWrittenText(bool with_path) const {
          std::to_string(c.ranges) + " ranges, " + std::to_string(c.other) + " other records" + where;
 }
 
-void Session::writeNewDefinitionsLocked() {
-  scratch_strings_.clear();
-  scratch_scopes_.clear();
-  strings_.forEachFrom(strings_written_,
-                       [this](uint32_t id, std::string_view s) { scratch_strings_.emplace_back(id, std::string(s)); });
-  scopes_.forEachFrom(scopes_written_, [this](const ScopeBody& s) { scratch_scopes_.push_back(s); });
-  for (const auto& [id, text] : scratch_strings_) {
-    writer_->writeString(id, text);
-    strings_written_ = id + 1;
-  }
-  for (const ScopeBody& b : scratch_scopes_) {
-    writer_->writeScope(b);
-    scopes_written_ = b.scope_id + 1;
-  }
+bool Session::Definitions::stringText(uint32_t id, std::string* text) {
+  const std::string* s = s_->strings_.lookup(id);
+  if (s == nullptr) return false;
+  *text = *s;  // stable storage (StringTable): copied without the table's lock
+  return true;
 }
 
-// A rotated file starts with everything needed to read it alone: the metadata, and every string and
-// scope defined in the files before it (records in it may refer to any of them).
+bool Session::Definitions::scope(uint32_t id, ScopeBody* scope) {
+  if (id >= s_->scopes_.size()) return false;
+  *scope = s_->scopes_.node(id);
+  return true;
+}
+
+// A rotated file starts with the metadata, so that it reads alone; the strings and scopes its records
+// use follow on demand (LogWriter::setDefinitions), each before the first record that needs it there.
 void Session::writePreamble(LogWriter& w, void* context) {
   auto* s = static_cast<Session*>(context);
   for (const auto& [k, v] : s->all_metadata_) w.writeMetadata(k, v);
   w.writeMetadata(kMetaRotatedFile, std::to_string(w.rotations()));
-  const uint32_t strings = s->strings_written_, scopes = s->scopes_written_;
-  s->strings_.forEachFrom(0, [&](uint32_t id, std::string_view text) {
-    if (id < strings) w.writeString(id, text);
-  });
-  s->scopes_.forEachFrom(0, [&](const ScopeBody& b) {
-    if (b.scope_id < scopes) w.writeScope(b);
-  });
 }
 
 void Session::setCaptureHooks(bool (*attach)(), void (*detach)()) noexcept {

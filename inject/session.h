@@ -243,14 +243,18 @@ class Session {
   mutable std::mutex writer_mutex_;
   std::unique_ptr<FileSink> sink_;
   std::unique_ptr<LogWriter> writer_;
-  uint32_t strings_written_ = 0;  // ids below it were handed to the writer (a rotated file's preamble
-  uint32_t scopes_written_ = 0;   // defines them); advanced one id at a time, as each is written
-  std::vector<std::pair<uint32_t, std::string>> scratch_strings_;  // new strings, copied out of the table
-  std::vector<ScopeBody> scratch_scopes_;                          // new scopes, copied out of the tree
-  /// Writes the strings and scopes interned since the last call. They are copied out under the tables'
-  /// locks and written without them: writing may flush, rotate, and run the preamble, which reads the
-  /// tables again.
-  void writeNewDefinitionsLocked();
+  /// The writer's DefinitionSource: the string table and the scope tree. Each lookup takes the table's
+  /// own lock for the copy only (the writer calls it under writer_mutex_; app threads intern meanwhile).
+  class Definitions final : public DefinitionSource {
+   public:
+    explicit Definitions(Session* s) : s_(s) {}
+    bool stringText(uint32_t id, std::string* text) override;
+    bool scope(uint32_t id, ScopeBody* scope) override;
+
+   private:
+    Session* s_;
+  };
+  Definitions definitions_{this};
   /// Converts the launch and range times of scratch_events_ from hostTicks() to CLOCK_MONOTONIC ns
   /// (ticks_). Requires writer_mutex_.
   void convertTicksLocked();

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -48,8 +49,8 @@ class LogIndex {
       depths_.push_back(depth);
     }
     // The library's reserved scope (string table or scope tree full) is listed only when a record is in
-    // it, as kcount summary shows it only then: every log defines it, and a run that never filled its
-    // tables should not show "(string table full)" as if it were a range.
+    // it, as kcount summary shows it only then: logs of earlier writers define it whether used or not,
+    // and a run that never filled its tables should not show "(string table full)" as if it were a range.
     if (d.isOverflowScope(kOverflowScope)) {
       bool used = false;
       for (const auto& r : d.ranges) used = used || r.scope_id == kOverflowScope;
@@ -57,6 +58,18 @@ class LogIndex {
       for (uint32_t s = 0; s < d.scopes.size(); ++s)
         used = used || (s != kOverflowScope && d.scopeDefined(s) && d.scopes[s].parent_id == kOverflowScope);
       hide_overflow_scope_ = !used;
+    }
+    if (!d.scopes_missing.empty()) {
+      auto note = [&](uint32_t id) {
+        if (id != kRootScope && !d.scopeDefined(id)) lost_scopes_.insert(id);
+      };
+      for (const auto& r : d.ranges) note(r.scope_id);
+      for (const auto& l : d.launches) note(l.scope_id);
+      for (const auto& g : d.graph_nodes) note(g.scope_id);
+      for (uint32_t s = 1; s < d.scopes.size(); ++s)
+        if (d.scopeDefined(s)) note(d.scopes[s].parent_id);
+      if (!d.snapshots.empty())
+        for (const auto& r : d.snapshots.back().scopes) note(r.scope_id);
     }
   }
 
@@ -86,8 +99,13 @@ class LogIndex {
   }
   uint32_t scopeDepth(uint32_t scope_id) const { return scope_id < depths_.size() ? depths_[scope_id] : 0; }
   /// Whether the scopes table lists `scope_id`: every scope the log defines, except the library's reserved
-  /// scope (LogData::isOverflowScope()) when no range, launch or scope of the log is in it.
-  bool scopeListed(uint32_t scope_id) const { return !(hide_overflow_scope_ && scope_id == kOverflowScope); }
+  /// scope (LogData::isOverflowScope()) when no range, launch or scope of the log is in it; an id the log
+  /// does not define only if a record refers to it (a definition lost to damage). Ids are sparse in a
+  /// rotated part: the ids between those it defines are no scopes of it.
+  bool scopeListed(uint32_t scope_id) const {
+    if (hide_overflow_scope_ && scope_id == kOverflowScope) return false;
+    return scope_id == kRootScope || log_.data.scopeDefined(scope_id) || lost_scopes_.contains(scope_id);
+  }
 
   struct KernelName {
     std::string demangled;
@@ -125,6 +143,7 @@ class LogIndex {
   std::vector<uint32_t> depths_;
   mutable std::map<uint32_t, std::string> bad_paths_;  // scopePath() of undefined ids (node-stable)
   bool hide_overflow_scope_ = false;
+  std::unordered_set<uint32_t> lost_scopes_;  // ids not defined that a record refers to
   mutable std::unordered_map<uint32_t, KernelName> names_;
 };
 

@@ -148,6 +148,11 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool s
     groups = {given};
   } else {
     std::vector<kc::LogData> heads = kc::readLogHeads(given), kept_heads;
+    {
+      std::vector<kc::LogData*> ptrs;
+      for (auto& h : heads) ptrs.push_back(&h);
+      kc::adoptUnnamedParts(given, ptrs);  // a part without metadata: numbered by its name
+    }
     const std::vector<std::string> paths = uniqueFiles(given, heads, kept_heads);
     groups = kc::groupRotatedParts(paths, kept_heads);
   }
@@ -996,6 +1001,11 @@ int kcountMain(int argc, char** argv) {
         if (!why_not[i].empty()) continue;
         logs_given.push_back(paths[i]);
         read.push_back(kc::streamLog(paths[i], g_join));
+      }
+      {
+        std::vector<kc::LogData*> ptrs;
+        for (auto& l : read) ptrs.push_back(&l.data);
+        kc::adoptUnnamedParts(logs_given, ptrs);  // a part without metadata: numbered by its name
       }
       std::vector<const kc::LogData*> data;
       for (const auto& l : read) data.push_back(&l.data);

@@ -1072,8 +1072,13 @@ std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::s
     std::string id;
     uint32_t part = 0;
   };
+  // A part without metadata (its first chunk not in the file) joins its run by its name.
+  std::vector<LogData> named(heads.begin(), heads.begin() + std::min(heads.size(), paths.size()));
+  std::vector<LogData*> ptrs;
+  for (LogData& h : named) ptrs.push_back(&h);
+  adoptUnnamedParts(paths, ptrs);
   std::vector<File> files;
-  for (size_t i = 0; i < paths.size(); ++i) files.push_back({paths[i], runIdentity(heads[i]), heads[i].rotationPart()});
+  for (size_t i = 0; i < named.size(); ++i) files.push_back({paths[i], runIdentity(named[i]), named[i].rotationPart()});
   std::vector<std::vector<std::string>> groups;
   std::vector<bool> taken(files.size(), false);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -2046,7 +2051,10 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
 }
 
 std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths) {
-  const std::vector<LogData> read = readLogHeads(paths);
+  std::vector<LogData> read = readLogHeads(paths);
+  std::vector<LogData*> named;
+  for (auto& h : read) named.push_back(&h);
+  adoptUnnamedParts(paths, named);  // a part without metadata, by its name
   std::vector<const LogData*> logs;
   for (const auto& h : read) logs.push_back(&h);
   return partsGiven(logs);

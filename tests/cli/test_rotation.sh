@@ -210,4 +210,41 @@ if [[ $rc -le 1 && $out == *"rotated files joined"* && $out != *"not given"* && 
   ok "a 3800-byte command line at KCOUNT_MAX_BYTES=4096: part 0 holds the run's identity, the parts join"
 else bad "long command line: exit $rc: $(grep -E 'warning|joined|error' <<<"$out" | tr '\n' ' ')"; fi
 
+# Many distinct range names ("step 0", "step 1", ...) under a small cap, files enough for the whole run:
+# each part holds the definitions of its own records only, so every part has ranges and reads alone, and
+# the parts read together give the ranges of the same run unrotated.
+n=$work/distinct
+mkdir -p "$n/rot" "$n/one"
+KCOUNT_MAX_BYTES=16K KCOUNT_MAX_FILES=1000 KCOUNT_OUTPUT=$n/rot/r.kcount NVTX_INJECTION64_PATH=$lib \
+  "$nvtx_prog" 20000 distinct >/dev/null 2>"$n/err"
+KCOUNT_OUTPUT=$n/one/r.kcount NVTX_INJECTION64_PATH=$lib "$nvtx_prog" 20000 distinct >/dev/null 2>"$n/err1"
+# Range instances of every row of summary's JSON.
+instances() { "$kcount" summary --format json "$@" 2>/dev/null | python3 -c '
+import json, sys
+print(sum(r["instances"] for r in json.load(sys.stdin)["logs"][0]["ranges"]))'; }
+parts=("$n/rot/r.kcount")
+for ((k = 1; ; ++k)); do [[ -f $n/rot/r.$k.kcount ]] || break; parts+=("$n/rot/r.$k.kcount"); done
+alone_ok=1
+for f in "${parts[@]}"; do
+  out=$("$kcount" check "$f"); rc=$?
+  r=$(ranges_in "$f")
+  strings=$(sed -n 's/^records: \([0-9]*\) strings.*/\1/p' <<<"$out")
+  # Alone: partial (exit 1 but for the last part), never damaged; ranges in it; the names of some 4000
+  # steps at most, not the run's 20000.
+  if [[ $rc -eq 2 || -z $r || $r -eq 0 || -z $strings || $strings -ge 10000 ]] || ! "$kcount" summary "$f" >/dev/null 2>&1 ||
+     ! "$kcount" kernels "$f" >/dev/null 2>&1; then
+    alone_ok=0
+    echo "  $f: check exit $rc, $r ranges, $strings strings: $(grep -E '^(records|error)' <<<"$out" | tr '\n' ' ')"
+  fi
+done
+want=$(instances "$n/one/r.kcount")
+got=$(instances "${parts[@]}")
+if [[ ${#parts[@]} -ge 4 && $alone_ok -eq 1 ]]; then
+  ok "distinct names at 16K: ${#parts[@]} parts, each with ranges and its own names only, each read alone (check, summary, kernels)"
+else bad "distinct names at 16K: ${#parts[@]} parts; stderr: $(tr '\n' ' ' <"$n/err")"; fi
+out=$("$kcount" check "${parts[@]}"); rc=$?
+if [[ $rc -eq 0 && $out != *PARTIAL* && $out != *error* && -n $want && $got == "$want" && $want -eq 40004 ]]; then
+  ok "distinct names: the ${#parts[@]} parts read as one run (check OK) with the $want range instances of the run unrotated"
+else bad "distinct names: check exit $rc, instances $got of $want: $(grep -E '^(error|PARTIAL|DAMAGED)' <<<"$out" | head -3 | tr '\n' ' ')"; fi
+
 finish rotation

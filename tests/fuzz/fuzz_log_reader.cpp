@@ -43,13 +43,10 @@ void exercise(std::span<const uint8_t> bytes) {
   require(d.file_bytes == bytes.size(), "file_bytes is the input size");
   require(!d.strings.empty() && d.strings[0].empty(), "string id 0 is the empty string");
   require(!d.scopes.empty(), "scope 0 (the root) exists");
-  // The reader bounds ids by the file's bytes plus the bytes decoded from packed chunks (a zstd chunk may
-  // expand its input); each chunk it decoded, whole (read) or up to a bad record inside (skipped), holds
-  // at most kMaxChunkPayload bytes.
-  const uint64_t chunks = static_cast<uint64_t>(d.chunks_read) + d.chunks_skipped;
-  const uint64_t readable = bytes.size() + chunks * kc::kMaxChunkPayload;
-  require(d.strings.size() <= readable / 12 + 2, "string table bounded by the input and decoded bytes");
-  require(d.scopes.size() <= readable / 24 + 2, "scope table bounded by the input and decoded bytes");
+  // Ids are the run's and sparse in a rotated part, so the reader bounds them by kMaxIds, not by the
+  // file's bytes: the tables never grow past that, whatever an id field says.
+  require(d.strings.size() <= kc::kMaxIds, "string table bounded by kMaxIds");
+  require(d.scopes.size() <= kc::kMaxIds, "scope table bounded by kMaxIds");
   require(l.summary.children_order.size() == std::max<size_t>(d.scopes.size(), 1),
           "every scope appears once in the repaired tree");
   uint64_t excl_kernels = 0;

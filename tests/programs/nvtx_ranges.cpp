@@ -1,8 +1,9 @@
 // A CUDA-free program that emits NVTX3 ranges, for testing libkcount.so's NVTX injection without a GPU.
-// Usage: nvtx_ranges [steps] [normal|_exit|sigterm|exec|execfail|wait]: how the program ends (return from
+// Usage: nvtx_ranges [steps] [normal|_exit|sigterm|exec|execfail|wait|distinct]: how the program ends (return from
 // main, _exit(0) which skips atexit handlers, SIGTERM to itself with the default action, execl of
 // /bin/true which replaces the image without atexit handlers, an exec of a missing file and then 10
-// more steps and a normal return, or waiting for a signal with pause() after printing "nvtx_ranges done").
+// more steps and a normal return, or waiting for a signal with pause() after printing "nvtx_ranges done"; distinct:
+// a normal return, each step's outer range named "step N").
 // Each step: push "step", push "inner", pop, pop. Then one domain range
 // with a registered string, one process-wide start/end range that ends on another thread, one pop with
 // nothing pushed, and a range left open at exit.
@@ -22,8 +23,12 @@ int main(int argc, char** argv) {
     nvtxRangePop();
     nvtxRangePop();
   }
+  // distinct: each step's outer range has a name of its own ("step 0", "step 1", ...), then a normal return.
+  const bool distinct = argc > 2 && std::strcmp(argv[2], "distinct") == 0;
+  char step_name[32] = "step";
   for (int i = 0; i < steps; ++i) {
-    nvtxRangePushA("step");
+    if (distinct) std::snprintf(step_name, sizeof(step_name), "step %d", i);
+    nvtxRangePushA(step_name);
     nvtxRangePushA("inner");
     nvtxRangePop();
     nvtxRangePop();

@@ -1036,3 +1036,111 @@ TEST_CASE("aggregator: GPU-time sums past 2^64 - 1 saturate instead of wrapping"
   CHECK(s.inclusive[0].gpu_ns == kSaturated);
   CHECK(saturatedSums(s) > 0);
 }
+
+namespace {
+/// The library's tables as a DefinitionSource: string id -> text, scope id -> ScopeBody.
+struct TableDefinitions final : DefinitionSource {
+  std::vector<std::string> strings{""};
+  std::vector<ScopeBody> scopes{ScopeBody{}};
+  bool stringText(uint32_t id, std::string* text) override {
+    if (id >= strings.size()) return false;
+    *text = strings[id];
+    return true;
+  }
+  bool scope(uint32_t id, ScopeBody* s) override {
+    if (id >= scopes.size()) return false;
+    *s = scopes[id];
+    return true;
+  }
+};
+}  // namespace
+
+TEST_CASE("summary mode at KCOUNT_MAX_BYTES with definitions on demand: a snapshot's size counts the definitions it writes") {
+  // 200 top-level ranges with long names that compress little (500 pseudo-random characters of 64 each:
+  // 100 KB of definitions), one instance each. The first snapshot writes those definitions before its rows,
+  // in the file it goes to.
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.";
+  TableDefinitions defs;
+  std::mt19937_64 rng(7);
+  for (uint32_t i = 1; i <= 200; ++i) {
+    std::string name;
+    for (int j = 0; j < 500; ++j) name += kAlphabet[rng() % 64];
+    defs.strings.push_back(name);
+    defs.scopes.push_back(ScopeBody{i, kRootScope, i, kNoString});
+  }
+  struct Run {
+    std::vector<std::vector<uint8_t>> files;
+    uint64_t head = 0, periodic = 0;
+  };
+  // `filler`: a metadata entry of that many characters in the first file only (not repeated by the
+  // preamble), which takes room there.
+  const auto run = [&](size_t cap, size_t filler) {
+    MemorySink sink;
+    sink.max_bytes = cap;
+    sink.max_files = 3;
+    LogWriter w(&sink);
+    w.setDefinitions(&defs);
+    w.setPreamble(
+        [](LogWriter& pw, void*) {
+          pw.writeMetadata("mode", "summary");
+          pw.writeMetadata(kMetaRotatedFile, std::to_string(pw.rotations()));
+        },
+        nullptr);
+    w.writeMetadata("mode", "summary");
+    w.flush();
+    Run r;
+    r.head = w.bytesWritten();
+    if (filler > 0) {
+      std::string text;
+      for (size_t j = 0; j < filler; ++j) text += kAlphabet[rng() % 64];
+      w.writeMetadata("filler", text);
+      w.flush();
+    }
+    const uint64_t before = w.bytesWritten();
+    Aggregator agg;
+    for (uint32_t i = 1; i <= 200; ++i) agg.addRange(RangeBody{100 * i, 100 * i + 50, i, 1, 1, 0});
+    agg.settle(100000, 0);
+    if (agg.writeSnapshot(w, 100000, false)) w.flush();
+    r.periodic = w.bytesWritten() - before;
+    agg.addRange(RangeBody{200000, 200050, 7, 1, 1, 0});
+    agg.finish();
+    CHECK(agg.writeSnapshot(w, 300000, true));
+    w.flush();
+    w.writeStats(StatsBody{});
+    w.writeEnd();
+    w.flush();
+    CHECK(w.droppedBytes() == 0);
+    CHECK(sink.refusals.empty());
+    r.files = std::move(sink.files);
+    r.files.push_back(std::move(sink.bytes));
+    return r;
+  };
+  // Without a cap: what the periodic snapshot writes, definitions included.
+  const Run whole = run(0, 0);
+  REQUIRE(whole.periodic > 60000);
+  // Files with room for that snapshot and 2000 bytes more; the first one holds 16000 characters of
+  // metadata besides, so the snapshot does not fit in the room it has left, though its rows alone (about a
+  // third of what it writes) do. Sized by its rows alone, it would start there and be split between two
+  // files, read as incomplete in both. Sized with its definitions, it starts the next file, whole.
+  const Run parts = run(whole.head + whole.periodic + LogWriter::kTailReserve + 2000, 16000);
+  REQUIRE(parts.files.size() >= 2);
+  std::vector<LogData> logs;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < parts.files.size(); ++k) {
+    INFO("part " << k);
+    LogData d = readLog(parts.files[k]);
+    for (const auto& i : d.issues) CHECK_MESSAGE(i.severity != ReadIssue::Severity::kError, i.message);
+    CHECK(d.incomplete_snapshots == 0);
+    logs.push_back(std::move(d));
+    names.push_back("p" + std::to_string(k));
+  }
+  CHECK(logs[0].snapshots.empty());  // the snapshot went to the next file, whole
+  const LogData log = joinRotatedParts(std::move(logs), names);
+  CHECK(log.complete);
+  CHECK(log.incomplete_snapshots == 0);
+  REQUIRE(log.snapshots.size() == 2);
+  const SnapshotData& last = log.snapshots.back();
+  CHECK((last.begin.flags & kSnapshotFinal) != 0);
+  CHECK(last.begin.ranges == 201);
+  CHECK(log.scopePath(200) == defs.strings[200]);
+}

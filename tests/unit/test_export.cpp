@@ -248,3 +248,24 @@ TEST_CASE("a scope 1 of another writer (a range of its own, not the reserved sco
   CHECK_FALSE(l.data.isOverflowScope(1));
   CHECK(scopePathsAndTable(l).first == std::set<std::string>{"(no range)", "warmup", "step"});
 }
+
+TEST_CASE("exports of a rotated part with sparse ids list the scopes it defines, not the ids between them") {
+  // A part defines only the ids its records use: scopes 400000 and 400001 (under it), nothing below.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(700001, "step 699999");
+  w.writeString(900000, "inner");
+  w.writeScope({400000, kc::kRootScope, 700001, kc::kNoString});
+  w.writeScope({400001, 400000, 900000, kc::kNoString});
+  w.writeRange({100, 200, 400001, 1, 1, 0});
+  w.writeRange({50, 300, 400000, 1, 1, 0});
+  w.writeEnd();
+  w.flush();
+  const kc::LoadedLog l = kc::test::loaded(sink.bytes);
+  REQUIRE(l.data.issues.empty());
+  CHECK(scopePathsAndTable(l).first == std::set<std::string>{"(no range)", "step 699999", "step 699999/inner"});
+  std::vector<kc::LoadedLog> logs{l};
+  std::ostringstream csv;
+  kc::writeCsvTable(csv, "scopes", logs);
+  CHECK(csv.str().find("bad scope id") == std::string::npos);
+}

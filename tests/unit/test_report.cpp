@@ -647,6 +647,34 @@ TEST_CASE("a rotated run given in part is PARTIAL, with what is missing named; c
   CHECK(kc::partialRunText(kc::LogData{}).empty());
 }
 
+TEST_CASE("a rotated part without metadata, given, is read as its part by its name, not as a part not given") {
+  // Part 0 closed for rotation; part 1's first chunk (which repeats the metadata) was kept out at the cap,
+  // so it holds no identity and no part number: only its final chunk.
+  kc::LogData p0, p1;
+  p0.metadata = {{"host", "h"}, {"pid", "7"}, {"start_ns", "99"}, {kc::kMetaContinuedIn, "1"}};
+  p1.complete = true;
+  const std::vector<std::string> paths{"d/rot.1.kcount", "d/rot.kcount"};
+  const auto groups = kc::groupRotatedParts(paths, {p1, p0});
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0] == std::vector<std::string>{"d/rot.kcount", "d/rot.1.kcount"});
+  const kc::LogData joined = kc::joinRotatedParts({p0, p1}, {"d/rot.kcount", "d/rot.1.kcount"});
+  CHECK(joined.joined_parts == std::vector<uint32_t>{0, 1});
+  CHECK(kc::partialRunText(joined).empty());
+  bool named = false;
+  for (const auto& i : joined.issues) named = named || i.message.find("read as part 1 of the run of d/rot.kcount") != std::string::npos;
+  CHECK(named);
+  // check: part 0's next part is given.
+  kc::LogData c0 = p0, c1 = p1;
+  kc::adoptUnnamedParts({"d/rot.kcount", "d/rot.1.kcount"}, {&c0, &c1});
+  CHECK(c1.rotationPart() == 1);
+  CHECK(kc::partsGiven(std::vector<const kc::LogData*>{&c0, &c1})[0].next);
+  // Not adopted: another run's name, or a name that is not a part's.
+  kc::LogData o1 = p1, o2 = p1;
+  kc::adoptUnnamedParts({"d/rot.kcount", "d/other.1.kcount", "d/rot.x.kcount"}, {&c0, &o1, &o2});
+  CHECK(o1.rotationPart() == 0);
+  CHECK(o2.rotationPart() == 0);
+}
+
 TEST_CASE("text helpers: counted() singular for 1; percentChange() never -0%; means rounded half up") {
   CHECK(kc::counted(0, "kernel") == "0 kernels");
   CHECK(kc::counted(1, "kernel") == "1 kernel");
