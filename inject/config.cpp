@@ -204,10 +204,22 @@ Config readAll(std::string* problems) {
   const bool max_keys_set = readNumber("KCOUNT_MAX_KEYS", 1, UINT32_MAX, "rows", 1, &c.max_keys, problems);
   if (c.activity_buffer_bytes < (64u << 10)) c.activity_buffer_bytes = 64u << 10;
   uint64_t files = c.max_files;
-  if (readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, problems) && c.max_file_bytes == 0)
+  std::string files_problem;
+  const bool files_taken = readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, &files_problem);
+  if (!files_problem.empty() && c.max_file_bytes != 0 && c.refused.empty()) {
+    // Under a size cap, the file count is the other half of the disk limit: a mistyped one is not replaced
+    // by the default (8 files where 1 was meant is 8 times the disk asked for), as a mistyped cap is not.
+    c.refused = "KCOUNT_MAX_FILES=" + shownSettingValue(env("KCOUNT_MAX_FILES")) +
+                " is not a file count (a whole number from 1 to 100000)";
+    addLine(problems, c.refused + ": kcount records nothing in this process rather than keep a number of log files "
+                                  "other than the one asked for with KCOUNT_MAX_BYTES (fix the value)");
+  } else if (!files_problem.empty()) {
+    addLine(problems, files_problem);
+  } else if (files_taken && c.max_file_bytes == 0 && c.refused.empty()) {
     addLine(problems, "KCOUNT_MAX_FILES=" + shownSettingValue(env("KCOUNT_MAX_FILES")) +
                           " has no effect without KCOUNT_MAX_BYTES: a log continues in a new file only when one "
                           "reaches its size cap, and without a cap it is one file of any size");
+  }
   c.max_files = static_cast<uint32_t>(files);
   bool start_on_set = false;
   if (const char* v = env("KCOUNT_START")) {

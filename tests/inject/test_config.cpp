@@ -220,6 +220,33 @@ TEST_CASE("KCOUNT_START=paused with KCOUNT_CONTROL=off says that nothing can sta
   CHECK(problemsFor("KCOUNT_CAPTURE_RANGE", "step").empty());
 }
 
+TEST_CASE("KCOUNT_MAX_FILES that does not parse under a size cap disables recording, as a bad cap does") {
+  kc::inject::Config c;
+  {
+    EnvVar cap("KCOUNT_MAX_BYTES", "4K");
+    for (const char* v : {"abc", "0", "-1", "1000000"}) {
+      INFO(v);
+      const std::string p = problemsFor("KCOUNT_MAX_FILES", v, &c);
+      CHECK(c.refused == std::string("KCOUNT_MAX_FILES=") + v + " is not a file count (a whole number from 1 to 100000)");
+      CHECK(p == c.refused + ": kcount records nothing in this process rather than keep a number of log files other "
+                             "than the one asked for with KCOUNT_MAX_BYTES (fix the value)");
+    }
+    CHECK(problemsFor("KCOUNT_MAX_FILES", "2", &c).empty());
+    CHECK(c.refused.empty());
+    CHECK(c.max_files == 2);
+  }
+  {
+    // A bad cap is the reason given; the file count is not also called "no effect without KCOUNT_MAX_BYTES".
+    EnvVar cap("KCOUNT_MAX_BYTES", "10m");
+    const std::string p = problemsFor("KCOUNT_MAX_FILES", "1", &c);
+    CHECK(c.refused.starts_with("KCOUNT_MAX_BYTES=10m is not a size"));
+    CHECK(p.find("has no effect") == std::string::npos);
+  }
+  // Without a cap, a bad count is a plain warning (it has no effect either way).
+  CHECK(problemsFor("KCOUNT_MAX_FILES", "abc", &c).starts_with("ignoring KCOUNT_MAX_FILES=abc"));
+  CHECK(c.refused.empty());
+}
+
 TEST_CASE("settings that have no effect as combined say so, in one line each") {
   kc::inject::Config c;
   std::string p = problemsFor("KCOUNT_MAX_FILES", "3", &c);
