@@ -1203,13 +1203,26 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
               " (this reader supports " + std::to_string(kLogMajor) + ".x)");
     return log;
   }
+  // Chunk 0 starts at header_bytes: 16 as every writer so far writes it. Another value is taken only where
+  // an intact chunk starts there and none at byte 16 (a longer header of a later 1.x writer); anything else
+  // is a damaged field, named as such, and the chunks are read from byte 16 (trusting it lost chunk 0, or
+  // blamed the chunk).
   size_t pos = sizeof(FileHeader);
-  if (fh.header_bytes < sizeof(FileHeader) || fh.header_bytes > bytes.size()) {
-    error(log, 12, -1,
-          "file header announces " + std::to_string(fh.header_bytes) + " header bytes; reading chunks from byte " +
-              std::to_string(sizeof(FileHeader)));
-  } else {
-    pos = fh.header_bytes;
+  if (fh.header_bytes != sizeof(FileHeader)) {
+    const bool inside = fh.header_bytes > sizeof(FileHeader) && fh.header_bytes < bytes.size();
+    // An intact chunk at byte 16 wins: a longer header is not itself a chunk, and a value pointing at a later
+    // chunk would skip chunk 0.
+    if (inside && chunkVerifies(bytes, fh.header_bytes) && !chunkVerifies(bytes, sizeof(FileHeader))) {
+      pos = fh.header_bytes;
+    } else {
+      const std::string where = fh.header_bytes < sizeof(FileHeader) ? " (less than the file header's 16)"
+                                : fh.header_bytes > bytes.size()      ? " (past the end of the file)"
+                                : fh.header_bytes == bytes.size()     ? " (the whole file)"
+                                                                      : " (no intact chunk starts there)";
+      error(log, 12, -1,
+            "damaged file header: its header_bytes field (byte 12) announces " + std::to_string(fh.header_bytes) +
+                " header bytes" + where + "; reading chunks from byte " + std::to_string(sizeof(FileHeader)));
+    }
   }
 
   const size_t chunks_from = pos;  // where chunk 0 starts

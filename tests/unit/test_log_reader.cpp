@@ -1587,3 +1587,41 @@ TEST_CASE("definitions on demand: each rotated part holds the definitions its re
   CHECK(joined.launch_records == kSteps);
   CHECK(joined.scopePath(11 + 2 * 1234) == "run/step 1234" + std::string(24, 'x') + "/inner");
 }
+
+TEST_CASE("a damaged header_bytes field is named at byte 12 and the chunks are read from byte 16, nothing lost") {
+  const TwoChunkLog good = twoChunkLog();
+  const kc::LogData intact = kc::readLog(good.bytes);
+  REQUIRE(intact.issues.empty());
+  const uint32_t size = static_cast<uint32_t>(good.bytes.size());
+  // The whole file, a chunk boundary (chunk 0 would be skipped), inside chunk 0, too small, past the end.
+  for (uint32_t v : {size, static_cast<uint32_t>(good.chunk1_at), 24u, 40u, 5u, size + 1, 0xFFFFFFFFu}) {
+    INFO(v);
+    std::vector<uint8_t> bytes = good.bytes;
+    std::memcpy(bytes.data() + 12, &v, sizeof(v));
+    const kc::LogData d = kc::readLog(bytes);
+    REQUIRE(d.issues.size() == 1);
+    CHECK(d.issues[0].offset == 12);
+    CHECK(d.issues[0].chunk == -1);
+    CHECK(d.issues[0].message.starts_with("damaged file header: its header_bytes field (byte 12) announces " +
+                                          std::to_string(v) + " header bytes"));
+    CHECK(d.issues[0].message.ends_with("; reading chunks from byte 16"));
+    CHECK(d.chunks_read == 2);
+    CHECK(d.complete);
+    CHECK(d.launches.size() == intact.launches.size());
+    CHECK(d.kernels.size() == intact.kernels.size());
+    CHECK(d.ranges.size() == intact.ranges.size());
+  }
+}
+
+TEST_CASE("a longer file header (header_bytes past 16, an intact chunk there) is read without an issue") {
+  const TwoChunkLog good = twoChunkLog();
+  std::vector<uint8_t> bytes(good.bytes.begin(), good.bytes.begin() + sizeof(kc::FileHeader));
+  bytes.resize(bytes.size() + 8, 0xAB);  // 8 header bytes a later 1.x writer might add
+  bytes.insert(bytes.end(), good.bytes.begin() + sizeof(kc::FileHeader), good.bytes.end());
+  const uint32_t header = sizeof(kc::FileHeader) + 8;
+  std::memcpy(bytes.data() + 12, &header, sizeof(header));
+  const kc::LogData d = kc::readLog(bytes);
+  CHECK(d.issues.empty());
+  CHECK(d.chunks_read == 2);
+  CHECK(d.launches.size() == 2);
+}
