@@ -417,7 +417,10 @@ class Decoder {
   void defineScope(uint32_t id) {
     if (scope_def_.size() <= id) scope_def_.resize(id + 1);
     scope_def_[id] = true;
+    if (scope_at_.size() <= id) scope_at_.resize(id + 1);
+    scope_at_[id] = {rec_at_, rec_chunk_};
   }
+  void checkScopeTree();
   void noteRef(bool is_string, uint32_t id, const char* kind, uint64_t index);
   void addLaunches(std::span<const LaunchBody> v);
   void addKernels(std::span<const KernelBody> v);
@@ -443,6 +446,7 @@ class Decoder {
     int64_t first_chunk = -1;
   };
   std::vector<bool> str_def_, scope_def_;  // ids a String / Scope record defined
+  std::vector<std::pair<uint64_t, int64_t>> scope_at_;  // where each defined scope's record is (offset, chunk)
   uint64_t rec_at_ = ReadIssue::kNoOffset;
   int64_t rec_chunk_ = -1;
   /// References to ids not defined when the record was read: (is_string, id) -> references. Definitions
@@ -844,6 +848,49 @@ void Decoder::checkReferences() {
     if (refs_unlisted_ > 0) text += "; further ids not listed";
     error(log, ReadIssue::kNoOffset, -1, text);
   }
+  checkScopeTree();
+}
+
+/// Reports each cycle of parent ids among the defined scopes (a scope that is, through its parents, its own
+/// ancestor: damage a checksum cannot see, e.g. a corrupt record written as such). A writer defines a
+/// scope's parent before it (docs/format.md), so no log it wrote has one. The analysis cuts such a chain
+/// and hangs it under the top level (collector/analysis.cpp); here it is named, at the record of the scope
+/// where the walk met itself, and the log reads as damaged. A parent id that is not defined is a lost
+/// definition, reported by checkReferences(), not a cycle. At most kMaxReferenceIssues cycles are listed.
+void Decoder::checkScopeTree() {
+  LogData& log = log_;
+  const size_t n = std::min(log.scopes.size(), scope_def_.size());
+  std::vector<uint8_t> state(n, 0);  // 0 not walked, 1 on the current walk, 2 reaches the top level or a lost one
+  std::vector<uint32_t> walk;
+  size_t cycles = 0;
+  for (size_t start = 1; start < n; ++start) {
+    if (!scope_def_[start] || state[start] != 0) continue;
+    walk.clear();
+    uint32_t id = static_cast<uint32_t>(start);
+    while (id != kRootScope && id < n && scope_def_[id] && state[id] == 0) {
+      state[id] = 1;
+      walk.push_back(id);
+      id = log.scopes[id].parent_id;
+    }
+    if (id != kRootScope && id < n && scope_def_[id] && state[id] == 1) {
+      ++cycles;
+      if (cycles <= kMaxReferenceIssues) {
+        std::string members;
+        const auto first = std::find(walk.begin(), walk.end(), id);
+        for (auto it = first; it != walk.end(); ++it)
+          members += (members.empty() ? "" : " -> ") + std::to_string(*it) + " (" + std::string(log.str(log.scopes[*it].name_id)) + ")";
+        const auto [at, chunk] = id < scope_at_.size() ? scope_at_[id] : std::pair<uint64_t, int64_t>{ReadIssue::kNoOffset, -1};
+        error(log, at, chunk,
+              "damaged scope table: scope " + std::to_string(id) + " is its own ancestor through its parent ids (" +
+                  members + " -> " + std::to_string(id) + "), defined " + recordPlace(at, chunk) +
+                  "; its ranges are shown under the top level");
+      }
+    }
+    for (uint32_t w : walk) state[w] = 2;
+  }
+  if (cycles > kMaxReferenceIssues)
+    error(log, ReadIssue::kNoOffset, -1,
+          std::to_string(cycles - kMaxReferenceIssues) + " more cycles of scope parent ids (found after reading)");
 }
 
 }  // namespace

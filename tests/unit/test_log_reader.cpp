@@ -1625,3 +1625,34 @@ TEST_CASE("a longer file header (header_bytes past 16, an intact chunk there) is
   CHECK(d.chunks_read == 2);
   CHECK(d.launches.size() == 2);
 }
+
+TEST_CASE("a cycle of scope parent ids is an error at the scope's record; a tree without one has none") {
+  auto logWith = [](std::initializer_list<kc::ScopeBody> scopes) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+    w.writeString(1, "a");
+    w.writeString(2, "b");
+    w.writeString(3, "c");
+    for (const kc::ScopeBody& s : scopes) w.writeScope(s);
+    w.writeEnd();
+    w.flush();
+    return kc::readLog(sink.bytes);
+  };
+  const kc::LogData ok = logWith({{1, 0, 1, 0}, {2, 1, 2, 0}, {3, 2, 3, 0}});
+  CHECK(ok.issues.empty());
+  // 1 -> 3 -> 2 -> 1: one cycle, named once, whichever scope the walk starts at.
+  const kc::LogData cyc = logWith({{1, 3, 1, 0}, {2, 1, 2, 0}, {3, 2, 3, 0}});
+  REQUIRE(cyc.issues.size() == 1);
+  CHECK(cyc.damaged());
+  CHECK(cyc.issues[0].chunk == 0);
+  CHECK(cyc.issues[0].offset != kc::ReadIssue::kNoOffset);
+  CHECK(cyc.issues[0].message.starts_with(
+      "damaged scope table: scope 1 is its own ancestor through its parent ids (1 (a) -> 3 (c) -> 2 (b) -> 1)"));
+  CHECK(cyc.scopePath(2).starts_with("<broken parent>/"));
+  // A scope that is its own parent; a scope under a lost parent is no cycle (reported as a lost definition).
+  const kc::LogData self = logWith({{1, 0, 1, 0}, {2, 2, 2, 0}, {3, 9, 3, 0}});
+  size_t cycles = 0;
+  for (const auto& i : self.issues) cycles += i.message.find("its own ancestor") != std::string::npos ? 1 : 0;
+  CHECK(cycles == 1);
+  CHECK(hasIssue(self, ReadIssue::Severity::kError, "scope 2 is its own ancestor through its parent ids (2 (b) -> 2)"));
+}
