@@ -333,11 +333,16 @@ std::string snapshotLine(const LoadedLog& l) {
 }
 
 /// "rotated part K; parts 0..K-1 not given[, continued in part K+1 (not given|given)]; the numbers cover
-/// this part only" for a later part of a rotated log read alone (LogData::isLaterPartAlone()).
-std::string laterPartText(const LogData& d, bool next_part_given = false) {
+/// this part only" for a later part of a rotated log read alone (LogData::isLaterPartAlone()); `missing`,
+/// when known, the earlier parts not given (others were: "part 1 not given").
+std::string partsText(const std::vector<uint32_t>& parts);
+
+std::string laterPartText(const LogData& d, bool next_part_given = false, const std::vector<uint32_t>& missing = {}) {
   const uint32_t k = d.rotationPart();
   std::string s = fmt::format("rotated part {}; {} not given", k,
-                              k == 1 ? std::string("part 0") : fmt::format("parts 0..{}", k - 1));
+                              !missing.empty() ? partsText(missing)
+                              : k == 1         ? std::string("part 0")
+                                               : fmt::format("parts 0..{}", k - 1));
   if (d.isContinuedPart())
     s += fmt::format(", continued in part {} ({})", d.continuedInPart(), next_part_given ? "given" : "not given");
   else if (!d.complete) s += "; no end record";
@@ -2075,9 +2080,9 @@ std::vector<PartsGiven> partsGiven(const std::vector<const LogData*>& logs) {
   for (size_t i = 0; i < heads.size(); ++i) {
     const Head& h = heads[i];
     if (h.id.empty()) continue;
-    bool earlier = h.part > 0;
-    for (uint32_t k = 0; k < h.part && earlier; ++k) earlier = given(h.id, k);
-    out[i].earlier = earlier;
+    for (uint32_t k = 0; k < h.part; ++k)
+      if (!given(h.id, k)) out[i].missing_earlier.push_back(k);
+    out[i].earlier = h.part > 0 && out[i].missing_earlier.empty();
     out[i].next = h.next > 0 && given(h.id, h.next);
   }
   return out;
@@ -2255,7 +2260,7 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   if (rc == 2)
     out << "DAMAGED\n";
   else if (alone)
-    out << "PARTIAL: " << laterPartText(d, given.next) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
+    out << "PARTIAL: " << laterPartText(d, given.next, given.missing_earlier) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
   else if (next_missing)
     out << fmt::format("PARTIAL: rotated part {}, continued in part {} (not given){}: the run goes on in a part "
                        "not given (give every part to read the run){}\n",

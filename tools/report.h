@@ -476,6 +476,7 @@ std::string logStateWarning(const LoadedLog& log, std::string_view errors_at = "
 struct PartsGiven {
   bool earlier = false;  ///< a part K > 0 with every part 0..K-1 given
   bool next = false;     ///< a part closed for rotation (continued_in_file = N) with part N given
+  std::vector<uint32_t> missing_earlier;  ///< a part K > 0: the parts 0..K-1 not given (ascending)
 };
 
 /// Why a complete summary-mode log holds no totals (no complete snapshot) although it may have recorded

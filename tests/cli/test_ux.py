@@ -382,6 +382,15 @@ def test_rotated_parts(work):
     r = kcount("check", p3)
     check("check of part 3 alone: PARTIAL, exit 1",
           r.returncode == 1 and r.stdout.splitlines()[-1].startswith("PARTIAL: rotated part 3; parts 0..2 not given"), r.stdout[-300:])
+    r = kcount("check", p1, p3)
+    last = [l for l in r.stdout.splitlines() if l.startswith("PARTIAL: rotated part 3")]
+    check("check of parts 1 and 3: part 3 names only the parts not given (0, 2), not 0..2",
+          r.returncode == 1 and len(last) == 1 and last[0].startswith("PARTIAL: rotated part 3; parts 0, 2 not given"),
+          r.stdout[-400:])
+    r = kcount("check", p0, p3)
+    last = [l for l in r.stdout.splitlines() if l.startswith("PARTIAL: rotated part 3")]
+    check("check of parts 0 and 3: part 3 says parts 1..2 not given",
+          len(last) == 1 and last[0].startswith("PARTIAL: rotated part 3; parts 1..2 not given"), r.stdout[-400:])
     r = kcount("check", p0)
     check("check of part 0 (a complete log): OK", r.returncode == 0 and r.stdout.splitlines()[-1] == "OK")
     r = kcount("kernels", p1)
