@@ -285,12 +285,22 @@ std::string outputIsALog(const std::string& output, const std::vector<std::strin
   return {};
 }
 
+/// Why the last operation on `stream` failed, after `finish` (a flush or close) ran on it: the errno that
+/// call set, or, for a stream that had failed before it (a write past the buffer, whose errno a later call
+/// did not change: a failed stream makes no more system calls), the errno as it was then; 0 if unknown.
+template <typename Stream, typename Finish>
+int finishStream(Stream& stream, Finish&& finish) {
+  const bool failed_before = !stream;
+  const int before = errno;
+  errno = 0;
+  finish(stream);
+  return errno != 0 ? errno : failed_before ? before : 0;
+}
+
 /// Closes `out`, written to `path`; std::runtime_error "cannot write PATH: REASON" if a write failed.
 void closeOutput(std::ofstream& out, const std::string& path) {
-  errno = 0;
-  out.close();
-  if (!out)
-    throw std::runtime_error("cannot write " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+  const int e = finishStream(out, [](std::ofstream& o) { o.close(); });
+  if (!out) throw std::runtime_error("cannot write " + path + (e != 0 ? std::string(": ") + std::strerror(e) : ""));
 }
 
 /// Warns when diff's two sides hold the same files (every difference is zero), when one side holds a file of
@@ -1166,11 +1176,10 @@ int main(int argc, char** argv) {
   const int rc = kcountMain(argc, argv);
   // A table or JSON that could not be written (a full disk, a closed pipe, /dev/full) is an error, not
   // a silent success.
-  errno = 0;
-  std::cout.flush();
+  const int e = finishStream(std::cout, [](std::ostream& o) { o.flush(); });
   // A reader that closed the pipe early (`kcount summary LOG | head`) is not an error.
-  if (!std::cout && errno != EPIPE) {
-    std::cerr << "kcount: cannot write to standard output" << (errno != 0 ? std::string(": ") + std::strerror(errno) : "")
+  if (!std::cout && e != EPIPE) {
+    std::cerr << "kcount: cannot write to standard output" << (e != 0 ? std::string(": ") + std::strerror(e) : "")
               << '\n';
     return rc != 0 ? rc : 2;
   }

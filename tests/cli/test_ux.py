@@ -825,6 +825,20 @@ def test_sort():
     check("summary --sort size: refused (exit 2), the choices named", r.returncode != 0 and "gpu" in r.stderr, r.stderr)
 
 
+def test_write_failure_reasons():
+    """Every command that cannot write its output says why (a full device), exit 2."""
+    if not os.path.exists("/dev/full"):
+        print("SKIP write failure reasons: no /dev/full")
+        return
+    log = os.path.join(ROOT, "examples", "logs", "geglu-eager.kcount")
+    for args, to in ((["report", log, "-o", "/dev/full"], None), (["export", log, "--format", "chrome", "-o", "/dev/full"], None),
+                     (["check", log], "/dev/full"), (["summary", log], "/dev/full"), (["kernels", log], "/dev/full")):
+        with open(to or os.devnull, "w") as out:
+            r = subprocess.run([KCOUNT, *args], stdout=out, stderr=subprocess.PIPE, text=True)
+        check(f"{' '.join(args[:1])} {'> ' + to if to else '-o /dev/full'}: exit 2, the reason named",
+              r.returncode == 2 and "No space left on device" in r.stderr, (r.returncode, r.stderr))
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -834,6 +848,7 @@ def main():
         test_export(work)
         test_range_name_for_path()
         test_sort()
+        test_write_failure_reasons()
         test_summary_mode_segment(work)
         test_not_a_log(work)
         test_newer_format(work)
