@@ -8,6 +8,14 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$root/build}
 kcount=$BUILD_DIR/bin/kcount
+py=${PYTHON:-python3}
+# Where a CUDA GPU and PyTorch are, the examples are profiled (the library, the tool and its Python helper
+# are built); elsewhere the shipped logs are summarized, which needs the kcount tool only.
+gpu=0
+if [[ ${KCOUNT_NO_GPU:-0} != 1 ]] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
+   "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  gpu=1
+fi
 if [[ ${KCOUNT_NO_BUILD:-0} == 1 ]]; then
   if [[ ! -x $kcount ]]; then
     echo "== KCOUNT_NO_BUILD=1, but $kcount is not built" >&2
@@ -16,20 +24,30 @@ if [[ ${KCOUNT_NO_BUILD:-0} == 1 ]]; then
   echo "== using the kcount built in $BUILD_DIR (KCOUNT_NO_BUILD=1)" >&2
 else
   build_log=$(mktemp)
-  echo "== building kcount in $BUILD_DIR (installs missing Debian packages; a first build takes about 7 to 13 minutes on 2 cores)" >&2
+  targets=""
+  [[ $gpu == 1 ]] || targets=kcount
+  echo "== building kcount${targets:+ (the tool only: no GPU here)} in $BUILD_DIR (installs missing Debian packages;" \
+       "a first build takes several minutes; KCOUNT_NO_BUILD=1 reuses a build)" >&2
   start=$SECONDS
-  if ! KCOUNT_DEPS=${KCOUNT_DEPS:-build} bash "$root/scripts/build.sh" >"$build_log" 2>&1; then
+  # A progress line a minute from ninja's [done/total] counter; the full output only if the build fails.
+  ( while sleep 60; do
+      p=$(grep -o '^\[[0-9]*/[0-9]*\]' "$build_log" 2>/dev/null | tail -n 1)
+      [[ -n $p ]] && echo "== building: step ${p//[\[\]]/} after $((SECONDS - start)) s" >&2
+    done ) &
+  progress=$!
+  if ! KCOUNT_DEPS=${KCOUNT_DEPS:-build} KCOUNT_TARGETS=$targets bash "$root/scripts/build.sh" >"$build_log" 2>&1; then
+    kill "$progress" 2>/dev/null || true
     cat "$build_log" >&2
     echo "== build failed (output above)" >&2
     rm -f "$build_log"
     exit 1
   fi
+  kill "$progress" 2>/dev/null || true
+  wait "$progress" 2>/dev/null || true
   rm -f "$build_log"
   echo "== built in $((SECONDS - start)) s" >&2
 fi
-py=${PYTHON:-python3}
-if [[ ${KCOUNT_NO_GPU:-0} != 1 ]] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 &&
-   "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+if [[ $gpu == 1 ]]; then
   out=${KCOUNT_EXAMPLES_OUT:-$root/out}
   mkdir -p "$out"
   echo "== CUDA GPU found: profiling the examples (logs in $out)"
