@@ -150,6 +150,20 @@ void LogWriter::beginRecord(size_t bound, std::initializer_list<IdRef> refs) {
     room_made_ = true;
     return;
   }
+  // The common case: every id the record uses is defined or noted in this chunk already (one compare each).
+  bool marked = true;
+  for (const IdRef& r : refs) {
+    const auto& chunk = r.is_string ? string_chunk_ : scope_chunk_;
+    marked = marked && (r.id == 0 || r.id >= kMaxIds || (r.id < chunk.size() && chunk[r.id] == chunk_serial_));
+  }
+  if (marked) {
+    const uint32_t serial = chunk_serial_;
+    makeRoom(bound);
+    room_made_ = true;
+    if (chunk_serial_ == serial) return;
+    for (const IdRef& r : refs) define(r, 0);  // the room was made in a new chunk: it needs them noted too
+    return;
+  }
   uint64_t need = 0;
   for (const IdRef& r : refs) need += missingBytes(r, 0, nullptr);
   // The record and the definitions it needs go into one chunk: room is made for both at once, so that a
