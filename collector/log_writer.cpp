@@ -98,48 +98,33 @@ void LogWriter::writeScope(const ScopeBody& s) {
   append(RecordType::kScope, &s, sizeof(s));
   noteDefined({false, s.scope_id});
 }
-void LogWriter::writeLaunch(const LaunchBody& l) {
+template <typename Body, typename Encoder>
+void LogWriter::writeRecord(RecordType type, const Body& body, Encoder& batch, uint64_t& count,
+                            std::initializer_list<IdRef> refs) {
   const bool plain = encoding_ == LogEncoding::kPlain;
-  beginRecord(plain ? sizeof(RecordHeader) + sizeof(l)
-                    : batchRecordBound<LaunchBody>() + (launches_.count() == 0 ? kBatchOverhead : 0),
-              {{false, l.scope_id}, {true, l.api_id}});
-  if ((l.flags & kLaunchMemOp) != 0) ++chunk_records_.mem_calls;
+  beginRecord(plain ? sizeof(RecordHeader) + sizeof(body)
+                    : batchRecordBound<Body>() + (batch.count() == 0 ? kBatchOverhead : 0),
+              refs);
   if (plain) {
-    append(RecordType::kLaunch, &l, sizeof(l));
+    append(type, &body, sizeof(body));  // counts the record by its type
   } else {
-    ++chunk_records_.launches;
-    launches_.add(l);
-    if (launches_.count() == kMaxBatchRecords) finishBatches();
+    ++count;
+    batch.add(body);
+    if (batch.count() == kMaxBatchRecords) finishBatches();
   }
   room_made_ = false;
+}
+
+void LogWriter::writeLaunch(const LaunchBody& l) {
+  writeRecord(RecordType::kLaunch, l, launches_, chunk_records_.launches, {{false, l.scope_id}, {true, l.api_id}});
+  // After the room was made (a flush there starts a new chunk): counted in the chunk that holds the launch.
+  if ((l.flags & kLaunchMemOp) != 0) ++chunk_records_.mem_calls;
 }
 void LogWriter::writeKernel(const KernelBody& k) {
-  const bool plain = encoding_ == LogEncoding::kPlain;
-  beginRecord(plain ? sizeof(RecordHeader) + sizeof(k)
-                    : batchRecordBound<KernelBody>() + (kernels_.count() == 0 ? kBatchOverhead : 0),
-              {{true, k.name_id}});
-  if (plain) {
-    append(RecordType::kKernel, &k, sizeof(k));
-  } else {
-    ++chunk_records_.kernels;
-    kernels_.add(k);
-    if (kernels_.count() == kMaxBatchRecords) finishBatches();
-  }
-  room_made_ = false;
+  writeRecord(RecordType::kKernel, k, kernels_, chunk_records_.kernels, {{true, k.name_id}});
 }
 void LogWriter::writeRange(const RangeBody& r) {
-  const bool plain = encoding_ == LogEncoding::kPlain;
-  beginRecord(plain ? sizeof(RecordHeader) + sizeof(r)
-                    : batchRecordBound<RangeBody>() + (ranges_.count() == 0 ? kBatchOverhead : 0),
-              {{false, r.scope_id}});
-  if (plain) {
-    append(RecordType::kRange, &r, sizeof(r));
-  } else {
-    ++chunk_records_.ranges;
-    ranges_.add(r);
-    if (ranges_.count() == kMaxBatchRecords) finishBatches();
-  }
-  room_made_ = false;
+  writeRecord(RecordType::kRange, r, ranges_, chunk_records_.ranges, {{false, r.scope_id}});
 }
 
 // Definitions on demand (setDefinitions). Writer thread only, like every write; the source's lookups take

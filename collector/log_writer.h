@@ -274,6 +274,11 @@ class LogWriter {
   /// Before a record of at most `bound` encoded bytes that refers to `refs`: makes room (makeRoom) for the
   /// record and the definitions it needs, then writes those definitions (DefinitionSource).
   void beginRecord(size_t bound, std::initializer_list<IdRef> refs);
+  /// writeLaunch/Kernel/Range: the record `body` of `type` that refers to `refs`, appended (plain) or added
+  /// to `batch` (compact; `count` is the chunk's tally of such records), its definitions first.
+  template <typename Body, typename Encoder>
+  void writeRecord(RecordType type, const Body& body, Encoder& batch, uint64_t& count,
+                   std::initializer_list<IdRef> refs);
   /// True if the id is defined in the current file or in the current chunk (also in the writer whose
   /// group this scratch writer measures, marks_of_).
   bool definedHere(bool is_string, uint32_t id) const;
