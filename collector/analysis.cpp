@@ -285,6 +285,11 @@ LogData definitionsOf(const LogData& log) {
   out.metadata = log.metadata;
   out.strings = log.strings;
   out.scopes = log.scopes;
+  out.strings_missing = log.strings_missing;
+  out.scopes_missing = log.scopes_missing;
+  out.undefined_scope_refs = log.undefined_scope_refs;
+  out.scope_log_ids = log.scope_log_ids;
+  out.scope_id_end = log.scope_id_end;
   out.graph_nodes = log.graph_nodes;
   out.stats = log.stats;
   out.has_stats = log.has_stats;

@@ -408,7 +408,17 @@ class Decoder {
     if (id != kNoString && (id >= str_def_.size() || !str_def_[id])) noteRef(true, id, kind, index);
   }
   void refScope(uint32_t id, const char* kind, uint64_t index) {
-    if (id != kRootScope && (id >= scope_def_.size() || !scope_def_[id])) noteRef(false, id, kind, index);
+    if (id != kRootScope && (id >= scope_def_.size() || !scope_def_[id])) {
+      markScopeRef(id);
+      noteRef(false, id, kind, index);
+    }
+  }
+  /// Notes a scope id used before (or without) its definition, for LogData::undefined_scope_refs: every
+  /// such id below kMaxIds, whatever refs_ can list (a bitmap of at most 128 KiB).
+  void markScopeRef(uint32_t id) {
+    if (id == kRootScope || id >= kIdLimit || (id < scope_def_.size() && scope_def_[id])) return;
+    if (scope_ref_.size() <= id) scope_ref_.resize(id + 1);
+    scope_ref_[id] = true;
   }
   void defineString(uint32_t id) {
     if (str_def_.size() <= id) str_def_.resize(id + 1);
@@ -446,6 +456,7 @@ class Decoder {
     int64_t first_chunk = -1;
   };
   std::vector<bool> str_def_, scope_def_;  // ids a String / Scope record defined
+  std::vector<bool> scope_ref_;            // scope ids used while not (yet) defined (markScopeRef())
   std::vector<std::pair<uint64_t, int64_t>> scope_at_;  // where each defined scope's record is (offset, chunk)
   uint64_t rec_at_ = ReadIssue::kNoOffset;
   int64_t rec_chunk_ = -1;
@@ -663,6 +674,7 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
       case RecordType::kGraphNode: {
         const GraphNodeBody g = prefix<GraphNodeBody>(body);
         if (opt_.keep_records) log.graph_nodes.push_back(g);
+        markScopeRef(g.scope_id);
         ++log.graph_node_records;
         if (opt_.visitor) opt_.visitor->graphNode(g);
         break;
@@ -809,6 +821,15 @@ void Decoder::checkReferences() {
       if (!(sd.kernels[i].flags & kSnapshotKernelUnmatched)) refScope(sd.kernels[i].scope_id, "snapshot kernel", i);
     }
   }
+  // Earlier snapshots (`kcount summary --series`) are not checked, but their ids are kept by compactScopes().
+  for (const SnapshotData& sd : log.snapshots) {
+    for (const auto& r : sd.scopes) markScopeRef(r.scope_id);
+    for (const auto& r : sd.kernels)
+      if (!(r.flags & kSnapshotKernelUnmatched)) markScopeRef(r.scope_id);
+  }
+  log.undefined_scope_refs.clear();
+  for (uint32_t id = 1; id < scope_ref_.size(); ++id)
+    if (scope_ref_[id] && !(id < scope_def_.size() && scope_def_[id])) log.undefined_scope_refs.push_back(id);
   size_t listed = 0;
   uint64_t unlisted = refs_unlisted_, records[2] = {0, 0};
   std::vector<uint32_t> undefined[2];  // [0] scopes, [1] strings
@@ -1108,6 +1129,13 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
                 " is part " + std::to_string(part) + "): its records are missing from this report");
   }
   markMissing(out, str_def, scope_def);  // an id is missing from the joined log only if no part defined it
+  // Ids used without a definition in some part and defined by none.
+  for (const LogData& p : parts) out.undefined_scope_refs.insert(out.undefined_scope_refs.end(),
+                                                                 p.undefined_scope_refs.begin(), p.undefined_scope_refs.end());
+  std::sort(out.undefined_scope_refs.begin(), out.undefined_scope_refs.end());
+  out.undefined_scope_refs.erase(std::unique(out.undefined_scope_refs.begin(), out.undefined_scope_refs.end()),
+                                 out.undefined_scope_refs.end());
+  std::erase_if(out.undefined_scope_refs, [&](uint32_t id) { return id < scope_def.size() && scope_def[id]; });
   out.parts = static_cast<uint32_t>(parts.size());
   return out;
 }
@@ -1129,7 +1157,64 @@ std::string_view LogData::str(uint32_t id) const {
   return it->second;
 }
 
-std::string lostRangeName(uint32_t scope_id) { return "(lost range " + std::to_string(scope_id) + ")"; }
+std::string lostRangeName(uint32_t log_scope_id) { return "(lost range " + std::to_string(log_scope_id) + ")"; }
+
+uint32_t LogData::scopeIndex(uint32_t log_id) const {
+  if (scope_log_ids.empty() || log_id >= scope_id_end) return log_id;
+  const auto it = std::lower_bound(scope_log_ids.begin(), scope_log_ids.end(), log_id);
+  return it != scope_log_ids.end() && *it == log_id ? static_cast<uint32_t>(it - scope_log_ids.begin())
+                                                    : kUnknownScopeIndex;
+}
+
+void compactScopes(LogData& log, size_t min_dropped) {
+  const size_t n = log.scopes.size();
+  if (!log.scope_log_ids.empty() || n <= 2) return;
+  constexpr uint32_t kDrop = ~uint32_t{0};
+  std::vector<uint32_t> index(n, kDrop);  // old id -> new index (kDrop: dropped)
+  auto keep = [&](uint32_t id) {
+    if (id < n) index[id] = 0;
+  };
+  keep(kRootScope);
+  keep(kOverflowScope);
+  for (uint32_t id = 1; id < n; ++id)
+    if (log.scopeDefined(id)) {
+      keep(id);
+      keep(log.scopes[id].parent_id);
+    }
+  for (uint32_t id : log.undefined_scope_refs) keep(id);
+  uint32_t kept = 0;
+  for (uint32_t& i : index)
+    if (i != kDrop) i = kept++;
+  if (n - kept < min_dropped) return;
+
+  auto map = [&](uint32_t id) { return id >= n ? id : index[id] != kDrop ? index[id] : LogData::kUnknownScopeIndex; };
+  std::vector<ScopeBody> scopes(kept);
+  std::vector<bool> missing;
+  log.scope_log_ids.assign(kept, 0);
+  for (uint32_t id = 0; id < n; ++id) {
+    if (index[id] == kDrop) continue;
+    const uint32_t to = index[id];
+    const bool defined = log.scopeDefined(id);
+    scopes[to] = log.scopes[id];
+    if (defined && id != kRootScope) scopes[to].parent_id = map(log.scopes[id].parent_id);
+    log.scope_log_ids[to] = id;
+    if (!defined) {
+      missing.resize(kept, false);
+      missing[to] = true;
+    }
+  }
+  log.scopes = std::move(scopes);
+  log.scopes_missing = std::move(missing);
+  log.scope_id_end = static_cast<uint32_t>(n);
+  for (auto& l : log.launches) l.scope_id = map(l.scope_id);
+  for (auto& r : log.ranges) r.scope_id = map(r.scope_id);
+  for (auto& g : log.graph_nodes) g.scope_id = map(g.scope_id);
+  for (auto& sd : log.snapshots) {
+    for (auto& r : sd.scopes) r.scope_id = map(r.scope_id);
+    for (auto& r : sd.kernels)
+      if (!(r.flags & kSnapshotKernelUnmatched)) r.scope_id = map(r.scope_id);
+  }
+}
 
 bool LogData::isOverflowScope(uint32_t id) const {
   if (id != kOverflowScope || !scopeDefined(id) || !stringDefined(kOverflowString)) return false;
@@ -1139,7 +1224,7 @@ bool LogData::isOverflowScope(uint32_t id) const {
 
 std::string LogData::scopePath(uint32_t scope_id) const {
   if (scope_id == kRootScope) return "(no range)";
-  if (!scopeDefined(scope_id)) return "<bad scope id " + std::to_string(scope_id) + ">";
+  if (!scopeDefined(scope_id)) return "<bad scope id " + std::to_string(logScopeId(scope_id)) + ">";
   std::vector<uint32_t> chain;
   std::unordered_set<uint32_t> seen;
   uint32_t id = scope_id;
@@ -1147,7 +1232,7 @@ std::string LogData::scopePath(uint32_t scope_id) const {
   std::string lost;  // a parent whose definition was lost: shown as "(lost range P)/..."
   while (id != kRootScope) {
     if (id < scopes.size() && !scopeDefined(id)) {
-      lost = lostRangeName(id) + "/";
+      lost = lostRangeName(logScopeId(id)) + "/";
       break;
     }
     if (id >= scopes.size() || !seen.insert(id).second || chain.size() >= kMaxScopeDepth) {

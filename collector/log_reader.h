@@ -31,7 +31,8 @@ struct ReadIssue {
 
 /// Name of a range whose Scope record was lost to damage (LogData::scopeLost()), as paths and reports show
 /// it: "(lost range 3)". The ranges recorded inside it are shown under it ("(lost range 3)/up").
-std::string lostRangeName(uint32_t scope_id);
+/// `log_scope_id` is the id the log wrote (LogData::logScopeId() of a table index).
+std::string lostRangeName(uint32_t log_scope_id);
 
 /// One complete summary-mode snapshot (format 1.2): cumulative tallies since the start of the run.
 struct SnapshotData {
@@ -53,6 +54,25 @@ struct LogData {
   /// damage): strings_missing[id] is true. Shorter than the tables (empty: none missing); see
   /// stringDefined() and scopeDefined().
   std::vector<bool> strings_missing, scopes_missing;
+  /// Scope ids that records (launches, ranges, graph nodes, snapshot rows) or a Scope record's parent refer
+  /// to and that no Scope record of the log defines, below kMaxIds, ascending: what compactScopes() keeps
+  /// besides the defined scopes, so that a table without records (ReadOptions::keep_records false) is
+  /// compacted as the same log read with its records.
+  std::vector<uint32_t> undefined_scope_refs;
+  /// Set by compactScopes(): scope_log_ids[i] is the id the log wrote for scopes[i] (ascending); empty
+  /// while scopes[] is indexed by the log's ids. scope_id_end is the table's size before compaction: ids
+  /// at or above it (no Scope record defines them) were left as written in the records.
+  std::vector<uint32_t> scope_log_ids;
+  uint32_t scope_id_end = 0;
+  /// The id the log wrote for table index `index` (the index itself without compaction, or past the table).
+  uint32_t logScopeId(uint32_t index) const {
+    return index < scope_log_ids.size() ? scope_log_ids[index] : index;
+  }
+  /// The table index of an id as the log wrote it (records seen through a RecordVisitor carry those):
+  /// itself without compaction or at or above scope_id_end; kUnknownScopeIndex for an id compaction
+  /// dropped (no Scope record defines it and the reader saw no record use it). Binary search: O(log n).
+  uint32_t scopeIndex(uint32_t log_id) const;
+  static constexpr uint32_t kUnknownScopeIndex = ~uint32_t{0};
   std::vector<LaunchBody> launches;
   std::vector<KernelBody> kernels;
   std::vector<RangeBody> ranges;
@@ -231,7 +251,25 @@ void adoptUnnamedParts(const std::vector<std::string>& paths, const std::vector<
 /// for rotation. Used by joinRotatedParts() and by the tools when a later part lies beside the file.
 void markCutShortPart(LogData& log, const std::string& later_name, uint32_t later_part, bool run_marks_parts);
 
-/// Joins the files of one rotated log, given in part order (parts[i] read from names[i]), into one
+/// compactScopes() compacts a scope table only when it drops at least this many ids.
+inline constexpr size_t kCompactScopesMin = 4096;
+
+/// Renumbers the scope table of `log` densely when it is sparse: a rotated part defines only the scopes
+/// its records use (ids up to kMaxIds - 1), and a corrupt id can name any id below kMaxIds; the analysis
+/// and the tools keep tables per scope (RangeStats, paths: about 200 bytes each) as long as scopes[], so
+/// one Scope record with id 1,048,000 cost them 400 MB. Kept: the root, scope 1 (kOverflowScope), every
+/// defined scope, every parent id a defined scope names (a lost parent stays a lost range), and
+/// undefined_scope_refs; they keep their order, so the mapping is the identity on a log whose ids are
+/// dense. Nothing is done when fewer than `min_dropped` ids would go (kCompactScopesMin; 0 compacts any
+/// log), or twice. Every scope id in the LogData is rewritten to its index: Scope parents, launches,
+/// ranges, graph nodes, snapshot rows; ids at or above the old table size are left as written (they name
+/// no scope either way). scope_log_ids keeps the ids the log wrote, for display (logScopeId()); a reader's
+/// messages, written before, name those ids. Memory: 4 bytes per old table entry while it runs.
+/// Call after reading (and after joinRotatedParts(), which takes parts as read), before summarize() or a
+/// StreamSummarizer's finish() (which maps the ids its visitor saw through scopeIndex()).
+void compactScopes(LogData& log, size_t min_dropped = kCompactScopesMin);
+
+/// Joins the files of one rotated log, given in part order (parts[i] read from names[i], not compacted), into one
 /// LogData as if the log were one file: records, segments and snapshots appended in order, string and
 /// scope tables merged (ids are the run's; each part defines those its own records use), issues of each part prefixed
 /// with "part N (name): ", counts and stats summed, `complete` from the last part. Metadata of every part

@@ -465,8 +465,13 @@ Summary StreamSummarizer::finish(const LogData& log) {
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
   // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, as in summarize().
-  auto known = [&](uint32_t id) { return id < n && log.scopeDefined(id); };
-  auto scopeOf = [&](uint32_t id) -> uint32_t { return known(id) ? id : kRootScope; };
+  // The ids below are those the visitor saw, as the log wrote them: scopeIndex() maps them to the table's
+  // index when `log` was compacted (compactScopes()).
+  auto known = [&](uint32_t id) {
+    const uint32_t i = log.scopeIndex(id);
+    return i < n && log.scopeDefined(i);
+  };
+  auto scopeOf = [&](uint32_t id) -> uint32_t { return known(id) ? log.scopeIndex(id) : kRootScope; };
   // Records of an unknown scope are also tallied apart (Summary::unresolved), as in summarize().
   auto merge = [&](uint32_t id, const ScopeAcc& a) {
     addScopeRow(s.exclusive[scopeOf(id)], a);
@@ -530,7 +535,8 @@ std::vector<SegmentTotals> segmentPass(const LogData& log, const JoinOptions& op
   ReadOptions ro;
   ro.visitor = &again;
   ro.keep_records = false;
-  const LogData second = read(ro);
+  LogData second = read(ro);
+  compactScopes(second);
   again.finish(second);
   return again.takeSegmentTotals();
 }
@@ -544,6 +550,7 @@ StreamedLog summarizeStreaming(const JoinOptions& options, size_t window, bool s
   ro.keep_records = false;
   StreamedLog out;
   out.data = read(ro);
+  compactScopes(out.data);
   // A summary-mode log has no records to join: its numbers are those of its last complete snapshot,
   // which the reader keeps whether or not records are kept (as summarize(), which joins the records
   // when no snapshot is complete).

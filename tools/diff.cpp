@@ -403,7 +403,7 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
       if (id != kRootScope) {
         const uint32_t name_id = d.scopes[id].name_id;
         const auto domain = rangeDomain(d, id);
-        const std::string name = d.scopeLost(id) ? lostRangeName(id)
+        const std::string name = d.scopeLost(id) ? lostRangeName(d.logScopeId(id))
                                  : domain       ? *domain + ": " + std::string(d.str(name_id))
                                                 : std::string(d.str(name_id));
         if (domain) side.domains.try_emplace(path, *domain);

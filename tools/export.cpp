@@ -638,8 +638,8 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
     for (uint32_t s = 0; s < d.scopes.size(); ++s) {
       if (!ix.scopeListed(s)) continue;
       const auto& sc = d.scopes[s];
-      c = {int64_t(ix.index()), int64_t(s),
-           s == kRootScope ? ExportCell{} : ExportCell{int64_t(sc.parent_id)},
+      c = {int64_t(ix.index()), int64_t(d.logScopeId(s)),
+           s == kRootScope ? ExportCell{} : ExportCell{int64_t(d.logScopeId(sc.parent_id))},
            s == kRootScope ? ExportCell{std::string_view("(no range)")} : ExportCell{d.str(sc.name_id)},
            sc.domain_id == kNoString ? ExportCell{} : ExportCell{d.str(sc.domain_id)}, ix.scopePath(s),
            int64_t(ix.scopeDepth(s))};
@@ -653,7 +653,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
     const LogData& d = ix.data();
     for (const auto& r : d.ranges) {
       std::string_view name = r.scope_id < d.scopes.size() ? d.str(d.scopes[r.scope_id].name_id) : ix.scopePath(r.scope_id);
-      c = {int64_t(ix.index()), i64(r.begin_ns), i64(r.end_ns), int64_t(r.scope_id), name, ix.scopePath(r.scope_id),
+      c = {int64_t(ix.index()), i64(r.begin_ns), i64(r.end_ns), int64_t(d.logScopeId(r.scope_id)), name, ix.scopePath(r.scope_id),
            ix.globalTid(r.thread_id), int64_t(r.thread_id), int64_t(r.end_thread_id),
            int64_t((r.flags & kRangeProcessWide) != 0), int64_t((r.flags & kRangeUnclosed) != 0)};
       sink.row(c);
@@ -667,7 +667,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
     for (uint32_t i = 0; i < d.launches.size(); ++i) {
       const auto& l = d.launches[i];
       if (ix.isMemoryCall(i)) continue;  // memcpy/memset calls: table memops
-      c = {int64_t(ix.index()), i64(l.correlation_id), i64(l.enter_ns), i64(l.exit_ns), int64_t(l.scope_id),
+      c = {int64_t(ix.index()), i64(l.correlation_id), i64(l.enter_ns), i64(l.exit_ns), int64_t(d.logScopeId(l.scope_id)),
            ix.scopePath(l.scope_id), ix.globalTid(l.thread_id), int64_t(l.thread_id), d.str(l.api_id),
            int64_t(l.cbid), std::string_view(apiDomainName(l.domain)), int64_t(l.is_graph_launch != 0),
            int64_t((l.flags & kLaunchCaptured) != 0), int64_t(ix.kernelsOfLaunch(i))};
@@ -686,7 +686,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
       ExportCell scope, path, tid;
       if (launch) {
         const auto& l = d.launches[*launch];
-        scope = int64_t(l.scope_id);
+        scope = int64_t(d.logScopeId(l.scope_id));
         path = ix.scopePath(l.scope_id);
         tid = ix.globalTid(l.thread_id);
       }
@@ -714,7 +714,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
       ExportCell scope, path, tid, name, start, end;
       if (call) {
         const auto& l = d.launches[*call];
-        scope = int64_t(l.scope_id);
+        scope = int64_t(d.logScopeId(l.scope_id));
         path = ix.scopePath(l.scope_id);
         tid = ix.globalTid(l.thread_id);
         name = d.str(l.api_id);

@@ -70,12 +70,12 @@ json runJson(const LoadedLog& l, const std::string& label) {
     // is "(no range)", whose numbers have no instance and so no verdict), through the same rangeLayers().
     const RangeStats& own = root ? no_range : s.inclusive[id];
     const std::string verdict = rangeLayers(d, own, own.instances, own.cpu_ns, s.graph_view).verdict;
-    ranges.push_back({{"id", id},
-                      {"parent", root ? json(nullptr) : json(d.scopes[id].parent_id)},
+    ranges.push_back({{"id", d.logScopeId(id)},
+                      {"parent", root ? json(nullptr) : json(d.logScopeId(d.scopes[id].parent_id))},
                       {"name", root            ? std::string("(no range)")
-                               : d.scopeLost(id) ? lostRangeName(id)
+                               : d.scopeLost(id) ? lostRangeName(d.logScopeId(id))
                                                  : rangeNameWithDomain(d, id)},
-                      {"path", d.scopeLost(id) ? lostRangeName(id) : scopePathWithDomains(d, id)},
+                      {"path", d.scopeLost(id) ? lostRangeName(d.logScopeId(id)) : scopePathWithDomains(d, id)},
                       {"domain", rangeDomain(d, id) ? json(*rangeDomain(d, id)) : json(nullptr)},
                       {"depth", depth},
                       {"instances", s.inclusive[id].instances},

@@ -1008,6 +1008,7 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
   l.data = readLogFile(path);
+  compactScopes(l.data);
   noteLaterPartOnDisk(path, l.data);
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
@@ -1042,6 +1043,7 @@ LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& jo
   l.path = joinedName(paths);
   l.files = paths;
   l.data = joinRotatedParts(std::move(parts), paths);
+  compactScopes(l.data);
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
   return l;
@@ -1309,14 +1311,14 @@ std::string scopePathWithDomains(const LogData& log, uint32_t scope_id) {
 }
 
 std::string displayPath(const LogData& log, uint32_t scope_id, bool domains) {
-  if (log.scopeLost(scope_id)) return lostRangeName(scope_id);
+  if (log.scopeLost(scope_id)) return lostRangeName(log.logScopeId(scope_id));
   if (scope_id == kRootScope || !log.scopeDefined(scope_id)) return log.scopePath(scope_id);
   std::vector<uint32_t> chain;
   std::unordered_set<uint32_t> seen;
   std::string path;
   for (uint32_t id = scope_id; id != kRootScope; id = log.scopes[id].parent_id) {
     if (log.scopeLost(id)) {  // ranges recorded inside a range whose definition was lost: grouped under it
-      path = lostRangeName(id);
+      path = lostRangeName(log.logScopeId(id));
       break;
     }
     // A bad parent, a cycle or an absurd depth: LogData::scopePath() says so.
@@ -1427,7 +1429,7 @@ json summaryJson(const LoadedLog& l) {
     const bool unresolved = row.unresolved;
     const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
     const bool lost = !unresolved && d.scopeLost(id);
-    std::string path = unresolved ? std::string(kUnresolvedLabel) : lost ? lostRangeName(id) : d.scopePath(id);
+    std::string path = unresolved ? std::string(kUnresolvedLabel) : lost ? lostRangeName(d.logScopeId(id)) : d.scopePath(id);
     std::string name = unresolved || lost || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
     json kernels = json::array();
     for (const auto& [kname, t] : sortedKernels(d, ex))
@@ -1449,13 +1451,13 @@ json summaryJson(const LoadedLog& l) {
                           // The NVTX domain the range was pushed in; null for the default domain. Ranges of one
                           // path in two domains are two rows with the same path (scope_id tells them apart).
                           {"domain", domain ? json(*domain) : json(nullptr)},
-                          {"scope_id", unresolved ? json(nullptr) : json(id)},
+                          {"scope_id", unresolved ? json(nullptr) : json(d.logScopeId(id))},
                           // The tree without parsing paths (a name may hold '/': "a/b" at the top and b
                           // inside a have the same path): null for the root, the unknown-range row and a
                           // lost range (its Scope record, which named the parent, was lost).
                           {"parent_scope_id", unresolved || lost || id == kRootScope || !d.scopeDefined(id)
                                                   ? json(nullptr)
-                                                  : json(d.scopes[id].parent_id)},
+                                                  : json(d.logScopeId(d.scopes[id].parent_id))},
                           {"depth", unresolved ? 1 : depth[id]},
                           {"unknown_range", unresolved},
                           {"lost_range", lost},
@@ -1616,7 +1618,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   for (const SummaryRow& sr : rows) {
     const bool real = sr.id != kRootScope && !sr.unresolved;
     names.push_back(!real                ? std::string()
-                    : d.scopeLost(sr.id) ? lostRangeName(sr.id)
+                    : d.scopeLost(sr.id) ? lostRangeName(d.logScopeId(sr.id))
                     : tree               ? displayRangeName(d, sr.id)
                                          : displayPath(d, sr.id));
     paths.push_back(rowPath(d, sr.id));

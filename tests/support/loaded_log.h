@@ -21,9 +21,12 @@ inline LoadedLog loaded(LogData data, const std::string& path = "t.kcount") {
   return l;
 }
 
-/// The log in `bytes` read (kc::readLog) and summarized, named `path`.
+/// The log in `bytes` read (kc::readLog), its scope table compacted as the tools' loadLog() does
+/// (compactScopes()), and summarized, named `path`.
 inline LoadedLog loaded(const std::vector<uint8_t>& bytes, const std::string& path = "t.kcount") {
-  return loaded(readLog(bytes), path);
+  LogData d = readLog(bytes);
+  compactScopes(d);
+  return loaded(std::move(d), path);
 }
 
 }  // namespace kc::test
