@@ -836,8 +836,17 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
         widened = true;
       }
     }
-    if (!widened) return out;
+    if (!widened) break;
   }
+  // A column is as wide as its widest text: a name shortened less to tell it apart widens it, and the
+  // others need not be cut shorter than that (a 66-character name cut at 60 beside a 100-wide one).
+  size_t widest = max_width;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (out[i] != names[i]) widest = std::max(widest, width[i]);
+  if (widest > max_width)
+    for (size_t i = 0; i < names.size(); ++i)
+      if (out[i] != names[i] && width[i] < widest) out[i] = elideMiddle(names[i], widest);
+  return out;
 }
 
 void tellKernelsApart(std::vector<std::string>& shown, const std::vector<std::string>& names, size_t max_width) {

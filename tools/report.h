@@ -226,7 +226,9 @@ std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
 /// Each of `names` shortened with elideMiddle() to `max_width` characters, except that names that
 /// differ but would be shortened to the same text are shortened less: their width grows to the
 /// smallest at which the kept head or tail reaches a character where they differ (at worst the full
-/// names), so rows of a text table stay distinguishable. Equal names give equal results. Same order and
+/// names), so rows of a text table stay distinguishable; the other names are then shortened to the
+/// widest such width, not to `max_width` (the column is that wide anyway; a wider head and tail keep
+/// different names different). Equal names give equal results. Same order and
 /// size as `names`. Time: a few passes over the clashing names, not one per character of their common
 /// middle.
 std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width = kMaxNameColumn);

@@ -362,13 +362,15 @@ TEST_CASE("names shortened together stay distinguishable") {
   REQUIRE(e.size() == 5);
   CHECK(e[0] != e[1]);
   CHECK(e[0] == e[3]);  // equal names, equal results
-  CHECK(e[2] == kc::elideMiddle(c, 60));  // no clash: the usual width
   CHECK(e[4] == "short");
   CHECK(e[0].find("…") != std::string::npos);  // still shortened, only as far as needed
   size_t chars = 0;  // UTF-8 characters
   for (char ch : e[0]) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
   CHECK(chars < a.size());
   CHECK(chars > 60);
+  // No clash of its own, but the column is as wide as the widened names: not cut at 60 beside them.
+  CHECK(e[2] == kc::elideMiddle(c, chars));
+  CHECK(kc::elideDistinct({c, "short"}, 60)[0] == kc::elideMiddle(c, 60));  // nothing widened: the usual width
   // Exactly as far as needed: 45 characters in common at the start ("hhh...attn="), 40 at the end; a
   // tail of 41 characters tells them apart (width 83), a width of 82 does not.
   CHECK(chars == 83);
