@@ -543,19 +543,19 @@ std::vector<SummaryRow> summaryRows(const LogData& d, const Summary& s, RangeSta
   return rows;
 }
 
-/// Reorders `rows` (summaryRows() order) as `opt.sort` asks (SummarySort).
+/// Reorders `rows` (summaryRows() order) as `opt.sort` asks (SummaryOptions::sort).
 void sortSummaryRows(std::vector<SummaryRow>& rows, const Summary& s, const SummaryOptions& opt) {
-  if (opt.sort == SummarySort::kRun || rows.empty()) return;
+  if (!opt.sort || rows.empty()) return;
+  const AcrossMetric metric = *opt.sort;
   auto key = [&](const SummaryRow& r) -> uint64_t {
     const bool incl = r.id != kRootScope && !r.unresolved && opt.view != SummaryView::kInnermost;
     const RangeStats& x = incl ? s.inclusive[r.id] : *r.ex;
-    switch (opt.sort) {
-      case SummarySort::kGpu: return x.gpu_ns;
-      case SummarySort::kKernels: return x.kernels;
-      case SummarySort::kLaunches: return x.launches;
-      case SummarySort::kCpu: return r.own->cpu_ns;
-      case SummarySort::kLaunchCpu: return x.launch_api_ns;
-      case SummarySort::kRun: break;
+    switch (metric) {
+      case AcrossMetric::kGpuNs: return x.gpu_ns;
+      case AcrossMetric::kKernels: return x.kernels;
+      case AcrossMetric::kLaunches: return x.launches;
+      case AcrossMetric::kCpuNs: return r.own->cpu_ns;
+      case AcrossMetric::kLaunchApiNs: return x.launch_api_ns;
     }
     return 0;
   };
@@ -1941,6 +1941,23 @@ std::string_view kernelSortName(KernelSort sort) {
 std::optional<KernelSort> parseKernelSort(std::string_view word) {
   for (KernelSort k : {KernelSort::kGpuTotal, KernelSort::kCount, KernelSort::kGpuAvg, KernelSort::kName})
     if (kernelSortName(k) == word) return k;
+  return std::nullopt;
+}
+
+std::string_view acrossMetricName(AcrossMetric metric) {
+  switch (metric) {
+    case AcrossMetric::kGpuNs: return "gpu";
+    case AcrossMetric::kKernels: return "kernels";
+    case AcrossMetric::kLaunches: return "launches";
+    case AcrossMetric::kCpuNs: return "cpu";
+    case AcrossMetric::kLaunchApiNs: return "launch-cpu";
+  }
+  return "gpu";
+}
+
+std::optional<AcrossMetric> parseAcrossMetric(std::string_view word) {
+  for (AcrossMetric m : kAcrossMetrics)
+    if (acrossMetricName(m) == word) return m;
   return std::nullopt;
 }
 
