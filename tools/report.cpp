@@ -513,6 +513,16 @@ std::string rowPath(const LogData& d, uint32_t id) {
   return id == kRootScope ? d.scopePath(id) : displayPath(d, id);
 }
 
+/// Each scope's parent by Summary::children, indexed by scope id (one per range of s.inclusive):
+/// kRootScope for the root and for a scope no children list names.
+std::vector<uint32_t> scopeParents(const Summary& s) {
+  std::vector<uint32_t> parent(s.inclusive.size(), kRootScope);
+  for (size_t p = 0; p < s.children.size(); ++p)
+    for (uint32_t c : s.children[p])
+      if (c < parent.size()) parent[c] = static_cast<uint32_t>(p);
+  return parent;
+}
+
 /// Rows of a summary (table, CSV, JSON): the shown scopes, with the row of records of unknown range
 /// (kUnresolvedRow) right after the root's. ex: exclusive numbers (the root's without the unresolved
 /// records), in: inclusive numbers, own: instances and CPU time. The root row is "(no range)", what ran
@@ -569,10 +579,7 @@ void sortSummaryRows(std::vector<SummaryRow>& rows, const Summary& s, const Summ
   }
   // Tree: siblings by the key, each followed by its subtree (rows are depth first: a row's subtree is the
   // rows after it until one of its depth or less).
-  std::vector<uint32_t> parent(s.inclusive.size(), kRootScope);
-  for (size_t p = 0; p < s.children.size(); ++p)
-    for (uint32_t c : s.children[p])
-      if (c < parent.size()) parent[c] = static_cast<uint32_t>(p);
+  const std::vector<uint32_t> parent = scopeParents(s);
   std::map<uint32_t, std::vector<size_t>> kids;  // parent id -> its shown children (indices into rows)
   for (size_t i = fixed; i < rows.size(); ++i) kids[rows[i].id < parent.size() ? parent[rows[i].id] : kRootScope].push_back(i);
   std::vector<SummaryRow> out(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(fixed));
@@ -1346,10 +1353,7 @@ bool hasNumbers(const RangeStats& r) { return r.instances > 0 || r.launches > 0 
 std::vector<uint32_t> shownScopes(const LogData&, const Summary& s) {
   const size_t n = s.inclusive.size();
   std::vector<uint8_t> show(n, 0);
-  std::vector<uint32_t> parent(n, kRootScope);
-  for (size_t p = 0; p < s.children.size(); ++p)
-    for (uint32_t c : s.children[p])
-      if (c < n) parent[c] = static_cast<uint32_t>(p);
+  const std::vector<uint32_t> parent = scopeParents(s);
   for (size_t id = 0; id < n; ++id) show[id] = id == kRootScope || hasNumbers(s.inclusive[id]);
   // The parents of a shown range are shown too (a placeholder row when they have no numbers of their
   // own, e.g. a range open across a whole capture window), so the tree never indents under nothing.
