@@ -215,12 +215,15 @@ class ThreadBuffer {
     while (b != nullptr && drained_ < target) {
       const uint32_t c = b->count.load(std::memory_order_acquire);
       uint32_t i = consumed_;
-      while (i < c && drained_ < target) {
+      while (i < c) {
         const unsigned char* slot = b->slots[i];
+        // A pad ends the block's events. Tested before the batch bound, so that a batch ending right before
+        // the pad still finishes the block (it goes back to the pool now, not at the next drain).
         if (slot[0] == kTagPad) {
           i = kSlotsPerBlock;
           break;
         }
+        if (drained_ >= target) break;
         if (slot[0] == LaunchSlot::kTagLaunch) {
           LaunchSlot l;
           std::memcpy(&l, slot, sizeof l);
@@ -235,7 +238,6 @@ class ThreadBuffer {
         ++n;
         ++drained_;
       }
-      if (i < c && slot0(b, i) == kTagPad) i = kSlotsPerBlock;  // a pad right after the batch's last event
       consumed_ = i;
       if (i < kSlotsPerBlock) break;
       HostEventBlock* next = b->next.load(std::memory_order_acquire);
@@ -262,8 +264,6 @@ class ThreadBuffer {
   std::atomic<bool> exited{false};
 
  private:
-  static uint8_t slot0(const HostEventBlock* b, uint32_t i) { return b->slots[i][0]; }
-
   /// `slots` free slots in the tail block (a new block when the tail has too few; its unused rest is
   /// marked kTagPad), remembered for commit(); nullptr (and a drop counted) at the pool's cap.
   void* reserveSlots(uint32_t slots) noexcept {

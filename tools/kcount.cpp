@@ -490,15 +490,20 @@ int kcountMain(int argc, char** argv) {
                     "show full demangled kernel names, and range names and paths unshortened");
   bool wide = false;
   summary->add_flag("--wide", wide, "verdict and top kernels as columns of the table (one long line per range)");
+  // --metric and --sort choose among the same numbers (parseAcrossMetric() reads both); --sort also has "run".
+  std::vector<std::string> metric_words;
+  for (kc::AcrossMetric m : kc::kAcrossMetrics) metric_words.emplace_back(kc::acrossMetricName(m));
+  std::vector<std::string> sort_words{"run"};
+  sort_words.insert(sort_words.end(), metric_words.begin(), metric_words.end());
   std::string metric = "gpu";
   summary->add_option("--metric", metric, "with several logs: the number compared across logs")
-      ->check(CLI::IsMember({"gpu", "kernels", "launches", "cpu", "launch-cpu"}));
+      ->check(CLI::IsMember(metric_words));
   std::string sort = "run";
   summary->add_option("--sort", sort,
                       "row order of the table and CSV: run (depth first, as the ranges were first seen) or the "
                       "larger first by gpu, kernels, launches, cpu or launch-cpu (among siblings in the tree view, "
                       "among all rows in the flat views)")
-      ->check(CLI::IsMember({"run", "gpu", "kernels", "launches", "cpu", "launch-cpu"}));
+      ->check(CLI::IsMember(sort_words));
   std::string graph_view = "launch";
   summary->add_option("--graph-view", graph_view,
                       "where CUDA graph kernels are credited: launch (range around the graph launch) or capture "
@@ -775,12 +780,7 @@ int kcountMain(int argc, char** argv) {
       opt.top_kernels = top;
       opt.full_names = full_names;
       opt.wide = wide;
-      opt.sort = sort == "gpu"          ? kc::SummarySort::kGpu
-                 : sort == "kernels"    ? kc::SummarySort::kKernels
-                 : sort == "launches"   ? kc::SummarySort::kLaunches
-                 : sort == "cpu"        ? kc::SummarySort::kCpu
-                 : sort == "launch-cpu" ? kc::SummarySort::kLaunchCpu
-                                        : kc::SummarySort::kRun;
+      opt.sort = kc::parseAcrossMetric(sort);  // "run": none, the run order
       // One streaming pass per log, unless the records are needed (--segment selects records by window).
       auto logs = loadAll(paths, /*streaming=*/segment < 0, format == "json" ? Windows::kAll : Windows::kShown);
       const int rc = selectLogs(logs, salvage);
@@ -903,12 +903,7 @@ int kcountMain(int argc, char** argv) {
         }
         if (format == "table" && logs.size() > 1) {
           std::cout << '\n';
-          kc::printAcrossLogs(std::cout, logs,
-                              metric == "kernels"      ? kc::AcrossMetric::kKernels
-                              : metric == "launches"   ? kc::AcrossMetric::kLaunches
-                              : metric == "cpu"        ? kc::AcrossMetric::kCpuNs
-                              : metric == "launch-cpu" ? kc::AcrossMetric::kLaunchApiNs
-                                                       : kc::AcrossMetric::kGpuNs);
+          kc::printAcrossLogs(std::cout, logs, kc::parseAcrossMetric(metric).value_or(kc::AcrossMetric::kGpuNs));
         }
       }
       return rc;

@@ -12,9 +12,6 @@
 
 namespace kc {
 
-/// The per-range numbers compared across logs (inclusive; "(no range)" exclusive, as in the summary).
-enum class AcrossMetric { kGpuNs, kKernels, kLaunches, kCpuNs, kLaunchApiNs };
-
 /// Labels of logs by file: each log's file name without ".kcount"; logs whose file names are equal get as
 /// many of their folders as tell them apart ("run1/kcount"); a label still shared (equal paths) gets
 /// " (pid P)", then " #N" (argument order). One label per log, in order.
@@ -38,9 +35,9 @@ Spread spreadOf(std::vector<double> v);
 /// list, and not counted in in_logs, total or spread.
 nlohmann::json acrossLogsJson(const std::vector<LoadedLog>& logs);
 
-/// Table of one metric: range, one column per log, total, min, median, max, and "in k/N logs". A log
-/// without numbers (noSnapshotNumbers()) reads "no totals" in each row, is left out of total, spread and
-/// in logs, and is named in a note under the table.
+/// Table of one metric (inclusive; "(no range)" exclusive, as in the summary): range, one column per log,
+/// total, min, median, max, and "in k/N logs". A log without numbers (noSnapshotNumbers()) reads "no
+/// totals" in each row, is left out of total, spread and in logs, and is named in a note under the table.
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric);
 
 }  // namespace kc

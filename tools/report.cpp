@@ -513,6 +513,16 @@ std::string rowPath(const LogData& d, uint32_t id) {
   return id == kRootScope ? d.scopePath(id) : displayPath(d, id);
 }
 
+/// Each scope's parent by Summary::children, indexed by scope id (one per range of s.inclusive):
+/// kRootScope for the root and for a scope no children list names.
+std::vector<uint32_t> scopeParents(const Summary& s) {
+  std::vector<uint32_t> parent(s.inclusive.size(), kRootScope);
+  for (size_t p = 0; p < s.children.size(); ++p)
+    for (uint32_t c : s.children[p])
+      if (c < parent.size()) parent[c] = static_cast<uint32_t>(p);
+  return parent;
+}
+
 /// Rows of a summary (table, CSV, JSON): the shown scopes, with the row of records of unknown range
 /// (kUnresolvedRow) right after the root's. ex: exclusive numbers (the root's without the unresolved
 /// records), in: inclusive numbers, own: instances and CPU time. The root row is "(no range)", what ran
@@ -543,19 +553,19 @@ std::vector<SummaryRow> summaryRows(const LogData& d, const Summary& s, RangeSta
   return rows;
 }
 
-/// Reorders `rows` (summaryRows() order) as `opt.sort` asks (SummarySort).
+/// Reorders `rows` (summaryRows() order) as `opt.sort` asks (SummaryOptions::sort).
 void sortSummaryRows(std::vector<SummaryRow>& rows, const Summary& s, const SummaryOptions& opt) {
-  if (opt.sort == SummarySort::kRun || rows.empty()) return;
+  if (!opt.sort || rows.empty()) return;
+  const AcrossMetric metric = *opt.sort;
   auto key = [&](const SummaryRow& r) -> uint64_t {
     const bool incl = r.id != kRootScope && !r.unresolved && opt.view != SummaryView::kInnermost;
     const RangeStats& x = incl ? s.inclusive[r.id] : *r.ex;
-    switch (opt.sort) {
-      case SummarySort::kGpu: return x.gpu_ns;
-      case SummarySort::kKernels: return x.kernels;
-      case SummarySort::kLaunches: return x.launches;
-      case SummarySort::kCpu: return r.own->cpu_ns;
-      case SummarySort::kLaunchCpu: return x.launch_api_ns;
-      case SummarySort::kRun: break;
+    switch (metric) {
+      case AcrossMetric::kGpuNs: return x.gpu_ns;
+      case AcrossMetric::kKernels: return x.kernels;
+      case AcrossMetric::kLaunches: return x.launches;
+      case AcrossMetric::kCpuNs: return r.own->cpu_ns;
+      case AcrossMetric::kLaunchApiNs: return x.launch_api_ns;
     }
     return 0;
   };
@@ -569,10 +579,7 @@ void sortSummaryRows(std::vector<SummaryRow>& rows, const Summary& s, const Summ
   }
   // Tree: siblings by the key, each followed by its subtree (rows are depth first: a row's subtree is the
   // rows after it until one of its depth or less).
-  std::vector<uint32_t> parent(s.inclusive.size(), kRootScope);
-  for (size_t p = 0; p < s.children.size(); ++p)
-    for (uint32_t c : s.children[p])
-      if (c < parent.size()) parent[c] = static_cast<uint32_t>(p);
+  const std::vector<uint32_t> parent = scopeParents(s);
   std::map<uint32_t, std::vector<size_t>> kids;  // parent id -> its shown children (indices into rows)
   for (size_t i = fixed; i < rows.size(); ++i) kids[rows[i].id < parent.size() ? parent[rows[i].id] : kRootScope].push_back(i);
   std::vector<SummaryRow> out(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(fixed));
@@ -1357,10 +1364,7 @@ bool hasNumbers(const RangeStats& r) { return r.instances > 0 || r.launches > 0 
 std::vector<uint32_t> shownScopes(const LogData&, const Summary& s) {
   const size_t n = s.inclusive.size();
   std::vector<uint8_t> show(n, 0);
-  std::vector<uint32_t> parent(n, kRootScope);
-  for (size_t p = 0; p < s.children.size(); ++p)
-    for (uint32_t c : s.children[p])
-      if (c < n) parent[c] = static_cast<uint32_t>(p);
+  const std::vector<uint32_t> parent = scopeParents(s);
   for (size_t id = 0; id < n; ++id) show[id] = id == kRootScope || hasNumbers(s.inclusive[id]);
   // The parents of a shown range are shown too (a placeholder row when they have no numbers of their
   // own, e.g. a range open across a whole capture window), so the tree never indents under nothing.
@@ -1952,6 +1956,23 @@ std::string_view kernelSortName(KernelSort sort) {
 std::optional<KernelSort> parseKernelSort(std::string_view word) {
   for (KernelSort k : {KernelSort::kGpuTotal, KernelSort::kCount, KernelSort::kGpuAvg, KernelSort::kName})
     if (kernelSortName(k) == word) return k;
+  return std::nullopt;
+}
+
+std::string_view acrossMetricName(AcrossMetric metric) {
+  switch (metric) {
+    case AcrossMetric::kGpuNs: return "gpu";
+    case AcrossMetric::kKernels: return "kernels";
+    case AcrossMetric::kLaunches: return "launches";
+    case AcrossMetric::kCpuNs: return "cpu";
+    case AcrossMetric::kLaunchApiNs: return "launch-cpu";
+  }
+  return "gpu";
+}
+
+std::optional<AcrossMetric> parseAcrossMetric(std::string_view word) {
+  for (AcrossMetric m : kAcrossMetrics)
+    if (acrossMetricName(m) == word) return m;
   return std::nullopt;
 }
 

@@ -243,15 +243,28 @@ void tellKernelsApart(std::vector<std::string>& shown, const std::vector<std::st
 
 enum class SummaryView { kTree, kInclusive, kInnermost };
 
-/// Order of a summary table's (and CSV's) rows: kRun is depth first as the ranges were first seen; the
-/// others put the larger number first among siblings (tree view) or among all rows (flat views), the
-/// number being the row's as the view shows it (inclusive, or innermost with --view innermost; CPU time is
-/// the range's wall time in every view). The "(no range)" row and the unknown-range row stay first.
-enum class SummarySort { kRun, kGpu, kKernels, kLaunches, kCpu, kLaunchCpu };
+/// A per-range number: what `summary --sort` orders rows by, and what the table across several logs
+/// compares (--metric). GPU time, kernels, launches, CPU time (the range's wall time), CPU time inside
+/// launch calls.
+enum class AcrossMetric { kGpuNs, kKernels, kLaunches, kCpuNs, kLaunchApiNs };
+/// Every AcrossMetric, in the order the --metric and --sort choices name them.
+inline constexpr AcrossMetric kAcrossMetrics[] = {AcrossMetric::kGpuNs, AcrossMetric::kKernels,
+                                                  AcrossMetric::kLaunches, AcrossMetric::kCpuNs,
+                                                  AcrossMetric::kLaunchApiNs};
+
+/// "gpu", "kernels", "launches", "cpu", "launch-cpu": the --metric and --sort words.
+std::string_view acrossMetricName(AcrossMetric metric);
+/// The AcrossMetric of a --metric or --sort word; std::nullopt for any other text (--sort's "run" among them).
+std::optional<AcrossMetric> parseAcrossMetric(std::string_view word);
 
 struct SummaryOptions {
   SummaryView view = SummaryView::kTree;
-  SummarySort sort = SummarySort::kRun;
+  /// Order of a summary table's (and CSV's) rows: std::nullopt (--sort run) is depth first as the ranges
+  /// were first seen; a metric puts the larger number first among siblings (tree view) or among all rows
+  /// (flat views), the number being the row's as the view shows it (inclusive, or innermost with --view
+  /// innermost; CPU time is the range's wall time in every view). The "(no range)" row and the
+  /// unknown-range row stay first.
+  std::optional<AcrossMetric> sort;
   int top_kernels = 3;   // kernels listed per row in the table
   bool full_names = false;
   bool wide = false;     // verdict and top kernels as table columns (one long line per range)

@@ -205,3 +205,24 @@ TEST_CASE("ThreadBuffer block: 2048 launches or 1024 ranges; a range with one sl
   CHECK(buf.dropped() == 1);
   buf.releaseAll();
 }
+
+TEST_CASE("ThreadBuffer drain: a batch that ends right before a block's pad finishes the block") {
+  kc::BlockPool pool(2);
+  kc::ThreadBuffer buf(&pool, 42);
+  for (uint64_t i = 1; i < kc::kSlotsPerBlock; ++i) REQUIRE(buf.append(launch(i, 42, 10 * i, 10 * i + 5)));
+  REQUIRE(buf.append(range(9, 100, 200)));  // pads the first block's last slot, takes the second block
+  // The batch is the 2047 launches: it ends at the pad, so the first block goes back to the pool now.
+  CHECK(buf.drain([](const kc::HostEvent&) {}, kc::kSlotsPerBlock - 1) == kc::kSlotsPerBlock - 1);
+  // Fill the second block (the range and 1023 more), then one more range: at the cap of 2 it goes to the
+  // first block, recycled, with no drop.
+  for (uint64_t i = 1; i < kc::kSlotsPerBlock / kc::kWideSlots; ++i) REQUIRE(buf.append(range(1, i, i + 1)));
+  REQUIRE(buf.append(range(2, 1, 2)));
+  CHECK(buf.dropped() == 0);
+  CHECK(pool.blocksAllocated() == 2);
+  std::vector<uint32_t> scopes;
+  buf.drain([&](const kc::HostEvent& e) { scopes.push_back(e.range.scope_id); });
+  REQUIRE(scopes.size() == kc::kSlotsPerBlock / kc::kWideSlots + 1);
+  CHECK(scopes.front() == 9);
+  CHECK(scopes.back() == 2);
+  buf.releaseAll();
+}

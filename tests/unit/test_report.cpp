@@ -831,6 +831,17 @@ void writeMemCall(kc::LogWriter& w, uint64_t corr, uint32_t scope, kc::MemOpKind
 
 }  // namespace
 
+TEST_CASE("summary --metric and --sort words: one per AcrossMetric, read back by parseAcrossMetric") {
+  std::vector<std::string> words;
+  for (kc::AcrossMetric m : kc::kAcrossMetrics) {
+    words.emplace_back(kc::acrossMetricName(m));
+    CHECK((kc::parseAcrossMetric(words.back()) == m));
+  }
+  CHECK(words == std::vector<std::string>{"gpu", "kernels", "launches", "cpu", "launch-cpu"});
+  CHECK_FALSE(kc::parseAcrossMetric("run").has_value());  // --sort run: the run order, no metric
+  CHECK_FALSE(kc::parseAcrossMetric("size").has_value());
+}
+
 TEST_CASE("verdict: memory copies and memsets are GPU work; memcpy calls are not launch calls") {
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
