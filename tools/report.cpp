@@ -1281,7 +1281,16 @@ std::string escapeForDisplay(std::string_view text, bool path) {
 
 std::string displayName(std::string_view name) {
   if (name.empty()) return "(empty name)";
-  return escapeForDisplay(name, true);
+  std::string out = escapeForDisplay(name, true);
+  // ": " joins a named domain to its range's name ("mylib: gemm"): in a name it is "\: ", so a range of the
+  // default domain named "mylib: gemm" reads apart. ('\' itself is "\\", so "\: " cannot come from a name.)
+  for (size_t at = out.find(": "); at != std::string::npos; at = out.find(": ", at + 3)) out.insert(at, "\\");
+  // The labels of rows that are no range of that name ("(no range)", "(overall)", ...) get a '\' before
+  // them when a range is so named, so that diff and kernels --range do not take one for the other.
+  const bool label = name == "(no range)" || name == kOverallRow || name == "(empty name)" ||
+                     name == kUnresolvedLabel || name.starts_with("(lost range ");
+  if (label) out.insert(0, "\\");
+  return out;
 }
 
 std::string displayText(std::string_view text) {

@@ -165,6 +165,9 @@ inline constexpr std::string_view kOverallRow = "(overall)";
 /// an empty name is "(empty name)". Valid UTF-8 characters of 0x80 and above are kept; each byte that is
 /// not part of a valid UTF-8 character (utfcpp's utf8::find_invalid) is "\xHH" too, so the result is
 /// valid UTF-8 and the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
+/// So that labels cannot be taken for names: ": " in a name is "\: " (": " joins a named NVTX domain to
+/// its range's name, displayRangeName()), and a name that is one of the row labels "(no range)",
+/// "(overall)", "(empty name)", kUnresolvedLabel or begins with "(lost range " gets a leading '\'.
 std::string displayName(std::string_view name);
 /// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
 /// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not

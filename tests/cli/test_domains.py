@@ -182,6 +182,43 @@ def test_kernels_range(log):
           r.rc == 2 and "outer/gemm" in r.err and "outer/mylib: gemm" in r.err, (r.rc, r.err))
 
 
+def test_label_collisions(work):
+    """Names that read like a label: a default-domain range named "mylib: step" beside mylib's step, and a
+    range named "(no range)" beside the row of work outside every range. The name's ": " shows as "\\: "
+    and a label-like name gets a leading '\\', so the rows stay apart in the table, in diff and for
+    kernels --range."""
+    text = ("kernel 7 k_outside\n"
+            "push mylib: step\nkernel 40 k_literal\npop\n"
+            "dpush mylib step\nkernel 300 k_mylib_step\npop\n"
+            "push (no range)\nkernel 5 k_named_no_range\npop\n")
+    a, b = os.path.join(work, "la.kcount"), os.path.join(work, "lb.kcount")
+    make_log(a, text)
+    make_log(b, text.replace("kernel 300", "kernel 900"))
+    r = kcount("summary", a)
+    _, rows = table_labels(r.out)
+    head = r.out.splitlines()[1]
+    labels = [row.split("  ")[0] for row in rows]
+    check("labels: the default domain's 'mylib: step' reads 'mylib\\: step', mylib's step 'mylib: step'",
+          "mylib\\: step" in labels and "mylib: step" in labels, labels)
+    check("labels: a range named '(no range)' reads '\\(no range)', apart from the (no range) row",
+          "\\(no range)" in labels and "(no range)" in labels, labels)
+    r = kcount("diff", "--format", "json", a, b)
+    ranges = {x["path"]: x for x in json.loads(r.out)["ranges"]}
+    check("labels: diff keeps the four rows apart", all(p in ranges for p in ["(no range)", "\\(no range)", "mylib: step",
+                                                                               "mylib\\: step"]), sorted(ranges))
+    if all(p in ranges for p in ["(no range)", "\\(no range)", "mylib: step", "mylib\\: step"]):
+        check("labels: diff compares each with its own counterpart (only mylib's step changed, by 600 ns)",
+              ranges["mylib: step"]["change"]["gpu_ns"] == 600 and ranges["mylib\\: step"]["change"]["gpu_ns"] == 0
+              and ranges["\\(no range)"]["a"]["kernels"] == 1 and ranges["(no range)"]["a"]["kernels"] == 1,
+              {p: (ranges[p]["change"], ranges[p]["a"]) for p in ranges})
+    r = kcount("kernels", "--format", "json", "--range", "mylib\\: step", a)
+    names = sorted(k["name"] for k in json.loads(r.out)["kernels"]) if r.rc == 0 else r.err
+    check("labels: kernels --range 'mylib\\: step' selects the default domain's range", names == ["k_literal"], names)
+    r = kcount("kernels", "--format", "json", "--range", "mylib: step", a)
+    names = sorted(k["name"] for k in json.loads(r.out)["kernels"]) if r.rc == 0 else r.err
+    check("labels: kernels --range 'mylib: step' selects mylib's", names == ["k_mylib_step"], names)
+
+
 def main():
     global MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -195,6 +232,7 @@ def main():
         test_diff(a, b)
         test_kernels_range(a)
         test_report(a, b, work)
+        test_label_collisions(work)
     return exit_status()
 
 
