@@ -793,23 +793,78 @@ std::string launchTimingNote(const LogData& d) {
 }
 
 namespace {
-// The smallest elideMiddle() width at which `a` and `b` (different) shorten to different texts because
-// the kept head or tail reaches a character where they differ: with p characters in common at the
-// start and q at the end, a head of p + 1 characters (width 2p + 2) or a tail of q + 1 (width 2q + 3).
-// Counted in whole UTF-8 characters (bytes of a common prefix/suffix that end inside a character do
-// not count).
-size_t widthTelling(std::string_view a, std::string_view b) {
+// Bytes `a` and `b` have in common at the start and at the end, in whole UTF-8 characters (a common run that
+// ends inside a character does not count that character). The end run does not reach into the start run.
+size_t commonPrefixBytes(std::string_view a, std::string_view b) {
   const size_t n = std::min(a.size(), b.size());
   size_t pre = 0;
   while (pre < n && a[pre] == b[pre]) ++pre;
-  size_t suf = 0;
-  while (suf < n - pre && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
-  // Whole characters only: back off to the start of a character.
   // (pre == a.size(): `a` is a prefix of `b` and ends at a character boundary; a[pre] is past its end.)
   while (pre > 0 && pre < a.size() && (static_cast<unsigned char>(a[pre]) & 0xC0) == 0x80) --pre;
+  return pre;
+}
+size_t commonSuffixBytes(std::string_view a, std::string_view b, size_t pre) {
+  const size_t n = std::min(a.size(), b.size());
+  size_t suf = 0;
+  while (suf < n - std::min(pre, n) && a[a.size() - 1 - suf] == b[b.size() - 1 - suf]) ++suf;
   while (suf > 0 && (static_cast<unsigned char>(a[a.size() - suf]) & 0xC0) == 0x80) --suf;
+  return suf;
+}
+// The smallest elideMiddle() width at which `a`, with `pre` bytes in common with another name at the start
+// and `suf` at the end, shortens to a text that shows a character where they differ: with p characters in
+// common at the start and q at the end, a head of p + 1 characters (width 2p + 2) or a tail of q + 1
+// (width 2q + 3).
+size_t widthTelling(std::string_view a, size_t pre, size_t suf) {
   const size_t p = displayWidth(a.substr(0, pre)), q = displayWidth(a.substr(a.size() - suf));
   return std::min(2 * p + 2, 2 * q + 3);
+}
+size_t widthTelling(std::string_view a, std::string_view b) {
+  const size_t pre = commonPrefixBytes(a, b);
+  return widthTelling(a, pre, commonSuffixBytes(a, b, pre));
+}
+
+// For each of the different names `names[idx[k]]` of one clash group, a width at which it shows a character
+// where it differs from every other name of the group: the longest start it shares with any of them is
+// shared with a neighbour in sorted order, the longest end with a neighbour in the order of reversed
+// names, so the group costs a sort, not a comparison of every pair (a chain of nested ranges makes every
+// path a clash of every other). The width is at least what any single other name needs (the longest
+// start and end need not come from the same name): never too narrow to tell them apart.
+std::vector<size_t> widthsTellingGroup(const std::vector<std::string>& names, const std::vector<size_t>& idx) {
+  std::vector<size_t> by_name(idx), by_end(idx);
+  std::sort(by_name.begin(), by_name.end(), [&](size_t x, size_t y) { return names[x] < names[y]; });
+  auto endLess = [&](size_t x, size_t y) {
+    return std::lexicographical_compare(names[x].rbegin(), names[x].rend(), names[y].rbegin(), names[y].rend());
+  };
+  std::sort(by_end.begin(), by_end.end(), endLess);
+  std::unordered_map<size_t, size_t> pre, suf;  // index -> longest common start / end with another name
+  // The nearest name before and after position k that differs from names[order[k]] (equal names sit together).
+  auto longest = [&](const std::vector<size_t>& order, auto common, std::unordered_map<size_t, size_t>& into) {
+    for (size_t k = 0; k < order.size(); ++k) {
+      const std::string& me = names[order[k]];
+      size_t best = 0;
+      for (size_t j = k; j-- > 0;)
+        if (names[order[j]] != me) {
+          best = std::max(best, common(me, names[order[j]]));
+          break;
+        }
+      for (size_t j = k + 1; j < order.size(); ++j)
+        if (names[order[j]] != me) {
+          best = std::max(best, common(me, names[order[j]]));
+          break;
+        }
+      into[order[k]] = best;
+    }
+  };
+  longest(by_name, [](std::string_view a, std::string_view b) { return commonPrefixBytes(a, b); }, pre);
+  longest(by_end, [](std::string_view a, std::string_view b) { return commonSuffixBytes(a, b, 0); }, suf);
+  std::vector<size_t> out;
+  for (size_t i : idx) {
+    const std::string& a = names[i];
+    // The end run may not reach into the start run (elideMiddle's head and tail do not overlap).
+    const size_t p = pre[i], q = std::min(suf[i], a.size() - std::min(p, a.size()));
+    out.push_back(widthTelling(a, p, q));
+  }
+  return out;
 }
 }  // namespace
 
@@ -831,12 +886,13 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
       bool clash = whole.count(text) > 0;  // a shortened name that reads as another name shown in full
       for (size_t i : idx) clash = clash || names[i] != names[idx.front()];
       if (!clash) continue;
-      for (size_t i : idx) {
-        // Straight to the width at which its head or tail reaches a difference from each name it clashes
-        // with (one character at a time took as many rounds as the names' common middle is long).
-        size_t need = width[i] + 1;
-        for (size_t j : idx)
-          if (names[j] != names[i]) need = std::max(need, widthTelling(names[i], names[j]));
+      // Straight to the width at which its head or tail reaches a difference from each name it clashes
+      // with (one character at a time took as many rounds as the names' common middle is long).
+      const std::vector<size_t> telling = widthsTellingGroup(names, idx);
+      for (size_t k = 0; k < idx.size(); ++k) {
+        const size_t i = idx[k];
+        // (A name with no different name in the group gets 2 from widthsTellingGroup: no more than +1.)
+        size_t need = std::max(width[i] + 1, telling[k]);
         if (whole.count(text) > 0) need = std::max(need, widthTelling(names[i], text));
         width[i] = need;
         out[i] = elideMiddle(names[i], width[i]);

@@ -227,13 +227,15 @@ inline constexpr size_t kMaxNameColumn = 60;
 /// "…" so that the result is exactly `max_width` characters; never cuts inside a UTF-8 sequence.
 std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
 /// Each of `names` shortened with elideMiddle() to `max_width` characters, except that names that
-/// differ but would be shortened to the same text are shortened less: their width grows to the
-/// smallest at which the kept head or tail reaches a character where they differ (at worst the full
-/// names), so rows of a text table stay distinguishable; the other names are then shortened to the
+/// differ but would be shortened to the same text are shortened less: their width grows to one at
+/// which the kept head or tail reaches a character where they differ (the smallest for two such names;
+/// in a larger group, the longest start and the longest end any other name shares with it, found among
+/// its neighbours in sorted order: at worst the full names), so rows of a text table stay
+/// distinguishable; the other names are then shortened to the
 /// widest such width, not to `max_width` (the column is that wide anyway; a wider head and tail keep
 /// different names different). Equal names give equal results. Same order and
-/// size as `names`. Time: a few passes over the clashing names, not one per character of their common
-/// middle.
+/// size as `names`. Time: per pass, a sort of each group of clashing names (a chain of 256 nested ranges,
+/// whose 256 paths all clash: 2.7 s for `kcount summary`, was 32 s with a comparison of every pair).
 std::vector<std::string> elideDistinct(const std::vector<std::string>& names, size_t max_width = kMaxNameColumn);
 
 /// Tells different kernels apart in text: `shown[i]` is the text of the recorded kernel name `names[i]`;

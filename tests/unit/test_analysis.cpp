@@ -491,3 +491,23 @@ TEST_CASE("kernel records that end before they start: 0 GPU ns, counted, and kco
   CHECK(out.str().find("warning: 2 kernel records end before their start (CUPTI gave no valid end time); counted "
                        "with 0 ns of GPU time") != std::string::npos);
 }
+
+TEST_CASE("names shortened together: a chain of nested paths, each a clash of every other, stays distinguishable") {
+  // The paths of 256 nested ranges: each is the one before it plus "/rangeB" or "/rangeA", so every path
+  // past 60 characters shortens to the same head and, by period, to one of two tails.
+  std::vector<std::string> paths;
+  std::string p;
+  for (int i = 0; i < 256; ++i) {
+    p += (p.empty() ? "" : "/") + std::string(i % 2 ? "rangeB" : "rangeA");
+    paths.push_back(p);
+  }
+  const auto e = kc::elideDistinct(paths, 60);
+  REQUIRE(e.size() == paths.size());
+  CHECK(std::set<std::string>(e.begin(), e.end()).size() == paths.size());
+  for (size_t i = 0; i < 9; ++i) CHECK(e[i] == paths[i]);  // short paths whole
+  // Three names: the longest start a name shares is with its neighbour in sorted order ("…x1…" with
+  // "…x2…"), not with the third; each still reads apart from both others.
+  const std::string head(50, 'h'), tail(50, 't');
+  const auto t = kc::elideDistinct({head + "x1" + tail, head + "x2" + tail, head + "y" + tail}, 60);
+  CHECK(std::set<std::string>(t.begin(), t.end()).size() == 3);
+}
