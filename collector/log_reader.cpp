@@ -1652,9 +1652,13 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     if (first_gap != nullptr && !stats_kept_out) {
       const std::string msg =
           std::to_string(missing) + (missing == 1 ? " chunk" : " chunks") +
-          " missing: the chunk sequence numbers jump from " + std::to_string(gap_expected) + " to " +
-          std::to_string(first_gap->sequence) + " at chunk " + std::to_string(first_gap->chunk) + " at byte " +
-          std::to_string(first_gap->at) + (gaps > 1 ? " (and at " + std::to_string(gaps - 1) + " more places)" : "");
+          " missing: chunk " + std::to_string(first_gap->chunk) + " at byte " + std::to_string(first_gap->at) +
+          " carries sequence number " + std::to_string(first_gap->sequence) + " where " + std::to_string(gap_expected) +
+          " was expected (" +
+          (first_gap->sequence - gap_expected > 1
+               ? "numbers " + std::to_string(gap_expected) + ".." + std::to_string(first_gap->sequence - 1) + " are"
+               : "number " + std::to_string(gap_expected) + " is") +
+          " not in the file)" + (gaps > 1 ? " (and at " + std::to_string(gaps - 1) + " more places)" : "");
       if (log.has_stats)
         error(log, first_gap->at, first_gap->chunk,
               msg + ", yet the log's stats record says no bytes were dropped: the file lost part of what was "
