@@ -1513,7 +1513,7 @@ json summaryJson(const LoadedLog& l) {
     for (const auto& [kname, t] : sortedKernels(d, ex))
       kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
     json per_instance = nullptr;
-    if (own.instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
+    if (own.instances > 0 && !unresolved) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
     // The root's inclusive numbers are its exclusive ones (summaryRows()). Records of an unknown range get
     // no verdict (their range's time is not known).
     const uint64_t instances = unresolved ? 0 : own.instances;
@@ -1541,10 +1541,10 @@ json summaryJson(const LoadedLog& l) {
                           {"lost_range", lost},
                           {"placeholder", !unresolved && isPlaceholder(s, id)},
                           {"tally_dropped", !unresolved && tallyDropped(s, id)},
-                          {"instances", own.instances},
+                          {"instances", instances},
                           // No instance (the "(no range)" row, a range never pushed in a window): no CPU
                           // time, null as in kernels_per_instance (the table prints "-", CSV leaves it empty).
-                          {"cpu_ns", own.instances > 0 ? json(own.cpu_ns) : json(nullptr)},
+                          {"cpu_ns", instances > 0 ? json(own.cpu_ns) : json(nullptr)},
                           {"exclusive", countsJson(ex)},
                           {"inclusive", countsJson(in)},
                           {"kernels_per_instance", per_instance},
@@ -1727,12 +1727,15 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(s, id, names[row_i]);
     else
       label = rangeLabel(s, id, names[row_i]);
+    // The unknown-range row holds records of ranges of several lost definitions: their instances and wall
+    // times (nested in one another) do not add up to one range's, so they are not shown (as in JSON).
+    const uint64_t instances = unresolved ? 0 : ex.instances;
     std::vector<std::string> row{label,
-                                 lost ? "-" : std::to_string(ex.instances),
+                                 lost || unresolved ? "-" : std::to_string(ex.instances),
                                  std::to_string(r.launches),
                                  std::to_string(r.kernels)};
     if (tree) row.push_back(lost ? "-" : std::to_string(ex.kernels));
-    row.push_back(perInstance(r.kernels, ex.instances));
+    row.push_back(perInstance(r.kernels, instances));
     RangeLayers ly = rangeLayers(d, r, ex.instances, ex.cpu_ns, s.graph_view);
     const bool no_gpu = !gpuTimeRecorded(d);
     // Innermost rows hold a range's own numbers, but its wall time covers its child ranges: a parent whose
@@ -1743,7 +1746,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     row.push_back(no_gpu ? "-" : formatDuration(r.gpu_ns));
     row.push_back(no_gpu ? "-" : formatDuration(ly.gemm_gpu_ns));
     row.push_back(no_gpu ? "-" : formatDuration(ly.other_gpu_ns));
-    row.push_back(ex.instances ? formatDuration(ex.cpu_ns) : "-");
+    row.push_back(instances ? formatDuration(ex.cpu_ns) : "-");
     row.push_back(formatDuration(r.launch_api_ns));
     row.push_back(r.launches ? fmt::format("{:.2f}", ly.kernels_per_launch) : "-");
     if (mem) {
@@ -1813,12 +1816,13 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
     // CPU time is the wall time of the range's instances: not measured for a row without any ((no range),
     // a placeholder, records of an unknown range), which the table shows as '-'.
     const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
+    const uint64_t instances = unresolved ? 0 : own.instances;  // as in JSON: not one range's instances
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
-                       csvField(rowPath(d, id)), unresolved ? 1 : depth[id], own.instances,
-                       own.instances ? std::to_string(own.cpu_ns) : std::string(), ex.launches, ex.graph_launches,
+                       csvField(rowPath(d, id)), unresolved ? 1 : depth[id], instances,
+                       instances ? std::to_string(own.cpu_ns) : std::string(), ex.launches, ex.graph_launches,
                        ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches, in.graph_launches, in.kernels,
                        gpuField(in.gpu_ns), in.launch_api_ns,
-                       own.instances ? fmt::format("{:.3f}", double(in.kernels) / double(own.instances)) : "",
+                       instances ? fmt::format("{:.3f}", double(in.kernels) / double(instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)), layerFields(ex),
                        layerFields(in), perLaunch(in), domain ? csvField(*domain) : std::string());
   }

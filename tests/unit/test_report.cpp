@@ -226,6 +226,22 @@ TEST_CASE("records whose range definition is lost: their own row, no verdict, ne
   CHECK(j["ranges"][1]["unknown_range"] == true);
   CHECK(j["ranges"][1]["verdict"].is_null());
   CHECK(j["ranges"][1]["exclusive"]["launches"] == 1);
+  // Its ranges may be several lost ranges nested in one another: no instances and no wall time are shown
+  // for the row (the table's '-', CSV's empty fields, JSON's 0 and null), as docs/usage.md says.
+  CHECK(j["ranges"][1]["instances"] == 0);
+  CHECK(j["ranges"][1]["cpu_ns"].is_null());
+  CHECK(j["ranges"][1]["kernels_per_instance"].is_null());
+  const size_t unknown_at = t.find(std::string("\n") + std::string(kc::kUnresolvedLabel));
+  REQUIRE(unknown_at != std::string::npos);
+  std::istringstream unknown_row(t.substr(unknown_at + 1 + kc::kUnresolvedLabel.size()));
+  std::string unknown_instances;
+  unknown_row >> unknown_instances;
+  CHECK(unknown_instances == "-");
+  std::ostringstream csv;
+  kc::printSummaryCsv(csv, l, true, {});
+  const std::string c = csv.str();
+  const size_t csv_at = c.find(std::string(",") + std::string(kc::kUnresolvedLabel) + ",1,0,,");
+  CHECK(csv_at != std::string::npos);  // depth 1, instances 0, cpu_ns empty
 }
 
 TEST_CASE("ranges whose parent's definition was lost are grouped under one marked '(lost range P)' row") {
