@@ -290,6 +290,25 @@ bool zeroFrom(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop)
   return true;
 }
 
+/// Offset of the first kcount file header magic (kLogMagic) in [from, to), or `to` if none. Searched
+/// kScanReleaseStep bytes at a time (windows overlap by the magic's length less one), each window's bytes
+/// then going to `drop` (may be empty), as scanForChunk() does.
+size_t findLogMagic(std::span<const uint8_t> bytes, size_t from, size_t to, const ScanDrop& drop) {
+  to = std::min(to, bytes.size());
+  for (size_t at = from; at < to;) {
+    const size_t window_end = std::min(to, at + kScanReleaseStep + sizeof(kLogMagic) - 1);
+    const auto begin = bytes.begin() + static_cast<std::ptrdiff_t>(at);
+    const auto end = bytes.begin() + static_cast<std::ptrdiff_t>(window_end);
+    const auto hit = std::search(begin, end, std::begin(kLogMagic), std::end(kLogMagic));
+    if (hit != end) return static_cast<size_t>(hit - bytes.begin());
+    if (window_end == to) break;
+    const size_t next = window_end - (sizeof(kLogMagic) - 1);
+    if (drop) drop(at, next);
+    at = next;
+  }
+  return to;
+}
+
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
 /// `drop` (may be empty) is told the bytes the scan has passed (scanForChunk).
 size_t resync(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop = {}) {
@@ -1412,6 +1431,22 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
+      // A kcount file header among the bytes skipped: a second log appended to one cut inside a chunk
+      // (`cat cut.kcount other.kcount`). Its chunks verify, so reading on would merge two processes'
+      // records: the reading stops at that header, as where a header stands where a chunk should start.
+      // Only where an intact chunk follows (without one, nothing is read past the damage anyway).
+      const size_t at = next < bytes.size() ? findLogMagic(bytes, std::max<size_t>(from, 1), next, scan_drop) : next;
+      if (at < next) {
+        error(log, pos, chunk,
+              why + "; a second log starts at byte " + std::to_string(at) +
+                  " (a kcount file header in the bytes before the next intact chunk: logs concatenated into one "
+                  "file, the first cut short?); only the first log (bytes 0 to " + std::to_string(at) +
+                  ") is read, the " + std::to_string(bytes.size() - at) + " bytes from there are not");
+        ++log.chunks_skipped;
+        if (at > pos + 1) skippedChunks(pos + 1, at);
+        log_end = at;
+        return false;
+      }
       if (next >= bytes.size()) {
         error(log, pos, chunk, why + "; no intact chunk follows (bytes " + std::to_string(pos) + " to " +
                                    std::to_string(bytes.size()) + " are skipped)");
@@ -1512,10 +1547,11 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       // Either the file was cut short, or the length field is corrupt and intact chunks follow.
       const size_t next = resync(bytes, pos + 1, scan_drop);
       if (next < bytes.size()) {
-        resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
-                                " announces " + std::to_string(h.stored_bytes) +
-                                (h.packed ? " stored bytes but " : " payload bytes but ") +
-                                std::to_string(payload_remain) + " remain and an intact chunk follows");
+        if (!resyncFrom(pos + 1, "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) +
+                                     " announces " + std::to_string(h.stored_bytes) +
+                                     (h.packed ? " stored bytes but " : " payload bytes but ") +
+                                     std::to_string(payload_remain) + " remain and an intact chunk follows"))
+          break;  // a second log starts in the bytes skipped
         continue;
       }
       log.truncated = true;

@@ -273,6 +273,40 @@ TEST_CASE("a second log appended to one without End record is not read into it")
   }));
 }
 
+// `cat cut.kcount other.kcount` with the first log cut inside a chunk: the cut chunk's length runs into
+// the second log, so its checksum fails and the reader looks for the next intact chunk, the second log's
+// first. The second log's file header lies in the bytes it skips: the reading stops there too.
+TEST_CASE("a second log appended to one cut inside a chunk is not read into it") {
+  kc::MemorySink first;
+  kc::LogWriter w1(&first, kc::LogEncoding::kPlain);
+  w1.writeString(3, "cudaLaunchKernel");
+  w1.writeLaunch(launch(1, 0));
+  w1.flush();
+  for (uint32_t c = 2; c <= 40; ++c) w1.writeLaunch(launch(c, 0));
+  w1.flush();
+  const std::vector<size_t> chunks = kc::test::chunkOffsets(first.bytes);
+  REQUIRE(chunks.size() == 2);
+  std::vector<uint8_t> both(first.bytes.begin(), first.bytes.begin() + static_cast<long>(chunks[1] + 100));  // cut in chunk 1
+  kc::MemorySink second;
+  kc::LogWriter w2(&second, kc::LogEncoding::kPlain);
+  w2.writeString(3, "cudaLaunchKernel");
+  for (uint32_t c = 1; c <= 4; ++c) w2.writeLaunch(launch(c, 0));
+  w2.writeStats(kc::StatsBody{});
+  w2.writeEnd();
+  w2.flush();
+  const size_t second_at = both.size();
+  both.insert(both.end(), second.bytes.begin(), second.bytes.end());
+  const kc::LogData d = kc::readLog(both);
+  CHECK(d.launches.size() == 1);  // chunk 0's launch; chunk 1 is cut; none of the second log's four
+  CHECK_FALSE(d.complete);
+  CHECK_FALSE(d.intact());
+  CHECK(std::any_of(d.issues.begin(), d.issues.end(), [&](const ReadIssue& i) {
+    return i.severity == ReadIssue::Severity::kError &&
+           i.message.find("a second log starts at byte " + std::to_string(second_at) + " (a kcount file header in the "
+                          "bytes before the next intact chunk") != std::string::npos;
+  }));
+}
+
 TEST_CASE("truncation at every byte offset keeps every complete chunk") {
   const TwoChunkLog log = twoChunkLog();
   REQUIRE(log.chunk1_at > sizeof(kc::FileHeader));
