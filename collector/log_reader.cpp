@@ -1429,6 +1429,11 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     };
     // A header that cannot be trusted: a wrong magic or an absurd length. Look for the next chunk that
     // verifies. The first chunk's search starts right after the file header, in case header_bytes lied.
+    // A second log's file header at byte `at`: what of the file is read, the end of both errors that say so.
+    auto firstLogOnly = [&](size_t at) {
+      return "only the first log (bytes 0 to " + std::to_string(at) + ") is read, the " +
+             std::to_string(bytes.size() - at) + " bytes from there are not";
+    };
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
       // A kcount file header among the bytes skipped: a second log appended to one cut inside a chunk
@@ -1440,8 +1445,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         error(log, pos, chunk,
               why + "; a second log starts at byte " + std::to_string(at) +
                   " (a kcount file header in the bytes before the next intact chunk: logs concatenated into one "
-                  "file, the first cut short?); only the first log (bytes 0 to " + std::to_string(at) +
-                  ") is read, the " + std::to_string(bytes.size() - at) + " bytes from there are not");
+                  "file, the first cut short?); " + firstLogOnly(at));
         ++log.chunks_skipped;
         if (at > pos + 1) skippedChunks(pos + 1, at);
         log_end = at;
@@ -1493,9 +1497,8 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       error(log, pos, chunk,
             "a second log starts at byte " + std::to_string(pos) +
                 " (a kcount file header where chunk " + std::to_string(chunk) +
-                " should start: logs concatenated into one file?), after a log with no end record; only the "
-                "first log (bytes 0 to " + std::to_string(pos) + ") is read, the " +
-                std::to_string(bytes.size() - pos) + " bytes from there are not");
+                " should start: logs concatenated into one file?), after a log with no end record; " +
+                firstLogOnly(pos));
       log_end = pos;
       break;
     }

@@ -471,7 +471,10 @@ Summary StreamSummarizer::finish(const LogData& log) {
     const uint32_t i = log.scopeIndex(id);
     return i < n && log.scopeDefined(i);
   };
-  auto scopeOf = [&](uint32_t id) -> uint32_t { return known(id) ? log.scopeIndex(id) : kRootScope; };
+  auto scopeOf = [&](uint32_t id) -> uint32_t {
+    const uint32_t i = log.scopeIndex(id);
+    return i < n && log.scopeDefined(i) ? i : kRootScope;
+  };
   // Records of an unknown scope are also tallied apart (Summary::unresolved), as in summarize().
   auto merge = [&](uint32_t id, const ScopeAcc& a) {
     addScopeRow(s.exclusive[scopeOf(id)], a);

@@ -1512,11 +1512,11 @@ json summaryJson(const LoadedLog& l) {
     json kernels = json::array();
     for (const auto& [kname, t] : sortedKernels(d, ex))
       kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
-    json per_instance = nullptr;
-    if (own.instances > 0 && !unresolved) per_instance = static_cast<double>(in.kernels) / static_cast<double>(own.instances);
     // The root's inclusive numbers are its exclusive ones (summaryRows()). Records of an unknown range get
-    // no verdict (their range's time is not known).
+    // no verdict and no instances (their range's time is not known).
     const uint64_t instances = unresolved ? 0 : own.instances;
+    json per_instance = nullptr;
+    if (instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(instances);
     const RangeLayers ly_in = rangeLayers(d, in, instances, own.cpu_ns, s.graph_view);
     RangeLayers ly_ex = rangeLayers(d, ex, instances, own.cpu_ns, s.graph_view);
     // The innermost verdict as `--view innermost` prints it (a parent's work may be in its children).
