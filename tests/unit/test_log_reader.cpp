@@ -240,6 +240,20 @@ TEST_CASE("a zero tail is padding: complete after End, incomplete without, damag
   CHECK(cd.zero_tail_bytes == 0);
 }
 
+namespace {
+/// The second log of the two tests below: four launches, a Stats record and End, in plain chunks.
+std::vector<uint8_t> completeFourLaunchLog() {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+  w.writeString(3, "cudaLaunchKernel");
+  for (uint32_t c = 1; c <= 4; ++c) w.writeLaunch(launch(c, 0));
+  w.writeStats(kc::StatsBody{});
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+}  // namespace
+
 // `cat killed.kcount other.kcount`: the first log has no End record, so the second log's header comes
 // where a chunk should. Its chunks verify; read on, both processes' launches would be counted in one log
 // through colliding ids. The reading stops at the second header (an error: not one log), with only the
@@ -250,15 +264,9 @@ TEST_CASE("a second log appended to one without End record is not read into it")
   w1.writeString(3, "cudaLaunchKernel");
   w1.writeLaunch(launch(1, 0));
   w1.flush();  // no End: the process was killed
-  kc::MemorySink second;
-  kc::LogWriter w2(&second, kc::LogEncoding::kPlain);
-  w2.writeString(3, "cudaLaunchKernel");
-  for (uint32_t c = 1; c <= 4; ++c) w2.writeLaunch(launch(c, 0));
-  w2.writeStats(kc::StatsBody{});
-  w2.writeEnd();
-  w2.flush();
+  const std::vector<uint8_t> second = completeFourLaunchLog();
   std::vector<uint8_t> both = first.bytes;
-  both.insert(both.end(), second.bytes.begin(), second.bytes.end());
+  both.insert(both.end(), second.begin(), second.end());
   const kc::LogData d = kc::readLog(both);
   CHECK(d.launches.size() == 1);
   CHECK_FALSE(d.complete);
@@ -287,15 +295,9 @@ TEST_CASE("a second log appended to one cut inside a chunk is not read into it")
   const std::vector<size_t> chunks = kc::test::chunkOffsets(first.bytes);
   REQUIRE(chunks.size() == 2);
   std::vector<uint8_t> both(first.bytes.begin(), first.bytes.begin() + static_cast<long>(chunks[1] + 100));  // cut in chunk 1
-  kc::MemorySink second;
-  kc::LogWriter w2(&second, kc::LogEncoding::kPlain);
-  w2.writeString(3, "cudaLaunchKernel");
-  for (uint32_t c = 1; c <= 4; ++c) w2.writeLaunch(launch(c, 0));
-  w2.writeStats(kc::StatsBody{});
-  w2.writeEnd();
-  w2.flush();
+  const std::vector<uint8_t> second = completeFourLaunchLog();
   const size_t second_at = both.size();
-  both.insert(both.end(), second.bytes.begin(), second.bytes.end());
+  both.insert(both.end(), second.begin(), second.end());
   const kc::LogData d = kc::readLog(both);
   CHECK(d.launches.size() == 1);  // chunk 0's launch; chunk 1 is cut; none of the second log's four
   CHECK_FALSE(d.complete);
