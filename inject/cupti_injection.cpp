@@ -374,6 +374,9 @@ bool attachCupti() {
   prepareCuptiOnce();
   CUptiResult r;
   if (g_reregister.exchange(false)) {
+    // CUPTI was finalized (or may have been, by the client kcount yielded to): its correlation ids
+    // start again, so the session renumbers them to stay unique in the log.
+    if (g_ever_attached.load()) Session::get().beginCorrelationNumbering();
     // Process-wide settings, gone after cuptiFinalize; a subscriber kcount yielded to may have replaced them.
     if ((r = g_cupti.activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted)) != CUPTI_SUCCESS) {
       g_reregister.store(true);

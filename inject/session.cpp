@@ -405,6 +405,7 @@ void Session::drainLocked(bool final_chunk) {
     if (scratch_events_.empty()) break;
     has_records_ = true;
     convertTicksLocked();
+    renumberEventsLocked();
     if (aggregator_) {
       aggregateEventsLocked();
     } else {
@@ -424,6 +425,7 @@ void Session::drainLocked(bool final_chunk) {
     }
   }
   if (!scratch_kernels_.empty() || !scratch_mem_ops_.empty()) has_records_ = true;
+  renumberActivityLocked();
   if (aggregator_) {
     aggregateLocked(final_chunk);
   } else {
@@ -505,6 +507,40 @@ void Session::convertTicksLocked() {
       e.range.begin_ns = ticks_.toNs(e.range.begin_ns);
       e.range.end_ns = ticks_.toNs(e.range.end_ns);
     }
+  }
+}
+
+namespace {
+// A correlation id of the current CUPTI numbering, as the log carries it (0, none, stays 0).
+uint64_t renumbered(uint64_t correlation_id, uint64_t offset, uint64_t& max_seen) {
+  if (correlation_id == 0) return 0;
+  const uint64_t c = correlation_id + offset;
+  max_seen = std::max(max_seen, c);
+  return c;
+}
+}  // namespace
+
+void Session::renumberEventsLocked() {
+  for (HostEvent& e : scratch_events_) {
+    if (e.kind == HostEvent::kLaunch) {
+      e.launch.correlation_id = renumbered(e.launch.correlation_id, corr_offset_, corr_max_);
+    } else if (e.kind == HostEvent::kGraphNode) {
+      e.graph_node.correlation_id = renumbered(e.graph_node.correlation_id, corr_offset_, corr_max_);
+    }
+  }
+}
+
+void Session::renumberActivityLocked() {
+  for (KernelBody& k : scratch_kernels_) k.correlation_id = renumbered(k.correlation_id, corr_offset_, corr_max_);
+  for (MemOpBody& m : scratch_mem_ops_) m.correlation_id = renumbered(m.correlation_id, corr_offset_, corr_max_);
+}
+
+void Session::beginCorrelationNumbering() noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(writer_mutex_);
+    drainLocked(false);  // the old numbering's last records (a launch call that was open at the stop)
+    corr_offset_ = corr_max_;
+  } catch (...) {
   }
 }
 

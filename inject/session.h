@@ -193,6 +193,18 @@ class Session {
   /// After fork() in the child: the writer thread is gone; stop recording without writing anything.
   void abandonAfterFork() noexcept;
 
+  /// CUPTI numbers correlation ids anew after cuptiFinalize (measured on the H200, CUPTI 13.0: the
+  /// launches of a window opened after a finalize started again at 1), so two windows of one process
+  /// would hand the same id to different launches, and a kernel would join a launch of another window.
+  /// The attach hook calls this before it subscribes again after CUPTI was (or may have been, after
+  /// KCOUNT_YIELD) finalized: it takes what the thread buffers and activity queues still hold (ids of
+  /// the old numbering), then adds the largest correlation id taken so far to every correlation id taken
+  /// from here on (launches, graph nodes, kernel and memcpy/memset records; 0, "none", stays 0). Ids in
+  /// the log are then unique and increasing per process; within the first numbering they are CUPTI's.
+  /// Takes writer_mutex_; never call it with a kcount lock held other than the control lock, nor from
+  /// a CUPTI callback. Never throws.
+  void beginCorrelationNumbering() noexcept;
+
  private:
   Session();
   static Config loadConfig();
@@ -258,6 +270,13 @@ class Session {
   /// Converts the launch and range times of scratch_events_ from hostTicks() to CLOCK_MONOTONIC ns
   /// (ticks_). Requires writer_mutex_.
   void convertTicksLocked();
+  /// Adds corr_offset_ to the correlation ids of scratch_events_ (launches, graph nodes) and notes the
+  /// largest in corr_max_. Requires writer_mutex_.
+  void renumberEventsLocked();
+  /// Same for the activity records taken from the queues (scratch_kernels_, scratch_mem_ops_).
+  void renumberActivityLocked();
+  uint64_t corr_offset_ = 0;  // see beginCorrelationNumbering()
+  uint64_t corr_max_ = 0;     // largest correlation id taken, offset included
   TickConverter ticks_;  // hostTicks() -> ns; started in the constructor, anchored at each drain
   /// "not written: L launches, K kernels, R ranges, O other records, from part N (path) on, at
   /// KCOUNT_MAX_BYTES" (", at KCOUNT_MAX_BYTES" alone with KCOUNT_MAX_FILES=1): the writer's

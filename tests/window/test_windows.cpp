@@ -98,8 +98,10 @@ void deliver(const std::vector<uint64_t>& corrs) {
 std::atomic<int> g_attached{0}, g_detached{0};
 std::vector<uint64_t> g_on_detach_exit;     // launch exits that arrive after the gate closed
 std::vector<uint64_t> g_on_detach_kernels;  // kernel records the final flush delivers
+std::atomic<bool> g_cupti_finalized{false};  // attach after a finalize: CUPTI's ids start again
 bool testAttach() {
   ++g_attached;
+  if (g_cupti_finalized.exchange(false)) Session::get().beginCorrelationNumbering();
   return true;
 }
 std::mutex g_launch_mutex;            // window 4: one launch and its kernel at a time
@@ -131,10 +133,14 @@ uint64_t instancesOf(const LogData& log, const Summary& s, const std::string& pa
     if (log.scopePath(id) == path) n += s.inclusive[id].instances;
   return n;
 }
-uint64_t launchesOf(const LogData& log, const Summary& s, const std::string& path) {
+const RangeStats& statsOf(const LogData& log, const Summary& s, const std::string& path) {
+  static const RangeStats none;
   for (uint32_t id = 0; id < log.scopes.size(); ++id)
-    if (log.scopePath(id) == path) return s.exclusive[id].launches;
-  return 0;
+    if (log.scopePath(id) == path) return s.exclusive[id];
+  return none;
+}
+uint64_t launchesOf(const LogData& log, const Summary& s, const std::string& path) {
+  return statsOf(log, s, path).launches;
 }
 
 }  // namespace
@@ -257,16 +263,26 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
   deliver({9500});
   REQUIRE(s.stopCapture("yield", &error));
 
+  // Window 7: CUPTI was finalized after window 6 and numbers its correlation ids again, here from where
+  // window 0 began (on the H200 a window after a finalize started again at 1).
+  g_cupti_finalized = true;
+  REQUIRE(s.startCapture("ctl", 0, &error));
+  CHECK(pushA("again") == 1);
+  for (uint64_t c = 10; c <= 14; ++c) launch(c);
+  deliver({10, 11, 12, 13, 14});
+  CHECK(pop() == 1);
+  REQUIRE(s.stopCapture("ctl", &error));
+
   CHECK(pop() == 0);  // boot
   s.finish(nullptr);
-  CHECK(g_attached == 7);
-  CHECK(g_detached == 7);
+  CHECK(g_attached == 8);
+  CHECK(g_detached == 8);
 
   const LogData log = readLogFile(g_log_path);
   REQUIRE_FALSE(log.damaged());
   CHECK(log.minor == 2);
-  REQUIRE(log.segments.size() == 7);
-  for (uint32_t i = 0; i < 7; ++i) CHECK(log.segments[i].index == i);
+  REQUIRE(log.segments.size() == 8);
+  for (uint32_t i = 0; i < 8; ++i) CHECK(log.segments[i].index == i);
 
   // Window 0.
   const SegmentBody& w0 = log.segments[0];
@@ -330,8 +346,25 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
   CHECK(corrsOf(selectSegment(log, log.segments[5]).launches) == std::set<uint64_t>{9000});
 
   // Totals per window as the tools show them.
+  // Window 7: CUPTI's ids 10-14 again, after the largest id taken before (9500): unique in the log, and
+  // each kernel joins its own launch in "again", not window 0's launches in "boot/step".
+  const SegmentBody& w7 = log.segments[7];
+  CHECK(w7.first_correlation_id == 9500 + 10);
+  CHECK(w7.last_correlation_id == 9500 + 14);
+  const LogData p7 = selectSegment(log, w7);
+  CHECK(corrsOf(p7.launches) == std::set<uint64_t>{9510, 9511, 9512, 9513, 9514});
+  CHECK(corrsOf(p7.kernels) == corrsOf(p7.launches));
+  const Summary whole = summarize(log);
+  CHECK(whole.unmatched_kernels == 0);
+  CHECK(launchesOf(log, whole, "boot/again") == 5);
+  CHECK(statsOf(log, whole, "boot/again").kernels == 5);
+  CHECK(statsOf(log, whole, "boot/step").kernels == 6);  // window 0's, no more
+  std::set<uint64_t> seen;
+  for (const LaunchBody& l : log.launches) CHECK(seen.insert(l.correlation_id).second);
+
   const auto totals = segmentTotals(log);
-  REQUIRE(totals.size() == 7);
+  REQUIRE(totals.size() == 8);
+  CHECK(totals[7].kernels == 5);
   CHECK(totals[6].reason == "resume after yield");
   CHECK(totals[6].end_reason == "yield");
   CHECK(totals[6].kernels == 1);
