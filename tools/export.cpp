@@ -18,6 +18,7 @@
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
+#include <utf8.h>  // utfcpp (Debian libutfcpp-dev)
 
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
@@ -738,6 +739,15 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
 // one, an empty range or kernel name), which SQLite binds as NULL; "" binds the empty text it is.
 const char* textOrEmpty(std::string_view s) { return s.data() != nullptr ? s.data() : ""; }
 
+// `s` as a TEXT value: SQLite stores whatever bytes it is given, and readers that decode TEXT as UTF-8
+// (Python's sqlite3, pandas) fail on a name cut mid-character; each ill-formed sequence becomes U+FFFD,
+// as in the JSON outputs. Valid text (nearly always) is returned as is, without a copy.
+std::string_view validUtf8(std::string_view s, std::string& storage) {
+  if (utf8::is_valid(s)) return s;
+  storage = utf8::replace_invalid(s);
+  return storage;
+}
+
 class SqliteSink : public TableSink {
  public:
   /// A new database at `path` (any file there removed first); `shown` names it in messages.
@@ -786,7 +796,8 @@ class SqliteSink : public TableSink {
       } else if (auto* v = std::get_if<int64_t>(&cell)) {
         sqlite3_bind_int64(insert_, p, *v);
       } else {
-        auto s = std::get<std::string_view>(cell);
+        std::string storage;
+        auto s = validUtf8(std::get<std::string_view>(cell), storage);
         if (col.kind == ColumnKind::kName)
           sqlite3_bind_int64(insert_, p, intern(s));
         else

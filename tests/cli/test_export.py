@@ -229,6 +229,7 @@ def main():
         check_damaged_sqlite(work)
         check_output_is_not_a_log(work)
         check_slash_in_name(work)
+        check_invalid_utf8(work)
     return exit_status()
 
 
@@ -245,6 +246,30 @@ def check_slash_in_name(work):
     paths = {p for (p,) in sqlite3.connect(db_path).execute("SELECT path FROM scopes")}
     check(f"a range named a/b and b inside a: distinct export paths, as the table's ({sorted(paths)})",
           {"a\\/b", "a", "a/b"} <= paths and "\na\\/b " in table and "\na/b " in table)
+
+
+def check_invalid_utf8(work):
+    """Names that are not valid UTF-8 (an NVTX message or kernel name cut mid-character) reach SQLite as valid
+    TEXT: names (the strings table) with each ill-formed sequence as U+FFFD, as in the JSON outputs, two names that
+    differ only in their ill-formed bytes in one row; paths as the summary table shows them. Python's sqlite3 reads
+    every column (it failed on the raw bytes)."""
+    log = os.path.join(work, "utf8.kcount")
+    make_log = os.path.join(os.path.dirname(KCOUNT), "kc_make_log")
+    script = b"push step\xe2\x82\npush caf\xc3\xa9\nkernel 10 gemm\xff\nkernel 20 gemm\xfe\npop\npop\n"
+    subprocess.run([make_log, log], input=script, check=True)
+    db_path = os.path.join(work, "utf8.sqlite")
+    kcount_out("export", log, "--format", "sqlite", "-o", db_path)
+    db = sqlite3.connect(db_path)
+    try:
+        paths = sorted(p for (p,) in db.execute("SELECT path FROM scopes"))
+        names = sorted(n for (n,) in db.execute("SELECT value FROM strings"))
+        (kernels,) = db.execute("SELECT count(*) FROM kernels").fetchone()
+        # Paths are the summary table's (ill-formed bytes escaped as \xNN there); names are the strings.
+        ok = "step\\xe2\\x82/caf\u00e9" in paths and "gemm\ufffd" in names and "step\ufffd" in names and kernels == 2
+        detail = f"paths {paths}, strings {names}, {kernels} kernels"
+    except sqlite3.OperationalError as e:  # "Could not decode to UTF-8 column ..."
+        ok, detail = False, str(e)
+    check("names with ill-formed UTF-8: the sqlite export's TEXT decodes, ill-formed bytes read U+FFFD", ok, detail)
 
 
 def check_output_is_not_a_log(work):
