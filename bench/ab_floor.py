@@ -26,6 +26,9 @@ rounds). Configurations (each in --processes fresh processes, interleaved):
                  their logs hold no launches, or only those the variant records)
   summary-wide   summary mode, the whole launch path, each launch written in the 64-byte form other events
                  take instead of one 32-byte slot (ninja kcount_bench_cb4): what the compact record saves
+  summary-ntstore  summary mode, the whole launch path, the slot written with non-temporal stores and an
+                 sfence before it is published (ninja kcount_bench_cb5): whether the record's first store to
+                 a line the writer thread read last is what costs
 Besides the mean over a side's launches (with the closing synchronize: the figure the verdicts use), each
 round reports the median of the side's 1,000-launch blocks (the cost of a launch when the host does not
 stall) and the launching thread's CPU time; a table before the budget table gives kcount - floor for all
@@ -63,6 +66,7 @@ CONFIGS = {
     "summary-cb-state": ({"KCOUNT_MODE": "summary"}, {}, None, "libkcount_bench_cb1.so"),
     "summary-cb-norecord": ({"KCOUNT_MODE": "summary"}, {}, None, "libkcount_bench_cb2.so"),
     "summary-wide": ({"KCOUNT_MODE": "summary"}, {}, None, "libkcount_bench_cb4.so"),
+    "summary-ntstore": ({"KCOUNT_MODE": "summary"}, {}, None, "libkcount_bench_cb5.so"),
 }
 
 
@@ -75,7 +79,7 @@ APIS = ("runtime", "driver")
 # --dry-run: us per launch of each side, per configuration (made up; only the plumbing is tested).
 FAKE_US = {"none": 4.50, "floor": 6.70, "floor-noactivity": 5.45, "trace": 6.85, "summary": 6.95,
            "summary-nogpu": 5.60, "summary-sampled": 6.78, "summary-cb-empty": 6.72, "summary-cb-state": 6.75,
-           "summary-cb-norecord": 6.80, "summary-wide": 6.80}
+           "summary-cb-norecord": 6.80, "summary-wide": 6.80, "summary-ntstore": 6.80}
 
 
 def parse_args(argv=None):
