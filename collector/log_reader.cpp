@@ -393,6 +393,7 @@ class Decoder {
   /// it was not written, and the metadata and Stats record of the final chunk say why (LogData::
   /// snapshot_cut_at_end).
   void finishSnapshots() {
+    finishUnknownRecords();
     if (!snap_.open) return;
     if (!log_.complete) {
       dropSnapshot(log_, snap_, "the log ends inside it");
@@ -460,6 +461,32 @@ class Decoder {
   const ReadOptions& opt_;
   ZSTD_DCtx* zstd_ = nullptr;
   OpenSnapshot snap_;                   // summary mode: a snapshot may span chunks
+  // Records of a type this reader does not know (a later minor version's, or a crafted file's): skipped,
+  // counted, and the first named once the log is read (finishUnknownRecords()).
+  uint64_t unknown_records_ = 0;
+  uint16_t unknown_first_type_ = 0;
+  uint64_t unknown_first_at_ = ReadIssue::kNoOffset;
+  int64_t unknown_first_chunk_ = -1;
+  void noteUnknownRecord(uint16_t type) {
+    if (unknown_records_++ == 0) {
+      unknown_first_type_ = type;
+      unknown_first_at_ = rec_at_;
+      unknown_first_chunk_ = rec_chunk_;
+    }
+  }
+  /// One warning for the records skipped as of unknown type, at the first of them.
+  void finishUnknownRecords() {
+    if (unknown_records_ == 0) return;
+    const bool newer = log_.major == kLogMajor && log_.minor > kLogMinor;
+    warning(log_, unknown_first_at_, unknown_first_chunk_,
+            std::to_string(unknown_records_) + (unknown_records_ == 1 ? " record" : " records") +
+                " of a type this reader does not know skipped (the first, type " + std::to_string(unknown_first_type_) +
+                ", " + recordPlace(unknown_first_at_, unknown_first_chunk_) + ")" +
+                (newer ? ": the log's format " + std::to_string(log_.major) + "." + std::to_string(log_.minor) +
+                             " is newer than this reader's " + std::to_string(kLogMajor) + "." +
+                             std::to_string(kLogMinor)
+                       : ""));
+  }
   uint64_t decoded_bytes_ = 0;          // payload bytes decompressed from packed chunks so far
   std::vector<uint8_t> unpacked_;       // decoded payload of the current packed chunk
   std::vector<LaunchBody> launch_buf_;  // one decoded batch, when not kept in LogData
@@ -782,7 +809,7 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
       // Packed chunks put their compact batches after the other records: records may follow the End
       // record inside its chunk and still belong to the log.
       case RecordType::kEnd: log.complete = true; break;
-      default: break;  // unknown record type: skipped (the format only grows)
+      default: noteUnknownRecord(rh.type); break;  // skipped (the format only grows), counted
     }
   }
   if (records != announced_records) {
@@ -1354,6 +1381,11 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
               " (this reader supports " + std::to_string(kLogMajor) + ".x)");
     return log;
   }
+  if (fh.major == kLogMajor && fh.minor > kLogMinor)
+    warning(log, 8, -1,
+            "format version " + std::to_string(fh.major) + "." + std::to_string(fh.minor) + " is newer than this "
+                "reader's " + std::to_string(kLogMajor) + "." + std::to_string(kLogMinor) +
+                ": what it added is not read (a version field damaged reads the same)");
   // Chunk 0 starts at header_bytes: 16 as every writer so far writes it. Another value is taken only where
   // an intact chunk starts there and none at byte 16 (a longer header of a later 1.x writer); anything else
   // is a damaged field, named as such, and the chunks are read from byte 16 (trusting it lost chunk 0, or

@@ -397,6 +397,7 @@ TEST_CASE("a flipped byte anywhere never crashes and the other chunk survives") 
       continue;
     }
     if (i < sizeof(kc::FileHeader)) {  // minor version or header size: every record is still read
+      if (i == 10 || i == 11) CHECK(hasIssue(d, ReadIssue::Severity::kWarning, "is newer than this reader's"));
       CHECK(d.launches.size() == 2);
       CHECK(d.kernels.size() == 2);
       continue;
@@ -579,11 +580,28 @@ TEST_CASE("record bodies: short is an error, long keeps the known prefix, unknow
   appendRecord(payload, static_cast<kc::RecordType>(99), &unknown_body, sizeof(unknown_body));
   appendRecord(payload, kc::RecordType::kEnd, nullptr, 0);
   kc::LogData d = kc::readLog(rawLog(payload, 3));
-  CHECK(d.issues.empty());
+  // The unknown record is named once, as a warning: the log is not damaged.
+  REQUIRE(d.issues.size() == 1);
+  CHECK(hasIssue(d, ReadIssue::Severity::kWarning,
+                 "1 record of a type this reader does not know skipped (the first, type 99, at byte 104 in chunk 0)"));
+  CHECK_FALSE(d.damaged());
   REQUIRE(d.launches.size() == 1);
   CHECK(d.launches[0].correlation_id == 5);
   CHECK(d.launches[0].exit_ns == 507);
   CHECK(d.complete);
+  // The same records in a log of a later minor version: both warnings say so.
+  std::vector<uint8_t> newer = rawLog(payload, 3);
+  const uint16_t minor = kc::kLogMinor + 1;
+  std::memcpy(newer.data() + 10, &minor, 2);
+  d = kc::readLog(newer);
+  CHECK(hasIssue(d, ReadIssue::Severity::kWarning,
+                 "format version 1." + std::to_string(minor) + " is newer than this reader's 1." +
+                     std::to_string(kc::kLogMinor)));
+  CHECK(hasIssue(d, ReadIssue::Severity::kWarning,
+                 "type 99, at byte 104 in chunk 0): the log's format 1." + std::to_string(minor) + " is newer"));
+  CHECK(d.issues.size() == 2);
+  CHECK_FALSE(d.damaged());
+  CHECK(d.launches.size() == 1);
 
   payload.clear();
   appendRecord(payload, kc::RecordType::kLaunch, &l, sizeof(l));
