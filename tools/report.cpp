@@ -2370,10 +2370,14 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                        : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
                                               : std::string(),
                        loss.any() ? "; LOSSY: " + loss.text() : "");
+  else if (d.dataAfterEnd() && d.after_end_is_log)
+    out << fmt::format("NOT ONE LOG: {} {} the end record, from byte {} (a second log starts there: files "
+                       "concatenated); only the first log is read\n",
+                       counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
   else if (d.dataAfterEnd())
-    out << fmt::format("NOT ONE LOG: {} {} the end record, from byte {}{}; only the first log is read\n",
-                       counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset,
-                       d.after_end_is_log ? " (a second log starts there: files concatenated)" : "");
+    out << fmt::format("TRAILING BYTES: {} {} the end record, from byte {}, not a log; the log before them is read "
+                       "whole\n",
+                       counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
   else if (part && !loss.any())
     out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
                        d.rotationPart(), d.continuedInPart());

@@ -158,7 +158,7 @@ TEST_CASE("a file holding a log twice: only the first log is read, check says so
   std::ostringstream check;
   CHECK(kc::printCheck(check, l) == 1);
   CHECK(hasLine(check.str(), "NOT ONE LOG: " + std::to_string(one.size()) + " bytes follow the end record, from byte " +
-                                 std::to_string(one.size())));
+                                 std::to_string(one.size()) + " (a second log starts there"));
   CHECK_FALSE(hasLine(check.str(), "\nOK\n"));
   const std::string t = table(l);
   CHECK(hasLine(t, "log complete up to byte " + std::to_string(one.size())));
@@ -172,6 +172,9 @@ TEST_CASE("a file holding a log twice: only the first log is read, check says so
   CHECK(j.data.after_end_bytes == 40);
   std::ostringstream jc;
   CHECK(kc::printCheck(jc, j) == 1);
+  CHECK(hasLine(jc.str(), "TRAILING BYTES: 40 bytes follow the end record, from byte " + std::to_string(one.size()) +
+                              ", not a log; the log before them is read whole"));
+  CHECK_FALSE(hasLine(jc.str(), "NOT ONE LOG"));
 }
 
 TEST_CASE("records whose range definition is lost: their own row, no verdict, never 'log complete'") {
