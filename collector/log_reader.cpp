@@ -34,6 +34,9 @@ constexpr size_t kMaxReferenceIssues = 16;
 constexpr uint32_t kIdLimit = kMaxIds;
 /// Deepest range nesting scopePath() follows before giving up (corrupt parents must not loop).
 constexpr int kMaxScopeDepth = 256;
+/// Path prefix of a scope nested deeper than kMaxScopeDepth (a valid chain; the library drops ranges
+/// nested deeper, so only a crafted log has one): its innermost kMaxScopeDepth names follow.
+constexpr const char* kOuterRangesCut = "<outer ranges past 256 levels>/";
 
 /// Bounds-checked view over bytes. Every read checks what remains; nothing reads past the span.
 class Cursor {
@@ -1281,8 +1284,12 @@ std::string LogData::scopePath(uint32_t scope_id) const {
       lost = lostRangeName(logScopeId(id)) + "/";
       break;
     }
-    if (id >= scopes.size() || !seen.insert(id).second || chain.size() >= kMaxScopeDepth) {
-      broken = true;  // bad parent id, a cycle, or absurd depth: show what we have
+    if (id >= scopes.size() || !seen.insert(id).second) {
+      broken = true;  // bad parent id or a cycle: show what we have
+      break;
+    }
+    if (chain.size() >= kMaxScopeDepth) {
+      lost = kOuterRangesCut;  // deeper than the library nests (a crafted chain): its innermost ranges
       break;
     }
     chain.push_back(id);

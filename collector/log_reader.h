@@ -153,7 +153,9 @@ struct LogData {
   std::string_view str(uint32_t id) const;
   /// Path of a scope from the root, names joined by '/', e.g. "step/gate"; "(no range)" for the root;
   /// "<bad scope id N>" for an id no record defined; a scope whose parent's Scope record was lost is
-  /// "(lost range P)/name" (lostRangeName()).
+  /// "(lost range P)/name" (lostRangeName()); "<broken parent>/..." where a parent id is out of range or
+  /// the parents form a cycle; a scope nested deeper than 256 ranges (no library log has one) shows its
+  /// innermost 256 names after "<outer ranges past 256 levels>/". Cost: O(depth).
   std::string scopePath(uint32_t scope_id) const;
   /// True for a scope id below the table's size whose Scope record was lost to damage (a gap:
   /// scopes_missing). Ranges recorded inside it keep it as their parent: analyses group them under it.

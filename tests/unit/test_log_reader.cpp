@@ -681,14 +681,16 @@ TEST_CASE("scopePath survives bad string ids, bad parents and cycles") {
   CHECK(d.scopePath(5) == "<broken parent>/b");
   CHECK(d.scopePath(100) == "<bad scope id 100>");
 
-  // A chain deeper than the cap ends too.
+  // A chain deeper than the cap ends too: a valid chain, not a broken parent; its innermost 256 names.
   kc::LogData deep;
   deep.strings = {"", "x"};
   deep.scopes.resize(1000);
   for (uint32_t i = 1; i < 1000; ++i) deep.scopes[i] = {i, i - 1, 1, 0};
   const std::string p = deep.scopePath(999);
-  CHECK(p.starts_with("<broken parent>/"));
-  CHECK(p.size() < 1000);
+  std::string innermost = "x";
+  for (int i = 1; i < 256; ++i) innermost += "/x";
+  CHECK(p == "<outer ranges past 256 levels>/" + innermost);
+  CHECK(deep.scopePath(256) == innermost);  // 256 deep: whole
 }
 
 TEST_CASE("a missing file is an error at offset 0") {
