@@ -169,9 +169,6 @@ check_row() {  # row-name prefix-detail check_summary-args...: runs the checker,
   add_row "$row" "$status" "$detail"
 }
 
-echo "kcount GPU checks: kcount=$KCOUNT lib=$LIB out=$OUTDIR python=$PY"
-
-if want_part core; then
 # The table of every row so far, then exit: 1 if any row failed, else 0.
 print_table_and_exit() {
   echo
@@ -187,6 +184,10 @@ print_table_and_exit() {
   echo "RESULT: PASS"
   exit 0
 }
+
+echo "kcount GPU checks: kcount=$KCOUNT lib=$LIB out=$OUTDIR python=$PY"
+
+if want_part core; then
 
 # ---- setup
 setup_err=""
