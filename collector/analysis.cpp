@@ -218,7 +218,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   for (const RangeBody& rb : log.ranges) {
     credit(rb.scope_id, [&](RangeStats& r) {
       ++r.instances;
-      satAdd(r.cpu_ns, span(rb.begin_ns, rb.end_ns));
+      satAdd(r.cpu_ns, rangeCpuNs(s, rb));
     });
   }
 

@@ -85,6 +85,7 @@ struct Summary {
   uint64_t unmatched_mem_ops = 0;       // memory operations whose correlation id matches no API call
   uint64_t kernel_gpu_ns = 0;           // GPU ns of all kernel records, unmatched ones included
   uint64_t kernels_end_before_start = 0;  // kernel records whose end_ns < start_ns: counted with 0 GPU ns
+  uint64_t ranges_end_before_begin = 0;   // range records whose end_ns < begin_ns: counted with 0 CPU ns
   std::map<uint32_t, KernelTally> unmatched_by_kernel;  // kernel name id -> unmatched kernels of that name
   /// Kernel name id -> shape of the first kernel record of that name, in file order (trace logs; a
   /// summary-mode log keeps no shapes).
@@ -228,6 +229,14 @@ void buildRangeTree(const LogData& log, Summary& s);
 inline uint64_t kernelTotalNs(Summary& s, const KernelBody& k) {
   if (k.end_ns < k.start_ns) ++s.kernels_end_before_start;
   return span(k.start_ns, k.end_ns);
+}
+
+/// CPU ns of range record `r` (span(begin_ns, end_ns)); counts a record whose end lies before its begin
+/// in s.ranges_end_before_begin (a damaged or crafted log: the library takes both times from one clock).
+/// Call once per range record. Used by summarize() and the streaming join.
+inline uint64_t rangeCpuNs(Summary& s, const RangeBody& r) {
+  if (r.end_ns < r.begin_ns) ++s.ranges_end_before_begin;
+  return span(r.begin_ns, r.end_ns);
 }
 
 /// Records the shape of kernel record `k` in s.kernel_shapes if it is the first of its name. Used by

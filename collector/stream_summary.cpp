@@ -420,7 +420,7 @@ void StreamSummarizer::ranges(std::span<const RangeBody> v) {
   for (const RangeBody& r : v) {
     ScopeAcc& a = s_->scope(r.scope_id);
     ++a.instances;
-    satAdd(a.cpu_ns, span(r.begin_ns, r.end_ns));
+    satAdd(a.cpu_ns, rangeCpuNs(s_->out, r));
   }
   if (s_->seg_index)
     for (const RangeBody& r : v) {

@@ -2341,6 +2341,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                          "time\n",
                          counted(s.kernels_end_before_start, "kernel record"),
                          plural(s.kernels_end_before_start, "ends", "end"), plural(s.kernels_end_before_start, "its", "their"));
+    if (s.ranges_end_before_begin > 0)
+      out << fmt::format("warning: {} {} before {} begin (damaged times); counted with 0 ns of CPU time\n",
+                         counted(s.ranges_end_before_begin, "range record"),
+                         plural(s.ranges_end_before_begin, "ends", "end"), plural(s.ranges_end_before_begin, "its", "their"));
     if (s.join_window_evicted > 0)
       out << fmt::format("join window: {} longer than the streaming join holds them; "
                          "the join counts above are approximate\n",

@@ -492,6 +492,28 @@ TEST_CASE("kernel records that end before they start: 0 GPU ns, counted, and kco
                        "with 0 ns of GPU time") != std::string::npos);
 }
 
+TEST_CASE("range records that end before they begin: 0 CPU ns, counted, and kcount check says so") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  writeStepGemm(w);
+  w.writeLaunch(launchAt(1, 1, 10, 15));
+  w.writeKernel(kernelAt(1, 2, 1000, 1100));
+  w.writeRange({0, 5000, 1, 7, 7, 0});     // 5000 ns
+  w.writeRange({6000, 5999, 1, 7, 7, 0});  // ends 1 ns before it begins
+  w.writeEnd();
+  w.flush();
+  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
+  for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+    CHECK(l->summary.ranges_end_before_begin == 1);
+    CHECK(l->summary.exclusive[1].instances == 2);
+    CHECK(l->summary.exclusive[1].cpu_ns == 5000);
+  }
+  std::ostringstream out;
+  CHECK(kc::printCheck(out, streamed) == 0);
+  CHECK(out.str().find("warning: 1 range record ends before its begin (damaged times); counted with 0 ns of CPU "
+                       "time") != std::string::npos);
+}
+
 TEST_CASE("names shortened together: a chain of nested paths, each a clash of every other, stays distinguishable") {
   // The paths of 256 nested ranges: each is the one before it plus "/rangeB" or "/rangeA", so every path
   // past 60 characters shortens to the same head and, by period, to one of two tails.
