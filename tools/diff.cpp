@@ -830,7 +830,9 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     auto c = [](const DiffUnit& u) { return cpuMeasured(u) ? formatDuration(u.cpu_ns) : std::string("-"); };
     const bool both_cpu = cpuMeasured(x) && cpuMeasured(y);
     // Long names are shortened in the table (the JSON keeps them whole).
-    cells.push_back({r.path == kOverall ? r.path : shortPath(r.path), v(x, x.instances), v(y, y.instances), v(x, x.launches), v(y, y.launches),
+    // (overall) is the whole process, no range: no instances to count ('-', not 0).
+    auto inst = [&](const DiffUnit& u) { return r.path == kOverall ? std::string("-") : v(u, u.instances); };
+    cells.push_back({r.path == kOverall ? r.path : shortPath(r.path), inst(x), inst(y), v(x, x.launches), v(y, y.launches),
                      dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
                      g(x, x.gpu_ns), g(y, y.gpu_ns), x.gpu_time && y.gpu_time ? dt(x.gpu_ns, y.gpu_ns) : "-", c(x),
                      c(y), both_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",

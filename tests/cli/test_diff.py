@@ -84,6 +84,8 @@ def test_geglu():
           table == ["(overall)", "(no range)", "warmup", "warmup/step", "warmup/step/gate", "warmup/step/up",
                     "warmup/step/act", "warmup/step/down", "warmup/step/mlp", "step", "step/gate", "step/up",
                     "step/act", "step/down", "step/mlp"], table)
+    overall = next((re.split(r"\s{2,}", l.strip()) for l in r.stdout.splitlines() if l.startswith("(overall) ")), [])
+    check("geglu: (overall) shows no instances ('-', it is no range)", overall[1:3] == ["-", "-"], overall[:4])
     order = [x["path"] for x in json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)["ranges"]]
     check("geglu: the JSON's ranges are in the same order", order == table[1:], order)
     j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
