@@ -1,9 +1,13 @@
 // The correlation join within capture windows: a log whose windows reuse correlation ids (CUPTI numbers
 // them anew after the cuptiFinalize of a stop, and the library wrote them so before it renumbered) joins
 // each kernel and memory operation to the launch of its own window, in summarize() and in the streaming
-// join.
+// join, and the tools name repeated ids.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,7 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tools/report.h"
 
 namespace {
 
@@ -118,6 +123,21 @@ void checkWindowsJoined(const kc::Summary& s) {
   CHECK(s.unmatched_by_kernel.count(kRelu) == 1);
 }
 
+std::string writeTemp(const Bytes& bytes) {
+  char path[] = "/tmp/kc_window_join_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  return path;
+}
+
+std::string checkText(const kc::LoadedLog& l) {
+  std::ostringstream out;
+  kc::printCheck(out, l);
+  return out.str();
+}
+
 }  // namespace
 
 TEST_CASE("capture windows that reuse correlation ids join within their window (summarize and streaming)") {
@@ -172,4 +192,41 @@ TEST_CASE("a log of one capture window joins as a log without Segment record") {
       CHECK(s.first_repeated_id == 1);
     }
   }
+}
+
+TEST_CASE("check names correlation ids repeated across capture windows and within one") {
+  const std::string across = writeTemp(twoWindowLog(kc::LogEncoding::kCompact));
+  for (const kc::LoadedLog& l : {kc::streamLog(across), kc::loadLog(across)}) {
+    const std::string text = checkText(l);
+    CAPTURE(text);
+    CHECK(text.find("join: 1 unmatched kernel, 1 launch without kernel") != std::string::npos);
+    CHECK(text.find("warning: 6 launches carry correlation ids inside the span of an earlier capture window's "
+                    "launches") != std::string::npos);
+    CHECK(text.find("same capture window") == std::string::npos);
+  }
+  std::remove(across.c_str());
+
+  // One window, launch ids 1, 2, 3, 2: the library never writes it.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+  definitions(w);
+  w.flush();
+  for (uint64_t c : {1, 2, 3, 2}) w.writeLaunch(launch(c, kFwd));
+  for (uint64_t c = 1; c <= 3; ++c) w.writeKernel(kernel(c, kGemm, 10));
+  w.writeEnd();
+  w.flush();
+  REQUIRE(kc::readLog(sink.bytes).chunks_read == 2);  // the definitions, then the records
+  const std::string within = writeTemp(sink.bytes);
+  const kc::LoadedLog streamed = kc::streamLog(within);
+  CHECK(streamed.summary.first_repeated_chunk == 1);
+  const std::string text = checkText(streamed);
+  CAPTURE(text);
+  CHECK(text.find("warning: 1 launch repeats the correlation id of an earlier launch in the same capture window "
+                  "(the library writes each id once: a crafted or damaged log); the first, launch record 3 with "
+                  "correlation id 2, lies in chunk 1 at byte " +
+                  std::to_string(streamed.summary.first_repeated_offset)) != std::string::npos);
+  CHECK(text.find("earlier capture window's") == std::string::npos);
+  const std::string loaded_text = checkText(kc::loadLog(within));
+  CHECK(loaded_text.find("the first, launch record 3 with correlation id 2;") != std::string::npos);
+  std::remove(within.c_str());
 }
