@@ -12,7 +12,7 @@
 //
 // Rates are per CPU second of the one thread that does the work (getrusage), so a CPU shared with other
 // processes does not lower them; wall times are printed beside them.
-// Usage: reader_bench [--kernels N[,N...]] [--dir DIR] [--kcount PATH] [--plain] [--keep]
+// Usage: reader_bench [--kernels N[,N...]] [--windows W] [--dir DIR] [--kcount PATH] [--plain] [--keep]
 //        reader_bench --ranges N[,N...] [--dir DIR] [--kcount PATH] [--keep]
 //   --kernels   kernel records per log (default 1000000,10000000,50000000)
 //   --ranges    instead: logs of N steps of 2 nested NVTX ranges each and nothing else (2 range paths, one
@@ -22,6 +22,9 @@
 //   --dir       where the logs are written (default /tmp)
 //   --kcount    also time `kcount summary LOG` (the command line tool) on each log
 //   --plain     write plain 1.1-layout chunks instead (for comparison)
+//   --windows   cut each log into W capture windows of about N / W kernels, each closed by its Segment
+//               record and a flush, whose correlation ids start at 1 again (as CUPTI numbers them after
+//               the cuptiFinalize of a stop, and the library wrote them before it renumbered)
 // Internal: reader_bench --summarize LOG  (the child that reads; prints its numbers)
 #include <sched.h>
 #include <sys/resource.h>
@@ -301,6 +304,7 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> sizes = {1'000'000, 10'000'000, 50'000'000};
   std::string dir = "/tmp", kcount;
   bool plain = false, keep = false, ranges = false;
+  uint64_t windows = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--kernels" || a == "--ranges") && i + 1 < argc) {
@@ -317,12 +321,15 @@ int main(int argc, char** argv) {
       dir = argv[++i];
     } else if (a == "--kcount" && i + 1 < argc) {
       kcount = argv[++i];
+    } else if (a == "--windows" && i + 1 < argc) {
+      windows = std::stoull(argv[++i]);
     } else if (a == "--plain") {
       plain = true;
     } else if (a == "--keep") {
       keep = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--kernels N,...|--ranges N,...] [--dir DIR] [--kcount PATH] [--plain] [--keep]\n",
+      std::fprintf(stderr, "usage: %s [--kernels N,...|--ranges N,...] [--windows W] [--dir DIR] [--kcount PATH] [--plain] "
+                   "[--keep]\n",
                    argv[0]);
       return 2;
     }
@@ -338,7 +345,8 @@ int main(int argc, char** argv) {
               "B/kernel", "B/record", "write krec/s", "read CPU s", "read wall", "kernels/s", "records/s", "reader RSS",
               "evicted");
   for (uint64_t n : sizes) {
-    const std::string path = dir + "/reader_bench_" + std::to_string(n) + (plain ? "_plain" : "") + ".kcount";
+    const std::string path = dir + "/reader_bench_" + std::to_string(n) + (plain ? "_plain" : "") +
+                             (windows > 0 ? "_w" + std::to_string(windows) : "") + ".kcount";
     std::remove(path.c_str());
     Generator g;
     uint64_t records = 0;
@@ -348,12 +356,25 @@ int main(int argc, char** argv) {
       kc::LogWriter w(&sink, plain ? kc::LogEncoding::kPlain : kc::LogEncoding::kCompact);
       w.writeMetadata("pid", "1");
       g.defineNames(w);
+      // --windows: the window open, its launches' correlation ids, where the next one starts.
+      uint32_t window = 0;
+      uint64_t first_corr = 0, last_corr = 0, window_start = g.host;
+      uint64_t next_cut = windows > 0 ? n / windows : UINT64_MAX;
+      auto closeWindow = [&] {
+        w.writeSegment({window_start, g.host, first_corr, last_corr, window++, 0, 0, 0});
+        w.flush();
+        first_corr = last_corr = 0;
+        window_start = g.host;
+        g.corr = 1;
+      };
       // A drain every 40 steps (about what the writer thread takes per flush interval at this rate).
       while (g.kernel_count < n) {
         for (int s = 0; s < 40 && g.kernel_count < n; ++s) g.step();
         const double t0 = cpuSeconds();
         for (int t = 0; t < 3; ++t) {
           for (const auto& l : g.launches[t]) {
+            first_corr = first_corr == 0 ? l.correlation_id : std::min(first_corr, l.correlation_id);
+            last_corr = std::max(last_corr, l.correlation_id);
             w.writeLaunch(l);
             if (w.chunkFull()) w.flush();
           }
@@ -374,8 +395,13 @@ int main(int argc, char** argv) {
         for (auto& v : g.ranges) v.clear();
         g.kernels.clear();
         g.mem_ops.clear();
+        if (g.kernel_count >= next_cut && window + 1 < windows) {
+          closeWindow();
+          next_cut += n / windows;
+        }
       }
       const double t0 = cpuSeconds();
+      if (windows > 0) closeWindow();
       w.writeStats(kc::StatsBody{});
       w.writeEnd();
       w.flush();

@@ -26,8 +26,51 @@ void addCounts(RangeStats& into, const RangeStats& from) {
 
 uint64_t less(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
+/// Where the capture windows of `log` end among its record vectors: segment_marks and the end of the
+/// vectors (records after the last Segment record). One window, the whole log, when the marks do not fit
+/// the vectors (a LogData not read with its records, or built by hand) or there are none.
+std::vector<LogData::RecordMark> windowEnds(const LogData& log) {
+  const LogData::RecordMark all{log.launches.size(), log.kernels.size(), log.mem_ops.size()};
+  const auto& marks = log.segment_marks;
+  bool usable = !marks.empty() && marks.size() == log.segments.size();
+  LogData::RecordMark prev{};
+  for (size_t i = 0; usable && i < marks.size(); ++i) {
+    const LogData::RecordMark& m = marks[i];
+    usable = m.launches >= prev.launches && m.kernels >= prev.kernels && m.mem_ops >= prev.mem_ops &&
+             m.launches <= all.launches && m.kernels <= all.kernels && m.mem_ops <= all.mem_ops;
+    prev = m;
+  }
+  if (!usable) return {all};
+  std::vector<LogData::RecordMark> ends = marks;
+  ends.push_back(all);
+  return ends;
+}
+
 
 }  // namespace
+
+void WindowIdSpans::closeWindow(const SegmentBody& seg) {
+  if (seg.first_correlation_id == 0) return;
+  const std::pair<uint64_t, uint64_t> w{seg.first_correlation_id,
+                                        std::max(seg.first_correlation_id, seg.last_correlation_id)};
+  if (spans_.empty() || w.first > max_) {  // ids that go on growing: appended
+    spans_.push_back(w);
+    max_ = w.second;
+    return;
+  }
+  // Merged with every span it overlaps.
+  auto first = std::lower_bound(spans_.begin(), spans_.end(), w.first,
+                                [](const std::pair<uint64_t, uint64_t>& sp, uint64_t v) { return sp.second < v; });
+  auto last = first;
+  std::pair<uint64_t, uint64_t> merged = w;
+  for (; last != spans_.end() && last->first <= w.second; ++last) {
+    merged.first = std::min(merged.first, last->first);
+    merged.second = std::max(merged.second, last->second);
+  }
+  first = spans_.erase(first, last);
+  spans_.insert(first, merged);
+  max_ = std::max(max_, merged.second);
+}
 
 RangeStats noRangeStats(const Summary& s) {
   if (s.exclusive.empty()) return {};
@@ -139,27 +182,6 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     if (!known) add(s.unresolved);
   };
 
-  // Launches: one per correlation id; a repeated id keeps the first launch.
-  std::unordered_map<uint64_t, size_t> by_corr;
-  by_corr.reserve(log.launches.size() * 2);
-  size_t memop_calls = 0, captured = 0;
-  for (size_t i = 0; i < log.launches.size(); ++i) {
-    const LaunchBody& l = log.launches[i];
-    by_corr.emplace(l.correlation_id, i);
-    if (l.flags & kLaunchMemOp) {  // a memcpy/memset call: counted with its GPU operation below
-      ++memop_calls;
-      continue;
-    }
-    credit(l.scope_id, [&](RangeStats& r) {
-      ++r.launches;
-      satAdd(r.graph_launches, l.is_graph_launch ? 1 : 0);
-      satAdd(r.launch_api_ns, span(l.enter_ns, l.exit_ns));
-      satAdd(r.captured_launches, (l.flags & kLaunchCaptured) ? 1 : 0);
-    });
-    if (l.flags & kLaunchCaptured) ++captured;
-  }
-  s.launches = log.launches.size() - memop_calls;
-
   // Capture path: a replayed kernel's node -> (clones) -> the node created during capture -> its range.
   std::unordered_map<uint64_t, const GraphNodeBody*> nodes;
   if (options.graph_view == GraphView::kCapturePath) {
@@ -178,36 +200,88 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     return false;
   };
 
+  // Window by window (a log without usable marks is one window): launches, then the kernels and memory
+  // operations of the same window. by_corr keeps one launch per correlation id: the first of a window
+  // keeps it against repeats in that window, and a later window's launch takes it over, so that a lookup
+  // that finds a launch before the window's first launch found none of this window.
+  const std::vector<LogData::RecordMark> ends = windowEnds(log);
+  std::unordered_map<uint64_t, size_t> by_corr;
+  by_corr.reserve(log.launches.size() * 2);
   std::vector<uint8_t> launch_has_kernel(log.launches.size(), 0);
-  for (const KernelBody& k : log.kernels) {
-    noteKernelShape(s, k);
-    auto it = by_corr.find(k.correlation_id);
-    if (it == by_corr.end()) {
-      ++s.unmatched_kernels;  // credited to no range, not even the root
-      addKernel(s.unmatched_by_kernel[k.name_id], span(k.start_ns, k.end_ns));
-      continue;
+  WindowIdSpans earlier;
+  size_t memop_calls = 0, captured = 0;
+  LogData::RecordMark from{};
+  size_t w = 0;  // index of the window in ends (and of its Segment record)
+  for (const LogData::RecordMark& to : ends) {
+    const size_t window_first = from.launches;
+    s.launches_in_earlier_window_ids +=
+        earlier.countInEarlier(std::span(log.launches).subspan(from.launches, to.launches - from.launches));
+    for (size_t i = from.launches; i < to.launches; ++i) {
+      const LaunchBody& l = log.launches[i];
+      auto [it, fresh] = by_corr.try_emplace(l.correlation_id, i);
+      if (!fresh) {
+        if (it->second >= window_first) {
+          if (s.repeated_launch_ids++ == 0) {
+            s.first_repeated_launch = i;
+            s.first_repeated_id = l.correlation_id;
+          }
+        } else {
+          it->second = i;
+        }
+      }
+      if (l.flags & kLaunchMemOp) {  // a memcpy/memset call: counted with its GPU operation below
+        ++memop_calls;
+        continue;
+      }
+      credit(l.scope_id, [&](RangeStats& r) {
+        ++r.launches;
+        satAdd(r.graph_launches, l.is_graph_launch ? 1 : 0);
+        satAdd(r.launch_api_ns, span(l.enter_ns, l.exit_ns));
+        satAdd(r.captured_launches, (l.flags & kLaunchCaptured) ? 1 : 0);
+      });
+      if (l.flags & kLaunchCaptured) ++captured;
     }
-    launch_has_kernel[it->second] = 1;
-    uint32_t scope = log.launches[it->second].scope_id;
-    if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(k.graph_node_id, &scope);
-    const uint64_t ns = span(k.start_ns, k.end_ns);
-    credit(scope, [&](RangeStats& r) {
-      ++r.kernels;
-      satAdd(r.gpu_ns, ns);
-      addKernel(r.by_kernel[k.name_id], ns);
-    });
+    // The launch of this window with correlation id c, or nullptr.
+    auto launchOf = [&](uint64_t c) -> const size_t* {
+      auto it = by_corr.find(c);
+      return it == by_corr.end() || it->second < window_first ? nullptr : &it->second;
+    };
+    for (size_t j = from.kernels; j < to.kernels; ++j) {
+      const KernelBody& k = log.kernels[j];
+      noteKernelShape(s, k);
+      const size_t* li = launchOf(k.correlation_id);
+      if (li == nullptr) {
+        ++s.unmatched_kernels;  // credited to no range, not even the root
+        addKernel(s.unmatched_by_kernel[k.name_id], span(k.start_ns, k.end_ns));
+        continue;
+      }
+      launch_has_kernel[*li] = 1;
+      uint32_t scope = log.launches[*li].scope_id;
+      if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(k.graph_node_id, &scope);
+      const uint64_t ns = span(k.start_ns, k.end_ns);
+      credit(scope, [&](RangeStats& r) {
+        ++r.kernels;
+        satAdd(r.gpu_ns, ns);
+        addKernel(r.by_kernel[k.name_id], ns);
+      });
+    }
+    for (size_t j = from.mem_ops; j < to.mem_ops; ++j) {
+      const MemOpBody& m = log.mem_ops[j];
+      const size_t* li = launchOf(m.correlation_id);
+      if (li == nullptr) {
+        ++s.unmatched_mem_ops;
+        continue;
+      }
+      launch_has_kernel[*li] = 1;
+      credit(log.launches[*li].scope_id, [&](RangeStats& r) { addMemOp(r, m); });
+    }
+    if (w < log.segments.size() && ends.size() > 1) earlier.closeWindow(log.segments[w]);
+    ++w;
+    from = to;
   }
+  s.launches = log.launches.size() - memop_calls;
   s.kernels = log.kernels.size();
   for (const KernelBody& k : log.kernels) satAdd(s.kernel_gpu_ns, kernelTotalNs(s, k));
-  for (const MemOpBody& m : log.mem_ops) {
-    auto it = by_corr.find(m.correlation_id);
-    if (it == by_corr.end()) {
-      ++s.unmatched_mem_ops;
-      continue;
-    }
-    launch_has_kernel[it->second] = 1;
-    credit(log.launches[it->second].scope_id, [&](RangeStats& r) { addMemOp(r, m); });
-  }
   s.mem_ops = log.mem_ops.size();
   // Captured launches run nothing; memory calls without an operation record (e.g. synchronous copies
   // CUPTI reports differently) are not launches.

@@ -2,6 +2,7 @@
 // and `kcount kernels`. GPU-free, no CUDA headers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
@@ -102,6 +103,22 @@ struct Summary {
   /// memory operation matched them, and kernels/operations that waited for their launch longer than the
   /// window. 0 means the streaming result equals summarize() on the whole log; see collector/stream_summary.h.
   uint64_t join_window_evicted = 0;
+  /// Capture windows: kernels and memory operations join only a launch of their own window
+  /// (LogData::segment_marks). Launch records (memcpy/memset calls included) whose correlation id lies in
+  /// the span of an earlier window (the first to last correlation id of its Segment record): ids numbered
+  /// anew after a stop (CUPTI restarts them after cuptiFinalize; libkcount before it renumbered wrote them so). 0
+  /// for a log of one window, or of windows whose ids follow one another.
+  uint64_t launches_in_earlier_window_ids = 0;
+  /// Launch records that repeat the correlation id of an earlier launch record of the same window (the
+  /// library writes each id once: a crafted or damaged log). The first launch keeps the id; a repeat is
+  /// joined to nothing (a kernel launch among them counts as without kernel). The streaming join sees a
+  /// repeat only while the first launch is still in its join table (see collector/stream_summary.h).
+  uint64_t repeated_launch_ids = 0;
+  /// The first of those repeats: its launch record number (0-based, file order, memcpy/memset calls
+  /// included), its correlation id, and where it lies when the join knew it (the streaming join: the
+  /// byte offset of the chunk that holds it and the chunk's index; summarize(): ReadIssue::kNoOffset, -1).
+  uint64_t first_repeated_launch = 0, first_repeated_id = 0, first_repeated_offset = ReadIssue::kNoOffset;
+  int64_t first_repeated_chunk = -1;
   /// Where replayed CUDA graph kernels were credited (JoinOptions::graph_view of the join that built this
   /// summary; kLaunch for a summary-mode snapshot). Under kCapturePath a range's graph launches and the
   /// replayed kernels they ran are in different ranges, which the verdicts say (tools/report.h).
@@ -163,6 +180,38 @@ class SegmentIndex {
   std::vector<size_t> by_corr_, by_time_;  // segment indexes sorted by first correlation id / start_ns
 };
 
+/// Correlation-id spans of the capture windows closed so far (their Segment records), merged: tells whether
+/// a launch of the current window carries an id inside an earlier window's span
+/// (Summary::launches_in_earlier_window_ids). Used by summarize() and the streaming join. Memory: one span
+/// per group of overlapping windows. Not thread-safe.
+class WindowIdSpans {
+ public:
+  /// True if correlation id c lies in the span of a closed window. O(1) when c is above every closed
+  /// span (ids that go on growing), else O(log spans).
+  bool inEarlier(uint64_t c) const {
+    if (c > max_ || spans_.empty()) return false;
+    auto it = std::upper_bound(spans_.begin(), spans_.end(), c,
+                               [](uint64_t v, const std::pair<uint64_t, uint64_t>& sp) { return v < sp.first; });
+    return it != spans_.begin() && c <= std::prev(it)->second;
+  }
+  /// How many of the launch records `v` lie in the span of a closed window. Nothing is read before a
+  /// window closed.
+  uint64_t countInEarlier(std::span<const LaunchBody> v) const {
+    if (spans_.empty()) return 0;
+    uint64_t n = 0;
+    for (const LaunchBody& l : v) n += inEarlier(l.correlation_id) ? 1 : 0;
+    return n;
+  }
+  /// A window closed: the span its Segment record gives, [first_correlation_id, last_correlation_id] (the
+  /// smallest and largest id of its launches, as the library counted them), joins the closed ones; a window
+  /// without launch (first_correlation_id 0) adds none.
+  void closeWindow(const SegmentBody& seg);
+
+ private:
+  std::vector<std::pair<uint64_t, uint64_t>> spans_;  // [first, last], sorted, disjoint
+  uint64_t max_ = 0;                                  // largest id of spans_
+};
+
 /// The root's exclusive numbers without the records of unknown range (Summary::unresolved): what ran
 /// outside every range. by_kernel entries whose count drops to 0 are removed; min/max are those of the root.
 RangeStats noRangeStats(const Summary& s);
@@ -205,6 +254,8 @@ void addScopeRow(RangeStats& r, const Row& row) {
 uint64_t saturatedSums(const Summary& s);
 
 /// Joins and aggregates. Unmatched kernels are counted, never credited to a range. O(launches + kernels).
+/// A kernel or memory operation joins the launch record of its own capture window that carries its
+/// correlation id (LogData::segment_marks; one window without them), the first one if several do.
 /// A summary-mode log (LogData::summary_mode) has no launch or kernel records: its Summary is that of its
 /// last complete snapshot (summarizeSnapshot), the same numbers a trace log of the run gives; `options`
 /// is not used there (kernels are credited to the range around the launch, GraphView::kLaunch). A

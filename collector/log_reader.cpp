@@ -395,6 +395,17 @@ class Decoder {
   /// was read, the file does not end inside the snapshot: the library closed the log after the rest of
   /// it was not written, and the metadata and Stats record of the final chunk say why (LogData::
   /// snapshot_cut_at_end).
+  /// After a chunk's records: marks where the windows of the Segment records it held end
+  /// (LogData::segment_marks) and hands those records to the visitor.
+  void endChunk() {
+    if (segments_in_chunk_ == 0) return;
+    const LogData::RecordMark mark{log_.launch_records, log_.kernel_records, log_.mem_op_records};
+    for (size_t i = log_.segments.size() - segments_in_chunk_; i < log_.segments.size(); ++i) {
+      log_.segment_marks.push_back(mark);
+      if (opt_.visitor) opt_.visitor->segment(log_.segments[i]);
+    }
+    segments_in_chunk_ = 0;
+  }
   void finishSnapshots() {
     finishUnknownRecords();
     if (!snap_.open) return;
@@ -508,6 +519,7 @@ class Decoder {
   std::vector<bool> scope_ref_;            // scope ids used while not (yet) defined (markScopeRef())
   std::vector<std::pair<uint64_t, int64_t>> scope_at_;  // where each defined scope's record is (offset, chunk)
   uint64_t rec_at_ = ReadIssue::kNoOffset;
+  size_t segments_in_chunk_ = 0;  // Segment records of the chunk being decoded (endChunk())
   int64_t rec_chunk_ = -1;
   /// References to ids not defined when the record was read: (is_string, id) -> references. Definitions
   /// normally come first, so this stays empty; checkReferences() keeps those still undefined at the end.
@@ -775,6 +787,7 @@ bool Decoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uin
         refString(seg.reason_id, "segment", log.segments.size());
         refString(seg.end_reason_id, "segment", log.segments.size());
         log.segments.push_back(seg);
+        ++segments_in_chunk_;
         break;
       }
       case RecordType::kSnapshotBegin: {
@@ -1138,6 +1151,9 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
     append(out.graph_nodes, p.graph_nodes);
     append(out.mem_ops, p.mem_ops);
     append(out.segments, p.segments);
+    for (LogData::RecordMark m : p.segment_marks)
+      out.segment_marks.push_back({m.launches + out.launch_records, m.kernels + out.kernel_records,
+                                   m.mem_ops + out.mem_op_records});
     for (auto& snap : p.snapshots) out.snapshots.push_back(std::move(snap));
     out.summary_mode = out.summary_mode || p.summary_mode;
     out.incomplete_snapshots += p.incomplete_snapshots;
@@ -1644,7 +1660,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ++chunk;
       continue;
     }
-    if (decoder.decodePayload(payload, h.packed ? 0 : payload_at, pos, chunk, h.record_count, h.packed)) {
+    if (options.visitor) options.visitor->chunk(pos, chunk);
+    const bool decoded = decoder.decodePayload(payload, h.packed ? 0 : payload_at, pos, chunk, h.record_count, h.packed);
+    decoder.endChunk();
+    if (decoded) {
       ++log.chunks_read;
       if (h.packed) ++log.packed_chunks;
       log.last_intact_chunk = chunk;

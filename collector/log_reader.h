@@ -79,6 +79,18 @@ struct LogData {
   std::vector<GraphNodeBody> graph_nodes;  // format 1.1
   std::vector<MemOpBody> mem_ops;          // format 1.1
   std::vector<SegmentBody> segments;       // format 1.2: capture windows, in file order
+  /// Launch, kernel and memory-operation records that lie before a Segment record's window ends: counts of
+  /// records decoded (LogData::launch_records, ...) at the end of the chunk that holds it (the library ends
+  /// a chunk after a Segment record, and a packed chunk decodes its record batches after its other
+  /// records, so the batches of that chunk belong to the window that closes there).
+  struct RecordMark {
+    uint64_t launches = 0, kernels = 0, mem_ops = 0;
+  };
+  /// One entry per entry of `segments`, same order: the records of window i are those from
+  /// segment_marks[i - 1] (or the first record) up to segment_marks[i]; records after the last mark belong
+  /// to a window that was never closed (a process killed while recording). Empty in a LogData built by
+  /// other means than reading (selectSegment(), selectTimeWindow(), tests): its records are one window.
+  std::vector<RecordMark> segment_marks;
   std::vector<SnapshotData> snapshots;     // complete snapshots in file order (summary mode, 1.2)
   /// A KCOUNT_MODE=summary log: its metadata `mode` is `summary`, or a SnapshotBegin record was read. Such a
   /// log holds its numbers in snapshots only: with none complete (`snapshots` empty, e.g. a process killed
@@ -203,6 +215,11 @@ class RecordVisitor {
   virtual void ranges(std::span<const RangeBody>) {}
   virtual void graphNode(const GraphNodeBody&) {}
   virtual void memOp(const MemOpBody&) {}
+  /// A Segment record, after every launch, kernel and memory operation of the chunk that holds it (the
+  /// records of its window; see LogData::segment_marks): records delivered later belong to later windows.
+  virtual void segment(const SegmentBody&) {}
+  /// A chunk whose records follow: its byte offset in the file (of its header) and its index in file order.
+  virtual void chunk(uint64_t /*offset*/, int64_t /*index*/) {}
 };
 
 struct ReadOptions {

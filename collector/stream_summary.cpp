@@ -166,6 +166,12 @@ struct StreamSummarizer::State {
   JoinOptions options;
   size_t window;
   uint64_t launch_seq = 0;
+  // Capture windows: launches numbered below window_first_seq belong to a closed window and join nothing
+  // of the current one (segment()).
+  uint64_t window_first_seq = 0;
+  WindowIdSpans earlier;  // correlation-id spans of the closed windows (their Segment records)
+  uint64_t chunk_offset = ReadIssue::kNoOffset;  // the chunk being read (chunk())
+  int64_t chunk_index = -1;
   struct Slot {
     uint64_t corr = 0;
     uint64_t seq = 0;
@@ -245,6 +251,7 @@ struct StreamSummarizer::State {
   bool join(uint64_t corr, uint32_t& scope_out, uint8_t& flags_out) {
     Slot& r = ring[corr & ring_mask];
     if (r.used && r.corr == corr) {
+      if (r.seq < window_first_seq) return false;  // a launch of an earlier window
       r.flags |= kPendingMatched;
       scope_out = r.scope;
       flags_out = r.flags;
@@ -252,6 +259,7 @@ struct StreamSummarizer::State {
     }
     if (pending.size() == 0) return false;
     if (Pending* p = pending.find(corr)) {
+      if (p->seq < window_first_seq) return false;
       scope_out = p->scope;
       flags_out = p->flags;
       if (p->flags & kPendingGraph)
@@ -278,10 +286,35 @@ struct StreamSummarizer::State {
     });
   }
 
+  /// Whether a launch with this correlation id is held: false if none is, or if the one held belongs to
+  /// an earlier window (then it is let go: counted as without kernel if nothing joined it).
   bool known(uint64_t corr) {
-    const Slot& r = ring[corr & ring_mask];
-    if (r.used && r.corr == corr) return true;
-    return pending.size() != 0 && pending.find(corr) != nullptr;
+    Slot& r = ring[corr & ring_mask];
+    if (r.used && r.corr == corr) {
+      if (r.seq >= window_first_seq) return true;
+      unmatchedLaunch(r.flags);
+      r.used = false;
+      return false;
+    }
+    if (pending.size() == 0) return false;
+    const Pending* p = pending.find(corr);
+    if (p == nullptr) return false;
+    if (p->seq >= window_first_seq) return true;
+    unmatchedLaunch(p->flags);
+    pending.erase(corr);
+    return false;
+  }
+
+  /// The current window ends: records still waiting for their launch find none (no later launch belongs
+  /// to their window), and launches held so far join nothing more.
+  void closeWindow(const SegmentBody& seg) {
+    for (const auto& [c, x] : waiting) {
+      unmatched(out, x);
+      if (x.is_kernel) segUnmatched(c);
+    }
+    waiting.clear();
+    window_first_seq = launch_seq;
+    earlier.closeWindow(seg);
   }
 
   void addLaunch(const LaunchBody& l) {
@@ -303,9 +336,15 @@ struct StreamSummarizer::State {
     const uint8_t flags = static_cast<uint8_t>((l.is_graph_launch ? kPendingGraph : 0) |
                                                ((l.flags & kLaunchCaptured) ? kPendingCaptured : 0) |
                                                (memop ? kPendingMemOp : 0));
-    // A repeated correlation id: the first launch keeps the id (summarize() does the same); this one
-    // is never matched.
+    // A repeated correlation id in one window: the first launch keeps the id (summarize() does the same);
+    // this one is never matched.
     if (known(l.correlation_id)) {
+      if (out.repeated_launch_ids++ == 0) {
+        out.first_repeated_launch = seq;
+        out.first_repeated_id = l.correlation_id;
+        out.first_repeated_offset = chunk_offset;
+        out.first_repeated_chunk = chunk_index;
+      }
       unmatchedLaunch(flags);
       return;
     }
@@ -370,6 +409,7 @@ StreamSummarizer::StreamSummarizer(const JoinOptions& options, size_t window) : 
 StreamSummarizer::~StreamSummarizer() = default;
 
 void StreamSummarizer::launches(std::span<const LaunchBody> v) {
+  s_->out.launches_in_earlier_window_ids += s_->earlier.countInEarlier(v);
   for (const LaunchBody& l : v) s_->addLaunch(l);
 }
 
@@ -427,6 +467,13 @@ void StreamSummarizer::ranges(std::span<const RangeBody> v) {
       const size_t i = s_->seg_index->byRangeEnd(r.end_ns);
       if (i != SegmentIndex::kNone) ++s_->seg_totals[i].ranges;
     }
+}
+
+void StreamSummarizer::segment(const SegmentBody& seg) { s_->closeWindow(seg); }
+
+void StreamSummarizer::chunk(uint64_t offset, int64_t index) {
+  s_->chunk_offset = offset;
+  s_->chunk_index = index;
 }
 
 void StreamSummarizer::setSegments(const LogData& log) {

@@ -23,7 +23,10 @@ inline constexpr size_t kDefaultJoinWindow = 1u << 20;
 /// (same Summary, field by field) when Summary::join_window_evicted is 0 and the first kernel or memory
 /// operation of each launch lies within `window` launch records of it in the file, the others within
 /// min(window, 64 Ki) launches of it (the kernels of one graph launch, or a second record for one
-/// launch); the library writes a kernel within a few drains, about a second, of its launch.
+/// launch); the library writes a kernel within a few drains, about a second, of its launch. Capture
+/// windows as summarize() takes them: a Segment record (segment()) ends the window of the records before
+/// it. A correlation id repeated within one window is seen only while its first launch is held (a matched
+/// launch leaves the ring once pushed out of it), so Summary::repeated_launch_ids may be lower.
 ///
 /// Memory: recent launches in a ring indexed by correlation id (it grows while launches in flight
 /// outnumber it, up to min(window, 64 Ki) entries, 2 MiB), launches
@@ -45,6 +48,11 @@ class StreamSummarizer final : public RecordVisitor {
   void ranges(std::span<const RangeBody> v) override;
   void graphNode(const GraphNodeBody& g) override;
   void memOp(const MemOpBody& m) override;
+  /// Closes the current capture window: kernels and memory operations read after it join only launches
+  /// read after it, and those still waiting for their launch count as unmatched.
+  void segment(const SegmentBody& seg) override;
+  /// Notes the chunk being read, for Summary::first_repeated_offset.
+  void chunk(uint64_t offset, int64_t index) override;
 
   /// Ends the join (launches never matched count as launches without kernel, waiting kernels as
   /// unmatched) and builds the Summary; `log` gives the scopes (the range tree). Call once, last.

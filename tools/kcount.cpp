@@ -816,6 +816,7 @@ int kcountMain(int argc, char** argv) {
           l.data = kc::selectSegment(l.data, sg);
           l.summary = kc::summarize(l.data, g_join);
           kc::noteSaturatedSums(l);
+          kc::noteRepeatedIds(l);
           l.segments.reset();  // the selected window's totals, from its records
         }
       }

@@ -1076,6 +1076,41 @@ void noteSaturatedSums(LoadedLog& l) {
   issues.push_back(std::move(i));
 }
 
+void noteRepeatedIds(LoadedLog& l) {
+  auto& issues = l.data.issues;
+  issues.erase(std::remove_if(issues.begin(), issues.end(),
+                              [](const ReadIssue& i) {
+                                return i.message.find(kEarlierWindowIdsIssue) != std::string::npos ||
+                                       i.message.find(kRepeatedIdsIssue) != std::string::npos;
+                              }),
+               issues.end());
+  const Summary& s = l.summary;
+  if (const uint64_t n = s.launches_in_earlier_window_ids; n > 0) {
+    ReadIssue i;
+    i.severity = ReadIssue::Severity::kWarning;
+    i.message = fmt::format("{} {} {} {}'s launches (ids numbered anew after a stop, as libkcount wrote them before it renumbered "
+                            "them): kernels and memory operations were joined to the launches of their own window",
+                            counted(n, "launch", "launches"), plural(n, "carries a", "carry"),
+                            n == 1 ? "correlation id" : "correlation ids", kEarlierWindowIdsIssue);
+    issues.push_back(std::move(i));
+  }
+  if (const uint64_t n = s.repeated_launch_ids; n > 0) {
+    ReadIssue i;
+    i.severity = ReadIssue::Severity::kWarning;
+    const std::string place = s.first_repeated_offset == ReadIssue::kNoOffset
+                                  ? std::string()
+                                  : fmt::format(", lies in chunk {} at byte {}", s.first_repeated_chunk,
+                                                s.first_repeated_offset);
+    i.message = fmt::format("{} {} {} (the library writes each id once: a crafted or damaged log); the first, launch "
+                            "record {} with correlation id {}{}; the first launch of an id keeps it, the {} joined "
+                            "to nothing",
+                            counted(n, "launch", "launches"), plural(n, "repeats", "repeat"), kRepeatedIdsIssue,
+                            s.first_repeated_launch, s.first_repeated_id, place,
+                            n == 1 ? "repeat is" : "repeats are");
+    issues.push_back(std::move(i));
+  }
+}
+
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
@@ -1084,6 +1119,7 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   noteLaterPartOnDisk(path, l.data);
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
+  noteRepeatedIds(l);
   return l;
 }
 
@@ -1096,6 +1132,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   l.summary = std::move(s.summary);
   if (segment_totals) l.segments = std::move(s.segments);
   noteSaturatedSums(l);
+  noteRepeatedIds(l);
   return l;
 }
 
@@ -1118,6 +1155,7 @@ LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& jo
   compactScopes(l.data);
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
+  noteRepeatedIds(l);
   return l;
 }
 
@@ -1130,6 +1168,7 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
   l.data = std::move(s.data);
   l.summary = std::move(s.summary);
   noteSaturatedSums(l);
+  noteRepeatedIds(l);
   return l;
 }
 

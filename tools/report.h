@@ -44,6 +44,17 @@ inline constexpr const char* kSaturatedIssue = "sums held at 2^64 - 1";
 /// streamParts. No exception beyond std::bad_alloc.
 void noteSaturatedSums(LoadedLog& l);
 
+/// Starts of the warnings noteRepeatedIds() adds.
+inline constexpr const char* kEarlierWindowIdsIssue = "inside the span of an earlier capture window";
+inline constexpr const char* kRepeatedIdsIssue = "the correlation id of an earlier launch in the same capture window";
+/// Adds to l.data.issues a warning (offset 0, chunk -1) for launches whose correlation ids lie in the span
+/// of an earlier capture window's (Summary::launches_in_earlier_window_ids: joined within their window)
+/// and one for launches that repeat an id within a window (Summary::repeated_launch_ids: the first, its
+/// launch record number, id and, from the streaming join, its chunk and byte offset), replacing those
+/// added before (call again after l.summary is recomputed). Done where noteSaturatedSums() is. No
+/// exception beyond std::bad_alloc.
+void noteRepeatedIds(LoadedLog& l);
+
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
 /// replayed CUDA graph kernels are credited.
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});

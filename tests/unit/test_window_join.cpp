@@ -1,0 +1,232 @@
+// The correlation join within capture windows: a log whose windows reuse correlation ids (CUPTI numbers
+// them anew after the cuptiFinalize of a stop, and the library wrote them so before it renumbered) joins
+// each kernel and memory operation to the launch of its own window, in summarize() and in the streaming
+// join, and the tools name repeated ids.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/analysis.h"
+#include "collector/log_reader.h"
+#include "collector/log_writer.h"
+#include "collector/stream_summary.h"
+#include "tools/report.h"
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+constexpr uint32_t kFwd = 1, kBwd = 2;         // scopes: the ranges "fwd" and "bwd"
+constexpr uint32_t kGemm = 3, kRelu = 4;       // kernel names
+constexpr uint32_t kCtl = 5;                   // the windows' reason
+
+kc::LaunchBody launch(uint64_t corr, uint32_t scope, uint8_t flags = 0) {
+  kc::LaunchBody l{};
+  l.correlation_id = corr;
+  l.scope_id = scope;
+  l.flags = flags;
+  l.enter_ns = 1000 + corr * 10;
+  l.exit_ns = l.enter_ns + 2;
+  return l;
+}
+
+kc::KernelBody kernel(uint64_t corr, uint32_t name, uint64_t ns) {
+  kc::KernelBody k{};
+  k.correlation_id = corr;
+  k.name_id = name;
+  k.start_ns = 5000 + corr * 100;
+  k.end_ns = k.start_ns + ns;
+  return k;
+}
+
+kc::MemOpBody memcpyOp(uint64_t corr, uint64_t bytes) {
+  kc::MemOpBody m{};
+  m.correlation_id = corr;
+  m.start_ns = 100;
+  m.end_ns = 140;
+  m.bytes = bytes;
+  m.kind = static_cast<uint8_t>(kc::MemOpKind::kMemcpy);
+  return m;
+}
+
+void definitions(kc::LogWriter& w) {
+  w.writeString(kFwd, "fwd");
+  w.writeString(kBwd, "bwd");
+  w.writeString(kGemm, "gemm");
+  w.writeString(kRelu, "relu");
+  w.writeString(kCtl, "ctl");
+  w.writeScope({kFwd, kc::kRootScope, kFwd, 0});
+  w.writeScope({kBwd, kc::kRootScope, kBwd, 0});
+}
+
+/// Two capture windows, each ended by its Segment record and a flush as the library writes them, whose
+/// launches both use correlation ids 1..5 (and 7, a memcpy call):
+/// window 0, range fwd: launches 1..6, memcpy call 7; kernels gemm 1..5 of 10 ns; memcpy 7 of 100 bytes.
+/// window 1, range bwd: kernels relu 1, 2 before their launches, launches 1..5, memcpy call 7, kernels
+/// relu 3..6 of 20 ns (6 has no launch in the window: window 0's launch 6 must not take it), memcpy 7 of
+/// 300 bytes.
+Bytes twoWindowLog(kc::LogEncoding encoding) {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink, encoding);
+  definitions(w);
+  for (uint64_t c = 1; c <= 6; ++c) w.writeLaunch(launch(c, kFwd));
+  w.writeLaunch(launch(7, kFwd, kc::kLaunchMemOp));
+  w.writeRange({1000, 1200, kFwd, 1, 1, 0});
+  for (uint64_t c = 1; c <= 5; ++c) w.writeKernel(kernel(c, kGemm, 10));
+  w.writeMemOp(memcpyOp(7, 100));
+  w.writeSegment({900, 1300, 1, 7, 0, kCtl, kCtl, 0});
+  w.flush();
+  w.writeKernel(kernel(1, kRelu, 20));
+  w.writeKernel(kernel(2, kRelu, 20));
+  for (uint64_t c = 1; c <= 5; ++c) w.writeLaunch(launch(c, kBwd));
+  w.writeLaunch(launch(7, kBwd, kc::kLaunchMemOp));
+  w.writeRange({1400, 1600, kBwd, 1, 1, 0});
+  for (uint64_t c = 3; c <= 6; ++c) w.writeKernel(kernel(c, kRelu, 20));
+  w.writeMemOp(memcpyOp(7, 300));
+  w.writeSegment({1350, 1700, 1, 7, 1, kCtl, kCtl, 0});
+  w.flush();
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
+void checkWindowsJoined(const kc::Summary& s) {
+  CHECK(s.launches == 11);
+  CHECK(s.kernels == 11);
+  CHECK(s.unmatched_kernels == 1);         // window 1's relu of id 6
+  CHECK(s.launches_without_kernel == 1);   // window 0's launch 6
+  CHECK(s.unmatched_mem_ops == 0);
+  CHECK(s.launches_in_earlier_window_ids == 6);  // window 1's launches 1..5 and memcpy call 7
+  CHECK(s.repeated_launch_ids == 0);
+  const kc::RangeStats& fwd = s.exclusive[kFwd];
+  CHECK(fwd.launches == 6);
+  CHECK(fwd.kernels == 5);
+  CHECK(fwd.gpu_ns == 50);
+  CHECK(fwd.by_kernel.size() == 1);
+  CHECK(fwd.by_kernel.count(kGemm) == 1);
+  CHECK(fwd.memcpy_count == 1);
+  CHECK(fwd.memcpy_bytes == 100);
+  const kc::RangeStats& bwd = s.exclusive[kBwd];
+  CHECK(bwd.launches == 5);
+  CHECK(bwd.kernels == 5);
+  CHECK(bwd.gpu_ns == 100);
+  CHECK(bwd.by_kernel.count(kRelu) == 1);
+  CHECK(bwd.by_kernel.count(kGemm) == 0);
+  CHECK(bwd.memcpy_count == 1);
+  CHECK(bwd.memcpy_bytes == 300);
+  CHECK(s.exclusive[kc::kRootScope].kernels == 0);
+  CHECK(s.unmatched_by_kernel.count(kRelu) == 1);
+}
+
+std::string writeTemp(const Bytes& bytes) {
+  char path[] = "/tmp/kc_window_join_XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  close(fd);
+  return path;
+}
+
+std::string checkText(const kc::LoadedLog& l) {
+  std::ostringstream out;
+  kc::printCheck(out, l);
+  return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("capture windows that reuse correlation ids join within their window (summarize and streaming)") {
+  for (auto encoding : {kc::LogEncoding::kCompact, kc::LogEncoding::kPlain}) {
+    CAPTURE(static_cast<int>(encoding));
+    const Bytes b = twoWindowLog(encoding);
+    const kc::LogData d = kc::readLog(b);
+    REQUIRE(d.intact());
+    REQUIRE(d.segments.size() == 2);
+    REQUIRE(d.segment_marks.size() == 2);
+    CHECK(d.segment_marks[0].launches == 7);
+    CHECK(d.segment_marks[0].kernels == 5);
+    CHECK(d.segment_marks[0].mem_ops == 1);
+    CHECK(d.segment_marks[1].launches == 13);
+    checkWindowsJoined(kc::summarize(d));
+    const kc::StreamedLog st = kc::summarizeLogBytes(b);
+    CHECK(st.summary.join_window_evicted == 0);
+    checkWindowsJoined(st.summary);
+    // The smallest join window (its smallest ring) gives the same numbers.
+    checkWindowsJoined(kc::summarizeLogBytes(b, {}, 2).summary);
+    // Rotated parts joined: the windows are found in the joined data too.
+    const std::vector<kc::LogData> parts{d};
+    CHECK(kc::joinRotatedParts(parts, {"a.kcount"}).segment_marks.size() == 2);
+  }
+}
+
+TEST_CASE("a log of one capture window joins as a log without Segment record") {
+  // The windows' log, its Segment records left out but the last: one window, ids repeated within it.
+  kc::MemorySink with, without;
+  for (kc::MemorySink* sink : {&with, &without}) {
+    kc::LogWriter w(sink);
+    definitions(w);
+    for (uint64_t c = 1; c <= 6; ++c) w.writeLaunch(launch(c, kFwd));
+    for (uint64_t c = 1; c <= 5; ++c) w.writeKernel(kernel(c, kGemm, 10));
+    w.flush();
+    for (uint64_t c = 1; c <= 5; ++c) w.writeLaunch(launch(c, kBwd));
+    for (uint64_t c = 3; c <= 6; ++c) w.writeKernel(kernel(c, kRelu, 20));
+    if (sink == &with) w.writeSegment({900, 1700, 1, 6, 0, kCtl, kCtl, 0});
+    w.writeEnd();
+    w.flush();
+  }
+  for (const Bytes* b : {&with.bytes, &without.bytes}) {
+    for (const kc::Summary& s : {kc::summarize(kc::readLog(*b)), kc::summarizeLogBytes(*b).summary}) {
+      // The first launch of an id keeps it: every kernel joins window 0's fwd launches.
+      CHECK(s.exclusive[kFwd].kernels == 9);
+      CHECK(s.exclusive[kBwd].kernels == 0);
+      CHECK(s.launches_without_kernel == 5);
+      CHECK(s.unmatched_kernels == 0);
+      CHECK(s.launches_in_earlier_window_ids == 0);
+      CHECK(s.repeated_launch_ids == 5);
+      CHECK(s.first_repeated_launch == 6);
+      CHECK(s.first_repeated_id == 1);
+    }
+  }
+}
+
+TEST_CASE("check names correlation ids repeated across capture windows and within one") {
+  const std::string across = writeTemp(twoWindowLog(kc::LogEncoding::kCompact));
+  for (const kc::LoadedLog& l : {kc::streamLog(across), kc::loadLog(across)}) {
+    const std::string text = checkText(l);
+    CAPTURE(text);
+    CHECK(text.find("join: 1 unmatched kernel, 1 launch without kernel") != std::string::npos);
+    CHECK(text.find("warning: 6 launches carry correlation ids inside the span of an earlier capture window's "
+                    "launches") != std::string::npos);
+    CHECK(text.find("same capture window") == std::string::npos);
+  }
+  std::remove(across.c_str());
+
+  // One window, launch ids 1, 2, 3, 2: the library never writes it.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink, kc::LogEncoding::kPlain);
+  definitions(w);
+  w.flush();
+  for (uint64_t c : {1, 2, 3, 2}) w.writeLaunch(launch(c, kFwd));
+  for (uint64_t c = 1; c <= 3; ++c) w.writeKernel(kernel(c, kGemm, 10));
+  w.writeEnd();
+  w.flush();
+  REQUIRE(kc::readLog(sink.bytes).chunks_read == 2);  // the definitions, then the records
+  const std::string within = writeTemp(sink.bytes);
+  const kc::LoadedLog streamed = kc::streamLog(within);
+  CHECK(streamed.summary.first_repeated_chunk == 1);
+  const std::string text = checkText(streamed);
+  CAPTURE(text);
+  CHECK(text.find("warning: 1 launch repeats the correlation id of an earlier launch in the same capture window "
+                  "(the library writes each id once: a crafted or damaged log); the first, launch record 3 with "
+                  "correlation id 2, lies in chunk 1 at byte " +
+                  std::to_string(streamed.summary.first_repeated_offset)) != std::string::npos);
+  CHECK(text.find("earlier capture window's") == std::string::npos);
+  const std::string loaded_text = checkText(kc::loadLog(within));
+  CHECK(loaded_text.find("the first, launch record 3 with correlation id 2;") != std::string::npos);
+  std::remove(within.c_str());
+}
