@@ -887,9 +887,7 @@ int kcountMain(int argc, char** argv) {
         std::cerr << "kcount: --top limits the kernels of the table and CSV: no effect with --format json (its "
                      "ranges list every kernel)\n";
       if (format == "json") {
-        auto j = kc::summaryJson(logs);
-        if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
-        std::cout << kc::dumpJson(j) << '\n';
+        kc::writeSummaryJson(std::cout, logs);
       } else {
         bool first = true;
         for (const auto& l : logs) {
@@ -976,7 +974,7 @@ int kcountMain(int argc, char** argv) {
       }
       const kc::KernelSort sort = kc::parseKernelSort(kernels_sort).value_or(kc::KernelSort::kGpuTotal);
       if (format == "json")
-        std::cout << kc::dumpJson(kc::kernelsJson(logs, sort)) << '\n';
+        kc::writeKernelsJson(std::cout, logs, sort);
       else if (format == "csv")
         kc::printKernelsCsv(std::cout, logs, full_names, sort);
       else
