@@ -926,7 +926,7 @@ int kcountMain(int argc, char** argv) {
         if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())
           std::cerr << "kcount: diff: warning: " << w << '\n';
       if (format == "json")
-        std::cout << kc::dumpJson(kc::diffJson(a, b)) << '\n';
+        kc::writeDiffJson(std::cout, a, b);
       else
         kc::printDiff(std::cout, a, b);
       return rc;

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/diff.h"
 #include "tools/json_writer.h"
 #include "tools/multi_log.h"
 #include "tools/report.h"
@@ -113,5 +114,18 @@ TEST_CASE("kernels JSON written a kernel at a time is the text of its document")
       kc::writeKernelsJson(out, some, sort);
       CHECK(out.str() == kc::dumpJson(kc::kernelsJson(some, sort)) + "\n");
     }
+  }
+}
+
+TEST_CASE("diff JSON written a range at a time is the text of its document") {
+  auto read = [](const char* p) { return std::vector<kc::LoadedLog>{kc::streamLog(logPath(p))}; };
+  const auto eager = read("examples/logs/geglu-eager.kcount"), compiled = read("examples/logs/geglu-compiled.kcount");
+  const auto sweep = read("examples/logs/sweep-eager.kcount"), graphs = read("tests/data/graphs.kcount");
+  // Kernels on both sides and on one, ranges on one side only, different work (work_differs).
+  for (const auto& [a, b] : {std::pair{&eager, &compiled}, std::pair{&compiled, &eager}, std::pair{&eager, &eager},
+                             std::pair{&sweep, &graphs}}) {
+    std::ostringstream out;
+    kc::writeDiffJson(out, *a, *b);
+    CHECK(out.str() == kc::dumpJson(kc::diffJson(*a, *b)) + "\n");
   }
 }
