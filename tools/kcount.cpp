@@ -847,7 +847,7 @@ int kcountMain(int argc, char** argv) {
         // complete snapshot has no series: named as holding no totals, unless its table says so itself.
         warnStates(logs, /*issues_printed=*/false, /*no_totals=*/format != "table");
         if (format == "json") {
-          std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';
+          kc::writeSeriesJson(std::cout, logs);
         } else {
           bool first = true;
           for (const auto& l : logs) {

@@ -12,6 +12,7 @@
 #include "tools/json_writer.h"
 #include "tools/multi_log.h"
 #include "tools/report.h"
+#include "tools/series.h"
 
 namespace {
 
@@ -127,5 +128,19 @@ TEST_CASE("diff JSON written a range at a time is the text of its document") {
     std::ostringstream out;
     kc::writeDiffJson(out, *a, *b);
     CHECK(out.str() == kc::dumpJson(kc::diffJson(*a, *b)) + "\n");
+  }
+}
+
+TEST_CASE("series JSON written a range at a time is the text of its document") {
+  std::vector<kc::LoadedLog> logs;
+  for (const char* p : {"tests/data/fuzz-regressions/summary-mode-two-snapshots.kcount",
+                        "tests/data/fuzz-regressions/summary-mode-snapshot-totals.kcount",
+                        "tests/data/fuzz-regressions/summary-mode-no-complete-snapshot.kcount"})
+    logs.push_back(kc::loadLog(logPath(p)));
+  for (size_t n = 1; n <= logs.size(); ++n) {
+    const std::vector<kc::LoadedLog> some(logs.begin(), logs.begin() + static_cast<std::ptrdiff_t>(n));
+    std::ostringstream out;
+    kc::writeSeriesJson(out, some);
+    CHECK(out.str() == kc::dumpJson(kc::seriesJson(some)) + "\n");
   }
 }
