@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <tuple>
@@ -316,10 +317,10 @@ void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& 
 /// the larger count), with the count and GPU time on each side and the GPU time's change (a side without
 /// the kernel counts 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn
 /// characters, distinct (tellKernelsApart, elideDistinct).
-void printKernels(std::ostream& out, const json& k, const DiffSide& a, const DiffSide& b) {
+void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b) {
   out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
                      "A, {} only in B\n",
-                     k["same"].size(), k["only_a"].size(), k["only_b"].size());
+                     k.same.size(), k.only_a.size(), k.only_b.size());
   const DiffUnit& oa = a.units.at(kOverall);
   const DiffUnit& ob = b.units.at(kOverall);
   struct Row {
@@ -328,10 +329,9 @@ void printKernels(std::ostream& out, const json& k, const DiffSide& a, const Dif
     const DiffKernel* kb;
   };
   std::vector<Row> rows;
-  auto kernelOf = [](const DiffUnit& u, const json& e) { return &u.by_identity.at(e["identity"].get<std::string>()); };
-  for (const auto& e : k["same"]) rows.push_back({"same", kernelOf(oa, e), kernelOf(ob, e)});
-  for (const auto& e : k["only_a"]) rows.push_back({"only A", kernelOf(oa, e), nullptr});
-  for (const auto& e : k["only_b"]) rows.push_back({"only B", nullptr, kernelOf(ob, e)});
+  for (const auto& id : k.same) rows.push_back({"same", &oa.by_identity.at(id), &ob.by_identity.at(id)});
+  for (const auto& id : k.only_a) rows.push_back({"only A", &oa.by_identity.at(id), nullptr});
+  for (const auto& id : k.only_b) rows.push_back({"only B", nullptr, &ob.by_identity.at(id)});
   if (rows.empty()) return;
   auto cost = [&](const Row& r) {
     uint64_t g = 0;
@@ -739,11 +739,23 @@ json sameKernelJson(const DiffUnit& oa, const DiffUnit& ob, const std::string& i
               {"gpu_ns_b", gpuOf(ob, ob.by_identity.at(id).gpu_ns)}};
 }
 
-/// The element of "verdicts" for unit `p` (a range path or kOverall).
-json verdictJson(const DiffParts& d, const std::string& p) {
+/// The verdict lines of unit `p` (a range path or kOverall), as recorded (not escaped).
+std::vector<std::string> verdictLines(const DiffParts& d, const std::string& p) {
   std::vector<std::string> lines = diffVerdicts(d.a.units.at(p), d.b.units.at(p), unitName(d.a, p));
   if (p == kOverall && d.work.any()) lines.insert(lines.begin(), workDiffLine(d.work));
-  return json{{"unit", p}, {"lines", lines}};
+  return lines;
+}
+
+/// The element of "verdicts" for unit `p`.
+json verdictJson(const DiffParts& d, const std::string& p) { return json{{"unit", p}, {"lines", verdictLines(d, p)}}; }
+
+/// "steady_state": the range printed first when it repeats (the steady state a comparison is about), or
+/// none.
+std::optional<std::string> steadyState(const DiffParts& d) {
+  if (d.order.front() != kOverall &&
+      std::min(d.a.units.at(d.order.front()).instances, d.b.units.at(d.order.front()).instances) > 1)
+    return d.order.front();
+  return std::nullopt;
 }
 
 /// Diff JSON with null in place of its lists that grow with the logs: "ranges", "verdicts" and the
@@ -755,11 +767,8 @@ json diffJsonWithoutLists(const DiffParts& d, const std::vector<LoadedLog>& la, 
   for (const auto& l : lb) pb.push_back(l.path);
   const DiffUnit& oa = d.a.units.at(kOverall);
   const DiffUnit& ob = d.b.units.at(kOverall);
-  // The range printed first when it repeats: the steady state a comparison is about.
-  json steady = nullptr;
-  if (d.order.front() != kOverall &&
-      std::min(d.a.units.at(d.order.front()).instances, d.b.units.at(d.order.front()).instances) > 1)
-    steady = d.order.front();
+  const auto steady_state = steadyState(d);
+  const json steady = steady_state ? json(*steady_state) : json(nullptr);
   json work_json = nullptr;
   if (d.work.any()) {
     json inst = json::array();
@@ -837,19 +846,19 @@ void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& la, const st
 }
 
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const json j = diffJson(la, lb);
-  auto names = [](const json& arr) {
+  const DiffParts d = diffParts(la, lb);
+  const DiffSide &a = d.a, &b = d.b;
+  auto names = [](const std::vector<LoadedLog>& logs) {
     std::string s;
-    for (const auto& p : arr) s += (s.empty() ? "" : ", ") + p.get<std::string>();
+    for (const auto& l : logs) s += (s.empty() ? "" : ", ") + l.path;
     return s;
   };
-  auto rangeNames = [](const json& arr) {
+  auto rangeNames = [](const std::vector<std::string>& v) {
     std::string s;
-    for (const auto& p : arr) s += (s.empty() ? "" : ", ") + displayName(p.get<std::string>());
+    for (const auto& p : v) s += (s.empty() ? "" : ", ") + displayName(p);
     return s;
   };
-  out << "A: " << names(j["a"]) << "\nB: " << names(j["b"]) << "\n\n";
-  const DiffSide a = diffSide(la), b = diffSide(lb);
+  out << "A: " << names(la) << "\nB: " << names(lb) << "\n\n";
   struct Row {
     std::string path;
     const DiffUnit* ua;
@@ -857,10 +866,9 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   };
   static const DiffUnit kAbsent;
   std::vector<Row> rows{{kOverall, &a.units.at(kOverall), &b.units.at(kOverall)}};
-  for (const auto& r : j["ranges"]) {
-    const std::string p = r["path"];
-    rows.push_back({p, a.units.count(p) ? &a.units.at(p) : &kAbsent, b.units.count(p) ? &b.units.at(p) : &kAbsent});
-  }
+  for (const auto& p : d.paths)
+    if (p != kOverall)
+      rows.push_back({p, a.units.count(p) ? &a.units.at(p) : &kAbsent, b.units.count(p) ? &b.units.at(p) : &kAbsent});
   // Long range paths are shortened in the text (the JSON keeps them whole), all together so that
   // different ranges stay distinguishable (elideDistinct).
   std::map<std::string, std::string> short_of;
@@ -868,9 +876,8 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     std::vector<std::string> all;
     for (const auto& r : rows)
       if (r.path != kOverall) all.push_back(shownPath(a, b, r.path));
-    for (const auto& r : j["ranges"]) all.push_back(shownPath(a, b, r["path"]));
-    for (const auto& v : j["verdicts"])
-      if (v["unit"] != kOverall) all.push_back(shownPath(a, b, v["unit"]));
+    for (const auto& p : d.order)
+      if (p != kOverall) all.push_back(shownPath(a, b, p));
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     const std::vector<std::string> shown = elideDistinct(all);
@@ -944,31 +951,33 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   }
   out << '\n';
   bool nesting = false;
-  for (const auto& r : j["ranges"]) {
-    if (r["in"] != "both") continue;
-    if (r["nesting_differs"].get<bool>()) {
-      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shortPath(r["path"]),
-                         rangeNames(r["children_a"]), rangeNames(r["children_b"]));
+  // rows[0] is the whole run; the others are the ranges in diffOrder().
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    if (r.ua->present && r.ub->present && r.ua->children != r.ub->children) {
+      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shortPath(r.path),
+                         rangeNames(r.ua->children), rangeNames(r.ub->children));
       nesting = true;
     }
   }
-  for (const auto& r : j["ranges"])
-    if (r["in"] != "both") {
-      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", shortPath(r["path"]));
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (!rows[i].ua->present || !rows[i].ub->present) {
+      out << fmt::format("only in {}: {}\n", rows[i].ua->present ? "A" : "B", shortPath(rows[i].path));
       nesting = true;
     }
   if (nesting) out << '\n';
-  printKernels(out, j["kernels"], a, b);
-  for (const auto& v : j["verdicts"]) {
-    out << "\nverdict for " << (v["unit"] == kOverall ? std::string("the whole run") : shortPath(v["unit"]));
-    if (v["unit"] == j["steady_state"]) {
-      const DiffUnit& ua = a.units.at(v["unit"].get<std::string>());
-      const DiffUnit& ub = b.units.at(v["unit"].get<std::string>());
+  printKernels(out, d.kernels, a, b);
+  const auto steady = steadyState(d);
+  for (const auto& p : d.order) {
+    out << "\nverdict for " << (p == kOverall ? std::string("the whole run") : shortPath(p));
+    if (p == steady) {
+      const DiffUnit& ua = a.units.at(p);
+      const DiffUnit& ub = b.units.at(p);
       out << fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
     }
     out << ":\n";
     // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
-    for (const auto& line : v["lines"]) out << "  " << displayText(line.get<std::string>()) << '\n';
+    for (const auto& line : verdictLines(d, p)) out << "  " << displayText(line) << '\n';
   }
 }
 
