@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <tuple>
@@ -316,10 +317,10 @@ void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& 
 /// the larger count), with the count and GPU time on each side and the GPU time's change (a side without
 /// the kernel counts 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn
 /// characters, distinct (tellKernelsApart, elideDistinct).
-void printKernels(std::ostream& out, const json& k, const DiffSide& a, const DiffSide& b) {
+void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b) {
   out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
                      "A, {} only in B\n",
-                     k["same"].size(), k["only_a"].size(), k["only_b"].size());
+                     k.same.size(), k.only_a.size(), k.only_b.size());
   const DiffUnit& oa = a.units.at(kOverall);
   const DiffUnit& ob = b.units.at(kOverall);
   struct Row {
@@ -328,10 +329,9 @@ void printKernels(std::ostream& out, const json& k, const DiffSide& a, const Dif
     const DiffKernel* kb;
   };
   std::vector<Row> rows;
-  auto kernelOf = [](const DiffUnit& u, const json& e) { return &u.by_identity.at(e["identity"].get<std::string>()); };
-  for (const auto& e : k["same"]) rows.push_back({"same", kernelOf(oa, e), kernelOf(ob, e)});
-  for (const auto& e : k["only_a"]) rows.push_back({"only A", kernelOf(oa, e), nullptr});
-  for (const auto& e : k["only_b"]) rows.push_back({"only B", nullptr, kernelOf(ob, e)});
+  for (const auto& id : k.same) rows.push_back({"same", &oa.by_identity.at(id), &ob.by_identity.at(id)});
+  for (const auto& id : k.only_a) rows.push_back({"only A", &oa.by_identity.at(id), nullptr});
+  for (const auto& id : k.only_b) rows.push_back({"only B", nullptr, &ob.by_identity.at(id)});
   if (rows.empty()) return;
   auto cost = [&](const Row& r) {
     uint64_t g = 0;
@@ -677,101 +677,188 @@ std::vector<std::string> diffOrder(const DiffSide& a, const DiffSide& b) {
 }
 }  // namespace
 
-json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const DiffSide a = diffSide(la), b = diffSide(lb);
+namespace {
+
+/// What diff JSON is made from: both sides, the range paths in order (diffOrder()), the kernels matched
+/// by identity, the work that differs and the units that get verdicts (verdictOrder()).
+struct DiffParts {
+  DiffSide a, b;
+  std::vector<std::string> paths;
+  KernelMatch kernels;
+  WorkDiff work;
+  std::vector<std::string> order;
+};
+
+DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+  DiffParts d;
+  d.a = diffSide(la);
+  d.b = diffSide(lb);
+  d.paths = diffOrder(d.a, d.b);
+  d.kernels = matchKernels(d.a.units.at(kOverall), d.b.units.at(kOverall));
+  d.work = workDiff(d.a, d.b);
+  d.order = verdictOrder(d.a, d.b);
+  return d;
+}
+
+/// The element of "ranges" for range path `p` (not kOverall).
+json rangeJson(const DiffParts& d, const std::string& p) {
+  static const DiffUnit kAbsent;
+  const DiffUnit& ua = d.a.units.count(p) ? d.a.units.at(p) : kAbsent;
+  const DiffUnit& ub = d.b.units.count(p) ? d.b.units.at(p) : kAbsent;
+  json domain = nullptr;  // the range's NVTX domain; null for the default domain (and "(no range)")
+  if (auto it = d.a.domains.find(p); it != d.a.domains.end()) domain = it->second;
+  else if (auto it = d.b.domains.find(p); it != d.b.domains.end()) domain = it->second;
+  return json{{"path", p},
+              {"domain", domain},
+              {"in", ua.present && ub.present ? "both" : ua.present ? "a" : "b"},
+              {"a", unitJson(ua)},
+              {"b", unitJson(ub)},
+              {"change", changeJson(ua, ub)},
+              {"children_a", ua.children},
+              {"children_b", ub.children},
+              {"nesting_differs", ua.present && ub.present && ua.children != ub.children}};
+}
+
+json gpuOf(const DiffUnit& u, uint64_t ns) { return u.gpu_time ? json(ns) : json(nullptr); }
+
+/// The element of "kernels" "only_a" (u: A's whole run) or "only_b" for kernel identity `id`.
+json kernelJson(const DiffUnit& u, const std::string& id) {
+  const DiffKernel& k = u.by_identity.at(id);
+  return json{{"identity", id}, {"name", k.name}, {"short", k.short_full}, {"category", k.category},
+              {"count", k.count}, {"gpu_ns", gpuOf(u, k.gpu_ns)}};
+}
+
+/// The element of "kernels" "same" for kernel identity `id`.
+json sameKernelJson(const DiffUnit& oa, const DiffUnit& ob, const std::string& id) {
+  return json{{"identity", id},
+              {"short", oa.by_identity.at(id).short_full},
+              {"category", oa.by_identity.at(id).category},
+              {"count_a", oa.by_identity.at(id).count},
+              {"count_b", ob.by_identity.at(id).count},
+              {"gpu_ns_a", gpuOf(oa, oa.by_identity.at(id).gpu_ns)},
+              {"gpu_ns_b", gpuOf(ob, ob.by_identity.at(id).gpu_ns)}};
+}
+
+/// The verdict lines of unit `p` (a range path or kOverall), as recorded (not escaped).
+std::vector<std::string> verdictLines(const DiffParts& d, const std::string& p) {
+  std::vector<std::string> lines = diffVerdicts(d.a.units.at(p), d.b.units.at(p), unitName(d.a, p));
+  if (p == kOverall && d.work.any()) lines.insert(lines.begin(), workDiffLine(d.work));
+  return lines;
+}
+
+/// The element of "verdicts" for unit `p`.
+json verdictJson(const DiffParts& d, const std::string& p) { return json{{"unit", p}, {"lines", verdictLines(d, p)}}; }
+
+/// "steady_state": the range printed first when it repeats (the steady state a comparison is about), or
+/// none.
+std::optional<std::string> steadyState(const DiffParts& d) {
+  if (d.order.front() != kOverall &&
+      std::min(d.a.units.at(d.order.front()).instances, d.b.units.at(d.order.front()).instances) > 1)
+    return d.order.front();
+  return std::nullopt;
+}
+
+/// Diff JSON with null in place of its lists that grow with the logs: "ranges", "verdicts" and the
+/// kernels' "same", "only_a" and "only_b" (rangeJson(), verdictJson(), sameKernelJson() and kernelJson()
+/// give their elements).
+json diffJsonWithoutLists(const DiffParts& d, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
   json pa = json::array(), pb = json::array();
   for (const auto& l : la) pa.push_back(l.path);
   for (const auto& l : lb) pb.push_back(l.path);
-  const std::vector<std::string> paths = diffOrder(a, b);
-  static const DiffUnit kAbsent;
-  json ranges = json::array();
-  for (const auto& p : paths) {
-    if (p == kOverall) continue;
-    const DiffUnit& ua = a.units.count(p) ? a.units.at(p) : kAbsent;
-    const DiffUnit& ub = b.units.count(p) ? b.units.at(p) : kAbsent;
-    json domain = nullptr;  // the range's NVTX domain; null for the default domain (and "(no range)")
-    if (auto it = a.domains.find(p); it != a.domains.end()) domain = it->second;
-    else if (auto it = b.domains.find(p); it != b.domains.end()) domain = it->second;
-    ranges.push_back(json{{"path", p},
-                          {"domain", domain},
-                          {"in", ua.present && ub.present ? "both" : ua.present ? "a" : "b"},
-                          {"a", unitJson(ua)},
-                          {"b", unitJson(ub)},
-                          {"change", changeJson(ua, ub)},
-                          {"children_a", ua.children},
-                          {"children_b", ub.children},
-                          {"nesting_differs", ua.present && ub.present && ua.children != ub.children}});
-  }
-  const DiffUnit& oa = a.units.at(kOverall);
-  const DiffUnit& ob = b.units.at(kOverall);
-  const KernelMatch m = matchKernels(oa, ob);
-  auto gpuOf = [](const DiffUnit& u, uint64_t ns) { return u.gpu_time ? json(ns) : json(nullptr); };
-  auto kernelList = [&](const DiffUnit& u, const std::vector<std::string>& ids) {
-    json arr = json::array();
-    for (const auto& id : ids) {
-      const DiffKernel& k = u.by_identity.at(id);
-      arr.push_back(json{{"identity", id}, {"name", k.name}, {"short", k.short_full}, {"category", k.category},
-                         {"count", k.count}, {"gpu_ns", gpuOf(u, k.gpu_ns)}});
-    }
-    return arr;
-  };
-  json same = json::array();
-  for (const auto& id : m.same)
-    same.push_back(json{{"identity", id},
-                        {"short", oa.by_identity.at(id).short_full},
-                        {"category", oa.by_identity.at(id).category},
-                        {"count_a", oa.by_identity.at(id).count},
-                        {"count_b", ob.by_identity.at(id).count},
-                        {"gpu_ns_a", gpuOf(oa, oa.by_identity.at(id).gpu_ns)},
-                        {"gpu_ns_b", gpuOf(ob, ob.by_identity.at(id).gpu_ns)}});
-  const WorkDiff work = workDiff(a, b);
-  json verdicts = json::array();
-  const std::vector<std::string> order = verdictOrder(a, b);
-  for (const auto& p : order) {
-    std::vector<std::string> lines = diffVerdicts(a.units.at(p), b.units.at(p), unitName(a, p));
-    if (p == kOverall && work.any()) lines.insert(lines.begin(), workDiffLine(work));
-    verdicts.push_back(json{{"unit", p}, {"lines", lines}});
-  }
-  // The range printed first when it repeats: the steady state a comparison is about.
-  json steady = nullptr;
-  if (order.front() != kOverall &&
-      std::min(a.units.at(order.front()).instances, b.units.at(order.front()).instances) > 1)
-    steady = order.front();
+  const DiffUnit& oa = d.a.units.at(kOverall);
+  const DiffUnit& ob = d.b.units.at(kOverall);
+  const auto steady_state = steadyState(d);
+  const json steady = steady_state ? json(*steady_state) : json(nullptr);
   json work_json = nullptr;
-  if (work.any()) {
+  if (d.work.any()) {
     json inst = json::array();
-    for (const auto& d : work.instances) inst.push_back(json{{"path", d.path}, {"a", d.a}, {"b", d.b}});
-    work_json = json{{"instances", inst}, {"only_a", work.only_a}, {"only_b", work.only_b}};
+    for (const auto& w : d.work.instances) inst.push_back(json{{"path", w.path}, {"a", w.a}, {"b", w.b}});
+    work_json = json{{"instances", inst}, {"only_a", d.work.only_a}, {"only_b", d.work.only_b}};
   }
   return json{{"a", pa},
               {"b", pb},
-              {"gpu_time", json{{"a", a.gpu_time}, {"b", b.gpu_time}}},
+              {"gpu_time", json{{"a", d.a.gpu_time}, {"b", d.b.gpu_time}}},
               // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
-              {"launch_timing_sample", json{{"a", a.launch_timing_sample}, {"b", b.launch_timing_sample}}},
+              {"launch_timing_sample", json{{"a", d.a.launch_timing_sample}, {"b", d.b.launch_timing_sample}}},
               {"overall", json{{"a", unitJson(oa)},
                                {"b", unitJson(ob)},
                                {"change", changeJson(oa, ob)},
                                {"work_differs", work_json}}},
               {"steady_state", steady},
-              {"ranges", ranges},
-              {"kernels", json{{"same", same}, {"only_a", kernelList(oa, m.only_a)}, {"only_b", kernelList(ob, m.only_b)}}},
-              {"verdicts", verdicts}};
+              {"ranges", nullptr},
+              {"kernels", json{{"same", nullptr}, {"only_a", nullptr}, {"only_b", nullptr}}},
+              {"verdicts", nullptr}};
+}
+
+/// Calls f(key, element) for each element of diff JSON's lists, list by list: "ranges", "same",
+/// "only_a", "only_b", "verdicts".
+template <typename F>
+void forEachListElement(const DiffParts& d, std::string_view list, F&& f) {
+  const DiffUnit& oa = d.a.units.at(kOverall);
+  const DiffUnit& ob = d.b.units.at(kOverall);
+  if (list == "ranges") {
+    for (const auto& p : d.paths)
+      if (p != kOverall) f(rangeJson(d, p));
+  } else if (list == "same") {
+    for (const auto& id : d.kernels.same) f(sameKernelJson(oa, ob, id));
+  } else if (list == "only_a") {
+    for (const auto& id : d.kernels.only_a) f(kernelJson(oa, id));
+  } else if (list == "only_b") {
+    for (const auto& id : d.kernels.only_b) f(kernelJson(ob, id));
+  } else if (list == "verdicts") {
+    for (const auto& p : d.order) f(verdictJson(d, p));
+  }
+}
+
+}  // namespace
+
+json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+  const DiffParts d = diffParts(la, lb);
+  json out = diffJsonWithoutLists(d, la, lb);
+  auto fill = [&](json& list, std::string_view name) {
+    list = json::array();
+    forEachListElement(d, name, [&](json e) { list.push_back(std::move(e)); });
+  };
+  fill(out["ranges"], "ranges");
+  for (const char* k : {"same", "only_a", "only_b"}) fill(out["kernels"][k], k);
+  fill(out["verdicts"], "verdicts");
+  return out;
+}
+
+void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+  const DiffParts d = diffParts(la, lb);
+  const json doc = diffJsonWithoutLists(d, la, lb);
+  JsonWriter w(out);
+  auto list = [&](std::string_view name) {
+    return [&w, &d, name] {
+      w.beginArray();
+      forEachListElement(d, name, [&](const json& e) { w.value(e); });
+      w.end();
+    };
+  };
+  w.object(doc, {{"ranges", list("ranges")},
+                 {"kernels", [&] {
+                    w.object(doc.at("kernels"),
+                             {{"same", list("same")}, {"only_a", list("only_a")}, {"only_b", list("only_b")}});
+                  }},
+                 {"verdicts", list("verdicts")}});
+  out << '\n';
 }
 
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const json j = diffJson(la, lb);
-  auto names = [](const json& arr) {
+  const DiffParts d = diffParts(la, lb);
+  const DiffSide &a = d.a, &b = d.b;
+  auto names = [](const std::vector<LoadedLog>& logs) {
     std::string s;
-    for (const auto& p : arr) s += (s.empty() ? "" : ", ") + p.get<std::string>();
+    for (const auto& l : logs) s += (s.empty() ? "" : ", ") + l.path;
     return s;
   };
-  auto rangeNames = [](const json& arr) {
+  auto rangeNames = [](const std::vector<std::string>& v) {
     std::string s;
-    for (const auto& p : arr) s += (s.empty() ? "" : ", ") + displayName(p.get<std::string>());
+    for (const auto& p : v) s += (s.empty() ? "" : ", ") + displayName(p);
     return s;
   };
-  out << "A: " << names(j["a"]) << "\nB: " << names(j["b"]) << "\n\n";
-  const DiffSide a = diffSide(la), b = diffSide(lb);
+  out << "A: " << names(la) << "\nB: " << names(lb) << "\n\n";
   struct Row {
     std::string path;
     const DiffUnit* ua;
@@ -779,10 +866,9 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   };
   static const DiffUnit kAbsent;
   std::vector<Row> rows{{kOverall, &a.units.at(kOverall), &b.units.at(kOverall)}};
-  for (const auto& r : j["ranges"]) {
-    const std::string p = r["path"];
-    rows.push_back({p, a.units.count(p) ? &a.units.at(p) : &kAbsent, b.units.count(p) ? &b.units.at(p) : &kAbsent});
-  }
+  for (const auto& p : d.paths)
+    if (p != kOverall)
+      rows.push_back({p, a.units.count(p) ? &a.units.at(p) : &kAbsent, b.units.count(p) ? &b.units.at(p) : &kAbsent});
   // Long range paths are shortened in the text (the JSON keeps them whole), all together so that
   // different ranges stay distinguishable (elideDistinct).
   std::map<std::string, std::string> short_of;
@@ -790,9 +876,8 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     std::vector<std::string> all;
     for (const auto& r : rows)
       if (r.path != kOverall) all.push_back(shownPath(a, b, r.path));
-    for (const auto& r : j["ranges"]) all.push_back(shownPath(a, b, r["path"]));
-    for (const auto& v : j["verdicts"])
-      if (v["unit"] != kOverall) all.push_back(shownPath(a, b, v["unit"]));
+    for (const auto& p : d.order)
+      if (p != kOverall) all.push_back(shownPath(a, b, p));
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     const std::vector<std::string> shown = elideDistinct(all);
@@ -868,31 +953,33 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   }
   out << '\n';
   bool nesting = false;
-  for (const auto& r : j["ranges"]) {
-    if (r["in"] != "both") continue;
-    if (r["nesting_differs"].get<bool>()) {
-      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shortPath(r["path"]),
-                         rangeNames(r["children_a"]), rangeNames(r["children_b"]));
+  // rows[0] is the whole run; the others are the ranges in diffOrder().
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    if (r.ua->present && r.ub->present && r.ua->children != r.ub->children) {
+      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shortPath(r.path),
+                         rangeNames(r.ua->children), rangeNames(r.ub->children));
       nesting = true;
     }
   }
-  for (const auto& r : j["ranges"])
-    if (r["in"] != "both") {
-      out << fmt::format("only in {}: {}\n", r["in"] == "a" ? "A" : "B", shortPath(r["path"]));
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (!rows[i].ua->present || !rows[i].ub->present) {
+      out << fmt::format("only in {}: {}\n", rows[i].ua->present ? "A" : "B", shortPath(rows[i].path));
       nesting = true;
     }
   if (nesting) out << '\n';
-  printKernels(out, j["kernels"], a, b);
-  for (const auto& v : j["verdicts"]) {
-    out << "\nverdict for " << (v["unit"] == kOverall ? std::string("the whole run") : shortPath(v["unit"]));
-    if (v["unit"] == j["steady_state"]) {
-      const DiffUnit& ua = a.units.at(v["unit"].get<std::string>());
-      const DiffUnit& ub = b.units.at(v["unit"].get<std::string>());
+  printKernels(out, d.kernels, a, b);
+  const auto steady = steadyState(d);
+  for (const auto& p : d.order) {
+    out << "\nverdict for " << (p == kOverall ? std::string("the whole run") : shortPath(p));
+    if (p == steady) {
+      const DiffUnit& ua = a.units.at(p);
+      const DiffUnit& ub = b.units.at(p);
       out << fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
     }
     out << ":\n";
     // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
-    for (const auto& line : v["lines"]) out << "  " << displayText(line.get<std::string>()) << '\n';
+    for (const auto& line : verdictLines(d, p)) out << "  " << displayText(line) << '\n';
   }
 }
 

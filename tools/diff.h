@@ -111,6 +111,11 @@ std::string mixedCommandLines(const std::vector<LoadedLog>& logs, const std::str
 ///  Schema: docs/usage.md. printDiff() writes the same as text: the kernels section one row per kernel,
 ///  largest GPU time first. Pure functions of the logs (thread-safe for distinct outputs).
 nlohmann::json diffJson(const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
+/// Writes `kcount diff --format json`'s document, diffJson(a, b), to `out`, followed by a newline: the text
+/// dumpJson() writes for it, written an element at a time (JsonWriter) for its lists that grow with the
+/// logs ("ranges", "verdicts", the kernels' "same", "only_a", "only_b"), so that memory does not grow with
+/// the text. Write errors are left in `out`'s state. Thread-safe for distinct outputs.
+void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 
 }  // namespace kc

@@ -848,7 +848,7 @@ int kcountMain(int argc, char** argv) {
         // complete snapshot has no series: named as holding no totals, unless its table says so itself.
         warnStates(logs, /*issues_printed=*/false, /*no_totals=*/format != "table");
         if (format == "json") {
-          std::cout << kc::dumpJson(kc::seriesJson(logs)) << '\n';
+          kc::writeSeriesJson(std::cout, logs);
         } else {
           bool first = true;
           for (const auto& l : logs) {
@@ -888,9 +888,7 @@ int kcountMain(int argc, char** argv) {
         std::cerr << "kcount: --top limits the kernels of the table and CSV: no effect with --format json (its "
                      "ranges list every kernel)\n";
       if (format == "json") {
-        auto j = kc::summaryJson(logs);
-        if (logs.size() > 1) j["across_logs"] = kc::acrossLogsJson(logs);
-        std::cout << kc::dumpJson(j) << '\n';
+        kc::writeSummaryJson(std::cout, logs);
       } else {
         bool first = true;
         for (const auto& l : logs) {
@@ -929,7 +927,7 @@ int kcountMain(int argc, char** argv) {
         if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())
           std::cerr << "kcount: diff: warning: " << w << '\n';
       if (format == "json")
-        std::cout << kc::diffJson(a, b).dump(2) << '\n';
+        kc::writeDiffJson(std::cout, a, b);
       else
         kc::printDiff(std::cout, a, b);
       return rc;
@@ -977,7 +975,7 @@ int kcountMain(int argc, char** argv) {
       }
       const kc::KernelSort sort = kc::parseKernelSort(kernels_sort).value_or(kc::KernelSort::kGpuTotal);
       if (format == "json")
-        std::cout << kc::dumpJson(kc::kernelsJson(logs, sort)) << '\n';
+        kc::writeKernelsJson(std::cout, logs, sort);
       else if (format == "csv")
         kc::printKernelsCsv(std::cout, logs, full_names, sort);
       else

@@ -155,57 +155,85 @@ Spread spreadOf(std::vector<double> v) {
   return s;
 }
 
-json acrossLogsJson(const std::vector<LoadedLog>& logs) {
+namespace {
+
+/// What acrossLogsJson() is made from: collect()'s paths, cells and raw paths.
+struct AcrossRanges {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
   std::map<std::string, RawPath> raw;
-  collect(logs, paths, cells, raw);
-  json labels = labelsOf(logs);
-  json ranges = json::array();
-  for (const auto& p : paths) {
-    const auto& row = cells.at(p);
-    json per_log = json::object(), total = json::object(), spread = json::object();
-    size_t in = 0;
-    for (const auto& c : row) in += c.has_value();
-    for (int m = 0; m < 5; ++m) {
-      json vals = json::array();
-      uint64_t sum = 0;
-      std::vector<double> present;
-      for (const auto& c : row) {
-        if (!c || !c->known(m)) {  // no such range, or GPU time not recorded: null
-          vals.push_back(nullptr);
-          continue;
-        }
-        vals.push_back(c->v[m]);
-        sum += c->v[m];
-        present.push_back(static_cast<double>(c->v[m]));
-      }
-      const Spread s = spreadOf(present);
-      per_log[kMetrics[m]] = vals;
-      if (present.empty() && m == 2) {  // no log with the range recorded GPU time
-        total[kMetrics[m]] = nullptr;
-        spread[kMetrics[m]] = nullptr;
+};
+
+/// The element of acrossLogsJson()'s "ranges" for path `p` (a key of a.cells).
+json acrossRangeJson(const AcrossRanges& a, const std::string& p) {
+  const auto& row = a.cells.at(p);
+  json per_log = json::object(), total = json::object(), spread = json::object();
+  size_t in = 0;
+  for (const auto& c : row) in += c.has_value();
+  for (int m = 0; m < 5; ++m) {
+    json vals = json::array();
+    uint64_t sum = 0;
+    std::vector<double> present;
+    for (const auto& c : row) {
+      if (!c || !c->known(m)) {  // no such range, or GPU time not recorded: null
+        vals.push_back(nullptr);
         continue;
       }
-      total[kMetrics[m]] = sum;
-      spread[kMetrics[m]] = json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
+      vals.push_back(c->v[m]);
+      sum += c->v[m];
+      present.push_back(static_cast<double>(c->v[m]));
     }
-    const RawPath& r = raw.at(p);
-    ranges.push_back(json{{"path", r.path},
-                          {"domain", r.domain ? json(*r.domain) : json(nullptr)},
-                          {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}});
+    const Spread s = spreadOf(present);
+    per_log[kMetrics[m]] = vals;
+    if (present.empty() && m == 2) {  // no log with the range recorded GPU time
+      total[kMetrics[m]] = nullptr;
+      spread[kMetrics[m]] = nullptr;
+      continue;
+    }
+    total[kMetrics[m]] = sum;
+    spread[kMetrics[m]] = json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
   }
+  const RawPath& r = a.raw.at(p);
+  return json{{"path", r.path},
+              {"domain", r.domain ? json(*r.domain) : json(nullptr)},
+              {"in_logs", in}, {"per_log", per_log}, {"total", total}, {"spread", spread}};
+}
+
+/// acrossLogsJson() with "ranges" null: acrossRangeJson() gives its elements.
+json acrossLogsJsonWithoutRanges(const std::vector<LoadedLog>& logs) {
   json gpu_time = json::array();  // per log: false for KCOUNT_GPU_TIME=0 (its gpu_ns are null)
   for (const auto& l : logs) gpu_time.push_back(gpuTimeRecorded(l.data));
   json launch_timing = json::array();  // per log: N > 1 when its launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
   for (const auto& l : logs) launch_timing.push_back(launchTimingSample(l.data));
   json totals_known = json::array();  // per log: false for a summary-mode log without a snapshot (all null)
   for (const auto& l : logs) totals_known.push_back(!noSnapshotNumbers(l));
-  return json{{"logs", labels},
+  return json{{"logs", labelsOf(logs)},
               {"gpu_time", gpu_time},
               {"launch_timing_sample", launch_timing},
               {"totals_known", totals_known},
-              {"ranges", ranges}};
+              {"ranges", nullptr}};
+}
+
+}  // namespace
+
+json acrossLogsJson(const std::vector<LoadedLog>& logs) {
+  AcrossRanges a;
+  collect(logs, a.paths, a.cells, a.raw);
+  json out = acrossLogsJsonWithoutRanges(logs);
+  json ranges = json::array();
+  for (const auto& p : a.paths) ranges.push_back(acrossRangeJson(a, p));
+  out["ranges"] = std::move(ranges);
+  return out;
+}
+
+void writeAcrossLogsJson(JsonWriter& w, const std::vector<LoadedLog>& logs) {
+  AcrossRanges a;
+  collect(logs, a.paths, a.cells, a.raw);
+  w.object(acrossLogsJsonWithoutRanges(logs), {{"ranges", [&] {
+                                                   w.beginArray();
+                                                   for (const auto& p : a.paths) w.value(acrossRangeJson(a, p));
+                                                   w.end();
+                                                 }}});
 }
 
 void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {

@@ -34,6 +34,9 @@ Spread spreadOf(std::vector<double> v);
 /// a complete snapshot (noSnapshotNumbers()) has no numbers: totals_known false, null in every per_log
 /// list, and not counted in in_logs, total or spread.
 nlohmann::json acrossLogsJson(const std::vector<LoadedLog>& logs);
+/// Writes acrossLogsJson(logs) through `w` as its next value (the same text), a range's element at a
+/// time. Thread-safe for distinct writers and logs not being changed.
+void writeAcrossLogsJson(JsonWriter& w, const std::vector<LoadedLog>& logs);
 
 /// Table of one metric (inclusive; "(no range)" exclusive, as in the summary): range, one column per log,
 /// total, min, median, max, and "in k/N logs". A log without numbers (noSnapshotNumbers()) reads "no

@@ -1510,7 +1510,76 @@ static void nullGpuTimes(json& j) {
   }
 }
 
-json summaryJson(const LoadedLog& l) {
+namespace {
+
+/// Calls f(json) with summary JSON's element of "ranges" for each row of `l` (summaryRows() order), with
+/// null GPU times for a log without them; one element at a time.
+template <typename F>
+void forEachRangeJson(const LoadedLog& l, F&& f) {
+  const LogData& d = l.data;
+  const Summary& s = l.summary;
+  const bool gpu_time = gpuTimeRecorded(d);
+  const auto depth = scopeDepths(s);
+  RangeStats no_range;
+  for (const SummaryRow& row : summaryRows(d, s, no_range)) {
+    const uint32_t id = row.id;
+    const bool unresolved = row.unresolved;
+    const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
+    const bool lost = !unresolved && d.scopeLost(id);
+    std::string path = unresolved ? std::string(kUnresolvedLabel) : lost ? lostRangeName(d.logScopeId(id)) : d.scopePath(id);
+    std::string name = unresolved || lost || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
+    json kernels = json::array();
+    for (const auto& [kname, t] : sortedKernels(d, ex))
+      kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
+    // The root's inclusive numbers are its exclusive ones (summaryRows()). Records of an unknown range get
+    // no verdict and no instances (their range's time is not known).
+    const uint64_t instances = unresolved ? 0 : own.instances;
+    json per_instance = nullptr;
+    if (instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(instances);
+    const RangeLayers ly_in = rangeLayers(d, in, instances, own.cpu_ns, s.graph_view);
+    RangeLayers ly_ex = rangeLayers(d, ex, instances, own.cpu_ns, s.graph_view);
+    // The innermost verdict as `--view innermost` prints it (a parent's work may be in its children).
+    ly_ex.verdict = innermostVerdict(d, ex, in, instances, own.cpu_ns, s.graph_view);
+    json layers{{"inclusive", layersJson(ly_in, in)}, {"innermost", layersJson(ly_ex, ex)}};
+    json flat = layersJson(ly_in, in);
+    const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
+    json r{{"path", path},
+           {"name", name},
+           // The NVTX domain the range was pushed in; null for the default domain. Ranges of one
+           // path in two domains are two rows with the same path (scope_id tells them apart).
+           {"domain", domain ? json(*domain) : json(nullptr)},
+           {"scope_id", unresolved ? json(nullptr) : json(d.logScopeId(id))},
+           // The tree without parsing paths (a name may hold '/': "a/b" at the top and b
+           // inside a have the same path): null for the root, the unknown-range row and a
+           // lost range (its Scope record, which named the parent, was lost).
+           {"parent_scope_id", unresolved || lost || id == kRootScope || !d.scopeDefined(id)
+                                   ? json(nullptr)
+                                   : json(d.logScopeId(d.scopes[id].parent_id))},
+           {"depth", unresolved ? 1 : depth[id]},
+           {"unknown_range", unresolved},
+           {"lost_range", lost},
+           {"placeholder", !unresolved && isPlaceholder(s, id)},
+           {"tally_dropped", !unresolved && tallyDropped(s, id)},
+           {"instances", instances},
+           // No instance (the "(no range)" row, a range never pushed in a window): no CPU
+           // time, null as in kernels_per_instance (the table prints "-", CSV leaves it empty).
+           {"cpu_ns", instances > 0 ? json(own.cpu_ns) : json(nullptr)},
+           {"exclusive", countsJson(ex)},
+           {"inclusive", countsJson(in)},
+           {"kernels_per_instance", per_instance},
+           {"kernels", kernels},
+           {"gemm_gpu_ns", flat["gemm_gpu_ns"]},
+           {"other_gpu_ns", flat["other_gpu_ns"]},
+           {"kernels_per_launch", flat["kernels_per_launch"]},
+           {"verdict", flat["verdict"]},
+           {"layers", layers}};
+    if (!gpu_time) nullGpuTimes(r);
+    f(std::move(r));
+  }
+}
+
+/// summaryJson() of `l` with "ranges" null: forEachRangeJson() gives its elements.
+json summaryJsonWithoutRanges(const LoadedLog& l) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
   json meta = json::object();
@@ -1538,62 +1607,6 @@ json summaryJson(const LoadedLog& l) {
               {"late_activity_records", d.stats.late_activity_records},
               {"nvtx_pop_underflow", d.stats.nvtx_pop_underflow},
               {"bytes_dropped", d.stats.bytes_dropped}};
-  const auto depth = scopeDepths(s);
-  json ranges = json::array();
-  RangeStats no_range;
-  for (const SummaryRow& row : summaryRows(d, s, no_range)) {
-    const uint32_t id = row.id;
-    const bool unresolved = row.unresolved;
-    const RangeStats &ex = *row.ex, &in = *row.in, &own = *row.own;
-    const bool lost = !unresolved && d.scopeLost(id);
-    std::string path = unresolved ? std::string(kUnresolvedLabel) : lost ? lostRangeName(d.logScopeId(id)) : d.scopePath(id);
-    std::string name = unresolved || lost || id == kRootScope ? path : std::string(d.str(d.scopes[id].name_id));
-    json kernels = json::array();
-    for (const auto& [kname, t] : sortedKernels(d, ex))
-      kernels.push_back(json{{"name", kname}, {"short", shortKernelNameUncut(kname)}, {"count", t.count}, {"gpu_ns", t.gpu_ns}});
-    // The root's inclusive numbers are its exclusive ones (summaryRows()). Records of an unknown range get
-    // no verdict and no instances (their range's time is not known).
-    const uint64_t instances = unresolved ? 0 : own.instances;
-    json per_instance = nullptr;
-    if (instances > 0) per_instance = static_cast<double>(in.kernels) / static_cast<double>(instances);
-    const RangeLayers ly_in = rangeLayers(d, in, instances, own.cpu_ns, s.graph_view);
-    RangeLayers ly_ex = rangeLayers(d, ex, instances, own.cpu_ns, s.graph_view);
-    // The innermost verdict as `--view innermost` prints it (a parent's work may be in its children).
-    ly_ex.verdict = innermostVerdict(d, ex, in, instances, own.cpu_ns, s.graph_view);
-    json layers{{"inclusive", layersJson(ly_in, in)}, {"innermost", layersJson(ly_ex, ex)}};
-    json flat = layersJson(ly_in, in);
-    const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
-    ranges.push_back(json{{"path", path},
-                          {"name", name},
-                          // The NVTX domain the range was pushed in; null for the default domain. Ranges of one
-                          // path in two domains are two rows with the same path (scope_id tells them apart).
-                          {"domain", domain ? json(*domain) : json(nullptr)},
-                          {"scope_id", unresolved ? json(nullptr) : json(d.logScopeId(id))},
-                          // The tree without parsing paths (a name may hold '/': "a/b" at the top and b
-                          // inside a have the same path): null for the root, the unknown-range row and a
-                          // lost range (its Scope record, which named the parent, was lost).
-                          {"parent_scope_id", unresolved || lost || id == kRootScope || !d.scopeDefined(id)
-                                                  ? json(nullptr)
-                                                  : json(d.logScopeId(d.scopes[id].parent_id))},
-                          {"depth", unresolved ? 1 : depth[id]},
-                          {"unknown_range", unresolved},
-                          {"lost_range", lost},
-                          {"placeholder", !unresolved && isPlaceholder(s, id)},
-                          {"tally_dropped", !unresolved && tallyDropped(s, id)},
-                          {"instances", instances},
-                          // No instance (the "(no range)" row, a range never pushed in a window): no CPU
-                          // time, null as in kernels_per_instance (the table prints "-", CSV leaves it empty).
-                          {"cpu_ns", instances > 0 ? json(own.cpu_ns) : json(nullptr)},
-                          {"exclusive", countsJson(ex)},
-                          {"inclusive", countsJson(in)},
-                          {"kernels_per_instance", per_instance},
-                          {"kernels", kernels},
-                          {"gemm_gpu_ns", flat["gemm_gpu_ns"]},
-                          {"other_gpu_ns", flat["other_gpu_ns"]},
-                          {"kernels_per_launch", flat["kernels_per_launch"]},
-                          {"verdict", flat["verdict"]},
-                          {"layers", layers}});
-  }
   json segments = json::array();
   // A summary-mode log's snapshots are cumulative over every window: its per-window counts are not known.
   auto count = [&](uint64_t n) { return d.summary_mode ? json(nullptr) : json(n); };
@@ -1616,12 +1629,11 @@ json summaryJson(const LoadedLog& l) {
   // The whole process: every matched launch, kernel and memory operation, ranges or not.
   json overall = s.inclusive.empty() ? countsJson(RangeStats{}) : countsJson(s.inclusive[kRootScope]);
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
-           {"totals", totals}, {"overall", overall}, {"ranges", ranges}, {"segments", segments}};
+           {"totals", totals}, {"overall", overall}, {"ranges", nullptr}, {"segments", segments}};
   if (noSnapshotNumbers(l)) {
     // No complete snapshot: the numbers are not known (not zeros), as "no totals" across logs.
     out["totals"] = nullptr;
     out["overall"] = nullptr;
-    out["ranges"] = nullptr;
   }
   out["mode"] = d.summary_mode ? "summary" : "trace";
   out["gpu_time"] = gpuTimeRecorded(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
@@ -1667,14 +1679,46 @@ json summaryJson(const LoadedLog& l) {
   return out;
 }
 
-std::string dumpJson(const nlohmann::json& j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}  // namespace
+
+json summaryJson(const LoadedLog& l) {
+  json out = summaryJsonWithoutRanges(l);
+  if (!noSnapshotNumbers(l)) {  // no complete snapshot: "ranges" stays null
+    json ranges = json::array();
+    forEachRangeJson(l, [&](json r) { ranges.push_back(std::move(r)); });
+    out["ranges"] = std::move(ranges);
+  }
+  return out;
 }
 
 json summaryJson(const std::vector<LoadedLog>& logs) {
   json arr = json::array();
   for (const auto& l : logs) arr.push_back(summaryJson(l));
   return json{{"logs", arr}};
+}
+
+void writeSummaryJson(std::ostream& out, const std::vector<LoadedLog>& logs) {
+  JsonWriter w(out);
+  json doc{{"logs", nullptr}};
+  if (logs.size() > 1) doc["across_logs"] = nullptr;  // written by writeAcrossLogsJson()
+  w.object(doc, {{"across_logs", [&] { writeAcrossLogsJson(w, logs); }},
+                 {"logs", [&] {
+                   w.beginArray();
+                   for (const auto& l : logs) {
+                     const json skeleton = summaryJsonWithoutRanges(l);
+                     if (noSnapshotNumbers(l)) {
+                       w.value(skeleton);
+                       continue;
+                     }
+                     w.object(skeleton, {{"ranges", [&] {
+                                            w.beginArray();
+                                            forEachRangeJson(l, [&](const json& r) { w.value(r); });
+                                            w.end();
+                                          }}});
+                   }
+                   w.end();
+                 }}});
+  out << '\n';
 }
 
 void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptions& opt) {
@@ -2084,8 +2128,18 @@ std::optional<AcrossMetric> parseAcrossMetric(std::string_view word) {
   return std::nullopt;
 }
 
-json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort) {
-  json arr = json::array();
+namespace {
+
+/// Merged GPU times are known only if every log recorded them.
+bool allGpuTimes(const std::vector<LoadedLog>& logs) {
+  bool all_gpu = true;
+  for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
+  return all_gpu;
+}
+
+/// Calls f(json) with each element of kernelsJson()'s "kernels", in `sort`'s order, one at a time.
+template <typename F>
+void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& f) {
   const auto labels = labelsOf(logs);
   std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
   if (logs.size() > 1)
@@ -2096,8 +2150,7 @@ json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort) {
     for (const auto& [p, n] : r.ranges) ranges[p] = n;
     return ranges;
   };
-  bool all_gpu = true;  // merged GPU times are known only if every log recorded them
-  for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
+  const bool all_gpu = allGpuTimes(logs);
   for (const auto& r : collectKernels(pointers(logs), false, sort)) {
     json k{{"name", r.name},
            {"short", shortKernelNameUncut(r.name)},
@@ -2117,9 +2170,27 @@ json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort) {
                                  {"ranges", rangesJson(it->second)}});
       k["per_log"] = per_log;
     }
-    arr.push_back(std::move(k));
+    f(std::move(k));
   }
-  return json{{"gpu_time", all_gpu}, {"sort", kernelSortName(sort)}, {"kernels", arr}};
+}
+
+}  // namespace
+
+json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort) {
+  json arr = json::array();
+  forEachKernelJson(logs, sort, [&](json k) { arr.push_back(std::move(k)); });
+  return json{{"gpu_time", allGpuTimes(logs)}, {"sort", kernelSortName(sort)}, {"kernels", arr}};
+}
+
+void writeKernelsJson(std::ostream& out, const std::vector<LoadedLog>& logs, KernelSort sort) {
+  JsonWriter w(out);
+  w.object(json{{"gpu_time", allGpuTimes(logs)}, {"sort", kernelSortName(sort)}, {"kernels", nullptr}},
+           {{"kernels", [&] {
+              w.beginArray();
+              forEachKernelJson(logs, sort, [&](const json& k) { w.value(k); });
+              w.end();
+            }}});
+  out << '\n';
 }
 
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort) {

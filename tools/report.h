@@ -14,6 +14,7 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/stream_summary.h"
+#include "tools/json_writer.h"
 
 namespace kc {
 
@@ -399,9 +400,12 @@ std::string innermostVerdict(const LogData& log, const RangeStats& ex, const Ran
 nlohmann::json summaryJson(const LoadedLog& log);
 /// {"logs":[...]}.
 nlohmann::json summaryJson(const std::vector<LoadedLog>& logs);
-/// JSON text as kcount prints it (2-space indent). Strings from a log are bytes as recorded (NVTX
-/// messages, kernel names, or damage): invalid UTF-8 is written as U+FFFD instead of throwing.
-std::string dumpJson(const nlohmann::json& j);
+/// Writes `kcount summary --format json`'s document for `logs` to `out`, followed by a newline: {"logs":
+/// [summaryJson() of each log]}, with "across_logs": acrossLogsJson() for several logs; the same text as
+/// dumpJson() of that document, written a range at a time (JsonWriter), so that memory does not grow with
+/// the text (one range's element at a time) beyond the across-logs part. Write errors are left in
+/// `out`'s state. Thread-safe for distinct outputs and logs not being changed.
+void writeSummaryJson(std::ostream& out, const std::vector<LoadedLog>& logs);
 
 void printSummaryTable(std::ostream& out, const LoadedLog& log, const SummaryOptions& opt);
 /// One CSV row per range of `log`, then its (overall) row; the column header first if `header`. A
@@ -444,6 +448,11 @@ std::optional<KernelSort> parseKernelSort(std::string_view word);
 /// "kernels":[{"name","short","count","gpu_ns","ranges":{path:n}}]}, in `sort`'s order. Kernels with no
 /// matching launch count under "(unmatched)".
 nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort = KernelSort::kGpuTotal);
+/// Writes `kcount kernels --format json`'s document, kernelsJson(logs, sort), to `out`, followed by a
+/// newline: the text dumpJson() writes for it, written a kernel at a time (JsonWriter), so that memory
+/// does not grow with the text. Write errors are left in `out`'s state. Thread-safe for distinct outputs
+/// and logs not being changed.
+void writeKernelsJson(std::ostream& out, const std::vector<LoadedLog>& logs, KernelSort sort = KernelSort::kGpuTotal);
 /// The `kcount kernels` table and CSV: one row per kernel (per kernel and log with several logs; a
 /// kernel's rows follow the merged order), in `sort`'s order.
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names,

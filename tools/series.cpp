@@ -72,37 +72,81 @@ std::vector<SeriesInterval> snapshotSeries(const LoadedLog& log) {
   return out;
 }
 
+namespace {
+
+/// The element of an interval's "ranges" for range `id` of `l` and its change `r`.
+json seriesRangeJson(const LoadedLog& l, uint32_t id, const RangeStats& r) {
+  const bool gpu = gpuTimeRecorded(l.data);
+  return json{{"path", l.data.scopePath(id)},
+              {"domain", rangeDomain(l.data, id) ? json(*rangeDomain(l.data, id)) : json(nullptr)},
+              {"instances", r.instances},
+              {"cpu_ns", r.cpu_ns},
+              {"launches", r.launches},
+              {"graph_launches", r.graph_launches},
+              {"kernels", r.kernels},
+              {"gpu_ns", gpu ? json(r.gpu_ns) : json(nullptr)},  // null: KCOUNT_GPU_TIME=0
+              {"launch_api_ns", r.launch_api_ns}};
+}
+
+/// An element of "intervals" with "ranges" null: seriesRangeJson() gives its elements.
+json intervalJsonWithoutRanges(const LoadedLog& l, const SeriesInterval& iv) {
+  return json{{"sequence", iv.sequence},
+              {"begin_ns", iv.begin_ns},
+              {"end_ns", iv.end_ns},
+              {"offset_ns", minus(iv.end_ns, startNs(l.data))},
+              {"final", iv.final_snapshot},
+              {"ranges", nullptr}};
+}
+
+/// An element of "logs" with "intervals" null.
+json seriesLogJsonWithoutIntervals(const LoadedLog& l) {
+  return json{{"path", l.path}, {"mode", l.data.summary_mode ? "summary" : "trace"}, {"gpu_time", gpuTimeRecorded(l.data)},
+              {"launch_timing_sample", launchTimingSample(l.data)},  // > 1: launch_api_ns are estimates
+              {"state", logState(l)},  // "complete", "incomplete", "lossy", ... (logState)
+              {"intervals", nullptr}};
+}
+
+}  // namespace
+
 json seriesJson(const std::vector<LoadedLog>& logs) {
   json arr = json::array();
   for (const auto& l : logs) {
-    const uint64_t start = startNs(l.data);
-    const bool gpu = gpuTimeRecorded(l.data);
     json intervals = json::array();
     for (const auto& iv : snapshotSeries(l)) {
       json ranges = json::array();
-      for (const auto& [id, r] : iv.ranges)
-        ranges.push_back(json{{"path", l.data.scopePath(id)},
-                              {"domain", rangeDomain(l.data, id) ? json(*rangeDomain(l.data, id)) : json(nullptr)},
-                              {"instances", r.instances},
-                              {"cpu_ns", r.cpu_ns},
-                              {"launches", r.launches},
-                              {"graph_launches", r.graph_launches},
-                              {"kernels", r.kernels},
-                              {"gpu_ns", gpu ? json(r.gpu_ns) : json(nullptr)},  // null: KCOUNT_GPU_TIME=0
-                              {"launch_api_ns", r.launch_api_ns}});
-      intervals.push_back(json{{"sequence", iv.sequence},
-                               {"begin_ns", iv.begin_ns},
-                               {"end_ns", iv.end_ns},
-                               {"offset_ns", minus(iv.end_ns, start)},
-                               {"final", iv.final_snapshot},
-                               {"ranges", ranges}});
+      for (const auto& [id, r] : iv.ranges) ranges.push_back(seriesRangeJson(l, id, r));
+      json i = intervalJsonWithoutRanges(l, iv);
+      i["ranges"] = std::move(ranges);
+      intervals.push_back(std::move(i));
     }
-    arr.push_back(json{{"path", l.path}, {"mode", l.data.summary_mode ? "summary" : "trace"}, {"gpu_time", gpu},
-                       {"launch_timing_sample", launchTimingSample(l.data)},  // > 1: launch_api_ns are estimates
-                       {"state", logState(l)},  // "complete", "incomplete", "lossy", ... (logState)
-                       {"intervals", intervals}});
+    json log = seriesLogJsonWithoutIntervals(l);
+    log["intervals"] = std::move(intervals);
+    arr.push_back(std::move(log));
   }
   return json{{"logs", arr}};
+}
+
+void writeSeriesJson(std::ostream& out, const std::vector<LoadedLog>& logs) {
+  JsonWriter w(out);
+  w.object(json{{"logs", nullptr}}, {{"logs", [&] {
+                                        w.beginArray();
+                                        for (const auto& l : logs) {
+                                          const std::vector<SeriesInterval> series = snapshotSeries(l);
+                                          w.object(seriesLogJsonWithoutIntervals(l), {{"intervals", [&] {
+                                                     w.beginArray();
+                                                     for (const auto& iv : series)
+                                                       w.object(intervalJsonWithoutRanges(l, iv), {{"ranges", [&] {
+                                                                  w.beginArray();
+                                                                  for (const auto& [id, r] : iv.ranges)
+                                                                    w.value(seriesRangeJson(l, id, r));
+                                                                  w.end();
+                                                                }}});
+                                                     w.end();
+                                                   }}});
+                                        }
+                                        w.end();
+                                      }}});
+  out << '\n';
 }
 
 void printSeriesCsv(std::ostream& out, const LoadedLog& l, bool header) {

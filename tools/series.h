@@ -31,6 +31,11 @@ std::vector<SeriesInterval> snapshotSeries(const LoadedLog& log);
 /// "instances", "cpu_ns", "launches", "graph_launches", "kernels", "gpu_ns", "launch_api_ns"}]}]}]}. Times
 /// are host-clock ns (CLOCK_MONOTONIC); "offset_ns" is end_ns minus the log's start_ns.
 nlohmann::json seriesJson(const std::vector<LoadedLog>& logs);
+/// Writes `kcount summary --series --format json`'s document, seriesJson(logs), to `out`, followed by a
+/// newline: the text dumpJson() writes for it, written a range's change at a time (JsonWriter) from one
+/// log's snapshotSeries() at a time. Write errors are left in `out`'s state. Thread-safe for distinct
+/// outputs and logs not being changed.
+void writeSeriesJson(std::ostream& out, const std::vector<LoadedLog>& logs);
 
 /// One table per log: interval end (seconds since start), range (displayPath()), and the changes. A
 /// trace log gets only its "== PATH" heading (it has no snapshots; the caller notes that on stderr).

@@ -3,7 +3,8 @@
 by kc_make_log).
 
   names  a range named b"caf\\xe9" (Latin-1): the summary table and summary CSV show it as `caf\\xe9`,
-         JSON and export CSV/JSON as "caf\\ufffd"; every output decodes as UTF-8.
+         JSON (summary's paths, diff's verdict lines) and export CSV/JSON as "caf\\ufffd"; every output decodes
+         as UTF-8.
   sums   3 kernels of 2^63 - 1 ns: GPU time held at 2^64 - 1 (not wrapped to 2^64 - 3 mod 2^64), with
          the warning "sums held at 2^64 - 1" on stderr and in JSON issues.
 Usage: test_names_and_sums.py BUILD_DIR KC_MAKE_LOG
@@ -48,6 +49,10 @@ with tempfile.TemporaryDirectory() as work:
     r = kc("summary", "--format", "json", names)
     paths = [x["path"] for x in json.loads(r.stdout)["logs"][0]["ranges"]] if r.returncode == 0 else []
     check("names: JSON path caf\\ufffd", "caf\ufffd" in paths, repr(paths))
+    r = kc("diff", "--format", "json", names, names)
+    lines = [x for v in json.loads(r.stdout)["verdicts"] for x in v["lines"]] if r.returncode == 0 else []
+    check("names: diff JSON is UTF-8, exit 0, a verdict line names caf\\ufffd", any("caf\ufffd" in x for x in lines),
+          f"rc {r.returncode}: {r.stderr[-300:]!r}, lines {lines}")
     out = os.path.join(work, "csv")
     r = kc("export", "--format", "csv", "-o", out, names)
     files = sorted(os.listdir(out)) if os.path.isdir(out) else []
