@@ -2384,6 +2384,30 @@ std::string noTotalsText(const LogData& d, const Summary& s) {
                                                  : "");
 }
 
+/// A trace-mode log read whole (End record, one file, nothing damaged): its Stats record counts the launch, kernel and range
+/// records the library wrote, less those kept out (not_written_*); the file must hold that many. A
+/// difference means records went missing without a trace in the chunks (chunks removed and the rest
+/// renumbered, a file put together from pieces). "" when they agree or the check does not apply
+/// (summary mode tallies records instead of writing them; rotated parts share one run's Stats).
+std::string statsShortfall(const LoadedLog& l) {
+  const LogData& d = l.data;
+  if (!d.has_stats || !d.complete || !d.intact() || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
+      d.rotationPart() != 0 || d.continuedInPart() != 0)
+    return {};
+  const StatsBody& st = d.stats;
+  std::string out;
+  auto compare = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
+    const uint64_t written = taken >= kept_out ? taken - kept_out : 0;
+    if (written == read) return;
+    out += fmt::format("{}{} {} records written by the library{}, {} in the file", out.empty() ? "" : "; ",
+                       written, what, kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
+  };
+  compare(st.launches, st.not_written_launches, d.launch_records, "launch");
+  compare(st.kernels, st.not_written_kernels, d.kernel_records, "kernel");
+  compare(st.ranges, st.not_written_ranges, d.range_records, "range");
+  return out;
+}
+
 int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -2462,6 +2486,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
   for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
+  const std::string shortfall = statsShortfall(l);
+  if (!shortfall.empty())
+    out << "warning: the log's Stats record does not match its records: " << shortfall
+        << " (records missing without a trace in the chunks, or a file put together from pieces)\n";
   const LogLosses loss = logLosses(l);
   if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;
@@ -2471,9 +2499,13 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const bool alone = d.isLaterPartAlone() && !given.earlier;
   const bool next_missing = part && !given.next;
   if (!d.intact()) rc = 2;
-  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing) rc = 1;
+  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty())
+    rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
+  else if (!shortfall.empty())
+    out << "RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); what it "
+           "holds is read\n";
   else if (alone)
     out << "PARTIAL: " << laterPartText(d, given.next, given.missing_earlier) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
   else if (next_missing)

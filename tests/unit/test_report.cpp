@@ -71,6 +71,39 @@ bool hasLine(const std::string& text, const std::string& part) { return text.fin
 
 }  // namespace
 
+TEST_CASE("check: a trace log whose Stats record counts more records than the file holds says records are missing") {
+  auto withStats = [](uint64_t launches, uint64_t kernels, uint64_t not_written_kernels) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    stepDefinitions(w);
+    for (uint64_t c = 1; c <= 2; ++c) {
+      w.writeLaunch(launch(c, 1));
+      w.writeKernel(kernel(c, 2));
+    }
+    w.writeRange({10, 900, 1, 7, 7, 0});
+    kc::StatsBody st{};
+    st.launches = launches;
+    st.kernels = kernels;
+    st.ranges = 1;
+    st.not_written_kernels = not_written_kernels;
+    w.writeStats(st);
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes);
+  };
+  std::ostringstream ok, kept_out, missing;
+  CHECK(kc::printCheck(ok, withStats(2, 2, 0)) == 0);
+  CHECK_FALSE(hasLine(ok.str(), "does not match"));
+  CHECK(kc::printCheck(kept_out, withStats(2, 5, 3)) == 1);  // 3 kernels kept out at the size cap: lossy, counted
+  CHECK_FALSE(hasLine(kept_out.str(), "does not match"));
+  CHECK(kc::printCheck(missing, withStats(9666, 10055, 0)) == 1);
+  CHECK(hasLine(missing.str(), "warning: the log's Stats record does not match its records: 9666 launch records "
+                               "written by the library, 2 in the file; 10055 kernel records written by the library, 2 "
+                               "in the file"));
+  CHECK(hasLine(missing.str(), "\nRECORDS MISSING: the file's records do not add up to its Stats record's counts"));
+  CHECK_FALSE(hasLine(missing.str(), "\nOK\n"));
+}
+
 TEST_CASE("KCOUNT_LAUNCH_TIMING: a log whose launch CPU is estimated says so under the table and in JSON") {
   auto withSample = [](const char* sample) {
     kc::MemorySink sink;
