@@ -53,7 +53,8 @@ void stepDefinitions(kc::LogWriter& w) {
 }
 
 /// One log: range "step" (scope 1) with two launches and their kernels, and End.
-std::vector<uint8_t> smallLog() {
+/// Two launches, their kernels and one range of "step"; with `stats`, a Stats record before the End record.
+std::vector<uint8_t> smallLog(const kc::StatsBody* stats = nullptr) {
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
   stepDefinitions(w);
@@ -62,6 +63,7 @@ std::vector<uint8_t> smallLog() {
     w.writeKernel(kernel(c, 2));
   }
   w.writeRange({10, 900, 1, 7, 7, 0});
+  if (stats != nullptr) w.writeStats(*stats);
   w.writeEnd();
   w.flush();
   return sink.bytes;
@@ -73,23 +75,12 @@ bool hasLine(const std::string& text, const std::string& part) { return text.fin
 
 TEST_CASE("check: a trace log whose Stats record counts more records than the file holds says records are missing") {
   auto withStats = [](uint64_t launches, uint64_t kernels, uint64_t not_written_kernels) {
-    kc::MemorySink sink;
-    kc::LogWriter w(&sink);
-    stepDefinitions(w);
-    for (uint64_t c = 1; c <= 2; ++c) {
-      w.writeLaunch(launch(c, 1));
-      w.writeKernel(kernel(c, 2));
-    }
-    w.writeRange({10, 900, 1, 7, 7, 0});
     kc::StatsBody st{};
     st.launches = launches;
     st.kernels = kernels;
     st.ranges = 1;
     st.not_written_kernels = not_written_kernels;
-    w.writeStats(st);
-    w.writeEnd();
-    w.flush();
-    return loaded(sink.bytes);
+    return loaded(smallLog(&st));
   };
   std::ostringstream ok, kept_out, missing;
   CHECK(kc::printCheck(ok, withStats(2, 2, 0)) == 0);
