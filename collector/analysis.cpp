@@ -292,6 +292,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   for (const RangeBody& rb : log.ranges) {
     credit(rb.scope_id, [&](RangeStats& r) {
       ++r.instances;
+      if (rb.flags & kRangeUnclosed) ++r.unclosed;
       satAdd(r.cpu_ns, rangeCpuNs(s, rb));
     });
   }

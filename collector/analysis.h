@@ -29,6 +29,8 @@ struct KernelTally {
 struct RangeStats {
   uint32_t scope_id = 0;
   uint64_t instances = 0;      // range instances closed (or unclosed at exit) with this path
+  uint64_t unclosed = 0;       // of instances: still open when the log closed (kRangeUnclosed); each one's
+                               // end is the close time (trace logs; 0 from summary-mode snapshots)
   uint64_t cpu_ns = 0;         // sum over instances of (end - begin), host clock
   uint64_t launches = 0;       // launch API calls (once per correlation id)
   uint64_t graph_launches = 0; // of which cudaGraphLaunch/cuGraphLaunch
@@ -243,6 +245,7 @@ template <typename Row>
 void addScopeRow(RangeStats& r, const Row& row) {
   satAdd(r.instances, row.instances);
   satAdd(r.cpu_ns, row.cpu_ns);
+  if constexpr (requires { row.unclosed; }) satAdd(r.unclosed, row.unclosed);
   addCountFields(r, row);
 }
 

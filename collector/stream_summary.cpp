@@ -124,6 +124,7 @@ struct ScopeAcc {
   uint64_t instances = 0, cpu_ns = 0, launches = 0, graph_launches = 0, launch_api_ns = 0, kernels = 0,
            gpu_ns = 0, captured_launches = 0, memcpy_count = 0, memcpy_bytes = 0, memcpy_ns = 0,
            memset_count = 0, memset_bytes = 0, memset_ns = 0;
+  uint64_t unclosed = 0;  // of instances: still open when the log closed (kRangeUnclosed)
 };
 
 /// A kernel or memory operation that arrived before its launch.
@@ -460,6 +461,7 @@ void StreamSummarizer::ranges(std::span<const RangeBody> v) {
   for (const RangeBody& r : v) {
     ScopeAcc& a = s_->scope(r.scope_id);
     ++a.instances;
+    if (r.flags & kRangeUnclosed) ++a.unclosed;
     satAdd(a.cpu_ns, rangeCpuNs(s_->out, r));
   }
   if (s_->seg_index)

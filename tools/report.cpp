@@ -499,6 +499,7 @@ std::string rangeLabel(const Summary& s, uint32_t id, std::string shown) {
   std::string label = std::move(shown);
   if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderMark);
   if (tallyDropped(s, id)) label += " " + std::string(kTallyDroppedMark);
+  if (id < s.exclusive.size() && s.exclusive[id].unclosed > 0) label += " " + std::string(kUnclosedMark);
   return label;
 }
 
@@ -1561,6 +1562,8 @@ void forEachRangeJson(const LoadedLog& l, F&& f) {
            {"placeholder", !unresolved && isPlaceholder(s, id)},
            {"tally_dropped", !unresolved && tallyDropped(s, id)},
            {"instances", instances},
+           // Of instances: still open when the log closed, their CPU time running to the close.
+           {"unclosed_instances", unresolved ? 0 : ex.unclosed},
            // No instance (the "(no range)" row, a range never pushed in a window): no CPU
            // time, null as in kernels_per_instance (the table prints "-", CSV leaves it empty).
            {"cpu_ns", instances > 0 ? json(own.cpu_ns) : json(nullptr)},
@@ -1770,6 +1773,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   bool placeholders = false;  // a row marked kPlaceholderMark: explained under the table
   bool dropped_rows = false;  // a row marked kTallyDroppedMark: explained under the table
   bool lost_rows = false;     // a "(lost range P)" row: explained under the table (kLostRangeNote)
+  bool unclosed_rows = false; // a row marked kUnclosedMark: explained under the table
   const auto depth = scopeDepths(s);
   RangeStats no_range;
   std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
@@ -1800,6 +1804,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     std::string label;
     placeholders = placeholders || (id != kRootScope && !unresolved && isPlaceholder(s, id));
     dropped_rows = dropped_rows || (!unresolved && tallyDropped(s, id));
+    unclosed_rows = unclosed_rows || (id != kRootScope && !unresolved && ex.unclosed > 0);
     // A range whose definition was lost: its own instances, CPU time and kernels are not known (its
     // records are in the unknown-range row); its other numbers are those of the ranges under it.
     const bool lost = !unresolved && d.scopeLost(id);
@@ -1853,6 +1858,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   if (placeholders) out << kPlaceholderNote << '\n';
   if (dropped_rows) out << tallyDroppedNote(l) << '\n';
   if (lost_rows) out << kLostRangeNote << '\n';
+  if (unclosed_rows) out << kUnclosedNote << '\n';
   if (!notes.empty()) {
     out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
     for (const auto& n : notes) out << n << '\n';

@@ -299,6 +299,12 @@ bool isPlaceholder(const Summary& s, uint32_t scope_id);
 /// kTallyDroppedMark, explained once under the table (tallyDroppedNote()).
 bool tallyDropped(const Summary& s, uint32_t scope_id);
 inline constexpr std::string_view kTallyDroppedMark = "!";
+/// Text tables mark a range with instances still open when the log closed (RangeStats::unclosed) with
+/// kUnclosedMark, explained once under the table (kUnclosedNote).
+inline constexpr std::string_view kUnclosedMark = "~";
+inline constexpr std::string_view kUnclosedNote =
+    "~: still open when the log closed (the process ended or was killed inside it): those instances' CPU time "
+    "runs to the close";
 /// "!: no numbers: the range's tally was dropped at KCOUNT_MAX_KEYS=K (...)", K from the snapshot used.
 std::string tallyDroppedNote(const LoadedLog& l);
 /// Text tables mark a placeholder row's name with kPlaceholderMark and explain it once, in kPlaceholderNote

@@ -8,6 +8,7 @@
 //   push NAME...             push a range (NAME: the rest of the line) on the thread
 //   dpush DOMAIN NAME...     push a range in the NVTX domain DOMAIN (one word; push: the default domain)
 //   pop                      pop the innermost range
+//   unclosed                 pop it as the library writes a range still open at exit (kRangeUnclosed)
 //   forget                   drop the innermost range without writing it (a range still open when the log
 //                            closed, as in a killed process): no instance of it is recorded
 //   kernel NS NAME...        one launch (cuLaunchKernelEx) in the innermost range and its kernel, NS ns long
@@ -68,9 +69,10 @@ class Builder {
     stack_.push_back({scope(parent, name, domain), tick()});
   }
 
-  bool pop() {
+  bool pop(uint32_t flags = 0) {
     if (stack_.empty()) return false;
     kc::RangeBody r{};
+    r.flags = flags;
     r.begin_ns = stack_.back().begin_ns;
     r.end_ns = tick();
     r.scope_id = stack_.back().scope;
@@ -245,8 +247,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       b.push(args.substr(sp + 1), args.substr(0, sp));
-    } else if (op == "pop") {
-      if (!b.pop()) {
+    } else if (op == "pop" || op == "unclosed") {
+      if (!b.pop(op == "unclosed" ? kc::kRangeUnclosed : 0)) {
         std::fprintf(stderr, "kc_make_log: line %zu: pop with no range pushed\n", n);
         return 2;
       }

@@ -492,6 +492,32 @@ TEST_CASE("kernel records that end before they start: 0 GPU ns, counted, and kco
                        "with 0 ns of GPU time") != std::string::npos);
 }
 
+TEST_CASE("ranges still open when the log closed: counted per range, marked in the table, in JSON") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  writeStepGemm(w);
+  w.writeLaunch(launchAt(1, 1, 10, 15));
+  w.writeKernel(kernelAt(1, 2, 1000, 1100));
+  w.writeRange({0, 5000, 1, 7, 7, 0});
+  w.writeRange({6000, 9000, 1, 7, 7, kc::kRangeUnclosed});  // open at exit: ends at the close
+  w.writeEnd();
+  w.flush();
+  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
+  for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+    CHECK(l->summary.exclusive[1].instances == 2);
+    CHECK(l->summary.exclusive[1].unclosed == 1);
+    CHECK(l->summary.exclusive[0].unclosed == 0);
+    std::ostringstream table;
+    kc::printSummaryTable(table, *l, kc::SummaryOptions{});
+    CHECK(table.str().find("\nstep ~ ") != std::string::npos);
+    CHECK(table.str().find("\n~: still open when the log closed") != std::string::npos);
+    const auto j = kc::summaryJson(*l);
+    REQUIRE(j["ranges"].size() == 2);
+    CHECK(j["ranges"][0]["unclosed_instances"] == 0);  // (no range)
+    CHECK(j["ranges"][1]["unclosed_instances"] == 1);
+  }
+}
+
 TEST_CASE("range records that end before they begin: 0 CPU ns, counted, and kcount check says so") {
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
