@@ -532,8 +532,8 @@ int kcountMain(int argc, char** argv) {
                       "range, not the whole run");
   std::string kernels_sort = "gpu";
   kernels->add_option("--sort", kernels_sort,
-                      "row order: gpu (GPU total time, largest first; the default), count (launches), avg (GPU time "
-                      "per launch) or name (A to Z); csv and json follow it")
+                      "row order: gpu (GPU total time, largest first; the default), count (kernels), avg (GPU time "
+                      "per kernel) or name (A to Z); csv and json follow it")
       ->check(CLI::IsMember({"gpu", "count", "avg", "name"}));
 
   std::vector<std::string> diff_a, diff_b;
