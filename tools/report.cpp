@@ -1287,6 +1287,11 @@ std::string percentChange(uint64_t a, uint64_t b) {
   if (a == 0) return "new";
   const double p = 100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a);
   const double mag = p < 0 ? -p : p;
+  // Ten times as much and more: a factor reads at a glance where "+504862%" does not.
+  if (p >= 900) {
+    const double factor = static_cast<double>(b) / static_cast<double>(a);
+    return factor < 99.5 ? fmt::format("×{:.1f}", factor) : fmt::format("×{:.0f}", factor);
+  }
   if (mag >= 0.95) return fmt::format("{:+.0f}%", p);  // rounds to 1% or more: whole percent
   if (mag >= 0.05) return fmt::format("{:+.1f}%", p);
   return "<0.1%";  // not zero, but below what one decimal shows: no sign to misread as a direction

@@ -150,7 +150,8 @@ std::string plural(uint64_t n, std::string_view one, std::string_view many = {})
 
 /// Change from a to b in percent, as diffs print it: "+12%", "-4%" at 1% and above (whole percent);
 /// "+0.4%", "-0.3%" with one decimal below 1%; "<0.1%" (no sign) when it is not zero but rounds to 0.0;
-/// "0%" when a == b; "new" when a == 0 < b. Never "-0%".
+/// "0%" when a == b; "new" when a == 0 < b; a factor from ten times a on ("×10.0", "×5037": b / a, one
+/// decimal below 100). Never "-0%".
 std::string percentChange(uint64_t a, uint64_t b);
 
 /// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.

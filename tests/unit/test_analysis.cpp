@@ -265,7 +265,7 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   CHECK(log["overall"]["gpu_ns"] == 636 - 500);  // matched kernels only: the unmatched one (500 ns) is in totals
   keys.clear();
   for (const auto& [k, _] : ranges[1].items()) keys.insert(k);
-  CHECK(keys == std::set<std::string>{"path", "name", "domain", "scope_id", "parent_scope_id", "depth", "unknown_range", "lost_range", "placeholder", "tally_dropped", "instances", "cpu_ns", "exclusive", "inclusive",
+  CHECK(keys == std::set<std::string>{"path", "name", "domain", "scope_id", "parent_scope_id", "depth", "unknown_range", "lost_range", "placeholder", "tally_dropped", "instances", "unclosed_instances", "cpu_ns", "exclusive", "inclusive",
                                       "kernels_per_instance", "kernels", "gemm_gpu_ns", "other_gpu_ns",
                                       "kernels_per_launch", "verdict", "layers"});
   keys.clear();

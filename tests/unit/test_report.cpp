@@ -736,6 +736,9 @@ TEST_CASE("text helpers: counted() singular for 1; percentChange() never -0%; me
   CHECK(kc::percentChange(1000, 990) == "-1%");
   CHECK(kc::percentChange(1000, 1500) == "+50%");
   CHECK(kc::percentChange(1000, 0) == "-100%");
+  CHECK(kc::percentChange(1000, 9990) == "+899%");
+  CHECK(kc::percentChange(1000, 10000) == "×10.0");  // ten times and more: a factor
+  CHECK(kc::percentChange(13600, 68500000) == "×5037");  // 13.6 us -> 68.5 ms (+503576%)
   for (uint64_t b = 900; b <= 1100; ++b) {
     const std::string p = kc::percentChange(1000, b);
     CHECK_MESSAGE(p != "-0%", b);
