@@ -766,7 +766,11 @@ int kcountMain(int argc, char** argv) {
         }
         const bool format_word = p == "csv" || p == "json" || p == "sqlite" || p == "chrome" || p == "table";
         std::cerr << "kcount: " << kc::displayText(p) << ": no such file"
-                  << (format_word ? " (a format is an option: --format " + p + ")" : "") << '\n';
+                  << (format_word ? " (a format is an option: --format " + p + ")"
+                      : p == "-" ? " (logs are read from files, not from standard input: save it to a file first; "
+                                   "./- names a file called -)"
+                                 : "")
+                  << '\n';
       }
     if (missing > 0) return 2;
   }

@@ -183,6 +183,10 @@ def test_missing_paths(work):
     r = kcount("export", "csv", "--format", "csv", "-o", os.path.join(work, "x.csv"))
     check("export csv ...: the format word taken for a log is named as such",
           r.returncode == 2 and "kcount: csv: no such file (a format is an option: --format csv)" in r.stderr, r.stderr)
+    r = kcount("summary", "-")
+    check("summary -: says logs are not read from standard input",
+          r.returncode == 2 and "kcount: -: no such file (logs are read from files, not from standard input" in r.stderr,
+          r.stderr)
     r = kcount("export", "csv", "--help")
     check("--help wins over a path that does not exist",
           r.returncode == 0 and "Usage:" in r.stdout, r.stdout[:200] + r.stderr)
