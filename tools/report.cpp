@@ -491,15 +491,28 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
     out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
 }
 
+/// The marks a range row of a text table carries, each explained by a note under the table: a
+/// placeholder row (isPlaceholder: kPlaceholderMark, kPlaceholderNote), a range whose tally was dropped at
+/// KCOUNT_MAX_KEYS (kTallyDroppedMark, tallyDroppedNote()), a range still open when the log closed
+/// (kUnclosedMark, kUnclosedNote).
+struct RowMarks {
+  bool placeholder = false;
+  bool tally_dropped = false;
+  bool unclosed = false;
+};
+
+/// The marks of the range `id` (a defined range, not the root or the unknown-range row).
+RowMarks rowMarks(const Summary& s, uint32_t id) {
+  return RowMarks{isPlaceholder(s, id), tallyDropped(s, id), id < s.exclusive.size() && s.exclusive[id].unclosed > 0};
+}
+
 /// Label of a range row in text tables: `shown`, its escaped name (tree view) or path (flat views) as
-/// shortened for the table (elideDistinct), and for a placeholder row (isPlaceholder) the mark
-/// kPlaceholderMark, explained by kPlaceholderNote under the table (a range whose tally was dropped at
-/// KCOUNT_MAX_KEYS: kTallyDroppedMark, tallyDroppedNote()).
-std::string rangeLabel(const Summary& s, uint32_t id, std::string shown) {
+/// shortened for the table (elideDistinct), followed by its marks.
+std::string rangeLabel(std::string shown, const RowMarks& marks) {
   std::string label = std::move(shown);
-  if (isPlaceholder(s, id)) label += " " + std::string(kPlaceholderMark);
-  if (tallyDropped(s, id)) label += " " + std::string(kTallyDroppedMark);
-  if (id < s.exclusive.size() && s.exclusive[id].unclosed > 0) label += " " + std::string(kUnclosedMark);
+  if (marks.placeholder) label += " " + std::string(kPlaceholderMark);
+  if (marks.tally_dropped) label += " " + std::string(kTallyDroppedMark);
+  if (marks.unclosed) label += " " + std::string(kUnclosedMark);
   return label;
 }
 
@@ -1807,9 +1820,10 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     const bool incl = id != kRootScope && !unresolved && opt.view != SummaryView::kInnermost;
     const RangeStats& r = incl ? s.inclusive[id] : ex;
     std::string label;
-    placeholders = placeholders || (id != kRootScope && !unresolved && isPlaceholder(s, id));
-    dropped_rows = dropped_rows || (!unresolved && tallyDropped(s, id));
-    unclosed_rows = unclosed_rows || (id != kRootScope && !unresolved && ex.unclosed > 0);
+    const RowMarks marks = id != kRootScope && !unresolved ? rowMarks(s, id) : RowMarks{};
+    placeholders = placeholders || marks.placeholder;
+    dropped_rows = dropped_rows || marks.tally_dropped;
+    unclosed_rows = unclosed_rows || marks.unclosed;
     // A range whose definition was lost: its own instances, CPU time and kernels are not known (its
     // records are in the unknown-range row); its other numbers are those of the ranges under it.
     const bool lost = !unresolved && d.scopeLost(id);
@@ -1817,9 +1831,9 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     if (id == kRootScope || unresolved)
       label = rowPath(d, id);
     else if (tree)
-      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(s, id, names[row_i]);
+      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(names[row_i], marks);
     else
-      label = rangeLabel(s, id, names[row_i]);
+      label = rangeLabel(names[row_i], marks);
     // The unknown-range row holds records of ranges of several lost definitions: their instances and wall
     // times (nested in one another) do not add up to one range's, so they are not shown (as in JSON).
     const uint64_t instances = unresolved ? 0 : ex.instances;
@@ -2395,6 +2409,25 @@ std::string noTotalsText(const LogData& d, const Summary& s) {
                                                  : "");
 }
 
+namespace {
+/// "warning: N <noun>s end before their <start> (<why>); counted with 0 ns of <clock> time\n", or "" when
+/// `n` is 0: records whose end time precedes their start time (kernels: CUPTI gave no valid end; ranges:
+/// damaged times), which the totals count as 0 ns long.
+std::string endsBeforeStartWarning(uint64_t n, std::string_view noun, std::string_view start, std::string_view why,
+                                   std::string_view clock) {
+  if (n == 0) return {};
+  return fmt::format("warning: {} {} before {} {} ({}); counted with 0 ns of {} time\n", counted(n, noun),
+                     plural(n, "ends", "end"), plural(n, "its", "their"), start, why, clock);
+}
+
+/// "N bytes follow the end record, from byte B": what a file holds after its log's End record
+/// (LogData::after_end_bytes, after_end_offset), for the NOT ONE LOG and TRAILING BYTES verdicts.
+std::string afterEndText(const LogData& d) {
+  return fmt::format("{} {} the end record, from byte {}", counted(d.after_end_bytes, "byte"),
+                     d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
+}
+}  // namespace
+
 /// A trace-mode log read whole (End record, one file, nothing damaged): its Stats record counts the launch, kernel and range
 /// records the library wrote, less those kept out (not_written_*); the file must hold that many. A
 /// difference means records went missing without a trace in the chunks (chunks removed and the rest
@@ -2481,15 +2514,9 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                          counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"))
           << joinCaveat(l);
     out << snapshotLine(l);
-    if (s.kernels_end_before_start > 0)
-      out << fmt::format("warning: {} {} before {} start (CUPTI gave no valid end time); counted with 0 ns of GPU "
-                         "time\n",
-                         counted(s.kernels_end_before_start, "kernel record"),
-                         plural(s.kernels_end_before_start, "ends", "end"), plural(s.kernels_end_before_start, "its", "their"));
-    if (s.ranges_end_before_begin > 0)
-      out << fmt::format("warning: {} {} before {} begin (damaged times); counted with 0 ns of CPU time\n",
-                         counted(s.ranges_end_before_begin, "range record"),
-                         plural(s.ranges_end_before_begin, "ends", "end"), plural(s.ranges_end_before_begin, "its", "their"));
+    out << endsBeforeStartWarning(s.kernels_end_before_start, "kernel record", "start",
+                                  "CUPTI gave no valid end time", "GPU");
+    out << endsBeforeStartWarning(s.ranges_end_before_begin, "range record", "begin", "damaged times", "CPU");
     if (s.join_window_evicted > 0)
       out << fmt::format("join window: {} longer than the streaming join holds them; "
                          "the join counts above are approximate\n",
@@ -2528,13 +2555,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                                               : std::string(),
                        loss.any() ? "; LOSSY: " + loss.text() : "");
   else if (d.dataAfterEnd() && d.after_end_is_log)
-    out << fmt::format("NOT ONE LOG: {} {} the end record, from byte {} (a second log starts there: files "
-                       "concatenated); only the first log is read\n",
-                       counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
+    out << "NOT ONE LOG: " << afterEndText(d)
+        << " (a second log starts there: files concatenated); only the first log is read\n";
   else if (d.dataAfterEnd())
-    out << fmt::format("TRAILING BYTES: {} {} the end record, from byte {}, not a log; the log before them is read "
-                       "whole\n",
-                       counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
+    out << "TRAILING BYTES: " << afterEndText(d) << ", not a log; the log before them is read whole\n";
   else if (part && !loss.any())
     out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
                        d.rotationPart(), d.continuedInPart());

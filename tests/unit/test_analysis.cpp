@@ -492,17 +492,24 @@ TEST_CASE("kernel records that end before they start: 0 GPU ns, counted, and kco
                        "with 0 ns of GPU time") != std::string::npos);
 }
 
-TEST_CASE("ranges still open when the log closed: counted per range, marked in the table, in JSON") {
+/// A log of the range `step` (scope 1) with one launch of a GEMM kernel and two instances: the first
+/// from 0 to 5000 ns, the second `second` (a range record on scope 1 whose times or flags a test varies).
+std::vector<uint8_t> stepWithTwoInstances(const kc::RangeBody& second) {
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
   writeStepGemm(w);
   w.writeLaunch(launchAt(1, 1, 10, 15));
   w.writeKernel(kernelAt(1, 2, 1000, 1100));
   w.writeRange({0, 5000, 1, 7, 7, 0});
-  w.writeRange({6000, 9000, 1, 7, 7, kc::kRangeUnclosed});  // open at exit: ends at the close
+  w.writeRange(second);
   w.writeEnd();
   w.flush();
-  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
+  return sink.bytes;
+}
+
+TEST_CASE("ranges still open when the log closed: counted per range, marked in the table, in JSON") {
+  // The second instance was open at exit: it ends at the close.
+  const auto [streamed, loaded] = streamedAndLoaded(stepWithTwoInstances({6000, 9000, 1, 7, 7, kc::kRangeUnclosed}));
   for (const kc::LoadedLog* l : {&streamed, &loaded}) {
     CHECK(l->summary.exclusive[1].instances == 2);
     CHECK(l->summary.exclusive[1].unclosed == 1);
@@ -519,16 +526,8 @@ TEST_CASE("ranges still open when the log closed: counted per range, marked in t
 }
 
 TEST_CASE("range records that end before they begin: 0 CPU ns, counted, and kcount check says so") {
-  kc::MemorySink sink;
-  kc::LogWriter w(&sink);
-  writeStepGemm(w);
-  w.writeLaunch(launchAt(1, 1, 10, 15));
-  w.writeKernel(kernelAt(1, 2, 1000, 1100));
-  w.writeRange({0, 5000, 1, 7, 7, 0});     // 5000 ns
-  w.writeRange({6000, 5999, 1, 7, 7, 0});  // ends 1 ns before it begins
-  w.writeEnd();
-  w.flush();
-  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
+  // The second instance ends 1 ns before it begins.
+  const auto [streamed, loaded] = streamedAndLoaded(stepWithTwoInstances({6000, 5999, 1, 7, 7, 0}));
   for (const kc::LoadedLog* l : {&streamed, &loaded}) {
     CHECK(l->summary.ranges_end_before_begin == 1);
     CHECK(l->summary.exclusive[1].instances == 2);
