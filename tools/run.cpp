@@ -177,7 +177,8 @@ int runCommand(const RunOptions& opt) {
     else
       std::fprintf(stderr,
                    "kcount run: cannot find libkcount.so (looked in ../lib/ and beside the kcount binary); "
-                   "pass --lib PATH\n");
+                   "pass --lib PATH (in a source build the library is the target kcount_inject: `bash "
+                   "scripts/build.sh` builds it with the tool; the main job without a GPU builds the tool only)\n");
     return 2;
   }
   if (const std::string why = notSharedObject(lib); !why.empty()) {

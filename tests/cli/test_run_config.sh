@@ -193,4 +193,13 @@ chmod +x "$work/fake/cmake" "$work/fake/ninja"
 PATH=$work/fake:$PATH BUILD_DIR=$work/fake-build bash "$root/scripts/build.sh" >/dev/null 2>&1
 grep -q -- "-j$(nproc)" "$work/ninja.args" 2>/dev/null && ok "build.sh: ninja -j$(nproc)" ||
   bad "build.sh: ninja called with '$(cat "$work/ninja.args" 2>&1)'"
+# 8. A kcount with no libkcount.so beside it (the main job without a GPU builds the tool only): exit 2 and
+#    a message that names --lib and the build that makes the library; the command is not run.
+mkdir -p "$work/toolonly/bin"
+cp "$kcount" "$work/toolonly/bin/kcount"
+"$work/toolonly/bin/kcount" run -- touch "$work/toolonly/ran" 2>"$work/toolonly.err"; rc=$?
+if [[ $rc == 2 && ! -e $work/toolonly/ran ]] && grep -q "cannot find libkcount.so" "$work/toolonly.err" &&
+   grep -q -- "--lib PATH" "$work/toolonly.err" && grep -q "scripts/build.sh" "$work/toolonly.err"; then
+  ok "kcount without its library: exit 2, names --lib and scripts/build.sh"
+else bad "kcount without its library: rc $rc, ran: $([[ -e $work/toolonly/ran ]] && echo yes || echo no); $(cat "$work/toolonly.err")"; fi
 exit $fail
