@@ -19,6 +19,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "collector/parse.h"
@@ -85,7 +87,7 @@ std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths, std:
 /// two kinds apart: true for a path that is missing or may not be read ("cannot read it: " + strerror:
 /// "No such file or directory", "Permission denied"), false for one that is no log file whoever reads it
 /// ("a folder, not a log file"; "not a regular file (...)" for /dev/null and other devices, FIFOs,
-/// sockets: a FIFO's open would block). Never opens the file (the reader opens it, once): read permission
+/// sockets: a FIFO's open would block; "a /proc or /sys file (...)", whose size reads as 0 whatever it holds). Never opens the file (the reader opens it, once): read permission
 /// is asked of the system with this process's effective ids (faccessat AT_EACCESS).
 std::string notALogFile(const std::string& path, bool* cannot_read = nullptr) {
   if (cannot_read != nullptr) *cannot_read = true;
@@ -94,6 +96,10 @@ std::string notALogFile(const std::string& path, bool* cannot_read = nullptr) {
   if (cannot_read != nullptr) *cannot_read = false;
   if (S_ISDIR(st.st_mode)) return "a folder, not a log file";
   if (!S_ISREG(st.st_mode)) return "not a regular file (a device, FIFO or socket), not a log file";
+  // /proc and /sys files give their size as 0 whatever they hold: read as a log they would seem empty.
+  if (struct statfs fs {}; st.st_size == 0 && ::statfs(path.c_str(), &fs) == 0 &&
+                           (fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC))
+    return "a /proc or /sys file (the system gives its size as 0 bytes), not a log file";
   if (::faccessat(AT_FDCWD, path.c_str(), R_OK, AT_EACCESS) != 0) {
     if (cannot_read != nullptr) *cannot_read = true;
     return "cannot read it: " + std::string(std::strerror(errno));

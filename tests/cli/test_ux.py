@@ -9,7 +9,7 @@
   holds, exit 2, no join lines; `summary` does not suggest --salvage; a file name starting with '-';
 - logs with records dropped while recording: "complete but LOSSY" in the table, JSON and check, and one
   warning line per lossy log from kernels, export, report (also in the page) and each side of diff;
-- paths that are no log file (missing, a folder, /dev/null): one NOT A LOG FILE line, exit 2; gzip and
+- paths that are no log file (missing, a folder, /dev/null, a /proc file): one NOT A LOG FILE line, exit 2; gzip and
   zstd data named as such; export -o a folder says why it cannot write;
 - a rotated part above 0 given alone (PARTIAL, exit 1, state "rotated part"); the same file given twice
   (read once); diff of two parts of one run (warned);
@@ -294,7 +294,9 @@ def test_not_a_file(work):
     missing = os.path.join(work, "no-such-folder", "x.kcount")
     for path, want in ((missing, "CANNOT READ: cannot read it: No such file or directory"),
                        (work, "NOT A LOG FILE: a folder, not a log file"),
-                       ("/dev/null", "NOT A LOG FILE: not a regular file")):
+                       ("/dev/null", "NOT A LOG FILE: not a regular file"),
+                       # its size reads as 0, yet it is not empty
+                       ("/proc/self/status", "NOT A LOG FILE: a /proc or /sys file")):
         r = kcount("check", path)
         lines = r.stdout.splitlines()
         check(f"check {path}: one clear line, exit 2",
