@@ -1327,6 +1327,28 @@ bool LogData::damaged() const {
 
 namespace {
 
+/// An intact chunk as the sequence check sees it (readLogBytes).
+struct SequencedChunk {
+  int64_t chunk;  // in file order (as messages number chunks)
+  int64_t index;  // chunk less the repeats before it: the sequence number the writer gave it, if all is well
+  uint64_t at;
+  uint32_t sequence;
+};
+
+/// True when the chunks' sequence numbers, in file order `sequenced`, are 0, 1, ..., n-1 each once but not
+/// in that order: every chunk the writer numbered is in the file, moved (a file put together from pieces
+/// in another order). A damaged number (outside the checksum) or a missing chunk leaves a gap or a repeat.
+bool chunksReordered(const std::vector<SequencedChunk>& sequenced) {
+  std::vector<uint32_t> numbers;
+  numbers.reserve(sequenced.size());
+  for (const SequencedChunk& c : sequenced) numbers.push_back(c.sequence);
+  if (std::is_sorted(numbers.begin(), numbers.end())) return false;
+  std::sort(numbers.begin(), numbers.end());
+  for (size_t i = 0; i < numbers.size(); ++i)
+    if (numbers[i] != i) return false;
+  return true;
+}
+
 /// Decodes a log whose bytes are all addressable; `release(end)` is told when bytes before `end` will not
 /// be needed again (so a mapped file can drop those pages); `drop(from, to)` when a scan over damaged
 /// bytes has passed [from, to), which a later scan may read again.
@@ -1440,12 +1462,6 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // jump confirmed by the chunk after it is chunks missing; any other odd number is a damaged header.
   // The writer itself leaves a jump only for chunks it kept out at the size cap or the file refused,
   // which its Stats record counts in bytes_dropped: jumps are judged after the whole file is read.
-  struct SequencedChunk {
-    int64_t chunk;  // in file order (as messages number chunks)
-    int64_t index;  // chunk less the repeats before it: the sequence number the writer gave it, if all is well
-    uint64_t at;
-    uint32_t sequence;
-  };
   std::vector<SequencedChunk> sequenced;
   int64_t repeats = 0;
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
@@ -1765,7 +1781,17 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                 msg + "; the log has no stats record to say whether they were kept out at a size cap or lost "
                       "from the file");
     }
-    if (first_odd != nullptr)
+    if (first_odd != nullptr && chunksReordered(sequenced)) {
+      log.chunks_out_of_order = odd;
+      warning(log, first_odd->at, first_odd->chunk,
+              "chunks out of write order: chunk " + std::to_string(first_odd->chunk) + " at byte " +
+                  std::to_string(first_odd->at) + " carries sequence number " + std::to_string(first_odd->sequence) +
+                  " where " + std::to_string(first_odd_expected) + " was expected" +
+                  (odd > 1 ? " (and " + std::to_string(odd - 1) + " more chunks out of line)" : "") +
+                  "; every number from 0 to " + std::to_string(sequenced.size() - 1) +
+                  " is in the file once, so none is missing: the file was put together in another order than it "
+                  "was written. Its records are read in file order");
+    } else if (first_odd != nullptr)
       warning(log, first_odd->at, first_odd->chunk,
               "chunk " + std::to_string(first_odd->chunk) + " at byte " + std::to_string(first_odd->at) +
                   " carries sequence number " + std::to_string(first_odd->sequence) + " where " +

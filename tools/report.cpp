@@ -2537,13 +2537,18 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const bool alone = d.isLaterPartAlone() && !given.earlier;
   const bool next_missing = part && !given.next;
   if (!d.intact()) rc = 2;
-  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty())
+  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
+           d.chunks_out_of_order > 0)
     rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
   else if (!shortfall.empty())
     out << "RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); what it "
            "holds is read\n";
+  else if (d.chunks_out_of_order > 0)
+    out << fmt::format("REORDERED: {} out of write order (see above); every record is read, in file order{}\n",
+                       counted(d.chunks_out_of_order, "chunk is", "chunks are"),
+                       loss.any() ? "; LOSSY: " + loss.text() : "");
   else if (alone)
     out << "PARTIAL: " << laterPartText(d, given.next, given.missing_earlier) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
   else if (next_missing)

@@ -1240,6 +1240,30 @@ TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not 
       CHECK(says_damaged == followed);
     }
   }
+  SUBCASE("two chunks swapped: every record read, the warning says out of write order, nothing missing") {
+    std::vector<uint8_t> swapped(whole.begin(), whole.begin() + static_cast<long>(at[1]));
+    swapped.insert(swapped.end(), whole.begin() + static_cast<long>(at[2]), whole.begin() + static_cast<long>(at[3]));
+    swapped.insert(swapped.end(), whole.begin() + static_cast<long>(at[1]), whole.begin() + static_cast<long>(at[2]));
+    swapped.insert(swapped.end(), whole.begin() + static_cast<long>(at[3]), whole.end());
+    const kc::LogData d = kc::readLog(swapped);
+    CHECK(d.intact());
+    CHECK(d.complete);
+    CHECK(d.launches.size() == 40);
+    CHECK(d.chunks_out_of_order == 2);
+    REQUIRE(d.issues.size() == 1);
+    CHECK(d.issues[0].severity == kc::ReadIssue::Severity::kWarning);
+    CHECK(d.issues[0].message.find("chunks out of write order: chunk 1 at byte " + std::to_string(at[1]) +
+                                   " carries sequence number 2 where 1 was expected") == 0);
+    CHECK(d.issues[0].message.find("every number from 0 to 4 is in the file once") != std::string::npos);
+  }
+  SUBCASE("a damaged number that repeats another: not called out of order") {
+    std::vector<uint8_t> flipped = whole;
+    flipped[at[1] + 16] = 2;  // chunk 1 says 2, as chunk 2 does (the sequence field, docs/format.md)
+    const kc::LogData d = kc::readLog(flipped);
+    CHECK(d.chunks_out_of_order == 0);
+    REQUIRE(d.issues.size() == 1);
+    CHECK(d.issues[0].message.find("out of write order") == std::string::npos);
+  }
   SUBCASE("a chunk cut out of a log without Stats: a warning, as it cannot be told from one kept out at a cap") {
     const std::vector<uint8_t> open_log = write(false);
     const std::vector<size_t> o = kc::test::chunkOffsets(open_log);
