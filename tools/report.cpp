@@ -491,6 +491,19 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
     out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
 }
 
+/// Indentation levels a tree-view row is shifted by at most: the library tracks ranges nested up to 256
+/// deep (inject/thread_state.h kMaxDepth), so only a crafted log nests deeper, and indenting each of its
+/// rows by its depth would make the table's size grow with the square of the depth.
+constexpr uint32_t kMaxIndentLevels = 256;
+
+/// Indentation of a tree-view row at `depth` (1: a top-level range): two spaces per level below the top,
+/// at most kMaxIndentLevels levels; a deeper row says its depth, "(depth D) ", after the indentation.
+std::string treeIndent(uint32_t depth) {
+  const uint32_t levels = depth > 0 ? depth - 1 : 0;
+  if (levels <= kMaxIndentLevels) return std::string(2 * levels, ' ');
+  return std::string(2 * kMaxIndentLevels, ' ') + fmt::format("(depth {}) ", depth);
+}
+
 /// The marks a range row of a text table carries, each explained by a note under the table: a
 /// placeholder row (isPlaceholder: kPlaceholderMark, kPlaceholderNote), a range whose tally was dropped at
 /// KCOUNT_MAX_KEYS (kTallyDroppedMark, tallyDroppedNote()), a range still open when the log closed
@@ -1831,7 +1844,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     if (id == kRootScope || unresolved)
       label = rowPath(d, id);
     else if (tree)
-      label = std::string(2 * (depth[id] > 0 ? depth[id] - 1 : 0), ' ') + rangeLabel(names[row_i], marks);
+      label = treeIndent(depth[id]) + rangeLabel(names[row_i], marks);
     else
       label = rangeLabel(names[row_i], marks);
     // The unknown-range row holds records of ranges of several lost definitions: their instances and wall

@@ -590,3 +590,35 @@ TEST_CASE("kcount check of a log whose chunks were swapped: REORDERED, exit 1, e
   std::ostringstream in_order;
   CHECK(kc::printCheck(in_order, streamedAndLoaded(sink.bytes).first) == 0);
 }
+
+TEST_CASE("tree view of a chain deeper than 256 ranges: indentation stops at 256 levels, deeper rows say their depth") {
+  // Only a crafted log nests deeper than the library's 256 levels; indenting every row by its depth made
+  // the text table grow with the square of the depth (800 MB for a 20,000-deep chain).
+  constexpr uint32_t kDepth = 300;
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "r");
+  w.writeString(3, "cudaLaunchKernel");
+  for (uint32_t i = 1; i <= kDepth; ++i) w.writeScope({i, i - 1, 1, 0});
+  w.writeLaunch(launchAt(1, kDepth, 10, 15));
+  for (uint32_t i = kDepth; i >= 1; --i) w.writeRange({0, 5000, i, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
+  std::ostringstream table;
+  kc::SummaryOptions tree;
+  tree.view = kc::SummaryView::kTree;
+  kc::printSummaryTable(table, streamed, tree);
+  size_t widest_indent = 0, depth_marks = 0;
+  std::istringstream lines(table.str());
+  for (std::string line; std::getline(lines, line);) {
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos || (line.compare(first, 2, "r ") != 0 && line.compare(first, 7, "(depth ") != 0))
+      continue;
+    widest_indent = std::max(widest_indent, first);
+    depth_marks += line.compare(first, 7, "(depth ") == 0 ? 1 : 0;
+  }
+  CHECK(widest_indent == 2 * 256);
+  CHECK(depth_marks == kDepth - 257);  // depths 258..300
+  CHECK(table.str().find("(depth 300) r ") != std::string::npos);
+}
