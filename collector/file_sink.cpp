@@ -120,6 +120,12 @@ bool FileSink::ownsFd() const {
   return fd_ >= 0 && ::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
+bool FileSink::fileDeleted() const {
+  struct stat st {};
+  return fd_ >= 0 && !stream_ && ::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_ &&
+         S_ISREG(st.st_mode) && st.st_nlink == 0;
+}
+
 bool FileSink::rotate() {
   if (failed_ || stream_ || index_ + 1 >= max_files_) return false;
   if (fd_ >= 0 && ownsFd()) ::close(fd_);

@@ -125,6 +125,10 @@ class FileSink final : public ByteSink {
   /// Called instead of the warning when the first file's name is a symbolic link, with the message (the
   /// library disables itself with it). The sink has failed by then.
   void setLinkRefused(Warn fn) { link_refused_ = std::move(fn); }
+  /// True when the file being written has no name left (its last link was removed while the log was
+  /// written: nothing of it will be on disk once it is closed). False for a stream (device, fifo), before
+  /// the first write, after close(), and when the descriptor is no longer the sink's (ownsFd()).
+  bool fileDeleted() const;
   /// Path of the file actually created ("" before the first write or if none could be created).
   const std::string& path() const { return actual_path_; }
   /// fsyncs nothing; closes the descriptor. Further writes fail.

@@ -742,8 +742,11 @@ void Session::finish(void (*flush_activity)()) noexcept {
       writer_->writeEnd();
       writer_->flush();
       const std::string path = sink_ ? sink_->path() : std::string();
+      const bool deleted = sink_ && sink_->fileDeleted();  // asked before close(): it needs the descriptor
       if (sink_) sink_->close();
       if (!path.empty()) KC_LOG(info, "{}", closingLine(path, stats));
+      if (deleted)
+        KC_LOG(warn, "the log file {} was deleted while recording: nothing of it is on disk", shownPath(path));
       // Summary mode: what did not fit under KCOUNT_MAX_KEYS, said as the reader says it.
       if (aggregator_)
         if (const std::string t = droppedTalliesText(aggregator_->totals()); !t.empty())

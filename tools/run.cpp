@@ -379,9 +379,14 @@ int runCommand(const RunOptions& opt) {
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
   for (const auto& f : rep.logs) {
     // KCOUNT_OUTPUT=/dev/null (a deliberate "write nothing"): named, and said to be discarded.
+    // A log whose file is gone was deleted while the command ran (the library wrote to a file without name).
     struct stat st {};
-    const bool discarded = ::stat(f.c_str(), &st) == 0 && isDevNull(st);
-    std::fprintf(stderr, "kcount: log: %s%s\n", shownPath(f).c_str(), discarded ? " (discarded: /dev/null keeps nothing)" : "");
+    const bool exists = ::stat(f.c_str(), &st) == 0;
+    const bool discarded = exists && isDevNull(st);
+    std::fprintf(stderr, "kcount: log: %s%s\n", shownPath(f).c_str(),
+                 discarded ? " (discarded: /dev/null keeps nothing)"
+                 : !exists ? " (not on disk: deleted while the command ran)"
+                           : "");
     // A command killed by a signal the library does not handle (SIGKILL, SIGQUIT, SIGUSR1, ...) leaves its log
     // without End record: said here, not only when the log is read.
     if (WIFSIGNALED(status))

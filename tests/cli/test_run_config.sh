@@ -202,4 +202,22 @@ if [[ $rc == 2 && ! -e $work/toolonly/ran ]] && grep -q "cannot find libkcount.s
    grep -q -- "--lib PATH" "$work/toolonly.err" && grep -q "scripts/build.sh" "$work/toolonly.err"; then
   ok "kcount without its library: exit 2, names --lib and scripts/build.sh"
 else bad "kcount without its library: rc $rc, ran: $([[ -e $work/toolonly/ran ]] && echo yes || echo no); $(cat "$work/toolonly.err")"; fi
+# 9. The log deleted while the command runs (a clean-up job): the library warns when it closes the log, and
+#    kcount run says the log is not on disk instead of naming it as if it were there.
+cat >"$work/del.py" <<'PY'
+import ctypes, os, sys, time
+nv = ctypes.CDLL(sys.argv[1]); nv.nvtxRangePushA.argtypes = [ctypes.c_char_p]
+nv.nvtxRangePushA(b"step"); nv.nvtxRangePop()
+for _ in range(200):  # the file is created at the library's first write
+    if os.path.exists(sys.argv[2]): break
+    time.sleep(0.05)
+os.unlink(sys.argv[2])
+for i in range(100):
+    nv.nvtxRangePushA(b"step"); nv.nvtxRangePop()
+PY
+"$kcount" run --output "$work/del.kcount" -- python3 "$work/del.py" "$nvtx_lib" "$work/del.kcount" >/dev/null 2>"$work/del.err"; rc=$?
+if [[ $rc == 0 ]] && grep -q "warning: the log file $work/del.kcount was deleted while recording: nothing of it is on disk" "$work/del.err" &&
+   grep -qx "kcount: log: $work/del.kcount (not on disk: deleted while the command ran)" "$work/del.err"; then
+  ok "a log deleted while recording: the library warns, kcount run says it is not on disk"
+else bad "log deleted while recording: rc $rc; $(cat "$work/del.err")"; fi
 exit $fail
