@@ -1952,8 +1952,11 @@ struct KernelRow {
   std::string name;
   uint64_t count = 0;
   uint64_t gpu_ns = 0;
+  // Launch configuration of the first kernel record of this name (of the first log that has one): the
+  // table's grid and block. shape_known: a log with GPU times gave one (none in a log without kernel records).
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
+  bool shape_known = false;
   std::map<std::string, uint64_t> ranges;
 };
 
@@ -2002,15 +2005,19 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
   for (const LoadedLog* lp : logs) {
     const LoadedLog& l = *lp;
     const LogData& d = l.data;
+    const bool gpu = gpuTimeRecorded(d);
     auto add = [&](uint32_t name_id, const KernelTally& t, const std::string& range) {
       std::string name(d.str(name_id));
       auto [it, fresh] = rows.try_emplace(name);
       KernelRow& r = it->second;
       if (fresh) r.name = name;
-      if (r.grid[0] == 0 && r.block[0] == 0) {  // not known yet: the first log with a shape gives it
+      // Not known yet: the first log with a shape gives it (a log without GPU times has none: its kernel
+      // records' grid and block are 0).
+      if (!r.shape_known && gpu) {
         if (auto sh = l.summary.kernel_shapes.find(name_id); sh != l.summary.kernel_shapes.end()) {
           std::copy(std::begin(sh->second.grid), std::end(sh->second.grid), r.grid);
           std::copy(std::begin(sh->second.block), std::end(sh->second.block), r.block);
+          r.shape_known = true;
         }
       }
       r.count += t.count;
@@ -2162,6 +2169,10 @@ bool allGpuTimes(const std::vector<LoadedLog>& logs) {
   return all_gpu;
 }
 
+/// A kernel's grid or block dimensions as JSON, [x, y, z]; null where `known` is false (no kernel record
+/// of that name gave them: KCOUNT_GPU_TIME=0, summary mode).
+json dimsJson(const int32_t (&v)[3], bool known) { return known ? json::array({v[0], v[1], v[2]}) : json(nullptr); }
+
 /// Calls f(json) with each element of kernelsJson()'s "kernels", in `sort`'s order, one at a time.
 template <typename F>
 void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& f) {
@@ -2181,6 +2192,8 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
            {"short", shortKernelNameUncut(r.name)},
            {"count", r.count},
            {"gpu_ns", all_gpu ? json(r.gpu_ns) : json(nullptr)},
+           {"grid", dimsJson(r.grid, r.shape_known)},
+           {"block", dimsJson(r.block, r.shape_known)},
            {"ranges", rangesJson(r)},
            {"decoded", decodedJson(decodeKernelName(r.name))}};
     if (logs.size() > 1) {
@@ -2192,6 +2205,8 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
                                  {"count", it->second.count},
                                  {"gpu_time", gpuTimeRecorded(logs[i].data)},
                                  {"gpu_ns", gpuTimeRecorded(logs[i].data) ? json(it->second.gpu_ns) : json(nullptr)},
+                                 {"grid", dimsJson(it->second.grid, it->second.shape_known)},
+                                 {"block", dimsJson(it->second.block, it->second.shape_known)},
                                  {"ranges", rangesJson(it->second)}});
       k["per_log"] = per_log;
     }
