@@ -2246,6 +2246,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   if (!full_names) t.elide = {several ? size_t(1) : size_t(0)};
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
+  std::vector<std::string> no_shape;  // ... of logs with GPU times but without grid and block (summary mode)
   const auto rows = kernelRowsPerLog(logs, sort);
   // Without --full-names: the short names uncut (the table shortens its name column in the middle, together,
   // so that different names stay different; a cut at kMaxShortName characters first would make cuBLAS names
@@ -2264,15 +2265,18 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
     if (ops.empty() && !d.fused.empty()) ops = "(" + d.fused + ")";  // not split: shown raw
-    // KCOUNT_GPU_TIME=0: GPU time, grid and block were not recorded (written as 0): '-'.
+    // KCOUNT_GPU_TIME=0: GPU time, grid and block were not recorded (written as 0): '-'. Summary mode:
+    // grid and block are not known (tallies, no kernel records): '-'.
     const bool gpu = gpuTimeRecorded(l->data);
     const std::string who = label.empty() ? l->path : label;
     if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
+    if (gpu && !r.shape_known && std::find(no_shape.begin(), no_shape.end(), who) == no_shape.end())
+      no_shape.push_back(who);
     std::vector<std::string> row{shown[i], std::to_string(r.count),
                                  gpu ? formatDuration(r.gpu_ns) : "-",
                                  gpu ? formatMeanDuration(r.gpu_ns, r.count) : "-",
-                                 gpu ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
-                                 gpu ? fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]) : "-",
+                                 r.shape_known ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
+                                 r.shape_known ? fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]) : "-",
                                  std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
                                  dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
                                  rangesText(r.ranges, kTableRanges)};
@@ -2285,6 +2289,9 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   for (const auto& who : no_gpu)
     out << "GPU time: not recorded in " << who
         << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls; GPU time, grid and block are '-')\n";
+  for (const auto& who : no_shape)
+    out << "grid, block: not recorded in " << who
+        << " (KCOUNT_MODE=summary: kernels tallied by name, without their records; grid and block are '-')\n";
 }
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort) {
@@ -2294,12 +2301,13 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
-    // KCOUNT_GPU_TIME=0: gpu_ns, grid and block empty (not recorded), never 0.
+    // KCOUNT_GPU_TIME=0: gpu_ns, grid and block empty (not recorded), never 0; summary mode: grid and block.
     const bool gpu = gpuTimeRecorded(l->data);
     auto n = [&](auto v) { return gpu ? std::to_string(v) : std::string(); };
+    auto dim = [&](int32_t v) { return r.shape_known ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
-                       n(r.grid[0]), n(r.grid[1]), n(r.grid[2]), n(r.block[0]), n(r.block[1]), n(r.block[2]),
+                       dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]), dim(r.block[2]),
                        csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
                        csvField(ops));
