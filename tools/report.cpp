@@ -1885,13 +1885,26 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   printFooter(out, l);
 }
 
+namespace {
+/// `summary --format csv`'s memcpy and memset fields of `r` (the JSON's "memcpy" and "memset" objects):
+/// count, bytes, GPU ns of each, comma-separated; six empty fields where `mem` is false (memory operations
+/// not recorded: memOpsRecorded()).
+std::string memSplitFields(const RangeStats& r, bool mem) {
+  if (!mem) return ",,,,,";
+  return fmt::format("{},{},{},{},{},{}", r.memcpy_count, r.memcpy_bytes, r.memcpy_ns, r.memset_count, r.memset_bytes,
+                     r.memset_ns);
+}
+}  // namespace
+
 void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const SummaryOptions& opt) {
   // Columns only grow at the end (scripts read them by position too); docs/usage.md lists them.
   if (header)
     out << "log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launches,excl_kernels,excl_gpu_ns,"
            "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
            "kernels_per_instance,top_kernels,excl_gemm_gpu_ns,excl_other_gpu_ns,excl_mem_ops,excl_mem_gpu_ns,"
-           "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch,domain\n";
+           "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch,domain,"
+           "excl_memcpy_ops,excl_memcpy_bytes,excl_memcpy_gpu_ns,excl_memset_ops,excl_memset_bytes,excl_memset_gpu_ns,"
+           "incl_memcpy_ops,incl_memcpy_bytes,incl_memcpy_gpu_ns,incl_memset_ops,incl_memset_bytes,incl_memset_gpu_ns\n";
   if (noSnapshotNumbers(l)) return;  // no numbers, so no row (not rows of zeros); kcount warns on stderr
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -1925,22 +1938,23 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
     // a placeholder, records of an unknown range), which the table shows as '-'.
     const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
     const uint64_t instances = unresolved ? 0 : own.instances;  // as in JSON: not one range's instances
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
                        csvField(rowPath(d, id)), unresolved ? 1 : depth[id], instances,
                        instances ? std::to_string(own.cpu_ns) : std::string(), ex.launches, ex.graph_launches,
                        ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches, in.graph_launches, in.kernels,
                        gpuField(in.gpu_ns), in.launch_api_ns,
                        instances ? fmt::format("{:.3f}", double(in.kernels) / double(instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)), layerFields(ex),
-                       layerFields(in), perLaunch(in), domain ? csvField(*domain) : std::string());
+                       layerFields(in), perLaunch(in), domain ? csvField(*domain) : std::string(),
+                       memSplitFields(ex, mem), memSplitFields(in, mem));
   }
   // The whole process, named as such: every matched launch and kernel, ranges or not. Its depth, instances,
   // CPU time and exclusive fields are empty (it is no range), so sums of a column over a log's ranges stay
   // what the ranges hold.
   const RangeStats all = s.inclusive.empty() ? RangeStats{} : s.inclusive[kRootScope];
-  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{},\n", csvField(l.path), kOverallRow, all.launches,
-                     all.graph_launches, all.kernels, gpuField(all.gpu_ns), all.launch_api_ns, layerFields(all),
-                     perLaunch(all));
+  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{},,,,,,,,{}\n", csvField(l.path), kOverallRow,
+                     all.launches, all.graph_launches, all.kernels, gpuField(all.gpu_ns), all.launch_api_ns,
+                     layerFields(all), perLaunch(all), memSplitFields(all, mem));
 }
 
 namespace {
