@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
+#include "tools/export.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 
@@ -312,38 +315,47 @@ void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& 
   }
 }
 
-/// The kernels section of the text: one row per kernel identity of the whole run (same, only in A, only
-/// in B), largest GPU time first (the larger of A's and B's, on the sides that recorded GPU time; then
-/// the larger count), with the count and GPU time on each side and the GPU time's change (a side without
-/// the kernel counts 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn
-/// characters, distinct (tellKernelsApart, elideDistinct).
-void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b) {
-  out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
-                     "A, {} only in B\n",
-                     k.same.size(), k.only_a.size(), k.only_b.size());
+/// One kernel identity of the whole run on both sides (the diff's kernels section, a CSV kernel row).
+struct KernelRow {
+  const char* in;          // "same", "only A", "only B"
+  const std::string* id;   // the identity (a key of DiffUnit::by_identity)
+  const DiffKernel* ka;    // null: not in A
+  const DiffKernel* kb;    // null: not in B
+};
+
+/// The kernel identities of the whole run (same, only in A, only in B), largest GPU time first (the larger
+/// of A's and B's, on the sides that recorded GPU time; then the larger count). Points into `k`, `a`, `b`.
+std::vector<KernelRow> kernelRows(const KernelMatch& k, const DiffSide& a, const DiffSide& b) {
   const DiffUnit& oa = a.units.at(kOverall);
   const DiffUnit& ob = b.units.at(kOverall);
-  struct Row {
-    const char* in;
-    const DiffKernel* ka;  // null: not in A
-    const DiffKernel* kb;
-  };
-  std::vector<Row> rows;
-  for (const auto& id : k.same) rows.push_back({"same", &oa.by_identity.at(id), &ob.by_identity.at(id)});
-  for (const auto& id : k.only_a) rows.push_back({"only A", &oa.by_identity.at(id), nullptr});
-  for (const auto& id : k.only_b) rows.push_back({"only B", nullptr, &ob.by_identity.at(id)});
-  if (rows.empty()) return;
-  auto cost = [&](const Row& r) {
+  std::vector<KernelRow> rows;
+  for (const auto& id : k.same) rows.push_back({"same", &id, &oa.by_identity.at(id), &ob.by_identity.at(id)});
+  for (const auto& id : k.only_a) rows.push_back({"only A", &id, &oa.by_identity.at(id), nullptr});
+  for (const auto& id : k.only_b) rows.push_back({"only B", &id, nullptr, &ob.by_identity.at(id)});
+  auto cost = [&](const KernelRow& r) {
     uint64_t g = 0;
     if (r.ka && a.gpu_time) g = std::max(g, r.ka->gpu_ns);
     if (r.kb && b.gpu_time) g = std::max(g, r.kb->gpu_ns);
     return g;
   };
-  auto most = [](const Row& r) { return std::max(r.ka ? r.ka->count : 0, r.kb ? r.kb->count : 0); };
-  std::stable_sort(rows.begin(), rows.end(), [&](const Row& x, const Row& y) {
+  auto most = [](const KernelRow& r) { return std::max(r.ka ? r.ka->count : 0, r.kb ? r.kb->count : 0); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const KernelRow& x, const KernelRow& y) {
     if (cost(x) != cost(y)) return cost(x) > cost(y);
     return most(x) > most(y);
   });
+  return rows;
+}
+
+/// The kernels section of the text: one row per kernel identity of the whole run in kernelRows()' order,
+/// with the count and GPU time on each side and the GPU time's change (a side without the kernel counts
+/// 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn characters, distinct
+/// (tellKernelsApart, elideDistinct).
+void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b) {
+  out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
+                     "A, {} only in B\n",
+                     k.same.size(), k.only_a.size(), k.only_b.size());
+  const std::vector<KernelRow> rows = kernelRows(k, a, b);
+  if (rows.empty()) return;
   // Kernel names as the kernels table shows them: the short name whole (shortKernelNameUncut), escaped
   // (displayText), different kernels whose short names are equal by their demangled names
   // (tellKernelsApart), all shortened in the middle together to the name column's width, so that names that
@@ -360,7 +372,7 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
       {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
   const bool gpu = a.gpu_time && b.gpu_time;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+    const KernelRow& r = rows[i];
     auto count = [](const DiffKernel* x) { return x ? std::to_string(x->count) : std::string("-"); };
     auto time = [](const DiffKernel* x, bool recorded) {
       return x && recorded ? formatDuration(x->gpu_ns) : std::string("-");
@@ -700,17 +712,33 @@ DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLo
   return d;
 }
 
+/// Side `side`'s numbers of unit `p` (a range path or kOverall); an absent unit (present false) where the
+/// side lacks it.
+const DiffUnit& unitOf(const DiffSide& side, const std::string& p) {
+  static const DiffUnit kAbsent;
+  auto it = side.units.find(p);
+  return it != side.units.end() ? it->second : kAbsent;
+}
+
+/// The NVTX domain of range `p`, from whichever side has it; null for the default domain (and "(no range)",
+/// "(overall)").
+const std::string* domainOf(const DiffParts& d, const std::string& p) {
+  if (auto it = d.a.domains.find(p); it != d.a.domains.end()) return &it->second;
+  if (auto it = d.b.domains.find(p); it != d.b.domains.end()) return &it->second;
+  return nullptr;
+}
+
+/// Which sides have a unit (or a kernel identity): "both", "a" or "b" (JSON's and CSV's "in").
+const char* sidesOf(bool in_a, bool in_b) { return in_a && in_b ? "both" : in_a ? "a" : "b"; }
+
 /// The element of "ranges" for range path `p` (not kOverall).
 json rangeJson(const DiffParts& d, const std::string& p) {
-  static const DiffUnit kAbsent;
-  const DiffUnit& ua = d.a.units.count(p) ? d.a.units.at(p) : kAbsent;
-  const DiffUnit& ub = d.b.units.count(p) ? d.b.units.at(p) : kAbsent;
-  json domain = nullptr;  // the range's NVTX domain; null for the default domain (and "(no range)")
-  if (auto it = d.a.domains.find(p); it != d.a.domains.end()) domain = it->second;
-  else if (auto it = d.b.domains.find(p); it != d.b.domains.end()) domain = it->second;
+  const DiffUnit& ua = unitOf(d.a, p);
+  const DiffUnit& ub = unitOf(d.b, p);
+  const std::string* domain = domainOf(d, p);
   return json{{"path", p},
-              {"domain", domain},
-              {"in", ua.present && ub.present ? "both" : ua.present ? "a" : "b"},
+              {"domain", domain ? json(*domain) : json(nullptr)},
+              {"in", sidesOf(ua.present, ub.present)},
               {"a", unitJson(ua)},
               {"b", unitJson(ub)},
               {"change", changeJson(ua, ub)},
@@ -843,6 +871,89 @@ void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& la, const st
                   }},
                  {"verdicts", list("verdicts")}});
   out << '\n';
+}
+
+namespace {
+
+/// The columns of `kcount diff --format csv` (docs/usage.md); new columns only ever at the end.
+constexpr std::string_view kDiffCsvColumns[] = {
+    "kind", "path", "domain", "in", "instances_a", "instances_b",
+    "launches_a", "launches_b", "launches_change",
+    "kernels_a", "kernels_b", "kernels_change",
+    "gpu_ns_a", "gpu_ns_b", "gpu_ns_change",
+    "cpu_ns_a", "cpu_ns_b", "cpu_ns_change",
+    "launch_api_ns_a", "launch_api_ns_b", "launch_api_ns_change",
+    "mem_ops_a", "mem_ops_b", "mem_ops_change",
+    "mem_gpu_ns_a", "mem_gpu_ns_b", "mem_gpu_ns_change",
+    "identity", "kernel", "name", "category"};
+constexpr size_t kDiffCsvRangeColumns = 27;  // the columns up to mem_gpu_ns_change; identity.. are kernels'
+
+using Cells = std::vector<ExportCell>;
+
+/// A count or ns as a cell (a sum saturated past INT64_MAX reads as INT64_MAX).
+ExportCell cell(uint64_t v) {
+  return static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max()));
+}
+
+/// Appends A, B and B - A of one quantity: a side's value where `in_a` (`in_b`), the change where `change`
+/// (empty fields otherwise: not measured, or no such range on that side).
+void addSides(Cells& c, uint64_t a, uint64_t b, bool in_a, bool in_b, bool change) {
+  c.push_back(in_a ? cell(a) : ExportCell{});
+  c.push_back(in_b ? cell(b) : ExportCell{});
+  c.push_back(change ? ExportCell{static_cast<int64_t>(b) - static_cast<int64_t>(a)} : ExportCell{});
+}
+
+/// The CSV row of unit `p` (kOverall or a range path): the text table's numbers, as JSON gives them (null:
+/// an empty field). Points into `d`.
+Cells rangeCsvRow(const DiffParts& d, const std::string& p) {
+  const DiffUnit& x = unitOf(d.a, p);
+  const DiffUnit& y = unitOf(d.b, p);
+  const std::string* domain = domainOf(d, p);
+  const bool both = x.present && y.present, range = p != kOverall;  // (overall) has no instances
+  const ExportCell none;
+  Cells c{std::string_view("range"), std::string_view(p), domain ? ExportCell{std::string_view(*domain)} : none,
+          std::string_view(sidesOf(x.present, y.present)), x.present && range ? cell(x.instances) : none,
+          y.present && range ? cell(y.instances) : none};
+  addSides(c, x.launches, y.launches, x.present, y.present, both);
+  addSides(c, x.kernels, y.kernels, x.present, y.present, both);
+  const bool ga = x.present && x.gpu_time, gb = y.present && y.gpu_time;
+  addSides(c, x.gpu_ns, y.gpu_ns, ga, gb, ga && gb);
+  addSides(c, x.cpu_ns, y.cpu_ns, cpuMeasured(x), cpuMeasured(y), cpuMeasured(x) && cpuMeasured(y));
+  addSides(c, x.launch_api_ns, y.launch_api_ns, x.present, y.present, both);
+  const bool ma = x.present && x.mem_ops_recorded, mb = y.present && y.mem_ops_recorded;
+  addSides(c, x.mem_ops, y.mem_ops, ma, mb, ma && mb);
+  addSides(c, x.mem_gpu_ns, y.mem_gpu_ns, ma, mb, ma && mb);
+  c.resize(std::size(kDiffCsvColumns));
+  return c;
+}
+
+/// The CSV row of one kernel identity of the whole run: its count (kernels_*) and GPU time on each side
+/// and their changes, a side without it counting 0 as in the text's change column. Points into `r`.
+Cells kernelCsvRow(const KernelRow& r, const DiffSide& a, const DiffSide& b) {
+  const bool in_a = r.ka != nullptr, in_b = r.kb != nullptr;
+  Cells c{std::string_view("kernel"), ExportCell{}, ExportCell{}, std::string_view(sidesOf(in_a, in_b))};
+  c.resize(9);  // no instances, no launches: a kernel is no range
+  const uint64_t na = r.ka ? r.ka->count : 0, nb = r.kb ? r.kb->count : 0;
+  addSides(c, na, nb, in_a, in_b, true);
+  const uint64_t ga = r.ka ? r.ka->gpu_ns : 0, gb = r.kb ? r.kb->gpu_ns : 0;
+  addSides(c, ga, gb, in_a && a.gpu_time, in_b && b.gpu_time, a.gpu_time && b.gpu_time);
+  c.resize(kDiffCsvRangeColumns);
+  const DiffKernel& k = r.ka ? *r.ka : *r.kb;
+  for (std::string_view v : {std::string_view(*r.id), std::string_view(k.short_full), std::string_view(k.name),
+                             std::string_view(k.category)})
+    c.push_back(v);
+  return c;
+}
+
+}  // namespace
+
+void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+  const DiffParts d = diffParts(la, lb);
+  writeCsvRow(out, Cells(std::begin(kDiffCsvColumns), std::end(kDiffCsvColumns)));
+  writeCsvRow(out, rangeCsvRow(d, kOverall));
+  for (const auto& p : d.paths)
+    if (p != kOverall) writeCsvRow(out, rangeCsvRow(d, p));
+  for (const KernelRow& r : kernelRows(d.kernels, d.a, d.b)) writeCsvRow(out, kernelCsvRow(r, d.a, d.b));
 }
 
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {

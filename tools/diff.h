@@ -116,6 +116,13 @@ nlohmann::json diffJson(const std::vector<LoadedLog>& a, const std::vector<Loade
 /// logs ("ranges", "verdicts", the kernels' "same", "only_a", "only_b"), so that memory does not grow with
 /// the text. Write errors are left in `out`'s state. Thread-safe for distinct outputs.
 void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
+/// Writes `kcount diff --format csv` to `out` (columns: docs/usage.md): a header, then one row per unit as
+/// the text table has them ("(overall)" first, then the ranges in its order; `kind` "range"), then one row
+/// per kernel identity of the whole run as the kernels section has them (largest GPU time first; `kind`
+/// "kernel"). Counts, times in ns and changes (B - A) as JSON gives them, a null as an empty field; text
+/// quoted by csvField() (writeCsvRow()). Write errors are left in `out`'s state. Thread-safe for distinct
+/// outputs.
+void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 
 }  // namespace kc

@@ -883,17 +883,7 @@ COMMIT;)sql");
 // ---------------------------------------------------------------------------------------------------
 // CSV and JSON records
 
-// csvField(): tools/report.h.
-
-/// One CSV row (RFC 4180, csvField()); NULL is an empty field.
-void writeCsvRow(std::ostream& out, const std::vector<ExportCell>& cells) {
-  for (size_t i = 0; i < cells.size(); ++i) {
-    if (i) out << ',';
-    if (auto* v = std::get_if<int64_t>(&cells[i])) out << *v;
-    else if (auto* s = std::get_if<std::string_view>(&cells[i])) out << csvField(*s);
-  }
-  out << '\n';
-}
+// csvField(): tools/report.h; writeCsvRow(): below, also written by `kcount diff --format csv`.
 
 void writeCsvHeader(std::ostream& out, const ExportTable& t) {
   for (size_t i = 0; i < t.columns.size(); ++i) out << (i ? "," : "") << t.columns[i].name;
@@ -979,6 +969,15 @@ class JsonSink : public TableSink {
 };
 
 }  // namespace
+
+void writeCsvRow(std::ostream& out, const std::vector<ExportCell>& cells) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (i) out << ',';
+    if (auto* v = std::get_if<int64_t>(&cells[i])) out << *v;
+    else if (auto* s = std::get_if<std::string_view>(&cells[i])) out << csvField(*s);
+  }
+  out << '\n';
+}
 
 int64_t exportGlobalPid(uint32_t process_index, uint32_t pid) {
   return (int64_t(process_index & 0x7F) << 48) | (int64_t(pid & 0xFFFFFF) << 24);

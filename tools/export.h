@@ -92,6 +92,11 @@ struct ExportTable {
 /// One cell: NULL, an integer, or text (valid only during the TableSink::row call).
 using ExportCell = std::variant<std::monostate, int64_t, std::string_view>;
 
+/// Writes one CSV row (RFC 4180) and its newline to `out`: an integer in decimal, text through csvField()
+/// (quoted where needed, valid UTF-8), NULL as an empty field. The CSV tables of `export` and `kcount diff
+/// --format csv` are written with it. Write errors are left in `out`'s state.
+void writeCsvRow(std::ostream& out, const std::vector<ExportCell>& cells);
+
 /// Receives the tables one after the other: begin, rows, end.
 class TableSink {
  public:

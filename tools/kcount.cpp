@@ -547,7 +547,7 @@ int kcountMain(int argc, char** argv) {
   diff->add_option("logs", paths, "two logs, A then B (or -a/-b for several logs per side)");
   diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)");
   diff->add_option("-b,--b", diff_b, "logs of side B");
-  diff->add_option("--format", format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  diff->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
 
   auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, lossy (records dropped) or without totals, 2 damaged");
@@ -938,6 +938,8 @@ int kcountMain(int argc, char** argv) {
           std::cerr << "kcount: diff: warning: " << w << '\n';
       if (format == "json")
         kc::writeDiffJson(std::cout, a, b);
+      else if (format == "csv")
+        kc::writeDiffCsv(std::cout, a, b);
       else
         kc::printDiff(std::cout, a, b);
       return rc;

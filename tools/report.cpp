@@ -1898,13 +1898,26 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   printFooter(out, l);
 }
 
+namespace {
+/// `summary --format csv`'s memcpy and memset fields of `r` (the JSON's "memcpy" and "memset" objects):
+/// count, bytes, GPU ns of each, comma-separated; six empty fields where `mem` is false (memory operations
+/// not recorded: memOpsRecorded()).
+std::string memSplitFields(const RangeStats& r, bool mem) {
+  if (!mem) return ",,,,,";
+  return fmt::format("{},{},{},{},{},{}", r.memcpy_count, r.memcpy_bytes, r.memcpy_ns, r.memset_count, r.memset_bytes,
+                     r.memset_ns);
+}
+}  // namespace
+
 void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const SummaryOptions& opt) {
   // Columns only grow at the end (scripts read them by position too); docs/usage.md lists them.
   if (header)
     out << "log,path,depth,instances,cpu_ns,excl_launches,excl_graph_launches,excl_kernels,excl_gpu_ns,"
            "excl_launch_api_ns,incl_launches,incl_graph_launches,incl_kernels,incl_gpu_ns,incl_launch_api_ns,"
            "kernels_per_instance,top_kernels,excl_gemm_gpu_ns,excl_other_gpu_ns,excl_mem_ops,excl_mem_gpu_ns,"
-           "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch,domain\n";
+           "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch,domain,"
+           "excl_memcpy_ops,excl_memcpy_bytes,excl_memcpy_gpu_ns,excl_memset_ops,excl_memset_bytes,excl_memset_gpu_ns,"
+           "incl_memcpy_ops,incl_memcpy_bytes,incl_memcpy_gpu_ns,incl_memset_ops,incl_memset_bytes,incl_memset_gpu_ns\n";
   if (noSnapshotNumbers(l)) return;  // no numbers, so no row (not rows of zeros); kcount warns on stderr
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -1938,22 +1951,23 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
     // a placeholder, records of an unknown range), which the table shows as '-'.
     const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
     const uint64_t instances = unresolved ? 0 : own.instances;  // as in JSON: not one range's instances
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
                        csvField(rowPath(d, id)), unresolved ? 1 : depth[id], instances,
                        instances ? std::to_string(own.cpu_ns) : std::string(), ex.launches, ex.graph_launches,
                        ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches, in.graph_launches, in.kernels,
                        gpuField(in.gpu_ns), in.launch_api_ns,
                        instances ? fmt::format("{:.3f}", double(in.kernels) / double(instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)), layerFields(ex),
-                       layerFields(in), perLaunch(in), domain ? csvField(*domain) : std::string());
+                       layerFields(in), perLaunch(in), domain ? csvField(*domain) : std::string(),
+                       memSplitFields(ex, mem), memSplitFields(in, mem));
   }
   // The whole process, named as such: every matched launch and kernel, ranges or not. Its depth, instances,
   // CPU time and exclusive fields are empty (it is no range), so sums of a column over a log's ranges stay
   // what the ranges hold.
   const RangeStats all = s.inclusive.empty() ? RangeStats{} : s.inclusive[kRootScope];
-  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{},\n", csvField(l.path), kOverallRow, all.launches,
-                     all.graph_launches, all.kernels, gpuField(all.gpu_ns), all.launch_api_ns, layerFields(all),
-                     perLaunch(all));
+  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{},,,,,,,,{}\n", csvField(l.path), kOverallRow,
+                     all.launches, all.graph_launches, all.kernels, gpuField(all.gpu_ns), all.launch_api_ns,
+                     layerFields(all), perLaunch(all), memSplitFields(all, mem));
 }
 
 namespace {
@@ -1965,8 +1979,11 @@ struct KernelRow {
   std::string name;
   uint64_t count = 0;
   uint64_t gpu_ns = 0;
+  // Launch configuration of the first kernel record of this name (of the first log that has one): the
+  // table's grid and block. shape_known: a log with GPU times gave one (none in a log without kernel records).
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
+  bool shape_known = false;
   std::map<std::string, uint64_t> ranges;
 };
 
@@ -2015,15 +2032,19 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
   for (const LoadedLog* lp : logs) {
     const LoadedLog& l = *lp;
     const LogData& d = l.data;
+    const bool gpu = gpuTimeRecorded(d);
     auto add = [&](uint32_t name_id, const KernelTally& t, const std::string& range) {
       std::string name(d.str(name_id));
       auto [it, fresh] = rows.try_emplace(name);
       KernelRow& r = it->second;
       if (fresh) r.name = name;
-      if (r.grid[0] == 0 && r.block[0] == 0) {  // not known yet: the first log with a shape gives it
+      // Not known yet: the first log with a shape gives it (a log without GPU times has none: its kernel
+      // records' grid and block are 0).
+      if (!r.shape_known && gpu) {
         if (auto sh = l.summary.kernel_shapes.find(name_id); sh != l.summary.kernel_shapes.end()) {
           std::copy(std::begin(sh->second.grid), std::end(sh->second.grid), r.grid);
           std::copy(std::begin(sh->second.block), std::end(sh->second.block), r.block);
+          r.shape_known = true;
         }
       }
       r.count += t.count;
@@ -2175,6 +2196,10 @@ bool allGpuTimes(const std::vector<LoadedLog>& logs) {
   return all_gpu;
 }
 
+/// A kernel's grid or block dimensions as JSON, [x, y, z]; null where `known` is false (no kernel record
+/// of that name gave them: KCOUNT_GPU_TIME=0, summary mode).
+json dimsJson(const int32_t (&v)[3], bool known) { return known ? json::array({v[0], v[1], v[2]}) : json(nullptr); }
+
 /// Calls f(json) with each element of kernelsJson()'s "kernels", in `sort`'s order, one at a time.
 template <typename F>
 void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& f) {
@@ -2194,6 +2219,8 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
            {"short", shortKernelNameUncut(r.name)},
            {"count", r.count},
            {"gpu_ns", all_gpu ? json(r.gpu_ns) : json(nullptr)},
+           {"grid", dimsJson(r.grid, r.shape_known)},
+           {"block", dimsJson(r.block, r.shape_known)},
            {"ranges", rangesJson(r)},
            {"decoded", decodedJson(decodeKernelName(r.name))}};
     if (logs.size() > 1) {
@@ -2205,6 +2232,8 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
                                  {"count", it->second.count},
                                  {"gpu_time", gpuTimeRecorded(logs[i].data)},
                                  {"gpu_ns", gpuTimeRecorded(logs[i].data) ? json(it->second.gpu_ns) : json(nullptr)},
+                                 {"grid", dimsJson(it->second.grid, it->second.shape_known)},
+                                 {"block", dimsJson(it->second.block, it->second.shape_known)},
                                  {"ranges", rangesJson(it->second)}});
       k["per_log"] = per_log;
     }
@@ -2244,6 +2273,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   if (!full_names) t.elide = {several ? size_t(1) : size_t(0)};
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
+  std::vector<std::string> no_shape;  // ... of logs with GPU times but without grid and block (summary mode)
   const auto rows = kernelRowsPerLog(logs, sort);
   // Without --full-names: the short names uncut (the table shortens its name column in the middle, together,
   // so that different names stay different; a cut at kMaxShortName characters first would make cuBLAS names
@@ -2262,15 +2292,18 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
     if (ops.empty() && !d.fused.empty()) ops = "(" + d.fused + ")";  // not split: shown raw
-    // KCOUNT_GPU_TIME=0: GPU time, grid and block were not recorded (written as 0): '-'.
+    // KCOUNT_GPU_TIME=0: GPU time, grid and block were not recorded (written as 0): '-'. Summary mode:
+    // grid and block are not known (tallies, no kernel records): '-'.
     const bool gpu = gpuTimeRecorded(l->data);
     const std::string who = label.empty() ? l->path : label;
     if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
+    if (gpu && !r.shape_known && std::find(no_shape.begin(), no_shape.end(), who) == no_shape.end())
+      no_shape.push_back(who);
     std::vector<std::string> row{shown[i], std::to_string(r.count),
                                  gpu ? formatDuration(r.gpu_ns) : "-",
                                  gpu ? formatMeanDuration(r.gpu_ns, r.count) : "-",
-                                 gpu ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
-                                 gpu ? fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]) : "-",
+                                 r.shape_known ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
+                                 r.shape_known ? fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]) : "-",
                                  std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
                                  dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
                                  rangesText(r.ranges, kTableRanges)};
@@ -2283,6 +2316,9 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   for (const auto& who : no_gpu)
     out << "GPU time: not recorded in " << who
         << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls; GPU time, grid and block are '-')\n";
+  for (const auto& who : no_shape)
+    out << "grid, block: not recorded in " << who
+        << " (KCOUNT_MODE=summary: kernels tallied by name, without their records; grid and block are '-')\n";
 }
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort) {
@@ -2292,12 +2328,13 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
     for (const auto& o : d.ops) ops += (ops.empty() ? "" : " ") + o;
-    // KCOUNT_GPU_TIME=0: gpu_ns, grid and block empty (not recorded), never 0.
+    // KCOUNT_GPU_TIME=0: gpu_ns, grid and block empty (not recorded), never 0; summary mode: grid and block.
     const bool gpu = gpuTimeRecorded(l->data);
     auto n = [&](auto v) { return gpu ? std::to_string(v) : std::string(); };
+    auto dim = [&](int32_t v) { return r.shape_known ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
-                       n(r.grid[0]), n(r.grid[1]), n(r.grid[2]), n(r.block[0]), n(r.block[1]), n(r.block[2]),
+                       dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]), dim(r.block[2]),
                        csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
                        csvField(ops));

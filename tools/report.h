@@ -452,8 +452,9 @@ std::string_view kernelSortName(KernelSort sort);
 std::optional<KernelSort> parseKernelSort(std::string_view word);
 
 /// Kernels merged by name over all logs: {"gpu_time", "sort": kernelSortName(sort),
-/// "kernels":[{"name","short","count","gpu_ns","ranges":{path:n}}]}, in `sort`'s order. Kernels with no
-/// matching launch count under "(unmatched)".
+/// "kernels":[{"name","short","count","gpu_ns","grid","block","ranges":{path:n}}]}, in `sort`'s order. Kernels
+/// with no matching launch count under "(unmatched)". "grid" and "block": [x, y, z] of the name's first kernel
+/// record (the table's), null where not recorded. Times in ns.
 nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort = KernelSort::kGpuTotal);
 /// Writes `kcount kernels --format json`'s document, kernelsJson(logs, sort), to `out`, followed by a
 /// newline: the text dumpJson() writes for it, written a kernel at a time (JsonWriter), so that memory

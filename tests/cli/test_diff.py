@@ -11,10 +11,13 @@
 - memory operations (copies, memsets) get their count and GPU time per side, apart from the kernels';
 - sides that share files: "every difference is zero" only when they hold the same files; a side holding the
   other's file among others, or sides sharing some files, are said as such;
-- JSON: a CPU time that was not measured (no instance: overall, `(no range)`) is null, as in summary.
+- JSON: a CPU time that was not measured (no instance: overall, `(no range)`) is null, as in summary;
+- CSV: the table's ranges and the kernels section's kernels, one row each, with the JSON's numbers.
 
 Usage: test_diff.py BUILD_DIR [KC_MAKE_LOG]
 """
+import csv
+import io
 import json
 import os
 import re
@@ -261,6 +264,82 @@ def test_memory_ops(work):
           w["b"]["mem_gpu_ns"] > 4 * w["b"]["gpu_ns"] and w["change"]["mem_ops"] == w["b"]["mem_ops"] - w["a"]["mem_ops"], w)
 
 
+def csv_cell(v):
+    """A JSON number as `diff --format csv` writes it: null an empty field."""
+    return "" if v is None else str(v)
+
+
+def test_csv(work):
+    """`diff --format csv`: the header, then one row per range as the table and JSON have them ((overall)
+    first, then JSON's "ranges" order) with the JSON's numbers (null: an empty field), then one row per kernel
+    identity in the text's kernels order with its counts and GPU times; documented in --help."""
+    r = kcount("diff", "--format", "csv", *GEGLU)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
+    ranges = [x for x in rows if x["kind"] == "range"]
+    kernels = [x for x in rows if x["kind"] == "kernel"]
+    check("diff csv: exit 0, (overall) then the JSON's ranges in order, then the kernels",
+          r.returncode == 0 and rows and [x["path"] for x in ranges] == ["(overall)"] + [x["path"] for x in j["ranges"]]
+          and [x["kind"] for x in rows] == ["range"] * len(ranges) + ["kernel"] * len(kernels), r.stdout[:600] + r.stderr)
+    units = [j["overall"] | {"path": "(overall)", "in": "both", "domain": None}] + j["ranges"]
+    bad = []
+    for row, u in zip(ranges, units):
+        if (row["in"], row["domain"]) != (u["in"], csv_cell(u["domain"])):
+            bad.append((u["path"], "in/domain", row["in"], row["domain"]))
+        for q in ("launches", "kernels", "gpu_ns", "cpu_ns", "launch_api_ns", "mem_ops", "mem_gpu_ns"):
+            want = [csv_cell((u[s] or {}).get(q)) for s in ("a", "b", "change")]
+            got = [row[f"{q}_{s}"] for s in ("a", "b", "change")]
+            if got != want:
+                bad.append((u["path"], q, got, want))
+        inst = [row["instances_a"], row["instances_b"]]
+        want = ["", ""] if u["path"] == "(overall)" else [csv_cell((u[s] or {}).get("instances")) for s in ("a", "b")]
+        if inst != want:
+            bad.append((u["path"], "instances", inst, want))
+    check("diff csv: each range's numbers are the JSON's (null: empty), (overall) without instances", not bad, bad[:5])
+    same = {k["identity"]: k for k in j["kernels"]["same"]}
+    only = {k["identity"]: (side, k) for side in ("a", "b") for k in j["kernels"]["only_" + side]}
+    check("diff csv: one row per kernel identity",
+          sorted(x["identity"] for x in kernels) == sorted(list(same) + list(only)), len(kernels))
+    bad = []
+    for x in kernels:
+        if x["identity"] in same:
+            k = same[x["identity"]]
+            want = ("both", str(k["count_a"]), str(k["count_b"]), str(k["count_b"] - k["count_a"]), str(k["gpu_ns_a"]),
+                    str(k["gpu_ns_b"]), str(k["gpu_ns_b"] - k["gpu_ns_a"]), k["short"], k["category"])
+        else:
+            side, k = only[x["identity"]]
+            n, g = (k["count"], k["gpu_ns"]) if side == "b" else (-k["count"], -k["gpu_ns"])
+            want = (side, str(k["count"]) if side == "a" else "", str(k["count"]) if side == "b" else "", str(n),
+                    str(k["gpu_ns"]) if side == "a" else "", str(k["gpu_ns"]) if side == "b" else "", str(g),
+                    k["short"], k["category"])
+        got = tuple(x[c] for c in ("in", "kernels_a", "kernels_b", "kernels_change", "gpu_ns_a", "gpu_ns_b",
+                                   "gpu_ns_change", "kernel", "category"))
+        if got != want or x["launches_a"] != "" or x["path"] != "":
+            bad.append((x["identity"], got, want))
+    check("diff csv: kernel rows: counts, GPU times and their changes as JSON's (a side without it counts 0)",
+          not bad, bad[:3])
+    gpu = [max(int(x["gpu_ns_a"] or 0), int(x["gpu_ns_b"] or 0)) for x in kernels]
+    check("diff csv: kernel rows largest GPU time first, as the text's kernels section",
+          gpu == sorted(gpu, reverse=True) and [x["in"] for x in kernels].count("both") == len(same), gpu)
+    check("diff csv: a kernel name with a comma is one quoted field",
+          any("," in x["kernel"] for x in kernels) and ',"at::native::vectorized_elementwise_kernel<8, ' in r.stdout,
+          [x["kernel"] for x in kernels])
+    h = kcount("diff", "--help")
+    check("diff --help names csv", re.search(r"--format TEXT:\{table,csv,json\}\s+table, csv or json", h.stdout), h.stdout)
+    # A side without GPU times: its GPU fields and every GPU change empty, counts kept.
+    off = os.path.join(work, "csv-off.kcount")
+    on = os.path.join(work, "csv-on.kcount")
+    for path, meta in ((off, "meta gpu_time off\n"), (on, "")):
+        subprocess.run([MAKE_LOG, path], input=meta + "push step\nkernel 1000 k\npop\n", text=True, check=True)
+    rows = list(csv.DictReader(io.StringIO(kcount("diff", "--format", "csv", on, off).stdout)))
+    step = next((x for x in rows if x["path"] == "step"), {})
+    k = next((x for x in rows if x["kind"] == "kernel"), {})
+    check("diff csv, B without GPU times: B's GPU fields and the GPU changes empty, kernel counts kept",
+          (step.get("gpu_ns_a"), step.get("gpu_ns_b"), step.get("gpu_ns_change"), step.get("kernels_change"),
+           k.get("gpu_ns_a"), k.get("gpu_ns_b"), k.get("gpu_ns_change"), k.get("kernels_change"))
+          == ("1000", "", "", "0", "1000", "", "", "0"), (step, k))
+
+
 def main():
     global KCOUNT, MAKE_LOG
     build = os.path.abspath(sys.argv[1])
@@ -273,6 +352,7 @@ def main():
         test_pooled_programs(work)
         test_shared_files(work)
         test_memory_ops(work)
+        test_csv(work)
     return exit_status()
 
 

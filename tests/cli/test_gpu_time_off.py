@@ -108,12 +108,25 @@ def main():
         j = json.loads(out)
         check("kernels json: gpu_time false, gpu_ns null",
               j["gpu_time"] is False and j["kernels"][0]["gpu_ns"] is None and j["kernels"][0]["count"] == 20, j)
+        check("kernels json: grid and block null (the table's '-')",
+              j["kernels"][0].get("grid", 0) is None and j["kernels"][0].get("block", 0) is None, j)
+        rc, out, err = kcount("kernels", on, "--format", "json")
+        j = json.loads(out)
+        check("kernels json with GPU times: grid and block as the table's 1x1x1, 128x1x1",
+              j["kernels"][0].get("grid") == [1, 1, 1] and j["kernels"][0].get("block") == [128, 1, 1], j)
         rc, out, err = kcount("kernels", on, off, "--format", "json")
         j = json.loads(out)
         per = {p["path"]: p for p in j["kernels"][0]["per_log"]}
         check("kernels json of two logs: per_log gpu_time, merged gpu_ns null",
               per[off]["gpu_ns"] is None and per[off]["gpu_time"] is False and per[on]["gpu_ns"] == 20 * 1530000
               and j["kernels"][0]["gpu_ns"] is None, j)
+        rc, out, err = kcount("kernels", off, on, "--format", "json")
+        j = json.loads(out)
+        per = {p["path"]: p for p in j["kernels"][0]["per_log"]}
+        check("kernels json of two logs, the one without GPU times first: grid and block of the log that has "
+              "them, null in the other's per_log",
+              j["kernels"][0].get("grid") == [1, 1, 1] and per[on].get("block") == [128, 1, 1]
+              and per[off].get("grid", 0) is None and per[off].get("block", 0) is None, j)
 
         # ---- diff: no GPU-time change when a side lacks GPU times
         rc, out, err = kcount("diff", on, off)

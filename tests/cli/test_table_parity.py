@@ -5,7 +5,7 @@ NVIDIA H200 (examples/logs/, tests/data/) and on logs written by kc_make_log:
 - `summary --format csv` has a field for every quantity of a table row: GEMM and other GPU time, memory
   operations and their GPU time (excl_* with `--view innermost`, incl_* with `--view inclusive`), and its
   `cpu_ns` is empty exactly where the table's `CPU time` is '-' (not measured), never 0; the original
-  columns keep their names and places;
+  columns keep their names and places; memcpy and memset apart, as JSON has them, in the last columns;
 - the library's reserved scope 1, "(string table full)", defined in every log it writes, is a row or a
   scope of `summary --format json|csv` and of `export --format json|csv|sqlite` only where the table
   shows it (none of the shipped logs filled its tables).
@@ -170,19 +170,58 @@ def test_made(work):
     compare("copies.kcount", "inclusive", "incl_", kcount_out("summary", "--view", "inclusive", log),
             list(csv.DictReader(io.StringIO(kcount_out("summary", "--format", "csv", log)))))
 
+    check("made log: warmup's copies apart in excl_/incl_memcpy_* (count, bytes, GPU ns), no memset",
+          tuple(w.get(f"{v}_{op}_{q}") for v in ("excl", "incl") for op in ("memcpy", "memset")
+                for q in ("ops", "bytes", "gpu_ns")) == ("2", "8192", "12000", "0", "0", "0") * 2, w)
+    check("made log: (overall) has the copies in incl_memcpy_*, its excl_memcpy_* and excl_memset_* empty",
+          (over.get("incl_memcpy_ops"), over.get("incl_memcpy_bytes"), over.get("excl_memcpy_ops"),
+           over.get("excl_memset_gpu_ns")) == ("2", "8192", "", ""), over)
+
     off = make("gpu-off.kcount", "meta gpu_time off\npush step\nkernel 0 ampere_sgemm_128x64_nn\npop\n")
     rows = list(csv.DictReader(io.StringIO(kcount_out("summary", "--format", "csv", off))))
     step = next(r for r in rows if r["path"] == "step")
-    fields = [k for k in step if k.endswith(("gpu_ns", "mem_ops"))]
+    fields = [k for k in step if k.endswith(("gpu_ns", "mem_ops")) or "memcpy" in k or "memset" in k]
     check("KCOUNT_GPU_TIME=0: every GPU-time and memory-operation field is empty (not measured), counts kept",
-          len(fields) == 10 and all(step[k] == "" for k in fields) and step["incl_kernels"] == "1",
+          len(fields) == 22 and all(step[k] == "" for k in fields) and step["incl_kernels"] == "1",
           {k: step[k] for k in fields})
+
+
+def test_memcpy_memset_apart():
+    """`summary --format csv` carries memcpy and memset apart, as JSON's "memcpy" and "memset" objects, in
+    columns after the others; every row has the header's fields (tests/data/launches.kcount: range memops
+    ran 3 copies of 12288 bytes and a memset)."""
+    log = os.path.join(ROOT, "tests", "data", "launches.kcount")
+    text = kcount_out("summary", "--format", "csv", log)
+    lines = list(csv.reader(io.StringIO(text)))
+    check("summary csv: the memcpy/memset columns after domain, the old ones in place; every row as wide",
+          lines[0][26:] == ["domain"] + [f"{v}_{op}_{q}" for v in ("excl", "incl") for op in ("memcpy", "memset")
+                                         for q in ("ops", "bytes", "gpu_ns")]
+          and all(len(l) == len(lines[0]) for l in lines), lines[0])
+    rows = {r["path"]: r for r in csv.DictReader(io.StringIO(text))}
+    j = json.loads(kcount_out("summary", "--format", "json", log))["logs"][0]
+    bad = []
+    for r in j["ranges"]:
+        row = rows.get(r["path"]) if "\\" not in r["path"] else None
+        if row is None:
+            continue
+        for v, key in (("excl", "exclusive"), ("incl", "inclusive")):
+            for op in ("memcpy", "memset"):
+                want = tuple(str(r[key][op][q]) for q in ("count", "bytes", "gpu_ns"))
+                got = tuple(row.get(f"{v}_{op}_{q}") for q in ("ops", "bytes", "gpu_ns"))
+                if got != want:
+                    bad.append((r["path"], v, op, got, want))
+    check("summary csv: each range's memcpy and memset fields are the JSON's", not bad and "memops" in rows, bad[:4])
+    m = rows.get("memops", {})
+    check("summary csv: memops' 3 copies of 12288 bytes and its memset, apart",
+          (m.get("excl_memcpy_ops"), m.get("excl_memcpy_bytes"), m.get("excl_memset_ops"), m.get("excl_mem_ops"))
+          == ("3", "12288", "1", "4"), m)
 
 
 def main():
     with tempfile.TemporaryDirectory() as work:
         test_shipped(work)
         test_made(work)
+    test_memcpy_memset_apart()
     return exit_status()
 
 

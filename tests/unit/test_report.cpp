@@ -587,6 +587,44 @@ TEST_CASE("kernels table: at most three ranges per kernel, all in CSV/JSON; seve
   CHECK(j["kernels"][0]["per_log"][1]["count"] == 3);
 }
 
+TEST_CASE("kernels JSON: grid and block as the table shows them, those of the first record of the name") {
+  // "gemm" ran with grid 128 and block 256, then with grid 64 and block 32 (pid 11); once more with grid 7
+  // (pid 22).
+  auto logWith = [](const std::string& pid, std::vector<int32_t> grids) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    w.writeMetadata("pid", pid);
+    stepDefinitions(w);
+    for (size_t i = 0; i < grids.size(); ++i) {
+      kc::KernelBody k = kernel(i + 1, 2);
+      k.grid[0] = grids[i];
+      if (i > 0) k.block[0] = 32;
+      w.writeLaunch(launch(i + 1, 1));
+      w.writeKernel(k);
+    }
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes, "run-" + pid + ".kcount");
+  };
+  const std::vector<kc::LoadedLog> one{logWith("11", {128, 64})};
+  std::ostringstream t;
+  kc::printKernelsTable(t, one, false);
+  CHECK(hasLine(t.str(), "128x0x0  256x0x0"));
+  const auto j = kc::kernelsJson(one);
+  CHECK(j["kernels"][0]["grid"] == nlohmann::json::array({128, 0, 0}));
+  CHECK(j["kernels"][0]["block"] == nlohmann::json::array({256, 0, 0}));
+  CHECK_FALSE(j["kernels"][0].contains("per_log"));
+
+  // Several logs: merged, the first log's; per log, each log's own (the table's rows of each log).
+  const std::vector<kc::LoadedLog> two{logWith("22", {7}), logWith("11", {128, 64})};
+  const auto j2 = kc::kernelsJson(two);
+  CHECK(j2["kernels"][0]["grid"] == nlohmann::json::array({7, 0, 0}));
+  REQUIRE(j2["kernels"][0]["per_log"].size() == 2);
+  CHECK(j2["kernels"][0]["per_log"][0]["grid"] == nlohmann::json::array({7, 0, 0}));
+  CHECK(j2["kernels"][0]["per_log"][1]["grid"] == nlohmann::json::array({128, 0, 0}));
+  CHECK(j2["kernels"][0]["per_log"][1]["block"] == nlohmann::json::array({256, 0, 0}));
+}
+
 TEST_CASE("kernels table: different kernels get different names, also when they differ only near the end") {
   // 12 kernels whose names (longer than the short-name cut) differ only in their last characters, as cuBLAS
   // template instances do (`..., true, false, false, false>` against `..., true, true, false, false>`), and

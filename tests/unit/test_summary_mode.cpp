@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -420,6 +421,39 @@ TEST_CASE("summary mode with capture windows: windows listed, no per-window numb
   }
   CHECK(j["segments"][1]["index"] == 1);
   CHECK(j["totals"]["launches"] == 300);
+}
+
+TEST_CASE("kernels of a summary-mode log: grid and block not known ('-', empty CSV fields, null), not 0x0x0") {
+  const std::vector<kc::LoadedLog> logs{loaded(windowsLog(), "s.kcount")};
+  std::ostringstream t;
+  kc::printKernelsTable(t, logs, false);
+  // The row of "gemm": kernel, count, GPU total, GPU avg, grid, block, ... (cells apart by 2 spaces or more).
+  std::istringstream lines(t.str());
+  std::string line;
+  std::vector<std::string> cells;
+  while (std::getline(lines, line))
+    if (line.starts_with("gemm ")) {
+      const std::regex gap(" {2,}");
+      cells.assign(std::sregex_token_iterator(line.begin(), line.end(), gap, -1), std::sregex_token_iterator());
+    }
+  REQUIRE(cells.size() > 5);
+  CHECK(cells[1] == "300");
+  CHECK(cells[2] == "3.00 ms");  // GPU time is known
+  CHECK(cells[4] == "-");
+  CHECK(cells[5] == "-");
+  CHECK_FALSE(has(t.str(), "0x0x0"));
+  CHECK(has(t.str(), "grid, block: not recorded in s.kcount (KCOUNT_MODE=summary: kernels tallied by name, without "
+                     "their records; grid and block are '-')\n"));
+
+  std::ostringstream csv;
+  kc::printKernelsCsv(csv, logs, false);
+  CHECK(has(csv.str(), "\ns.kcount,gemm,gemm,300,3000000,,,,,,,step ×300,"));
+
+  const auto j = kc::kernelsJson(logs);
+  REQUIRE(j["kernels"].size() == 1);
+  CHECK(j["kernels"][0]["gpu_ns"] == 3'000'000);
+  CHECK(j["kernels"][0]["grid"].is_null());
+  CHECK(j["kernels"][0]["block"].is_null());
 }
 
 TEST_CASE("a summary-mode log cut short before any complete snapshot names the cut, not a kill") {
