@@ -64,6 +64,32 @@ void definitions(kc::LogWriter& w) {
   w.writeScope({kBwd, kc::kRootScope, kBwd, 0});
 }
 
+/// The records of one capture window, in the order the library writes them: kernels whose launches come
+/// later in the window (`kernels_before`), launches 1..last_launch in `scope` and memcpy call 7, the
+/// window's range, the other kernels (`kernels_after`), a memcpy of `memcpy_bytes` for call 7, then its
+/// Segment record (correlation ids 1 to 7, [start_ns, stop_ns]) and a flush.
+struct WindowRecords {
+  uint32_t scope;
+  uint64_t last_launch;
+  std::vector<uint64_t> kernels_before, kernels_after;  // correlation ids
+  uint32_t kernel_name;
+  uint64_t kernel_ns;
+  uint64_t memcpy_bytes;
+  kc::RangeBody range;
+  uint64_t start_ns, stop_ns;
+};
+
+void writeWindow(kc::LogWriter& w, const WindowRecords& r, uint32_t index) {
+  for (uint64_t c : r.kernels_before) w.writeKernel(kernel(c, r.kernel_name, r.kernel_ns));
+  for (uint64_t c = 1; c <= r.last_launch; ++c) w.writeLaunch(launch(c, r.scope));
+  w.writeLaunch(launch(7, r.scope, kc::kLaunchMemOp));
+  w.writeRange(r.range);
+  for (uint64_t c : r.kernels_after) w.writeKernel(kernel(c, r.kernel_name, r.kernel_ns));
+  w.writeMemOp(memcpyOp(7, r.memcpy_bytes));
+  w.writeSegment({r.start_ns, r.stop_ns, 1, 7, index, kCtl, kCtl, 0});
+  w.flush();
+}
+
 /// Two capture windows, each ended by its Segment record and a flush as the library writes them, whose
 /// launches both use correlation ids 1..5 (and 7, a memcpy call):
 /// window 0, range fwd: launches 1..6, memcpy call 7; kernels gemm 1..5 of 10 ns; memcpy 7 of 100 bytes.
@@ -74,22 +100,8 @@ Bytes twoWindowLog(kc::LogEncoding encoding) {
   kc::MemorySink sink;
   kc::LogWriter w(&sink, encoding);
   definitions(w);
-  for (uint64_t c = 1; c <= 6; ++c) w.writeLaunch(launch(c, kFwd));
-  w.writeLaunch(launch(7, kFwd, kc::kLaunchMemOp));
-  w.writeRange({1000, 1200, kFwd, 1, 1, 0});
-  for (uint64_t c = 1; c <= 5; ++c) w.writeKernel(kernel(c, kGemm, 10));
-  w.writeMemOp(memcpyOp(7, 100));
-  w.writeSegment({900, 1300, 1, 7, 0, kCtl, kCtl, 0});
-  w.flush();
-  w.writeKernel(kernel(1, kRelu, 20));
-  w.writeKernel(kernel(2, kRelu, 20));
-  for (uint64_t c = 1; c <= 5; ++c) w.writeLaunch(launch(c, kBwd));
-  w.writeLaunch(launch(7, kBwd, kc::kLaunchMemOp));
-  w.writeRange({1400, 1600, kBwd, 1, 1, 0});
-  for (uint64_t c = 3; c <= 6; ++c) w.writeKernel(kernel(c, kRelu, 20));
-  w.writeMemOp(memcpyOp(7, 300));
-  w.writeSegment({1350, 1700, 1, 7, 1, kCtl, kCtl, 0});
-  w.flush();
+  writeWindow(w, {kFwd, 6, {}, {1, 2, 3, 4, 5}, kGemm, 10, 100, {1000, 1200, kFwd, 1, 1, 0}, 900, 1300}, 0);
+  writeWindow(w, {kBwd, 5, {1, 2}, {3, 4, 5, 6}, kRelu, 20, 300, {1400, 1600, kBwd, 1, 1, 0}, 1350, 1700}, 1);
   w.writeEnd();
   w.flush();
   return sink.bytes;
