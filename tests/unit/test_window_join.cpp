@@ -1,12 +1,13 @@
 // The correlation join within capture windows: a log whose windows reuse correlation ids (CUPTI numbers
 // them anew after the cuptiFinalize of a stop, and the library wrote them so before it renumbered) joins
 // each kernel and memory operation to the launch of its own window, in summarize() and in the streaming
-// join, and the tools name repeated ids.
+// join, and the tools name repeated ids; per-window totals and --segment give each window its own records.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <cstdio>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -241,4 +242,83 @@ TEST_CASE("check names correlation ids repeated across capture windows and withi
   const std::string loaded_text = checkText(kc::loadLog(within));
   CHECK(loaded_text.find("the first, launch record 3 with correlation id 2;") != std::string::npos);
   std::remove(within.c_str());
+}
+
+namespace {
+
+/// Per-window totals of the two-window log: each window's own launches, kernels and memory operations.
+void checkWindowTotals(const std::vector<kc::SegmentTotals>& t) {
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].launches == 6);
+  CHECK(t[0].kernels == 5);
+  CHECK(t[0].unmatched_kernels == 0);
+  CHECK(t[0].gpu_ns == 50);
+  CHECK(t[0].mem_ops == 1);
+  CHECK(t[0].ranges == 1);
+  CHECK(t[1].launches == 5);
+  CHECK(t[1].kernels == 6);
+  CHECK(t[1].unmatched_kernels == 1);  // relu of id 6
+  CHECK(t[1].gpu_ns == 120);
+  CHECK(t[1].mem_ops == 1);
+  CHECK(t[1].ranges == 1);
+}
+
+std::set<uint64_t> scopesOf(const std::vector<kc::LaunchBody>& v) {
+  std::set<uint64_t> out;
+  for (const auto& l : v) out.insert(l.scope_id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("per-window totals count each window's own records when windows reuse correlation ids") {
+  for (auto encoding : {kc::LogEncoding::kCompact, kc::LogEncoding::kPlain}) {
+    CAPTURE(static_cast<int>(encoding));
+    const Bytes b = twoWindowLog(encoding);
+    const kc::LogData d = kc::readLog(b);
+    checkWindowTotals(kc::segmentTotals(d));
+    checkWindowTotals(kc::summarizeLogBytes(b, {}, kc::kDefaultJoinWindow, true).segments);
+    checkWindowTotals(kc::summarizeLogBytes(b, {}, 2, true).segments);
+    // A time window that holds the whole log keeps every record in its capture window.
+    checkWindowTotals(kc::segmentTotals(kc::selectTimeWindow(d, 0, UINT64_MAX)));
+  }
+}
+
+TEST_CASE("--segment N selects window N's own launches, kernels and memory operations") {
+  const kc::LogData d = kc::readLog(twoWindowLog(kc::LogEncoding::kCompact));
+  const kc::LogData w0 = kc::selectSegment(d, 0);
+  CHECK(w0.launches.size() == 7);
+  CHECK(scopesOf(w0.launches) == std::set<uint64_t>{kFwd});
+  CHECK(w0.kernels.size() == 5);
+  REQUIRE(w0.mem_ops.size() == 1);
+  CHECK(w0.mem_ops[0].bytes == 100);
+  const kc::Summary s0 = kc::summarize(w0);
+  CHECK(s0.exclusive[kFwd].kernels == 5);
+  CHECK(s0.exclusive[kBwd].kernels == 0);
+  CHECK(s0.launches_without_kernel == 1);  // launch 6
+  CHECK(s0.unmatched_kernels == 0);
+
+  const kc::LogData w1 = kc::selectSegment(d, 1);
+  CHECK(w1.launches.size() == 6);
+  CHECK(scopesOf(w1.launches) == std::set<uint64_t>{kBwd});
+  CHECK(w1.kernels.size() == 6);
+  REQUIRE(w1.mem_ops.size() == 1);
+  CHECK(w1.mem_ops[0].bytes == 300);
+  const kc::Summary s1 = kc::summarize(w1);
+  CHECK(s1.launches == 5);
+  CHECK(s1.exclusive[kBwd].kernels == 5);
+  CHECK(s1.exclusive[kBwd].gpu_ns == 100);
+  CHECK(s1.exclusive[kBwd].memcpy_bytes == 300);
+  CHECK(s1.exclusive[kFwd].kernels == 0);
+  CHECK(s1.launches_without_kernel == 0);
+  CHECK(s1.unmatched_kernels == 1);
+  // kcount summary --segment 1 lists the window's totals from the records selected.
+  const auto t1 = kc::segmentTotals(w1);
+  REQUIRE(t1.size() == 1);
+  CHECK(t1[0].launches == 5);
+  CHECK(t1[0].kernels == 6);
+  CHECK(t1[0].unmatched_kernels == 1);
+  CHECK(t1[0].mem_ops == 1);
+  // No window 2: the definitions only.
+  CHECK(kc::selectSegment(d, 2).launches.empty());
 }
