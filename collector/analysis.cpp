@@ -552,6 +552,26 @@ uint64_t RecordWindows::number(size_t w) const {
   return log_.segments.empty() ? 0 : log_.segments.back().index + 1;
 }
 
+LaunchJoin::LaunchJoin(const LogData& log) : log_(log), windows_(log) {
+  by_id_.reserve(log.launches.size());
+  for (size_t i = 0; i < log.launches.size(); ++i)
+    by_id_.try_emplace({windows_.ofLaunch(i), log.launches[i].correlation_id}, i);  // the first keeps the id
+}
+
+std::optional<size_t> LaunchJoin::find(size_t window, uint64_t correlation_id) const {
+  auto it = by_id_.find({window, correlation_id});
+  if (it == by_id_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<size_t> LaunchJoin::ofKernel(size_t j) const {
+  return find(windows_.ofKernel(j), log_.kernels[j].correlation_id);
+}
+
+std::optional<size_t> LaunchJoin::ofMemOp(size_t j) const {
+  return find(windows_.ofMemOp(j), log_.mem_ops[j].correlation_id);
+}
+
 // One pass over the records (a log may hold many windows): launches, kernels and memory operations to the
 // window RecordWindows gives them, ranges to the window whose time span holds their end (SegmentIndex).
 std::vector<SegmentTotals> segmentTotals(const LogData& log) {

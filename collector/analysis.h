@@ -223,6 +223,31 @@ class RecordWindows {
   std::optional<SegmentIndex> spans_;      // the fallback
 };
 
+/// The launch record each kernel and memory operation of `log` joins, as summarize() joins it: the first
+/// launch record of its own capture window (RecordWindows) that carries its correlation id. For the tools
+/// that list records one by one (export, the HTML report). Memory: one hash entry per launch record.
+/// Immutable after construction; `log` must outlive it.
+class LaunchJoin {
+ public:
+  explicit LaunchJoin(const LogData& log);
+  /// Index into log.launches of the launch of log.kernels[j] (of log.mem_ops[j]), or nullopt: none in
+  /// its window. `j` must be a valid index.
+  std::optional<size_t> ofKernel(size_t j) const;
+  std::optional<size_t> ofMemOp(size_t j) const;
+  const RecordWindows& windows() const { return windows_; }
+
+ private:
+  struct KeyHash {
+    size_t operator()(const std::pair<size_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 0x9E3779B97F4A7C15ull ^ k.first);
+    }
+  };
+  std::optional<size_t> find(size_t window, uint64_t correlation_id) const;
+  const LogData& log_;
+  RecordWindows windows_;
+  std::unordered_map<std::pair<size_t, uint64_t>, size_t, KeyHash> by_id_;  // (window, correlation id)
+};
+
 /// Correlation-id spans of the capture windows closed so far (their Segment records), merged: tells whether
 /// a launch of the current window carries an id inside an earlier window's span
 /// (Summary::launches_in_earlier_window_ids). Used by summarize() and the streaming join. Memory: one span

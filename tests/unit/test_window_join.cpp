@@ -1,21 +1,28 @@
 // The correlation join within capture windows: a log whose windows reuse correlation ids (CUPTI numbers
 // them anew after the cuptiFinalize of a stop, and the library wrote them so before it renumbered) joins
 // each kernel and memory operation to the launch of its own window, in summarize() and in the streaming
-// join, and the tools name repeated ids; per-window totals and --segment give each window its own records.
+// join, and the tools name repeated ids; per-window totals, --segment and the exports give each window its
+// own records.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tests/support/loaded_log.h"
+#include "tools/export.h"
+#include "tools/html_report.h"
 #include "tools/report.h"
 
 namespace {
@@ -321,4 +328,65 @@ TEST_CASE("--segment N selects window N's own launches, kernels and memory opera
   CHECK(t1[0].mem_ops == 1);
   // No window 2: the definitions only.
   CHECK(kc::selectSegment(d, 2).launches.empty());
+}
+
+TEST_CASE("exports give each launch, kernel and memory operation its capture window") {
+  const kc::LoadedLog l = kc::test::loaded(twoWindowLog(kc::LogEncoding::kCompact));
+  std::ostringstream out;
+  kc::writeJsonRecords(out, {l});
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  const auto windowOfPath = [](const nlohmann::json& path) { return path == "fwd" ? 0 : 1; };
+  REQUIRE(doc["launches"].size() == 11);
+  std::map<std::pair<int64_t, int64_t>, nlohmann::json> launches;  // (segment, correlationId) -> row
+  for (const auto& row : doc["launches"]) {
+    CHECK(row["segment"] == windowOfPath(row["path"]));
+    CHECK(launches.emplace(std::pair{row["segment"].get<int64_t>(), row["correlationId"].get<int64_t>()}, row).second);
+    CHECK(row["kernels"] == (row["path"] == "fwd" && row["correlationId"] == 6 ? 0 : 1));
+  }
+  REQUIRE(doc["kernels"].size() == 11);
+  for (const auto& row : doc["kernels"]) {
+    CAPTURE(row.dump());
+    const int64_t segment = row["shortName"] == "gemm" ? 0 : 1;
+    CHECK(row["segment"] == segment);
+    const auto launch = launches.find({segment, row["correlationId"].get<int64_t>()});
+    if (launch == launches.end()) {
+      CHECK(row["path"].is_null());  // relu of id 6
+      continue;
+    }
+    CHECK(row["path"] == launch->second["path"]);  // joined on (segment, correlationId) as the export joined
+    CHECK(row["path"] == (segment == 0 ? "fwd" : "bwd"));
+  }
+  REQUIRE(doc["memops"].size() == 2);
+  for (const auto& row : doc["memops"]) {
+    CHECK(row["segment"] == (row["bytes"] == 100 ? 0 : 1));
+    CHECK(row["path"] == (row["bytes"] == 100 ? "fwd" : "bwd"));
+  }
+  // The HTML report's kernels table: relu in bwd (and the one without launch), gemm in fwd.
+  const nlohmann::json report = kc::htmlReportData({l});
+  for (const auto& k : report["runs"][0]["kernels"])
+    CHECK(k["ranges"] == (k["name"] == "gemm" ? nlohmann::json{{"fwd", 5}} : nlohmann::json{{"bwd", 5}, {"(unmatched)", 1}}));
+}
+
+TEST_CASE("exports of a log of one capture window give every record window 0") {
+  // The same records with and without their Segment record (index 0).
+  for (bool segment : {true, false}) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    definitions(w);
+    for (uint64_t c = 1; c <= 3; ++c) w.writeLaunch(launch(c, kFwd));
+    w.writeLaunch(launch(7, kFwd, kc::kLaunchMemOp));
+    for (uint64_t c = 1; c <= 3; ++c) w.writeKernel(kernel(c, kGemm, 10));
+    w.writeMemOp(memcpyOp(7, 100));
+    if (segment) w.writeSegment({900, 1700, 1, 7, 0, kCtl, kCtl, 0});
+    w.writeEnd();
+    w.flush();
+    std::ostringstream out;
+    kc::writeJsonRecords(out, {kc::test::loaded(sink.bytes)});
+    const nlohmann::json doc = nlohmann::json::parse(out.str());
+    for (const char* table : {"launches", "kernels", "memops"}) {
+      CAPTURE(table);
+      CHECK_FALSE(doc[table].empty());
+      for (const auto& row : doc[table]) CHECK(row["segment"] == 0);
+    }
+  }
 }
