@@ -384,26 +384,80 @@ LogData definitionsOf(const LogData& log) {
 }
 }  // namespace
 
+namespace {
+/// (window, correlation id): what a kernel or memory operation joins a launch on (RecordWindows).
+struct WindowId {
+  size_t window;
+  uint64_t correlation_id;
+  bool operator==(const WindowId&) const = default;
+};
+struct WindowIdHash {
+  size_t operator()(const WindowId& k) const {
+    return std::hash<uint64_t>()(k.correlation_id * 0x9E3779B97F4A7C15ull ^ k.window);
+  }
+};
+
+/// Appends to `out` the launch, kernel and memory-operation records of `log` that keep(record, window)
+/// accepts, in file order (window as `windows` gives it). Returns how many of each kind were kept per
+/// window, windows 0 to log.segments.size() (the open one); records of window kNone are counted in none.
+template <typename Keep>
+std::vector<LogData::RecordMark> copyRecords(const LogData& log, const RecordWindows& windows, Keep keep,
+                                             LogData& out) {
+  std::vector<LogData::RecordMark> kept(log.segments.size() + 1);
+  auto count = [&](size_t w, uint64_t LogData::RecordMark::*kind) {
+    if (w < kept.size()) ++(kept[w].*kind);
+  };
+  for (size_t i = 0; i < log.launches.size(); ++i)
+    if (const size_t w = windows.ofLaunch(i); keep(log.launches[i], w)) {
+      out.launches.push_back(log.launches[i]);
+      count(w, &LogData::RecordMark::launches);
+    }
+  for (size_t i = 0; i < log.kernels.size(); ++i)
+    if (const size_t w = windows.ofKernel(i); keep(log.kernels[i], w)) {
+      out.kernels.push_back(log.kernels[i]);
+      count(w, &LogData::RecordMark::kernels);
+    }
+  for (size_t i = 0; i < log.mem_ops.size(); ++i)
+    if (const size_t w = windows.ofMemOp(i); keep(log.mem_ops[i], w)) {
+      out.mem_ops.push_back(log.mem_ops[i]);
+      count(w, &LogData::RecordMark::mem_ops);
+    }
+  return kept;
+}
+
+/// Segment marks from per-window counts (copyRecords()): where each of the first `windows` windows ends.
+std::vector<LogData::RecordMark> marksOf(const std::vector<LogData::RecordMark>& kept, size_t windows) {
+  std::vector<LogData::RecordMark> marks;
+  LogData::RecordMark sum{};
+  for (size_t w = 0; w < windows && w < kept.size(); ++w) {
+    sum = {sum.launches + kept[w].launches, sum.kernels + kept[w].kernels, sum.mem_ops + kept[w].mem_ops};
+    marks.push_back(sum);
+  }
+  return marks;
+}
+}  // namespace
+
 LogData selectTimeWindow(const LogData& log, uint64_t from_ns, uint64_t to_ns) {
   LogData out = definitionsOf(log);
   auto overlaps = [&](uint64_t begin, uint64_t end) { return begin <= to_ns && std::max(begin, end) >= from_ns; };
-  std::unordered_set<uint64_t> corr;  // correlation ids of the launches, kernels and memory operations selected
-  for (const auto& l : log.launches)
-    if (overlaps(l.enter_ns, l.exit_ns)) corr.insert(l.correlation_id);
-  for (const auto& k : log.kernels)
-    if (overlaps(k.start_ns, k.end_ns)) corr.insert(k.correlation_id);
-  for (const auto& m : log.mem_ops)
-    if (overlaps(m.start_ns, m.end_ns)) corr.insert(m.correlation_id);
-  for (const auto& l : log.launches)
-    if (corr.count(l.correlation_id)) out.launches.push_back(l);
-  for (const auto& k : log.kernels)
-    if (corr.count(k.correlation_id)) out.kernels.push_back(k);
-  for (const auto& m : log.mem_ops)
-    if (corr.count(m.correlation_id)) out.mem_ops.push_back(m);
+  const RecordWindows windows(log);
+  // (window, correlation id) of the launches, kernels and memory operations that overlap
+  std::unordered_set<WindowId, WindowIdHash> ids;
+  for (size_t i = 0; i < log.launches.size(); ++i)
+    if (overlaps(log.launches[i].enter_ns, log.launches[i].exit_ns))
+      ids.insert({windows.ofLaunch(i), log.launches[i].correlation_id});
+  for (size_t i = 0; i < log.kernels.size(); ++i)
+    if (overlaps(log.kernels[i].start_ns, log.kernels[i].end_ns))
+      ids.insert({windows.ofKernel(i), log.kernels[i].correlation_id});
+  for (size_t i = 0; i < log.mem_ops.size(); ++i)
+    if (overlaps(log.mem_ops[i].start_ns, log.mem_ops[i].end_ns))
+      ids.insert({windows.ofMemOp(i), log.mem_ops[i].correlation_id});
+  const auto kept = copyRecords(
+      log, windows, [&](const auto& r, size_t w) { return ids.contains({w, r.correlation_id}); }, out);
   for (const auto& r : log.ranges)
     if (overlaps(r.begin_ns, r.end_ns)) out.ranges.push_back(r);
-  for (const auto& sg : log.segments)
-    if (overlaps(sg.start_ns, sg.stop_ns)) out.segments.push_back(sg);
+  out.segments = log.segments;
+  if (windows.byPosition()) out.segment_marks = marksOf(kept, log.segments.size());
   return out;
 }
 
@@ -421,20 +475,15 @@ std::pair<uint64_t, uint64_t> recordTimeSpan(const LogData& log) {
   return {lo, hi};
 }
 
-LogData selectSegment(const LogData& log, const SegmentBody& seg) {
+LogData selectSegment(const LogData& log, size_t window) {
   LogData out = definitionsOf(log);
+  if (window >= log.segments.size()) return out;
+  const SegmentBody& seg = log.segments[window];
   out.segments = {seg};
-  auto in = [&](uint64_t c) {
-    return seg.first_correlation_id != 0 && c >= seg.first_correlation_id && c <= seg.last_correlation_id;
-  };
-  for (const auto& l : log.launches)
-    if (in(l.correlation_id)) out.launches.push_back(l);
-  for (const auto& k : log.kernels)
-    if (in(k.correlation_id)) out.kernels.push_back(k);
-  for (const auto& m : log.mem_ops)
-    if (in(m.correlation_id)) out.mem_ops.push_back(m);
+  copyRecords(log, RecordWindows(log), [&](const auto&, size_t w) { return w == window; }, out);
   for (const auto& r : log.ranges)
     if (r.end_ns >= seg.start_ns && r.end_ns <= seg.stop_ns) out.ranges.push_back(r);
+  out.segment_marks = {{out.launches.size(), out.kernels.size(), out.mem_ops.size()}};
   return out;
 }
 
@@ -475,30 +524,80 @@ std::vector<SegmentTotals> emptySegmentTotals(const LogData& log) {
   return out;
 }
 
-// One pass over the records (a log may hold many windows): each record goes to the segment whose
-// correlation-id span (ranges: time span) holds it (SegmentIndex).
+RecordWindows::RecordWindows(const LogData& log) : log_(log), ends_(windowEnds(log)) {
+  if (ends_.size() != log.segments.size() + 1) spans_.emplace(log.segments);
+}
+
+size_t RecordWindows::byMark(size_t i, uint64_t LogData::RecordMark::*kind) const {
+  auto it = std::upper_bound(ends_.begin(), ends_.end(), i,
+                             [&](size_t v, const LogData::RecordMark& m) { return v < m.*kind; });
+  return static_cast<size_t>(it - ends_.begin());
+}
+
+size_t RecordWindows::ofLaunch(size_t i) const {
+  return spans_ ? spans_->byCorrelation(log_.launches[i].correlation_id) : byMark(i, &LogData::RecordMark::launches);
+}
+
+size_t RecordWindows::ofKernel(size_t i) const {
+  return spans_ ? spans_->byCorrelation(log_.kernels[i].correlation_id) : byMark(i, &LogData::RecordMark::kernels);
+}
+
+size_t RecordWindows::ofMemOp(size_t i) const {
+  return spans_ ? spans_->byCorrelation(log_.mem_ops[i].correlation_id) : byMark(i, &LogData::RecordMark::mem_ops);
+}
+
+uint64_t RecordWindows::number(size_t w) const {
+  if (w < log_.segments.size()) return log_.segments[w].index;
+  if (w == kNone) return kNone;
+  return log_.segments.empty() ? 0 : log_.segments.back().index + 1;
+}
+
+LaunchJoin::LaunchJoin(const LogData& log) : log_(log), windows_(log) {
+  by_id_.reserve(log.launches.size());
+  for (size_t i = 0; i < log.launches.size(); ++i)
+    by_id_.try_emplace({windows_.ofLaunch(i), log.launches[i].correlation_id}, i);  // the first keeps the id
+}
+
+std::optional<size_t> LaunchJoin::find(size_t window, uint64_t correlation_id) const {
+  auto it = by_id_.find({window, correlation_id});
+  if (it == by_id_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<size_t> LaunchJoin::ofKernel(size_t j) const {
+  return find(windows_.ofKernel(j), log_.kernels[j].correlation_id);
+}
+
+std::optional<size_t> LaunchJoin::ofMemOp(size_t j) const {
+  return find(windows_.ofMemOp(j), log_.mem_ops[j].correlation_id);
+}
+
+// One pass over the records (a log may hold many windows): launches, kernels and memory operations to the
+// window RecordWindows gives them, ranges to the window whose time span holds their end (SegmentIndex).
 std::vector<SegmentTotals> segmentTotals(const LogData& log) {
   std::vector<SegmentTotals> out = emptySegmentTotals(log);
-  const SegmentIndex index(log.segments);
-  auto segOfCorr = [&](uint64_t c) -> SegmentTotals* {
-    const size_t i = index.byCorrelation(c);
-    return i == SegmentIndex::kNone ? nullptr : &out[i];
-  };
-  std::unordered_set<uint64_t> launched;
-  for (const LaunchBody& l : log.launches) {
+  const RecordWindows windows(log);
+  auto at = [&](size_t w) { return w < out.size() ? &out[w] : nullptr; };
+  std::unordered_set<WindowId, WindowIdHash> launched;  // kernel launches
+  for (size_t i = 0; i < log.launches.size(); ++i) {
+    const LaunchBody& l = log.launches[i];
     if (l.flags & kLaunchMemOp) continue;
-    launched.insert(l.correlation_id);
-    if (SegmentTotals* t = segOfCorr(l.correlation_id)) ++t->launches;
+    const size_t w = windows.ofLaunch(i);
+    launched.insert({w, l.correlation_id});
+    if (SegmentTotals* t = at(w)) ++t->launches;
   }
-  for (const KernelBody& k : log.kernels) {
-    SegmentTotals* t = segOfCorr(k.correlation_id);
+  for (size_t i = 0; i < log.kernels.size(); ++i) {
+    const KernelBody& k = log.kernels[i];
+    const size_t w = windows.ofKernel(i);
+    SegmentTotals* t = at(w);
     if (t == nullptr) continue;
     ++t->kernels;
     satAdd(t->gpu_ns, k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0);
-    if (launched.count(k.correlation_id) == 0) ++t->unmatched_kernels;
+    if (!launched.contains({w, k.correlation_id})) ++t->unmatched_kernels;
   }
-  for (const MemOpBody& m : log.mem_ops)
-    if (SegmentTotals* t = segOfCorr(m.correlation_id)) ++t->mem_ops;
+  for (size_t i = 0; i < log.mem_ops.size(); ++i)
+    if (SegmentTotals* t = at(windows.ofMemOp(i))) ++t->mem_ops;
+  const SegmentIndex index(log.segments);
   for (const RangeBody& r : log.ranges) {
     const size_t i = index.byRangeEnd(r.end_ns);
     if (i != SegmentIndex::kNone) ++out[i].ranges;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <span>
 #include <string>
@@ -129,18 +130,21 @@ struct Summary {
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order
 };
 
-/// The records of one capture window (format 1.2 Segment record `segment`): launches, kernels and memory
-/// operations whose correlation id lies in [first_correlation_id, last_correlation_id], ranges that end
-/// in [start_ns, stop_ns], and every definition (strings, scopes, metadata, graph nodes, stats). A
-/// segment without a recorded launch selects no launch, kernel or memory operation.
-LogData selectSegment(const LogData& log, const SegmentBody& segment);
+/// The records of capture window `window` (an index into log.segments, format 1.2): the launches, kernels
+/// and memory operations RecordWindows puts in that window (where they lie in the file, as the join takes
+/// them; correlation-id spans for a LogData without LogData::segment_marks), ranges that end in [start_ns,
+/// stop_ns] of its Segment record, and every definition (strings, scopes, metadata, graph nodes, stats).
+/// The result holds that one Segment record, with a mark after its records. A `window` past the last
+/// Segment record gives the definitions only.
+LogData selectSegment(const LogData& log, size_t window);
 
 /// The records of a time window [from_ns, to_ns] (the log's CLOCK_MONOTONIC ns, both included): ranges,
 /// launches, kernels and memory operations whose [begin, end] overlaps the window, plus the launch (API
 /// call) of every kernel or memory operation selected and the kernels and memory operations of every
-/// launch selected (so each launch-to-kernel pair is whole), and every definition (strings, scopes,
-/// metadata, graph nodes, stats) and the segments that overlap the window. Records keep their file
-/// order. O(records); `log` needs its records (readLog with keep_records).
+/// launch selected (so each launch-to-kernel pair is whole; a pair is a correlation id within one capture
+/// window, RecordWindows), every definition (strings, scopes, metadata, graph nodes, stats) and every
+/// Segment record, with LogData::segment_marks placing the records kept in their windows when `log` has
+/// them. Records keep their file order. O(records); `log` needs its records (readLog with keep_records).
 LogData selectTimeWindow(const LogData& log, uint64_t from_ns, uint64_t to_ns);
 
 /// Earliest and latest timestamp of any launch, kernel, range or memory operation of `log`, in ns;
@@ -153,19 +157,26 @@ struct SegmentTotals {
   std::string reason, end_reason;
   uint64_t launches = 0, kernels = 0, unmatched_kernels = 0, gpu_ns = 0, ranges = 0, mem_ops = 0;
 };
-/// Needs the records in memory (readLog with ReadOptions::keep_records); memory grows with the launches.
-/// The streaming equivalent is summarizeLogFile(..., segment_totals = true), collector/stream_summary.h.
+/// Launches (memcpy/memset calls apart), kernels, their GPU ns and memory operations go to the window
+/// RecordWindows gives them (records of the open window, after the last Segment record, to none); a
+/// kernel is unmatched when no kernel launch of its window carries its correlation id; ranges go by end
+/// time (SegmentIndex). Needs the records in memory (readLog with ReadOptions::keep_records); memory grows
+/// with the launches. The streaming equivalent is summarizeLogFile(..., segment_totals = true),
+/// collector/stream_summary.h.
 std::vector<SegmentTotals> segmentTotals(const LogData& log);
 
 /// SegmentTotals of every Segment record of `log`, in file order, with the segment, reason and
 /// end_reason filled and every count 0 (for tallies made elsewhere, as the streaming join does).
 std::vector<SegmentTotals> emptySegmentTotals(const LogData& log);
 
-/// Which capture window a record belongs to, as segmentTotals() assigns it: launches, kernels and memory
-/// operations by correlation id (the window whose [first, last] correlation-id span holds it; a window
-/// without a recorded launch holds none), ranges by end time (the window with the latest start_ns <= the
-/// range's end_ns, if its stop_ns is >= end_ns). Overlapping spans (only in a corrupt log) give one of
-/// them. Memory: two index vectors, one entry per segment. Immutable after construction: thread-safe reads.
+/// Which capture window a record belongs to by its correlation id or end time: launches, kernels and
+/// memory operations by correlation id (the window whose [first, last] correlation-id span holds it; a
+/// window without a recorded launch holds none), ranges by end time (the window with the latest start_ns
+/// <= the range's end_ns, if its stop_ns is >= end_ns). segmentTotals() and the streaming per-window
+/// totals place ranges so; launches, kernels and memory operations go by position (RecordWindows), since
+/// logs written before ed6b48a reuse ids across windows. Overlapping spans (only in a corrupt log or such a
+/// log) give one of them. Memory: two index vectors, one entry per segment. Immutable after construction:
+/// thread-safe reads.
 class SegmentIndex {
  public:
   static constexpr size_t kNone = SIZE_MAX;
@@ -180,6 +191,61 @@ class SegmentIndex {
  private:
   std::span<const SegmentBody> segs_;
   std::vector<size_t> by_corr_, by_time_;  // segment indexes sorted by first correlation id / start_ns
+};
+
+/// The capture window of each launch, kernel and memory-operation record of `log`, as the join takes it
+/// (summarize(), the streaming join): by where the record lies in the file, window i holding the records
+/// after the chunk of Segment record i - 1 up to the end of the chunk of Segment record i
+/// (LogData::segment_marks). A window is an index into log.segments; log.segments.size() is the window still
+/// open when the log ended (records after the last Segment record; the only window of a log without
+/// Segment record). A LogData with Segment records but without usable marks (built by other means than
+/// reading) falls back to correlation-id spans (SegmentIndex), kNone for a record in none. O(log windows)
+/// per lookup; memory: one mark per window. Immutable after construction; `log` must outlive it.
+class RecordWindows {
+ public:
+  static constexpr size_t kNone = SIZE_MAX;
+  explicit RecordWindows(const LogData& log);
+  /// Window of log.launches[i] (of log.kernels[i], log.mem_ops[i]); `i` must be a valid index.
+  size_t ofLaunch(size_t i) const;
+  size_t ofKernel(size_t i) const;
+  size_t ofMemOp(size_t i) const;
+  /// The number `--segment N` takes for window w: its Segment record's index (SegmentBody::index); for
+  /// the open window, the index its Segment record would have had (the last one's + 1, 0 without any).
+  /// kNone for kNone.
+  uint64_t number(size_t w) const;
+  /// Whether windows come from the records' positions (false: correlation-id spans).
+  bool byPosition() const { return !spans_.has_value(); }
+
+ private:
+  size_t byMark(size_t i, uint64_t LogData::RecordMark::*kind) const;
+  const LogData& log_;
+  std::vector<LogData::RecordMark> ends_;  // where each window's records end (byPosition())
+  std::optional<SegmentIndex> spans_;      // the fallback
+};
+
+/// The launch record each kernel and memory operation of `log` joins, as summarize() joins it: the first
+/// launch record of its own capture window (RecordWindows) that carries its correlation id. For the tools
+/// that list records one by one (export, the HTML report). Memory: one hash entry per launch record.
+/// Immutable after construction; `log` must outlive it.
+class LaunchJoin {
+ public:
+  explicit LaunchJoin(const LogData& log);
+  /// Index into log.launches of the launch of log.kernels[j] (of log.mem_ops[j]), or nullopt: none in
+  /// its window. `j` must be a valid index.
+  std::optional<size_t> ofKernel(size_t j) const;
+  std::optional<size_t> ofMemOp(size_t j) const;
+  const RecordWindows& windows() const { return windows_; }
+
+ private:
+  struct KeyHash {
+    size_t operator()(const std::pair<size_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 0x9E3779B97F4A7C15ull ^ k.first);
+    }
+  };
+  std::optional<size_t> find(size_t window, uint64_t correlation_id) const;
+  const LogData& log_;
+  RecordWindows windows_;
+  std::unordered_map<std::pair<size_t, uint64_t>, size_t, KeyHash> by_id_;  // (window, correlation id)
 };
 
 /// Correlation-id spans of the capture windows closed so far (their Segment records), merged: tells whether

@@ -88,8 +88,9 @@ struct LogData {
   };
   /// One entry per entry of `segments`, same order: the records of window i are those from
   /// segment_marks[i - 1] (or the first record) up to segment_marks[i]; records after the last mark belong
-  /// to a window that was never closed (a process killed while recording). Empty in a LogData built by
-  /// other means than reading (selectSegment(), selectTimeWindow(), tests): its records are one window.
+  /// to a window that was never closed (a process killed while recording). selectSegment() and
+  /// selectTimeWindow() set them for the records they keep. Empty in a LogData built by other means
+  /// (tests): its records are one window (RecordWindows falls back to correlation-id spans).
   std::vector<RecordMark> segment_marks;
   std::vector<SnapshotData> snapshots;     // complete snapshots in file order (summary mode, 1.2)
   /// A KCOUNT_MODE=summary log: its metadata `mode` is `summary`, or a SnapshotBegin record was read. Such a

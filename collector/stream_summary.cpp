@@ -206,18 +206,18 @@ struct StreamSummarizer::State {
   Summary out;  // counters filled while streaming
   // Capture windows known before the pass (setSegments): per-window totals as segmentTotals() counts them.
   std::vector<SegmentBody> seg_bodies;
-  std::unique_ptr<SegmentIndex> seg_index;
+  std::unique_ptr<SegmentIndex> seg_index;  // ranges, by end time
   std::vector<SegmentTotals> seg_totals;
+  size_t seg_current = 0;  // the window of the records being read: Segment records seen so far
 
-  /// The window's totals holding correlation id c, or nullptr (no windows given, or c in none).
-  SegmentTotals* segOf(uint64_t c) {
-    if (!seg_index) return nullptr;
-    const size_t i = seg_index->byCorrelation(c);
-    return i == SegmentIndex::kNone ? nullptr : &seg_totals[i];
-  }
-  /// A kernel that no kernel launch (a launch record without kLaunchMemOp) claims: unmatched in its window.
-  void segUnmatched(uint64_t corr) {
-    if (SegmentTotals* t = segOf(corr)) ++t->unmatched_kernels;
+  /// The totals of the window being read, or nullptr (no windows given, or records after the last
+  /// Segment record). Launches, kernels and memory operations are counted where they lie in the file,
+  /// as the join takes them (RecordWindows).
+  SegmentTotals* segNow() { return seg_current < seg_totals.size() ? &seg_totals[seg_current] : nullptr; }
+  /// A kernel of the window being read that no kernel launch (a launch record without kLaunchMemOp) of
+  /// that window claims: unmatched in it.
+  void segUnmatched() {
+    if (SegmentTotals* t = segNow()) ++t->unmatched_kernels;
   }
 
   ScopeAcc& scope(uint32_t id) {
@@ -311,11 +311,12 @@ struct StreamSummarizer::State {
   void closeWindow(const SegmentBody& seg) {
     for (const auto& [c, x] : waiting) {
       unmatched(out, x);
-      if (x.is_kernel) segUnmatched(c);
+      if (x.is_kernel) segUnmatched();
     }
     waiting.clear();
     window_first_seq = launch_seq;
     earlier.closeWindow(seg);
+    ++seg_current;
   }
 
   void addLaunch(const LaunchBody& l) {
@@ -323,7 +324,7 @@ struct StreamSummarizer::State {
     ScopeAcc& acc = scope(l.scope_id);
     const bool memop = l.flags & kLaunchMemOp;
     if (!memop)
-      if (SegmentTotals* t = segOf(l.correlation_id)) ++t->launches;
+      if (SegmentTotals* t = segNow()) ++t->launches;
     if (!memop) {
       ++out.launches;
       ++acc.launches;
@@ -371,7 +372,7 @@ struct StreamSummarizer::State {
             k.name_id = it->second.name_id;
             k.graph_node_id = it->second.graph_node_id;
             tallyKernel(l.scope_id, k, it->second.ns);
-            if (memop) segUnmatched(l.correlation_id);
+            if (memop) segUnmatched();
           } else {
             tallyMemOp(l.scope_id, it->second.op);
           }
@@ -390,7 +391,7 @@ struct StreamSummarizer::State {
       for (const auto& [c, x] : waiting) {
         unmatched(out, x);
         ++out.join_window_evicted;
-        if (x.is_kernel) segUnmatched(c);
+        if (x.is_kernel) segUnmatched();
       }
       waiting.clear();
     }
@@ -421,7 +422,7 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
     const uint64_t ns = kernelTotalNs(s.out, k);
     satAdd(s.out.kernel_gpu_ns, ns);
     noteKernelShape(s.out, k);
-    if (SegmentTotals* t = s.segOf(k.correlation_id)) {
+    if (SegmentTotals* t = s.segNow()) {
       ++t->kernels;
       satAdd(t->gpu_ns, ns);
     }
@@ -429,7 +430,7 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
     uint8_t flags;
     if (s.join(k.correlation_id, scope, flags)) {
       s.tallyKernel(scope, k, ns);
-      if (flags & kPendingMemOp) s.segUnmatched(k.correlation_id);
+      if (flags & kPendingMemOp) s.segUnmatched();
     } else {
       Waiting w;
       w.is_kernel = true;
@@ -444,7 +445,7 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
 void StreamSummarizer::memOp(const MemOpBody& m) {
   State& s = *s_;
   ++s.out.mem_ops;
-  if (SegmentTotals* t = s.segOf(m.correlation_id)) ++t->mem_ops;
+  if (SegmentTotals* t = s.segNow()) ++t->mem_ops;
   uint32_t scope;
   uint8_t flags;
   if (s.join(m.correlation_id, scope, flags)) {
@@ -500,7 +501,7 @@ Summary StreamSummarizer::finish(const LogData& log) {
   s.graph_view = st.options.graph_view;
   for (const auto& [corr, w] : st.waiting) {
     unmatched(s, w);
-    if (w.is_kernel) st.segUnmatched(corr);
+    if (w.is_kernel) st.segUnmatched();
   }
   st.waiting.clear();
   auto never = [&](uint8_t flags) {

@@ -58,8 +58,10 @@ class StreamSummarizer final : public RecordVisitor {
   /// unmatched) and builds the Summary; `log` gives the scopes (the range tree). Call once, last.
   Summary finish(const LogData& log);
 
-  /// Also counts records per capture window, as segmentTotals() on the same records would: launches,
-  /// kernels, GPU ns, ranges and memory operations always equal; unmatched kernels equal when
+  /// Also counts records per capture window, as segmentTotals() on the same records would (launches,
+  /// kernels and memory operations in the window where they lie in the file, between the Segment records
+  /// that segment() delivers; ranges by end time): launches, kernels, GPU ns, ranges and memory operations
+  /// always equal; unmatched kernels equal when
   /// Summary::join_window_evicted is 0 (a kernel is unmatched in its window when the launch the join gives
   /// it is a memcpy/memset call or there is none; segmentTotals() counts it matched if any kernel launch
   /// record has its correlation id, which differs only where one id is used by a memory call and again by

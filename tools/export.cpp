@@ -28,19 +28,18 @@ namespace {
 
 using nlohmann::json;
 
-/// Per-log lookups shared by the writers: launch by correlation id, range paths, kernel names.
+/// Per-log lookups shared by the writers: the launch of each kernel and memory operation (within its
+/// capture window, LaunchJoin), each record's window, range paths, kernel names.
 class LogIndex {
  public:
-  LogIndex(const LoadedLog& log, uint32_t index) : log_(log), index_(index) {
+  LogIndex(const LoadedLog& log, uint32_t index) : log_(log), index_(index), join_(log.data) {
     const LogData& d = log.data;
     pid_ = parseU32(d.meta("pid"));
-    launch_by_corr_.reserve(d.launches.size());
-    for (uint32_t i = 0; i < d.launches.size(); ++i) launch_by_corr_.emplace(d.launches[i].correlation_id, i);
     kernels_per_launch_.assign(d.launches.size(), 0);
-    for (const auto& k : d.kernels)
-      if (auto l = launchOf(k.correlation_id)) ++kernels_per_launch_[*l];
-    for (const auto& m : d.mem_ops)
-      if (auto l = launchOf(m.correlation_id)) ++kernels_per_launch_[*l];  // GPU operations of a memory call
+    for (size_t j = 0; j < d.kernels.size(); ++j)
+      if (auto l = launchOfKernel(j)) ++kernels_per_launch_[*l];
+    for (size_t j = 0; j < d.mem_ops.size(); ++j)
+      if (auto l = launchOfMemOp(j)) ++kernels_per_launch_[*l];  // GPU operations of a memory call
     paths_.reserve(d.scopes.size());
     depths_.reserve(d.scopes.size());
     for (uint32_t s = 0; s < d.scopes.size(); ++s) {
@@ -81,11 +80,15 @@ class LogIndex {
   int64_t globalPid() const { return exportGlobalPid(index_, pid_); }
   int64_t globalTid(uint32_t tid) const { return globalPid() | (tid & 0xFFFFFF); }
 
-  std::optional<uint32_t> launchOf(uint64_t correlation_id) const {
-    auto it = launch_by_corr_.find(correlation_id);
-    if (it == launch_by_corr_.end()) return std::nullopt;
-    return it->second;
-  }
+  /// Index into the log's launches of the launch of kernel record j (memory-operation record j), or
+  /// nullopt when no launch of its capture window carries its correlation id.
+  std::optional<uint32_t> launchOfKernel(size_t j) const { return narrow(join_.ofKernel(j)); }
+  std::optional<uint32_t> launchOfMemOp(size_t j) const { return narrow(join_.ofMemOp(j)); }
+  /// The `segment` column of launch record i (kernel, memory-operation record j): its capture window's
+  /// number, as --segment N takes it (RecordWindows::number()); NULL only for a record in no window.
+  ExportCell launchSegment(size_t i) const { return segmentCell(join_.windows().ofLaunch(i)); }
+  ExportCell kernelSegment(size_t j) const { return segmentCell(join_.windows().ofKernel(j)); }
+  ExportCell memOpSegment(size_t j) const { return segmentCell(join_.windows().ofMemOp(j)); }
   /// Kernels of a launch, or GPU memory operations of a memcpy/memset call (LaunchFlags::kLaunchMemOp).
   uint32_t kernelsOfLaunch(uint32_t launch_index) const { return kernels_per_launch_[launch_index]; }
   bool isMemoryCall(uint32_t launch_index) const { return log_.data.launches[launch_index].flags & kLaunchMemOp; }
@@ -128,6 +131,15 @@ class LogIndex {
     return it->second;
   }
 
+  static std::optional<uint32_t> narrow(std::optional<size_t> i) {
+    if (!i) return std::nullopt;
+    return static_cast<uint32_t>(*i);
+  }
+  ExportCell segmentCell(size_t window) const {
+    if (window == RecordWindows::kNone) return {};
+    return static_cast<int64_t>(join_.windows().number(window));
+  }
+
   static uint32_t parseU32(std::string_view s) {
     uint32_t v = 0;
     std::from_chars(s.data(), s.data() + s.size(), v);
@@ -138,7 +150,7 @@ class LogIndex {
   const LoadedLog& log_;
   uint32_t index_;
   uint32_t pid_ = 0;
-  std::unordered_map<uint64_t, uint32_t> launch_by_corr_;
+  LaunchJoin join_;
   std::vector<uint32_t> kernels_per_launch_;
   std::vector<std::string> paths_;
   std::vector<uint32_t> depths_;
@@ -341,7 +353,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     const auto& m = d.mem_ops[i];
     uint64_t dur = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
     events.push_back({m.start_ns, dur, 0, kMemSlice, mem_lane[i], i});
-    if (ix.launchOf(m.correlation_id)) events.push_back({mid(m.start_ns, m.end_ns), 0, 1, kMemFlowEnd, mem_lane[i], i});
+    if (ix.launchOfMemOp(i)) events.push_back({mid(m.start_ns, m.end_ns), 0, 1, kMemFlowEnd, mem_lane[i], i});
   }
   for (uint32_t i = 0; i < d.ranges.size(); ++i) {
     const auto& r = d.ranges[i];
@@ -363,14 +375,14 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
   for (uint32_t i = 0; i < d.kernels.size(); ++i) {
     const auto& k = d.kernels[i];
     if (!gpu_time) {  // at the middle of its launch call (on that call's lane), else at its record's time
-      const auto launch = ix.launchOf(k.correlation_id);
+      const auto launch = ix.launchOfKernel(i);
       events.push_back({launch ? mid(d.launches[*launch].enter_ns, d.launches[*launch].exit_ns) : k.start_ns, 0, 1,
                         kKernelInstant, launch ? launch_lane[*launch] : 0, i});
       continue;
     }
     uint64_t dur = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
     events.push_back({k.start_ns, dur, 0, kKernelSlice, kernel_lane[i], i});
-    if (ix.launchOf(k.correlation_id)) events.push_back({mid(k.start_ns, k.end_ns), 0, 1, kFlowEnd, kernel_lane[i], i});
+    if (ix.launchOfKernel(i)) events.push_back({mid(k.start_ns, k.end_ns), 0, 1, kFlowEnd, kernel_lane[i], i});
   }
   std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
     if (a.ts != b.ts) return a.ts < b.ts;
@@ -434,7 +446,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
       case kKernelSlice: {
         const auto& k = d.kernels[e.index];
         const auto& name = ix.kernelName(k.name_id);
-        auto launch = ix.launchOf(k.correlation_id);
+        auto launch = ix.launchOfKernel(e.index);
         std::string range = launch ? jsonQuote(ix.scopePath(d.launches[*launch].scope_id)) : "null";
         std::string graph = k.graph_id ? fmt::format(R"(,"graph id":{},"graph node id":{})", k.graph_id, k.graph_node_id)
                                        : std::string();
@@ -448,7 +460,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
       case kKernelInstant: {
         const auto& k = d.kernels[e.index];
         const auto& name = ix.kernelName(k.name_id);
-        auto launch = ix.launchOf(k.correlation_id);
+        auto launch = ix.launchOfKernel(e.index);
         const uint32_t tid = launch ? laneTid(d.launches[*launch].thread_id, e.lane) : ix.pid();
         std::string range = launch ? jsonQuote(ix.scopePath(d.launches[*launch].scope_id)) : "null";
         emit(fmt::format(
@@ -458,7 +470,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
       }
       case kMemSlice: {
         const auto& m = d.mem_ops[e.index];
-        auto call = ix.launchOf(m.correlation_id);
+        auto call = ix.launchOfMemOp(e.index);
         const bool memset = m.kind == static_cast<uint8_t>(MemOpKind::kMemset);
         emit(fmt::format(
             R"({{"ph":"X","cat":"memory","name":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"correlation id":{},"range":{},"copy kind":{}}}}})",
@@ -499,11 +511,12 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
       name_len[s] = s == kRootScope ? path_len[s] : d.str(d.scopes[s].name_id).size() + 2;
     }
     auto pathLen = [&](uint32_t s) -> uint64_t { return s < path_len.size() ? path_len[s] : 24; };
-    std::unordered_map<uint64_t, uint32_t> scope_of_corr;  // launch's range, for its kernels
-    scope_of_corr.reserve(d.launches.size());
-    std::unordered_map<uint64_t, uint32_t> kernels_of_corr;
-    for (const auto& k : d.kernels) ++kernels_of_corr[k.correlation_id];
-    for (const auto& m : d.mem_ops) ++kernels_of_corr[m.correlation_id];
+    const LaunchJoin join(d);  // each kernel's and memory operation's launch, within its capture window
+    std::vector<uint8_t> launch_has_work(d.launches.size(), 0);  // a kernel or memory operation joined it
+    for (size_t j = 0; j < d.kernels.size(); ++j)
+      if (auto l = join.ofKernel(j)) launch_has_work[*l] = 1;
+    for (size_t j = 0; j < d.mem_ops.size(); ++j)
+      if (auto l = join.ofMemOp(j)) launch_has_work[*l] = 1;
     for (const auto& r : d.ranges) {
       const uint64_t n = (r.scope_id < name_len.size() ? name_len[r.scope_id] : 24) + pathLen(r.scope_id);
       if (r.flags & kRangeProcessWide) {
@@ -514,17 +527,18 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
         e.bytes += kRange + n;
       }
     }
-    for (const auto& l : d.launches) {
-      scope_of_corr.emplace(l.correlation_id, l.scope_id);
+    for (size_t i = 0; i < d.launches.size(); ++i) {
+      const LaunchBody& l = d.launches[i];
       e.events += 1;
       e.bytes += kLaunch + d.str(l.api_id).size() + pathLen(l.scope_id);
-      if (kernels_of_corr.count(l.correlation_id)) {
+      if (launch_has_work[i]) {
         e.events += 1;
         e.bytes += kFlow;
       }
     }
     std::unordered_map<uint32_t, uint64_t> kernel_name_len;  // short + demangled name, quoted
-    for (const auto& k : d.kernels) {
+    for (size_t j = 0; j < d.kernels.size(); ++j) {
+      const KernelBody& k = d.kernels[j];
       auto it = kernel_name_len.find(k.name_id);
       if (it == kernel_name_len.end()) {
         const std::string_view raw = d.str(k.name_id);
@@ -532,18 +546,17 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
       }
       e.events += 1;
       e.bytes += kKernel + it->second;
-      auto launch = scope_of_corr.find(k.correlation_id);
-      if (launch != scope_of_corr.end()) {
+      if (auto launch = join.ofKernel(j)) {
         e.events += 1;
-        e.bytes += kFlow + pathLen(launch->second);
+        e.bytes += kFlow + pathLen(d.launches[*launch].scope_id);
       } else {
         e.bytes += 4;  // "range":null
       }
     }
-    for (const auto& m : d.mem_ops) {
-      auto launch = scope_of_corr.find(m.correlation_id);
-      e.events += launch != scope_of_corr.end() ? 2 : 1;
-      e.bytes += kMem + (launch != scope_of_corr.end() ? kFlow + pathLen(launch->second) : 4);
+    for (size_t j = 0; j < d.mem_ops.size(); ++j) {
+      const auto launch = join.ofMemOp(j);
+      e.events += launch ? 2 : 1;
+      e.bytes += kMem + (launch ? kFlow + pathLen(d.launches[*launch].scope_id) : 4);
     }
   }
   return e;
@@ -578,7 +591,7 @@ const std::vector<ExportTable>& tables() {
         {"end", K::kInt, true}, {"scopeId", K::kInt, true}, {"path", K::kText, false},
         {"globalTid", K::kInt, true}, {"tid", K::kInt, true}, {"name", K::kName, true}, {"cbid", K::kInt, true},
         {"apiDomain", K::kText, true}, {"isGraphLaunch", K::kInt, true}, {"captured", K::kInt, true},
-        {"kernels", K::kInt, true}}},
+        {"kernels", K::kInt, true}, {"segment", K::kInt, true}}},
       {"kernels",
        {{"processId", K::kInt, true}, {"globalPid", K::kInt, true}, {"correlationId", K::kInt, true},
         {"start", K::kInt, true}, {"end", K::kInt, true}, {"deviceId", K::kInt, true},
@@ -589,13 +602,13 @@ const std::vector<ExportTable>& tables() {
         {"gridY", K::kInt, true}, {"gridZ", K::kInt, true}, {"blockX", K::kInt, true}, {"blockY", K::kInt, true},
         {"blockZ", K::kInt, true}, {"clusterX", K::kInt, true}, {"clusterY", K::kInt, true},
         {"clusterZ", K::kInt, true}, {"registersPerThread", K::kInt, true}, {"sharedMemoryBytes", K::kInt, true},
-        {"graphId", K::kInt, true}, {"graphNodeId", K::kInt, true}}},
+        {"graphId", K::kInt, true}, {"graphNodeId", K::kInt, true}, {"segment", K::kInt, true}}},
       {"memops",
        {{"processId", K::kInt, true}, {"globalPid", K::kInt, true}, {"correlationId", K::kInt, true},
         {"start", K::kInt, true}, {"end", K::kInt, true}, {"deviceId", K::kInt, true}, {"streamId", K::kInt, true},
         {"kind", K::kText, true}, {"copyKind", K::kInt, true}, {"bytes", K::kInt, true}, {"scopeId", K::kInt, true},
         {"path", K::kText, false}, {"callGlobalTid", K::kInt, true}, {"callName", K::kName, true},
-        {"callStart", K::kInt, true}, {"callEnd", K::kInt, true}}},
+        {"callStart", K::kInt, true}, {"callEnd", K::kInt, true}, {"segment", K::kInt, true}}},
   };
   return t;
 }
@@ -671,7 +684,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
       c = {int64_t(ix.index()), i64(l.correlation_id), i64(l.enter_ns), i64(l.exit_ns), int64_t(d.logScopeId(l.scope_id)),
            ix.scopePath(l.scope_id), ix.globalTid(l.thread_id), int64_t(l.thread_id), d.str(l.api_id),
            int64_t(l.cbid), std::string_view(apiDomainName(l.domain)), int64_t(l.is_graph_launch != 0),
-           int64_t((l.flags & kLaunchCaptured) != 0), int64_t(ix.kernelsOfLaunch(i))};
+           int64_t((l.flags & kLaunchCaptured) != 0), int64_t(ix.kernelsOfLaunch(i)), ix.launchSegment(i)};
       sink.row(c);
     }
   }
@@ -681,9 +694,10 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
   for (const auto& ix : logs) {
     const LogData& d = ix.data();
     const bool gpu_time = gpuTimeRecorded(d);
-    for (const auto& k : d.kernels) {
+    for (size_t j = 0; j < d.kernels.size(); ++j) {
+      const auto& k = d.kernels[j];
       const auto& name = ix.kernelName(k.name_id);
-      auto launch = ix.launchOf(k.correlation_id);
+      auto launch = ix.launchOfKernel(j);
       ExportCell scope, path, tid;
       if (launch) {
         const auto& l = d.launches[*launch];
@@ -701,7 +715,8 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
            name.library.empty() ? ExportCell{} : ExportCell{std::string_view(name.library)}, g(int64_t(k.grid[0])),
            g(int64_t(k.grid[1])), g(int64_t(k.grid[2])), g(int64_t(k.block[0])), g(int64_t(k.block[1])),
            g(int64_t(k.block[2])), g(int64_t(k.cluster[0])), g(int64_t(k.cluster[1])), g(int64_t(k.cluster[2])),
-           g(int64_t(k.registers)), g(int64_t(k.shared_bytes)), g(int64_t(k.graph_id)), g(i64(k.graph_node_id))};
+           g(int64_t(k.registers)), g(int64_t(k.shared_bytes)), g(int64_t(k.graph_id)), g(i64(k.graph_node_id)),
+           ix.kernelSegment(j)};
       sink.row(c);
     }
   }
@@ -710,8 +725,9 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
   begin(6);
   for (const auto& ix : logs) {
     const LogData& d = ix.data();
-    for (const auto& m : d.mem_ops) {
-      auto call = ix.launchOf(m.correlation_id);
+    for (size_t j = 0; j < d.mem_ops.size(); ++j) {
+      const auto& m = d.mem_ops[j];
+      auto call = ix.launchOfMemOp(j);
       ExportCell scope, path, tid, name, start, end;
       if (call) {
         const auto& l = d.launches[*call];
@@ -725,7 +741,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
       const bool memset = m.kind == static_cast<uint8_t>(MemOpKind::kMemset);
       c = {int64_t(ix.index()), ix.globalPid(), i64(m.correlation_id), i64(m.start_ns), i64(m.end_ns),
            int64_t(m.device_id), int64_t(m.stream_id), std::string_view(memset ? "memset" : "memcpy"),
-           int64_t(m.copy_kind), i64(m.bytes), scope, path, tid, name, start, end};
+           int64_t(m.copy_kind), i64(m.bytes), scope, path, tid, name, start, end, ix.memOpSegment(j)};
       sink.row(c);
     }
   }

@@ -88,10 +88,8 @@ json runJson(const LoadedLog& l, const std::string& label) {
   }
   run["ranges"] = std::move(ranges);
 
-  // Kernels by recorded name, with the range of their launch.
-  std::unordered_map<uint64_t, uint32_t> scope_of_corr;
-  scope_of_corr.reserve(d.launches.size());
-  for (const auto& ln : d.launches) scope_of_corr.emplace(ln.correlation_id, ln.scope_id);
+  // Kernels by recorded name, with the range of their launch (within the kernel's capture window).
+  const LaunchJoin join(d);
   struct Row {
     uint64_t count = 0, gpu_ns = 0;
     const KernelBody* first = nullptr;  // trace mode: grid and block of the first record; none in summary mode
@@ -114,17 +112,19 @@ json runJson(const LoadedLog& l, const std::string& label) {
       r.ranges["(unmatched)"] += t.count;
     }
   }
-  for (const auto& k : d.kernels) {
+  for (size_t j = 0; j < d.kernels.size(); ++j) {
+    const KernelBody& k = d.kernels[j];
     Row& r = by_name[k.name_id];
     ++r.count;
     r.gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
     if (!r.first) r.first = &k;
-    auto it = scope_of_corr.find(k.correlation_id);
-    if (it == scope_of_corr.end()) {
+    const auto launch = join.ofKernel(j);
+    if (!launch) {
       ++r.ranges["(unmatched)"];
     } else {
-      auto p = paths.find(it->second);
-      if (p == paths.end()) p = paths.emplace(it->second, scopePathWithDomains(d, it->second)).first;
+      const uint32_t scope = d.launches[*launch].scope_id;
+      auto p = paths.find(scope);
+      if (p == paths.end()) p = paths.emplace(scope, scopePathWithDomains(d, scope)).first;
       ++r.ranges[p->second];
     }
   }

@@ -822,8 +822,7 @@ int kcountMain(int argc, char** argv) {
             std::cerr << "kcount: " << l.path << ": " << noSegmentText(l.data, segment) << "\n";
             return 2;
           }
-          const kc::SegmentBody sg = *found;
-          l.data = kc::selectSegment(l.data, sg);
+          l.data = kc::selectSegment(l.data, static_cast<size_t>(found - l.data.segments.data()));
           l.summary = kc::summarize(l.data, g_join);
           kc::noteSaturatedSums(l);
           kc::noteRepeatedIds(l);
@@ -1088,8 +1087,7 @@ int kcountMain(int argc, char** argv) {
             std::cerr << "kcount: " << l.path << ": " << noSegmentText(l.data, exp_segment) << "\n";
             return 2;
           }
-          const kc::SegmentBody sg = *found;
-          l.data = kc::selectSegment(l.data, sg);
+          l.data = kc::selectSegment(l.data, static_cast<size_t>(found - l.data.segments.data()));
         }
         if (window) {
           const uint64_t start = logStartNs(l.data);

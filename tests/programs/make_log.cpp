@@ -19,7 +19,8 @@
 //                            and its memory operation (host to device), NS ns long
 //   dropped host|activity N  the Stats record counts N host (or activity) records dropped
 //   segment                  a Segment record: the capture window from the previous segment line (or the
-//                            start) to now, holding the launches made in it (index 0, 1, ...)
+//                            start) to now, holding the launches made in it (index 0, 1, ...); it ends
+//                            the chunk, as the library does
 //   snapshot                 a summary-mode snapshot (final, no rows): makes the log a summary-mode log
 // Blank lines and lines starting with '#' are skipped. The log ends with a Stats and an End record.
 // Exit status: 0, or 2 with a message for an unknown line, a pop with nothing pushed, or a write error.
@@ -170,6 +171,7 @@ class Builder {
     sg.reason_id = str(sg.index == 0 ? "start" : "ctl");
     sg.end_reason_id = str("ctl");
     w_->writeSegment(sg);
+    w_->flush();  // the library ends a chunk after a Segment record (LogData::segment_marks)
     segment_start_ns_ = tick();
     segment_corr_ = correlation_;
   }

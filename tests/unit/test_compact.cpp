@@ -647,9 +647,10 @@ void checkSameWindows(const std::vector<kc::SegmentTotals>& a, const std::vector
 }  // namespace
 
 TEST_CASE("per-window totals from the streaming passes equal segmentTotals() on the records") {
-  // Three windows, each Segment record after its records; kernels before and after their launches,
-  // a kernel of a memcpy call (unmatched in its window), a kernel and a memory operation with no launch,
-  // a kernel between windows, ranges ending inside, between and after windows.
+  // Three windows, each Segment record after its records and ending its chunk (as the library writes
+  // them); kernels before and after their launches, a kernel of a memcpy call (unmatched in its window),
+  // kernels and a memory operation with no launch, a kernel after the last Segment record, ranges ending
+  // inside, between and after windows.
   kc::MemorySink sink;
   kc::LogWriter w(&sink);
   w.writeString(1, "k");
@@ -684,6 +685,7 @@ TEST_CASE("per-window totals from the streaming passes equal segmentTotals() on 
   };
   auto segment = [&](uint32_t index, uint64_t start, uint64_t stop, uint64_t first, uint64_t last) {
     w.writeSegment({start, stop, first, last, index, 2, 3, 0});
+    w.flush();
   };
   kernel(2);  // before its launch
   for (uint64_t c = 1; c <= 10; ++c) launch(c, c == 5 ? uint8_t{kc::kLaunchMemOp} : uint8_t{0});
@@ -692,14 +694,14 @@ TEST_CASE("per-window totals from the streaming passes equal segmentTotals() on 
   range(1050);
   range(1200);  // between windows
   segment(0, 1000, 1100, 1, 10);
-  kernel(15);  // between the windows' correlation ids
+  kernel(15);  // between the windows' correlation ids, written in window 1: unmatched there
   for (uint64_t c = 20; c <= 30; ++c) launch(c);
   for (uint64_t c = 20; c <= 32; ++c) kernel(c);  // 31, 32: no launch
   memop(40);  // no launch, in the window
   range(1500);
   segment(1, 1300, 1600, 20, 40);
   segment(2, 1700, 1800, 0, 0);  // a window without launches
-  kernel(10);  // a late kernel of window 0, after its Segment record
+  kernel(10);  // after the last Segment record: in a window never closed, counted in none
   range(1750);
   range(9999);  // after every window
   w.writeEnd();
@@ -709,8 +711,10 @@ TEST_CASE("per-window totals from the streaming passes equal segmentTotals() on 
   REQUIRE(d.segments.size() == 3);
   const auto expected = kc::segmentTotals(d);
   CHECK(expected[0].unmatched_kernels == 1);  // the memcpy call's kernel
-  CHECK(expected[1].unmatched_kernels == 2);
-  CHECK(expected[0].kernels == 9);  // the late one included
+  CHECK(expected[0].kernels == 8);
+  CHECK(expected[1].unmatched_kernels == 3);  // 15, 31, 32
+  CHECK(expected[1].kernels == 14);
+  CHECK(expected[2].kernels == 0);
   CHECK(expected[2].ranges == 1);
   const kc::StreamedLog s = kc::summarizeLogBytes(sink.bytes, {}, kc::kDefaultJoinWindow, true);
   checkSameWindows(s.segments, expected);

@@ -793,16 +793,22 @@ TEST_CASE("segments: written, read back, and select their own records") {
   w.writeString(3, "ctl");
   w.writeString(4, "duration");
   w.writeScope({1, 0, 1, 0});
-  for (uint64_t c : {10, 11, 12, 30, 31}) {
+  // Each window's records, its Segment record, then the end of the chunk, as the library writes them.
+  for (uint64_t c : {10, 11, 12}) {
     w.writeLaunch(launch(c, 1));
     w.writeKernel(kernel(c, 2));
   }
-  w.writeKernel(kernel(13, 2));  // in no window's span
+  w.writeKernel(kernel(13, 2));  // outside the window's span, but written in it: its unmatched kernel
   w.writeRange({1000, 1250, 1, 1, 1, 0});
-  w.writeRange({3000, 3150, 1, 1, 1, kc::kRangeBeganOutsideWindow});
   w.writeSegment({900, 1300, 10, 12, 0, 3, 3, 0});
   w.flush();
+  for (uint64_t c : {30, 31}) {
+    w.writeLaunch(launch(c, 1));
+    w.writeKernel(kernel(c, 2));
+  }
+  w.writeRange({3000, 3150, 1, 1, 1, kc::kRangeBeganOutsideWindow});
   w.writeSegment({2900, 3200, 30, 31, 1, 3, 4, kc::kSegmentActivityDiscarded});
+  w.flush();
   w.writeEnd();
   w.flush();
   const kc::LogData d = kc::readLog(sink.bytes);
@@ -812,20 +818,23 @@ TEST_CASE("segments: written, read back, and select their own records") {
   CHECK(d.segments[1].index == 1);
   CHECK(d.str(d.segments[1].end_reason_id) == "duration");
   CHECK(d.segments[1].flags == kc::kSegmentActivityDiscarded);
-  const kc::LogData first = kc::selectSegment(d, d.segments[0]);
+  const kc::LogData first = kc::selectSegment(d, 0);
   CHECK(first.launches.size() == 3);
-  CHECK(first.kernels.size() == 3);
+  CHECK(first.kernels.size() == 4);
   CHECK(first.ranges.size() == 1);
   const auto totals = kc::segmentTotals(d);
   REQUIRE(totals.size() == 2);
-  CHECK(totals[0].kernels == 3);
+  CHECK(totals[0].kernels == 4);
+  CHECK(totals[0].unmatched_kernels == 1);
   CHECK(totals[0].launches == 3);
   CHECK(totals[0].ranges == 1);
-  CHECK(totals[0].gpu_ns == 3 * 55);
+  CHECK(totals[0].gpu_ns == 4 * 55);
   CHECK(totals[1].kernels == 2);
+  CHECK(totals[1].launches == 2);
   CHECK(totals[1].reason == "ctl");
   CHECK(totals[1].end_reason == "duration");
-  CHECK(kc::summarize(first).kernels == 3);
+  CHECK(kc::summarize(first).kernels == 4);
+  CHECK(kc::summarize(first).unmatched_kernels == 1);
 
   // A segment naming a string that was never defined is reported like any bad reference.
   kc::MemorySink bad;

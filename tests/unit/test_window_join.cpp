@@ -1,20 +1,28 @@
 // The correlation join within capture windows: a log whose windows reuse correlation ids (CUPTI numbers
 // them anew after the cuptiFinalize of a stop, and the library wrote them so before it renumbered) joins
 // each kernel and memory operation to the launch of its own window, in summarize() and in the streaming
-// join, and the tools name repeated ids.
+// join, and the tools name repeated ids; per-window totals, --segment and the exports give each window its
+// own records.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tests/support/loaded_log.h"
+#include "tools/export.h"
+#include "tools/html_report.h"
 #include "tools/report.h"
 
 namespace {
@@ -64,6 +72,32 @@ void definitions(kc::LogWriter& w) {
   w.writeScope({kBwd, kc::kRootScope, kBwd, 0});
 }
 
+/// The records of one capture window, in the order the library writes them: kernels whose launches come
+/// later in the window (`kernels_before`), launches 1..last_launch in `scope` and memcpy call 7, the
+/// window's range, the other kernels (`kernels_after`), a memcpy of `memcpy_bytes` for call 7, then its
+/// Segment record (correlation ids 1 to 7, [start_ns, stop_ns]) and a flush.
+struct WindowRecords {
+  uint32_t scope;
+  uint64_t last_launch;
+  std::vector<uint64_t> kernels_before, kernels_after;  // correlation ids
+  uint32_t kernel_name;
+  uint64_t kernel_ns;
+  uint64_t memcpy_bytes;
+  kc::RangeBody range;
+  uint64_t start_ns, stop_ns;
+};
+
+void writeWindow(kc::LogWriter& w, const WindowRecords& r, uint32_t index) {
+  for (uint64_t c : r.kernels_before) w.writeKernel(kernel(c, r.kernel_name, r.kernel_ns));
+  for (uint64_t c = 1; c <= r.last_launch; ++c) w.writeLaunch(launch(c, r.scope));
+  w.writeLaunch(launch(7, r.scope, kc::kLaunchMemOp));
+  w.writeRange(r.range);
+  for (uint64_t c : r.kernels_after) w.writeKernel(kernel(c, r.kernel_name, r.kernel_ns));
+  w.writeMemOp(memcpyOp(7, r.memcpy_bytes));
+  w.writeSegment({r.start_ns, r.stop_ns, 1, 7, index, kCtl, kCtl, 0});
+  w.flush();
+}
+
 /// Two capture windows, each ended by its Segment record and a flush as the library writes them, whose
 /// launches both use correlation ids 1..5 (and 7, a memcpy call):
 /// window 0, range fwd: launches 1..6, memcpy call 7; kernels gemm 1..5 of 10 ns; memcpy 7 of 100 bytes.
@@ -74,22 +108,8 @@ Bytes twoWindowLog(kc::LogEncoding encoding) {
   kc::MemorySink sink;
   kc::LogWriter w(&sink, encoding);
   definitions(w);
-  for (uint64_t c = 1; c <= 6; ++c) w.writeLaunch(launch(c, kFwd));
-  w.writeLaunch(launch(7, kFwd, kc::kLaunchMemOp));
-  w.writeRange({1000, 1200, kFwd, 1, 1, 0});
-  for (uint64_t c = 1; c <= 5; ++c) w.writeKernel(kernel(c, kGemm, 10));
-  w.writeMemOp(memcpyOp(7, 100));
-  w.writeSegment({900, 1300, 1, 7, 0, kCtl, kCtl, 0});
-  w.flush();
-  w.writeKernel(kernel(1, kRelu, 20));
-  w.writeKernel(kernel(2, kRelu, 20));
-  for (uint64_t c = 1; c <= 5; ++c) w.writeLaunch(launch(c, kBwd));
-  w.writeLaunch(launch(7, kBwd, kc::kLaunchMemOp));
-  w.writeRange({1400, 1600, kBwd, 1, 1, 0});
-  for (uint64_t c = 3; c <= 6; ++c) w.writeKernel(kernel(c, kRelu, 20));
-  w.writeMemOp(memcpyOp(7, 300));
-  w.writeSegment({1350, 1700, 1, 7, 1, kCtl, kCtl, 0});
-  w.flush();
+  writeWindow(w, {kFwd, 6, {}, {1, 2, 3, 4, 5}, kGemm, 10, 100, {1000, 1200, kFwd, 1, 1, 0}, 900, 1300}, 0);
+  writeWindow(w, {kBwd, 5, {1, 2}, {3, 4, 5, 6}, kRelu, 20, 300, {1400, 1600, kBwd, 1, 1, 0}, 1350, 1700}, 1);
   w.writeEnd();
   w.flush();
   return sink.bytes;
@@ -229,4 +249,144 @@ TEST_CASE("check names correlation ids repeated across capture windows and withi
   const std::string loaded_text = checkText(kc::loadLog(within));
   CHECK(loaded_text.find("the first, launch record 3 with correlation id 2;") != std::string::npos);
   std::remove(within.c_str());
+}
+
+namespace {
+
+/// Per-window totals of the two-window log: each window's own launches, kernels and memory operations.
+void checkWindowTotals(const std::vector<kc::SegmentTotals>& t) {
+  REQUIRE(t.size() == 2);
+  CHECK(t[0].launches == 6);
+  CHECK(t[0].kernels == 5);
+  CHECK(t[0].unmatched_kernels == 0);
+  CHECK(t[0].gpu_ns == 50);
+  CHECK(t[0].mem_ops == 1);
+  CHECK(t[0].ranges == 1);
+  CHECK(t[1].launches == 5);
+  CHECK(t[1].kernels == 6);
+  CHECK(t[1].unmatched_kernels == 1);  // relu of id 6
+  CHECK(t[1].gpu_ns == 120);
+  CHECK(t[1].mem_ops == 1);
+  CHECK(t[1].ranges == 1);
+}
+
+std::set<uint64_t> scopesOf(const std::vector<kc::LaunchBody>& v) {
+  std::set<uint64_t> out;
+  for (const auto& l : v) out.insert(l.scope_id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("per-window totals count each window's own records when windows reuse correlation ids") {
+  for (auto encoding : {kc::LogEncoding::kCompact, kc::LogEncoding::kPlain}) {
+    CAPTURE(static_cast<int>(encoding));
+    const Bytes b = twoWindowLog(encoding);
+    const kc::LogData d = kc::readLog(b);
+    checkWindowTotals(kc::segmentTotals(d));
+    checkWindowTotals(kc::summarizeLogBytes(b, {}, kc::kDefaultJoinWindow, true).segments);
+    checkWindowTotals(kc::summarizeLogBytes(b, {}, 2, true).segments);
+    // A time window that holds the whole log keeps every record in its capture window.
+    checkWindowTotals(kc::segmentTotals(kc::selectTimeWindow(d, 0, UINT64_MAX)));
+  }
+}
+
+TEST_CASE("--segment N selects window N's own launches, kernels and memory operations") {
+  const kc::LogData d = kc::readLog(twoWindowLog(kc::LogEncoding::kCompact));
+  const kc::LogData w0 = kc::selectSegment(d, 0);
+  CHECK(w0.launches.size() == 7);
+  CHECK(scopesOf(w0.launches) == std::set<uint64_t>{kFwd});
+  CHECK(w0.kernels.size() == 5);
+  REQUIRE(w0.mem_ops.size() == 1);
+  CHECK(w0.mem_ops[0].bytes == 100);
+  const kc::Summary s0 = kc::summarize(w0);
+  CHECK(s0.exclusive[kFwd].kernels == 5);
+  CHECK(s0.exclusive[kBwd].kernels == 0);
+  CHECK(s0.launches_without_kernel == 1);  // launch 6
+  CHECK(s0.unmatched_kernels == 0);
+
+  const kc::LogData w1 = kc::selectSegment(d, 1);
+  CHECK(w1.launches.size() == 6);
+  CHECK(scopesOf(w1.launches) == std::set<uint64_t>{kBwd});
+  CHECK(w1.kernels.size() == 6);
+  REQUIRE(w1.mem_ops.size() == 1);
+  CHECK(w1.mem_ops[0].bytes == 300);
+  const kc::Summary s1 = kc::summarize(w1);
+  CHECK(s1.launches == 5);
+  CHECK(s1.exclusive[kBwd].kernels == 5);
+  CHECK(s1.exclusive[kBwd].gpu_ns == 100);
+  CHECK(s1.exclusive[kBwd].memcpy_bytes == 300);
+  CHECK(s1.exclusive[kFwd].kernels == 0);
+  CHECK(s1.launches_without_kernel == 0);
+  CHECK(s1.unmatched_kernels == 1);
+  // kcount summary --segment 1 lists the window's totals from the records selected.
+  const auto t1 = kc::segmentTotals(w1);
+  REQUIRE(t1.size() == 1);
+  CHECK(t1[0].launches == 5);
+  CHECK(t1[0].kernels == 6);
+  CHECK(t1[0].unmatched_kernels == 1);
+  CHECK(t1[0].mem_ops == 1);
+  // No window 2: the definitions only.
+  CHECK(kc::selectSegment(d, 2).launches.empty());
+}
+
+TEST_CASE("exports give each launch, kernel and memory operation its capture window") {
+  const kc::LoadedLog l = kc::test::loaded(twoWindowLog(kc::LogEncoding::kCompact));
+  std::ostringstream out;
+  kc::writeJsonRecords(out, {l});
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  const auto windowOfPath = [](const nlohmann::json& path) { return path == "fwd" ? 0 : 1; };
+  REQUIRE(doc["launches"].size() == 11);
+  std::map<std::pair<int64_t, int64_t>, nlohmann::json> launches;  // (segment, correlationId) -> row
+  for (const auto& row : doc["launches"]) {
+    CHECK(row["segment"] == windowOfPath(row["path"]));
+    CHECK(launches.emplace(std::pair{row["segment"].get<int64_t>(), row["correlationId"].get<int64_t>()}, row).second);
+    CHECK(row["kernels"] == (row["path"] == "fwd" && row["correlationId"] == 6 ? 0 : 1));
+  }
+  REQUIRE(doc["kernels"].size() == 11);
+  for (const auto& row : doc["kernels"]) {
+    CAPTURE(row.dump());
+    const int64_t segment = row["shortName"] == "gemm" ? 0 : 1;
+    CHECK(row["segment"] == segment);
+    const auto launch = launches.find({segment, row["correlationId"].get<int64_t>()});
+    if (launch == launches.end()) {
+      CHECK(row["path"].is_null());  // relu of id 6
+      continue;
+    }
+    CHECK(row["path"] == launch->second["path"]);  // joined on (segment, correlationId) as the export joined
+    CHECK(row["path"] == (segment == 0 ? "fwd" : "bwd"));
+  }
+  REQUIRE(doc["memops"].size() == 2);
+  for (const auto& row : doc["memops"]) {
+    CHECK(row["segment"] == (row["bytes"] == 100 ? 0 : 1));
+    CHECK(row["path"] == (row["bytes"] == 100 ? "fwd" : "bwd"));
+  }
+  // The HTML report's kernels table: relu in bwd (and the one without launch), gemm in fwd.
+  const nlohmann::json report = kc::htmlReportData({l});
+  for (const auto& k : report["runs"][0]["kernels"])
+    CHECK(k["ranges"] == (k["name"] == "gemm" ? nlohmann::json{{"fwd", 5}} : nlohmann::json{{"bwd", 5}, {"(unmatched)", 1}}));
+}
+
+TEST_CASE("exports of a log of one capture window give every record window 0") {
+  // The same records with and without their Segment record (index 0).
+  for (bool segment : {true, false}) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    definitions(w);
+    for (uint64_t c = 1; c <= 3; ++c) w.writeLaunch(launch(c, kFwd));
+    w.writeLaunch(launch(7, kFwd, kc::kLaunchMemOp));
+    for (uint64_t c = 1; c <= 3; ++c) w.writeKernel(kernel(c, kGemm, 10));
+    w.writeMemOp(memcpyOp(7, 100));
+    if (segment) w.writeSegment({900, 1700, 1, 7, 0, kCtl, kCtl, 0});
+    w.writeEnd();
+    w.flush();
+    std::ostringstream out;
+    kc::writeJsonRecords(out, {kc::test::loaded(sink.bytes)});
+    const nlohmann::json doc = nlohmann::json::parse(out.str());
+    for (const char* table : {"launches", "kernels", "memops"}) {
+      CAPTURE(table);
+      CHECK_FALSE(doc[table].empty());
+      for (const auto& row : doc[table]) CHECK(row["segment"] == 0);
+    }
+  }
 }

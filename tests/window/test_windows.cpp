@@ -291,7 +291,7 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
   CHECK(w0.first_correlation_id == 10);
   CHECK(w0.last_correlation_id == 15);
   CHECK((w0.flags & kSegmentActivityDiscarded) != 0);
-  const LogData p0 = selectSegment(log, w0);
+  const LogData p0 = selectSegment(log, 0);
   CHECK(corrsOf(p0.launches) == std::set<uint64_t>{10, 11, 12, 13, 14, 15});
   CHECK(corrsOf(p0.kernels) == std::set<uint64_t>{10, 11, 12, 13, 14, 15});
   const Summary sum0 = summarize(p0);
@@ -308,7 +308,7 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
 
   // Windows 1 and 2: the stale open calls of window 1 did not leak into window 2.
   CHECK(log.segments[1].first_correlation_id == 0);  // no launch completed in window 1
-  const LogData p2 = selectSegment(log, log.segments[2]);
+  const LogData p2 = selectSegment(log, 2);
   CHECK(corrsOf(p2.launches) == std::set<uint64_t>{40});
   CHECK(corrsOf(p2.kernels) == std::set<uint64_t>{40});
 
@@ -316,7 +316,7 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
   const SegmentBody& w3 = log.segments[3];
   CHECK(log.str(w3.reason_id) == "capture-range step 3-5");
   CHECK(log.str(w3.end_reason_id) == "range end");
-  const LogData p3 = selectSegment(log, w3);
+  const LogData p3 = selectSegment(log, 3);
   CHECK(corrsOf(p3.launches) == std::set<uint64_t>{102, 103, 104});
   CHECK(corrsOf(p3.kernels) == std::set<uint64_t>{102, 103, 104});
   const Summary sum3 = summarize(p3);
@@ -326,7 +326,7 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
   // Window 4: threads. Every kernel in the window has its launch; none outside the window's ids.
   const SegmentBody& w4 = log.segments[4];
   CHECK(log.str(w4.reason_id) == "capture-range tstep 11-30");
-  const LogData p4 = selectSegment(log, w4);
+  const LogData p4 = selectSegment(log, 4);
   const Summary sum4 = summarize(p4);
   CHECK(sum4.unmatched_kernels == 0);
   CHECK(sum4.kernels == sum4.launches);
@@ -343,7 +343,7 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
     CHECK(len >= 300000000ull);
     CHECK(len < 380000000ull);
   }
-  CHECK(corrsOf(selectSegment(log, log.segments[5]).launches) == std::set<uint64_t>{9000});
+  CHECK(corrsOf(selectSegment(log, 5).launches) == std::set<uint64_t>{9000});
 
   // Totals per window as the tools show them.
   // Window 7: CUPTI's ids 10-14 again, after the largest id taken before (9500): unique in the log, and
@@ -351,7 +351,7 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
   const SegmentBody& w7 = log.segments[7];
   CHECK(w7.first_correlation_id == 9500 + 10);
   CHECK(w7.last_correlation_id == 9500 + 14);
-  const LogData p7 = selectSegment(log, w7);
+  const LogData p7 = selectSegment(log, 7);
   CHECK(corrsOf(p7.launches) == std::set<uint64_t>{9510, 9511, 9512, 9513, 9514});
   CHECK(corrsOf(p7.kernels) == corrsOf(p7.launches));
   const Summary whole = summarize(log);
