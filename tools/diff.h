@@ -116,6 +116,9 @@ nlohmann::json diffJson(const std::vector<LoadedLog>& a, const std::vector<Loade
 /// logs ("ranges", "verdicts", the kernels' "same", "only_a", "only_b"), so that memory does not grow with
 /// the text. Write errors are left in `out`'s state. Thread-safe for distinct outputs.
 void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
-void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
+/// The diff as text (docs/usage.md). Its range and kernel tables are narrowed (their range paths and
+/// kernel names) so that their lines fit `max_width` display columns when they can (fitTable(); 0: no limit).
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
+               size_t max_width = 0);
 
 }  // namespace kc
