@@ -7,7 +7,8 @@ pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev docte
       nlohmann-json3-dev libxxhash-dev
       libzstd-dev     # packed chunks (static libzstd.a linked into libkcount.so and the tools)
       libsqlite3-dev  # kcount export --format sqlite (linked statically into the tool)
-      libutfcpp-dev)  # UTF-8 validation in the tool's outputs (header-only)
+      libutfcpp-dev   # UTF-8 validation in the tool's outputs (header-only)
+      libutf8proc-dev)  # display widths of characters in the tool's tables (static libutf8proc.a linked into the tool)
 # What only the tests and docs scripts use (not installed with "build")
 test_pkgs=(clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with ASan+UBSan
       chromium        # tests/cli/test_html_report.py renders kcount report in headless Chromium

@@ -16,6 +16,7 @@
 #include "tools/export.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
+#include "tools/table_width.h"
 
 namespace kc {
 namespace {
@@ -348,9 +349,10 @@ std::vector<KernelRow> kernelRows(const KernelMatch& k, const DiffSide& a, const
 
 /// The kernels section of the text: one row per kernel identity of the whole run in kernelRows()' order,
 /// with the count and GPU time on each side and the GPU time's change (a side without the kernel counts
-/// 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn characters, distinct
-/// (tellKernelsApart, elideDistinct).
-void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b) {
+/// 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn display columns,
+/// distinct (tellKernelsApart, elideDistinct), and further to fit `max_width` columns when they can
+/// (fitTable(); 0: no limit).
+void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b, size_t max_width) {
   out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
                      "A, {} only in B\n",
                      k.same.size(), k.only_a.size(), k.only_b.size());
@@ -367,6 +369,9 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
     recorded.push_back(k->name);
   }
   tellKernelsApart(names, recorded, std::numeric_limits<size_t>::max());
+  NameColumn kernel_names;  // whole, for fitTable() to narrow to max_width
+  kernel_names.index = 2;
+  kernel_names.names = names;
   names = elideDistinct(names);
   std::vector<std::vector<std::string>> cells{
       {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
@@ -382,6 +387,7 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
                      time(r.kb, b.gpu_time),
                      gpu ? signedDuration(ga, gb) + " (" + percentChange(ga, gb) + ")" : std::string("-")});
   }
+  fitTable(cells, 1, {kernel_names}, 2, max_width);
   printCells(out, cells, 3, "  ", false);
 }
 
@@ -956,7 +962,8 @@ void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std
   for (const KernelRow& r : kernelRows(d.kernels, d.a, d.b)) writeCsvRow(out, kernelCsvRow(r, d.a, d.b));
 }
 
-void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+               size_t max_width) {
   const DiffParts d = diffParts(la, lb);
   const DiffSide &a = d.a, &b = d.b;
   auto names = [](const std::vector<LoadedLog>& logs) {
@@ -1048,6 +1055,13 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
         cells.back().push_back(cell);
     }
   }
+  // The range column narrowed to fit max_width: the paths whole, "(overall)" never cut.
+  NameColumn paths;
+  for (const auto& r : rows) {
+    paths.prefix.push_back(r.path == kOverall ? r.path : std::string());
+    paths.names.push_back(r.path == kOverall ? std::string() : shownPath(a, b, r.path));
+  }
+  fitTable(cells, 1, {paths}, 0, max_width);
   printCells(out, cells, 1, "", true);
   if (!a.gpu_time || !b.gpu_time)
     out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
@@ -1079,7 +1093,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
       nesting = true;
     }
   if (nesting) out << '\n';
-  printKernels(out, d.kernels, a, b);
+  printKernels(out, d.kernels, a, b, max_width);
   const auto steady = steadyState(d);
   for (const auto& p : d.order) {
     out << "\nverdict for " << (p == kOverall ? std::string("the whole run") : shortPath(p));

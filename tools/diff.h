@@ -123,6 +123,9 @@ void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std
 /// quoted by csvField() (writeCsvRow()). Write errors are left in `out`'s state. Thread-safe for distinct
 /// outputs.
 void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
-void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
+/// The diff as text (docs/usage.md). Its range and kernel tables are narrowed (their range paths and
+/// kernel names) so that their lines fit `max_width` display columns when they can (fitTable(); 0: no limit).
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
+               size_t max_width = 0);
 
 }  // namespace kc

@@ -34,6 +34,7 @@
 #include "tools/report.h"
 #include "tools/run.h"
 #include "tools/series.h"
+#include "tools/table_width.h"
 
 namespace {
 
@@ -45,6 +46,23 @@ constexpr long long kMaxOccurrences = 1000000000000LL;  // ctl --count/--skip: 1
 /// chrome://tracing and the Perfetto UI load a JSON trace into the browser's memory; traces of a few
 /// hundred MB and more fail to open there (Perfetto's docs advise its trace processor for larger ones).
 constexpr double kDefaultMaxTraceMb = 256;
+/// Widest `--width` accepted (display columns).
+constexpr long long kMaxWidth = 100000;
+/// --help of summary's, kernels' and diff's --width.
+constexpr const char* kWidthHelp =
+    "display columns the tables fit by shortening their range and kernel names, never the numbers (0: no limit; "
+    "default: the terminal's width when output is a terminal, else no limit)";
+
+/// Display columns the text tables fit: --width when given (`given` >= 0; 0: no limit), else
+/// kc::terminalWidth() (0, no limit, when standard output is not a terminal).
+size_t tableWidth(long long given) { return given >= 0 ? static_cast<size_t>(given) : kc::terminalWidth(); }
+
+/// Says on stderr that `cmd`'s --width, when given, does nothing with a `format` other than table (CSV and
+/// JSON keep names whole).
+void noteWidthUnused(const CLI::App* cmd, const std::string& format) {
+  if (format != "table" && cmd->get_option("--width")->count() > 0)
+    std::cerr << "kcount: --width fits the lines of the table format: no effect with --format " << format << "\n";
+}
 
 /// Which per-window totals (Segment records) a streamed log needs: none (diff), those the summary table
 /// shows (kcount::windowsShown), or all (JSON lists every window).
@@ -526,6 +544,9 @@ int kcountMain(int argc, char** argv) {
   summary->add_flag("--series", series,
                     "summary-mode logs: per range, the change between consecutive snapshots (--format table, csv or json)");
 
+  long long width = -1;  // --width; -1: not given (the terminal's width, tableWidth())
+  summary->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
+
   auto* kernels = app.add_subcommand("kernels", "per kernel name: count, GPU time, grid/block, ranges");
   kernels->add_option("logs", paths, "log files")->required();
   kernels->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
@@ -541,6 +562,7 @@ int kcountMain(int argc, char** argv) {
                       "row order: gpu (GPU total time, largest first; the default), count (kernels), avg (GPU time "
                       "per kernel) or name (A to Z); csv and json follow it")
       ->check(CLI::IsMember({"gpu", "count", "avg", "name"}));
+  kernels->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
 
   std::vector<std::string> diff_a, diff_b;
   auto* diff = app.add_subcommand("diff", "compare two runs per range and overall; kernels matched by decoded identity");
@@ -549,6 +571,7 @@ int kcountMain(int argc, char** argv) {
   diff->add_option("-b,--b", diff_b, "logs of side B");
   diff->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
   diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
+  diff->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
 
   auto* check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, lossy (records dropped) or without totals, 2 damaged");
   check->add_option("logs", paths, "log files")->required();
@@ -790,6 +813,8 @@ int kcountMain(int argc, char** argv) {
       opt.top_kernels = top;
       opt.full_names = full_names;
       opt.wide = wide;
+      opt.width = tableWidth(width);
+      noteWidthUnused(summary, format);
       opt.sort = kc::parseAcrossMetric(sort);  // "run": none, the run order
       // One streaming pass per log, unless the records are needed (--segment selects records by window).
       auto logs = loadAll(paths, /*streaming=*/segment < 0, format == "json" ? Windows::kAll : Windows::kShown);
@@ -865,7 +890,7 @@ int kcountMain(int argc, char** argv) {
               kc::printSeriesCsv(std::cout, l, first);
             } else {
               if (!first) std::cout << '\n';
-              kc::printSeries(std::cout, l);
+              kc::printSeries(std::cout, l, opt.width);
             }
             first = false;
           }
@@ -911,7 +936,8 @@ int kcountMain(int argc, char** argv) {
         }
         if (format == "table" && logs.size() > 1) {
           std::cout << '\n';
-          kc::printAcrossLogs(std::cout, logs, kc::parseAcrossMetric(metric).value_or(kc::AcrossMetric::kGpuNs));
+          kc::printAcrossLogs(std::cout, logs, kc::parseAcrossMetric(metric).value_or(kc::AcrossMetric::kGpuNs),
+                              opt.width);
         }
       }
       return rc;
@@ -935,12 +961,13 @@ int kcountMain(int argc, char** argv) {
       for (const auto& [logs, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
         if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())
           std::cerr << "kcount: diff: warning: " << w << '\n';
+      noteWidthUnused(diff, format);
       if (format == "json")
         kc::writeDiffJson(std::cout, a, b);
       else if (format == "csv")
         kc::writeDiffCsv(std::cout, a, b);
       else
-        kc::printDiff(std::cout, a, b);
+        kc::printDiff(std::cout, a, b, tableWidth(width));
       return rc;
     }
     if (*kernels) {
@@ -985,12 +1012,13 @@ int kcountMain(int argc, char** argv) {
         if (found == 0) return 2;
       }
       const kc::KernelSort sort = kc::parseKernelSort(kernels_sort).value_or(kc::KernelSort::kGpuTotal);
+      noteWidthUnused(kernels, format);
       if (format == "json")
         kc::writeKernelsJson(std::cout, logs, sort);
       else if (format == "csv")
         kc::printKernelsCsv(std::cout, logs, full_names, sort);
       else
-        kc::printKernelsTable(std::cout, logs, full_names, sort);
+        kc::printKernelsTable(std::cout, logs, full_names, sort, tableWidth(width));
       for (const auto& l : logs)
         if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
       warnStates(logs, true, /*no_totals=*/true);

@@ -1,6 +1,7 @@
 #include "tools/kernel_names.h"
 
 #include <cxxabi.h>
+#include <utf8proc.h>  // Debian libutf8proc-dev
 
 #include <cstdlib>
 #include <memory>
@@ -170,20 +171,69 @@ std::optional<std::string> shorten(std::string demangled) {
 
 }  // namespace
 
+DisplayChar nextDisplayChar(std::string_view s, size_t at) {
+  const auto byte = static_cast<unsigned char>(s[at]);
+  if (byte >= 0x20 && byte < 0x7F) return {1, 1};  // printable ASCII: most of every table
+  utf8proc_int32_t cp = 0;
+  const utf8proc_ssize_t n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + at),
+                                              static_cast<utf8proc_ssize_t>(s.size() - at), &cp);
+  if (n <= 0) return {1, 1};  // not UTF-8: one U+FFFD REPLACEMENT CHARACTER, one column
+  return {static_cast<size_t>(n), static_cast<size_t>(utf8proc_charwidth(cp))};
+}
+
 size_t displayWidth(std::string_view s) {
   size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  for (size_t i = 0; i < s.size();) {
+    const DisplayChar c = nextDisplayChar(s, i);
+    n += c.width;
+    i += c.bytes;
+  }
   return n;
 }
 
-std::string ellipsize(std::string_view s, size_t max_chars) {
-  size_t chars = 0, i = 0, cut = std::string_view::npos;
-  for (; i < s.size(); ++i) {
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // UTF-8 continuation byte
-    if (chars == max_chars - 1) cut = i;
-    if (++chars > max_chars) return std::string(s.substr(0, cut)) + "…";
+size_t headBytes(std::string_view s, size_t max_columns) {
+  size_t i = 0, width = 0;
+  while (i < s.size()) {
+    const DisplayChar c = nextDisplayChar(s, i);
+    if (width + c.width > max_columns) break;
+    width += c.width;
+    i += c.bytes;
   }
-  return std::string(s);
+  return i;
+}
+
+namespace {
+/// Byte offset where the character of `s` that ends at byte `end` (> 0) starts: the valid UTF-8 sequence
+/// of up to 4 bytes that ends there, else the byte before `end` alone (as nextDisplayChar() reads it).
+size_t charStartBefore(std::string_view s, size_t end) {
+  if (static_cast<unsigned char>(s[end - 1]) < 0x80) return end - 1;  // ASCII
+  for (size_t len = 2; len <= 4 && len <= end; ++len) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(s.data() + end - len),
+                                                static_cast<utf8proc_ssize_t>(len), &cp);
+    if (n == static_cast<utf8proc_ssize_t>(len)) return end - len;
+  }
+  return end - 1;
+}
+}  // namespace
+
+size_t tailStart(std::string_view s, size_t max_columns) {
+  size_t start = s.size(), width = 0;
+  while (start > 0) {
+    const size_t before = charStartBefore(s, start);
+    const size_t w = nextDisplayChar(s, before).width;
+    if (width + w > max_columns) break;
+    width += w;
+    start = before;
+  }
+  while (start < s.size() && nextDisplayChar(s, start).width == 0)  // a combining mark without its base
+    start += nextDisplayChar(s, start).bytes;
+  return start;
+}
+
+std::string ellipsize(std::string_view s, size_t max_columns) {
+  if (displayWidth(s) <= max_columns) return std::string(s);
+  return std::string(s.substr(0, headBytes(s, max_columns > 0 ? max_columns - 1 : 0))) + "…";
 }
 
 std::string demangleKernelName(std::string_view name) {

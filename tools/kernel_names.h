@@ -35,12 +35,32 @@ std::string shortKernelNameUncut(std::string_view name);
 /// The name a table shows: the full demangled name when full is true, else shortKernelName().
 std::string displayKernelName(std::string_view name, bool full);
 
-/// Cuts s to at most max_chars characters (UTF-8 code points), ending with "…" when cut.
-std::string ellipsize(std::string_view s, size_t max_chars);
+/// Cuts `s` to at most `max_columns` display columns (displayWidth()), ending with "…" when cut; a wide
+/// character is never split (the result may then be a column narrower).
+std::string ellipsize(std::string_view s, size_t max_columns);
 
-/// Columns `s` takes in a terminal table: its UTF-8 code points (continuation bytes 10xxxxxx not counted;
-/// "µs" is 2 bytes, 1 column). Every character is taken as one column (no wide East Asian characters in
-/// the tables' own text). Thread-safe.
+/// One character of UTF-8 text: its length in bytes and the terminal columns it takes.
+struct DisplayChar {
+  size_t bytes;
+  size_t width;
+};
+/// The character of `s` starting at byte `at` (< s.size()): its columns by utf8proc_charwidth() (Unicode
+/// 15 with Debian's utf8proc 2.8: 2 for wide East Asian characters, 0 for combining marks, 1 for most
+/// others and for East Asian ambiguous ones such as "…", "×" and "µ"), the same in every locale. A byte
+/// that does not start a valid UTF-8 sequence (invalid or cut short, or an encoded surrogate) is one
+/// character of 1 byte and 1 column, as the U+FFFD REPLACEMENT CHARACTER that stands for it. Thread-safe.
+DisplayChar nextDisplayChar(std::string_view s, size_t at);
+
+/// Columns `s` takes in a terminal table: the sum of its characters' widths (nextDisplayChar()); "µs" is 2
+/// bytes and 1 column, "前向" 6 bytes and 4 columns, "e" + U+0301 1 column. Thread-safe.
 size_t displayWidth(std::string_view s);
+
+/// Bytes of the longest start of `s` that takes at most `max_columns` display columns (the zero-width
+/// characters that follow it included: a combining mark stays with its base).
+size_t headBytes(std::string_view s, size_t max_columns);
+
+/// Byte offset of the longest end of `s` that takes at most `max_columns` display columns, less any
+/// zero-width characters at its start (a combining mark whose base is cut off); s.size() for none.
+size_t tailStart(std::string_view s, size_t max_columns);
 
 }  // namespace kc

@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <ostream>
 
 #include "tools/kernel_names.h"
+#include "tools/table_width.h"
 
 namespace kc {
 namespace {
@@ -236,7 +238,7 @@ void writeAcrossLogsJson(JsonWriter& w, const std::vector<LoadedLog>& logs) {
                                                  }}});
 }
 
-void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric) {
+void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric, size_t max_width) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
   std::map<std::string, RawPath> raw;
@@ -286,6 +288,10 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     r.push_back(fmt::format("{}/{}", in, logs.size()));
     rows.push_back(r);
   }
+  NameColumn names;  // the range paths, narrowed to fit max_width
+  names.widest = std::numeric_limits<size_t>::max();
+  for (size_t k = 1; k < rows.size(); ++k) names.names.push_back(rows[k][0]);
+  fitTable(rows, 1, {names}, 0, max_width);
   std::vector<size_t> w(head.size(), 0);
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));

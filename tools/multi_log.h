@@ -41,6 +41,8 @@ void writeAcrossLogsJson(JsonWriter& w, const std::vector<LoadedLog>& logs);
 /// Table of one metric (inclusive; "(no range)" exclusive, as in the summary): range, one column per log,
 /// total, min, median, max, and "in k/N logs". A log without numbers (noSnapshotNumbers()) reads "no
 /// totals" in each row, is left out of total, spread and in logs, and is named in a note under the table.
-void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric);
+/// The range column is narrowed so that the lines fit `max_width` display columns when it can (fitTable();
+/// 0: no limit).
+void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric, size_t max_width = 0);
 
 }  // namespace kc

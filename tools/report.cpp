@@ -24,6 +24,7 @@
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
+#include "tools/table_width.h"
 
 namespace kc {
 namespace {
@@ -34,21 +35,19 @@ using nlohmann::json;
 constexpr size_t kMaxCommandShown = 400;
 
 /// Plain-text table: columns padded to their widest cell, numbers right-aligned. Cells of the columns
-/// marked in `elide` are shortened to kMaxNameColumn characters (elideMiddle).
+/// marked in `elide` are shortened to kMaxNameColumn display columns (elideDistinct). With `max_width`,
+/// the `elide` columns and the `fit` columns are narrowed further so that every line fits in it
+/// (fitTable()), when they can be.
 struct Table {
   std::vector<std::string> head;
   std::vector<bool> right;
   std::vector<std::vector<std::string>> rows;
-  std::vector<size_t> elide;  // column indexes
+  std::vector<size_t> elide;    // column indexes
+  std::vector<NameColumn> fit;  // other name columns that may be narrowed, their names whole
+  size_t max_width = 0;         // display columns; 0: no limit
 
   void print(std::ostream& out) {
-    for (size_t c : elide) {  // shortened together, so that different names stay different
-      std::vector<std::string> col;
-      for (const auto& r : rows) col.push_back(c < r.size() ? r[c] : std::string());
-      col = elideDistinct(col);
-      for (size_t i = 0; i < rows.size(); ++i)
-        if (c < rows[i].size()) rows[i][c] = std::move(col[i]);
-    }
+    fitTo(shortenNames());
     std::vector<size_t> w(head.size(), 0);
     for (size_t i = 0; i < head.size(); ++i) w[i] = displayWidth(head[i]);
     for (const auto& r : rows)
@@ -72,6 +71,32 @@ struct Table {
     if (!head.empty()) total += displayWidth(head.back());
     out << std::string(total, '-') << '\n';
     for (const auto& r : rows) line(r);
+  }
+
+  /// Shortens the `elide` columns to kMaxNameColumn display columns (elideDistinct(), together so that
+  /// different names stay different); returns them, their names whole, with `fit`: the columns fitTo() may
+  /// narrow.
+  std::vector<NameColumn> shortenNames() {
+    std::vector<NameColumn> narrow = fit;
+    for (size_t c : elide) {
+      NameColumn col;
+      col.index = c;
+      for (const auto& r : rows) col.names.push_back(c < r.size() ? r[c] : std::string());
+      const std::vector<std::string> shown = elideDistinct(col.names);
+      for (size_t i = 0; i < rows.size(); ++i)
+        if (c < rows[i].size()) rows[i][c] = shown[i];
+      narrow.push_back(std::move(col));
+    }
+    return narrow;
+  }
+
+  /// Narrows the columns `narrow` so that the lines fit in max_width (fitTable()); nothing when they fit or
+  /// cannot.
+  void fitTo(const std::vector<NameColumn>& narrow) {
+    if (max_width == 0 || narrow.empty()) return;
+    std::vector<std::vector<std::string>> all{head};
+    all.insert(all.end(), rows.begin(), rows.end());
+    if (fitTable(all, 1, narrow, 0, max_width)) rows.assign(all.begin() + 1, all.end());
   }
 };
 
@@ -793,13 +818,10 @@ std::string innermostVerdict(const LogData& log, const RangeStats& ex, const Ran
 
 std::string elideMiddle(std::string_view s, size_t max_width) {
   if (max_width < 5) max_width = 5;
-  std::vector<size_t> starts;  // byte offset of each UTF-8 character
-  for (size_t i = 0; i < s.size(); ++i)
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
-  if (starts.size() <= max_width) return std::string(s);
-  const size_t keep = max_width - 1;  // characters kept around the "…"
+  if (displayWidth(s) <= max_width) return std::string(s);
+  const size_t keep = max_width - 1;  // columns kept around the "…"
   const size_t head = (keep + 1) / 2, tail = keep - head;
-  return std::string(s.substr(0, starts[head])) + "…" + std::string(s.substr(starts[starts.size() - tail]));
+  return std::string(s.substr(0, headBytes(s, head))) + "…" + std::string(s.substr(tailStart(s, tail)));
 }
 
 bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
@@ -1819,8 +1841,12 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
                                          : displayPath(d, sr.id));
     paths.push_back(rowPath(d, sr.id));
   }
-  // --full-names: whole, as kernel names are (a sweep's range names differ in the part elided).
+  // --full-names: whole, as kernel names are (a sweep's range names differ in the part elided); else the
+  // labels may be narrowed further to fit opt.width (whole names, indents and marks kept).
+  NameColumn labels;
   if (!opt.full_names) {
+    labels.names = names;
+    t.max_width = opt.width;
     names = elideDistinct(names);
     paths = elideDistinct(paths);
   }
@@ -1842,11 +1868,13 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     const bool lost = !unresolved && d.scopeLost(id);
     lost_rows = lost_rows || lost;
     if (id == kRootScope || unresolved)
-      label = rowPath(d, id);
+      labels.prefix.push_back(rowPath(d, id));
     else if (tree)
-      label = treeIndent(depth[id]) + rangeLabel(names[row_i], marks);
+      labels.prefix.push_back(treeIndent(depth[id]));
     else
-      label = rangeLabel(names[row_i], marks);
+      labels.prefix.emplace_back();
+    labels.suffix.push_back(rangeLabel("", marks));
+    label = labels.prefix.back() + names[row_i] + labels.suffix.back();
     // The unknown-range row holds records of ranges of several lost definitions: their instances and wall
     // times (nested in one another) do not add up to one range's, so they are not shown (as in JSON).
     const uint64_t instances = unresolved ? 0 : ex.instances;
@@ -1886,6 +1914,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     }
     t.rows.push_back(std::move(row));
   }
+  if (!opt.full_names) t.fit.push_back(std::move(labels));
   t.print(out);
   if (placeholders) out << kPlaceholderNote << '\n';
   if (dropped_rows) out << tallyDroppedNote(l) << '\n';
@@ -2260,7 +2289,8 @@ void writeKernelsJson(std::ostream& out, const std::vector<LoadedLog>& logs, Ker
   out << '\n';
 }
 
-void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort) {
+void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort,
+                       size_t max_width) {
   const bool several = logs.size() > 1;
   Table t;
   t.head = {"kernel",   "count", "GPU total", "GPU avg", "grid",  "block",    "category",  "library",
@@ -2270,7 +2300,15 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     t.head.insert(t.head.begin(), "log");
     t.right.insert(t.right.begin(), false);
   }
-  if (!full_names) t.elide = {several ? size_t(1) : size_t(0)};
+  // The kernel names and the ranges' list (cut at its end) fit max_width; --full-names: names whole.
+  NameColumn ranges;
+  ranges.index = t.head.size() - 1;
+  ranges.widest = std::numeric_limits<size_t>::max();
+  ranges.cut_end = true;
+  if (!full_names) {
+    t.elide = {several ? size_t(1) : size_t(0)};
+    t.max_width = max_width;
+  }
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
   std::vector<std::string> no_shape;  // ... of logs with GPU times but without grid and block (summary mode)
@@ -2307,9 +2345,11 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
                                  std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
                                  dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
                                  rangesText(r.ranges, kTableRanges)};
+    ranges.names.push_back(row.back());
     if (several) row.insert(row.begin(), label);
     t.rows.push_back(std::move(row));
   }
+  if (!full_names) t.fit.push_back(std::move(ranges));
   t.print(out);
   if (!t.rows.empty())
     out << "-: not in the kernel name (nothing is guessed; docs/kernel-names.md)\n";

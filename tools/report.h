@@ -233,13 +233,15 @@ uint64_t launchTimingSample(const LogData& d);
 std::string launchTimingNote(const LogData& d);
 
 /// Widest range or kernel name column of the text tables (summary, kernels, diff), in display columns
-/// (UTF-8 characters): a longer name is shortened in the middle with elideMiddle(). JSON and CSV keep
-/// full names.
+/// (displayWidth(): a wide CJK character takes two): a longer name is shortened in the middle with
+/// elideMiddle(). JSON and CSV keep full names.
 inline constexpr size_t kMaxNameColumn = 60;
-/// `s` if it is at most `max_width` UTF-8 characters (`max_width` >= 5), else its head and tail joined by
-/// "…" so that the result is exactly `max_width` characters; never cuts inside a UTF-8 sequence.
+/// `s` if it takes at most `max_width` display columns (`max_width` >= 5, less counts as 5), else its head
+/// and tail joined by "…" so that the result takes exactly `max_width` columns, or one less where a wide
+/// character would be split; never cuts inside a UTF-8 sequence nor between a character and its combining
+/// marks.
 std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
-/// Each of `names` shortened with elideMiddle() to `max_width` characters, except that names that
+/// Each of `names` shortened with elideMiddle() to `max_width` display columns, except that names that
 /// differ but would be shortened to the same text are shortened less: their width grows to one at
 /// which the kept head or tail reaches a character where they differ (the smallest for two such names;
 /// in a larger group, the longest start and the longest end any other name shares with it, found among
@@ -254,7 +256,7 @@ std::vector<std::string> elideDistinct(const std::vector<std::string>& names, si
 /// Tells different kernels apart in text: `shown[i]` is the text of the recorded kernel name `names[i]`;
 /// every group of different names shown alike (short names that differ past kMaxShortName characters, or
 /// only in what the short form drops: nested template arguments) is shown instead by its demangled names
-/// (escaped, displayText()), shortened in the middle together to `max_width` characters (elideDistinct()),
+/// (escaped, displayText()), shortened in the middle together to `max_width` display columns (elideDistinct()),
 /// so the part where they differ shows. Equal names keep equal texts; other texts are left as they are.
 void tellKernelsApart(std::vector<std::string>& shown, const std::vector<std::string>& names,
                       size_t max_width = kMaxNameColumn);
@@ -286,6 +288,7 @@ struct SummaryOptions {
   int top_kernels = 3;   // kernels listed per row in the table
   bool full_names = false;
   bool wide = false;     // verdict and top kernels as table columns (one long line per range)
+  size_t width = 0;      // display columns the table fits by narrowing its range names (fitTable()); 0: no limit
 };
 
 /// Scope ids shown by the summary, in depth-first order: the root, then every scope with an instance,
@@ -462,9 +465,11 @@ nlohmann::json kernelsJson(const std::vector<LoadedLog>& logs, KernelSort sort =
 /// and logs not being changed.
 void writeKernelsJson(std::ostream& out, const std::vector<LoadedLog>& logs, KernelSort sort = KernelSort::kGpuTotal);
 /// The `kcount kernels` table and CSV: one row per kernel (per kernel and log with several logs; a
-/// kernel's rows follow the merged order), in `sort`'s order.
+/// kernel's rows follow the merged order), in `sort`'s order. The table's kernel names and ranges list
+/// are narrowed so that its lines fit `max_width` display columns when they can (fitTable(); 0: no
+/// limit; not with `full_names`).
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names,
-                       KernelSort sort = KernelSort::kGpuTotal);
+                       KernelSort sort = KernelSort::kGpuTotal, size_t max_width = 0);
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names,
                      KernelSort sort = KernelSort::kGpuTotal);
 

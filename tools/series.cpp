@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <limits>
 #include <ostream>
 #include <string>
 
 #include "tools/kernel_names.h"
+#include "tools/table_width.h"
 
 namespace kc {
 namespace {
@@ -163,7 +165,7 @@ void printSeriesCsv(std::ostream& out, const LoadedLog& l, bool header) {
                          r.launch_api_ns);
 }
 
-void printSeries(std::ostream& out, const LoadedLog& l) {
+void printSeries(std::ostream& out, const LoadedLog& l, size_t max_width) {
   out << "== " << displayText(l.path) << '\n';
   if (!l.data.summary_mode) return;  // no snapshots: the caller says so on stderr
   if (l.data.snapshots.empty()) {
@@ -181,6 +183,15 @@ void printSeries(std::ostream& out, const LoadedLog& l) {
                       std::to_string(r.instances), std::to_string(r.launches), std::to_string(r.kernels),
                       gpuTimeRecorded(l.data) ? formatDuration(r.gpu_ns) : "-", formatDuration(r.cpu_ns),
                       formatDuration(r.launch_api_ns)});
+  }
+  if (max_width > 0) {  // the range paths narrowed to fit
+    NameColumn paths;
+    paths.index = 2;
+    paths.widest = std::numeric_limits<size_t>::max();
+    for (const auto& r : rows) paths.names.push_back(r[2]);
+    rows.insert(rows.begin(), head);
+    fitTable(rows, 1, {paths}, 0, max_width);
+    rows.erase(rows.begin());
   }
   std::vector<size_t> w(head.size());
   for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();

@@ -38,8 +38,10 @@ nlohmann::json seriesJson(const std::vector<LoadedLog>& logs);
 void writeSeriesJson(std::ostream& out, const std::vector<LoadedLog>& logs);
 
 /// One table per log: interval end (seconds since start), range (displayPath()), and the changes. A
-/// trace log gets only its "== PATH" heading (it has no snapshots; the caller notes that on stderr).
-void printSeries(std::ostream& out, const LoadedLog& log);
+/// trace log gets only its "== PATH" heading (it has no snapshots; the caller notes that on stderr). The
+/// range column is narrowed so that the lines fit `max_width` display columns when it can (fitTable(); 0:
+/// no limit).
+void printSeries(std::ostream& out, const LoadedLog& log, size_t max_width = 0);
 /// The same rows as CSV: log,sequence,final,begin_ns,end_ns,offset_ns,path,instances,cpu_ns,launches,
 /// graph_launches,kernels,gpu_ns,launch_api_ns (final 0/1; times ns; path as displayPath()). `header`:
 /// write the header line first. A trace log gives no row.
