@@ -1849,8 +1849,13 @@ LogData readLogFile(const std::string& path, const ReadOptions& options) {
   MappedFile file;
   std::string why;
   if (!file.open(path, why)) return failed(why);
-  return readLogBytes(file.bytes(), options, [&file](size_t done) { file.release(done); },
-                      [&file](size_t from, size_t to) { file.drop(from, to); });
+  LogData log = readLogBytes(file.bytes(), options, [&file](size_t done) { file.release(done); },
+                             [&file](size_t from, size_t to) { file.drop(from, to); });
+  if (const uint64_t at = file.shrankAt(); at != UINT64_MAX)
+    error(log, at, -1,
+          "the file shrank while it was read (another process truncated or rewrote it): its bytes from byte " +
+              std::to_string(at) + " on read as zeros; what comes before them is read");
+  return log;
 }
 
 }  // namespace kc

@@ -9,6 +9,8 @@
 
 namespace kc {
 
+struct WatchedMapping;  // collector/mapped_file.cpp: a mapping the SIGBUS handler watches
+
 /// Owns a read-only private mapping of a whole file. Not thread-safe; one reader. The bytes stay
 /// addressable until destruction; release() only lets the kernel drop resident pages (they are read
 /// again from the page cache or the file if touched later).
@@ -28,11 +30,18 @@ class MappedFile {
   /// Tells the kernel the bytes in [from, to) are done with for now, whatever release() said before (a
   /// second scan over bytes already released once): madvise MADV_DONTNEED on the whole pages inside.
   void drop(size_t from, size_t to);
+  /// Offset (bytes, page-aligned) of the first access past the file's end after the file shrank while
+  /// mapped (another process truncated or rewrote it), or UINT64_MAX if none: such an access raises
+  /// SIGBUS, which a process-wide handler (installed by the first open()) answers by mapping zero pages
+  /// from there to the end of the mapping, so the bytes read as zeros instead of the process dying. A
+  /// SIGBUS outside the mappings of open MappedFiles goes to the handler the process had before.
+  uint64_t shrankAt() const;
 
  private:
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t released_ = 0;  // page-aligned offset up to which pages were released
+  WatchedMapping* watched_ = nullptr;  // this mapping's slot in the SIGBUS handler's table
 };
 
 }  // namespace kc
