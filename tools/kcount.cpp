@@ -979,7 +979,7 @@ int kcountMain(int argc, char** argv) {
                      "leave it out for the whole run\n";
         return 2;
       }
-      std::vector<bool> without_range(logs.size(), false);  // logs named above as not having --range's range
+      std::vector<bool> without_range(logs.size(), false);  // logs named below as not having --range's range
       if (!kernels_range.empty()) {
         size_t found = 0;
         for (size_t i = 0; i < logs.size(); ++i) {
@@ -1003,13 +1003,17 @@ int kcountMain(int argc, char** argv) {
             std::cerr << "kcount: " << logs[i].path << ": no range " << kc::shownPath(kernels_range)
                       << (hint.empty() ? std::string(" (the paths are those of kcount summary's table, e.g. step/mlp)")
                                        : " (give its whole path, as kcount summary's table shows it: " + hint + ")")
-                      << '\n';
+                      << (logs.size() > 1 ? "; the log is left out" : "") << '\n';
             without_range[i] = true;
           } else {
             ++found;
           }
         }
         if (found == 0) return 2;
+        // A log without the range is left out: its rows would be whole-run counts among the range's.
+        for (size_t i = logs.size(); i-- > 0;)
+          if (without_range[i]) logs.erase(logs.begin() + static_cast<long>(i));
+        std::erase(without_range, true);
       }
       const kc::KernelSort sort = kc::parseKernelSort(kernels_sort).value_or(kc::KernelSort::kGpuTotal);
       noteWidthUnused(kernels, format);

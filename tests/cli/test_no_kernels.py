@@ -13,6 +13,7 @@ totals (docs/usage.md, "kcount kernels"):
 
 Usage: test_no_kernels.py BUILD_DIR [KC_MAKE_LOG]
 """
+import json
 import os
 import subprocess
 import sys
@@ -72,6 +73,13 @@ def main():
         r = kcount("kernels", "--range", "step", with_kernels, nvtx_other := make("other.kcount", "push other\npop\n"))
         check("kernels --range of a log without the range: named once, as without the range",
               r.returncode == 0 and "no kernels" not in r.stderr and f"kcount: {nvtx_other}: no range step" in r.stderr, r.stderr)
+        # Left out: a log without the range adds no whole-run rows among the range's (one row, the range's k).
+        elsewhere = make("elsewhere.kcount", "push other\nkernel 100 k2\npop\n")
+        r = kcount("kernels", "--range", "step", "--format", "json", with_kernels, elsewhere)
+        names = [k["name"] for k in json.loads(r.stdout)["kernels"]] if r.returncode == 0 else None
+        check("kernels --range: a log without the range is left out, not listed with its whole run",
+              f"kcount: {elsewhere}: no range step" in r.stderr and "left out" in r.stderr and names == ["k"],
+              (r.returncode, r.stderr, names))
         r = kcount("kernels", "--range", "warmup", with_kernels)
         check("kernels --range of a range without kernels",
               r.returncode == 0 and f"kcount: {with_kernels}: warning: no kernels: none ran in range warmup or the "
