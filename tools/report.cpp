@@ -407,6 +407,8 @@ std::string partialRunText(const LogData& d) {
   return s + ": the numbers cover " + partsText(given) + " only (give every part to read the run)";
 }
 
+std::string statsShortfall(const LoadedLog& l, bool fewer_only = false);  // below, with check
+
 namespace {
 
 /// The footer's one-line state of the log: complete (clean or lossy), incomplete, salvaged from damage, or
@@ -430,6 +432,10 @@ std::string logStateOnly(const LoadedLog& l, std::string_view errors_at) {
   if (!d.complete) return "log INCOMPLETE (no end record)" + lossy;
   // No totals wins over LOSSY: there are no numbers above to undercount.
   if (const std::string why = noTotalsText(d, l.summary); !why.empty()) return "log complete but NO TOTALS: " + why + lossy;
+  // Records gone without a trace in the chunks (check's RECORDS MISSING): the numbers above undercount.
+  if (const std::string miss = statsShortfall(l, true); !miss.empty())
+    return "log RECORDS MISSING: " + miss + " (records missing without a trace in the chunks, or a file put together "
+           "from pieces); the numbers above undercount" + lossy;
   if (loss.any())
     return "log complete but LOSSY: " + loss.text() +
            (loss.totalsUndercount() ? "; the numbers above undercount" : "; the rows above undercount, the totals do not") +
@@ -1069,6 +1075,7 @@ std::string logState(const LoadedLog& l) {
   if (!partialRunText(d).empty()) return "rotated part";
   if (!d.complete) return "incomplete";
   if (!noTotalsText(d, l.summary).empty()) return "no totals";
+  if (!statsShortfall(l, true).empty()) return "records missing";
   return logLosses(l).any() ? "complete, lossy" : "complete";
 }
 
@@ -2522,8 +2529,10 @@ std::string afterEndText(const LogData& d) {
 /// records the library wrote, less those kept out (not_written_*); the file must hold that many. A
 /// difference means records went missing without a trace in the chunks (chunks removed and the rest
 /// renumbered, a file put together from pieces). "" when they agree or the check does not apply
-/// (summary mode tallies records instead of writing them; rotated parts share one run's Stats).
-std::string statsShortfall(const LoadedLog& l) {
+/// (summary mode tallies records instead of writing them; rotated parts share one run's Stats). With
+/// `fewer_only`, only kinds of which the file holds fewer records than the Stats count are named (the
+/// footer's RECORDS MISSING state; more records than counted is a Stats record that undercounts).
+std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
   const LogData& d = l.data;
   if (!d.has_stats || !d.complete || !d.intact() || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
       d.rotationPart() != 0 || d.continuedInPart() != 0)
@@ -2532,7 +2541,7 @@ std::string statsShortfall(const LoadedLog& l) {
   std::string out;
   auto compare = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
     const uint64_t written = taken >= kept_out ? taken - kept_out : 0;
-    if (written == read) return;
+    if (written == read || (fewer_only && read > written)) return;
     out += fmt::format("{}{} {} records written by the library{}, {} in the file", out.empty() ? "" : "; ",
                        written, what, kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
   };

@@ -93,6 +93,13 @@ TEST_CASE("check: a trace log whose Stats record counts more records than the fi
                                "in the file"));
   CHECK(hasLine(missing.str(), "\nRECORDS MISSING: the file's records do not add up to its Stats record's counts"));
   CHECK_FALSE(hasLine(missing.str(), "\nOK\n"));
+  // summary, its JSON and the other commands' warnings say the same as check, not "log complete".
+  const kc::LoadedLog short_log = withStats(9666, 10055, 0);
+  CHECK(kc::logState(short_log) == "records missing");
+  CHECK(kc::logStateWarning(short_log, "above").starts_with("log RECORDS MISSING: 9666 launch records written by the "
+                                                            "library, 2 in the file;"));
+  CHECK(kc::summaryJson(std::vector<kc::LoadedLog>{short_log})["logs"][0]["state"] == "records missing");
+  CHECK(kc::logState(withStats(2, 2, 0)) == "complete");
 }
 
 TEST_CASE("KCOUNT_LAUNCH_TIMING: a log whose launch CPU is estimated says so under the table and in JSON") {
