@@ -2378,7 +2378,8 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     // KCOUNT_GPU_TIME=0: gpu_ns, grid and block empty (not recorded), never 0; summary mode: grid and block.
     const bool gpu = gpuTimeRecorded(l->data);
     auto n = [&](auto v) { return gpu ? std::to_string(v) : std::string(); };
-    auto dim = [&](int32_t v) { return r.shape_known ? std::to_string(v) : std::string(); };
+    const bool shape_known = r.shape_known;  // a local, not the structured binding: clang 14 cannot capture one
+    auto dim = [shape_known](int32_t v) { return shape_known ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
                        dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]), dim(r.block[2]),
