@@ -51,10 +51,12 @@ mapfile -t objs < <(compile "$build/obj-fuzz" "${common[@]}" "${fuzz_flags[@]}" 
   "$root/tests/fuzz/fuzz_log_reader.cpp")
 # zstd from its static archive, as in the CMake build (packed chunks).
 zstd_lib=${ZSTD_LIB:-/usr/lib/x86_64-linux-gnu/libzstd.a}
-"$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$zstd_lib" -o "$build/fuzz_log_reader"
+# utf8proc likewise (display widths of the text tables, tools/kernel_names.cpp).
+utf8proc_lib=${UTF8PROC_LIB:-/usr/lib/x86_64-linux-gnu/libutf8proc.a}
+"$cxx" -fsanitize=fuzzer,address,undefined "${objs[@]}" "$zstd_lib" "$utf8proc_lib" -o "$build/fuzz_log_reader"
 mapfile -t seed_objs < <(compile "$build/obj-seeds" "${common[@]}" -- "$root"/collector/*.cpp \
   "$root/tests/fuzz/make_seeds.cpp")
-"$cxx" "${seed_objs[@]}" "$zstd_lib" -pthread -o "$build/make_seeds"
+"$cxx" "${seed_objs[@]}" "$zstd_lib" "$utf8proc_lib" -pthread -o "$build/make_seeds"
 
 rm -rf "$build/seeds"
 "$build/make_seeds" "$build/seeds" "$root"
