@@ -598,6 +598,9 @@ int kcountMain(int argc, char** argv) {
   diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)");
   diff->add_option("-b,--b", diff_b, "logs of side B");
   diff->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  diff->add_flag("--full-names", full_names,
+                 "show full demangled kernel names and range paths unshortened in the table (verdict lines stay "
+                 "bounded)");
   diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
   diff->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
 
@@ -995,7 +998,7 @@ int kcountMain(int argc, char** argv) {
       else if (format == "csv")
         kc::writeDiffCsv(std::cout, a, b);
       else
-        kc::printDiff(std::cout, a, b, tableWidth(width));
+        kc::printDiff(std::cout, a, b, tableWidth(width), full_names);
       return rc;
     }
     if (*kernels) {
