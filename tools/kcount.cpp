@@ -327,6 +327,27 @@ void closeOutput(std::ofstream& out, const std::string& path) {
   if (!out) throw std::runtime_error("cannot write " + path + (e != 0 ? std::string(": ") + std::strerror(e) : ""));
 }
 
+/// How two copies of one recording differ, read as they were: their states (kc::logState()) and their
+/// whole-run counts (launches, kernels, memory operations, kernel GPU time), "A complete, B records missing;
+/// kernels 1200 in A, 800 in B"; "" when they read alike.
+std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b) {
+  std::string s;
+  const std::string sa = kc::logState(a), sb = kc::logState(b);
+  if (sa != sb) s = fmt::format("A {}, B {}", sa, sb);
+  const kc::Summary &x = a.summary, &y = b.summary;
+  auto differs = [&](const char* what, uint64_t p, uint64_t q) {
+    if (p != q) s += fmt::format("{}{} {} in A, {} in B", s.empty() ? "" : "; ", what, p, q);
+  };
+  differs("launches", x.launches, y.launches);
+  differs("kernels", x.kernels, y.kernels);
+  differs("memory ops", x.mem_ops, y.mem_ops);
+  differs("unmatched kernels", x.unmatched_kernels, y.unmatched_kernels);
+  if (x.kernel_gpu_ns != y.kernel_gpu_ns)
+    s += fmt::format("{}kernel GPU time {} in A, {} in B", s.empty() ? "" : "; ", kc::formatDuration(x.kernel_gpu_ns),
+                     kc::formatDuration(y.kernel_gpu_ns));
+  return s;
+}
+
 /// Warns when diff's two sides hold the same files (every difference is zero), when one side holds a file of
 /// the other among files of its own (each difference is those files' numbers: a side sums its logs), or
 /// when they share some files (their numbers cancel out); and, for logs that share no file, when they are
@@ -409,7 +430,14 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
       const std::vector<uint32_t> pa = partsOf(la), pb = partsOf(lb);
       const bool shared_part =
           std::any_of(pa.begin(), pa.end(), [&](uint32_t k) { return std::find(pb.begin(), pb.end(), k) != pb.end(); });
-      if (shared_part)
+      if (shared_part && !copiesDiffer(la, lb).empty())
+        // One copy was cut, damaged or taken while recording: the differences are what it lacks.
+        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
+                  << ") are copies of one recording (same host, pid and start) that differ ("
+                  << copiesDiffer(la, lb)
+                  << "): the diff compares a run with a copy that lacks part of it, so every difference is what one "
+                     "copy lacks, not a difference between runs\n";
+      else if (shared_part)
         std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
                   << ") are copies of one recording (same host, pid and start): the diff compares a run with "
                      "itself, so it shows no difference between runs\n";
@@ -570,6 +598,9 @@ int kcountMain(int argc, char** argv) {
   diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)");
   diff->add_option("-b,--b", diff_b, "logs of side B");
   diff->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  diff->add_flag("--full-names", full_names,
+                 "show full demangled kernel names and range paths unshortened in the table (verdict lines stay "
+                 "bounded)");
   diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
   diff->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
 
@@ -967,7 +998,7 @@ int kcountMain(int argc, char** argv) {
       else if (format == "csv")
         kc::writeDiffCsv(std::cout, a, b);
       else
-        kc::printDiff(std::cout, a, b, tableWidth(width));
+        kc::printDiff(std::cout, a, b, tableWidth(width), full_names);
       return rc;
     }
     if (*kernels) {

@@ -8,6 +8,7 @@
 #include <utf8.h>  // utfcpp (Debian libutfcpp-dev)
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -865,13 +866,24 @@ size_t commonSuffixBytes(std::string_view a, std::string_view b, size_t pre) {
   while (suf > 0 && (static_cast<unsigned char>(a[a.size() - suf]) & 0xC0) == 0x80) --suf;
   return suf;
 }
+// Most characters of a word kept beside the character where two names differ (widthTelling()).
+constexpr size_t kMaxWordShown = 24;
+bool wordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 // The smallest elideMiddle() width at which `a`, with `pre` bytes in common with another name at the start
-// and `suf` at the end, shortens to a text that shows a character where they differ: with p characters in
-// common at the start and q at the end, a head of p + 1 characters (width 2p + 2) or a tail of q + 1
-// (width 2q + 3).
+// and `suf` at the end, shortens to a text that shows where they differ, with the rest of the word (letters
+// and digits, at most kMaxWordShown more) that the first different character starts or ends:
+// "…uniform_and_transform" against "…normal_and_transform", not "…m_and_transform" against
+// "…l_and_transform". With p characters in common at the start and q at the end: a head of p + 1
+// characters or more (width 2p + 2 or more), or a tail of q + 1 or more (width 2q + 3 or more).
 size_t widthTelling(std::string_view a, size_t pre, size_t suf) {
   const size_t p = displayWidth(a.substr(0, pre)), q = displayWidth(a.substr(a.size() - suf));
-  return std::min(2 * p + 2, 2 * q + 3);
+  size_t head_end = pre;  // the head reaches to the end of the word the difference starts
+  while (head_end < a.size() && wordByte(a[head_end]) && head_end - pre < kMaxWordShown) ++head_end;
+  size_t tail_start = a.size() - suf;  // the tail reaches back to the start of the word the difference ends
+  while (tail_start > pre && wordByte(a[tail_start - 1]) && a.size() - suf - tail_start < kMaxWordShown) --tail_start;
+  const size_t head = std::max(p + 1, displayWidth(a.substr(0, head_end)));
+  const size_t tail = std::max(q + 1, displayWidth(a.substr(tail_start)));
+  return std::min(2 * head, 2 * tail + 1);
 }
 size_t widthTelling(std::string_view a, std::string_view b) {
   const size_t pre = commonPrefixBytes(a, b);
@@ -917,7 +929,9 @@ std::vector<size_t> widthsTellingGroup(const std::vector<std::string>& names, co
     const std::string& a = names[i];
     // The end run may not reach into the start run (elideMiddle's head and tail do not overlap).
     const size_t p = pre[i], q = std::min(suf[i], a.size() - std::min(p, a.size()));
-    out.push_back(widthTelling(a, p, q));
+    // A name with no different name in the group (it clashes with a name shown whole): 2, no word to show.
+    const bool other = names[by_name.front()] != a || names[by_name.back()] != a;
+    out.push_back(other ? widthTelling(a, p, q) : 2);
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
+#include "tools/kernel_names.h"
 #include "tools/report.h"
 #include "tests/support/loaded_log.h"
 #include "tests/support/records.h"
@@ -356,7 +357,7 @@ TEST_CASE("long names are shortened in the middle, by UTF-8 characters") {
 
 TEST_CASE("names shortened together stay distinguishable") {
   // Two names that differ only in their middle: shortened alone, both read the same.
-  const std::string head(40, 'h'), tail(40, 't');
+  const std::string head(60, 'h'), tail(40, 't');
   const std::string a = head + "attn=sdpa" + tail, b = head + "attn=none" + tail, c = std::string(100, 'c');
   REQUIRE(kc::elideMiddle(a, 60) == kc::elideMiddle(b, 60));
   const auto e = kc::elideDistinct({a, b, c, a, "short"}, 60);
@@ -372,10 +373,17 @@ TEST_CASE("names shortened together stay distinguishable") {
   // No clash of its own, but the column is as wide as the widened names: not cut at 60 beside them.
   CHECK(e[2] == kc::elideMiddle(c, chars));
   CHECK(kc::elideDistinct({c, "short"}, 60)[0] == kc::elideMiddle(c, 60));  // nothing widened: the usual width
-  // Exactly as far as needed: 45 characters in common at the start ("hhh...attn="), 40 at the end; a
-  // tail of 41 characters tells them apart (width 83), a width of 82 does not.
-  CHECK(chars == 83);
-  CHECK(kc::elideMiddle(a, 82) == kc::elideMiddle(b, 82));
+  // As far as needed to show the word where they differ: 65 characters in common at the start
+  // ("hhh...attn="), 40 at the end; a tail of 41 characters would tell them apart by one letter ("a…" and
+  // "e…"), the tail keeps the whole word instead, "sdpa" and "none" (44 characters, width 89).
+  CHECK(chars == 89);
+  CHECK(e[0].ends_with("…sdpa" + tail));
+  CHECK(e[1].ends_with("…none" + tail));
+  // The word is bounded: a difference inside a long run of letters shows at most 24 more of them.
+  const std::string long_word(100, 'w');
+  const auto w = kc::elideDistinct({head + long_word + "1" + tail, head + long_word + "2" + tail}, 60);
+  CHECK(w[0] != w[1]);
+  CHECK(kc::displayWidth(w[0]) <= 2 * (40 + 1 + 24) + 1);
   // Twenty names of 5,000 characters that differ only around their middle: all told apart.
   std::vector<std::string> long_names;
   for (int i = 0; i < 20; ++i) long_names.push_back(std::string(2500, 'x') + std::to_string(100 + i) + std::string(2500, 'y'));
