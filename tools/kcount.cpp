@@ -446,8 +446,10 @@ void printIssues(const kc::LoadedLog& l) {
 /// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is
 /// not intact (an error, or a cut tail) makes the status 2 and is left out, unless `salvage`: then it is
 /// reported from what was read intact, and only a log with nothing intact (no chunk read) gives 2.
-/// Issues go to stderr; an intact log's warnings (no End record) are in the report itself.
-int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
+/// Issues go to stderr; an intact log's warnings (no End record) are in the report itself. With
+/// `issues_in_output` (the summary table, whose footer lists them), a salvaged log's issues are not also
+/// printed on stderr.
+int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage, bool issues_in_output = false) {
   int rc = 0;
   std::vector<kc::LoadedLog> kept;
   for (auto& l : logs) {
@@ -461,7 +463,8 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
       kept.push_back(std::move(l));
       continue;
     }
-    printIssues(l);
+    const bool salvaged = salvage && !l.data.not_a_log && !l.data.unsupported_version && l.data.chunks_read > 0;
+    if (!(salvaged && issues_in_output)) printIssues(l);
     if (l.data.not_a_log) {
       // Nothing to salvage: --salvage is not suggested.
       if (salvage) std::cerr << "kcount: " << l.path << ": nothing intact to report (not a kcount log)\n";
@@ -818,7 +821,7 @@ int kcountMain(int argc, char** argv) {
       opt.sort = kc::parseAcrossMetric(sort);  // "run": none, the run order
       // One streaming pass per log, unless the records are needed (--segment selects records by window).
       auto logs = loadAll(paths, /*streaming=*/segment < 0, format == "json" ? Windows::kAll : Windows::kShown);
-      const int rc = selectLogs(logs, salvage);
+      const int rc = selectLogs(logs, salvage, /*issues_in_output=*/format == "table" && !series);
       if (logs.empty()) return rc;
       // Part of a rotated run: said on stderr too (the footer says it; a JSON or CSV reader, or the
       // total across logs, would not show it).
@@ -1085,7 +1088,9 @@ int kcountMain(int argc, char** argv) {
         if (salvage && l.data.chunks_read > 0) {
           if (kc::windowsShown(l.data)) kc::addWindowTotals(l, g_join);
           std::cout << "intact part:\n";
-          kc::printSummaryTable(std::cout, l, kc::SummaryOptions{});
+          kc::SummaryOptions opt;
+          opt.list_issues = false;  // listed above, in the check's report
+          kc::printSummaryTable(std::cout, l, opt);
         }
       }
       return rc;

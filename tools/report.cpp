@@ -463,7 +463,7 @@ std::string joinCaveat(const LoadedLog& l) {
                      !l.data.intact() ? "damaged or cut short" : "no end record");
 }
 
-void printFooter(std::ostream& out, const LoadedLog& l) {
+void printFooter(std::ostream& out, const LoadedLog& l, bool list_issues = true) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
   uint64_t graph = 0;
@@ -517,9 +517,9 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                            !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
     }
   }
-  out << logStateLine(l) << '\n';
-  for (const auto& i : l.data.issues)
-    out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
+  out << logStateLine(l, list_issues ? "listed below" : "above") << '\n';
+  if (list_issues)
+    for (const auto& i : l.data.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
 }
 
 /// Indentation levels a tree-view row is shifted by at most: the library tracks ranges nested up to 256
@@ -1804,7 +1804,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   if (noSnapshotNumbers(l)) {
     // A summary-mode log holds its numbers only in snapshots: a table from none would be rows of zeros.
     out << "no numbers: no complete snapshot in this summary-mode log (see the summary mode line below)\n";
-    printFooter(out, l);
+    printFooter(out, l, opt.list_issues);
     return;
   }
   const bool tree = opt.view == SummaryView::kTree;
@@ -1931,7 +1931,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
     for (const auto& n : notes) out << n << '\n';
   }
-  printFooter(out, l);
+  printFooter(out, l, opt.list_issues);
 }
 
 namespace {
