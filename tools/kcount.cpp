@@ -915,10 +915,11 @@ int kcountMain(int argc, char** argv) {
       // salvaged) is named on stderr with the footer's state line, so a script reading them is told that
       // the numbers undercount (JSON also carries "state").
       // CSV carries no issues (the JSON lists them in "issues"): the reader's warnings go to stderr, as
-      // kernels --format csv prints them.
+      // kernels --format csv prints them; the state line stays (a log cut by a kill: both its reader warning
+      // and "log INCOMPLETE").
       if (format == "csv") printIntactIssues(logs);
       if (format != "table")
-        warnStates(logs, /*issues_printed=*/format == "csv", /*no_totals=*/true);
+        warnStates(logs, /*issues_printed=*/false, /*no_totals=*/true);
       else if (logs.size() > 1)
         for (const auto& l : logs) warnNoTotals(l);
       if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
