@@ -291,6 +291,9 @@ struct SummaryOptions {
   bool full_names = false;
   bool wide = false;     // verdict and top kernels as table columns (one long line per range)
   size_t width = 0;      // display columns the table fits by narrowing its range names (fitTable()); 0: no limit
+  /// The footer lists the reader's issues under its state line; false where they were printed above the
+  /// table (kcount check --salvage), which the state line then points at.
+  bool list_issues = true;
 };
 
 /// Scope ids shown by the summary, in depth-first order: the root, then every scope with an instance,
