@@ -452,20 +452,14 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
 }
 
 std::string sideState(const std::vector<LoadedLog>& logs) {
-  // logState()'s words in the order it tests them: the first is furthest from a complete log.
-  static constexpr std::string_view kOrder[] = {"damaged",    "data after end",  "rotated part",   "incomplete",
-                                                "no totals",  "records missing", "complete, lossy"};
-  size_t worst = std::size(kOrder);
-  std::string other;  // a word not in kOrder (none today): said as it is
+  // The state of the log furthest from complete (kLogStates lists logState()'s words in that order).
+  size_t worst = std::size(kLogStates) - 1;  // "complete"
   for (const auto& l : logs) {
     const std::string state = logState(l);
-    if (state == "complete") continue;
-    const auto it = std::find(std::begin(kOrder), std::end(kOrder), state);
-    if (it == std::end(kOrder)) other = state;
-    worst = std::min(worst, static_cast<size_t>(it - std::begin(kOrder)));
+    const auto it = std::find(std::begin(kLogStates), std::end(kLogStates), state);
+    worst = std::min(worst, static_cast<size_t>(it - std::begin(kLogStates)));
   }
-  if (worst < std::size(kOrder)) return std::string(kOrder[worst]);
-  return other.empty() ? std::string("complete") : other;
+  return std::string(kLogStates[worst]);
 }
 
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side) {

@@ -1084,13 +1084,14 @@ LogLosses logLosses(const LoadedLog& l) {
 
 std::string logState(const LoadedLog& l) {
   const LogData& d = l.data;
-  if (!d.intact()) return "damaged";
-  if (d.dataAfterEnd()) return "data after end";
-  if (!partialRunText(d).empty()) return "rotated part";
-  if (!d.complete) return "incomplete";
-  if (!noTotalsText(d, l.summary).empty()) return "no totals";
-  if (!statsShortfall(l, true).empty()) return "records missing";
-  return logLosses(l).any() ? "complete, lossy" : "complete";
+  auto say = [](size_t i) { return std::string(kLogStates[i]); };  // tested in kLogStates' order
+  if (!d.intact()) return say(0);
+  if (d.dataAfterEnd()) return say(1);
+  if (!partialRunText(d).empty()) return say(2);
+  if (!d.complete) return say(3);
+  if (!noTotalsText(d, l.summary).empty()) return say(4);
+  if (!statsShortfall(l, true).empty()) return say(5);
+  return say(logLosses(l).any() ? 6 : 7);
 }
 
 std::string logStateWarning(const LoadedLog& l, std::string_view errors_at) {

@@ -515,7 +515,13 @@ struct NotWritten {
 };
 NotWritten notWritten(const LogData& log);
 
-/// The one-line state of a log in reports: "complete", "complete, lossy", "no totals" (a complete
+/// logState()'s words, furthest from a complete log first: logState() tests them in this order and says
+/// the first that holds. "complete" is last.
+inline constexpr std::string_view kLogStates[] = {"damaged",    "data after end",  "rotated part",    "incomplete",
+                                                  "no totals",  "records missing", "complete, lossy", "complete"};
+
+/// The one-line state of a log in reports (one of kLogStates): "complete", "complete, lossy", "records
+/// missing" (a trace log whose file holds fewer records than its Stats count), "no totals" (a complete
 /// summary-mode log without a complete snapshot although it recorded something: noTotalsText(); it wins
 /// over lossy), "incomplete", "damaged",
 /// "data after end" or "rotated part" (a non-last part, or a part above 0 read without its earlier parts);
