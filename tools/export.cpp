@@ -756,11 +756,13 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
 const char* textOrEmpty(std::string_view s) { return s.data() != nullptr ? s.data() : ""; }
 
 // `s` as a TEXT value: SQLite stores whatever bytes it is given, and readers that decode TEXT as UTF-8
-// (Python's sqlite3, pandas) fail on a name cut mid-character; each ill-formed sequence becomes U+FFFD,
-// as in the JSON outputs. Valid text (nearly always) is returned as is, without a copy.
+// (Python's sqlite3, pandas) fail on a name cut mid-character; each byte that is not part of a valid
+// UTF-8 character becomes "\xHH" (escapeInvalidUtf8()), as in the CSV tables and the text tables, so that
+// names that differ only there stay different strings. Valid text (nearly always) is returned as is,
+// without a copy.
 std::string_view validUtf8(std::string_view s, std::string& storage) {
   if (utf8::is_valid(s)) return s;
-  storage = utf8::replace_invalid(s);
+  storage = escapeInvalidUtf8(s);
   return storage;
 }
 

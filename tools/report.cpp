@@ -1389,9 +1389,22 @@ std::string replaceInvalidUtf8(std::string_view s) {
   return out;
 }
 
+std::string escapeInvalidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  while (!s.empty()) {
+    const size_t bad = firstInvalid(s);
+    out.append(s.substr(0, bad));
+    if (bad == s.size()) break;
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[bad]));
+    s.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
 std::string csvField(std::string_view raw) {
   const bool valid = utf8::is_valid(raw);
-  const std::string replaced = valid ? std::string() : replaceInvalidUtf8(raw);
+  const std::string replaced = valid ? std::string() : escapeInvalidUtf8(raw);
   const std::string_view s = valid ? raw : std::string_view(replaced);
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string out = "\"";

@@ -459,7 +459,12 @@ TEST_CASE("range names that are not valid UTF-8: tables and summary CSV escape t
   CHECK(kc::displayName("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
   CHECK(kc::replaceInvalidUtf8("caf\xe9!") == "caf\xef\xbf\xbd!");
   CHECK(kc::replaceInvalidUtf8("\xe2\x82" "A\xff") == "\xef\xbf\xbd" "A\xef\xbf\xbd");
-  CHECK(kc::csvField("k\xff,x") == "\"k\xef\xbf\xbd,x\"");
+  // CSV writes such bytes as the text tables do, "\xHH" (was U+FFFD, which made different names equal).
+  CHECK(kc::csvField("k\xff,x") == "\"k\\xff,x\"");
+  CHECK(kc::csvField("k\xfe") != kc::csvField("k\xff"));
+  CHECK(kc::escapeInvalidUtf8("caf\xe9") == "caf\\xe9");
+  CHECK(kc::escapeInvalidUtf8("a\\b\n\xe2\x82") == "a\\b\n\\xe2\\x82");  // only the invalid bytes
+  CHECK(kc::escapeInvalidUtf8("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
   CHECK(kc::csvField("plain") == "plain");
 
   kc::MemorySink sink;
