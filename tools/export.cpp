@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <utf8.h>  // utfcpp (Debian libutfcpp-dev)
 
+#include "collector/shown_value.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 
@@ -919,7 +920,7 @@ class CsvSink : public TableSink {
       : dir_(std::move(dir)), only_(std::move(only)), all_(only_.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
-    if (ec) throw std::runtime_error("cannot write " + dir_ + ": " + ec.message());
+    if (ec) throw std::runtime_error("cannot write " + shownPath(dir_) + ": " + ec.message());
   }
   /// Only the table named `table`, to `out` (owned by the caller, written but not closed or checked).
   CsvSink(std::ostream& out, std::string table) : stream_(&out), only_(std::move(table)) {}
@@ -932,7 +933,7 @@ class CsvSink : public TableSink {
       path_ = file.string();
       errno = 0;
       file_.open(file, std::ios::binary | std::ios::trunc);
-      if (!file_) throw std::runtime_error("cannot write " + path_ + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+      if (!file_) throw std::runtime_error("cannot write " + shownPath(path_) + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
     }
     writeCsvHeader(out(), t);
   }
@@ -944,7 +945,7 @@ class CsvSink : public TableSink {
     active_ = false;
     if (stream_ != nullptr) return;
     file_.close();
-    if (!file_) throw std::runtime_error("cannot write " + path_);
+    if (!file_) throw std::runtime_error("cannot write " + shownPath(path_));
   }
 
  private:
@@ -1025,20 +1026,20 @@ void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-    throw std::runtime_error("cannot write a SQLite database to " + path + ": not a regular file");
+    throw std::runtime_error("cannot write a SQLite database to " + shownPath(path) + ": not a regular file");
   // Built beside `path` and renamed over it once complete: an export that fails part way (a full disk, a
   // SQLite error) leaves a file already at `path` as it was, and no half-written database.
   const std::string building = path + ".kcount-building";
   try {
     {
-      SqliteSink sink(building, path);
+      SqliteSink sink(building, shownPath(path));
       emitTables(indexLogs(logs), sink);
       sink.finish();
     }
     std::filesystem::rename(building, path);
   } catch (const std::filesystem::filesystem_error& e) {
     std::filesystem::remove(building, ec);
-    throw std::runtime_error("cannot write " + path + ": " + e.code().message());
+    throw std::runtime_error("cannot write " + shownPath(path) + ": " + e.code().message());
   } catch (...) {
     std::filesystem::remove(building, ec);
     throw;

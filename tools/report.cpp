@@ -2519,8 +2519,8 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
 }
 
 std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d) {
-  const std::string& first = paths[d.original];
-  const std::string& again = paths[d.index];
+  const std::string first = shownPath(paths[d.original]);
+  const std::string again = shownPath(paths[d.index]);
   if (d.same_file) return "the same file as " + first + " (given twice)";
   std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
                   (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";
