@@ -208,6 +208,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   std::unordered_map<uint64_t, size_t> by_corr;
   by_corr.reserve(log.launches.size() * 2);
   std::vector<uint8_t> launch_has_kernel(log.launches.size(), 0);
+  std::vector<uint32_t> kernels_of(log.launches.size(), 0);  // kernels joined to each direct launch
   WindowIdSpans earlier;
   size_t memop_calls = 0, captured = 0;
   LogData::RecordMark from{};
@@ -233,10 +234,11 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
         ++memop_calls;
         continue;
       }
+      const uint64_t api_ns = launchApiNs(s, l);
       credit(l.scope_id, [&](RangeStats& r) {
         ++r.launches;
         satAdd(r.graph_launches, l.is_graph_launch ? 1 : 0);
-        satAdd(r.launch_api_ns, span(l.enter_ns, l.exit_ns));
+        satAdd(r.launch_api_ns, api_ns);
         satAdd(r.captured_launches, (l.flags & kLaunchCaptured) ? 1 : 0);
       });
       if (l.flags & kLaunchCaptured) ++captured;
@@ -256,6 +258,8 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
         continue;
       }
       launch_has_kernel[*li] = 1;
+      if (const LaunchBody& l = log.launches[*li]; !launchRunsSeveralKernels(l) && !(l.flags & kLaunchMemOp))
+        noteKernelsOfLaunch(s, ++kernels_of[*li], l.correlation_id);
       uint32_t scope = log.launches[*li].scope_id;
       if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(k.graph_node_id, &scope);
       const uint64_t ns = span(k.start_ns, k.end_ns);
@@ -281,7 +285,14 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   }
   s.launches = log.launches.size() - memop_calls;
   s.kernels = log.kernels.size();
-  for (const KernelBody& k : log.kernels) satAdd(s.kernel_gpu_ns, kernelTotalNs(s, k));
+  for (const KernelBody& k : log.kernels) {
+    satAdd(s.kernel_gpu_ns, kernelTotalNs(s, k));
+    noteKernelTimes(s, k);
+  }
+  for (const SegmentBody& sg : log.segments) {
+    noteTime(s, sg.start_ns);
+    noteTime(s, sg.stop_ns);
+  }
   s.mem_ops = log.mem_ops.size();
   // Captured launches run nothing; memory calls without an operation record (e.g. synchronous copies
   // CUPTI reports differently) are not launches.

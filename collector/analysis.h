@@ -117,6 +117,23 @@ struct Summary {
   uint64_t kernel_gpu_ns = 0;           // GPU ns of all kernel records, unmatched ones included
   uint64_t kernels_end_before_start = 0;  // kernel records whose end_ns < start_ns: counted with 0 GPU ns
   uint64_t ranges_end_before_begin = 0;   // range records whose end_ns < begin_ns: counted with 0 CPU ns
+  uint64_t launches_exit_before_enter = 0;  // launch records whose exit_ns < enter_ns: counted with 0 API ns
+  /// Implausible records (kcount check's IMPLAUSIBLE). Kernel records whose end_ns is 2^64 - 1 (all ones:
+  /// no time the clock gives, a damaged or crafted record); their span saturates the GPU totals.
+  uint64_t kernels_end_all_ones = 0;
+  /// The longest kernel record whose end is not all ones (end - start ns; 0 without any) and its
+  /// correlation id, and the span of the log's other times (times_first_ns..times_last_ns: launch enter and
+  /// exit, range begin and end, kernel start, Segment start and stop; both 0 without any). A kernel cannot
+  /// run longer than the process it ran in recorded for, so a longest kernel above times_last_ns -
+  /// times_first_ns has implausible times (kernelLongerThanLog()).
+  uint64_t longest_kernel_ns = 0, longest_kernel_id = 0;
+  uint64_t times_first_ns = 0, times_last_ns = 0;
+  /// Launches that run one kernel (not launchRunsSeveralKernels(), nor memcpy/memset calls) with more than
+  /// one kernel record joined to them: a direct launch runs one kernel, so the others share its correlation id by damage or crafting.
+  /// extra_kernels counts the kernels past the first; most_kernels_one_launch is the largest count on one
+  /// such launch, most_kernels_id its correlation id. The streaming join counts a further kernel only while
+  /// the launch is in its ring (collector/stream_summary.h).
+  uint64_t launches_many_kernels = 0, extra_kernels = 0, most_kernels_one_launch = 0, most_kernels_id = 0;
   std::map<uint32_t, KernelTally> unmatched_by_kernel;  // kernel name id -> unmatched kernels of that name
   /// Kernel name id -> shape of the first kernel record of that name, in file order (trace logs; a
   /// summary-mode log keeps no shapes).
@@ -378,11 +395,81 @@ inline uint64_t kernelTotalNs(Summary& s, const KernelBody& k) {
   return span(k.start_ns, k.end_ns);
 }
 
+/// Whether the longest kernel of `s` lasts longer than the span of the log's other times (Summary::
+/// longest_kernel_ns): a kernel runs after its launch call and ends before the library closes the log (its
+/// last Segment record's stop, the close time), so it cannot outlast that span.
+inline bool kernelLongerThanLog(const Summary& s) {
+  return s.longest_kernel_ns > s.times_last_ns - s.times_first_ns;
+}
+
+/// Folds time `t` into the span of the log's times (Summary::times_first_ns, times_last_ns); 0 is no time.
+inline void noteTime(Summary& s, uint64_t t) {
+  if (t == 0) return;
+  if (s.times_first_ns == 0 || t < s.times_first_ns) s.times_first_ns = t;
+  s.times_last_ns = std::max(s.times_last_ns, t);
+}
+
+/// API ns of launch record `l` (span(enter_ns, exit_ns)); counts a record whose exit lies before its enter
+/// in s.launches_exit_before_enter (a damaged or crafted log: the library takes both times from one clock)
+/// and notes both times in the log's span. Call once per launch record. Used by summarize() and the
+/// streaming join.
+inline uint64_t launchApiNs(Summary& s, const LaunchBody& l) {
+  if (l.exit_ns < l.enter_ns) ++s.launches_exit_before_enter;
+  noteTime(s, l.enter_ns);
+  noteTime(s, l.exit_ns);
+  return span(l.enter_ns, l.exit_ns);
+}
+
+/// Counts kernel record `k` among the implausible ones when its end is all ones, else keeps it as the
+/// longest so far, and notes its start in the log's span. Call once per kernel record.
+inline void noteKernelTimes(Summary& s, const KernelBody& k) {
+  noteTime(s, k.start_ns);
+  if (k.end_ns == UINT64_MAX) {
+    ++s.kernels_end_all_ones;
+    return;
+  }
+  const uint64_t ns = span(k.start_ns, k.end_ns);
+  if (ns > s.longest_kernel_ns) {
+    s.longest_kernel_ns = ns;
+    s.longest_kernel_id = k.correlation_id;
+  }
+}
+
+/// CUPTI callback ids of the launch calls that run one kernel per device under one correlation id:
+/// cudaLaunchCooperativeKernelMultiDevice (runtime domain) and cuLaunchCooperativeKernelMultiDevice (driver
+/// domain), from CUPTI's cupti_runtime_cbid.h and cupti_driver_cbid.h.
+inline constexpr uint32_t kCbidRuntimeLaunchMultiDevice = 272;
+inline constexpr uint32_t kCbidDriverLaunchMultiDevice = 480;
+
+/// Whether launch record `l` may run several kernels: a graph launch, a multi-device cooperative launch (one
+/// kernel per device). Any other kernel launch runs one kernel.
+inline bool launchRunsSeveralKernels(const LaunchBody& l) {
+  return l.is_graph_launch ||
+         (l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) && l.cbid == kCbidRuntimeLaunchMultiDevice) ||
+         (l.domain == static_cast<uint8_t>(ApiDomain::kDriver) && l.cbid == kCbidDriverLaunchMultiDevice);
+}
+
+/// The `n`th kernel record (1, 2, ...) joined a launch with this correlation id that runs one kernel (not
+/// launchRunsSeveralKernels(), nor a memcpy/memset call): from the second on, counted in Summary::extra_kernels (the launch in
+/// launches_many_kernels once). Call once per kernel joined, as it joins. Used by summarize() and the
+/// streaming join.
+inline void noteKernelsOfLaunch(Summary& s, uint64_t n, uint64_t correlation_id) {
+  if (n < 2) return;
+  if (n == 2) ++s.launches_many_kernels;
+  ++s.extra_kernels;
+  if (n > s.most_kernels_one_launch) {
+    s.most_kernels_one_launch = n;
+    s.most_kernels_id = correlation_id;
+  }
+}
+
 /// CPU ns of range record `r` (span(begin_ns, end_ns)); counts a record whose end lies before its begin
-/// in s.ranges_end_before_begin (a damaged or crafted log: the library takes both times from one clock).
-/// Call once per range record. Used by summarize() and the streaming join.
+/// in s.ranges_end_before_begin (a damaged or crafted log: the library takes both times from one clock),
+/// and notes both times in the log's span. Call once per range record. Used by summarize() and the streaming join.
 inline uint64_t rangeCpuNs(Summary& s, const RangeBody& r) {
   if (r.end_ns < r.begin_ns) ++s.ranges_end_before_begin;
+  noteTime(s, r.begin_ns);
+  noteTime(s, r.end_ns);
   return span(r.begin_ns, r.end_ns);
 }
 

@@ -1454,6 +1454,28 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   }
 
   const size_t chunks_from = pos;  // where chunk 0 starts
+  // Errors of damaged chunks met on the way (a bad checksum, magic or length, a repeat): the first
+  // kListedChunkErrors are issues one by one; the chunks of later ones are counted and said in one error
+  // after the reading, so a file of thousands of damaged chunks gives a screen of lines, not thousands
+  // (chunks_skipped keeps the exact count).
+  struct {
+    uint64_t listed = 0, unlisted_chunks = 0, first_at = 0, last_at = 0;
+    int64_t first_chunk = -1, last_chunk = -1;
+  } unlisted;
+  auto chunkError = [&](uint64_t at, int64_t c, std::string msg, uint64_t chunks = 1) {
+    if (unlisted.listed < kListedChunkErrors) {
+      ++unlisted.listed;
+      error(log, at, c, std::move(msg));
+      return;
+    }
+    if (unlisted.unlisted_chunks == 0) {
+      unlisted.first_at = at;
+      unlisted.first_chunk = c;
+    }
+    unlisted.unlisted_chunks += chunks;
+    unlisted.last_at = std::max(unlisted.last_at, at);
+    unlisted.last_chunk = std::max(unlisted.last_chunk, c + static_cast<int64_t>(chunks) - 1);
+  };
   size_t log_end = bytes.size();    // where this log's bytes end: the file's end, a second log's header, or a zero tail
   int64_t chunk = 0;
   // Sequence numbers of the chunks that verify (the writer numbers the chunks of a file 0, 1, 2, ...;
@@ -1491,7 +1513,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         const size_t chunk_end = at + c.header_bytes + c.stored_bytes;
         ++chunk;
         ++log.chunks_skipped;
-        error(log, at, chunk,
+        chunkError(at, chunk,
               "damaged chunk " + std::to_string(chunk) + " at byte " + std::to_string(at) +
                   " (its checksum does not verify) skipped, inside the bytes skipped to the next intact chunk at byte " +
                   std::to_string(next));
@@ -1530,7 +1552,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         return false;
       }
       // For chunk 0 the search starts after the file header, so the next chunk may lie before pos.
-      error(log, pos, chunk,
+      chunkError(pos, chunk,
             why + (next >= pos ? "; skipped " + std::to_string(next - pos) + " bytes (bytes " + std::to_string(pos) +
                                      " to " + std::to_string(next) + ")"
                                : std::string("; went back")) +
@@ -1546,12 +1568,13 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       if (next > pos && chunkHeaderAt(bytes, next, nh)) std::memcpy(&seq, bytes.data() + next + 16, sizeof(seq));
       if (next > pos && seq > chunk && static_cast<uint64_t>(seq - chunk) <= (next - pos) / sizeof(ChunkHeader)) {
         const int64_t lost = seq - chunk;
-        error(log, pos, chunk,
+        chunkError(pos, chunk,
               std::to_string(lost) + (lost == 1 ? " more chunk" : " more chunks") + " in bytes " +
                   std::to_string(pos) + " to " + std::to_string(next) +
                   " lost their headers too (the intact chunk at byte " + std::to_string(next) +
                   " carries sequence number " + std::to_string(seq) + "): chunks " + std::to_string(chunk) +
-                  (lost == 1 ? "" : " to " + std::to_string(seq - 1)) + " skipped");
+                  (lost == 1 ? "" : " to " + std::to_string(seq - 1)) + " skipped",
+              static_cast<uint64_t>(lost));
         log.chunks_skipped += static_cast<uint32_t>(lost);
         chunk = seq;
       }
@@ -1643,7 +1666,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       const std::string what =
           "checksum mismatch in chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos);
       if (end == bytes.size() || chunkHeaderPlausible(bytes, end)) {
-        error(log, pos, chunk,
+        chunkError(pos, chunk,
               what + "; its " + std::to_string(end - pos) + " bytes are skipped, reading resumes at byte " +
                   std::to_string(end));
         ++log.chunks_skipped;
@@ -1656,7 +1679,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     if (auto [it, added] = seen.try_emplace(h.checksum, h.sequence, h.stored_bytes);
         !added && it->second == std::make_pair(h.sequence, h.stored_bytes)) {
-      error(log, pos, chunk,
+      chunkError(pos, chunk,
             "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) + " repeats an earlier chunk (same " +
                 "bytes and sequence number " + std::to_string(h.sequence) +
                 "; the file was edited or joined from pieces): its records are skipped, so as not to count them twice");
@@ -1713,6 +1736,13 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     if (log.dataAfterEnd()) break;
   }
   release(bytes.size());
+  if (unlisted.unlisted_chunks > 0)
+    error(log, unlisted.first_at, unlisted.first_chunk,
+          "... and " + std::to_string(unlisted.unlisted_chunks) +
+              (unlisted.unlisted_chunks == 1 ? " more damaged chunk" : " more damaged chunks") + " not listed (chunks " +
+              std::to_string(unlisted.first_chunk) + " to " + std::to_string(unlisted.last_chunk) + ", at bytes " +
+              std::to_string(unlisted.first_at) + " to " + std::to_string(unlisted.last_at) + "); " +
+              std::to_string(log.chunks_skipped) + " chunks skipped in all");
 
   // Chunks missing between two intact ones: a jump in the sequence numbers that the next chunk confirms.
   // Explained when the log's Stats say bytes were dropped (kept out at KCOUNT_MAX_BYTES, or refused by

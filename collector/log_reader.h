@@ -17,6 +17,11 @@ namespace kc {
 /// chunks, bytes after the End record); errors mean a part of the file was skipped or lost (a damaged
 /// chunk, a tail cut inside a chunk or the file header) or the file is not a kcount log at all: a log with
 /// an error is not intact (LogData::intact()).
+/// Errors of damaged chunks the reader lists one by one (LogData::issues); the chunks of further ones are
+/// said in one error after them ("... and N more damaged chunks not listed (chunks A to B, at bytes X to
+/// Y); K chunks skipped in all"). LogData::chunks_skipped keeps the exact count.
+inline constexpr size_t kListedChunkErrors = 20;
+
 struct ReadIssue {
   enum class Severity { kWarning, kError };
   Severity severity = Severity::kError;

@@ -111,6 +111,7 @@ enum PendingFlags : uint8_t {
   kPendingCaptured = 2,  // LaunchFlags::kLaunchCaptured
   kPendingMemOp = 4,     // LaunchFlags::kLaunchMemOp
   kPendingMatched = 8,   // a kernel or memory operation joined it
+  kPendingSeveral = 16,  // launchRunsSeveralKernels(): several kernels are no sign of damage
 };
 
 struct Pending {
@@ -179,6 +180,7 @@ struct StreamSummarizer::State {
     uint32_t scope = 0;
     uint8_t flags = 0;
     bool used = false;
+    uint32_t kernels = 0;  // kernel records joined so far (noteKernelsOfLaunch)
   };
   std::vector<Slot> ring;
   size_t ring_mask = 0;
@@ -249,10 +251,13 @@ struct StreamSummarizer::State {
 
   /// The launch a kernel or memory operation with this correlation id joins: its scope, or false.
   /// Marks it matched.
-  bool join(uint64_t corr, uint32_t& scope_out, uint8_t& flags_out) {
+  /// `is_kernel`: a kernel record, counted on a direct launch held in the ring (noteKernelsOfLaunch; a
+  /// launch taken from `pending` has none joined yet, and leaves it joined unless it is a graph launch).
+  bool join(uint64_t corr, uint32_t& scope_out, uint8_t& flags_out, bool is_kernel) {
     Slot& r = ring[corr & ring_mask];
     if (r.used && r.corr == corr) {
       if (r.seq < window_first_seq) return false;  // a launch of an earlier window
+      if (is_kernel && !(r.flags & (kPendingSeveral | kPendingMemOp))) noteKernelsOfLaunch(out, ++r.kernels, corr);
       r.flags |= kPendingMatched;
       scope_out = r.scope;
       flags_out = r.flags;
@@ -329,13 +334,14 @@ struct StreamSummarizer::State {
       ++out.launches;
       ++acc.launches;
       satAdd(acc.graph_launches, l.is_graph_launch ? 1 : 0);
-      satAdd(acc.launch_api_ns, span(l.enter_ns, l.exit_ns));
+      satAdd(acc.launch_api_ns, launchApiNs(out, l));
       if (l.flags & kLaunchCaptured) {
         ++acc.captured_launches;
         ++out.captured_launches;
       }
     }
     const uint8_t flags = static_cast<uint8_t>((l.is_graph_launch ? kPendingGraph : 0) |
+                                               (launchRunsSeveralKernels(l) ? kPendingSeveral : 0) |
                                                ((l.flags & kLaunchCaptured) ? kPendingCaptured : 0) |
                                                (memop ? kPendingMemOp : 0));
     // A repeated correlation id in one window: the first launch keeps the id (summarize() does the same);
@@ -368,6 +374,7 @@ struct StreamSummarizer::State {
       if (b != e) {
         for (auto it = b; it != e; ++it) {
           if (it->second.is_kernel) {
+            if (!(flags & (kPendingSeveral | kPendingMemOp))) noteKernelsOfLaunch(out, ++r.kernels, l.correlation_id);
             KernelBody k{};
             k.name_id = it->second.name_id;
             k.graph_node_id = it->second.graph_node_id;
@@ -420,6 +427,7 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
   satAdd(s.out.kernels, v.size());
   for (const KernelBody& k : v) {
     const uint64_t ns = kernelTotalNs(s.out, k);
+    noteKernelTimes(s.out, k);
     satAdd(s.out.kernel_gpu_ns, ns);
     noteKernelShape(s.out, k);
     if (SegmentTotals* t = s.segNow()) {
@@ -428,7 +436,7 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
     }
     uint32_t scope;
     uint8_t flags;
-    if (s.join(k.correlation_id, scope, flags)) {
+    if (s.join(k.correlation_id, scope, flags, /*is_kernel=*/true)) {
       s.tallyKernel(scope, k, ns);
       if (flags & kPendingMemOp) s.segUnmatched();
     } else {
@@ -448,7 +456,7 @@ void StreamSummarizer::memOp(const MemOpBody& m) {
   if (SegmentTotals* t = s.segNow()) ++t->mem_ops;
   uint32_t scope;
   uint8_t flags;
-  if (s.join(m.correlation_id, scope, flags)) {
+  if (s.join(m.correlation_id, scope, flags, /*is_kernel=*/false)) {
     s.tallyMemOp(scope, m);
   } else {
     Waiting w;
@@ -472,7 +480,11 @@ void StreamSummarizer::ranges(std::span<const RangeBody> v) {
     }
 }
 
-void StreamSummarizer::segment(const SegmentBody& seg) { s_->closeWindow(seg); }
+void StreamSummarizer::segment(const SegmentBody& seg) {
+  noteTime(s_->out, seg.start_ns);
+  noteTime(s_->out, seg.stop_ns);
+  s_->closeWindow(seg);
+}
 
 void StreamSummarizer::chunk(uint64_t offset, int64_t index) {
   s_->chunk_offset = offset;

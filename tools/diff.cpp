@@ -352,7 +352,10 @@ std::vector<KernelRow> kernelRows(const KernelMatch& k, const DiffSide& a, const
 /// 0 ns). Names as in the kernels table: shortened in the middle to kMaxNameColumn display columns,
 /// distinct (tellKernelsApart, elideDistinct), and further to fit `max_width` columns when they can
 /// (fitTable(); 0: no limit).
-void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b, size_t max_width) {
+/// With `full_names`, each kernel is named by its full demangled name (escaped), neither shortened nor
+/// narrowed.
+void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b, size_t max_width,
+                  bool full_names) {
   out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
                      "A, {} only in B\n",
                      k.same.size(), k.only_a.size(), k.only_b.size());
@@ -365,14 +368,16 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
   std::vector<std::string> names, recorded;
   for (const auto& r : rows) {
     const DiffKernel* k = r.ka ? r.ka : r.kb;
-    names.push_back(displayText(k->short_full));
+    names.push_back(displayText(full_names ? displayKernelName(k->name, true) : k->short_full));
     recorded.push_back(k->name);
   }
-  tellKernelsApart(names, recorded, std::numeric_limits<size_t>::max());
   NameColumn kernel_names;  // whole, for fitTable() to narrow to max_width
   kernel_names.index = 2;
-  kernel_names.names = names;
-  names = elideDistinct(names);
+  if (!full_names) {
+    tellKernelsApart(names, recorded, std::numeric_limits<size_t>::max());
+    kernel_names.names = names;
+    names = elideDistinct(names);
+  }
   std::vector<std::vector<std::string>> cells{
       {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
   const bool gpu = a.gpu_time && b.gpu_time;
@@ -387,7 +392,7 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
                      time(r.kb, b.gpu_time),
                      gpu ? signedDuration(ga, gb) + " (" + percentChange(ga, gb) + ")" : std::string("-")});
   }
-  fitTable(cells, 1, {kernel_names}, 2, max_width);
+  if (!full_names) fitTable(cells, 1, {kernel_names}, 2, max_width);
   printCells(out, cells, 3, "  ", false);
 }
 
@@ -444,6 +449,40 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     if (c != children.end()) u.children.assign(c->second.begin(), c->second.end());
   }
   return side;
+}
+
+std::string sideState(const std::vector<LoadedLog>& logs) {
+  // logState()'s words in the order it tests them: the first is furthest from a complete log.
+  static constexpr std::string_view kOrder[] = {"damaged",    "data after end",  "rotated part",   "incomplete",
+                                                "no totals",  "records missing", "complete, lossy"};
+  size_t worst = std::size(kOrder);
+  std::string other;  // a word not in kOrder (none today): said as it is
+  for (const auto& l : logs) {
+    const std::string state = logState(l);
+    if (state == "complete") continue;
+    const auto it = std::find(std::begin(kOrder), std::end(kOrder), state);
+    if (it == std::end(kOrder)) other = state;
+    worst = std::min(worst, static_cast<size_t>(it - std::begin(kOrder)));
+  }
+  if (worst < std::size(kOrder)) return std::string(kOrder[worst]);
+  return other.empty() ? std::string("complete") : other;
+}
+
+std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side) {
+  const std::string state = sideState(logs);
+  if (state == "complete") return {};
+  std::string detail;
+  for (const auto& l : logs)
+    if (logState(l) != "complete")
+      detail += (detail.empty() ? "" : "; ") + l.path + ": " + logStateWarning(l);
+  // Bytes after the end record are no part of the recording (a second log, or garbage): the numbers up to
+  // the end record are whole. Every other state leaves records of the run out of the numbers.
+  const std::string consequence =
+      state == "data after end"
+          ? fmt::format("{}'s numbers are those up to the end record", side)
+          : fmt::format("{0}'s numbers undercount its run, so its changes (B - A) are not the runs' difference alone",
+                        side);
+  return fmt::format("state of {}: {} ({}); {}", side, state, detail, consequence);
 }
 
 std::vector<std::string> verdictOrder(const DiffSide& a, const DiffSide& b) {
@@ -705,6 +744,7 @@ struct DiffParts {
   KernelMatch kernels;
   WorkDiff work;
   std::vector<std::string> order;
+  std::string state_a, state_b;  // sideState() of each side
 };
 
 DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
@@ -715,6 +755,8 @@ DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLo
   d.kernels = matchKernels(d.a.units.at(kOverall), d.b.units.at(kOverall));
   d.work = workDiff(d.a, d.b);
   d.order = verdictOrder(d.a, d.b);
+  d.state_a = sideState(la);
+  d.state_b = sideState(lb);
   return d;
 }
 
@@ -811,6 +853,8 @@ json diffJsonWithoutLists(const DiffParts& d, const std::vector<LoadedLog>& la, 
   }
   return json{{"a", pa},
               {"b", pb},
+              // logState()'s word for each side (sideState()): "complete", or why its numbers undercount
+              {"state", json{{"a", d.state_a}, {"b", d.state_b}}},
               {"gpu_time", json{{"a", d.a.gpu_time}, {"b", d.b.gpu_time}}},
               // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
               {"launch_timing_sample", json{{"a", d.a.launch_timing_sample}, {"b", d.b.launch_timing_sample}}},
@@ -891,8 +935,9 @@ constexpr std::string_view kDiffCsvColumns[] = {
     "launch_api_ns_a", "launch_api_ns_b", "launch_api_ns_change",
     "mem_ops_a", "mem_ops_b", "mem_ops_change",
     "mem_gpu_ns_a", "mem_gpu_ns_b", "mem_gpu_ns_change",
-    "identity", "kernel", "name", "category"};
+    "identity", "kernel", "name", "category", "state_a", "state_b"};
 constexpr size_t kDiffCsvRangeColumns = 27;  // the columns up to mem_gpu_ns_change; identity.. are kernels'
+constexpr size_t kDiffCsvKernelColumns = 31;  // up to category; state_a and state_b are every row's
 
 using Cells = std::vector<ExportCell>;
 
@@ -910,32 +955,45 @@ void addSides(Cells& c, uint64_t a, uint64_t b, bool in_a, bool in_b, bool chang
 }
 
 /// The CSV row of unit `p` (kOverall or a range path): the text table's numbers, as JSON gives them (null:
-/// an empty field). Points into `d`.
+/// an empty field), except that a range of one side only gets its changes with the other side counting 0,
+/// as a kernel of one side only does (kernelCsvRow()): where the side with the range measured the value
+/// and the other side records such values at all (GPU times, memory operations). Then each side's state.
+/// Points into `d`.
 Cells rangeCsvRow(const DiffParts& d, const std::string& p) {
   const DiffUnit& x = unitOf(d.a, p);
   const DiffUnit& y = unitOf(d.b, p);
   const std::string* domain = domainOf(d, p);
-  const bool both = x.present && y.present, range = p != kOverall;  // (overall) has no instances
+  const bool range = p != kOverall;  // (overall) has no instances
   const ExportCell none;
   Cells c{std::string_view("range"), std::string_view(p), domain ? ExportCell{std::string_view(*domain)} : none,
           std::string_view(sidesOf(x.present, y.present)), x.present && range ? cell(x.instances) : none,
           y.present && range ? cell(y.instances) : none};
-  addSides(c, x.launches, y.launches, x.present, y.present, both);
-  addSides(c, x.kernels, y.kernels, x.present, y.present, both);
+  // A side gives a change its value where it has the range and measured it, 0 where it lacks the range
+  // (and records such values: `records`).
+  auto counts = [](const DiffUnit& u, bool measured, bool records) { return u.present ? measured : records; };
+  auto change = [&](bool ma, bool ra, bool mb, bool rb) { return counts(x, ma, ra) && counts(y, mb, rb); };
+  addSides(c, x.launches, y.launches, x.present, y.present, true);
+  addSides(c, x.kernels, y.kernels, x.present, y.present, true);
   const bool ga = x.present && x.gpu_time, gb = y.present && y.gpu_time;
-  addSides(c, x.gpu_ns, y.gpu_ns, ga, gb, ga && gb);
-  addSides(c, x.cpu_ns, y.cpu_ns, cpuMeasured(x), cpuMeasured(y), cpuMeasured(x) && cpuMeasured(y));
-  addSides(c, x.launch_api_ns, y.launch_api_ns, x.present, y.present, both);
+  addSides(c, x.gpu_ns, y.gpu_ns, ga, gb, change(ga, d.a.gpu_time, gb, d.b.gpu_time));
+  addSides(c, x.cpu_ns, y.cpu_ns, cpuMeasured(x), cpuMeasured(y),
+           change(cpuMeasured(x), true, cpuMeasured(y), true));
+  addSides(c, x.launch_api_ns, y.launch_api_ns, x.present, y.present, true);
   const bool ma = x.present && x.mem_ops_recorded, mb = y.present && y.mem_ops_recorded;
-  addSides(c, x.mem_ops, y.mem_ops, ma, mb, ma && mb);
-  addSides(c, x.mem_gpu_ns, y.mem_gpu_ns, ma, mb, ma && mb);
-  c.resize(std::size(kDiffCsvColumns));
+  const bool mem_change = change(ma, d.a.mem_ops_recorded, mb, d.b.mem_ops_recorded);
+  addSides(c, x.mem_ops, y.mem_ops, ma, mb, mem_change);
+  addSides(c, x.mem_gpu_ns, y.mem_gpu_ns, ma, mb, mem_change);
+  c.resize(kDiffCsvKernelColumns);
+  c.push_back(std::string_view(d.state_a));
+  c.push_back(std::string_view(d.state_b));
   return c;
 }
 
 /// The CSV row of one kernel identity of the whole run: its count (kernels_*) and GPU time on each side
-/// and their changes, a side without it counting 0 as in the text's change column. Points into `r`.
-Cells kernelCsvRow(const KernelRow& r, const DiffSide& a, const DiffSide& b) {
+/// and their changes, a side without it counting 0 as in the text's change column; then each side's state.
+/// Points into `r` and `d`.
+Cells kernelCsvRow(const KernelRow& r, const DiffParts& d) {
+  const DiffSide &a = d.a, &b = d.b;
   const bool in_a = r.ka != nullptr, in_b = r.kb != nullptr;
   Cells c{std::string_view("kernel"), ExportCell{}, ExportCell{}, std::string_view(sidesOf(in_a, in_b))};
   c.resize(9);  // no instances, no launches: a kernel is no range
@@ -946,7 +1004,7 @@ Cells kernelCsvRow(const KernelRow& r, const DiffSide& a, const DiffSide& b) {
   c.resize(kDiffCsvRangeColumns);
   const DiffKernel& k = r.ka ? *r.ka : *r.kb;
   for (std::string_view v : {std::string_view(*r.id), std::string_view(k.short_full), std::string_view(k.name),
-                             std::string_view(k.category)})
+                             std::string_view(k.category), std::string_view(d.state_a), std::string_view(d.state_b)})
     c.push_back(v);
   return c;
 }
@@ -959,11 +1017,11 @@ void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std
   writeCsvRow(out, rangeCsvRow(d, kOverall));
   for (const auto& p : d.paths)
     if (p != kOverall) writeCsvRow(out, rangeCsvRow(d, p));
-  for (const KernelRow& r : kernelRows(d.kernels, d.a, d.b)) writeCsvRow(out, kernelCsvRow(r, d.a, d.b));
+  for (const KernelRow& r : kernelRows(d.kernels, d.a, d.b)) writeCsvRow(out, kernelCsvRow(r, d));
 }
 
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
-               size_t max_width) {
+               size_t max_width, bool full_names) {
   const DiffParts d = diffParts(la, lb);
   const DiffSide &a = d.a, &b = d.b;
   auto names = [](const std::vector<LoadedLog>& logs) {
@@ -976,7 +1034,11 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     for (const auto& p : v) s += (s.empty() ? "" : ", ") + displayName(p);
     return s;
   };
-  out << "A: " << names(la) << "\nB: " << names(lb) << "\n\n";
+  out << "A: " << names(la) << "\nB: " << names(lb) << '\n';
+  // A side not read complete: said here, above its numbers (the warnings on stderr may not be seen).
+  for (const auto& [logs, side] : {std::pair{&la, "A"}, std::pair{&lb, "B"}})
+    if (const std::string line = sideStateLine(*logs, side); !line.empty()) out << displayText(line) << '\n';
+  out << '\n';
   struct Row {
     std::string path;
     const DiffUnit* ua;
@@ -1003,6 +1065,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   }
   auto shortPath = [&](const std::string& path) {
     const std::string full = shownPath(a, b, path);
+    if (full_names) return full;
     const auto it = short_of.find(full);
     return it != short_of.end() ? it->second : elideMiddle(full);
   };
@@ -1061,7 +1124,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     paths.prefix.push_back(r.path == kOverall ? r.path : std::string());
     paths.names.push_back(r.path == kOverall ? std::string() : shownPath(a, b, r.path));
   }
-  fitTable(cells, 1, {paths}, 0, max_width);
+  if (!full_names) fitTable(cells, 1, {paths}, 0, max_width);
   printCells(out, cells, 1, "", true);
   if (!a.gpu_time || !b.gpu_time)
     out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
@@ -1093,7 +1156,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
       nesting = true;
     }
   if (nesting) out << '\n';
-  printKernels(out, d.kernels, a, b, max_width);
+  printKernels(out, d.kernels, a, b, max_width, full_names);
   const auto steady = steadyState(d);
   for (const auto& p : d.order) {
     out << "\nverdict for " << (p == kOverall ? std::string("the whole run") : shortPath(p));

@@ -60,6 +60,18 @@ struct DiffSide {
 
 DiffSide diffSide(const std::vector<LoadedLog>& logs);
 
+/// A side's state in the words of summary's JSON "state" (logState()): "complete" when every log of the side
+/// is complete, else the state of the log that is furthest from complete, in the order logState() tests
+/// them ("damaged", "data after end", "rotated part", "incomplete", "no totals", "records missing",
+/// "complete, lossy"). Diff JSON's "state", CSV's state_a and state_b.
+std::string sideState(const std::vector<LoadedLog>& logs);
+
+/// The text's line under its header for a side that is not complete (sideState()), "" otherwise: "state of
+/// B: records missing (LOG: log RECORDS MISSING: ...; its numbers undercount); B's numbers undercount its
+/// run, so its changes (B - A) are not the runs' difference alone"; each log that is not complete named
+/// with its state line (logStateWarning()). `side` names the side ("A"). No trailing newline.
+std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side);
+
 /// Longest verdict line, in display characters (UTF-8 characters): kernel names beyond it are counted
 /// ("and N more"), not listed. JSON's "kernels" lists every kernel whole.
 inline constexpr size_t kMaxVerdictLine = 300;
@@ -125,7 +137,9 @@ void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std
 void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 /// The diff as text (docs/usage.md). Its range and kernel tables are narrowed (their range paths and
 /// kernel names) so that their lines fit `max_width` display columns when they can (fitTable(); 0: no limit).
+/// With `full_names` (--full-names) the range paths are whole and the kernels section names each kernel by
+/// its full demangled name, neither shortened nor narrowed; verdict lines keep their bound (kMaxVerdictLine).
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
-               size_t max_width = 0);
+               size_t max_width = 0, bool full_names = false);
 
 }  // namespace kc

@@ -327,6 +327,27 @@ void closeOutput(std::ofstream& out, const std::string& path) {
   if (!out) throw std::runtime_error("cannot write " + kc::shownPath(path) + (e != 0 ? std::string(": ") + std::strerror(e) : ""));
 }
 
+/// How two copies of one recording differ, read as they were: their states (kc::logState()) and their
+/// whole-run counts (launches, kernels, memory operations, kernel GPU time), "A complete, B records missing;
+/// kernels 1200 in A, 800 in B"; "" when they read alike.
+std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b) {
+  std::string s;
+  const std::string sa = kc::logState(a), sb = kc::logState(b);
+  if (sa != sb) s = fmt::format("A {}, B {}", sa, sb);
+  const kc::Summary &x = a.summary, &y = b.summary;
+  auto differs = [&](const char* what, uint64_t p, uint64_t q) {
+    if (p != q) s += fmt::format("{}{} {} in A, {} in B", s.empty() ? "" : "; ", what, p, q);
+  };
+  differs("launches", x.launches, y.launches);
+  differs("kernels", x.kernels, y.kernels);
+  differs("memory ops", x.mem_ops, y.mem_ops);
+  differs("unmatched kernels", x.unmatched_kernels, y.unmatched_kernels);
+  if (x.kernel_gpu_ns != y.kernel_gpu_ns)
+    s += fmt::format("{}kernel GPU time {} in A, {} in B", s.empty() ? "" : "; ", kc::formatDuration(x.kernel_gpu_ns),
+                     kc::formatDuration(y.kernel_gpu_ns));
+  return s;
+}
+
 /// Warns when diff's two sides hold the same files (every difference is zero), when one side holds a file of
 /// the other among files of its own (each difference is those files' numbers: a side sums its logs), or
 /// when they share some files (their numbers cancel out); and, for logs that share no file, when they are
@@ -409,7 +430,14 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
       const std::vector<uint32_t> pa = partsOf(la), pb = partsOf(lb);
       const bool shared_part =
           std::any_of(pa.begin(), pa.end(), [&](uint32_t k) { return std::find(pb.begin(), pb.end(), k) != pb.end(); });
-      if (shared_part)
+      if (shared_part && !copiesDiffer(la, lb).empty())
+        // One copy was cut, damaged or taken while recording: the differences are what it lacks.
+        std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
+                  << ") are copies of one recording (same host, pid and start) that differ ("
+                  << copiesDiffer(la, lb)
+                  << "): the diff compares a run with a copy that lacks part of it, so every difference is what one "
+                     "copy lacks, not a difference between runs\n";
+      else if (shared_part)
         std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
                   << ") are copies of one recording (same host, pid and start): the diff compares a run with "
                      "itself, so it shows no difference between runs\n";
@@ -443,11 +471,21 @@ void printIssues(const kc::LoadedLog& l) {
               << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message << "\n";
 }
 
+/// The reader's issues of the logs that selectLogs() kept intact, on stderr (printIssues()): the damaged ones'
+/// were printed there. For the outputs that carry no issues of their own (kernels, summary --format csv; the
+/// table's footer and the JSON's "issues" list them).
+void printIntactIssues(const std::vector<kc::LoadedLog>& logs) {
+  for (const auto& l : logs)
+    if (l.data.intact()) printIssues(l);
+}
+
 /// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is
 /// not intact (an error, or a cut tail) makes the status 2 and is left out, unless `salvage`: then it is
 /// reported from what was read intact, and only a log with nothing intact (no chunk read) gives 2.
-/// Issues go to stderr; an intact log's warnings (no End record) are in the report itself.
-int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
+/// Issues go to stderr; an intact log's warnings (no End record) are in the report itself. With
+/// `issues_in_output` (the summary table, whose footer lists them), a salvaged log's issues are not also
+/// printed on stderr.
+int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage, bool issues_in_output = false) {
   int rc = 0;
   std::vector<kc::LoadedLog> kept;
   for (auto& l : logs) {
@@ -461,7 +499,8 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage) {
       kept.push_back(std::move(l));
       continue;
     }
-    printIssues(l);
+    const bool salvaged = salvage && !l.data.not_a_log && !l.data.unsupported_version && l.data.chunks_read > 0;
+    if (!(salvaged && issues_in_output)) printIssues(l);
     if (l.data.not_a_log) {
       // Nothing to salvage: --salvage is not suggested.
       if (salvage) std::cerr << "kcount: " << kc::shownPath(l.path) << ": nothing intact to report (not a kcount log)\n";
@@ -570,6 +609,9 @@ int kcountMain(int argc, char** argv) {
   diff->add_option("-a,--a", diff_a, "logs of side A (ranks of one job, or runs)");
   diff->add_option("-b,--b", diff_b, "logs of side B");
   diff->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  diff->add_flag("--full-names", full_names,
+                 "show full demangled kernel names and range paths unshortened in the table (verdict lines stay "
+                 "bounded)");
   diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
   diff->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
 
@@ -818,7 +860,7 @@ int kcountMain(int argc, char** argv) {
       opt.sort = kc::parseAcrossMetric(sort);  // "run": none, the run order
       // One streaming pass per log, unless the records are needed (--segment selects records by window).
       auto logs = loadAll(paths, /*streaming=*/segment < 0, format == "json" ? Windows::kAll : Windows::kShown);
-      const int rc = selectLogs(logs, salvage);
+      const int rc = selectLogs(logs, salvage, /*issues_in_output=*/format == "table" && !series);
       if (logs.empty()) return rc;
       // Part of a rotated run: said on stderr too (the footer says it; a JSON or CSV reader, or the
       // total across logs, would not show it).
@@ -903,6 +945,10 @@ int kcountMain(int argc, char** argv) {
       // CSV and JSON have no footer: a log that is not complete and clean (lossy, cut by a kill, damaged and
       // salvaged) is named on stderr with the footer's state line, so a script reading them is told that
       // the numbers undercount (JSON also carries "state").
+      // CSV carries no issues (the JSON lists them in "issues"): the reader's warnings go to stderr, as
+      // kernels --format csv prints them; the state line stays (a log cut by a kill: both its reader warning
+      // and "log INCOMPLETE").
+      if (format == "csv") printIntactIssues(logs);
       if (format != "table")
         warnStates(logs, /*issues_printed=*/false, /*no_totals=*/true);
       else if (logs.size() > 1)
@@ -915,6 +961,16 @@ int kcountMain(int argc, char** argv) {
         std::cerr << "kcount: --wide lays out the table format's verdict and top-kernel lines: no effect with "
                      "--format "
                   << format << "\n";
+      // --view chooses the table's layout and numbers; the CSV has exclusive and inclusive columns (the view
+      // only chooses the order --sort gives its rows), the JSON both numbers of every range.
+      if (summary->get_option("--view")->count() > 0 &&
+          (format == "json" || (format == "csv" && summary->get_option("--sort")->count() == 0)))
+        std::cerr << "kcount: --view lays out the table format (tree, inclusive or innermost numbers): no effect "
+                     "with --format "
+                  << format
+                  << (format == "csv" ? " (its rows carry excl_ and incl_ columns; with --sort, the view chooses "
+                                        "the order)\n"
+                                      : " (every range carries its exclusive and inclusive numbers)\n");
       if (format == "json" && summary->get_option("--sort")->count() > 0)
         std::cerr << "kcount: --sort orders the rows of the table and CSV: no effect with --format json (its "
                      "ranges are depth first)\n";
@@ -967,7 +1023,7 @@ int kcountMain(int argc, char** argv) {
       else if (format == "csv")
         kc::writeDiffCsv(std::cout, a, b);
       else
-        kc::printDiff(std::cout, a, b, tableWidth(width));
+        kc::printDiff(std::cout, a, b, tableWidth(width), full_names);
       return rc;
     }
     if (*kernels) {
@@ -1023,8 +1079,7 @@ int kcountMain(int argc, char** argv) {
         kc::printKernelsCsv(std::cout, logs, full_names, sort);
       else
         kc::printKernelsTable(std::cout, logs, full_names, sort, tableWidth(width));
-      for (const auto& l : logs)
-        if (l.data.intact()) printIssues(l);  // the others' issues were printed by selectLogs
+      printIntactIssues(logs);
       warnStates(logs, true, /*no_totals=*/true);
       // A log that lists no kernel is named with the reason it gives, as a log without totals is; the exit
       // status stays that of the log's state (docs/usage.md).
@@ -1085,7 +1140,9 @@ int kcountMain(int argc, char** argv) {
         if (salvage && l.data.chunks_read > 0) {
           if (kc::windowsShown(l.data)) kc::addWindowTotals(l, g_join);
           std::cout << "intact part:\n";
-          kc::printSummaryTable(std::cout, l, kc::SummaryOptions{});
+          kc::SummaryOptions opt;
+          opt.list_issues = false;  // listed above, in the check's report
+          kc::printSummaryTable(std::cout, l, opt);
         }
       }
       return rc;
@@ -1136,6 +1193,12 @@ int kcountMain(int argc, char** argv) {
           std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: no record in the selected window; the output holds only "
                     << "the log's definitions\n";
       }
+      // --max-mb and --force judge the Chrome trace's size; the other formats are written whatever their size.
+      for (const char* o : {"--max-mb", "--force"})
+        if (format != "chrome" && exp->get_option(o)->count() > 0)
+          std::cerr << "kcount: " << o << " is for --format chrome (the size of the trace a browser opens): no "
+                       "effect with --format "
+                    << format << "\n";
       if (format == "chrome" && !force) {
         const kc::ChromeTraceEstimate est = kc::estimateChromeTrace(logs);
         const double mb = static_cast<double>(est.bytes) / 1e6;

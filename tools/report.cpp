@@ -8,6 +8,7 @@
 #include <utf8.h>  // utfcpp (Debian libutfcpp-dev)
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -463,7 +464,7 @@ std::string joinCaveat(const LoadedLog& l) {
                      !l.data.intact() ? "damaged or cut short" : "no end record");
 }
 
-void printFooter(std::ostream& out, const LoadedLog& l) {
+void printFooter(std::ostream& out, const LoadedLog& l, bool list_issues = true) {
   const Summary& s = l.summary;
   const StatsBody& st = l.data.stats;
   uint64_t graph = 0;
@@ -517,9 +518,9 @@ void printFooter(std::ostream& out, const LoadedLog& l) {
                            !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(t.gpu_ns));
     }
   }
-  out << logStateLine(l) << '\n';
-  for (const auto& i : l.data.issues)
-    out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
+  out << logStateLine(l, list_issues ? "listed below" : "above") << '\n';
+  if (list_issues)
+    for (const auto& i : l.data.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
 }
 
 /// Indentation levels a tree-view row is shifted by at most: the library tracks ranges nested up to 256
@@ -865,13 +866,24 @@ size_t commonSuffixBytes(std::string_view a, std::string_view b, size_t pre) {
   while (suf > 0 && (static_cast<unsigned char>(a[a.size() - suf]) & 0xC0) == 0x80) --suf;
   return suf;
 }
+// Most characters of a word kept beside the character where two names differ (widthTelling()).
+constexpr size_t kMaxWordShown = 24;
+bool wordByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 // The smallest elideMiddle() width at which `a`, with `pre` bytes in common with another name at the start
-// and `suf` at the end, shortens to a text that shows a character where they differ: with p characters in
-// common at the start and q at the end, a head of p + 1 characters (width 2p + 2) or a tail of q + 1
-// (width 2q + 3).
+// and `suf` at the end, shortens to a text that shows where they differ, with the rest of the word (letters
+// and digits, at most kMaxWordShown more) that the first different character starts or ends:
+// "…uniform_and_transform" against "…normal_and_transform", not "…m_and_transform" against
+// "…l_and_transform". With p characters in common at the start and q at the end: a head of p + 1
+// characters or more (width 2p + 2 or more), or a tail of q + 1 or more (width 2q + 3 or more).
 size_t widthTelling(std::string_view a, size_t pre, size_t suf) {
   const size_t p = displayWidth(a.substr(0, pre)), q = displayWidth(a.substr(a.size() - suf));
-  return std::min(2 * p + 2, 2 * q + 3);
+  size_t head_end = pre;  // the head reaches to the end of the word the difference starts
+  while (head_end < a.size() && wordByte(a[head_end]) && head_end - pre < kMaxWordShown) ++head_end;
+  size_t tail_start = a.size() - suf;  // the tail reaches back to the start of the word the difference ends
+  while (tail_start > pre && wordByte(a[tail_start - 1]) && a.size() - suf - tail_start < kMaxWordShown) --tail_start;
+  const size_t head = std::max(p + 1, displayWidth(a.substr(0, head_end)));
+  const size_t tail = std::max(q + 1, displayWidth(a.substr(tail_start)));
+  return std::min(2 * head, 2 * tail + 1);
 }
 size_t widthTelling(std::string_view a, std::string_view b) {
   const size_t pre = commonPrefixBytes(a, b);
@@ -917,7 +929,9 @@ std::vector<size_t> widthsTellingGroup(const std::vector<std::string>& names, co
     const std::string& a = names[i];
     // The end run may not reach into the start run (elideMiddle's head and tail do not overlap).
     const size_t p = pre[i], q = std::min(suf[i], a.size() - std::min(p, a.size()));
-    out.push_back(widthTelling(a, p, q));
+    // A name with no different name in the group (it clashes with a name shown whole): 2, no word to show.
+    const bool other = names[by_name.front()] != a || names[by_name.back()] != a;
+    out.push_back(other ? widthTelling(a, p, q) : 2);
   }
   return out;
 }
@@ -1817,7 +1831,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   if (noSnapshotNumbers(l)) {
     // A summary-mode log holds its numbers only in snapshots: a table from none would be rows of zeros.
     out << "no numbers: no complete snapshot in this summary-mode log (see the summary mode line below)\n";
-    printFooter(out, l);
+    printFooter(out, l, opt.list_issues);
     return;
   }
   const bool tree = opt.view == SummaryView::kTree;
@@ -1944,7 +1958,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
     for (const auto& n : notes) out << n << '\n';
   }
-  printFooter(out, l);
+  printFooter(out, l, opt.list_issues);
 }
 
 namespace {
@@ -2565,6 +2579,39 @@ std::string endsBeforeStartWarning(uint64_t n, std::string_view noun, std::strin
                      plural(n, "ends", "end"), plural(n, "its", "their"), start, why, clock);
 }
 
+/// The records of `s` whose times or counts no run gives (Summary::kernels_end_all_ones, a kernel longer than
+/// the log's span, more than one kernel on a launch that runs one: Summary::launches_many_kernels), one "warning: ...\n" line each, for kcount
+/// check; "" when there are none. `what` gets the verdict's list ("2 kernels ending at 2^64 - 1, ...").
+std::string implausibleWarnings(const Summary& s, std::string& what) {
+  std::string out;
+  auto add = [&](const std::string& w) { what += (what.empty() ? "" : ", ") + w; };
+  if (const uint64_t n = s.kernels_end_all_ones; n > 0) {
+    out += fmt::format("warning: {} at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; "
+                       "damaged or crafted); {} GPU time is counted up to it\n",
+                       counted(n, "kernel record ends", "kernel records end"), plural(n, "its", "their"));
+    add(counted(n, "kernel ending at 2^64 - 1", "kernels ending at 2^64 - 1"));
+  }
+  if (kernelLongerThanLog(s)) {
+    const uint64_t log_ns = s.times_last_ns - s.times_first_ns;
+    out += fmt::format("warning: the longest kernel record (correlation id {}) lasts {} ({} ns), longer than the "
+                       "{} ({} ns) from the log's first to its last time (launch calls, ranges, kernel starts, "
+                       "capture windows): a kernel runs within the process that recorded it, so its times are "
+                       "damaged or crafted; the GPU times that include it are wrong\n",
+                       s.longest_kernel_id, formatDuration(s.longest_kernel_ns), s.longest_kernel_ns,
+                       formatDuration(log_ns), log_ns);
+    add("a kernel longer than the log");
+  }
+  if (const uint64_t n = s.launches_many_kernels; n > 0) {
+    out += fmt::format("warning: {} (not a graph or multi-device launch) {} more than one kernel record joined ({} "
+                       "past the first; the most, {}, on correlation id {}): a direct launch runs one kernel, so the "
+                       "others carry its id by damage or crafting; they are counted in its range\n",
+                       counted(n, "direct launch", "direct launches"), plural(n, "has", "have"),
+                       counted(s.extra_kernels, "kernel record"), s.most_kernels_one_launch, s.most_kernels_id);
+    add(counted(n, "direct launch with several kernels", "direct launches with several kernels"));
+  }
+  return out;
+}
+
 /// "N bytes follow the end record, from byte B": what a file holds after its log's End record
 /// (LogData::after_end_bytes, after_end_offset), for the NOT ONE LOG and TRAILING BYTES verdicts.
 std::string afterEndText(const LogData& d) {
@@ -2602,6 +2649,7 @@ std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
 int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
+  std::string implausible;  // the implausible records, for the IMPLAUSIBLE verdict
   out << "== " << displayText(l.path) << '\n';
   if (d.not_a_log) {
     // No header: no version, records or join to report.
@@ -2664,6 +2712,9 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     out << endsBeforeStartWarning(s.kernels_end_before_start, "kernel record", "start",
                                   "CUPTI gave no valid end time", "GPU");
     out << endsBeforeStartWarning(s.ranges_end_before_begin, "range record", "begin", "damaged times", "CPU");
+    out << endsBeforeStartWarning(s.launches_exit_before_enter, "launch record", "enter",
+                                  "damaged times: the library takes both from one clock", "launch API");
+    out << implausibleWarnings(s, implausible);
     if (s.join_window_evicted > 0)
       out << fmt::format("join window: {} longer than the streaming join holds them; "
                          "the join counts above are approximate\n",
@@ -2685,7 +2736,7 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   const bool next_missing = part && !given.next;
   if (!d.intact()) rc = 2;
   else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
-           d.chunks_out_of_order > 0)
+           d.chunks_out_of_order > 0 || !implausible.empty())
     rc = 1;
   if (rc == 2)
     out << "DAMAGED\n";
@@ -2696,6 +2747,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
     out << fmt::format("REORDERED: {} out of write order (see above); every record is read, in file order{}\n",
                        counted(d.chunks_out_of_order, "chunk is", "chunks are"),
                        loss.any() ? "; LOSSY: " + loss.text() : "");
+  else if (!implausible.empty())
+    out << fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or crafting; the "
+                       "totals that include them are wrong{}\n",
+                       implausible, loss.any() ? "; LOSSY: " + loss.text() : "");
   else if (alone)
     out << "PARTIAL: " << laterPartText(d, given.next, given.missing_earlier) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
   else if (next_missing)

@@ -252,7 +252,9 @@ inline constexpr size_t kMaxNameColumn = 60;
 std::string elideMiddle(std::string_view s, size_t max_width = kMaxNameColumn);
 /// Each of `names` shortened with elideMiddle() to `max_width` display columns, except that names that
 /// differ but would be shortened to the same text are shortened less: their width grows to one at
-/// which the kept head or tail reaches a character where they differ (the smallest for two such names;
+/// which the kept head or tail reaches a character where they differ, with the rest of the word (letters
+/// and digits, at most 24 more) that character starts or ends, so "…uniform_and_transform" and
+/// "…normal_and_transform" read apart, not "…m_and_transform" and "…l_and_transform" (the smallest for two such names;
 /// in a larger group, the longest start and the longest end any other name shares with it, found among
 /// its neighbours in sorted order: at worst the full names), so rows of a text table stay
 /// distinguishable; the other names are then shortened to the
@@ -298,6 +300,9 @@ struct SummaryOptions {
   bool full_names = false;
   bool wide = false;     // verdict and top kernels as table columns (one long line per range)
   size_t width = 0;      // display columns the table fits by narrowing its range names (fitTable()); 0: no limit
+  /// The footer lists the reader's issues under its state line; false where they were printed above the
+  /// table (kcount check --salvage), which the state line then points at.
+  bool list_issues = true;
 };
 
 /// Scope ids shown by the summary, in depth-first order: the root, then every scope with an instance,

@@ -469,7 +469,9 @@ namespace {
 // "REASON (pid A, B)" for each distinct reason, in order, joined by "; " (at most 3 reasons).
 std::string byReason(const std::vector<std::pair<int, std::string>>& notes) {
   std::vector<std::pair<std::string, std::vector<int>>> groups;
-  for (const auto& [pid, why] : notes) {
+  for (const auto& note : notes) {
+    const int pid = note.first;
+    const std::string& why = note.second;  // a plain reference: clang before 16 cannot capture a structured binding
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == why; });
     if (it == groups.end()) {
       groups.push_back({why, {pid}});

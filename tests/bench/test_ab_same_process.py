@@ -56,14 +56,28 @@ def main():
     check(ab_same_process.budget_lines([r for r in rows if r["config"] != "torch-profiler"]) == [],
           "no budget line without a torch-profiler row")
 
-    # The H200 run recorded in docs/performance.md (Run 13): its rows follow from its own per-round values.
-    with open(os.path.join(ROOT, "docs", "data", "ab-same-process-run13.json")) as f:
-        doc = json.load(f)
-    again = ab_same_process.summarize(doc["runs"], doc["args"]["workloads"].split(","), doc["args"]["configs"])
-    check(len(again) == len(doc["rows"]) == 8 and all(
-        a["pairs"] == b["pairs"] and abs(a["added_median"] - b["added_median"]) < 1e-9
-        and abs(a["added_pct_median"] - b["added_pct_median"]) < 1e-9 for a, b in zip(again, doc["rows"])),
-        "Run 13's 8 rows recomputed from its rounds", [(r["config"], r["added_median"]) for r in again])
+    # A realistic step: the 1 % line for the summary configurations, with the null's median beside it; no
+    # half-of-torch.profiler line (GPU-bound steps put both inside the noise).
+    step = [run("summary", 0, [100, 100], [100.5, 100.9], "geglu_eager", "ms/step"),
+            run("summary-nogpu", 0, [100], [103], "geglu_eager", "ms/step"),
+            run("torch-profiler", 0, [100], [100.1], "geglu_eager", "ms/step"),
+            run("null", 0, [100], [99.8], "geglu_eager", "ms/step")]
+    step_rows = ab_same_process.summarize(step, ["geglu_eager"], ["null", "summary", "summary-nogpu", "torch-profiler"])
+    lines = ab_same_process.budget_lines(step_rows)
+    want = ["BUDGET PASS geglu_eager: kcount summary adds <= 1 % per step (same process, paired): +0.70 % (null -0.20 %)",
+            "BUDGET FAIL geglu_eager: kcount summary-nogpu adds <= 1 % per step (same process, paired): +3.00 % (null -0.20 %)"]
+    check(lines == want, "realistic steps: the 1 % line per summary configuration, null beside it", lines)
+
+    # The H200 runs recorded in docs/performance.md (Runs 13 and 19): their rows follow from their own
+    # per-round values.
+    for name, n in (("run13", 8), ("run19", 12)):
+        with open(os.path.join(ROOT, "docs", "data", f"ab-same-process-{name}.json")) as f:
+            doc = json.load(f)
+        again = ab_same_process.summarize(doc["runs"], doc["args"]["workloads"].split(","), doc["args"]["configs"])
+        check(len(again) == len(doc["rows"]) == n and all(
+            a["pairs"] == b["pairs"] and abs(a["added_median"] - b["added_median"]) < 1e-9
+            and abs(a["added_pct_median"] - b["added_pct_median"]) < 1e-9 for a, b in zip(again, doc["rows"])),
+            f"{name}'s {n} rows recomputed from its rounds", [(r["config"], r["added_median"]) for r in again])
 
     # Argument checks (no GPU or torch needed to parse).
     def refused(argv, env=None):

@@ -42,7 +42,11 @@ expect "summary: unsupported version" 2 "unsupported version 2\.[0-9]+ \(this re
 expect "summary: cut tail" 2 "truncated at byte $((size - 1000)) in chunk [0-9]+" "$kcount" summary "$work/cut.kcount"
 [[ ! -s $work/out ]] && { echo "PASS summary: cut tail prints no table"; pass=$((pass + 1)); } ||
   { echo "FAIL summary: cut tail printed a table without --salvage"; fail=$((fail + 1)); }
-expect "summary --salvage: cut tail" 0 "truncated at byte" "$kcount" summary --salvage "$work/cut.kcount"
+expect "summary --salvage: cut tail" 0 "" "$kcount" summary --salvage "$work/cut.kcount"
+# The error once: under the table's footer, not also on stderr.
+grep -q "^error: truncated at byte" "$work/out" && ! grep -q "truncated at byte" "$work/err" &&
+  { echo "PASS summary --salvage lists the error under the footer only"; pass=$((pass + 1)); } ||
+  { echo "FAIL summary --salvage: the error not under the footer, or on stderr too"; fail=$((fail + 1)); }
 grep -q "^totals: " "$work/out" && { echo "PASS summary --salvage prints the intact part"; pass=$((pass + 1)); } ||
   { echo "FAIL summary --salvage printed no table"; fail=$((fail + 1)); }
 expect "summary: flipped byte" 2 "checksum mismatch in chunk [0-9]+ at byte [0-9]+" "$kcount" summary "$work/flip.kcount"

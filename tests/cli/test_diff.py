@@ -288,6 +288,9 @@ def test_csv(work):
             bad.append((u["path"], "in/domain", row["in"], row["domain"]))
         for q in ("launches", "kernels", "gpu_ns", "cpu_ns", "launch_api_ns", "mem_ops", "mem_gpu_ns"):
             want = [csv_cell((u[s] or {}).get(q)) for s in ("a", "b", "change")]
+            if u["in"] != "both":  # a range of one side: its change counts the other side as 0 (JSON: null)
+                v = (u[u["in"]] or {}).get(q)
+                want[2] = csv_cell(None if v is None else v if u["in"] == "b" else -v)
             got = [row[f"{q}_{s}"] for s in ("a", "b", "change")]
             if got != want:
                 bad.append((u["path"], q, got, want))
@@ -295,7 +298,8 @@ def test_csv(work):
         want = ["", ""] if u["path"] == "(overall)" else [csv_cell((u[s] or {}).get("instances")) for s in ("a", "b")]
         if inst != want:
             bad.append((u["path"], "instances", inst, want))
-    check("diff csv: each range's numbers are the JSON's (null: empty), (overall) without instances", not bad, bad[:5])
+    check("diff csv: each range's numbers are the JSON's (null: empty; a range of one side: the other counts 0 in the "
+          "change), (overall) without instances", not bad, bad[:5])
     same = {k["identity"]: k for k in j["kernels"]["same"]}
     only = {k["identity"]: (side, k) for side in ("a", "b") for k in j["kernels"]["only_" + side]}
     check("diff csv: one row per kernel identity",

@@ -513,8 +513,12 @@ def test_csv_json_name_unclean_logs():
     clean = os.path.join(root, "examples", "logs", "geglu-eager.kcount")
     for fmt in ("csv", "json"):
         rc, out, err = kcount("summary", "--format", fmt, killed)
+        # CSV carries no issues: the reader's warning is on stderr too (JSON lists it in "issues").
+        lines = err.strip().splitlines()
+        reader = [f"kcount: {killed}: warning: log has no end record: "] if fmt == "csv" else []
+        want = reader + [f"kcount: {killed}: warning: log INCOMPLETE (no end record)"]
         check(f"summary --format {fmt} of a killed log: named on stderr",
-              rc == 0 and err.strip() == f"kcount: {killed}: warning: log INCOMPLETE (no end record)", (rc, err))
+              rc == 0 and len(lines) == len(want) and all(l.startswith(w) for l, w in zip(lines, want)), (rc, err))
         rc, out, err = kcount("summary", "--format", fmt, clean)
         check(f"summary --format {fmt} of a clean log: nothing on stderr", rc == 0 and err == "", (rc, err))
 

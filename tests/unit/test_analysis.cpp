@@ -12,6 +12,7 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
+#include "tools/kernel_names.h"
 #include "tools/report.h"
 #include "tests/support/loaded_log.h"
 #include "tests/support/records.h"
@@ -356,7 +357,7 @@ TEST_CASE("long names are shortened in the middle, by UTF-8 characters") {
 
 TEST_CASE("names shortened together stay distinguishable") {
   // Two names that differ only in their middle: shortened alone, both read the same.
-  const std::string head(40, 'h'), tail(40, 't');
+  const std::string head(60, 'h'), tail(40, 't');
   const std::string a = head + "attn=sdpa" + tail, b = head + "attn=none" + tail, c = std::string(100, 'c');
   REQUIRE(kc::elideMiddle(a, 60) == kc::elideMiddle(b, 60));
   const auto e = kc::elideDistinct({a, b, c, a, "short"}, 60);
@@ -372,10 +373,17 @@ TEST_CASE("names shortened together stay distinguishable") {
   // No clash of its own, but the column is as wide as the widened names: not cut at 60 beside them.
   CHECK(e[2] == kc::elideMiddle(c, chars));
   CHECK(kc::elideDistinct({c, "short"}, 60)[0] == kc::elideMiddle(c, 60));  // nothing widened: the usual width
-  // Exactly as far as needed: 45 characters in common at the start ("hhh...attn="), 40 at the end; a
-  // tail of 41 characters tells them apart (width 83), a width of 82 does not.
-  CHECK(chars == 83);
-  CHECK(kc::elideMiddle(a, 82) == kc::elideMiddle(b, 82));
+  // As far as needed to show the word where they differ: 65 characters in common at the start
+  // ("hhh...attn="), 40 at the end; a tail of 41 characters would tell them apart by one letter ("a…" and
+  // "e…"), the tail keeps the whole word instead, "sdpa" and "none" (44 characters, width 89).
+  CHECK(chars == 89);
+  CHECK(e[0].ends_with("…sdpa" + tail));
+  CHECK(e[1].ends_with("…none" + tail));
+  // The word is bounded: a difference inside a long run of letters shows at most 24 more of them.
+  const std::string long_word(100, 'w');
+  const auto w = kc::elideDistinct({head + long_word + "1" + tail, head + long_word + "2" + tail}, 60);
+  CHECK(w[0] != w[1]);
+  CHECK(kc::displayWidth(w[0]) <= 2 * (40 + 1 + 24) + 1);
   // Twenty names of 5,000 characters that differ only around their middle: all told apart.
   std::vector<std::string> long_names;
   for (int i = 0; i < 20; ++i) long_names.push_back(std::string(2500, 'x') + std::to_string(100 + i) + std::string(2500, 'y'));
@@ -538,6 +546,140 @@ TEST_CASE("range records that end before they begin: 0 CPU ns, counted, and kcou
   CHECK(kc::printCheck(out, streamed) == 0);
   CHECK(out.str().find("warning: 1 range record ends before its begin (damaged times); counted with 0 ns of CPU "
                        "time") != std::string::npos);
+}
+
+/// A log of the range `step` (scope 1, 0 to 5000 ns) with launches 1 and 2 (10 to 15 ns, 20 to 25 ns) and
+/// their kernels: 1000 to 1100 ns, and `second` for launch 2; with `window_stop` > 0 also a Segment record
+/// (the capture window from 1 ns to `window_stop`, as the library writes at the close).
+std::vector<uint8_t> stepWithKernel(const kc::KernelBody& second, uint64_t window_stop = 0) {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  writeStepGemm(w);
+  w.writeLaunch(launchAt(1, 1, 10, 15));
+  w.writeLaunch(launchAt(2, 1, 20, 25));
+  w.writeKernel(kernelAt(1, 2, 1000, 1100));
+  w.writeKernel(second);
+  w.writeRange({0, 5000, 1, 7, 7, 0});
+  if (window_stop > 0) w.writeSegment({1, window_stop, 1, 2, 0, 0, 0, 0});
+  w.writeEnd();
+  w.flush();
+  return sink.bytes;
+}
+
+TEST_CASE("kcount check of a kernel that ends at 2^64 - 1 or outlasts the log: IMPLAUSIBLE, exit 1") {
+  {
+    // The 584-year kernel: its end is all ones.
+    const auto [streamed, loaded] = streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, UINT64_MAX)));
+    for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+      CHECK(l->summary.kernels_end_all_ones == 1);
+      CHECK(l->summary.longest_kernel_ns == 100);
+      CHECK_FALSE(kc::kernelLongerThanLog(l->summary));
+    }
+    std::ostringstream out;
+    CHECK(kc::printCheck(out, streamed) == 1);
+    CHECK(out.str().find("\nwarning: 1 kernel record ends at 2^64 - 1 ns (18446744073709551615: all bits set, no "
+                         "time a clock gives; damaged or crafted); its GPU time is counted up to it\n") !=
+          std::string::npos);
+    CHECK(out.str().find("\nIMPLAUSIBLE: 1 kernel ending at 2^64 - 1 (see above): times or counts no run gives, "
+                         "from damage or crafting; the totals that include them are wrong\n") != std::string::npos);
+  }
+  {
+    // 1000 s long, in a log whose times span 5000 ns.
+    const auto [streamed, loaded] = streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, 2000 + 1000'000'000'000)));
+    for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+      CHECK(l->summary.kernels_end_all_ones == 0);
+      CHECK(l->summary.longest_kernel_ns == 1000'000'000'000);
+      CHECK(l->summary.longest_kernel_id == 2);
+      CHECK(l->summary.times_first_ns == 10);
+      CHECK(l->summary.times_last_ns == 5000);
+      CHECK(kc::kernelLongerThanLog(l->summary));
+    }
+    std::ostringstream out;
+    CHECK(kc::printCheck(out, streamed) == 1);
+    CHECK(out.str().find("\nwarning: the longest kernel record (correlation id 2) lasts 1000 s (1000000000000 ns), "
+                         "longer than the 4.99 µs (4990 ns) from the log's first to its last time") != std::string::npos);
+    CHECK(out.str().find("\nIMPLAUSIBLE: a kernel longer than the log (see above)") != std::string::npos);
+  }
+  {
+    // The same kernel in a log closed 2000 s after it began (its capture window's stop, the close time):
+    // a kernel that ran while the process did.
+    const auto [streamed, loaded] =
+        streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, 2000 + 1000'000'000'000), 2000'000'000'000));
+    for (const kc::LoadedLog* l : {&streamed, &loaded}) CHECK_FALSE(kc::kernelLongerThanLog(l->summary));
+    std::ostringstream out;
+    CHECK(kc::printCheck(out, streamed) == 0);
+    CHECK(out.str().find("IMPLAUSIBLE") == std::string::npos);
+    CHECK(out.str().ends_with("\nOK\n"));
+  }
+}
+
+TEST_CASE("kcount check of a direct launch joined by 129 kernels: IMPLAUSIBLE, exit 1; a graph or multi-device launch's are not") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  writeStepGemm(w);
+  w.writeLaunch(launchAt(1, 1, 10, 15));
+  w.writeLaunch(launchAt(2, 1, 20, 25, /*graph=*/true));
+  kc::LaunchBody copy = launchAt(3, 1, 30, 35);
+  copy.flags = kc::kLaunchMemOp;
+  w.writeKernel(kernelAt(4, 2, 50, 60));  // two kernels written before their (direct) launch
+  w.writeKernel(kernelAt(4, 2, 60, 70));
+  w.writeLaunch(copy);
+  w.writeLaunch(launchAt(4, 1, 40, 45));
+  kc::LaunchBody multi = launchAt(5, 1, 50, 55);  // cudaLaunchCooperativeKernelMultiDevice: a kernel per device
+  multi.domain = static_cast<uint8_t>(kc::ApiDomain::kRuntime);
+  multi.cbid = kc::kCbidRuntimeLaunchMultiDevice;
+  w.writeLaunch(multi);
+  for (uint64_t i = 0; i < 2; ++i) w.writeKernel(kernelAt(5, 2, 2000 + 10 * i, 2005 + 10 * i));
+  for (uint64_t i = 0; i < 129; ++i) w.writeKernel(kernelAt(1, 2, 1000 + 10 * i, 1005 + 10 * i));
+  for (uint64_t i = 0; i < 5; ++i) w.writeKernel(kernelAt(2, 2, 3000 + 10 * i, 3005 + 10 * i));
+  for (uint64_t i = 0; i < 2; ++i) {
+    kc::MemOpBody m{};
+    m.correlation_id = 3;
+    m.start_ns = 4000 + 10 * i;
+    m.end_ns = 4005 + 10 * i;
+    m.kind = static_cast<uint8_t>(kc::MemOpKind::kMemcpy);
+    w.writeMemOp(m);
+  }
+  w.writeRange({0, 5000, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
+  for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+    CHECK(l->summary.kernels == 138);
+    CHECK(l->summary.unmatched_kernels == 0);
+    CHECK(l->summary.launches_many_kernels == 2);
+    CHECK(l->summary.extra_kernels == 129);
+    CHECK(l->summary.most_kernels_one_launch == 129);
+    CHECK(l->summary.most_kernels_id == 1);
+  }
+  std::ostringstream out;
+  CHECK(kc::printCheck(out, streamed) == 1);
+  CHECK(out.str().find("\nwarning: 2 direct launches (not a graph or multi-device launch) have more than one kernel "
+                       "record joined (129 kernel records past the first; the most, 129, on correlation id 1): a "
+                       "direct launch runs one kernel") != std::string::npos);
+  CHECK(out.str().find("\nIMPLAUSIBLE: 2 direct launches with several kernels (see above)") != std::string::npos);
+}
+
+TEST_CASE("launch records whose exit precedes their enter: 0 API ns, counted, and kcount check says so") {
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  writeStepGemm(w);
+  w.writeLaunch(launchAt(1, 1, 10, 15));
+  w.writeLaunch(launchAt(2, 1, 40, 20));  // exit 20 ns before enter
+  w.writeKernel(kernelAt(1, 2, 1000, 1100));
+  w.writeKernel(kernelAt(2, 2, 2000, 2100));
+  w.writeRange({0, 5000, 1, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  const auto [streamed, loaded] = streamedAndLoaded(sink.bytes);
+  for (const kc::LoadedLog* l : {&streamed, &loaded}) {
+    CHECK(l->summary.launches_exit_before_enter == 1);
+    CHECK(l->summary.exclusive[1].launch_api_ns == 5);
+  }
+  std::ostringstream out;
+  CHECK(kc::printCheck(out, streamed) == 0);  // as kernels and ranges that end before they start
+  CHECK(out.str().find("\nwarning: 1 launch record ends before its enter (damaged times: the library takes both "
+                       "from one clock); counted with 0 ns of launch API time\n") != std::string::npos);
 }
 
 TEST_CASE("names shortened together: a chain of nested paths, each a clash of every other, stays distinguishable") {
