@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -70,10 +71,36 @@ struct JoinOptions {
   GraphView graph_view = GraphView::kLaunch;
 };
 
+/// Distinct launch dimensions (grids, or blocks) of the records of one kernel name, counted up to
+/// kMaxDistinctDims: a record costs a scan of at most that many entries, and none once the set is full
+/// (then size() == kMaxDistinctDims means "that many or more"). No allocation.
+struct DistinctDims {
+  static constexpr uint8_t kMaxDistinctDims = 16;
+  using Dims = std::array<int32_t, 3>;
+  std::array<Dims, kMaxDistinctDims> dims{};
+  uint8_t n = 0;
+
+  size_t size() const { return n; }
+  /// True when counting stopped: size() distinct dimensions or more.
+  bool full() const { return n == kMaxDistinctDims; }
+  void add(const Dims& d) {
+    if (full() || std::find(dims.begin(), dims.begin() + n, d) != dims.begin() + n) return;
+    dims[n++] = d;
+  }
+  /// The union of both sets, counted up to kMaxDistinctDims (full when either is: `o`'s entries are
+  /// distinct, so a full `o` fills this set).
+  void merge(const DistinctDims& o) {
+    for (size_t i = 0; i < o.n && !full(); ++i) add(o.dims[i]);
+  }
+};
+
 /// Launch shape of a kernel record: grid and block dimensions (CUpti_ActivityKernel10 gridX..blockZ).
+/// In Summary::kernel_shapes: those of the name's first record, and the distinct grids and blocks of all
+/// its records (DistinctDims: counted up to 16).
 struct KernelShape {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
+  DistinctDims grids, blocks;
 };
 
 /// Result of joining kernels to launches by correlation id.
@@ -446,15 +473,21 @@ inline uint64_t rangeCpuNs(Summary& s, const RangeBody& r) {
   return span(r.begin_ns, r.end_ns);
 }
 
-/// Records the shape of kernel record `k` in s.kernel_shapes if it is the first of its name. Used by
-/// summarize() and the streaming join.
+/// Records the shape of kernel record `k` in s.kernel_shapes: its grid and block if it is the first of its
+/// name, and its grid and block among the name's distinct ones. Used by summarize() and the streaming join.
 inline void noteKernelShape(Summary& s, const KernelBody& k) {
   auto [it, fresh] = s.kernel_shapes.try_emplace(k.name_id);
-  if (!fresh) return;
-  for (int i = 0; i < 3; ++i) {
-    it->second.grid[i] = static_cast<int32_t>(k.grid[i]);
-    it->second.block[i] = static_cast<int32_t>(k.block[i]);
+  KernelShape& sh = it->second;
+  const DistinctDims::Dims grid{static_cast<int32_t>(k.grid[0]), static_cast<int32_t>(k.grid[1]),
+                                static_cast<int32_t>(k.grid[2])};
+  const DistinctDims::Dims block{static_cast<int32_t>(k.block[0]), static_cast<int32_t>(k.block[1]),
+                                 static_cast<int32_t>(k.block[2])};
+  if (fresh) {
+    std::copy(grid.begin(), grid.end(), sh.grid);
+    std::copy(block.begin(), block.end(), sh.block);
   }
+  sh.grids.add(grid);
+  sh.blocks.add(block);
 }
 
 }  // namespace kc

@@ -91,13 +91,13 @@ Answer ask(const std::string& path, const std::string& request, double timeout_s
     ::close(fd);
     if (err == EACCES || err == EPERM) {
       a.code = kCtlPermission;
-      a.error = "permission refused (" + path + ": " + std::strerror(err) + ")";
+      a.error = "permission refused (" + shownPath(path) + ": " + std::strerror(err) + ")";
     } else if (err == ECONNREFUSED || err == ENOENT) {
       a.code = kCtlNotKcount;
-      a.error = "stale control socket " + path + " (nobody listens)";
+      a.error = "stale control socket " + shownPath(path) + " (nobody listens)";
     } else {
       a.code = kCtlFailed;
-      a.error = "cannot connect to " + path + ": " + std::strerror(err);
+      a.error = "cannot connect to " + shownPath(path) + ": " + std::strerror(err);
     }
     return a;
   }
@@ -117,14 +117,14 @@ Answer ask(const std::string& path, const std::string& request, double timeout_s
   ::close(fd);
   if (in.empty()) {
     a.code = kCtlFailed;
-    a.error = "no answer from " + path + " within " + fmt::format("{}", limit_s) + " s";
+    a.error = "no answer from " + shownPath(path) + " within " + fmt::format("{}", limit_s) + " s";
     return a;
   }
   try {
     a.reply = json::parse(in.substr(0, in.find('\n')));
   } catch (const std::exception&) {
     a.code = kCtlFailed;
-    a.error = "unreadable answer from " + path;
+    a.error = "unreadable answer from " + shownPath(path);
     return a;
   }
   if (!a.reply.value("ok", false)) {
@@ -302,7 +302,7 @@ std::string noSocketText(int pid, unsigned uid) {
 }
 
 void removeStale(const std::string& path) {
-  if (::unlink(path.c_str()) == 0) std::cerr << "kcount ctl: removed stale control socket " << path << '\n';
+  if (::unlink(path.c_str()) == 0) std::cerr << "kcount ctl: removed stale control socket " << shownPath(path) << '\n';
 }
 
 // Asks process `pid` (or, for a `kcount run` pid, its profiled process) and prints the answer. The

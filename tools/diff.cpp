@@ -1020,7 +1020,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   const DiffSide &a = d.a, &b = d.b;
   auto names = [](const std::vector<LoadedLog>& logs) {
     std::string s;
-    for (const auto& l : logs) s += (s.empty() ? "" : ", ") + l.path;
+    for (const auto& l : logs) s += (s.empty() ? "" : ", ") + displayText(l.path);  // one line, as "== PATH"
     return s;
   };
   auto rangeNames = [](const std::vector<std::string>& v) {

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <utf8.h>  // utfcpp (Debian libutfcpp-dev)
 
+#include "collector/shown_value.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 
@@ -756,11 +757,13 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
 const char* textOrEmpty(std::string_view s) { return s.data() != nullptr ? s.data() : ""; }
 
 // `s` as a TEXT value: SQLite stores whatever bytes it is given, and readers that decode TEXT as UTF-8
-// (Python's sqlite3, pandas) fail on a name cut mid-character; each ill-formed sequence becomes U+FFFD,
-// as in the JSON outputs. Valid text (nearly always) is returned as is, without a copy.
+// (Python's sqlite3, pandas) fail on a name cut mid-character; each byte that is not part of a valid
+// UTF-8 character becomes "\xHH" (escapeInvalidUtf8()), as in the CSV tables and the text tables, so that
+// names that differ only there stay different strings. Valid text (nearly always) is returned as is,
+// without a copy.
 std::string_view validUtf8(std::string_view s, std::string& storage) {
   if (utf8::is_valid(s)) return s;
-  storage = utf8::replace_invalid(s);
+  storage = escapeInvalidUtf8(s);
   return storage;
 }
 
@@ -917,7 +920,7 @@ class CsvSink : public TableSink {
       : dir_(std::move(dir)), only_(std::move(only)), all_(only_.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
-    if (ec) throw std::runtime_error("cannot write " + dir_ + ": " + ec.message());
+    if (ec) throw std::runtime_error("cannot write " + shownPath(dir_) + ": " + ec.message());
   }
   /// Only the table named `table`, to `out` (owned by the caller, written but not closed or checked).
   CsvSink(std::ostream& out, std::string table) : stream_(&out), only_(std::move(table)) {}
@@ -930,7 +933,7 @@ class CsvSink : public TableSink {
       path_ = file.string();
       errno = 0;
       file_.open(file, std::ios::binary | std::ios::trunc);
-      if (!file_) throw std::runtime_error("cannot write " + path_ + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+      if (!file_) throw std::runtime_error("cannot write " + shownPath(path_) + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
     }
     writeCsvHeader(out(), t);
   }
@@ -942,7 +945,7 @@ class CsvSink : public TableSink {
     active_ = false;
     if (stream_ != nullptr) return;
     file_.close();
-    if (!file_) throw std::runtime_error("cannot write " + path_);
+    if (!file_) throw std::runtime_error("cannot write " + shownPath(path_));
   }
 
  private:
@@ -1023,20 +1026,20 @@ void writeSqlite(const std::string& path, const std::vector<LoadedLog>& logs) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-    throw std::runtime_error("cannot write a SQLite database to " + path + ": not a regular file");
+    throw std::runtime_error("cannot write a SQLite database to " + shownPath(path) + ": not a regular file");
   // Built beside `path` and renamed over it once complete: an export that fails part way (a full disk, a
   // SQLite error) leaves a file already at `path` as it was, and no half-written database.
   const std::string building = path + ".kcount-building";
   try {
     {
-      SqliteSink sink(building, path);
+      SqliteSink sink(building, shownPath(path));
       emitTables(indexLogs(logs), sink);
       sink.finish();
     }
     std::filesystem::rename(building, path);
   } catch (const std::filesystem::filesystem_error& e) {
     std::filesystem::remove(building, ec);
-    throw std::runtime_error("cannot write " + path + ": " + e.code().message());
+    throw std::runtime_error("cannot write " + shownPath(path) + ": " + e.code().message());
   } catch (...) {
     std::filesystem::remove(building, ec);
     throw;

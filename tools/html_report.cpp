@@ -93,6 +93,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
   struct Row {
     uint64_t count = 0, gpu_ns = 0;
     const KernelBody* first = nullptr;  // trace mode: grid and block of the first record; none in summary mode
+    DistinctDims grids, blocks;         // trace mode: the distinct grids and blocks of its records (up to 16)
     std::map<std::string, uint64_t> ranges;
   };
   std::map<uint32_t, Row> by_name;
@@ -118,6 +119,8 @@ json runJson(const LoadedLog& l, const std::string& label) {
     ++r.count;
     r.gpu_ns += k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
     if (!r.first) r.first = &k;
+    r.grids.add({static_cast<int32_t>(k.grid[0]), static_cast<int32_t>(k.grid[1]), static_cast<int32_t>(k.grid[2])});
+    r.blocks.add({static_cast<int32_t>(k.block[0]), static_cast<int32_t>(k.block[1]), static_cast<int32_t>(k.block[2])});
     const auto launch = join.ofKernel(j);
     if (!launch) {
       ++r.ranges["(unmatched)"];
@@ -128,6 +131,13 @@ json runJson(const LoadedLog& l, const std::string& label) {
       ++r.ranges[p->second];
     }
   }
+  // Grid and block: the first record's, and the distinct ones of the name's records, that one first (up to
+  // 16; 16: 16 or more); null and [] where no record gave them (summary mode: tallies, no records).
+  auto dims = [](const DistinctDims& s) {
+    json a = json::array();
+    for (size_t i = 0; i < s.size(); ++i) a.push_back(s.dims[i]);
+    return a;
+  };
   json kernels = json::array();
   for (const auto& [name_id, r] : by_name) {
     std::string_view name = d.str(name_id);
@@ -138,8 +148,10 @@ json runJson(const LoadedLog& l, const std::string& label) {
                        {"demangled", demangleKernelName(name)},
                        {"count", r.count},
                        {"gpu_ns", r.gpu_ns},
-                       {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
-                       {"block", {k.block[0], k.block[1], k.block[2]}},
+                       {"grid", r.first ? json{k.grid[0], k.grid[1], k.grid[2]} : json(nullptr)},
+                       {"block", r.first ? json{k.block[0], k.block[1], k.block[2]} : json(nullptr)},
+                       {"grids", dims(r.grids)},
+                       {"blocks", dims(r.blocks)},
                        {"ranges", r.ranges},
                        {"decoded", decodedJson(decodeKernelName(name))}});
   }

@@ -88,14 +88,14 @@ std::vector<std::string> uniqueFiles(const std::vector<std::string>& paths, std:
     if (d == dups.end() || d->differs()) {
       // A copy of other bytes: one may be cut or damaged, so both are read (and their damage reported).
       if (d != dups.end())
-        std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d)
+        std::cerr << "kcount: " << kc::shownPath(paths[i]) << ": warning: " << kc::duplicateText(paths, *d)
                   << ": both are read, so the recording counts twice in totals across logs; give one of them\n";
       out.push_back(paths[i]);
       kept_heads.push_back(std::move(heads[i]));
       continue;
     }
-    std::cerr << "kcount: " << paths[i] << ": warning: " << kc::duplicateText(paths, *d) << ": read once ("
-              << paths[d->original] << ")\n";
+    std::cerr << "kcount: " << kc::shownPath(paths[i]) << ": warning: " << kc::duplicateText(paths, *d) << ": read once ("
+              << kc::shownPath(paths[d->original]) << ")\n";
   }
   return out;
 }
@@ -131,7 +131,7 @@ std::string notALogFile(const std::string& path, bool* cannot_read = nullptr) {
 bool warnNoTotals(const kc::LoadedLog& l) {
   const std::string why = kc::noTotalsWarning(l);
   if (why.empty()) return false;
-  std::cerr << "kcount: " << l.path << ": warning: " << why << '\n';
+  std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << why << '\n';
   return true;
 }
 
@@ -148,7 +148,7 @@ void warnStates(const std::vector<kc::LoadedLog>& logs, bool issues_printed, boo
     const std::string state = kc::logState(l);
     if (state == "complete" || state == "data after end") continue;
     if (issues_printed && state == "incomplete" && !kc::logLosses(l).any()) continue;
-    std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
+    std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::logStateWarning(l) << '\n';
   }
 }
 
@@ -237,11 +237,11 @@ std::string segmentsText(const std::vector<kc::LoadedLog>& logs) {
 std::ofstream openOutput(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw std::runtime_error("cannot write " + path + ": it is a folder (-o names the file to write)");
+    throw std::runtime_error("cannot write " + kc::shownPath(path) + ": it is a folder (-o names the file to write)");
   errno = 0;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out)
-    throw std::runtime_error("cannot write " + path + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
+    throw std::runtime_error("cannot write " + kc::shownPath(path) + (errno != 0 ? std::string(": ") + std::strerror(errno) : ""));
   return out;
 }
 
@@ -267,10 +267,10 @@ std::string exportOutputError(const std::string& format, const std::string& outp
   const auto st = std::filesystem::status(output, ec);
   if (format == "csv") {
     if (std::filesystem::exists(st) && !std::filesystem::is_directory(st))
-      return "cannot write " + output + ": it is a file, not a folder (--format csv writes one file per table "
+      return "cannot write " + kc::shownPath(output) + ": it is a file, not a folder (--format csv writes one file per table "
              "into the folder -o names; --table NAME -o - writes one table to standard output)";
   } else if (std::filesystem::is_directory(st)) {
-    return "cannot write " + output + ": it is a folder (-o names the file to write)";
+    return "cannot write " + kc::shownPath(output) + ": it is a folder (-o names the file to write)";
   }
   return {};
 }
@@ -283,11 +283,11 @@ std::string replacesALog(const std::string& path, const std::vector<std::string>
   if (!std::filesystem::is_regular_file(path, ec)) return {};
   for (const auto& p : logs)
     if (std::filesystem::equivalent(path, p, ec) && !ec)
-      return path + " is the log " + p + " (writing there would replace it); name another output";
+      return kc::shownPath(path) + " is the log " + kc::shownPath(p) + " (writing there would replace it); name another output";
   char head[sizeof(kc::kLogMagic)] = {};
   std::ifstream in(path, std::ios::binary);
   if (in.read(head, sizeof(head)) && std::memcmp(head, kc::kLogMagic, sizeof(head)) == 0)
-    return path + " is a kcount log (writing there would replace it); name another output";
+    return kc::shownPath(path) + " is a kcount log (writing there would replace it); name another output";
   return {};
 }
 
@@ -304,7 +304,7 @@ std::string outputIsALog(const std::string& output, const std::vector<std::strin
   for (const auto& t : kc::csvTableNames()) {
     if (!table.empty() && t != table) continue;
     if (std::string why = replacesALog((std::filesystem::path(output) / (t + ".csv")).string(), logs); !why.empty())
-      return "-o " + output + ": " + why;
+      return "-o " + kc::shownPath(output) + ": " + why;
   }
   return {};
 }
@@ -324,7 +324,7 @@ int finishStream(Stream& stream, Finish&& finish) {
 /// Closes `out`, written to `path`; std::runtime_error "cannot write PATH: REASON" if a write failed.
 void closeOutput(std::ofstream& out, const std::string& path) {
   const int e = finishStream(out, [](std::ofstream& o) { o.close(); });
-  if (!out) throw std::runtime_error("cannot write " + path + (e != 0 ? std::string(": ") + std::strerror(e) : ""));
+  if (!out) throw std::runtime_error("cannot write " + kc::shownPath(path) + (e != 0 ? std::string(": ") + std::strerror(e) : ""));
 }
 
 /// How two copies of one recording differ, read as they were: their states (kc::logState()) and their
@@ -388,7 +388,7 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
     if (!fa.count(k)) only_b.push_back(p);
   auto joined = [](const std::vector<std::string>& v) {
     std::string s;
-    for (const auto& p : v) s += (s.empty() ? "" : ", ") + p;
+    for (const auto& p : v) s += (s.empty() ? "" : ", ") + kc::shownPath(p);
     return s;
   };
   auto logPaths = [&](const std::vector<kc::LoadedLog>& side) {
@@ -432,17 +432,17 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
           std::any_of(pa.begin(), pa.end(), [&](uint32_t k) { return std::find(pb.begin(), pb.end(), k) != pb.end(); });
       if (shared_part && !copiesDiffer(la, lb).empty())
         // One copy was cut, damaged or taken while recording: the differences are what it lacks.
-        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
+        std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
                   << ") are copies of one recording (same host, pid and start) that differ ("
                   << copiesDiffer(la, lb)
                   << "): the diff compares a run with a copy that lacks part of it, so every difference is what one "
                      "copy lacks, not a difference between runs\n";
       else if (shared_part)
-        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
+        std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
                   << ") are copies of one recording (same host, pid and start): the diff compares a run with "
                      "itself, so it shows no difference between runs\n";
       else
-        std::cerr << "kcount: diff: warning: A (" << la.path << ") and B (" << lb.path
+        std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
                   << ") are parts of one rotated run (same host, pid and start_ns): the diff compares parts of "
                      "one run, not two runs (give all parts to summary to read the run)\n";
     }
@@ -455,7 +455,7 @@ int refuseLogsWithoutTotals(const std::vector<kc::LoadedLog>& logs, const char* 
   int rc = 0;
   for (const auto& l : logs)
     if (const std::string why = kc::noTotalsWarning(l); !why.empty()) {
-      std::cerr << "kcount: " << command << ": " << l.path << ": error: " << why
+      std::cerr << "kcount: " << command << ": " << kc::shownPath(l.path) << ": error: " << why
                 << " (its numbers are not known, not zeros: nothing to " << (std::string_view(command) == "diff" ? "compare" : "chart")
                 << ")\n";
       rc = 2;
@@ -467,7 +467,7 @@ int refuseLogsWithoutTotals(const std::vector<kc::LoadedLog>& logs, const char* 
 /// message names its own place in the file (kc::ReadIssue::message).
 void printIssues(const kc::LoadedLog& l) {
   for (const auto& i : l.data.issues)
-    std::cerr << "kcount: " << l.path << ": "
+    std::cerr << "kcount: " << kc::shownPath(l.path) << ": "
               << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message << "\n";
 }
 
@@ -492,7 +492,7 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage, bool issues_in_ou
     if (l.data.intact()) {
       // Reported from the first log; the rest of the file is named on stderr too, so a pipe sees it.
       if (l.data.dataAfterEnd())
-        std::cerr << "kcount: " << l.path << ": warning: " << kc::counted(l.data.after_end_bytes, "byte")
+        std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::counted(l.data.after_end_bytes, "byte")
                   << " after the end record, from byte " << l.data.after_end_offset
                   << (l.data.after_end_is_log ? " (a second log: files concatenated)" : "")
                   << ", are not read; the report covers the first log only\n";
@@ -503,19 +503,19 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage, bool issues_in_ou
     if (!(salvaged && issues_in_output)) printIssues(l);
     if (l.data.not_a_log) {
       // Nothing to salvage: --salvage is not suggested.
-      if (salvage) std::cerr << "kcount: " << l.path << ": nothing intact to report (not a kcount log)\n";
+      if (salvage) std::cerr << "kcount: " << kc::shownPath(l.path) << ": nothing intact to report (not a kcount log)\n";
       rc = 2;
     } else if (l.data.unsupported_version) {
-      std::cerr << "kcount: " << l.path << ": log " << kc::unsupportedVersionText(l.data) << '\n';
+      std::cerr << "kcount: " << kc::shownPath(l.path) << ": log " << kc::unsupportedVersionText(l.data) << '\n';
       rc = 2;
     } else if (!salvage && l.data.chunks_read == 0) {
-      std::cerr << "kcount: " << l.path << ": damaged log with nothing intact (no chunk could be read)\n";
+      std::cerr << "kcount: " << kc::shownPath(l.path) << ": damaged log with nothing intact (no chunk could be read)\n";
       rc = 2;
     } else if (!salvage) {
-      std::cerr << "kcount: " << l.path << ": damaged log; --salvage reports the intact part\n";
+      std::cerr << "kcount: " << kc::shownPath(l.path) << ": damaged log; --salvage reports the intact part\n";
       rc = 2;
     } else if (l.data.chunks_read == 0) {
-      std::cerr << "kcount: " << l.path << ": nothing intact to report\n";
+      std::cerr << "kcount: " << kc::shownPath(l.path) << ": nothing intact to report\n";
       rc = 2;
     } else {
       kept.push_back(std::move(l));
@@ -832,11 +832,11 @@ int kcountMain(int argc, char** argv) {
         // exists() is false for a path it could not look up too (a name too long, a folder not searchable,
         // a loop of links): the reason is said then, not "no such file".
         if (ec && ec != std::errc::no_such_file_or_directory) {
-          std::cerr << "kcount: " << kc::displayText(p) << ": cannot look it up: " << ec.message() << '\n';
+          std::cerr << "kcount: " << kc::shownPath(p) << ": cannot look it up: " << ec.message() << '\n';
           continue;
         }
         const bool format_word = p == "csv" || p == "json" || p == "sqlite" || p == "chrome" || p == "table";
-        std::cerr << "kcount: " << kc::displayText(p) << ": no such file"
+        std::cerr << "kcount: " << kc::shownPath(p) << ": no such file"
                   << (format_word ? " (a format is an option: --format " + p + ")"
                       : p == "-" ? " (logs are read from files, not from standard input: save it to a file first; "
                                    "./- names a file called -)"
@@ -868,12 +868,12 @@ int kcountMain(int argc, char** argv) {
       if (!series)
         for (const auto& l : logs)
           if (kc::logState(l) == "rotated part")
-            std::cerr << "kcount: " << l.path << ": warning: " << kc::logStateWarning(l) << '\n';
+            std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::logStateWarning(l) << '\n';
       if (segment >= 0) {
         for (auto& l : logs) {
           if (l.data.summary_mode) {
             // Snapshots are cumulative tallies of the whole run: nothing in them is per capture window.
-            std::cerr << "kcount: " << l.path
+            std::cerr << "kcount: " << kc::shownPath(l.path)
                       << ": --segment: a summary-mode log (KCOUNT_MODE=summary) has no records to select by "
                          "capture window, only snapshots cumulative over all its windows ("
                       << kc::counted(l.data.segments.size(), "capture window")
@@ -886,7 +886,7 @@ int kcountMain(int argc, char** argv) {
           for (const auto& sg : l.data.segments)
             if (sg.index == static_cast<uint64_t>(segment)) found = &sg;
           if (found == nullptr) {
-            std::cerr << "kcount: " << l.path << ": " << noSegmentText(l.data, segment) << "\n";
+            std::cerr << "kcount: " << kc::shownPath(l.path) << ": " << noSegmentText(l.data, segment) << "\n";
             return 2;
           }
           l.data = kc::selectSegment(l.data, static_cast<size_t>(found - l.data.segments.data()));
@@ -898,7 +898,7 @@ int kcountMain(int argc, char** argv) {
       }
       for (const auto& l : logs)
         if (l.data.summary_mode && g_join.graph_view == kc::GraphView::kCapturePath)
-          std::cerr << "kcount: " << l.path
+          std::cerr << "kcount: " << kc::shownPath(l.path)
                     << ": summary-mode log: kernels are credited to the range around the launch (--graph-view "
                        "capture needs a trace-mode log)\n";
       if (series) {
@@ -909,7 +909,7 @@ int kcountMain(int argc, char** argv) {
         for (const auto& l : logs)
           if (!l.data.summary_mode) {
             any_trace = true;
-            std::cerr << "kcount: " << l.path
+            std::cerr << "kcount: " << kc::shownPath(l.path)
                       << ": error: --series needs a summary-mode log (KCOUNT_MODE=summary): this is a trace-mode "
                          "log, which has no snapshots (kcount summary without --series reads it)\n";
           }
@@ -1045,7 +1045,7 @@ int kcountMain(int argc, char** argv) {
           if (named.size() > 1) {
             std::string which;
             for (const auto& p : named) which += (which.empty() ? "" : ", ") + kc::shownPath(p);
-            std::cerr << "kcount: " << logs[i].path << ": ranges " << kc::shownPath(kernels_range)
+            std::cerr << "kcount: " << kc::shownPath(logs[i].path) << ": ranges " << kc::shownPath(kernels_range)
                       << " are in several NVTX domains: " << which
                       << " (give one of these paths, as kcount summary's table shows it)\n";
             without_range[i] = true;
@@ -1056,7 +1056,7 @@ int kcountMain(int argc, char** argv) {
             std::string hint;
             for (const auto& p : kc::rangePathsEndingWith(logs[i], kernels_range, 4))
               hint += (hint.empty() ? "" : ", ") + kc::shownPath(p);
-            std::cerr << "kcount: " << logs[i].path << ": no range " << kc::shownPath(kernels_range)
+            std::cerr << "kcount: " << kc::shownPath(logs[i].path) << ": no range " << kc::shownPath(kernels_range)
                       << (hint.empty() ? std::string(" (the paths are those of kcount summary's table, e.g. step/mlp)")
                                        : " (give its whole path, as kcount summary's table shows it: " + hint + ")")
                       << (logs.size() > 1 ? "; the log is left out" : "") << '\n';
@@ -1085,7 +1085,7 @@ int kcountMain(int argc, char** argv) {
       // status stays that of the log's state (docs/usage.md).
       for (size_t i = 0; i < logs.size(); ++i)
         if (const std::string why = kc::noKernelsWarning(logs[i], kernels_range); !why.empty() && !without_range[i])
-          std::cerr << "kcount: " << logs[i].path << ": warning: " << why << '\n';
+          std::cerr << "kcount: " << kc::shownPath(logs[i].path) << ": warning: " << why << '\n';
       return rc;
     }
     if (*check) {
@@ -1161,7 +1161,7 @@ int kcountMain(int argc, char** argv) {
       warnStates(logs, false);
       for (const auto& l : logs)
         if (l.data.summary_mode)
-          throw std::runtime_error(l.path + " is a summary-mode log (KCOUNT_MODE=summary): it holds per-range "
+          throw std::runtime_error(kc::shownPath(l.path) + " is a summary-mode log (KCOUNT_MODE=summary): it holds per-range "
                                    "tallies, not individual launches, kernels or ranges, so there is nothing to "
                                    "export record by record; use kcount summary or kernels (--format json|csv), "
                                    "or record with KCOUNT_MODE=trace");
@@ -1173,7 +1173,7 @@ int kcountMain(int argc, char** argv) {
           for (const auto& sg : l.data.segments)
             if (sg.index == static_cast<uint64_t>(exp_segment)) found = &sg;
           if (found == nullptr) {
-            std::cerr << "kcount: " << l.path << ": " << noSegmentText(l.data, exp_segment) << "\n";
+            std::cerr << "kcount: " << kc::shownPath(l.path) << ": " << noSegmentText(l.data, exp_segment) << "\n";
             return 2;
           }
           l.data = kc::selectSegment(l.data, static_cast<size_t>(found - l.data.segments.data()));
@@ -1190,7 +1190,7 @@ int kcountMain(int argc, char** argv) {
         }
         if ((window || exp_segment >= 0) && l.data.launches.empty() && l.data.kernels.empty() &&
             l.data.ranges.empty() && l.data.mem_ops.empty())
-          std::cerr << "kcount: " << l.path << ": warning: no record in the selected window; the output holds only "
+          std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: no record in the selected window; the output holds only "
                     << "the log's definitions\n";
       }
       // --max-mb and --force judge the Chrome trace's size; the other formats are written whatever their size.

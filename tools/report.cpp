@@ -1404,9 +1404,22 @@ std::string replaceInvalidUtf8(std::string_view s) {
   return out;
 }
 
+std::string escapeInvalidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  while (!s.empty()) {
+    const size_t bad = firstInvalid(s);
+    out.append(s.substr(0, bad));
+    if (bad == s.size()) break;
+    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[bad]));
+    s.remove_prefix(bad + 1);
+  }
+  return out;
+}
+
 std::string csvField(std::string_view raw) {
   const bool valid = utf8::is_valid(raw);
-  const std::string replaced = valid ? std::string() : replaceInvalidUtf8(raw);
+  const std::string replaced = valid ? std::string() : escapeInvalidUtf8(raw);
   const std::string_view s = valid ? raw : std::string_view(replaced);
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string out = "\"";
@@ -2035,6 +2048,9 @@ struct KernelRow {
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   bool shape_known = false;
+  // The distinct grids and blocks of the name's kernel records in every log with GPU times (counted up to
+  // DistinctDims::kMaxDistinctDims): more than one, and the table marks grid or block as one of several.
+  DistinctDims grids, blocks;
   std::map<std::string, uint64_t> ranges;
 };
 
@@ -2105,6 +2121,14 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
     for (const RangeStats& r : l.summary.exclusive)
       for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : scopePathWithDomains(d, r.scope_id));
     for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
+    // The distinct grids and blocks: once per name of the log, for the rows it has (a log without GPU
+    // times has no shapes: its records' grid and block are 0).
+    if (gpu)
+      for (const auto& [name_id, sh] : l.summary.kernel_shapes)
+        if (auto it = rows.find(std::string(d.str(name_id))); it != rows.end()) {
+          it->second.grids.merge(sh.grids);
+          it->second.blocks.merge(sh.blocks);
+        }
   }
   std::vector<KernelRow> out;
   out.reserve(rows.size());
@@ -2251,6 +2275,10 @@ bool allGpuTimes(const std::vector<LoadedLog>& logs) {
 /// of that name gave them: KCOUNT_GPU_TIME=0, summary mode).
 json dimsJson(const int32_t (&v)[3], bool known) { return known ? json::array({v[0], v[1], v[2]}) : json(nullptr); }
 
+/// How many distinct grids (or blocks) a kernel ran with, as JSON: 1 to 16 (16: 16 or more, counting
+/// stops there); null where `known` is false, as dimsJson().
+json distinctJson(const DistinctDims& s, bool known) { return known ? json(s.size()) : json(nullptr); }
+
 /// Calls f(json) with each element of kernelsJson()'s "kernels", in `sort`'s order, one at a time.
 template <typename F>
 void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& f) {
@@ -2272,6 +2300,8 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
            {"gpu_ns", all_gpu ? json(r.gpu_ns) : json(nullptr)},
            {"grid", dimsJson(r.grid, r.shape_known)},
            {"block", dimsJson(r.block, r.shape_known)},
+           {"distinct_grids", distinctJson(r.grids, r.shape_known)},
+           {"distinct_blocks", distinctJson(r.blocks, r.shape_known)},
            {"ranges", rangesJson(r)},
            {"decoded", decodedJson(decodeKernelName(r.name))}};
     if (logs.size() > 1) {
@@ -2285,6 +2315,8 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
                                  {"gpu_ns", gpuTimeRecorded(logs[i].data) ? json(it->second.gpu_ns) : json(nullptr)},
                                  {"grid", dimsJson(it->second.grid, it->second.shape_known)},
                                  {"block", dimsJson(it->second.block, it->second.shape_known)},
+                                 {"distinct_grids", distinctJson(it->second.grids, it->second.shape_known)},
+                                 {"distinct_blocks", distinctJson(it->second.blocks, it->second.shape_known)},
                                  {"ranges", rangesJson(it->second)}});
       k["per_log"] = per_log;
     }
@@ -2311,6 +2343,16 @@ void writeKernelsJson(std::ostream& out, const std::vector<LoadedLog>& logs, Ker
   out << '\n';
 }
 
+namespace {
+/// A grid or block in the kernels table: "2048x1x1", the first record's; "2048x1x1 (1 of 3)" when the
+/// name's records ran with 3 different ones, "(1 of 16+)" from 16 on (counting stops there).
+std::string dimsText(const int32_t (&v)[3], const DistinctDims& s) {
+  std::string t = fmt::format("{}x{}x{}", v[0], v[1], v[2]);
+  if (s.size() > 1) t += fmt::format(" (1 of {}{})", s.size(), s.full() ? "+" : "");
+  return t;
+}
+}  // namespace
+
 void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort,
                        size_t max_width) {
   const bool several = logs.size() > 1;
@@ -2334,6 +2376,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
   std::vector<std::string> no_shape;  // ... of logs with GPU times but without grid and block (summary mode)
+  bool varies = false;  // a row's kernel ran with several grids or blocks
   const auto rows = kernelRowsPerLog(logs, sort);
   // Without --full-names: the short names uncut (the table shortens its name column in the middle, together,
   // so that different names stay different; a cut at kMaxShortName characters first would make cuBLAS names
@@ -2359,11 +2402,12 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
     if (gpu && !r.shape_known && std::find(no_shape.begin(), no_shape.end(), who) == no_shape.end())
       no_shape.push_back(who);
+    varies = varies || (r.shape_known && (r.grids.size() > 1 || r.blocks.size() > 1));
     std::vector<std::string> row{shown[i], std::to_string(r.count),
                                  gpu ? formatDuration(r.gpu_ns) : "-",
                                  gpu ? formatMeanDuration(r.gpu_ns, r.count) : "-",
-                                 r.shape_known ? fmt::format("{}x{}x{}", r.grid[0], r.grid[1], r.grid[2]) : "-",
-                                 r.shape_known ? fmt::format("{}x{}x{}", r.block[0], r.block[1], r.block[2]) : "-",
+                                 r.shape_known ? dimsText(r.grid, r.grids) : "-",
+                                 r.shape_known ? dimsText(r.block, r.blocks) : "-",
                                  std::string(categoryName(d.category)), dash(d.library), dash(d.tile), dash(d.cluster),
                                  dash(d.stages), dash(d.dtype), dash(d.layout), dash(d.epilogue), dash(ops),
                                  rangesText(r.ranges, kTableRanges)};
@@ -2375,6 +2419,9 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   t.print(out);
   if (!t.rows.empty())
     out << "-: not in the kernel name (nothing is guessed; docs/kernel-names.md)\n";
+  if (varies)
+    out << "grid, block 'AxBxC (1 of N)': the first record's, of N different ones the kernel ran with (16+: 16 or "
+           "more); --format csv/json: distinct_grids, distinct_blocks\n";
   for (const auto& who : no_gpu)
     out << "GPU time: not recorded in " << who
         << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls; GPU time, grid and block are '-')\n";
@@ -2385,7 +2432,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
 
 void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool full_names, KernelSort sort) {
   out << "log,kernel,name,count,gpu_ns,grid_x,grid_y,grid_z,block_x,block_y,block_z,ranges,category,library,tile,"
-         "cluster,stages,dtype,layout,epilogue,fused_ops\n";
+         "cluster,stages,dtype,layout,epilogue,fused_ops,distinct_grids,distinct_blocks\n";
   for (const auto& [_, l, r] : kernelRowsPerLog(logs, sort)) {
     const DecodedKernel d = decodeKernelName(r.name);
     std::string ops;
@@ -2395,12 +2442,12 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     auto n = [&](auto v) { return gpu ? std::to_string(v) : std::string(); };
     const bool shape_known = r.shape_known;  // a local, not the structured binding: clang 14 cannot capture one
     auto dim = [shape_known](int32_t v) { return shape_known ? std::to_string(v) : std::string(); };
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
                        dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]), dim(r.block[2]),
                        csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
                        d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
-                       csvField(ops));
+                       csvField(ops), dim(int32_t(r.grids.size())), dim(int32_t(r.blocks.size())));
   }
 }
 
@@ -2487,8 +2534,8 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
 }
 
 std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d) {
-  const std::string& first = paths[d.original];
-  const std::string& again = paths[d.index];
+  const std::string first = shownPath(paths[d.original]);
+  const std::string again = shownPath(paths[d.index]);
   if (d.same_file) return "the same file as " + first + " (given twice)";
   std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
                   (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";

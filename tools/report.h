@@ -155,8 +155,17 @@ std::string plural(uint64_t n, std::string_view one, std::string_view many = {})
 std::string percentChange(uint64_t a, uint64_t b);
 
 /// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.
-/// Always valid UTF-8: bytes of `s` that are not valid UTF-8 are replaced as by replaceInvalidUtf8().
+/// Always valid UTF-8: each byte of `s` that is not part of a valid UTF-8 character is written "\xHH"
+/// (escapeInvalidUtf8()), as the text tables write it, so that names that differ in such bytes stay
+/// different (JSON, which must hold text, has U+FFFD there instead).
 std::string csvField(std::string_view s);
+
+/// `s` with each byte that is not part of a valid UTF-8 character (utfcpp's utf8::find_invalid, byte by
+/// byte: every byte of a maximal invalid subpart) written "\xHH", lower-case hex; everything else, control
+/// bytes and '\' included, as it is. Valid text comes back unchanged. CSV fields and the SQLite export's
+/// text: valid UTF-8, and the bytes can be read back (but for a name that holds the text "\xHH" itself).
+/// Thread-safe.
+std::string escapeInvalidUtf8(std::string_view s);
 
 /// `s` with each maximal invalid subpart replaced by U+FFFD (Unicode 15.0, section 3.9: a byte that begins
 /// no well-formed character, with the bytes after it that still fit one, 1 to 3 bytes; "\xE2\x82A" gives

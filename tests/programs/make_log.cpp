@@ -13,6 +13,8 @@
 //                            closed, as in a killed process): no instance of it is recorded
 //   kernel NS NAME...        one launch (cuLaunchKernelEx) in the innermost range and its kernel, NS ns long
 //   unmatched NS NAME...     a kernel record whose correlation id matches no launch
+//   grid X Y Z               the grid of the kernel records that follow (default 1 1 1)
+//   block X Y Z              their block (default 128 1 1)
 //   launch                   one launch (cuLaunchKernelEx) in the innermost range without kernel record
 //   graph                    one cudaGraphLaunch call in the innermost range, without kernel records
 //   memcpy NS BYTES          one cudaMemcpy call (a launch record with kLaunchMemOp) in the innermost range
@@ -24,6 +26,7 @@
 //   snapshot                 a summary-mode snapshot (final, no rows): makes the log a summary-mode log
 // Blank lines and lines starting with '#' are skipped. The log ends with a Stats and an End record.
 // Exit status: 0, or 2 with a message for an unknown line, a pop with nothing pushed, or a write error.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -117,9 +120,10 @@ class Builder {
     k.end_ns = t + 600 + ns;
     k.name_id = str(name);
     k.stream_id = 7;
-    k.grid[0] = k.grid[1] = k.grid[2] = 1;
-    k.block[0] = 128;
-    k.block[1] = k.block[2] = 1;
+    for (int i = 0; i < 3; ++i) {
+      k.grid[i] = grid_[i];
+      k.block[i] = block_[i];
+    }
     w_->writeKernel(k);
     ++stats_.kernels;
     if (w_->chunkFull()) w_->flush();
@@ -152,6 +156,8 @@ class Builder {
     w_->writeMemOp(m);
     if (w_->chunkFull()) w_->flush();
   }
+
+  void shape(bool grid, const uint32_t (&v)[3]) { std::copy(std::begin(v), std::end(v), grid ? grid_ : block_); }
 
   bool forget() {
     if (stack_.empty()) return false;
@@ -202,6 +208,8 @@ class Builder {
   std::vector<Open> stack_;
   kc::StatsBody stats_{};
   uint64_t correlation_ = 0;
+  uint32_t grid_[3] = {1, 1, 1};
+  uint32_t block_[3] = {128, 1, 1};
   uint32_t snapshots_ = 0;
   uint32_t segments_ = 0;
   uint64_t segment_corr_ = 0;
@@ -291,6 +299,13 @@ int main(int argc, char** argv) {
         return 2;
       }
       b.dropped(std::string(which) == "host", count);
+    } else if (op == "grid" || op == "block") {
+      uint32_t v[3] = {};
+      if (std::sscanf(rest(line, 1).c_str(), "%u %u %u", &v[0], &v[1], &v[2]) != 3) {
+        std::fprintf(stderr, "kc_make_log: line %zu: %s X Y Z expected\n", n, op.c_str());
+        return 2;
+      }
+      b.shape(op == "grid", v);
     } else if (op == "segment") {
       b.segment();
     } else if (op == "snapshot") {

@@ -245,6 +245,8 @@ void checkSameSummary(const kc::Summary& a, const kc::Summary& b) {
     REQUIRE(b.kernel_shapes.count(name) == 1);
     CHECK(std::equal(std::begin(shape.grid), std::end(shape.grid), std::begin(b.kernel_shapes.at(name).grid)));
     CHECK(std::equal(std::begin(shape.block), std::end(shape.block), std::begin(b.kernel_shapes.at(name).block)));
+    CHECK(shape.grids.size() == b.kernel_shapes.at(name).grids.size());
+    CHECK(shape.blocks.size() == b.kernel_shapes.at(name).blocks.size());
   }
 }
 

@@ -459,7 +459,12 @@ TEST_CASE("range names that are not valid UTF-8: tables and summary CSV escape t
   CHECK(kc::displayName("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
   CHECK(kc::replaceInvalidUtf8("caf\xe9!") == "caf\xef\xbf\xbd!");
   CHECK(kc::replaceInvalidUtf8("\xe2\x82" "A\xff") == "\xef\xbf\xbd" "A\xef\xbf\xbd");
-  CHECK(kc::csvField("k\xff,x") == "\"k\xef\xbf\xbd,x\"");
+  // CSV writes such bytes as the text tables do, "\xHH" (was U+FFFD, which made different names equal).
+  CHECK(kc::csvField("k\xff,x") == "\"k\\xff,x\"");
+  CHECK(kc::csvField("k\xfe") != kc::csvField("k\xff"));
+  CHECK(kc::escapeInvalidUtf8("caf\xe9") == "caf\\xe9");
+  CHECK(kc::escapeInvalidUtf8("a\\b\n\xe2\x82") == "a\\b\n\\xe2\\x82");  // only the invalid bytes
+  CHECK(kc::escapeInvalidUtf8("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
   CHECK(kc::csvField("plain") == "plain");
 
   kc::MemorySink sink;
@@ -616,7 +621,7 @@ TEST_CASE("kernels JSON: grid and block as the table shows them, those of the fi
   const std::vector<kc::LoadedLog> one{logWith("11", {128, 64})};
   std::ostringstream t;
   kc::printKernelsTable(t, one, false);
-  CHECK(hasLine(t.str(), "128x0x0  256x0x0"));
+  CHECK(hasLine(t.str(), "128x0x0 (1 of 2)  256x0x0 (1 of 2)"));  // the first record's, of two
   const auto j = kc::kernelsJson(one);
   CHECK(j["kernels"][0]["grid"] == nlohmann::json::array({128, 0, 0}));
   CHECK(j["kernels"][0]["block"] == nlohmann::json::array({256, 0, 0}));
@@ -630,6 +635,107 @@ TEST_CASE("kernels JSON: grid and block as the table shows them, those of the fi
   CHECK(j2["kernels"][0]["per_log"][0]["grid"] == nlohmann::json::array({7, 0, 0}));
   CHECK(j2["kernels"][0]["per_log"][1]["grid"] == nlohmann::json::array({128, 0, 0}));
   CHECK(j2["kernels"][0]["per_log"][1]["block"] == nlohmann::json::array({256, 0, 0}));
+}
+
+TEST_CASE("kernels: a name that ran with several grids or blocks is marked, and its distinct ones counted") {
+  // "gemm" with grids 128, 64, 128 and blocks 256, 32, 32 (pid 11); with grid 7, 8, ..., 26 (pid 22); "relu"
+  // always with one grid and block.
+  auto logWith = [](const std::string& pid, std::vector<int32_t> grids) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    w.writeMetadata("pid", pid);
+    stepDefinitions(w);
+    w.writeString(4, "relu");
+    uint64_t corr = 0;
+    for (size_t i = 0; i < grids.size(); ++i) {
+      kc::KernelBody k = kernel(++corr, 2);
+      k.grid[0] = grids[i];
+      k.block[0] = i == 0 ? 256 : 32;
+      w.writeLaunch(launch(corr, 1));
+      w.writeKernel(k);
+      w.writeLaunch(launch(++corr, 1));
+      w.writeKernel(kernel(corr, 4));
+    }
+    w.writeEnd();
+    w.flush();
+    return loaded(sink.bytes, "run-" + pid + ".kcount");
+  };
+  const std::vector<kc::LoadedLog> one{logWith("11", {128, 64, 128})};
+  std::ostringstream t;
+  kc::printKernelsTable(t, one, false);
+  CHECK(hasLine(t.str(), "128x0x0 (1 of 2)  256x0x0 (1 of 2)"));
+  CHECK(hasLine(t.str(), "grid, block 'AxBxC (1 of N)': the first record's, of N different ones"));
+  CHECK(hasLine(t.str(), "  128x0x0           256x0x0  "));  // relu: one grid, one block, no mark
+  CHECK_FALSE(hasLine(t.str(), "(1 of 1)"));
+  std::ostringstream csv;
+  kc::printKernelsCsv(csv, one, false);
+  // The columns of before keep their places; the counts end the row.
+  CHECK(hasLine(csv.str(), "epilogue,fused_ops,distinct_grids,distinct_blocks\n"));
+  CHECK(hasLine(csv.str(), "\nrun-11.kcount,gemm,gemm,3,165,128,0,0,256,0,0,step ×3,"));
+  CHECK(hasLine(csv.str(), ",2,2\n"));
+  CHECK(hasLine(csv.str(), "\nrun-11.kcount,relu,relu,3,165,128,0,0,256,0,0,step ×3,"));
+  CHECK(hasLine(csv.str(), ",1,1\n"));
+  const auto j = kc::kernelsJson(one);
+  REQUIRE(j["kernels"].size() == 2);
+  const auto& gemm = j["kernels"][0]["name"] == "gemm" ? j["kernels"][0] : j["kernels"][1];
+  const auto& relu = j["kernels"][0]["name"] == "gemm" ? j["kernels"][1] : j["kernels"][0];
+  CHECK(gemm["grid"] == nlohmann::json::array({128, 0, 0}));
+  CHECK(gemm["distinct_grids"] == 2);
+  CHECK(gemm["distinct_blocks"] == 2);
+  CHECK(relu["distinct_grids"] == 1);
+  CHECK(relu["distinct_blocks"] == 1);
+
+  // Counting stops at 16: 20 grids are "16+"; two logs: the union of their grids, per log each its own.
+  std::vector<int32_t> many;
+  for (int32_t g = 7; g < 27; ++g) many.push_back(g);
+  const std::vector<kc::LoadedLog> two{logWith("22", many), logWith("11", {128, 64, 128})};
+  std::ostringstream t2;
+  kc::printKernelsTable(t2, two, false);
+  CHECK(hasLine(t2.str(), "7x0x0 (1 of 16+)  256x0x0 (1 of 2)"));
+  CHECK(hasLine(t2.str(), "128x0x0 (1 of 2)  256x0x0 (1 of 2)"));
+  const auto j2 = kc::kernelsJson(two);
+  const auto& g2 = j2["kernels"][0]["name"] == "gemm" ? j2["kernels"][0] : j2["kernels"][1];
+  CHECK(g2["distinct_grids"] == 16);
+  CHECK(g2["distinct_blocks"] == 2);
+  REQUIRE(g2["per_log"].size() == 2);
+  CHECK(g2["per_log"][0]["distinct_grids"] == 16);
+  CHECK(g2["per_log"][1]["distinct_grids"] == 2);
+  const std::vector<kc::LoadedLog> small{logWith("22", {64, 5}), logWith("11", {128, 64, 128})};
+  const auto j3 = kc::kernelsJson(small);
+  const auto& g3 = j3["kernels"][0]["name"] == "gemm" ? j3["kernels"][0] : j3["kernels"][1];
+  CHECK(g3["distinct_grids"] == 3);  // 64, 5, 128
+
+  // The HTML report's data: the distinct grids and blocks, the first record's first.
+  const auto h = kc::htmlReportData(one);
+  bool seen = false;
+  for (const auto& k : h["runs"][0]["kernels"])
+    if (k["name"] == "gemm") {
+      seen = true;
+      CHECK(k["grids"] == nlohmann::json::parse("[[128,0,0],[64,0,0]]"));
+      CHECK(k["blocks"] == nlohmann::json::parse("[[256,0,0],[32,0,0]]"));
+    }
+  CHECK(seen);
+}
+
+TEST_CASE("DistinctDims: counts distinct dimensions up to 16, merges as a union") {
+  kc::DistinctDims a, b;
+  a.add({1, 1, 1});
+  a.add({1, 1, 1});
+  a.add({2, 1, 1});
+  CHECK(a.size() == 2);
+  CHECK_FALSE(a.full());
+  for (int32_t i = 0; i < 30; ++i) b.add({i, 1, 1});
+  CHECK(b.size() == 16);
+  CHECK(b.full());
+  kc::DistinctDims c = a;
+  c.merge(a);
+  CHECK(c.size() == 2);
+  c.merge(b);
+  CHECK(c.full());
+  kc::DistinctDims d;
+  d.add({3, 1, 1});
+  d.merge(a);
+  CHECK(d.size() == 3);
 }
 
 TEST_CASE("kernels table: different kernels get different names, also when they differ only near the end") {

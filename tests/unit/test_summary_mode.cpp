@@ -18,6 +18,7 @@
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
 #include "tools/multi_log.h"
+#include "tools/html_report.h"
 #include "tools/report.h"
 #include "tools/run.h"
 #include "tools/series.h"
@@ -448,12 +449,22 @@ TEST_CASE("kernels of a summary-mode log: grid and block not known ('-', empty C
   std::ostringstream csv;
   kc::printKernelsCsv(csv, logs, false);
   CHECK(has(csv.str(), "\ns.kcount,gemm,gemm,300,3000000,,,,,,,step ×300,"));
+  CHECK(csv.str().ends_with(",,\n"));  // distinct_grids, distinct_blocks: empty (not known), never 0
 
   const auto j = kc::kernelsJson(logs);
   REQUIRE(j["kernels"].size() == 1);
   CHECK(j["kernels"][0]["gpu_ns"] == 3'000'000);
   CHECK(j["kernels"][0]["grid"].is_null());
   CHECK(j["kernels"][0]["block"].is_null());
+  CHECK(j["kernels"][0]["distinct_grids"].is_null());
+  CHECK(j["kernels"][0]["distinct_blocks"].is_null());
+
+  // The HTML report's data: grid and block null (the page shows "—"), no distinct ones; were [0, 0, 0].
+  const auto h = kc::htmlReportData(logs);
+  REQUIRE(h["runs"][0]["kernels"].size() == 1);
+  CHECK(h["runs"][0]["kernels"][0]["grid"].is_null());
+  CHECK(h["runs"][0]["kernels"][0]["block"].is_null());
+  CHECK(h["runs"][0]["kernels"][0]["grids"].empty());
 }
 
 TEST_CASE("a summary-mode log cut short before any complete snapshot names the cut, not a kill") {
