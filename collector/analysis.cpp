@@ -379,6 +379,7 @@ LogData definitionsOf(const LogData& log) {
   out.graph_nodes = log.graph_nodes;
   out.stats = log.stats;
   out.has_stats = log.has_stats;
+  out.whole_file_records = log.fileRecords();
   out.complete = log.complete;
   out.truncated = log.truncated;
   out.chunks_read = log.chunks_read;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -119,6 +120,17 @@ struct LogData {
   /// Of launch_records, those of memcpy/memset API calls (LaunchBody flag kLaunchMemOp); the rest are kernel
   /// launches (cudaLaunchKernel and the like, graph launches).
   uint64_t mem_call_records = 0;
+  /// The whole file's launch, kernel and range records: the *_records above of the log as read. A LogData
+  /// that holds a part of the log's records (selectSegment(), selectTimeWindow(), collector/analysis.h)
+  /// keeps them here, since its own *_records count only the part (or nothing) and the Stats record's
+  /// counts are the whole run's: the two compare only whole (statsShortfall() in tools/report.cpp).
+  struct FileRecords {
+    uint64_t launches = 0, kernels = 0, ranges = 0;
+  };
+  FileRecords fileRecords() const {
+    return whole_file_records.value_or(FileRecords{launch_records, kernel_records, range_records});
+  }
+  std::optional<FileRecords> whole_file_records;  // set for a part only
   StatsBody stats{};                 // summed over Stats records
   bool has_stats = false;
   /// A Stats record carried the not_written_* fields (written since they were added in 1.2); without

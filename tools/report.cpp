@@ -2641,9 +2641,11 @@ std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
     out += fmt::format("{}{} {} records written by the library{}, {} in the file", out.empty() ? "" : "; ",
                        written, what, kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
   };
-  compare(st.launches, st.not_written_launches, d.launch_records, "launch");
-  compare(st.kernels, st.not_written_kernels, d.kernel_records, "kernel");
-  compare(st.ranges, st.not_written_ranges, d.range_records, "range");
+  // The whole file's records (a segment or time window of the log keeps them: LogData::fileRecords()).
+  const LogData::FileRecords file = d.fileRecords();
+  compare(st.launches, st.not_written_launches, file.launches, "launch");
+  compare(st.kernels, st.not_written_kernels, file.kernels, "kernel");
+  compare(st.ranges, st.not_written_ranges, file.ranges, "range");
   return out;
 }
 

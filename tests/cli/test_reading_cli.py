@@ -523,8 +523,23 @@ def test_csv_json_name_unclean_logs():
         check(f"summary --format {fmt} of a clean log: nothing on stderr", rc == 0 and err == "", (rc, err))
 
 
+def test_segment_state():
+    """A capture window of a complete log reads as the log's state: the log's Stats count the whole run's
+    records, the window holds a part of them (summary --segment said RECORDS MISSING, 0 in the file)."""
+    log = make_log("windows.kcount", "push s\nkernel 10 k1\npop\nsegment\npush s\nkernel 20 k2\npop\nsegment\n")
+    rc, out, _ = kcount("check", log)
+    check("segment state: the two-window log checks OK", rc == 0 and out.rstrip().endswith("OK"), out)
+    for seg in ("0", "1"):
+        rc, out, err = kcount("summary", "--segment", seg, log)
+        check(f"segment state: --segment {seg} says log complete",
+              rc == 0 and "log complete" in out and "RECORDS MISSING" not in out + err, out + err)
+        rc, out, err = kcount("summary", "--segment", seg, "--format", "json", log)
+        state = json.loads(out)["logs"][0]["state"] if rc == 0 else None
+        check(f"segment state: --segment {seg} JSON state complete", state == "complete", f"rc={rc} {state} {err}")
+
+
 def main():
-    for test in (test_concatenated, test_salvage_packed, test_series, test_option_bounds, test_kernels,
+    for test in (test_concatenated, test_segment_state, test_salvage_packed, test_series, test_option_bounds, test_kernels,
                  test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
                  test_options_without_effect, test_non_utf8_path, test_path_too_long, test_long_damaged_tail,
                  test_long_command_line, test_csv_json_name_unclean_logs):
