@@ -312,8 +312,42 @@ size_t findLogMagic(std::span<const uint8_t> bytes, size_t from, size_t to, cons
   return to;
 }
 
+/// True if records laid end to end fill `payload` exactly: each record header has a type (not 0) and a
+/// body length that leads to the next header or to the payload's end. Reads one 8-byte header per record, not the bodies.
+bool recordsChain(std::span<const uint8_t> payload) {
+  for (size_t at = 0; at < payload.size();) {
+    if (payload.size() - at < sizeof(RecordHeader)) return false;
+    RecordHeader rh;
+    std::memcpy(&rh, payload.data() + at, sizeof(rh));
+    at += sizeof(RecordHeader);
+    if (rh.type == 0) return false;  // record types start at 1 (a zero-filled payload stops here)
+    if (rh.body_bytes > payload.size() - at) return false;
+    at += rh.body_bytes;
+  }
+  return true;
+}
+
+/// Cheap checks a candidate chunk that fits in bytes must pass before its checksum is computed during a
+/// resync: a plain (or stored) payload's records chain to its end, and a zstd payload starts with a zstd
+/// frame of the announced size. A chunk the writer wrote passes them (a chunk that fails them could not
+/// be decoded either). The payload of a fake header in damaged bytes (any 4 bytes equal to a chunk magic)
+/// fails them at its first record, mostly: so a damaged stretch holding many such headers, each claiming
+/// megabytes, costs a record walk per header instead of a checksum of megabytes per header.
+bool chunkStructureFits(std::span<const uint8_t> bytes, size_t at, const ChunkInfo& c) {
+  const auto stored = bytes.subspan(at + c.header_bytes, c.stored_bytes);
+  if (!c.packed || c.codec == static_cast<uint8_t>(ChunkCodec::kStored)) return recordsChain(stored);
+  if (c.codec == static_cast<uint8_t>(ChunkCodec::kZstd)) {
+    const unsigned long long size = ZSTD_getFrameContentSize(stored.data(), stored.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR) return false;
+    return size == ZSTD_CONTENTSIZE_UNKNOWN || size == c.payload_bytes;
+  }
+  return true;  // a codec this reader does not know: only the checksum tells
+}
+
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
-/// `drop` (may be empty) is told the bytes the scan has passed (scanForChunk).
+/// `drop` (may be empty) is told the bytes the scan has passed (scanForChunk). A candidate is checksummed
+/// only when chunkStructureFits(): the checksum's cost is its whole claimed length, up to 16 MiB, and
+/// damaged bytes may hold a chunk magic every few bytes.
 size_t resync(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop = {}) {
   uint8_t magic[4], packed[4];
   std::memcpy(magic, &kChunkMagic, 4);
@@ -322,7 +356,9 @@ size_t resync(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop 
   for (size_t at = from; at + sizeof(ChunkHeader) <= bytes.size(); ++at) {
     at = scanForChunk(bytes, at, bytes.size(), dropped_to, drop);
     if (at + sizeof(ChunkHeader) > bytes.size()) break;
+    ChunkInfo c;
     if ((std::memcmp(bytes.data() + at, magic, 4) == 0 || std::memcmp(bytes.data() + at, packed, 4) == 0) &&
+        chunkHeaderPlausible(bytes, at) && chunkHeaderAt(bytes, at, c) && chunkStructureFits(bytes, at, c) &&
         chunkVerifies(bytes, at))
       return at;
   }

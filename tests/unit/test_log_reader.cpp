@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <cstring>
 #include <string>
@@ -1470,6 +1471,28 @@ TEST_CASE("a bad chunk header: the damaged chunks inside the skipped bytes are n
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "damaged chunk 2 at byte " + std::to_string(log.at[2])));
   CHECK(d.chunks_read + d.chunks_skipped == 6);
   CHECK(d.last_intact_chunk == 5);
+}
+
+TEST_CASE("resync over many fake chunk headers that each claim 16 MiB takes time linear in the file") {
+  // 10,000 headers of a plain chunk (magic, 16 MiB payload, a checksum that does not verify), one after
+  // another, then 17 MiB of zeros: every header's payload fits in the file. Checksumming each candidate's
+  // claimed payload took 10,000 x 16 MiB of hashing (over 10 s); a record walk rejects each at its first
+  // record (the next fake header announces 16 MiB of body), so only the first is hashed.
+  std::vector<uint8_t> bytes = rawLog({}, 0);
+  bytes.resize(sizeof(kc::FileHeader));
+  constexpr uint32_t kClaimed = 16u << 20;
+  for (uint32_t i = 0; i < 10000; ++i) {
+    const kc::ChunkHeader h{kc::kChunkMagic, kClaimed, 1, i, 5};
+    const size_t at = bytes.size();
+    bytes.resize(at + sizeof(h));
+    std::memcpy(bytes.data() + at, &h, sizeof(h));
+  }
+  bytes.resize(bytes.size() + (size_t{17} << 20), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const kc::LogData d = kc::readLog(bytes);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(d.chunks_read == 0);
+  CHECK(seconds < 2.0);
 }
 
 TEST_CASE("definitions lost with the first chunk: names show as bad ids, one error lists them, the tree holds") {
