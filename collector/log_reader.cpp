@@ -1524,6 +1524,26 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   int64_t repeats = 0;
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
   const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
+  bool end_checked = false;  // the bytes after the End chunk were looked at (chunksAfterEndFillGaps)
+  bool end_moved = false;    // ... and are chunks of this log: reading goes on past the End chunk
+  auto chunksAfterEndFillGaps = [&](size_t from) {
+    std::vector<uint32_t> numbers;
+    numbers.reserve(sequenced.size() + 16);
+    for (const SequencedChunk& s : sequenced) numbers.push_back(s.sequence);
+    const size_t before = numbers.size();
+    for (size_t at = from; at < bytes.size();) {
+      ChunkInfo ci;
+      if (!chunkHeaderAt(bytes, at, ci) || !chunkVerifies(bytes, at)) return false;
+      numbers.push_back(ci.sequence);
+      at += ci.header_bytes + ci.stored_bytes;
+    }
+    if (numbers.size() == before) return false;
+    std::sort(numbers.begin(), numbers.end());
+    for (size_t i = 0; i < numbers.size(); ++i)
+      if (numbers[i] != i) return false;
+    end_moved = true;
+    return true;
+  };
   while (pos < bytes.size()) {
     release(pos);
     const size_t remain = bytes.size() - pos;
@@ -1747,7 +1767,15 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ++log.chunks_skipped;
     pos = end;
     ++chunk;
-    if (log.complete && !log.dataAfterEnd() && pos < bytes.size() && zeroFrom(bytes, pos, scan_drop)) {
+    if (log.complete && !end_checked && pos < bytes.size()) {
+      // An End chunk that is not last: the chunks after it are read when they are this log's chunks put
+      // after it (a file joined from pieces in another order), not a second log nor records appended. They
+      // must be intact chunks to the end of the file whose sequence numbers, with those read so far, are
+      // 0..n-1 each once: the numbers that are missing before the End chunk, and no others.
+      end_checked = true;
+      if (chunksAfterEndFillGaps(pos)) continue;
+    }
+    if (log.complete && !end_moved && !log.dataAfterEnd() && pos < bytes.size() && zeroFrom(bytes, pos, scan_drop)) {
       // Zero bytes after the End record: padding (or blocks allocated and never written), not a second
       // log nor records appended; the log is complete.
       log.zero_tail_offset = pos;
@@ -1757,7 +1785,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   std::to_string(pos) + ": padding (no chunk is in them); the log before them is complete");
       break;
     }
-    if (log.complete && !log.dataAfterEnd() && pos < bytes.size()) {
+    if (log.complete && !end_moved && !log.dataAfterEnd() && pos < bytes.size()) {
       // The End record closes the log. Bytes after its chunk are another log (`cat a.kcount a.kcount`)
       // or records appended after the close: reading them would count the same launches twice.
       log.after_end_offset = pos;

@@ -1266,6 +1266,45 @@ TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not 
                                    " carries sequence number 2 where 1 was expected") == 0);
     CHECK(d.issues[0].message.find("every number from 0 to 4 is in the file once") != std::string::npos);
   }
+  // Pieces of `whole` in the given order of its chunks (indexes into `at`; at[5] is the end of the file).
+  auto chunksInOrder = [&](const std::vector<size_t>& order) {
+    std::vector<size_t> bounds = at;
+    bounds.push_back(whole.size());
+    std::vector<uint8_t> out(whole.begin(), whole.begin() + static_cast<long>(at[0]));
+    for (size_t k : order)
+      out.insert(out.end(), whole.begin() + static_cast<long>(bounds[k]), whole.begin() + static_cast<long>(bounds[k + 1]));
+    return out;
+  };
+  SUBCASE("the End chunk moved before other chunks: the chunks after it are read, out of write order") {
+    for (const auto& order : {std::vector<size_t>{0, 4, 1, 2, 3}, std::vector<size_t>{0, 1, 2, 4, 3},
+                              std::vector<size_t>{4, 0, 1, 2, 3}}) {
+      CAPTURE(order[1]);
+      const kc::LogData d = kc::readLog(chunksInOrder(order));
+      CHECK(d.intact());
+      CHECK(d.complete);
+      CHECK(!d.dataAfterEnd());
+      CHECK(d.launches.size() == 40);
+      CHECK(d.chunks_read == 5);
+      CHECK(d.chunks_skipped == 0);
+      CHECK(d.chunks_out_of_order > 0);
+      REQUIRE(d.issues.size() == 1);
+      CHECK(d.issues[0].message.find("chunks out of write order") == 0);
+    }
+  }
+  SUBCASE("after the End chunk: a repeated chunk, or a chunk of no missing number, is not read") {
+    const kc::LogData again = kc::readLog(chunksInOrder({0, 1, 2, 3, 4, 3}));  // chunk 3 twice
+    CHECK(again.dataAfterEnd());
+    CHECK(again.launches.size() == 40);
+    CHECK(again.chunks_out_of_order == 0);
+    const kc::LogData cut = kc::readLog(chunksInOrder({0, 1, 4, 3}));  // chunk 2 lost: 3 does not fill the gap
+    CHECK(cut.dataAfterEnd());
+    CHECK(cut.launches.size() == 20);
+    std::vector<uint8_t> twice = whole;  // a second log after the End chunk: its header is not a chunk
+    twice.insert(twice.end(), whole.begin(), whole.end());
+    const kc::LogData two = kc::readLog(twice);
+    CHECK(two.after_end_is_log);
+    CHECK(two.launches.size() == 40);
+  }
   SUBCASE("a damaged number that repeats another: not called out of order") {
     std::vector<uint8_t> flipped = whole;
     flipped[at[1] + 16] = 2;  // chunk 1 says 2, as chunk 2 does (the sequence field, docs/format.md)
