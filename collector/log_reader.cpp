@@ -1583,6 +1583,19 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       return "only the first log (bytes 0 to " + std::to_string(at) + ") is read, the " +
              std::to_string(bytes.size() - at) + " bytes from there are not";
     };
+    // The sequence number in the chunk header at `at` (-1 if no chunk header starts there).
+    auto sequenceAt = [&](size_t at) -> int64_t {
+      ChunkInfo ci;
+      return chunkHeaderAt(bytes, at, ci) ? int64_t{ci.sequence} : -1;
+    };
+    // True if no plausible chunk header starts in [from, to).
+    auto noChunkHeaderIn = [&](size_t from, size_t to) {
+      size_t dropped_to = from;
+      for (size_t at = scanForChunk(bytes, from, to, dropped_to, scan_drop); at < to;
+           at = scanForChunk(bytes, at + 1, to, dropped_to, scan_drop))
+        if (chunkHeaderPlausible(bytes, at)) return false;
+      return true;
+    };
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
       // A kcount file header among the bytes skipped: a second log appended to one cut inside a chunk
@@ -1606,6 +1619,20 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         ++log.chunks_skipped;
         skippedChunks(pos + 1, bytes.size());
         return false;
+      }
+      // Bytes that hold no chunk header, followed by an intact chunk that carries the sequence number
+      // expected at pos: junk put between two chunks (bytes inserted by an edit or a copy), not a chunk
+      // lost. Reported as junk bytes; the chunk count and numbering go on from the chunks found.
+      if (next > pos && chunk > 0 && noChunkHeaderIn(pos, next) && sequenceAt(next) == chunk - repeats) {
+        chunkError(pos, chunk,
+                   why + ": " + std::to_string(next - pos) + " junk bytes (bytes " + std::to_string(pos) + " to " +
+                       std::to_string(next) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
+                       std::to_string(chunk) + ", skipped; they hold no chunk header and the chunk after them carries "
+                       "sequence number " + std::to_string(chunk - repeats) + ", the one expected there: no chunk is "
+                       "missing",
+                   0);
+        pos = next;
+        return true;
       }
       // For chunk 0 the search starts after the file header, so the next chunk may lie before pos.
       chunkError(pos, chunk,
@@ -1644,6 +1671,22 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // after an End record, and the file is reported damaged (it is not one log).
     if (pos > sizeof(FileHeader) && bytes.size() - pos >= sizeof(kLogMagic) &&
         std::memcmp(bytes.data() + pos, kLogMagic, sizeof(kLogMagic)) == 0) {
+      // The log's own file header again, followed by an intact chunk that carries the sequence number
+      // expected here (a second log's first chunk carries 0): a repeated header, junk, not a second log.
+      const size_t after = pos + sizeof(FileHeader);
+      if (chunk > 0 && bytes.size() - pos >= sizeof(FileHeader) &&
+          std::memcmp(bytes.data() + pos, bytes.data(), sizeof(FileHeader)) == 0 && chunkVerifies(bytes, after) &&
+          sequenceAt(after) == chunk - repeats) {
+        chunkError(pos, chunk,
+                   std::to_string(sizeof(FileHeader)) + " junk bytes (bytes " + std::to_string(pos) + " to " +
+                       std::to_string(after) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
+                       std::to_string(chunk) + ", skipped: a copy of the file header, followed by a chunk that "
+                       "carries sequence number " + std::to_string(chunk - repeats) +
+                       ", the one expected there (not a second log, whose first chunk carries 0): no chunk is missing",
+                   0);
+        pos = after;
+        continue;
+      }
       error(log, pos, chunk,
             "a second log starts at byte " + std::to_string(pos) +
                 " (a kcount file header where chunk " + std::to_string(chunk) +

@@ -1305,6 +1305,37 @@ TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not 
     CHECK(two.after_end_is_log);
     CHECK(two.launches.size() == 40);
   }
+  SUBCASE("junk bytes between two chunks: reported with their offset and length, no chunk skipped") {
+    for (const size_t junk : {size_t{16}, size_t{4096}}) {
+      CAPTURE(junk);
+      std::vector<uint8_t> padded(whole.begin(), whole.begin() + static_cast<long>(at[2]));
+      padded.insert(padded.end(), junk, 0);
+      padded.insert(padded.end(), whole.begin() + static_cast<long>(at[2]), whole.end());
+      const kc::LogData d = kc::readLog(padded);
+      CHECK(d.complete);
+      CHECK(d.launches.size() == 40);
+      CHECK(d.chunks_read == 5);
+      CHECK(d.chunks_skipped == 0);
+      REQUIRE(d.issues.size() == 1);
+      CHECK(d.issues[0].severity == kc::ReadIssue::Severity::kError);
+      CHECK(d.issues[0].offset == at[2]);
+      CHECK(d.issues[0].message.find(std::to_string(junk) + " junk bytes (bytes " + std::to_string(at[2]) + " to " +
+                                     std::to_string(at[2] + junk) + ") between chunk 1 and chunk 2, skipped") !=
+            std::string::npos);
+    }
+  }
+  SUBCASE("the file header repeated between two chunks: junk, not a second log") {
+    std::vector<uint8_t> padded(whole.begin(), whole.begin() + static_cast<long>(at[2]));
+    padded.insert(padded.end(), whole.begin(), whole.begin() + sizeof(kc::FileHeader));
+    padded.insert(padded.end(), whole.begin() + static_cast<long>(at[2]), whole.end());
+    const kc::LogData d = kc::readLog(padded);
+    CHECK(d.complete);
+    CHECK(d.launches.size() == 40);
+    CHECK(d.chunks_skipped == 0);
+    REQUIRE(d.issues.size() == 1);
+    CHECK(d.issues[0].message.find("16 junk bytes (bytes " + std::to_string(at[2]) + " to " +
+                                   std::to_string(at[2] + 16) + ") between chunk 1 and chunk 2") == 0);
+  }
   SUBCASE("a damaged number that repeats another: not called out of order") {
     std::vector<uint8_t> flipped = whole;
     flipped[at[1] + 16] = 2;  // chunk 1 says 2, as chunk 2 does (the sequence field, docs/format.md)
