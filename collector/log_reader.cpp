@@ -312,8 +312,42 @@ size_t findLogMagic(std::span<const uint8_t> bytes, size_t from, size_t to, cons
   return to;
 }
 
+/// True if records laid end to end fill `payload` exactly: each record header has a type (not 0) and a
+/// body length that leads to the next header or to the payload's end. Reads one 8-byte header per record, not the bodies.
+bool recordsChain(std::span<const uint8_t> payload) {
+  for (size_t at = 0; at < payload.size();) {
+    if (payload.size() - at < sizeof(RecordHeader)) return false;
+    RecordHeader rh;
+    std::memcpy(&rh, payload.data() + at, sizeof(rh));
+    at += sizeof(RecordHeader);
+    if (rh.type == 0) return false;  // record types start at 1 (a zero-filled payload stops here)
+    if (rh.body_bytes > payload.size() - at) return false;
+    at += rh.body_bytes;
+  }
+  return true;
+}
+
+/// Cheap checks a candidate chunk that fits in bytes must pass before its checksum is computed during a
+/// resync: a plain (or stored) payload's records chain to its end, and a zstd payload starts with a zstd
+/// frame of the announced size. A chunk the writer wrote passes them (a chunk that fails them could not
+/// be decoded either). The payload of a fake header in damaged bytes (any 4 bytes equal to a chunk magic)
+/// fails them at its first record, mostly: so a damaged stretch holding many such headers, each claiming
+/// megabytes, costs a record walk per header instead of a checksum of megabytes per header.
+bool chunkStructureFits(std::span<const uint8_t> bytes, size_t at, const ChunkInfo& c) {
+  const auto stored = bytes.subspan(at + c.header_bytes, c.stored_bytes);
+  if (!c.packed || c.codec == static_cast<uint8_t>(ChunkCodec::kStored)) return recordsChain(stored);
+  if (c.codec == static_cast<uint8_t>(ChunkCodec::kZstd)) {
+    const unsigned long long size = ZSTD_getFrameContentSize(stored.data(), stored.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR) return false;
+    return size == ZSTD_CONTENTSIZE_UNKNOWN || size == c.payload_bytes;
+  }
+  return true;  // a codec this reader does not know: only the checksum tells
+}
+
 /// Offset of the first chunk at or after `from` whose checksum verifies, or bytes.size() if none.
-/// `drop` (may be empty) is told the bytes the scan has passed (scanForChunk).
+/// `drop` (may be empty) is told the bytes the scan has passed (scanForChunk). A candidate is checksummed
+/// only when chunkStructureFits(): the checksum's cost is its whole claimed length, up to 16 MiB, and
+/// damaged bytes may hold a chunk magic every few bytes.
 size_t resync(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop = {}) {
   uint8_t magic[4], packed[4];
   std::memcpy(magic, &kChunkMagic, 4);
@@ -322,7 +356,9 @@ size_t resync(std::span<const uint8_t> bytes, size_t from, const ScanDrop& drop 
   for (size_t at = from; at + sizeof(ChunkHeader) <= bytes.size(); ++at) {
     at = scanForChunk(bytes, at, bytes.size(), dropped_to, drop);
     if (at + sizeof(ChunkHeader) > bytes.size()) break;
+    ChunkInfo c;
     if ((std::memcmp(bytes.data() + at, magic, 4) == 0 || std::memcmp(bytes.data() + at, packed, 4) == 0) &&
+        chunkHeaderPlausible(bytes, at) && chunkHeaderAt(bytes, at, c) && chunkStructureFits(bytes, at, c) &&
         chunkVerifies(bytes, at))
       return at;
   }
@@ -1488,6 +1524,26 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   int64_t repeats = 0;
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
   const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
+  bool end_checked = false;  // the bytes after the End chunk were looked at (chunksAfterEndFillGaps)
+  bool end_moved = false;    // ... and are chunks of this log: reading goes on past the End chunk
+  auto chunksAfterEndFillGaps = [&](size_t from) {
+    std::vector<uint32_t> numbers;
+    numbers.reserve(sequenced.size() + 16);
+    for (const SequencedChunk& s : sequenced) numbers.push_back(s.sequence);
+    const size_t before = numbers.size();
+    for (size_t at = from; at < bytes.size();) {
+      ChunkInfo ci;
+      if (!chunkHeaderAt(bytes, at, ci) || !chunkVerifies(bytes, at)) return false;
+      numbers.push_back(ci.sequence);
+      at += ci.header_bytes + ci.stored_bytes;
+    }
+    if (numbers.size() == before) return false;
+    std::sort(numbers.begin(), numbers.end());
+    for (size_t i = 0; i < numbers.size(); ++i)
+      if (numbers[i] != i) return false;
+    end_moved = true;
+    return true;
+  };
   while (pos < bytes.size()) {
     release(pos);
     const size_t remain = bytes.size() - pos;
@@ -1527,6 +1583,19 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       return "only the first log (bytes 0 to " + std::to_string(at) + ") is read, the " +
              std::to_string(bytes.size() - at) + " bytes from there are not";
     };
+    // The sequence number in the chunk header at `at` (-1 if no chunk header starts there).
+    auto sequenceAt = [&](size_t at) -> int64_t {
+      ChunkInfo ci;
+      return chunkHeaderAt(bytes, at, ci) ? int64_t{ci.sequence} : -1;
+    };
+    // True if no plausible chunk header starts in [from, to).
+    auto noChunkHeaderIn = [&](size_t from, size_t to) {
+      size_t dropped_to = from;
+      for (size_t at = scanForChunk(bytes, from, to, dropped_to, scan_drop); at < to;
+           at = scanForChunk(bytes, at + 1, to, dropped_to, scan_drop))
+        if (chunkHeaderPlausible(bytes, at)) return false;
+      return true;
+    };
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
       // A kcount file header among the bytes skipped: a second log appended to one cut inside a chunk
@@ -1550,6 +1619,20 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         ++log.chunks_skipped;
         skippedChunks(pos + 1, bytes.size());
         return false;
+      }
+      // Bytes that hold no chunk header, followed by an intact chunk that carries the sequence number
+      // expected at pos: junk put between two chunks (bytes inserted by an edit or a copy), not a chunk
+      // lost. Reported as junk bytes; the chunk count and numbering go on from the chunks found.
+      if (next > pos && chunk > 0 && noChunkHeaderIn(pos, next) && sequenceAt(next) == chunk - repeats) {
+        chunkError(pos, chunk,
+                   why + ": " + std::to_string(next - pos) + " junk bytes (bytes " + std::to_string(pos) + " to " +
+                       std::to_string(next) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
+                       std::to_string(chunk) + ", skipped; they hold no chunk header and the chunk after them carries "
+                       "sequence number " + std::to_string(chunk - repeats) + ", the one expected there: no chunk is "
+                       "missing",
+                   0);
+        pos = next;
+        return true;
       }
       // For chunk 0 the search starts after the file header, so the next chunk may lie before pos.
       chunkError(pos, chunk,
@@ -1588,6 +1671,22 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // after an End record, and the file is reported damaged (it is not one log).
     if (pos > sizeof(FileHeader) && bytes.size() - pos >= sizeof(kLogMagic) &&
         std::memcmp(bytes.data() + pos, kLogMagic, sizeof(kLogMagic)) == 0) {
+      // The log's own file header again, followed by an intact chunk that carries the sequence number
+      // expected here (a second log's first chunk carries 0): a repeated header, junk, not a second log.
+      const size_t after = pos + sizeof(FileHeader);
+      if (chunk > 0 && bytes.size() - pos >= sizeof(FileHeader) &&
+          std::memcmp(bytes.data() + pos, bytes.data(), sizeof(FileHeader)) == 0 && chunkVerifies(bytes, after) &&
+          sequenceAt(after) == chunk - repeats) {
+        chunkError(pos, chunk,
+                   std::to_string(sizeof(FileHeader)) + " junk bytes (bytes " + std::to_string(pos) + " to " +
+                       std::to_string(after) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
+                       std::to_string(chunk) + ", skipped: a copy of the file header, followed by a chunk that "
+                       "carries sequence number " + std::to_string(chunk - repeats) +
+                       ", the one expected there (not a second log, whose first chunk carries 0): no chunk is missing",
+                   0);
+        pos = after;
+        continue;
+      }
       error(log, pos, chunk,
             "a second log starts at byte " + std::to_string(pos) +
                 " (a kcount file header where chunk " + std::to_string(chunk) +
@@ -1711,7 +1810,15 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ++log.chunks_skipped;
     pos = end;
     ++chunk;
-    if (log.complete && !log.dataAfterEnd() && pos < bytes.size() && zeroFrom(bytes, pos, scan_drop)) {
+    if (log.complete && !end_checked && pos < bytes.size()) {
+      // An End chunk that is not last: the chunks after it are read when they are this log's chunks put
+      // after it (a file joined from pieces in another order), not a second log nor records appended. They
+      // must be intact chunks to the end of the file whose sequence numbers, with those read so far, are
+      // 0..n-1 each once: the numbers that are missing before the End chunk, and no others.
+      end_checked = true;
+      if (chunksAfterEndFillGaps(pos)) continue;
+    }
+    if (log.complete && !end_moved && !log.dataAfterEnd() && pos < bytes.size() && zeroFrom(bytes, pos, scan_drop)) {
       // Zero bytes after the End record: padding (or blocks allocated and never written), not a second
       // log nor records appended; the log is complete.
       log.zero_tail_offset = pos;
@@ -1721,7 +1828,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   std::to_string(pos) + ": padding (no chunk is in them); the log before them is complete");
       break;
     }
-    if (log.complete && !log.dataAfterEnd() && pos < bytes.size()) {
+    if (log.complete && !end_moved && !log.dataAfterEnd() && pos < bytes.size()) {
       // The End record closes the log. Bytes after its chunk are another log (`cat a.kcount a.kcount`)
       // or records appended after the close: reading them would count the same launches twice.
       log.after_end_offset = pos;

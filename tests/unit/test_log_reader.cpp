@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <cstring>
 #include <string>
@@ -1265,6 +1266,76 @@ TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not 
                                    " carries sequence number 2 where 1 was expected") == 0);
     CHECK(d.issues[0].message.find("every number from 0 to 4 is in the file once") != std::string::npos);
   }
+  // Pieces of `whole` in the given order of its chunks (indexes into `at`; at[5] is the end of the file).
+  auto chunksInOrder = [&](const std::vector<size_t>& order) {
+    std::vector<size_t> bounds = at;
+    bounds.push_back(whole.size());
+    std::vector<uint8_t> out(whole.begin(), whole.begin() + static_cast<long>(at[0]));
+    for (size_t k : order)
+      out.insert(out.end(), whole.begin() + static_cast<long>(bounds[k]), whole.begin() + static_cast<long>(bounds[k + 1]));
+    return out;
+  };
+  SUBCASE("the End chunk moved before other chunks: the chunks after it are read, out of write order") {
+    for (const auto& order : {std::vector<size_t>{0, 4, 1, 2, 3}, std::vector<size_t>{0, 1, 2, 4, 3},
+                              std::vector<size_t>{4, 0, 1, 2, 3}}) {
+      CAPTURE(order[1]);
+      const kc::LogData d = kc::readLog(chunksInOrder(order));
+      CHECK(d.intact());
+      CHECK(d.complete);
+      CHECK(!d.dataAfterEnd());
+      CHECK(d.launches.size() == 40);
+      CHECK(d.chunks_read == 5);
+      CHECK(d.chunks_skipped == 0);
+      CHECK(d.chunks_out_of_order > 0);
+      REQUIRE(d.issues.size() == 1);
+      CHECK(d.issues[0].message.find("chunks out of write order") == 0);
+    }
+  }
+  SUBCASE("after the End chunk: a repeated chunk, or a chunk of no missing number, is not read") {
+    const kc::LogData again = kc::readLog(chunksInOrder({0, 1, 2, 3, 4, 3}));  // chunk 3 twice
+    CHECK(again.dataAfterEnd());
+    CHECK(again.launches.size() == 40);
+    CHECK(again.chunks_out_of_order == 0);
+    const kc::LogData cut = kc::readLog(chunksInOrder({0, 1, 4, 3}));  // chunk 2 lost: 3 does not fill the gap
+    CHECK(cut.dataAfterEnd());
+    CHECK(cut.launches.size() == 20);
+    std::vector<uint8_t> twice = whole;  // a second log after the End chunk: its header is not a chunk
+    twice.insert(twice.end(), whole.begin(), whole.end());
+    const kc::LogData two = kc::readLog(twice);
+    CHECK(two.after_end_is_log);
+    CHECK(two.launches.size() == 40);
+  }
+  SUBCASE("junk bytes between two chunks: reported with their offset and length, no chunk skipped") {
+    for (const size_t junk : {size_t{16}, size_t{4096}}) {
+      CAPTURE(junk);
+      std::vector<uint8_t> padded(whole.begin(), whole.begin() + static_cast<long>(at[2]));
+      padded.insert(padded.end(), junk, 0);
+      padded.insert(padded.end(), whole.begin() + static_cast<long>(at[2]), whole.end());
+      const kc::LogData d = kc::readLog(padded);
+      CHECK(d.complete);
+      CHECK(d.launches.size() == 40);
+      CHECK(d.chunks_read == 5);
+      CHECK(d.chunks_skipped == 0);
+      REQUIRE(d.issues.size() == 1);
+      CHECK(d.issues[0].severity == kc::ReadIssue::Severity::kError);
+      CHECK(d.issues[0].offset == at[2]);
+      CHECK(d.issues[0].message.find(std::to_string(junk) + " junk bytes (bytes " + std::to_string(at[2]) + " to " +
+                                     std::to_string(at[2] + junk) + ") between chunk 1 and chunk 2, skipped") !=
+            std::string::npos);
+    }
+  }
+  SUBCASE("the file header repeated between two chunks: junk, not a second log") {
+    std::vector<uint8_t> padded(whole.begin(), whole.begin() + static_cast<long>(at[2]));
+    padded.insert(padded.end(), whole.begin(), whole.begin() + sizeof(kc::FileHeader));
+    padded.insert(padded.end(), whole.begin() + static_cast<long>(at[2]), whole.end());
+    const kc::LogData d = kc::readLog(padded);
+    CHECK(d.complete);
+    CHECK(d.launches.size() == 40);
+    CHECK(d.chunks_skipped == 0);
+    REQUIRE(d.issues.size() == 1);
+    CHECK(d.issues[0].message.find("16 junk bytes (bytes " + std::to_string(at[2]) + " to " +
+                                   std::to_string(at[2] + 16) + ") between chunk 1 and chunk 2") == 0);
+  }
   SUBCASE("a damaged number that repeats another: not called out of order") {
     std::vector<uint8_t> flipped = whole;
     flipped[at[1] + 16] = 2;  // chunk 1 says 2, as chunk 2 does (the sequence field, docs/format.md)
@@ -1470,6 +1541,28 @@ TEST_CASE("a bad chunk header: the damaged chunks inside the skipped bytes are n
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "damaged chunk 2 at byte " + std::to_string(log.at[2])));
   CHECK(d.chunks_read + d.chunks_skipped == 6);
   CHECK(d.last_intact_chunk == 5);
+}
+
+TEST_CASE("resync over many fake chunk headers that each claim 16 MiB takes time linear in the file") {
+  // 10,000 headers of a plain chunk (magic, 16 MiB payload, a checksum that does not verify), one after
+  // another, then 17 MiB of zeros: every header's payload fits in the file. Checksumming each candidate's
+  // claimed payload took 10,000 x 16 MiB of hashing (over 10 s); a record walk rejects each at its first
+  // record (the next fake header announces 16 MiB of body), so only the first is hashed.
+  std::vector<uint8_t> bytes = rawLog({}, 0);
+  bytes.resize(sizeof(kc::FileHeader));
+  constexpr uint32_t kClaimed = 16u << 20;
+  for (uint32_t i = 0; i < 10000; ++i) {
+    const kc::ChunkHeader h{kc::kChunkMagic, kClaimed, 1, i, 5};
+    const size_t at = bytes.size();
+    bytes.resize(at + sizeof(h));
+    std::memcpy(bytes.data() + at, &h, sizeof(h));
+  }
+  bytes.resize(bytes.size() + (size_t{17} << 20), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const kc::LogData d = kc::readLog(bytes);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(d.chunks_read == 0);
+  CHECK(seconds < 2.0);
 }
 
 TEST_CASE("definitions lost with the first chunk: names show as bad ids, one error lists them, the tree holds") {
