@@ -2091,7 +2091,8 @@ void sortKernelRows(std::vector<KernelRow>& rows, KernelSort sort) {
 }
 
 /// Kernel rows of `logs` merged by name, in `sort`'s order (kernelSortName()). Range paths are raw
-/// (LogData::scopePath(); JSON keys), or with `display` escaped as text tables and CSV show them. From
+/// (scopePathWithDomains()), or with `display` escaped as text tables, CSV and JSON keys show them (a raw
+/// path merges the root with a range named "(no range)", and "a/b" at the top with b inside a). From
 /// each log's Summary (its tallies per range and kernel name, the join of summarize() or of the streaming
 /// join, and the first shape per name), so a log read by streaming needs no kernel records in memory.
 std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs, bool display, KernelSort sort) {
@@ -2286,14 +2287,14 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
   std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
   if (logs.size() > 1)
     for (size_t i = 0; i < logs.size(); ++i)
-      for (auto& r : collectKernels({&logs[i]}, false, sort)) per[i].emplace(r.name, std::move(r));
+      for (auto& r : collectKernels({&logs[i]}, true, sort)) per[i].emplace(r.name, std::move(r));
   auto rangesJson = [](const KernelRow& r) {
     json ranges = json::object();
     for (const auto& [p, n] : r.ranges) ranges[p] = n;
     return ranges;
   };
   const bool all_gpu = allGpuTimes(logs);
-  for (const auto& r : collectKernels(pointers(logs), false, sort)) {
+  for (const auto& r : collectKernels(pointers(logs), true, sort)) {
     json k{{"name", r.name},
            {"short", shortKernelNameUncut(r.name)},
            {"count", r.count},
