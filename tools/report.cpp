@@ -1336,15 +1336,6 @@ std::string formatMeanDuration(uint64_t total_ns, uint64_t n) {
   return formatDuration(roundedMean(total_ns, n));
 }
 
-std::string plural(uint64_t n, std::string_view one, std::string_view many) {
-  if (n == 1) return std::string(one);
-  return many.empty() ? std::string(one) + "s" : std::string(many);
-}
-
-std::string counted(uint64_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, plural(n, one, many));
-}
-
 std::string unsupportedVersionText(const LogData& d) {
   return fmt::format("format {}.{} is not one this kcount reads ({}.x): read it with the kcount that wrote it, or "
                      "a later one",
