@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "collector/compact.h"
+#include "collector/counted.h"
 #include "collector/mapped_file.h"
 
 namespace kc {
@@ -958,11 +959,11 @@ void Decoder::checkReferences() {
   if (!undefined[0].empty() || !undefined[1].empty()) {
     std::string text = "undefined ids (their definitions were lost; found after reading):";
     if (!undefined[1].empty())
-      text += " " + std::to_string(undefined[1].size()) + " string ids (" + idList(undefined[1]) + "), used by " +
-              std::to_string(records[1]) + " records, show as <bad string id N>" + (undefined[0].empty() ? "" : ";");
+      text += " " + counted(undefined[1].size(), "string id") + " (" + idList(undefined[1]) + "), used by " +
+              counted(records[1], "record") + ", show as <bad string id N>" + (undefined[0].empty() ? "" : ";");
     if (!undefined[0].empty())
-      text += " " + std::to_string(undefined[0].size()) + " scope ids (" + idList(undefined[0]) + "), used by " +
-              std::to_string(records[0]) + " records, show as <bad scope id N>; their launches, kernels and "
+      text += " " + counted(undefined[0].size(), "scope id") + " (" + idList(undefined[0]) + "), used by " +
+              counted(records[0], "record") + ", show as <bad scope id N>; their launches, kernels and "
               "ranges are counted in the row (unknown range: definition lost to damage)";
     if (refs_unlisted_ > 0) text += "; further ids not listed";
     error(log, ReadIssue::kNoOffset, -1, text);

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <limits>
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
@@ -176,7 +177,8 @@ const char* apiDomainName(uint8_t domain) {
   return "unknown";
 }
 
-int64_t i64(uint64_t v) { return static_cast<int64_t>(v); }
+/// An unsigned value of the log (a time, an id, a size) as a cell: never read as a negative number.
+ExportCell u64(uint64_t v) { return ExportCell{v}; }
 
 // ---------------------------------------------------------------------------------------------------
 // Chrome trace
@@ -633,8 +635,8 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
                                             [](const LaunchBody& l) { return (l.flags & kLaunchMemOp) != 0; });
     c = {int64_t(ix.index()), ix.globalPid(), int64_t(ix.pid()), std::string_view(host), std::string_view(cmd),
          std::string_view(ix.path()), std::string_view(version), int64_t(d.complete), int64_t(d.damaged()),
-         i64(d.launches.size() - memory_calls), i64(d.kernels.size()), i64(d.ranges.size()),
-         i64(d.stats.dropped_host_records), i64(d.stats.dropped_activity_records), i64(memory_calls)};
+         u64(d.launches.size() - memory_calls), u64(d.kernels.size()), u64(d.ranges.size()),
+         u64(d.stats.dropped_host_records), u64(d.stats.dropped_activity_records), u64(memory_calls)};
     sink.row(c);
   }
   sink.endTable();
@@ -668,7 +670,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
     const LogData& d = ix.data();
     for (const auto& r : d.ranges) {
       std::string_view name = r.scope_id < d.scopes.size() ? d.str(d.scopes[r.scope_id].name_id) : ix.scopePath(r.scope_id);
-      c = {int64_t(ix.index()), i64(r.begin_ns), i64(r.end_ns), int64_t(d.logScopeId(r.scope_id)), name, ix.scopePath(r.scope_id),
+      c = {int64_t(ix.index()), u64(r.begin_ns), u64(r.end_ns), int64_t(d.logScopeId(r.scope_id)), name, ix.scopePath(r.scope_id),
            ix.globalTid(r.thread_id), int64_t(r.thread_id), int64_t(r.end_thread_id),
            int64_t((r.flags & kRangeProcessWide) != 0), int64_t((r.flags & kRangeUnclosed) != 0)};
       sink.row(c);
@@ -682,7 +684,7 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
     for (uint32_t i = 0; i < d.launches.size(); ++i) {
       const auto& l = d.launches[i];
       if (ix.isMemoryCall(i)) continue;  // memcpy/memset calls: table memops
-      c = {int64_t(ix.index()), i64(l.correlation_id), i64(l.enter_ns), i64(l.exit_ns), int64_t(d.logScopeId(l.scope_id)),
+      c = {int64_t(ix.index()), u64(l.correlation_id), u64(l.enter_ns), u64(l.exit_ns), int64_t(d.logScopeId(l.scope_id)),
            ix.scopePath(l.scope_id), ix.globalTid(l.thread_id), int64_t(l.thread_id), d.str(l.api_id),
            int64_t(l.cbid), std::string_view(apiDomainName(l.domain)), int64_t(l.is_graph_launch != 0),
            int64_t((l.flags & kLaunchCaptured) != 0), int64_t(ix.kernelsOfLaunch(i)), ix.launchSegment(i)};
@@ -709,14 +711,14 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
       // KCOUNT_GPU_TIME=0: what only the kernel's activity record gives (GPU start/end, device, context,
       // stream, grid, block, cluster, registers, shared memory, graph) is null, not 0.
       auto g = [&](ExportCell v) { return gpu_time ? v : ExportCell{}; };
-      c = {int64_t(ix.index()), ix.globalPid(), i64(k.correlation_id), g(i64(k.start_ns)), g(i64(k.end_ns)),
+      c = {int64_t(ix.index()), ix.globalPid(), u64(k.correlation_id), g(u64(k.start_ns)), g(u64(k.end_ns)),
            g(int64_t(k.device_id)), g(int64_t(k.context_id)), g(int64_t(k.stream_id)), scope, path, tid,
            std::string_view(name.short_name), std::string_view(name.demangled), d.str(k.name_id),
            std::string_view(name.category),
            name.library.empty() ? ExportCell{} : ExportCell{std::string_view(name.library)}, g(int64_t(k.grid[0])),
            g(int64_t(k.grid[1])), g(int64_t(k.grid[2])), g(int64_t(k.block[0])), g(int64_t(k.block[1])),
            g(int64_t(k.block[2])), g(int64_t(k.cluster[0])), g(int64_t(k.cluster[1])), g(int64_t(k.cluster[2])),
-           g(int64_t(k.registers)), g(int64_t(k.shared_bytes)), g(int64_t(k.graph_id)), g(i64(k.graph_node_id)),
+           g(int64_t(k.registers)), g(int64_t(k.shared_bytes)), g(int64_t(k.graph_id)), g(u64(k.graph_node_id)),
            ix.kernelSegment(j)};
       sink.row(c);
     }
@@ -736,13 +738,13 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
         path = ix.scopePath(l.scope_id);
         tid = ix.globalTid(l.thread_id);
         name = d.str(l.api_id);
-        start = i64(l.enter_ns);
-        end = i64(l.exit_ns);
+        start = u64(l.enter_ns);
+        end = u64(l.exit_ns);
       }
       const bool memset = m.kind == static_cast<uint8_t>(MemOpKind::kMemset);
-      c = {int64_t(ix.index()), ix.globalPid(), i64(m.correlation_id), i64(m.start_ns), i64(m.end_ns),
+      c = {int64_t(ix.index()), ix.globalPid(), u64(m.correlation_id), u64(m.start_ns), u64(m.end_ns),
            int64_t(m.device_id), int64_t(m.stream_id), std::string_view(memset ? "memset" : "memcpy"),
-           int64_t(m.copy_kind), i64(m.bytes), scope, path, tid, name, start, end, ix.memOpSegment(j)};
+           int64_t(m.copy_kind), u64(m.bytes), scope, path, tid, name, start, end, ix.memOpSegment(j)};
       sink.row(c);
     }
   }
@@ -814,6 +816,10 @@ class SqliteSink : public TableSink {
         sqlite3_bind_null(insert_, p);
       } else if (auto* v = std::get_if<int64_t>(&cell)) {
         sqlite3_bind_int64(insert_, p, *v);
+      } else if (auto* u = std::get_if<uint64_t>(&cell)) {
+        // SQLite's INTEGER is signed 64-bit: a value above INT64_MAX (a time past 2^63 ns) is stored as
+        // INT64_MAX, the largest it holds, rather than wrapping to a negative number.
+        sqlite3_bind_int64(insert_, p, static_cast<int64_t>(std::min<uint64_t>(*u, std::numeric_limits<int64_t>::max())));
       } else {
         std::string storage;
         auto s = validUtf8(std::get<std::string_view>(cell), storage);
@@ -973,6 +979,7 @@ class JsonSink : public TableSink {
     for (size_t i = 0; i < cells.size(); ++i) {
       out_ << (i ? "," : "") << '"' << table_->columns[i].name << "\":";
       if (auto* v = std::get_if<int64_t>(&cells[i])) out_ << *v;
+      else if (auto* u = std::get_if<uint64_t>(&cells[i])) out_ << *u;
       else if (auto* s = std::get_if<std::string_view>(&cells[i])) out_ << jsonQuote(*s);
       else out_ << "null";
     }
@@ -993,6 +1000,7 @@ void writeCsvRow(std::ostream& out, const std::vector<ExportCell>& cells) {
   for (size_t i = 0; i < cells.size(); ++i) {
     if (i) out << ',';
     if (auto* v = std::get_if<int64_t>(&cells[i])) out << *v;
+    else if (auto* u = std::get_if<uint64_t>(&cells[i])) out << *u;
     else if (auto* s = std::get_if<std::string_view>(&cells[i])) out << csvField(*s);
   }
   out << '\n';

@@ -89,8 +89,10 @@ struct ExportTable {
   std::vector<ExportColumn> columns;
 };
 
-/// One cell: NULL, an integer, or text (valid only during the TableSink::row call).
-using ExportCell = std::variant<std::monostate, int64_t, std::string_view>;
+/// One cell: NULL, an integer, or text (valid only during the TableSink::row call). A time, id or size of
+/// the log is unsigned (uint64_t): JSON and CSV write it as it is; SQLite, whose INTEGER is signed 64-bit,
+/// stores one above INT64_MAX as INT64_MAX (docs/export.md).
+using ExportCell = std::variant<std::monostate, int64_t, uint64_t, std::string_view>;
 
 /// Writes one CSV row (RFC 4180) and its newline to `out`: an integer in decimal, text through csvField()
 /// (quoted where needed, valid UTF-8), NULL as an empty field. The CSV tables of `export` and `kcount diff

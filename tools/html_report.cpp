@@ -98,13 +98,16 @@ json runJson(const LoadedLog& l, const std::string& label) {
   };
   std::map<uint32_t, Row> by_name;
   std::unordered_map<uint32_t, std::string> paths;
+  // A kernel's range as `kcount kernels` writes it (escaped: a top-level range with an empty name is `""`,
+  // not an empty entry at the start of the cell; `a\/b` and `\(no range)` stay apart from `a/b` and the root).
+  auto kernelRangePath = [&](uint32_t scope) { return scope == kRootScope ? d.scopePath(scope) : displayPath(d, scope); };
   if (d.summary_mode) {  // no kernel records: the snapshot's tallies per (range, name)
     for (const RangeStats& rs : s.exclusive)
       for (const auto& [name_id, t] : rs.by_kernel) {
         Row& r = by_name[name_id];
         r.count += t.count;
         r.gpu_ns += t.gpu_ns;
-        r.ranges[scopePathWithDomains(d, rs.scope_id)] += t.count;
+        r.ranges[kernelRangePath(rs.scope_id)] += t.count;
       }
     for (const auto& [name_id, t] : s.unmatched_by_kernel) {
       Row& r = by_name[name_id];
@@ -127,7 +130,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
     } else {
       const uint32_t scope = d.launches[*launch].scope_id;
       auto p = paths.find(scope);
-      if (p == paths.end()) p = paths.emplace(scope, scopePathWithDomains(d, scope)).first;
+      if (p == paths.end()) p = paths.emplace(scope, kernelRangePath(scope)).first;
       ++r.ranges[p->second];
     }
   }

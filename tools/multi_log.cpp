@@ -26,9 +26,10 @@ constexpr const char* kNoTotals = "no totals";
 struct Cell {
   uint64_t v[5] = {0, 0, 0, 0, 0};  // in kMetrics order
   bool gpu = true;                    // false: the log has no GPU times (gpuTimeRecorded()); v[2] is not known
+  bool cpu = true;                    // false: no instance (the "(no range)" row): v[3] was not measured
 
-  /// Metric `m` is known (GPU time only where recorded).
-  bool known(int m) const { return m != 2 || gpu; }
+  /// Metric `m` is known (GPU time only where recorded, CPU time only where the range has instances).
+  bool known(int m) const { return (m != 2 || gpu) && (m != 3 || cpu); }
 };
 
 struct RawPath {
@@ -50,7 +51,7 @@ void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths
     // (no range): what ran outside every range; records of an unknown range (damage) in a row of their own.
     const RangeStats no_range = noRangeStats(s);
     auto add = [&](const std::string& path, const std::string& text, const RangeStats& r, uint64_t cpu_ns,
-                   std::optional<std::string> domain = std::nullopt) {
+                   uint64_t instances, std::optional<std::string> domain = std::nullopt) {
       auto [it, fresh] = cells.try_emplace(text, logs.size());
       if (fresh) paths.push_back(text);
       if (fresh) raw[text] = RawPath{path, std::move(domain)};
@@ -61,14 +62,19 @@ void collect(const std::vector<LoadedLog>& logs, std::vector<std::string>& paths
       c.v[3] = cpu_ns;
       c.v[4] = r.launch_api_ns;
       c.gpu = gpuTimeRecorded(d);
+      // CPU time is the wall time of instances: without one (the root, an unknown range) it was not
+      // measured, '-' and null as in summary's per-log table, not 0.
+      c.cpu = instances > 0;
       it->second[i] = c;
     };
     for (uint32_t id : shownScopes(d, s)) {
       if (id == kRootScope) {
-        add(d.scopePath(id), d.scopePath(id), no_range, no_range.cpu_ns);
-        if (hasUnresolved(s)) add(std::string(kUnresolvedLabel), std::string(kUnresolvedLabel), s.unresolved, s.unresolved.cpu_ns);
+        add(d.scopePath(id), d.scopePath(id), no_range, no_range.cpu_ns, no_range.instances);
+        if (hasUnresolved(s))
+          add(std::string(kUnresolvedLabel), std::string(kUnresolvedLabel), s.unresolved, s.unresolved.cpu_ns, 0);
       } else {
-        add(d.scopePath(id), displayPath(d, id), s.inclusive[id], s.exclusive[id].cpu_ns, rangeDomain(d, id));
+        add(d.scopePath(id), displayPath(d, id), s.inclusive[id], s.exclusive[id].cpu_ns, s.exclusive[id].instances,
+            rangeDomain(d, id));
       }
     }
   }
@@ -187,7 +193,7 @@ json acrossRangeJson(const AcrossRanges& a, const std::string& p) {
     }
     const Spread s = spreadOf(present);
     per_log[kMetrics[m]] = vals;
-    if (present.empty() && m == 2) {  // no log with the range recorded GPU time
+    if (present.empty()) {  // no log with the range recorded GPU time, or measured its CPU time
       total[kMetrics[m]] = nullptr;
       spread[kMetrics[m]] = nullptr;
       continue;
@@ -280,7 +286,7 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
       sum += c->v[m];
     }
     const Spread s = spreadOf(present);
-    const bool none = present.empty() && m == 2;  // GPU time recorded by no log with the range
+    const bool none = present.empty();  // GPU time recorded, or CPU time measured, by no log with the range
     r.push_back(none ? "-" : fmtv(static_cast<double>(sum)));
     r.push_back(none ? "-" : fmtv(s.min));
     r.push_back(none ? "-" : fmtv(s.median));

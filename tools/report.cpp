@@ -1312,14 +1312,18 @@ bool windowsShown(const LogData& d) {
 std::string formatDuration(uint64_t ns) {
   if (ns == kSaturated) return "≥" + formatDuration(ns - 1);  // a sum held at 2^64 - 1: at least that
   if (ns < 1000) return fmt::format("{} ns", ns);
+  // Three significant digits: rounded first, then the unit and the decimals chosen for the rounded text, so
+  // 9999 ns is 10.0 µs (not 10.00 µs), 999500 ns 1.00 ms (not 1000 µs). Seconds take any number of digits.
   const double v = static_cast<double>(ns);
-  auto three = [](double x, const char* unit) {
-    const int decimals = x < 10 ? 2 : x < 100 ? 1 : 0;
-    return fmt::format("{:.{}f} {}", x, decimals, unit);
-  };
-  if (ns < 1000000) return three(v / 1e3, "µs");
-  if (ns < 1000000000) return three(v / 1e6, "ms");
-  return three(v / 1e9, "s");
+  constexpr std::pair<double, const char*> kUnits[] = {{1e3, "µs"}, {1e6, "ms"}, {1e9, "s"}};
+  for (const auto& [scale, unit] : kUnits) {
+    for (int decimals = 2; decimals >= 0; --decimals) {
+      const std::string t = fmt::format("{:.{}f}", v / scale, decimals);
+      const size_t digits = decimals > 0 ? t.find('.') : t.size();  // before the point
+      if (digits + decimals <= 3 || (decimals == 0 && std::string_view(unit) == "s")) return t + " " + unit;
+    }
+  }
+  return {};  // not reached: seconds take any number of digits
 }
 
 uint64_t roundedMean(uint64_t total, uint64_t n) noexcept {
@@ -1330,15 +1334,6 @@ uint64_t roundedMean(uint64_t total, uint64_t n) noexcept {
 
 std::string formatMeanDuration(uint64_t total_ns, uint64_t n) {
   return formatDuration(roundedMean(total_ns, n));
-}
-
-std::string plural(uint64_t n, std::string_view one, std::string_view many) {
-  if (n == 1) return std::string(one);
-  return many.empty() ? std::string(one) + "s" : std::string(many);
-}
-
-std::string counted(uint64_t n, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", n, plural(n, one, many));
 }
 
 std::string unsupportedVersionText(const LogData& d) {
@@ -1360,7 +1355,9 @@ std::string percentChange(uint64_t a, uint64_t b) {
   // Ten times as much and more: a factor reads at a glance where "+504862%" does not.
   if (p >= 900) {
     const double factor = static_cast<double>(b) / static_cast<double>(a);
-    return factor < 99.5 ? fmt::format("×{:.1f}", factor) : fmt::format("×{:.0f}", factor);
+    // One decimal below 100, judged on the rounded value: 99.949 is ×99.9, 99.96 is ×100.
+    const std::string one = fmt::format("{:.1f}", factor);
+    return "×" + (one.size() < 5 ? one : fmt::format("{:.0f}", factor));
   }
   if (mag >= 0.95) return fmt::format("{:+.0f}%", p);  // rounds to 1% or more: whole percent
   if (mag >= 0.05) return fmt::format("{:+.1f}%", p);
@@ -2091,7 +2088,8 @@ void sortKernelRows(std::vector<KernelRow>& rows, KernelSort sort) {
 }
 
 /// Kernel rows of `logs` merged by name, in `sort`'s order (kernelSortName()). Range paths are raw
-/// (LogData::scopePath(); JSON keys), or with `display` escaped as text tables and CSV show them. From
+/// (scopePathWithDomains()), or with `display` escaped as text tables, CSV and JSON keys show them (a raw
+/// path merges the root with a range named "(no range)", and "a/b" at the top with b inside a). From
 /// each log's Summary (its tallies per range and kernel name, the join of summarize() or of the streaming
 /// join, and the first shape per name), so a log read by streaming needs no kernel records in memory.
 std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs, bool display, KernelSort sort) {
@@ -2286,14 +2284,14 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
   std::vector<std::unordered_map<std::string, KernelRow>> per(logs.size());
   if (logs.size() > 1)
     for (size_t i = 0; i < logs.size(); ++i)
-      for (auto& r : collectKernels({&logs[i]}, false, sort)) per[i].emplace(r.name, std::move(r));
+      for (auto& r : collectKernels({&logs[i]}, true, sort)) per[i].emplace(r.name, std::move(r));
   auto rangesJson = [](const KernelRow& r) {
     json ranges = json::object();
     for (const auto& [p, n] : r.ranges) ranges[p] = n;
     return ranges;
   };
   const bool all_gpu = allGpuTimes(logs);
-  for (const auto& r : collectKernels(pointers(logs), false, sort)) {
+  for (const auto& r : collectKernels(pointers(logs), true, sort)) {
     json k{{"name", r.name},
            {"short", shortKernelNameUncut(r.name)},
            {"count", r.count},

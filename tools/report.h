@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/analysis.h"
+#include "collector/counted.h"
 #include "collector/log_reader.h"
 #include "collector/stream_summary.h"
 #include "tools/json_writer.h"
@@ -136,17 +137,12 @@ std::string formatMeanDuration(uint64_t total_ns, uint64_t n);
 /// total_ns / n rounded to the nearest ns (half up), without overflow; 0 for n == 0.
 uint64_t roundedMean(uint64_t total, uint64_t n) noexcept;
 
-/// "1 kernel", "3 kernels", "0 kernels": `n` and the noun in the number it takes. `many` defaults to
-/// `one` + "s" ("1 launch" needs many = "launches"). The one plural helper of the tool's text output.
-std::string counted(uint64_t n, std::string_view one, std::string_view many = {});
 /// "format M.m is not one this kcount reads (1.x): read it with the kcount that wrote it, or a later one",
 /// for a log whose header names another major version (LogData::unsupported_version).
 std::string unsupportedVersionText(const LogData& d);
 /// "9660 launches (+6 memcpy/memset calls)": kernel and graph launches, with the memcpy/memset API calls
 /// (launch records with kLaunchMemOp) named apart when there are any; as summary, check and ctl show them.
 std::string launchesText(uint64_t launches, uint64_t mem_calls);
-/// The noun alone, as counted() picks it: `one` for n == 1, else `many` (default `one` + "s").
-std::string plural(uint64_t n, std::string_view one, std::string_view many = {});
 
 /// Change from a to b in percent, as diffs print it: "+12%", "-4%" at 1% and above (whole percent);
 /// "+0.4%", "-0.3%" with one decimal below 1%; "<0.1%" (no sign) when it is not zero but rounds to 0.0;

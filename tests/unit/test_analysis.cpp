@@ -317,6 +317,28 @@ TEST_CASE("durations print with units") {
   CHECK(kc::formatDuration(2'510'000'000) == "2.51 s");
 }
 
+TEST_CASE("durations are rounded first, then given their unit and decimals: never 4 digits below seconds") {
+  // Each boundary of 3 significant digits: the last value below it and the first that rounds onto it.
+  CHECK(kc::formatDuration(1000) == "1.00 µs");
+  CHECK(kc::formatDuration(9994) == "9.99 µs");
+  CHECK(kc::formatDuration(9996) == "10.0 µs");  // was "10.00 µs"
+  CHECK(kc::formatDuration(9999) == "10.0 µs");
+  CHECK(kc::formatDuration(99949) == "99.9 µs");
+  CHECK(kc::formatDuration(99950) == "100 µs");
+  CHECK(kc::formatDuration(99999) == "100 µs");  // was "100.0 µs"
+  CHECK(kc::formatDuration(999499) == "999 µs");
+  CHECK(kc::formatDuration(999500) == "1.00 ms");  // was "1000 µs"
+  CHECK(kc::formatDuration(999999) == "1.00 ms");
+  CHECK(kc::formatDuration(9'996'000) == "10.0 ms");
+  CHECK(kc::formatDuration(99'950'000) == "100 ms");
+  CHECK(kc::formatDuration(999'499'999) == "999 ms");
+  CHECK(kc::formatDuration(999'500'000) == "1.00 s");  // was "1000 ms"
+  CHECK(kc::formatDuration(9'996'000'000) == "10.0 s");
+  CHECK(kc::formatDuration(99'950'000'000) == "100 s");
+  CHECK(kc::formatDuration(1'234'600'000'000) == "1235 s");  // seconds: no larger unit
+  CHECK(kc::formatDuration(18'446'744'073'709'551'614ull) == "18446744074 s");
+}
+
 TEST_CASE("a time window keeps the records that overlap it and both ends of each launch") {
   const kc::LogData d = nestedLog();
   // [290, 310]: launch 3 (300-305, its kernel at 3000-3100 comes along), range step/gate 290-310 and the

@@ -48,7 +48,8 @@ TEST_CASE("report page: a range named </script> stays inside the data; ranges de
   CHECK(run["ranges"][2]["path"] == "</script><script>alert(1)</script>/inner");
   CHECK(run["ranges"][2]["excl"]["gpu_ns"] == 20);
   CHECK(run["ranges"][1]["incl"]["kernels"] == 1);
-  CHECK(run["kernels"][0]["ranges"]["</script><script>alert(1)</script>/inner"] == 1);
+  // A kernel's ranges as `kcount kernels` writes them: a '/' inside a name is "\/".
+  CHECK(run["kernels"][0]["ranges"]["<\\/script><script>alert(1)<\\/script>/inner"] == 1);
   // Each range's verdict is the one `kcount summary` gives it (summary JSON "verdict"); the root has none.
   const auto summary = kc::summaryJson(logs[0]);
   size_t compared = 0;
@@ -94,6 +95,41 @@ TEST_CASE("report page: ranges under a parent without instance are kept, with th
   CHECK(run["ranges"][1]["instances"] == 0);
   CHECK(run["ranges"][2]["path"] == "outer/request");
   CHECK(run["ranges"][2]["depth"] == 2);
+}
+
+TEST_CASE("report page: a kernel's ranges are the paths kcount kernels writes, none empty") {
+  // A top-level range with an empty name had the key "", so the kernels table's cell began with ", ".
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeString(1, "");
+  w.writeString(2, "k");
+  w.writeString(3, "a/b");
+  w.writeScope({1, 0, 1, 0});
+  w.writeScope({2, 0, 3, 0});
+  for (uint32_t scope = 0; scope < 3; ++scope) {
+    kc::LaunchBody l{};
+    l.correlation_id = scope + 1;
+    l.scope_id = scope;
+    l.exit_ns = 5;
+    w.writeLaunch(l);
+    kc::KernelBody k{};
+    k.correlation_id = scope + 1;
+    k.name_id = 2;
+    k.start_ns = 10;
+    k.end_ns = 30;
+    w.writeKernel(k);
+  }
+  w.writeRange({0, 100, 1, 7, 7, 0});
+  w.writeRange({0, 100, 2, 7, 7, 0});
+  w.writeEnd();
+  w.flush();
+  std::vector<kc::LoadedLog> logs(1);
+  logs[0].path = "e.kcount";
+  logs[0].data = kc::readLog(sink.bytes);
+  logs[0].summary = kc::summarize(logs[0].data);
+  const auto run = kc::htmlReportData(logs)["runs"][0];
+  REQUIRE(run["kernels"].size() == 1);
+  CHECK(run["kernels"][0]["ranges"] == nlohmann::json{{"(no range)", 1}, {"(empty name)", 1}, {"a\\/b", 1}});
 }
 
 TEST_CASE("report page: runs labelled by file name, folders added only to tell equal names apart") {

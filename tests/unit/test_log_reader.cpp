@@ -723,7 +723,10 @@ TEST_CASE("references to string or scope ids past every definition are errors, o
                  "string id 40 out of range (2 strings defined): 3 records refer to it, the first is kernel record 0"));
   CHECK(hasIssue(d, ReadIssue::Severity::kError,
                  "scope id 9 out of range (2 scopes defined): 1 record refers to it, the first is launch record 2"));
-  CHECK(hasIssue(d, ReadIssue::Severity::kError, "undefined ids"));
+  // The list counts in words that agree with the number (was "1 scope ids (9), used by 1 records").
+  CHECK(hasIssue(d, ReadIssue::Severity::kError,
+                 "undefined ids (their definitions were lost; found after reading): 1 string id (40), used by 3 "
+                 "records, show as <bad string id N>; 1 scope id (9), used by 1 record, show as <bad scope id N>"));
   CHECK(d.issues.size() == 3);  // one per id, and the list of every undefined id
   // Each per-id message names the place of the first record that used the id (the issue's offset).
   for (const auto& i : d.issues)
@@ -1593,7 +1596,7 @@ TEST_CASE("definitions lost with the first chunk: names show as bad ids, one err
   CHECK(d.scopePath(3) == "(lost range 2)/gate");
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "string id 3 is not defined"));
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "scope id 1 is not defined"));
-  CHECK(hasIssue(d, ReadIssue::Severity::kError, "1 string ids (3), used by 4 records"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "1 string id (3), used by 4 records"));
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "2 scope ids (1-2)"));
   // Each per-id error is located at the first record that used the id, in chunk 1; the list has no offset.
   for (const auto& i : d.issues) {

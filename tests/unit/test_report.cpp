@@ -890,6 +890,11 @@ TEST_CASE("text helpers: counted() singular for 1; percentChange() never -0%; me
   CHECK(kc::percentChange(1000, 9990) == "+899%");
   CHECK(kc::percentChange(1000, 10000) == "×10.0");  // ten times and more: a factor
   CHECK(kc::percentChange(13600, 68500000) == "×5037");  // 13.6 us -> 68.5 ms (+503576%)
+  // One decimal below 100, judged after rounding: 99.949 is not "×100".
+  CHECK(kc::percentChange(1000, 99949) == "×99.9");  // was "×100"
+  CHECK(kc::percentChange(1000, 99500) == "×99.5");
+  CHECK(kc::percentChange(1000, 99960) == "×100");  // rounds to 100.0: whole
+  CHECK(kc::percentChange(1000, 100000) == "×100");
   for (uint64_t b = 900; b <= 1100; ++b) {
     const std::string p = kc::percentChange(1000, b);
     CHECK_MESSAGE(p != "-0%", b);
