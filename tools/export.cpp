@@ -248,8 +248,17 @@ struct TraceEvent {
 };
 enum EventKind : uint8_t {
   kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kFlowStart, kFlowEnd, kMemSlice, kMemFlowEnd,
-  kKernelInstant  // KCOUNT_GPU_TIME=0: a kernel named at its launch, an instant event on the launching thread
+  kKernelInstant,     // KCOUNT_GPU_TIME=0: a kernel named at its launch, an instant event on the launching thread
+  kGraphFlowStart,    // a graph launch's flow to one of its kernels: at the launch, index = the kernel's
 };
+
+/// Flow ids of a graph launch's kernels: one per kernel (a viewer draws one arrow per id), above every
+/// correlation id (CUPTI's are 32 bits) and below the log's base (index << 48).
+constexpr uint64_t kGraphFlowBit = uint64_t(1) << 47;
+
+/// Whether the flow from a launch to its kernels is one per kernel (a graph launch) rather than one id
+/// shared by the launch and its kernel (the correlation id).
+bool flowPerKernel(const LaunchBody& l) { return l.is_graph_launch && !(l.flags & kLaunchMemOp); }
 
 void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, bool& first) {
   const LogData& d = ix.data();
@@ -351,7 +360,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
   // Timed events, sorted by time (enclosing slices before the slices inside them, flows after slices).
   std::vector<TraceEvent> events;
   auto mid = [](uint64_t a, uint64_t b) { return b > a ? a + (b - a) / 2 : a; };
-  events.reserve(d.ranges.size() + 3 * d.launches.size() + 2 * d.kernels.size() + 2 * d.mem_ops.size());
+  events.reserve(d.ranges.size() + 3 * d.launches.size() + 3 * d.kernels.size() + 2 * d.mem_ops.size());
   for (uint32_t i = 0; i < d.mem_ops.size(); ++i) {
     const auto& m = d.mem_ops[i];
     uint64_t dur = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
@@ -372,7 +381,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     const auto& l = d.launches[i];
     uint64_t dur = l.exit_ns > l.enter_ns ? l.exit_ns - l.enter_ns : 0;
     events.push_back({l.enter_ns, dur, 0, kLaunchSlice, launch_lane[i], i});
-    if (ix.kernelsOfLaunch(i) && (gpu_time || ix.isMemoryCall(i)))
+    if (ix.kernelsOfLaunch(i) && (gpu_time || ix.isMemoryCall(i)) && !flowPerKernel(l))
       events.push_back({mid(l.enter_ns, l.exit_ns), 0, 1, kFlowStart, launch_lane[i], i});
   }
   for (uint32_t i = 0; i < d.kernels.size(); ++i) {
@@ -385,7 +394,11 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     }
     uint64_t dur = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
     events.push_back({k.start_ns, dur, 0, kKernelSlice, kernel_lane[i], i});
-    if (ix.launchOfKernel(i)) events.push_back({mid(k.start_ns, k.end_ns), 0, 1, kFlowEnd, kernel_lane[i], i});
+    const auto launch = ix.launchOfKernel(i);
+    if (!launch) continue;
+    events.push_back({mid(k.start_ns, k.end_ns), 0, 1, kFlowEnd, kernel_lane[i], i});
+    const auto& l = d.launches[*launch];
+    if (flowPerKernel(l)) events.push_back({mid(l.enter_ns, l.exit_ns), 0, 1, kGraphFlowStart, launch_lane[*launch], i});
   }
   std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
     if (a.ts != b.ts) return a.ts < b.ts;
@@ -488,11 +501,19 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
                          flow_base | m.correlation_id, gpuPid(m.device_id), laneTid(m.stream_id, e.lane), micros(e.ts)));
         break;
       }
+      case kGraphFlowStart: {
+        const auto& l = d.launches[*ix.launchOfKernel(e.index)];
+        emit(fmt::format(R"({{"ph":"s","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
+                         flow_base | kGraphFlowBit | e.index, cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts)));
+        break;
+      }
       case kFlowEnd: {
         const auto& k = d.kernels[e.index];
+        const bool per_kernel = flowPerKernel(d.launches[*ix.launchOfKernel(e.index)]);
         emit(fmt::format(
             R"({{"ph":"f","bp":"e","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
-            flow_base | k.correlation_id, gpuPid(k.device_id), laneTid(k.stream_id, e.lane), micros(e.ts)));
+            flow_base | (per_kernel ? kGraphFlowBit | e.index : k.correlation_id), gpuPid(k.device_id),
+            laneTid(k.stream_id, e.lane), micros(e.ts)));
         break;
       }
     }
@@ -534,7 +555,7 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
       const LaunchBody& l = d.launches[i];
       e.events += 1;
       e.bytes += kLaunch + d.str(l.api_id).size() + pathLen(l.scope_id);
-      if (launch_has_work[i]) {
+      if (launch_has_work[i] && !flowPerKernel(l)) {
         e.events += 1;
         e.bytes += kFlow;
       }
@@ -550,8 +571,9 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
       e.events += 1;
       e.bytes += kKernel + it->second;
       if (auto launch = join.ofKernel(j)) {
-        e.events += 1;
-        e.bytes += kFlow + pathLen(d.launches[*launch].scope_id);
+        const uint64_t flows = flowPerKernel(d.launches[*launch]) ? 2 : 1;  // a graph launch's: a start each
+        e.events += flows;
+        e.bytes += flows * kFlow + pathLen(d.launches[*launch].scope_id);
       } else {
         e.bytes += 4;  // "range":null
       }

@@ -137,17 +137,16 @@ bool warnNoTotals(const kc::LoadedLog& l) {
 
 /// One warning line on stderr per log that is not complete and clean (lossy, incomplete, damaged and
 /// salvaged, or a rotated part read alone): the summary footer's state line (kc::logStateWarning), for
-/// the commands that print no footer (kernels, export, report, diff). `issues_printed`: the log's reader
-/// issues are already on stderr, so an incomplete log without drops (its "no end record" warning) is not
-/// named twice. A log with data after its end record was named by selectLogs. With `no_totals`, a
-/// summary-mode log without a complete snapshot is named as holding no totals (kc::noTotalsWarning, its
-/// losses included) instead.
-void warnStates(const std::vector<kc::LoadedLog>& logs, bool issues_printed, bool no_totals = false) {
+/// the commands that print no footer (kernels, export, report, diff), after the reader's warnings
+/// (printIntactIssues), as the footer lists them under its state line: a log cut by a kill gets both its
+/// "no end record" warning and "log INCOMPLETE". A log with data after its end record was named by
+/// selectLogs. With `no_totals`, a summary-mode log without a complete snapshot is named as holding no
+/// totals (kc::noTotalsWarning, its losses included) instead.
+void warnStates(const std::vector<kc::LoadedLog>& logs, bool no_totals = false) {
   for (const auto& l : logs) {
     if (no_totals && warnNoTotals(l)) continue;
     const std::string state = kc::logState(l);
     if (state == "complete" || state == "data after end") continue;
-    if (issues_printed && state == "incomplete" && !kc::logLosses(l).any()) continue;
     std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::logStateWarning(l) << '\n';
   }
 }
@@ -472,8 +471,8 @@ void printIssues(const kc::LoadedLog& l) {
 }
 
 /// The reader's issues of the logs that selectLogs() kept intact, on stderr (printIssues()): the damaged ones'
-/// were printed there. For the outputs that carry no issues of their own (kernels, summary --format csv; the
-/// table's footer and the JSON's "issues" list them).
+/// were printed there. For the outputs that carry no issues of their own (kernels, diff, export, report,
+/// summary --format csv; the summary table's footer and its JSON's "issues" list them).
 void printIntactIssues(const std::vector<kc::LoadedLog>& logs) {
   for (const auto& l : logs)
     if (l.data.intact()) printIssues(l);
@@ -922,7 +921,7 @@ int kcountMain(int argc, char** argv) {
         // A log cut by a kill, lossy, damaged or a rotated part alone: one line each (the series stops at
         // its last complete snapshot). Its reader issues were not printed. A summary-mode log without a
         // complete snapshot has no series: named as holding no totals, unless its table says so itself.
-        warnStates(logs, /*issues_printed=*/false, /*no_totals=*/format != "table");
+        warnStates(logs, /*no_totals=*/format != "table");
         if (format == "json") {
           kc::writeSeriesJson(std::cout, logs);
         } else {
@@ -950,7 +949,7 @@ int kcountMain(int argc, char** argv) {
       // and "log INCOMPLETE").
       if (format == "csv") printIntactIssues(logs);
       if (format != "table")
-        warnStates(logs, /*issues_printed=*/false, /*no_totals=*/true);
+        warnStates(logs, /*no_totals=*/true);
       else if (logs.size() > 1)
         for (const auto& l : logs) warnNoTotals(l);
       if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
@@ -1010,8 +1009,10 @@ int kcountMain(int argc, char** argv) {
       const int rc = std::max(selectLogs(a, salvage), selectLogs(b, salvage));
       if (a.empty() || b.empty()) return rc != 0 ? rc : 2;
       if (std::max(refuseLogsWithoutTotals(a, "diff"), refuseLogsWithoutTotals(b, "diff")) != 0) return 2;
-      warnStates(a, false);
-      warnStates(b, false);
+      printIntactIssues(a);
+      printIntactIssues(b);
+      warnStates(a);
+      warnStates(b);
       warnSameRun(a, b);
       // Logs of one side are summed as one run: logs of different programs pooled there are named once.
       for (const auto& [logs, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
@@ -1080,7 +1081,7 @@ int kcountMain(int argc, char** argv) {
       else
         kc::printKernelsTable(std::cout, logs, full_names, sort, tableWidth(width));
       printIntactIssues(logs);
-      warnStates(logs, true, /*no_totals=*/true);
+      warnStates(logs, /*no_totals=*/true);
       // A log that lists no kernel is named with the reason it gives, as a log without totals is; the exit
       // status stays that of the log's state (docs/usage.md).
       for (size_t i = 0; i < logs.size(); ++i)
@@ -1158,7 +1159,8 @@ int kcountMain(int argc, char** argv) {
       auto logs = loadAll(paths);
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
-      warnStates(logs, false);
+      printIntactIssues(logs);
+      warnStates(logs);
       for (const auto& l : logs)
         if (l.data.summary_mode)
           throw std::runtime_error(kc::shownPath(l.path) + " is a summary-mode log (KCOUNT_MODE=summary): it holds per-range "
@@ -1237,7 +1239,8 @@ int kcountMain(int argc, char** argv) {
       const int rc = selectLogs(logs, salvage);
       if (logs.empty()) return rc;
       if (refuseLogsWithoutTotals(logs, "report") != 0) return 2;
-      warnStates(logs, false);
+      printIntactIssues(logs);
+      warnStates(logs);
       if (output == "-") {
         kc::writeHtmlReport(std::cout, logs);
         return rc;

@@ -6,10 +6,12 @@ collector/analysis.cpp), never from this file, except the one fact the README st
 eager log: 20 measured steps, one GEMM per step in step/gate.
 
 Chrome trace: parses; one "X" kernel slice per kernel record, one "X" launch slice per launch, one "X"
-range slice per push/pop range; every flow start ("s") has at least one finish ("f") with its id and
-every finish a start; each "s" lies inside a launch slice of its thread and each "f" inside a kernel
+range slice per push/pop range; one flow per matched kernel: every flow id has one start ("s") and one
+finish ("f"), so a graph launch's kernels each get an arrow (a viewer draws one per id); a launch slice of
+N kernels holds N starts; each "s" lies inside a launch slice of its thread and each "f" inside a kernel
 slice of its stream (Perfetto binds them to the enclosing slice); the slices of every track nest (what
-Perfetto requires of "X" events on one thread).
+Perfetto requires of "X" events on one thread). tests/data/graphs.kcount (CUDA graph launches of several
+kernels each) is checked for the Chrome trace.
 SQLite: kernels per range path equal the summary's exclusive kernels; the Nsight-named views answer.
 CSV and JSON records: row counts equal the log's record counts.
 
@@ -31,6 +33,7 @@ from checks import check, exit_status, kcount_out
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LOGS = [os.path.join(ROOT, "examples", "logs", n + ".kcount") for n in ("linear-eager", "geglu-eager", "geglu-compiled")]
 LOGS.append(os.path.join(ROOT, "tests", "data", "launches.kcount"))
+GRAPHS = os.path.join(ROOT, "tests", "data", "graphs.kcount")
 
 
 def summary(log):
@@ -80,10 +83,12 @@ def check_chrome(log, s, work):
     starts = collections.Counter(e["id"] for e in by[("s", "launch")])
     finishes = collections.Counter(e["id"] for e in by[("f", "launch")])
     check(f"{name}: one flow start per id", all(c == 1 for c in starts.values()))
+    check(f"{name}: one flow finish per id", all(c == 1 for c in finishes.values()),
+          [i for i, c in finishes.items() if c > 1][:3])
     check(f"{name}: every flow start has a finish and every finish a start", set(starts) == set(finishes))
-    check(f"{name}: one flow finish per matched kernel", sum(finishes.values()) == totals["kernels"])
-    launches_with_kernel = totals["launches"] - totals["launches_without_kernel"] - totals.get("captured_launches", 0)
-    check(f"{name}: one flow start per launch with kernels", len(starts) == launches_with_kernel)
+    check(f"{name}: one flow per matched kernel",
+          sum(finishes.values()) == totals["kernels"] and sum(starts.values()) == totals["kernels"],
+          (sum(starts.values()), sum(finishes.values()), totals["kernels"]))
 
     tracks = collections.defaultdict(list)
     for e in events:
@@ -94,6 +99,22 @@ def check_chrome(log, s, work):
     def inside(e, cat):
         t = ns(e["ts"])
         return any(c == cat and a <= t <= b for a, b, c in tracks[(e["pid"], e["tid"])])
+
+    # The launch slice (innermost on its track) holding each flow start: it holds one per kernel it issued.
+    launch_slices = {}
+    for e in by[("X", "cuda_api")]:
+        launch_slices.setdefault((e["pid"], e["tid"]), []).append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
+    held = collections.Counter()
+    for e in by[("s", "launch")]:
+        t = ns(e["ts"])
+        around = [(b - a, id(x)) for a, b, x in launch_slices.get((e["pid"], e["tid"]), []) if a <= t <= b]
+        if around:
+            held[min(around)[1]] += 1
+    kernels_of = {id(x): x["args"]["kernels"] for v in launch_slices.values() for _, _, x in v}
+    launches_with_kernel = totals["launches"] - totals["launches_without_kernel"] - totals.get("captured_launches", 0)
+    check(f"{name}: flow starts in {launches_with_kernel} launch slices, as many in each as it has kernels",
+          len(held) == launches_with_kernel and all(kernels_of[i] == n for i, n in held.items()),
+          (len(held), launches_with_kernel, [(kernels_of[i], n) for i, n in held.items() if kernels_of[i] != n][:3]))
 
     check(f"{name}: each flow start inside its launch slice", all(inside(e, "cuda_api") for e in by[("s", "launch")]))
     check(f"{name}: each flow finish inside its kernel slice, bound to the enclosing slice",
@@ -209,6 +230,7 @@ def main():
             check_chrome(log, s, work)
             check_sqlite(log, s, work)
             check_csv_json(log, s, work)
+        check_chrome(GRAPHS, summary(GRAPHS), work)
         # Several logs in one export: one process each, flow ids kept apart.
         out = os.path.join(work, "two.trace.json")
         kcount_out("export", LOGS[1], LOGS[2], "--format", "chrome", "-o", out)

@@ -538,11 +538,29 @@ def test_segment_state():
         check(f"segment state: --segment {seg} JSON state complete", state == "complete", f"rc={rc} {state} {err}")
 
 
+def test_killed_log_warnings_alike():
+    """kernels, export, report and diff name a log cut by a kill with the same two lines as summary --format
+    csv (and the table's footer): the reader's "log has no end record" warning, then "log INCOMPLETE"."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    killed = os.path.join(root, "tests", "data", "sigkill.kcount")
+    clean = os.path.join(root, "examples", "logs", "geglu-eager.kcount")
+    want = [f"kcount: {killed}: warning: log has no end record: ",
+            f"kcount: {killed}: warning: log INCOMPLETE (no end record)"]
+    for args in (["summary", "--format", "csv", killed], ["kernels", killed],
+                 ["export", killed, "--format", "chrome", "-o", os.path.join(TMP, "killed.json")],
+                 ["report", killed, "-o", os.path.join(TMP, "killed.html")], ["diff", killed, clean]):
+        rc, out, err = kcount(*args)
+        lines = [l for l in err.splitlines() if l.startswith(f"kcount: {killed}: ")]
+        check(f"{args[0]} of a killed log: its reader warning, then its state line",
+              rc == 0 and len(lines) == len(want) and all(l.startswith(w) for l, w in zip(lines, want)), (rc, err))
+
+
 def main():
     for test in (test_concatenated, test_segment_state, test_salvage_packed, test_series, test_option_bounds, test_kernels,
                  test_kernels_sort, test_kernels_range, test_range_names, test_verdicts,
                  test_options_without_effect, test_non_utf8_path, test_path_too_long, test_long_damaged_tail,
-                 test_long_command_line, test_csv_json_name_unclean_logs):
+                 test_long_command_line, test_csv_json_name_unclean_logs,
+                 test_killed_log_warnings_alike):
         test()
     return exit_status()
 

@@ -106,14 +106,23 @@ TEST_CASE("chrome trace: overlapping slices go to overlap tracks, flows to every
   for (const auto& e : by_phase["X"])
     if (e["cat"] == "nvtx") range_tracks.insert(thread_names[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}]);
   CHECK(range_tracks == std::set<std::string>{"main thread 10", "main thread 10 (overlap 1)"});
-  // The graph launch: one flow start, a finish on each of its two kernels; the unmatched kernel has none.
-  REQUIRE(by_phase["s"].size() == 1);
-  CHECK(by_phase["s"][0]["id"] == 1);
+  // The graph launch: a flow of its own to each of its two kernels (a viewer draws one arrow per id), both
+  // starting on the launch; the unmatched kernel has none.
+  REQUIRE(by_phase["s"].size() == 2);
   REQUIRE(by_phase["f"].size() == 2);
+  std::set<uint64_t> start_ids, finish_ids;
+  for (const auto& s : by_phase["s"]) {
+    start_ids.insert(s["id"].get<uint64_t>());
+    CHECK(s["tid"] == by_phase["s"][0]["tid"]);
+    CHECK(s["ts"] == by_phase["s"][0]["ts"]);
+  }
   for (const auto& f : by_phase["f"]) {
-    CHECK(f["id"] == 1);
+    finish_ids.insert(f["id"].get<uint64_t>());
     CHECK(f["bp"] == "e");
   }
+  CHECK(start_ids.size() == 2);
+  CHECK(start_ids == finish_ids);
+  CHECK(start_ids.count(1) == 0);  // not the correlation id, which the two would share
   // The process-wide range is an async pair, begun on thread 10 and ended on thread 11.
   REQUIRE(by_phase["b"].size() == 1);
   REQUIRE(by_phase["e"].size() == 1);
