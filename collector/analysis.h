@@ -395,11 +395,18 @@ inline uint64_t kernelTotalNs(Summary& s, const KernelBody& k) {
   return span(k.start_ns, k.end_ns);
 }
 
-/// Whether the longest kernel of `s` lasts longer than the span of the log's other times (Summary::
-/// longest_kernel_ns): a kernel runs after its launch call and ends before the library closes the log (its
-/// last Segment record's stop, the close time), so it cannot outlast that span.
+/// A kernel longer than this (one day, in ns) is implausible in any run (kernelLongerThanLog()).
+inline constexpr uint64_t kImplausibleKernelNs = 86'400'000'000'000;
+
+/// Whether the longest kernel of `s` (Summary::longest_kernel_ns) lasts longer than a day
+/// (kImplausibleKernelNs) and longer than the span of the log's other times: a kernel runs after its launch
+/// call and ends before the library closes the log (its last Segment record's stop, the close time). The
+/// span alone is no bound: a log without Segment record (the library writes one only for capture windows)
+/// has no close time, and a last kernel that runs longer than everything recorded before it, followed by a
+/// sync or a copy whose times are not in the span, is an ordinary run (`x = a @ a; x.item()` right after
+/// start-up: a 2 ms GEMM in a span of 1 ms).
 inline bool kernelLongerThanLog(const Summary& s) {
-  return s.longest_kernel_ns > s.times_last_ns - s.times_first_ns;
+  return s.longest_kernel_ns > kImplausibleKernelNs && s.longest_kernel_ns > s.times_last_ns - s.times_first_ns;
 }
 
 /// Folds time `t` into the span of the log's times (Summary::times_first_ns, times_last_ns); 0 is no time.

@@ -2592,9 +2592,9 @@ std::string implausibleWarnings(const Summary& s, std::string& what) {
   }
   if (kernelLongerThanLog(s)) {
     const uint64_t log_ns = s.times_last_ns - s.times_first_ns;
-    out += fmt::format("warning: the longest kernel record (correlation id {}) lasts {} ({} ns), longer than the "
-                       "{} ({} ns) from the log's first to its last time (launch calls, ranges, kernel starts, "
-                       "capture windows): a kernel runs within the process that recorded it, so its times are "
+    out += fmt::format("warning: the longest kernel record (correlation id {}) lasts {} ({} ns), longer than a day "
+                       "and than the {} ({} ns) from the log's first to its last time (launch calls, ranges, kernel "
+                       "starts, capture windows): a kernel runs within the process that recorded it, so its times are "
                        "damaged or crafted; the GPU times that include it are wrong\n",
                        s.longest_kernel_id, formatDuration(s.longest_kernel_ns), s.longest_kernel_ns,
                        formatDuration(log_ns), log_ns);

@@ -606,11 +606,12 @@ TEST_CASE("kcount check of a kernel that ends at 2^64 - 1 or outlasts the log: I
                          "from damage or crafting; the totals that include them are wrong\n") != std::string::npos);
   }
   {
-    // 1000 s long, in a log whose times span 5000 ns.
-    const auto [streamed, loaded] = streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, 2000 + 1000'000'000'000)));
+    // Two days long, in a log whose times span 5000 ns.
+    constexpr uint64_t kTwoDays = 2 * 86'400'000'000'000;
+    const auto [streamed, loaded] = streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, 2000 + kTwoDays)));
     for (const kc::LoadedLog* l : {&streamed, &loaded}) {
       CHECK(l->summary.kernels_end_all_ones == 0);
-      CHECK(l->summary.longest_kernel_ns == 1000'000'000'000);
+      CHECK(l->summary.longest_kernel_ns == kTwoDays);
       CHECK(l->summary.longest_kernel_id == 2);
       CHECK(l->summary.times_first_ns == 10);
       CHECK(l->summary.times_last_ns == 5000);
@@ -618,15 +619,26 @@ TEST_CASE("kcount check of a kernel that ends at 2^64 - 1 or outlasts the log: I
     }
     std::ostringstream out;
     CHECK(kc::printCheck(out, streamed) == 1);
-    CHECK(out.str().find("\nwarning: the longest kernel record (correlation id 2) lasts 1000 s (1000000000000 ns), "
-                         "longer than the 4.99 µs (4990 ns) from the log's first to its last time") != std::string::npos);
+    CHECK(out.str().find("\nwarning: the longest kernel record (correlation id 2) lasts 172800 s (172800000000000 ns), "
+                         "longer than a day and than the 4.99 µs (4990 ns) from the log's first to its last time") !=
+          std::string::npos);
     CHECK(out.str().find("\nIMPLAUSIBLE: a kernel longer than the log (see above)") != std::string::npos);
   }
   {
-    // The same kernel in a log closed 2000 s after it began (its capture window's stop, the close time):
-    // a kernel that ran while the process did.
+    // A last kernel longer than everything recorded before it (one 2 s GEMM right after start-up, then a
+    // sync): an ordinary run, though the log's times span 5000 ns and it has no close time.
+    const auto [streamed, loaded] = streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, 2000 + 2'000'000'000)));
+    for (const kc::LoadedLog* l : {&streamed, &loaded}) CHECK_FALSE(kc::kernelLongerThanLog(l->summary));
+    std::ostringstream out;
+    CHECK(kc::printCheck(out, streamed) == 0);
+    CHECK(out.str().find("IMPLAUSIBLE") == std::string::npos);
+  }
+  {
+    // A two-day kernel in a log closed three days after it began (its capture window's stop, the close
+    // time): a kernel that ran while the process did.
+    constexpr uint64_t kTwoDays = 2 * 86'400'000'000'000;
     const auto [streamed, loaded] =
-        streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, 2000 + 1000'000'000'000), 2000'000'000'000));
+        streamedAndLoaded(stepWithKernel(kernelAt(2, 2, 2000, 2000 + kTwoDays), 3 * 86'400'000'000'000));
     for (const kc::LoadedLog* l : {&streamed, &loaded}) CHECK_FALSE(kc::kernelLongerThanLog(l->summary));
     std::ostringstream out;
     CHECK(kc::printCheck(out, streamed) == 0);
