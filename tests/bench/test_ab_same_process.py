@@ -68,9 +68,9 @@ def main():
             "BUDGET FAIL geglu_eager: kcount summary-nogpu adds <= 1 % per step (same process, paired): +3.00 % (null -0.20 %)"]
     check(lines == want, "realistic steps: the 1 % line per summary configuration, null beside it", lines)
 
-    # The H200 runs recorded in docs/performance.md (Runs 13 and 19): their rows follow from their own
+    # The H200 runs recorded in docs/performance.md (Runs 13, 19 and 20): their rows follow from their own
     # per-round values.
-    for name, n in (("run13", 8), ("run19", 12)):
+    for name, n in (("run13", 8), ("run19", 12), ("run20a", 8), ("run20b", 8)):
         with open(os.path.join(ROOT, "docs", "data", f"ab-same-process-{name}.json")) as f:
             doc = json.load(f)
         again = ab_same_process.summarize(doc["runs"], doc["args"]["workloads"].split(","), doc["args"]["configs"])
