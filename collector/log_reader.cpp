@@ -1544,6 +1544,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     };
     if (end_sequence < 0) return false;
     if (missing(at)) return true;
+    // Every number below the End chunk's read: nothing to look for in the bytes after it.
+    const auto below_end = std::count_if(numbers_read.begin(), numbers_read.end(),
+                                         [&](uint32_t n) { return int64_t{n} < end_sequence; });
+    if (below_end == end_sequence) return false;
     const size_t next = resync(bytes, at + 1, scan_drop);
     return next < bytes.size() && missing(next) && findLogMagic(bytes, at, next, scan_drop) >= next;
   };
@@ -1673,7 +1677,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         const bool expected_next = noChunkHeaderIn(pos, next) && sequenceAt(next) == chunk - repeats;
         if (expected_next || intactNumbersWhole()) {
           junkBytes(pos, next, why + ": ",
-                    expected_next ? "; they hold no chunk header and the chunk after them carries sequence number " +
+                    expected_next ? std::string(next - pos == 1 ? "; it holds no chunk header and the chunk after it"
+                                                                : "; they hold no chunk header and the chunk after them") +
+                                        " carries sequence number " +
                                         std::to_string(chunk - repeats) + ", the one expected there: no chunk is missing"
                                   : std::string(wholeText()));
           return true;
@@ -1983,9 +1989,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       const std::string numbers = (absent_count == 1 ? "number " : "numbers ") + idList(absent) +
                                   (absent_count == 1 ? " is" : " are");
       if (lost > 0)
-        missingTail(counted(lost, "chunk") + " missing: " + numbers + " not in the file, whose chunks are not in "
-                        "write order (" + movedText() + "; the end record's chunk carries number " +
-                        std::to_string(end_sequence) + ")" +
+        missingTail(counted(lost, "chunk") + " missing: " + numbers + " not in the file (its end record's chunk "
+                        "carries number " + std::to_string(end_sequence) + ", the last written); its chunks are also "
+                        "out of write order: " + movedText() +
                         (unnumbered > 0 ? "; " + counted(unnumbered, "damaged chunk was", "damaged chunks were") +
                                               " skipped, whose numbers are unknown"
                                         : std::string()),

@@ -1341,8 +1341,8 @@ TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not 
     CHECK(lost.chunks_read == 4);
     REQUIRE(lost.issues.size() == 1);
     CHECK(lost.issues[0].severity == kc::ReadIssue::Severity::kError);
-    CHECK(lost.issues[0].message.find("1 chunk missing: number 2 is not in the file, whose chunks are not in write "
-                                      "order") == 0);
+    CHECK(lost.issues[0].message.find("1 chunk missing: number 2 is not in the file (its end record's chunk carries "
+                                      "number 4, the last written); its chunks are also out of write order") == 0);
     const std::vector<uint8_t> moved = chunksInOrder({0, 4, 1, 2, 3});
     std::vector<uint8_t> zeros = moved;
     zeros.insert(zeros.end(), 4096, 0);
