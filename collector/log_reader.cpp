@@ -2077,6 +2077,12 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
   }
   decoder.finishSnapshots();
+  // Chunks moved: the snapshots (each cumulative; the analysis takes the last) in write order, by their
+  // sequence numbers, so that the last is the one written last, not the one last in the file.
+  if (log.chunks_out_of_order > 0)
+    std::stable_sort(log.snapshots.begin(), log.snapshots.end(), [](const SnapshotData& a, const SnapshotData& b) {
+      return a.begin.sequence < b.begin.sequence;
+    });
   decoder.checkReferences();
   if (!log.complete && log.continuedInPart() == 0) {
     // Without End record the loop read to the end of the file. Bytes after the last intact chunk are

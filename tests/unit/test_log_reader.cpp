@@ -1170,6 +1170,40 @@ TEST_CASE("size cap: a late definition with a high id is read, whether or not th
 // numbers tell. Cut: its records are missing though the Stats record says nothing was dropped (an error;
 // without Stats, a warning). Repeated: its records would count twice (an error, the copy is skipped).
 // A sequence number alone out of line (it is outside the checksum: a damaged header) is a warning only.
+// A summary-mode log's snapshots are cumulative and the analysis takes the last: with its chunks moved, the
+// last is the one written last (before, the one last in the file: an earlier snapshot's smaller totals).
+TEST_CASE("chunks moved in a summary-mode log: the snapshot written last is the last one") {
+  kc::MemorySink sink;
+  {
+    kc::LogWriter w(&sink);
+    w.writeMetadata("mode", "summary");
+    w.flush();
+    for (uint32_t i = 0; i < 2; ++i) {
+      kc::SnapshotBeginBody b{};
+      b.time_ns = 1000 * (i + 1);
+      b.sequence = i;
+      b.launches = b.kernels = 10 * (i + 1);
+      w.writeSnapshotBegin(b);
+      w.writeSnapshotEnd({i, 0});
+      w.flush();  // each snapshot in a chunk of its own: chunks 1 and 2
+    }
+    w.writeEnd();
+    w.flush();
+  }
+  const std::vector<size_t> at = kc::test::chunkOffsets(sink.bytes);
+  REQUIRE(at.size() == 4);
+  std::vector<uint8_t> moved(sink.bytes.begin(), sink.bytes.begin() + static_cast<long>(at[1]));
+  moved.insert(moved.end(), sink.bytes.begin() + static_cast<long>(at[2]), sink.bytes.begin() + static_cast<long>(at[3]));
+  moved.insert(moved.end(), sink.bytes.begin() + static_cast<long>(at[1]), sink.bytes.begin() + static_cast<long>(at[2]));
+  moved.insert(moved.end(), sink.bytes.begin() + static_cast<long>(at[3]), sink.bytes.end());
+  const kc::LogData d = kc::readLog(moved);
+  CHECK(d.intact());
+  CHECK(d.chunks_out_of_order == 2);
+  REQUIRE(d.snapshots.size() == 2);
+  CHECK(d.snapshots.back().begin.sequence == 1);
+  CHECK(d.snapshots.back().begin.launches == 20);
+}
+
 TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not a complete log") {
   auto write = [](bool closed) {
     kc::MemorySink sink;
