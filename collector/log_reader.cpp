@@ -1904,7 +1904,8 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
               counted(log.after_end_bytes, "byte") + (log.after_end_bytes == 1 ? " follows" : " follow") +
                   " the end record, from byte " + std::to_string(pos) +
                   (log.after_end_is_log ? ": a second log starts there (logs concatenated into one file?)" : "") +
-                  "; only the log before them (bytes 0 to " + std::to_string(pos) + ") is read");
+                  "; only the log before " + (log.after_end_bytes == 1 ? "it" : "them") + " (bytes 0 to " +
+                  std::to_string(pos) + ") is read");
     }
     if (log.dataAfterEnd()) break;
   }
@@ -1999,8 +2000,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       else
         warning(log, first_moved->at, first_moved->chunk,
                 "chunks out of write order: " + movedText() + "; the " + numbers +
-                    " not among the intact chunks: those of the damaged chunks skipped. Its records are read in "
-                    "file order");
+                    " not among the intact chunks: " +
+                    (absent_count == 1 ? "that of the damaged chunk skipped" : "those of the damaged chunks skipped") +
+                    ". Its records are read in file order");
     } else {
       int64_t trusted_index = -1, trusted_sequence = -1;  // the last chunk whose number fits: index -1 is "before 0"
       uint64_t missing = 0, gaps = 0, odd = 0;

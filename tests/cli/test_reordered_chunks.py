@@ -114,6 +114,11 @@ def test_end_moved_and_more():
     check("End moved + 1 zero byte: '1 zero byte follows'", f"1 zero byte follows the end record, from byte {len(body)}"
           in r.out, r.out)
 
+    r = kcount("check", write("one-byte.kcount", body + b"x"))
+    check("End moved + 1 trailing byte: '1 byte follows ... before it'",
+          f"1 byte follows the end record, from byte {len(body)}; only the log before it (bytes 0 to {len(body)})"
+          in r.out, r.out)
+
     r = kcount("check", write("trailing.kcount", body + b"garbage!" * 100))
     check("End moved + trailing bytes: named after the end record, not chunks missing",
           r.rc == 1 and f"800 bytes follow the end record, from byte {len(body)}" in r.out and
