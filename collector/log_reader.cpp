@@ -1525,25 +1525,60 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   int64_t repeats = 0;
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
   const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
-  bool end_checked = false;  // the bytes after the End chunk were looked at (chunksAfterEndFillGaps)
-  bool end_moved = false;    // ... and are chunks of this log: reading goes on past the End chunk
-  auto chunksAfterEndFillGaps = [&](size_t from) {
-    std::vector<uint32_t> numbers;
-    numbers.reserve(sequenced.size() + 16);
-    for (const SequencedChunk& s : sequenced) numbers.push_back(s.sequence);
-    const size_t before = numbers.size();
-    for (size_t at = from; at < bytes.size();) {
+  // Numbers of the chunks read (those in `sequenced`), and the End chunk's number once it is read. An End
+  // chunk that is not last is followed by this log's chunks where they carry numbers below the End chunk's
+  // that no chunk read carries (a file joined from pieces in another order): those are read on, whatever
+  // follows them (a zero tail, trailing bytes, a second log, a cut or damaged chunk), which is then
+  // judged as after any End chunk.
+  std::unordered_set<uint32_t> numbers_read;
+  int64_t end_sequence = -1;
+  uint32_t failed_decode = 0;  // chunks in `sequenced` whose records were not decoded (counted skipped)
+  // True if a chunk header at `at` (intact or not) carries a number below the End chunk's that no chunk
+  // read carries: a chunk of this log moved after its End chunk. So too where bytes that are no chunk
+  // and no second log's file header lie before the next intact chunk and it carries such a number (junk
+  // between moved chunks, reported as such by the walk).
+  auto missingChunkAt = [&](size_t at) {
+    auto missing = [&](size_t c) {
       ChunkInfo ci;
-      if (!chunkHeaderAt(bytes, at, ci) || !chunkVerifies(bytes, at)) return false;
-      numbers.push_back(ci.sequence);
-      at += ci.header_bytes + ci.stored_bytes;
+      return chunkHeaderAt(bytes, c, ci) && int64_t{ci.sequence} < end_sequence && numbers_read.count(ci.sequence) == 0;
+    };
+    if (end_sequence < 0) return false;
+    if (missing(at)) return true;
+    // Every number below the End chunk's read: nothing to look for in the bytes after it.
+    const auto below_end = std::count_if(numbers_read.begin(), numbers_read.end(),
+                                         [&](uint32_t n) { return int64_t{n} < end_sequence; });
+    if (below_end == end_sequence) return false;
+    const size_t next = resync(bytes, at + 1, scan_drop);
+    return next < bytes.size() && missing(next) && findLogMagic(bytes, at, next, scan_drop) >= next;
+  };
+  // Whether the sequence numbers of the intact chunks of the whole file are 0..n-1 each once: no chunk is
+  // missing, so bytes that are no intact chunk are junk (inserted by an edit or a copy), whatever they
+  // hold, even a chunk header whose checksum fails. Found on first need (bytes to skip) by one walk
+  // over the file from chunk 0 to chunk (resync(): cheap checks before checksums), then kept.
+  int whole_numbers = -1;  // -1 not known yet, else 0 or 1
+  size_t whole_count = 0;  // n, when whole
+  auto intactNumbersWhole = [&]() -> bool {
+    if (whole_numbers >= 0) return whole_numbers == 1;
+    std::vector<uint32_t> found;
+    for (size_t at = resync(bytes, chunks_from, scan_drop); at < bytes.size(); at = resync(bytes, at, scan_drop)) {
+      ChunkInfo ci;
+      chunkHeaderAt(bytes, at, ci);
+      found.push_back(ci.sequence);
+      const size_t end = at + ci.header_bytes + ci.stored_bytes;
+      drop(at, end);
+      at = end;
+      if (at >= bytes.size()) break;
     }
-    if (numbers.size() == before) return false;
-    std::sort(numbers.begin(), numbers.end());
-    for (size_t i = 0; i < numbers.size(); ++i)
-      if (numbers[i] != i) return false;
-    end_moved = true;
-    return true;
+    std::sort(found.begin(), found.end());
+    bool whole = !found.empty();
+    for (size_t i = 0; whole && i < found.size(); ++i) whole = found[i] == i;
+    whole_numbers = whole ? 1 : 0;
+    whole_count = found.size();
+    return whole;
+  };
+  auto wholeText = [&]() {
+    return "; the file's intact chunks carry every sequence number from 0 to " + std::to_string(whole_count - 1) +
+           " once: no chunk is missing";
   };
   while (pos < bytes.size()) {
     release(pos);
@@ -1597,6 +1632,18 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         if (chunkHeaderPlausible(bytes, at)) return false;
       return true;
     };
+    // Junk bytes [from, to) where chunk `chunk` should start, followed by an intact chunk: an error that
+    // says where they lie and `why` they are junk; no chunk is counted skipped, reading goes on at `to`.
+    auto junkBytes = [&](size_t from, size_t to, const std::string& what, const std::string& why_junk) {
+      const std::string before = chunk == 0 ? std::string("the file header") : "chunk " + std::to_string(chunk - 1);
+      chunkError(from, chunk,
+                 what + counted(to - from, "junk byte") + " (bytes " + std::to_string(from) + " to " +
+                     std::to_string(to) + ") between " + before + " and chunk " + std::to_string(chunk) + ", skipped" +
+                     why_junk,
+                 0);
+      log.junk_bytes += to - from;
+      pos = to;
+    };
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
       // A kcount file header among the bytes skipped: a second log appended to one cut inside a chunk
@@ -1623,21 +1670,24 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       }
       // Bytes that hold no chunk header, followed by an intact chunk that carries the sequence number
       // expected at pos: junk put between two chunks (bytes inserted by an edit or a copy), not a chunk
-      // lost. Reported as junk bytes; the chunk count and numbering go on from the chunks found.
-      if (next > pos && chunk > 0 && noChunkHeaderIn(pos, next) && sequenceAt(next) == chunk - repeats) {
-        chunkError(pos, chunk,
-                   why + ": " + std::to_string(next - pos) + " junk bytes (bytes " + std::to_string(pos) + " to " +
-                       std::to_string(next) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
-                       std::to_string(chunk) + ", skipped; they hold no chunk header and the chunk after them carries "
-                       "sequence number " + std::to_string(chunk - repeats) + ", the one expected there: no chunk is "
-                       "missing",
-                   0);
-        pos = next;
-        return true;
+      // lost. So too any bytes where the intact chunks of the file carry every number 0..n-1 once (chunks
+      // moved, junk before chunk 0, a fake chunk header). Reported as junk bytes; the chunk count and
+      // numbering go on from the chunks found.
+      if (next > pos) {
+        const bool expected_next = noChunkHeaderIn(pos, next) && sequenceAt(next) == chunk - repeats;
+        if (expected_next || intactNumbersWhole()) {
+          junkBytes(pos, next, why + ": ",
+                    expected_next ? std::string(next - pos == 1 ? "; it holds no chunk header and the chunk after it"
+                                                                : "; they hold no chunk header and the chunk after them") +
+                                        " carries sequence number " +
+                                        std::to_string(chunk - repeats) + ", the one expected there: no chunk is missing"
+                                  : std::string(wholeText()));
+          return true;
+        }
       }
       // For chunk 0 the search starts after the file header, so the next chunk may lie before pos.
       chunkError(pos, chunk,
-            why + (next >= pos ? "; skipped " + std::to_string(next - pos) + " bytes (bytes " + std::to_string(pos) +
+            why + (next >= pos ? "; skipped " + counted(next - pos, "byte") + " (bytes " + std::to_string(pos) +
                                      " to " + std::to_string(next) + ")"
                                : std::string("; went back")) +
                 " to the next intact chunk at byte " + std::to_string(next));
@@ -1685,6 +1735,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                        "carries sequence number " + std::to_string(chunk - repeats) +
                        ", the one expected there (not a second log, whose first chunk carries 0): no chunk is missing",
                    0);
+        log.junk_bytes += sizeof(FileHeader);
         pos = after;
         continue;
       }
@@ -1704,7 +1755,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       log.zero_tail_offset = pos;
       log.zero_tail_bytes = bytes.size() - pos;
       warning(log, pos, chunk,
-              "the file ends in " + std::to_string(log.zero_tail_bytes) + " zero bytes from byte " +
+              "the file ends in " + counted(log.zero_tail_bytes, "zero byte") + " from byte " +
                   std::to_string(pos) + ", where chunk " + std::to_string(chunk) +
                   " would start: no chunk is in them (space the file system gave the file whose data never "
                   "reached the disk, as after a crash or power loss while recording, or padding); records "
@@ -1765,6 +1816,16 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       // chunk may be damaged too: it is then reported on its own, with its own number).
       const std::string what =
           "checksum mismatch in chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos);
+      // Where the file's intact chunks carry every number once, this is no chunk of the log: junk that
+      // holds a chunk header (a fake one, or a copy of a header), skipped to the next intact chunk.
+      if (intactNumbersWhole()) {
+        const size_t next = resync(bytes, pos + 1, scan_drop);
+        if (next < bytes.size() && findLogMagic(bytes, pos + 1, next, scan_drop) >= next) {
+          junkBytes(pos, next, what + " (it holds a chunk header whose checksum does not verify): ",
+                    wholeText());
+          continue;
+        }
+      }
       if (end == bytes.size() || chunkHeaderPlausible(bytes, end)) {
         chunkError(pos, chunk,
               what + "; its " + std::to_string(end - pos) + " bytes are skipped, reading resumes at byte " +
@@ -1790,11 +1851,13 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       continue;
     }
     sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
+    numbers_read.insert(h.sequence);
     // A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a zstd
     // frame of another size) is skipped; its length is trusted, as the checksum covers it.
     std::span<const uint8_t> payload = stored;
     if (h.packed && !decoder.unpack(h, stored, pos, chunk, payload)) {
       ++log.chunks_skipped;
+      ++failed_decode;
       pos = end;
       ++chunk;
       continue;
@@ -1807,29 +1870,30 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       if (h.packed) ++log.packed_chunks;
       log.last_intact_chunk = chunk;
       log.last_intact_end = end;
-    } else
+    } else {
       ++log.chunks_skipped;
+      ++failed_decode;
+    }
     pos = end;
     ++chunk;
-    if (log.complete && !end_checked && pos < bytes.size()) {
-      // An End chunk that is not last: the chunks after it are read when they are this log's chunks put
-      // after it (a file joined from pieces in another order), not a second log nor records appended. They
-      // must be intact chunks to the end of the file whose sequence numbers, with those read so far, are
-      // 0..n-1 each once: the numbers that are missing before the End chunk, and no others.
-      end_checked = true;
-      if (chunksAfterEndFillGaps(pos)) continue;
-    }
-    if (log.complete && !end_moved && !log.dataAfterEnd() && pos < bytes.size() && zeroFrom(bytes, pos, scan_drop)) {
+    if (log.complete && end_sequence < 0) end_sequence = h.sequence;
+    // An End chunk that is not last: a chunk after it that carries a number below the End chunk's that no
+    // chunk read carries is this log's, put after it (a file joined from pieces in another order), not a
+    // second log nor records appended: reading goes on (an intact chunk is read, a damaged or cut one is
+    // reported as such). Where no such chunk follows, what follows is judged as bytes after the End.
+    if (log.complete && pos < bytes.size() && missingChunkAt(pos)) continue;
+    if (log.complete && !log.dataAfterEnd() && pos < bytes.size() && zeroFrom(bytes, pos, scan_drop)) {
       // Zero bytes after the End record: padding (or blocks allocated and never written), not a second
       // log nor records appended; the log is complete.
       log.zero_tail_offset = pos;
       log.zero_tail_bytes = bytes.size() - pos;
       warning(log, pos, chunk,
-              std::to_string(log.zero_tail_bytes) + " zero bytes follow the end record, from byte " +
+              counted(log.zero_tail_bytes, "zero byte") + (log.zero_tail_bytes == 1 ? " follows" : " follow") +
+                  " the end record, from byte " +
                   std::to_string(pos) + ": padding (no chunk is in them); the log before them is complete");
       break;
     }
-    if (log.complete && !end_moved && !log.dataAfterEnd() && pos < bytes.size()) {
+    if (log.complete && !log.dataAfterEnd() && pos < bytes.size()) {
       // The End record closes the log. Bytes after its chunk are another log (`cat a.kcount a.kcount`)
       // or records appended after the close: reading them would count the same launches twice.
       log.after_end_offset = pos;
@@ -1837,9 +1901,11 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       log.after_end_is_log =
           bytes.size() - pos >= sizeof(kLogMagic) && std::memcmp(bytes.data() + pos, kLogMagic, sizeof(kLogMagic)) == 0;
       warning(log, pos, chunk,
-              std::to_string(log.after_end_bytes) + " bytes follow the end record, from byte " + std::to_string(pos) +
+              counted(log.after_end_bytes, "byte") + (log.after_end_bytes == 1 ? " follows" : " follow") +
+                  " the end record, from byte " + std::to_string(pos) +
                   (log.after_end_is_log ? ": a second log starts there (logs concatenated into one file?)" : "") +
-                  "; only the log before them (bytes 0 to " + std::to_string(pos) + ") is read");
+                  "; only the log before " + (log.after_end_bytes == 1 ? "it" : "them") + " (bytes 0 to " +
+                  std::to_string(pos) + ") is read");
     }
     if (log.dataAfterEnd()) break;
   }
@@ -1852,99 +1918,173 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
               std::to_string(unlisted.first_at) + " to " + std::to_string(unlisted.last_at) + "); " +
               std::to_string(log.chunks_skipped) + " chunks skipped in all");
 
-  // Chunks missing between two intact ones: a jump in the sequence numbers that the next chunk confirms.
-  // Explained when the log's Stats say bytes were dropped (kept out at KCOUNT_MAX_BYTES, or refused by
-  // the file); an error when they say none were; without a Stats record (a process that did not close its
-  // log, or a rotated part before the last) it cannot be told, and is a warning.
+  // The chunks' sequence numbers, judged once the whole file is read (a number alone is outside the
+  // checksum, so it is not trusted alone):
+  // - every number 0..n-1 once, not in file order: chunks moved, none missing (REORDERED);
+  // - not in file order, each number once, the End chunk's the highest: the numbers below it that no
+  //   chunk carries are chunks missing (less the damaged chunks skipped, whose numbers are unknown);
+  // - otherwise chunk by chunk: a jump that the next chunk confirms is chunks missing, where the numbers
+  //   jumped over are not elsewhere in the file; any other odd number is a damaged header.
+  // Missing chunks are explained when the log's Stats say bytes were dropped (kept out at KCOUNT_MAX_BYTES,
+  // or refused by the file); an error when they say none were; without a Stats record (a process that did
+  // not close its log, or a rotated part before the last) it cannot be told, and is a warning.
   {
-    int64_t trusted_index = -1, trusted_sequence = -1;  // the last chunk whose number fits: index -1 is "before 0"
-    uint64_t missing = 0, gaps = 0, odd = 0;
-    const SequencedChunk* first_gap = nullptr;
-    const SequencedChunk* first_odd = nullptr;
-    int64_t gap_expected = 0, first_odd_expected = 0;
-    bool first_odd_next_fits = false;  // the chunk after the first odd one carries the number expected there
-    // A trace-mode log whose Stats count more records than the file holds, none dropped: it confirms a
-    // jump at the last chunk read (a chunk cut right before the final one), where no later chunk can.
-    // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count
-    // their bytes, and explain a jump.
+    std::vector<uint32_t> sorted_numbers(numbers_read.begin(), numbers_read.end());
+    std::sort(sorted_numbers.begin(), sorted_numbers.end());
+    // How many numbers in [from, to) no chunk read carries.
+    auto absentIn = [&](int64_t from, int64_t to) -> uint64_t {
+      const auto lo = std::lower_bound(sorted_numbers.begin(), sorted_numbers.end(), static_cast<uint64_t>(from),
+                                       [](uint32_t a, uint64_t v) { return a < v; });
+      const auto hi = std::lower_bound(sorted_numbers.begin(), sorted_numbers.end(), static_cast<uint64_t>(to),
+                                       [](uint32_t a, uint64_t v) { return a < v; });
+      return static_cast<uint64_t>(to - from) - static_cast<uint64_t>(hi - lo);
+    };
+    const bool in_file_order = std::is_sorted(sequenced.begin(), sequenced.end(),
+                                              [](const SequencedChunk& x, const SequencedChunk& y) { return x.sequence < y.sequence; });
     const bool stats_kept_out = log.has_stats && log.stats.bytes_dropped > 0;
-    const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
-                             log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
-                             (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
-                              log.range_records < log.stats.ranges);
-    for (size_t i = 0; i < sequenced.size(); ++i) {
-      const SequencedChunk& c = sequenced[i];
-      const int64_t expected = trusted_sequence + (c.index - trusted_index);
-      const int64_t seq = c.sequence;
-      bool confirmed = seq > expected && i + 1 < sequenced.size() &&
-                             int64_t{sequenced[i + 1].sequence} == seq + (sequenced[i + 1].index - c.index);
-      const bool last = i + 1 == sequenced.size();  // no chunk after it to confirm a jump
-      if (seq > expected && last && stats_short) confirmed = true;
-      // The final chunk, which the writer's reserve always holds, follows kept-out chunks with a jump.
-      if (seq > expected && last && stats_kept_out) confirmed = true;
-      if (seq != expected && !confirmed) {
-        if (odd++ == 0) {
-          first_odd = &c;
-          first_odd_expected = expected;
-          first_odd_next_fits = !last && int64_t{sequenced[i + 1].sequence} == expected + (sequenced[i + 1].index - c.index);
-        }
-        continue;
-      }
-      if (seq != expected) {
-        missing += static_cast<uint64_t>(seq - expected);
-        if (gaps++ == 0) {
-          first_gap = &c;
-          gap_expected = expected;
-        }
-      }
-      trusted_index = c.index;
-      trusted_sequence = seq;
-    }
-    if (first_gap != nullptr && !stats_kept_out) {
-      const std::string msg =
-          std::to_string(missing) + (missing == 1 ? " chunk" : " chunks") +
-          " missing: chunk " + std::to_string(first_gap->chunk) + " at byte " + std::to_string(first_gap->at) +
-          " carries sequence number " + std::to_string(first_gap->sequence) + " where " + std::to_string(gap_expected) +
-          " was expected (" +
-          (first_gap->sequence - gap_expected > 1
-               ? "numbers " + std::to_string(gap_expected) + ".." + std::to_string(first_gap->sequence - 1) + " are"
-               : "number " + std::to_string(gap_expected) + " is") +
-          " not in the file)" + (gaps > 1 ? " (and at " + std::to_string(gaps - 1) + " more places)" : "");
+    auto missingTail = [&](const std::string& msg, const SequencedChunk& at) {
       if (log.has_stats)
-        error(log, first_gap->at, first_gap->chunk,
+        error(log, at.at, at.chunk,
               msg + ", yet the log's stats record says no bytes were dropped: the file lost part of what was "
                     "written (edited, or copied in pieces); those chunks' records are not in the numbers");
       else
-        warning(log, first_gap->at, first_gap->chunk,
+        warning(log, at.at, at.chunk,
                 msg + "; the log has no stats record to say whether they were kept out at a size cap or lost "
                       "from the file");
-    }
-    if (first_odd != nullptr && chunksReordered(sequenced)) {
-      log.chunks_out_of_order = odd;
-      warning(log, first_odd->at, first_odd->chunk,
-              "chunks out of write order: chunk " + std::to_string(first_odd->chunk) + " at byte " +
-                  std::to_string(first_odd->at) + " carries sequence number " + std::to_string(first_odd->sequence) +
-                  " where " + std::to_string(first_odd_expected) + " was expected" +
-                  (odd > 1 ? " (and " + std::to_string(odd - 1) + " more chunks out of line)" : "") +
-                  "; every number from 0 to " + std::to_string(sequenced.size() - 1) +
+    };
+    // The first chunk not at the place its number gives it (i: its place among the chunks read), and how many.
+    const SequencedChunk* first_moved = nullptr;
+    size_t first_moved_place = 0;
+    uint64_t moved = 0;
+    for (size_t i = 0; i < sequenced.size(); ++i)
+      if (sequenced[i].sequence != i && moved++ == 0) {
+        first_moved = &sequenced[i];
+        first_moved_place = i;
+      }
+    auto movedText = [&]() {
+      return "chunk " + std::to_string(first_moved->chunk) + " at byte " + std::to_string(first_moved->at) +
+             " carries sequence number " + std::to_string(first_moved->sequence) + " where " +
+             std::to_string(first_moved_place) + " was expected" +
+             (moved > 1 ? " (" + std::to_string(moved) + " of the " + std::to_string(sequenced.size()) +
+                              " chunks read are not at the place their numbers give them)"
+                        : "");
+    };
+    const int64_t end_max = sorted_numbers.empty() ? -1 : int64_t{sorted_numbers.back()};
+    const bool moved_with_end = !in_file_order && end_sequence >= 0 && end_sequence == end_max &&
+                                sorted_numbers.size() == sequenced.size() && !stats_kept_out;
+    if (!in_file_order && chunksReordered(sequenced)) {
+      log.chunks_out_of_order = moved;
+      warning(log, first_moved->at, first_moved->chunk,
+              "chunks out of write order: " + movedText() + "; every number from 0 to " +
+                  std::to_string(sequenced.size() - 1) +
                   " is in the file once, so none is missing: the file was put together in another order than it "
                   "was written. Its records are read in file order");
-    } else if (first_odd != nullptr)
-      warning(log, first_odd->at, first_odd->chunk,
-              "chunk " + std::to_string(first_odd->chunk) + " at byte " + std::to_string(first_odd->at) +
-                  " carries sequence number " + std::to_string(first_odd->sequence) + " where " +
-                  std::to_string(first_odd_expected) + " was expected" +
-                  (odd > 1 ? " (and " + std::to_string(odd - 1) + " more chunks out of line)" : "") +
-                  (first_odd_next_fits
-                       ? ": a damaged chunk header, since the chunk after it carries the number expected there (the "
-                         "number is not covered by the checksum)"
-                   : int64_t{first_odd->sequence} > first_odd_expected
-                       ? ": chunks before it are missing from the file, or its header is damaged (the number is "
-                         "not covered by the checksum; no chunk after it tells which)"
-                       : ": a damaged chunk header (the number is not covered by the checksum)") +
-                  "; its records are read");
+    } else if (moved_with_end && first_moved != nullptr) {
+      // Chunks moved (the End chunk's number is the highest, each number once), some numbers absent.
+      std::vector<uint32_t> absent;
+      for (uint32_t n = 0; n < end_sequence && absent.size() <= 40; ++n)
+        if (!std::binary_search(sorted_numbers.begin(), sorted_numbers.end(), n)) absent.push_back(n);
+      const uint64_t absent_count = absentIn(0, end_sequence);
+      const uint64_t unnumbered = log.chunks_skipped - static_cast<uint64_t>(repeats) - failed_decode;
+      const uint64_t lost = absent_count > unnumbered ? absent_count - unnumbered : 0;
+      const std::string numbers = (absent_count == 1 ? "number " : "numbers ") + idList(absent) +
+                                  (absent_count == 1 ? " is" : " are");
+      if (lost > 0)
+        missingTail(counted(lost, "chunk") + " missing: " + numbers + " not in the file (its end record's chunk "
+                        "carries number " + std::to_string(end_sequence) + ", the last written); its chunks are also "
+                        "out of write order: " + movedText() +
+                        (unnumbered > 0 ? "; " + counted(unnumbered, "damaged chunk was", "damaged chunks were") +
+                                              " skipped, whose numbers are unknown"
+                                        : std::string()),
+                    *first_moved);
+      else
+        warning(log, first_moved->at, first_moved->chunk,
+                "chunks out of write order: " + movedText() + "; the " + numbers +
+                    " not among the intact chunks: " +
+                    (absent_count == 1 ? "that of the damaged chunk skipped" : "those of the damaged chunks skipped") +
+                    ". Its records are read in file order");
+    } else {
+      int64_t trusted_index = -1, trusted_sequence = -1;  // the last chunk whose number fits: index -1 is "before 0"
+      uint64_t missing = 0, gaps = 0, odd = 0;
+      const SequencedChunk* first_gap = nullptr;
+      const SequencedChunk* first_odd = nullptr;
+      int64_t gap_expected = 0, first_odd_expected = 0;
+      bool first_odd_next_fits = false;  // the chunk after the first odd one carries the number expected there
+      // A trace-mode log whose Stats count more records than the file holds, none dropped: it confirms a
+      // jump at the last chunk read (a chunk cut right before the final one), where no later chunk can.
+      // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count
+      // their bytes, and explain a jump.
+      const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
+                               log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
+                               (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
+                                log.range_records < log.stats.ranges);
+      for (size_t i = 0; i < sequenced.size(); ++i) {
+        const SequencedChunk& c = sequenced[i];
+        const int64_t expected = trusted_sequence + (c.index - trusted_index);
+        const int64_t seq = c.sequence;
+        bool confirmed = seq > expected && i + 1 < sequenced.size() &&
+                         int64_t{sequenced[i + 1].sequence} == seq + (sequenced[i + 1].index - c.index);
+        const bool last = i + 1 == sequenced.size();  // no chunk after it to confirm a jump
+        if (seq > expected && last && stats_short) confirmed = true;
+        // The final chunk, which the writer's reserve always holds, follows kept-out chunks with a jump.
+        if (seq > expected && last && stats_kept_out) confirmed = true;
+        // A jump over numbers that other chunks of the file carry is chunks moved, not chunks missing.
+        const uint64_t absent = seq > expected ? absentIn(expected, seq) : 0;
+        if (confirmed && absent == 0) confirmed = false;
+        if (seq != expected && !confirmed) {
+          if (odd++ == 0) {
+            first_odd = &c;
+            first_odd_expected = expected;
+            first_odd_next_fits =
+                !last && int64_t{sequenced[i + 1].sequence} == expected + (sequenced[i + 1].index - c.index);
+          }
+          continue;
+        }
+        if (seq != expected) {
+          missing += absent;
+          if (gaps++ == 0) {
+            first_gap = &c;
+            gap_expected = expected;
+          }
+        }
+        trusted_index = c.index;
+        trusted_sequence = seq;
+      }
+      if (first_gap != nullptr && !stats_kept_out)
+        missingTail(counted(missing, "chunk") + " missing: chunk " + std::to_string(first_gap->chunk) + " at byte " +
+                        std::to_string(first_gap->at) + " carries sequence number " +
+                        std::to_string(first_gap->sequence) + " where " + std::to_string(gap_expected) +
+                        " was expected (" +
+                        (first_gap->sequence - gap_expected > 1
+                             ? "numbers " + std::to_string(gap_expected) + ".." +
+                                   std::to_string(first_gap->sequence - 1) + " are"
+                             : "number " + std::to_string(gap_expected) + " is") +
+                        " not in the file)" +
+                        (gaps > 1 ? " (and at " + counted(gaps - 1, "more place") + ")" : ""),
+                    *first_gap);
+      if (first_odd != nullptr)
+        warning(log, first_odd->at, first_odd->chunk,
+                "chunk " + std::to_string(first_odd->chunk) + " at byte " + std::to_string(first_odd->at) +
+                    " carries sequence number " + std::to_string(first_odd->sequence) + " where " +
+                    std::to_string(first_odd_expected) + " was expected" +
+                    (odd > 1 ? " (and " + counted(odd - 1, "more chunk") + " out of line)" : "") +
+                    (first_odd_next_fits
+                         ? ": a damaged chunk header, since the chunk after it carries the number expected there (the "
+                           "number is not covered by the checksum)"
+                     : int64_t{first_odd->sequence} > first_odd_expected
+                         ? ": chunks before it are missing from the file, or its header is damaged (the number is "
+                           "not covered by the checksum; no chunk after it tells which)"
+                         : ": a damaged chunk header (the number is not covered by the checksum)") +
+                    "; its records are read");
+    }
   }
   decoder.finishSnapshots();
+  // Chunks moved: the snapshots (each cumulative; the analysis takes the last) in write order, by their
+  // sequence numbers, so that the last is the one written last, not the one last in the file.
+  if (log.chunks_out_of_order > 0)
+    std::stable_sort(log.snapshots.begin(), log.snapshots.end(), [](const SnapshotData& a, const SnapshotData& b) {
+      return a.begin.sequence < b.begin.sequence;
+    });
   decoder.checkReferences();
   if (!log.complete && log.continuedInPart() == 0) {
     // Without End record the loop read to the end of the file. Bytes after the last intact chunk are

@@ -152,10 +152,17 @@ struct LogData {
   uint64_t zero_tail_offset = 0;
   uint64_t zero_tail_bytes = 0;
   /// Chunks out of write order: their sequence numbers are 0..n-1 each once, but not in file order (a file
-  /// put together from pieces in another order). Every record is read, in file order; a warning names the
-  /// first such chunk. 0 when the chunks are in order, or when the numbers have gaps or repeats (chunks
-  /// missing, damaged headers: other warnings and errors).
+  /// put together from pieces in another order), counted as the chunks not at the place their numbers give
+  /// them. Every record is read, in file order; a warning names the first such chunk. 0 when the chunks are
+  /// in order, or when the numbers have gaps or repeats (chunks missing, damaged headers: other warnings
+  /// and errors).
   uint64_t chunks_out_of_order = 0;
+  /// Bytes skipped as junk: bytes between chunks (or between the file header and chunk 0) that hold no
+  /// chunk of the log, where the next intact chunk carries the number expected there or the file's intact
+  /// chunks carry every sequence number 0..n-1 once (nothing missing). Each stretch is an error naming its
+  /// bytes ("N junk bytes (bytes A to B) between chunk K-1 and chunk K, skipped"); no chunk is counted
+  /// skipped for them. 0 if none.
+  uint64_t junk_bytes = 0;
   bool truncated = false;            // the file ends inside the file header or inside a chunk (cut tail)
   /// The file does not start with a kcount file header (an empty file, or other bytes at byte 0): it is
   /// not a kcount log, and nothing in it was read. issues[0] says what byte 0 holds.

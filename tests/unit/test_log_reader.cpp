@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collector/analysis.h"
+#include "collector/counted.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "tests/support/capped_log.h"
@@ -212,7 +213,9 @@ TEST_CASE("a zero tail is padding: complete after End, incomplete without, damag
     CHECK(c.zero_tail_bytes == n);
     REQUIRE(c.issues.size() == 1);
     CHECK(c.issues[0].severity == ReadIssue::Severity::kWarning);
-    CHECK(c.issues[0].message == std::to_string(n) + " zero bytes follow the end record, from byte " +
+    // One zero byte in the singular ("1 zero byte follows"; it said "1 zero bytes follow").
+    CHECK(c.issues[0].message == kc::counted(n, "zero byte") + (n == 1 ? " follows" : " follow") +
+                                     " the end record, from byte " +
                                      std::to_string(closed.bytes.size()) +
                                      ": padding (no chunk is in them); the log before them is complete");
 
@@ -222,7 +225,7 @@ TEST_CASE("a zero tail is padding: complete after End, incomplete without, damag
     CHECK(k.launches.size() == 1);
     CHECK(k.zero_tail_bytes == n);
     REQUIRE(k.issues.size() == 2);
-    CHECK(k.issues[0].message.starts_with("the file ends in " + std::to_string(n) + " zero bytes from byte " +
+    CHECK(k.issues[0].message.starts_with("the file ends in " + kc::counted(n, "zero byte") + " from byte " +
                                           std::to_string(killed.bytes.size()) + ", where chunk 1 would start"));
     CHECK(k.issues[1].message.starts_with("log has no end record: the process did not close it"));
   }
@@ -1167,6 +1170,40 @@ TEST_CASE("size cap: a late definition with a high id is read, whether or not th
 // numbers tell. Cut: its records are missing though the Stats record says nothing was dropped (an error;
 // without Stats, a warning). Repeated: its records would count twice (an error, the copy is skipped).
 // A sequence number alone out of line (it is outside the checksum: a damaged header) is a warning only.
+// A summary-mode log's snapshots are cumulative and the analysis takes the last: with its chunks moved, the
+// last is the one written last (before, the one last in the file: an earlier snapshot's smaller totals).
+TEST_CASE("chunks moved in a summary-mode log: the snapshot written last is the last one") {
+  kc::MemorySink sink;
+  {
+    kc::LogWriter w(&sink);
+    w.writeMetadata("mode", "summary");
+    w.flush();
+    for (uint32_t i = 0; i < 2; ++i) {
+      kc::SnapshotBeginBody b{};
+      b.time_ns = 1000 * (i + 1);
+      b.sequence = i;
+      b.launches = b.kernels = 10 * (i + 1);
+      w.writeSnapshotBegin(b);
+      w.writeSnapshotEnd({i, 0});
+      w.flush();  // each snapshot in a chunk of its own: chunks 1 and 2
+    }
+    w.writeEnd();
+    w.flush();
+  }
+  const std::vector<size_t> at = kc::test::chunkOffsets(sink.bytes);
+  REQUIRE(at.size() == 4);
+  std::vector<uint8_t> moved(sink.bytes.begin(), sink.bytes.begin() + static_cast<long>(at[1]));
+  moved.insert(moved.end(), sink.bytes.begin() + static_cast<long>(at[2]), sink.bytes.begin() + static_cast<long>(at[3]));
+  moved.insert(moved.end(), sink.bytes.begin() + static_cast<long>(at[1]), sink.bytes.begin() + static_cast<long>(at[2]));
+  moved.insert(moved.end(), sink.bytes.begin() + static_cast<long>(at[3]), sink.bytes.end());
+  const kc::LogData d = kc::readLog(moved);
+  CHECK(d.intact());
+  CHECK(d.chunks_out_of_order == 2);
+  REQUIRE(d.snapshots.size() == 2);
+  CHECK(d.snapshots.back().begin.sequence == 1);
+  CHECK(d.snapshots.back().begin.launches == 20);
+}
+
 TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not a complete log") {
   auto write = [](bool closed) {
     kc::MemorySink sink;
@@ -1299,14 +1336,125 @@ TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not 
     CHECK(again.dataAfterEnd());
     CHECK(again.launches.size() == 40);
     CHECK(again.chunks_out_of_order == 0);
-    const kc::LogData cut = kc::readLog(chunksInOrder({0, 1, 4, 3}));  // chunk 2 lost: 3 does not fill the gap
-    CHECK(cut.dataAfterEnd());
-    CHECK(cut.launches.size() == 20);
     std::vector<uint8_t> twice = whole;  // a second log after the End chunk: its header is not a chunk
     twice.insert(twice.end(), whole.begin(), whole.end());
     const kc::LogData two = kc::readLog(twice);
     CHECK(two.after_end_is_log);
     CHECK(two.launches.size() == 40);
+  }
+  SUBCASE("every order of the chunks: out of write order, every record read, nothing missing") {
+    // Before, a jump confirmed by the next chunk was called chunks missing while the chunk read, even where
+    // the numbers jumped over came later in the file (1,2,0 of a 3-chunk log: an error and DAMAGED).
+    std::vector<size_t> order{0, 1, 2, 3, 4};
+    size_t orders = 0;
+    while (std::next_permutation(order.begin(), order.end())) {
+      CAPTURE(order);
+      const kc::LogData d = kc::readLog(chunksInOrder(order));
+      ++orders;
+      CHECK(d.intact());
+      CHECK(d.complete);
+      CHECK(!d.dataAfterEnd());
+      CHECK(d.launches.size() == 40);
+      CHECK(d.chunks_read == 5);
+      uint64_t not_in_place = 0;
+      for (size_t i = 0; i < order.size(); ++i) not_in_place += order[i] != i;
+      CHECK(d.chunks_out_of_order == not_in_place);
+      REQUIRE(d.issues.size() == 1);
+      CHECK(d.issues[0].message.find("chunks out of write order") == 0);
+      CHECK(d.issues[0].message.find(" of the 5 chunks read are not at the place their numbers give them") !=
+            std::string::npos);
+    }
+    CHECK(orders == 119);
+  }
+  SUBCASE("the End chunk moved, then other damage: the chunks after it are read, the damage named as itself") {
+    // Before, the chunks after the End chunk were read only if they filled every gap to the end of the
+    // file: any other damage left them unread and called them missing.
+    const kc::LogData lost = kc::readLog(chunksInOrder({0, 1, 4, 3}));  // chunk 2 lost
+    CHECK(!lost.dataAfterEnd());
+    CHECK(lost.launches.size() == 30);
+    CHECK(lost.chunks_read == 4);
+    REQUIRE(lost.issues.size() == 1);
+    CHECK(lost.issues[0].severity == kc::ReadIssue::Severity::kError);
+    CHECK(lost.issues[0].message.find("1 chunk missing: number 2 is not in the file (its end record's chunk carries "
+                                      "number 4, the last written); its chunks are also out of write order") == 0);
+    const std::vector<uint8_t> moved = chunksInOrder({0, 4, 1, 2, 3});
+    std::vector<uint8_t> zeros = moved;
+    zeros.insert(zeros.end(), 4096, 0);
+    const kc::LogData z = kc::readLog(zeros);
+    CHECK(z.intact());
+    CHECK(z.launches.size() == 40);
+    CHECK(z.zero_tail_bytes == 4096);
+    CHECK(z.chunks_out_of_order > 0);
+    std::vector<uint8_t> trailing = moved;
+    trailing.insert(trailing.end(), 100, 0x55);
+    const kc::LogData t = kc::readLog(trailing);
+    CHECK(t.intact());
+    CHECK(t.launches.size() == 40);
+    CHECK(t.after_end_offset == moved.size());
+    CHECK(t.after_end_bytes == 100);
+    CHECK(!t.after_end_is_log);
+    std::vector<uint8_t> second = moved;
+    second.insert(second.end(), whole.begin(), whole.end());
+    const kc::LogData two = kc::readLog(second);
+    CHECK(two.intact());
+    CHECK(two.launches.size() == 40);
+    CHECK(two.after_end_is_log);
+    CHECK(two.after_end_offset == moved.size());
+    const std::vector<uint8_t> cut(moved.begin(), moved.end() - 5);  // chunk 3, last in the file, cut short
+    const kc::LogData c = kc::readLog(cut);
+    CHECK(c.truncated);
+    CHECK(c.launches.size() == 30);
+    REQUIRE(!c.issues.empty());
+    CHECK(c.issues[0].message.find("truncated at byte " + std::to_string(cut.size()) + " in chunk 4") == 0);
+  }
+  SUBCASE("junk where the intact chunks carry every number: junk bytes, no chunk skipped, numbering kept") {
+    // Before, junk before chunk 0, junk between moved chunks and junk holding a chunk header were counted
+    // as skipped chunks, which shifted the numbers of the chunks after them.
+    auto junkAt = [&](const std::vector<uint8_t>& log, size_t at, const std::vector<uint8_t>& junk) {
+      std::vector<uint8_t> out(log.begin(), log.begin() + static_cast<long>(at));
+      out.insert(out.end(), junk.begin(), junk.end());
+      out.insert(out.end(), log.begin() + static_cast<long>(at), log.end());
+      return out;
+    };
+    kc::ChunkHeader fake{kc::kChunkMagic, 8, 0x1234, 1, 1};  // plausible length, checksum that fails
+    std::vector<uint8_t> fake_bytes(sizeof(fake) + 8, 0x07);
+    std::memcpy(fake_bytes.data(), &fake, sizeof(fake));
+    const std::vector<uint8_t> swapped = chunksInOrder({0, 2, 1, 3, 4});
+    const size_t swapped_at = at[1] + (at[3] - at[2]);  // between the moved chunks 2 and 1
+    struct Case {
+      const char* name;
+      std::vector<uint8_t> bytes;
+      size_t at, length;
+      std::string between;
+    };
+    const std::vector<Case> cases{
+        {"1 byte before chunk 0", junkAt(whole, at[0], {0x01}), at[0], 1, "the file header and chunk 0"},
+        {"100 bytes before chunk 0", junkAt(whole, at[0], std::vector<uint8_t>(100, 0x01)), at[0], 100,
+         "the file header and chunk 0"},
+        {"between moved chunks", junkAt(swapped, swapped_at, std::vector<uint8_t>(40, 0x01)), swapped_at, 40,
+         "chunk 1 and chunk 2"},
+        {"a fake chunk header", junkAt(whole, at[2], fake_bytes), at[2], fake_bytes.size(), "chunk 1 and chunk 2"},
+    };
+    for (const Case& k : cases) {
+      CAPTURE(k.name);
+      const kc::LogData d = kc::readLog(k.bytes);
+      CHECK(d.complete);
+      CHECK(!d.intact());
+      CHECK(d.launches.size() == 40);
+      CHECK(d.chunks_read == 5);
+      CHECK(d.chunks_skipped == 0);
+      CHECK(d.junk_bytes == k.length);
+      size_t errors = 0;
+      for (const auto& i : d.issues) errors += i.severity == kc::ReadIssue::Severity::kError;
+      CHECK(errors == 1);
+      const auto junk = std::find_if(d.issues.begin(), d.issues.end(),
+                                     [](const kc::ReadIssue& i) { return i.severity == kc::ReadIssue::Severity::kError; });
+      REQUIRE(junk != d.issues.end());
+      CHECK(junk->offset == k.at);
+      CHECK(junk->message.find(kc::counted(k.length, "junk byte") + " (bytes " + std::to_string(k.at) + " to " +
+                               std::to_string(k.at + k.length) + ") between " + k.between + ", skipped") !=
+            std::string::npos);
+    }
   }
   SUBCASE("junk bytes between two chunks: reported with their offset and length, no chunk skipped") {
     for (const size_t junk : {size_t{16}, size_t{4096}}) {

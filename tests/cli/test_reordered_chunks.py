@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""kcount on shipped logs whose chunks were moved, and moved chunks with other damage: every permutation of a
+3-chunk log and seeded random shuffles of larger ones read as REORDERED with every record; an End chunk moved
+before other chunks, plus a zero tail, trailing bytes, a second log, a cut or a lost chunk: the chunks after
+the End chunk are read and the other damage is named as what it is; junk bytes before chunk 0, between
+moved chunks, or holding a chunk header whose checksum fails, where the intact chunks carry every number:
+junk, no chunk skipped; counts in messages with their singular.
+
+Usage: test_reordered_chunks.py BUILD_DIR   (KCOUNT=path runs another kcount, e.g. an older build)
+"""
+import itertools
+import json
+import os
+import random
+import struct
+import sys
+import tempfile
+
+import checks
+from checks import check, exit_status, kcount
+
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+EAGER = os.path.join(SRC, "examples", "logs", "geglu-eager.kcount")        # 3 chunks, End in the last
+COMPILED = os.path.join(SRC, "examples", "logs", "geglu-compiled.kcount")  # 8 chunks
+SWEEP = os.path.join(SRC, "examples", "logs", "sweep-eager.kcount")        # 10 chunks
+TMP = tempfile.mkdtemp(prefix="kc-reordered-")
+if os.environ.get("KCOUNT"):
+    checks.KCOUNT = os.environ["KCOUNT"]
+
+
+def split(path):
+    """(file header, [chunk bytes, ...]) of a log: a 16-byte file header, then chunks whose header starts
+    with the magic CKHK (24-byte header) or CKHZ (32 bytes) and the u32 length of what follows it
+    (docs/format.md)."""
+    data = open(path, "rb").read()
+    pos, chunks = 16, []
+    while pos < len(data):
+        magic = data[pos:pos + 4]
+        assert magic in (b"CKHK", b"CKHZ"), (path, pos, magic)
+        size = (24 if magic == b"CKHK" else 32) + struct.unpack_from("<I", data, pos + 4)[0]
+        chunks.append(data[pos:pos + size])
+        pos += size
+    return data[:16], chunks
+
+
+def write(name, data):
+    path = os.path.join(TMP, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def summary(path, *extra):
+    """The log's summary JSON without what names the file or judges it (path, issues, state, intact)."""
+    r = kcount("summary", "--format", "json", *extra, path)
+    if r.rc != 0:
+        return r.rc, r.err
+    log = json.loads(r.out)["logs"][0]
+    for key in ("path", "issues", "state", "intact"):
+        log.pop(key, None)
+    return 0, log
+
+
+def lines(out, prefix):
+    return [line for line in out.splitlines() if line.startswith(prefix)]
+
+
+def test_permutations():
+    head, chunks = split(EAGER)
+    _, want = summary(EAGER)
+    for order in itertools.permutations(range(len(chunks))):
+        if list(order) == sorted(order):
+            continue
+        path = write("perm.kcount", head + b"".join(chunks[i] for i in order))
+        r = kcount("check", path)
+        name = f"{os.path.basename(EAGER)} chunks in order {','.join(map(str, order))}"
+        check(f"{name}: check says REORDERED, exit 1, no error", r.rc == 1 and "\nREORDERED: " in r.out and
+              not lines(r.out, "error:"), f"rc={r.rc}\n{r.out}")
+        check(f"{name}: summary reads every record", summary(path) == (0, want), r.out)
+
+
+def test_shuffles():
+    rng = random.Random(20261202)
+    for src, count in ((COMPILED, 60), (SWEEP, 20)):
+        head, chunks = split(src)
+        _, want = summary(src)
+        bad = []
+        for k in range(count):
+            order = list(range(len(chunks)))
+            while order == sorted(order):
+                rng.shuffle(order)
+            path = write("shuffle.kcount", head + b"".join(chunks[i] for i in order))
+            r = kcount("check", path)
+            if not (r.rc == 1 and "\nREORDERED: " in r.out and summary(path) == (0, want)):
+                bad.append((order, r.rc, lines(r.out, "error:")[:1]))
+        check(f"{os.path.basename(src)}: {count} random chunk orders all REORDERED with every record", not bad,
+              f"{len(bad)} failed, e.g. {bad[:2]}")
+
+
+def test_end_moved_and_more():
+    head, chunks = split(COMPILED)
+    n = len(chunks)
+    moved = [0, n - 1] + list(range(1, n - 1))  # the End chunk second
+    body = head + b"".join(chunks[i] for i in moved)
+    _, want = summary(COMPILED)
+
+    r = kcount("check", write("zeros.kcount", body + bytes(4096)))
+    check("End moved + zero tail: padding after the end record, chunks after the End read, REORDERED",
+          r.rc == 1 and f"warning: 4096 zero bytes follow the end record, from byte {len(body)}" in r.out and
+          "\nREORDERED: " in r.out and not lines(r.out, "error:"), f"rc={r.rc}\n{r.out}")
+    check("End moved + zero tail: every record read", summary(os.path.join(TMP, "zeros.kcount")) == (0, want))
+
+    r = kcount("check", write("one-zero.kcount", body + bytes(1)))
+    check("End moved + 1 zero byte: '1 zero byte follows'", f"1 zero byte follows the end record, from byte {len(body)}"
+          in r.out, r.out)
+
+    r = kcount("check", write("one-byte.kcount", body + b"x"))
+    check("End moved + 1 trailing byte: '1 byte follows ... before it'",
+          f"1 byte follows the end record, from byte {len(body)}; only the log before it (bytes 0 to {len(body)})"
+          in r.out, r.out)
+
+    r = kcount("check", write("trailing.kcount", body + b"garbage!" * 100))
+    check("End moved + trailing bytes: named after the end record, not chunks missing",
+          r.rc == 1 and f"800 bytes follow the end record, from byte {len(body)}" in r.out and
+          not lines(r.out, "error:"), f"rc={r.rc}\n{r.out}")
+    check("End moved + trailing bytes: every record read",
+          summary(os.path.join(TMP, "trailing.kcount"), "--salvage") == (0, want))
+
+    second = open(EAGER, "rb").read()
+    r = kcount("check", write("second.kcount", body + second))
+    check("End moved + a second log: NOT ONE LOG, not chunks missing",
+          r.rc == 1 and f"{len(second)} bytes follow the end record, from byte {len(body)}: a second log starts there"
+          in r.out and not lines(r.out, "error:"), f"rc={r.rc}\n{r.out}")
+    check("End moved + a second log: the first log's records, all of them",
+          summary(os.path.join(TMP, "second.kcount"), "--salvage") == (0, want))
+
+    cut = body[:-10]  # the last chunk (n - 2) cut short
+    r = kcount("check", write("cut.kcount", cut))
+    check("End moved + last chunk cut: truncated, not chunks missing",
+          r.rc == 2 and f"truncated at byte {len(cut)} in chunk {n - 1}" in r.out and "chunks missing" not in r.out,
+          f"rc={r.rc}\n{r.out}")
+    j = summary(os.path.join(TMP, "cut.kcount"), "--salvage")
+    check("End moved + last chunk cut: the chunks after the End up to the cut are read",
+          j[0] == 0 and j[1]["totals"]["launches"] > 0, j)
+
+    lost = head + b"".join(chunks[i] for i in moved if i != 3)  # chunk 3 lost
+    r = kcount("check", write("lost.kcount", lost))
+    errs = lines(r.out, "error:")
+    check("End moved + a chunk lost: one error, '1 chunk missing: number 3 is not in the file'",
+          r.rc == 2 and len(errs) == 1 and errs[0].startswith("error: 1 chunk missing: number 3 is not in the file"),
+          f"rc={r.rc}\n{r.out}")
+    check("End moved + a chunk lost: every other chunk read",
+          f"{n - 1} chunks read (0 packed), 0 chunks skipped" in r.out, r.out)
+
+
+def test_junk():
+    head, chunks = split(EAGER)
+    _, want = summary(EAGER)
+
+    def junk_check(name, data, junk_at, junk_len, between, extra_state=""):
+        path = write("junk.kcount", data)
+        r = kcount("check", path)
+        errs = lines(r.out, "error:")
+        noun = "junk byte" if junk_len == 1 else "junk bytes"
+        check(f"{name}: one error naming the junk bytes, no chunk skipped",
+              r.rc == 2 and len(errs) == 1 and
+              f"{junk_len} {noun} (bytes {junk_at} to {junk_at + junk_len}) between {between}, skipped" in errs[0]
+              and "3 chunks read (0 packed), 0 chunks skipped" in r.out, f"rc={r.rc}\n{r.out}")
+        check(f"{name}: every record read", summary(path, "--salvage") == (0, want))
+
+    for n in (1, 100):
+        junk_check(f"{n} junk bytes before chunk 0", head + b"\x01" * n + b"".join(chunks), 16, n,
+                   "the file header and chunk 0")
+    swapped = [chunks[0], chunks[2], b"\x01" * 40, chunks[1]]
+    at = 16 + len(chunks[0]) + len(chunks[2])
+    junk_check("junk between two swapped chunks", head + b"".join(swapped), at, 40, "chunk 1 and chunk 2")
+    fake = b"CKHK" + struct.pack("<IQII", 8, 0x1234, 1, 1) + b"\x07\x00\x00\x00\x00\x00\x00\x00"  # checksum fails
+    at = 16 + len(chunks[0])
+    junk_check("junk holding a plausible chunk header", head + chunks[0] + fake + chunks[1] + chunks[2], at,
+               len(fake), "chunk 0 and chunk 1")
+
+
+def main():
+    test_permutations()
+    test_shuffles()
+    test_end_moved_and_more()
+    test_junk()
+    sys.exit(exit_status())
+
+
+if __name__ == "__main__":
+    main()
