@@ -2636,8 +2636,8 @@ std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
   auto compare = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
     const uint64_t written = taken >= kept_out ? taken - kept_out : 0;
     if (written == read || (fewer_only && read > written)) return;
-    out += fmt::format("{}{} {} records written by the library{}, {} in the file", out.empty() ? "" : "; ",
-                       written, what, kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
+    out += fmt::format("{}{} written by the library{}, {} in the file", out.empty() ? "" : "; ",
+                       counted(written, std::string(what) + " record"), kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
   };
   // The whole file's records (a segment or time window of the log keeps them: LogData::fileRecords()).
   const LogData::FileRecords file = d.fileRecords();
@@ -2723,10 +2723,13 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
   for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
-  const std::string shortfall = statsShortfall(l);
+  const std::string shortfall = statsShortfall(l);             // every kind whose count differs
+  const std::string missing = statsShortfall(l, true);          // the kinds of which the file holds fewer
   if (!shortfall.empty())
     out << "warning: the log's Stats record does not match its records: " << shortfall
-        << " (records missing without a trace in the chunks, or a file put together from pieces)\n";
+        << (missing.empty() ? " (more records than the library counted: a file put together from pieces, or a "
+                              "Stats record that undercounts)\n"
+                            : " (records missing without a trace in the chunks, or a file put together from pieces)\n");
   const LogLosses loss = logLosses(l);
   if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;
@@ -2739,53 +2742,78 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
            d.chunks_out_of_order > 0 || !implausible.empty())
     rc = 1;
-  if (rc == 2)
-    out << "DAMAGED\n";
+  // The verdict: every state that applies, none hiding another. The first (in this order) leads the line as
+  // it would alone; each other follows it as "; also STATE: ..." (LOSSY: "; also LOSSY: see DROPS").
+  std::vector<std::pair<std::string, std::string>> states;  // (the line alone, the "also" text)
+  const std::string lossy_note = "also LOSSY: see DROPS";
+  if (rc == 2) {
+    out << "DAMAGED\n";  // the reader's errors above say what is known; the rest follows from them
+    return rc;
+  }
+  if (!missing.empty())
+    states.emplace_back("RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); "
+                        "what it holds is read",
+                        "also RECORDS MISSING (see above)");
   else if (!shortfall.empty())
-    out << "RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); what it "
-           "holds is read\n";
-  else if (d.chunks_out_of_order > 0)
-    out << fmt::format("REORDERED: {} out of write order (see above); every record is read, in file order{}\n",
-                       counted(d.chunks_out_of_order, "chunk is", "chunks are"),
-                       loss.any() ? "; LOSSY: " + loss.text() : "");
-  else if (!implausible.empty())
-    out << fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or crafting; the "
-                       "totals that include them are wrong{}\n",
-                       implausible, loss.any() ? "; LOSSY: " + loss.text() : "");
-  else if (alone)
-    out << "PARTIAL: " << laterPartText(d, given.next, given.missing_earlier) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
-  else if (next_missing)
-    out << fmt::format("PARTIAL: rotated part {}, continued in part {} (not given){}: the run goes on in a part "
-                       "not given (give every part to read the run){}\n",
-                       d.rotationPart(), d.continuedInPart(),
-                       d.rotationPart() == 1   ? std::string("; part 0 given too")
-                       : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
-                                              : std::string(),
-                       loss.any() ? "; LOSSY: " + loss.text() : "");
-  else if (d.dataAfterEnd() && d.after_end_is_log)
-    out << "NOT ONE LOG: " << afterEndText(d)
-        << " (a second log starts there: files concatenated); only the first log is read\n";
+    states.emplace_back("EXTRA RECORDS: the file holds more records than the library counted in its Stats record (see "
+                        "above); every record it holds is read",
+                        "also EXTRA RECORDS: more records than the library counted (see above)");
+  if (d.chunks_out_of_order > 0) {
+    const std::string what = counted(d.chunks_out_of_order, "chunk is", "chunks are") + " out of write order";
+    states.emplace_back(fmt::format("REORDERED: {} (see above); every record is read, in file order", what),
+                        fmt::format("also REORDERED: {} (see above)", what));
+  }
+  if (!implausible.empty())
+    states.emplace_back(fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or "
+                                    "crafting; the totals that include them are wrong",
+                                    implausible),
+                        fmt::format("also IMPLAUSIBLE: {} (see above)", implausible));
+  if (alone) {
+    const std::string text = laterPartText(d, given.next, given.missing_earlier);
+    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+  } else if (next_missing) {
+    const std::string text = fmt::format(
+        "rotated part {}, continued in part {} (not given){}: the run goes on in a part not given (give every part "
+        "to read the run)",
+        d.rotationPart(), d.continuedInPart(),
+        d.rotationPart() == 1  ? std::string("; part 0 given too")
+        : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
+                               : std::string());
+    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+  }
+  if (d.dataAfterEnd() && d.after_end_is_log)
+    states.emplace_back("NOT ONE LOG: " + afterEndText(d) +
+                            " (a second log starts there: files concatenated); only the first log is read",
+                        "also NOT ONE LOG: " + afterEndText(d) + " (a second log starts there)");
   else if (d.dataAfterEnd())
-    out << "TRAILING BYTES: " << afterEndText(d) << ", not a log; the log before them is read whole\n";
-  else if (part && !loss.any())
-    out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
-                       d.rotationPart(), d.continuedInPart());
-  else if (!d.complete && !part)
-    out << "INCOMPLETE (no end record)\n";
-  else if (const std::string why = noTotalsText(d, s); !why.empty()) {
-    // Whole and undamaged, but the run's numbers are not in it: wins over LOSSY (no numbers to undercount).
-    rc = 1;
-    out << "NO TOTALS: " << why << (loss.any() ? "; also LOSSY: see DROPS" : "") << '\n';
-  } else if (loss.any())
-    out << (loss.totalsUndercount()
-                ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)\n"
-                : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still in the "
-                  "totals: see DROPS)\n");
-  else if (d.rotationPart() > 0)
-    out << fmt::format("OK: rotated part {}, the last (parts 0..{} given too)\n", d.rotationPart(),
-                       d.rotationPart() - 1);
-  else
-    out << "OK\n";
+    states.emplace_back("TRAILING BYTES: " + afterEndText(d) + ", not a log; the log before them is read whole",
+                        "also TRAILING BYTES: " + afterEndText(d) + ", not a log");
+  if (!d.complete && !part) states.emplace_back("INCOMPLETE (no end record)", "also INCOMPLETE (no end record)");
+  if (const std::string why = noTotalsText(d, s); !why.empty()) {
+    // Whole and undamaged, but the run's numbers are not in it.
+    rc = std::max(rc, 1);
+    states.emplace_back("NO TOTALS: " + why, "also NO TOTALS: " + why);
+  }
+  if (loss.any())
+    states.emplace_back(loss.totalsUndercount()
+                            ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)"
+                            : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still "
+                              "in the totals: see DROPS)",
+                        lossy_note);
+  if (states.empty()) {
+    if (part)
+      out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
+                         d.rotationPart(), d.continuedInPart());
+    else if (d.rotationPart() > 0)
+      out << fmt::format("OK: rotated part {}, the last (parts 0..{} given too)\n", d.rotationPart(),
+                         d.rotationPart() - 1);
+    else
+      out << "OK\n";
+    return rc;
+  }
+  out << states.front().first;
+  for (size_t i = 1; i < states.size(); ++i) out << "; " << states[i].second;
+  out << '\n';
   return rc;
 }
 
