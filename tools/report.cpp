@@ -1314,13 +1314,20 @@ std::string formatDuration(uint64_t ns) {
   if (ns < 1000) return fmt::format("{} ns", ns);
   // Three significant digits: rounded first, then the unit and the decimals chosen for the rounded text, so
   // 9999 ns is 10.0 µs (not 10.00 µs), 999500 ns 1.00 ms (not 1000 µs). Seconds take any number of digits.
-  const double v = static_cast<double>(ns);
-  constexpr std::pair<double, const char*> kUnits[] = {{1e3, "µs"}, {1e6, "ms"}, {1e9, "s"}};
-  for (const auto& [scale, unit] : kUnits) {
+  // Rounded half up on the integer ns, never through binary floating point (9995 ns is 10.0 µs: 9.995 as a
+  // double is 9.99499..., which printed 9.99 µs).
+  constexpr std::pair<int, const char*> kUnits[] = {{3, "µs"}, {6, "ms"}, {9, "s"}};  // powers of ten of ns
+  for (const auto& [power, unit] : kUnits) {
     for (int decimals = 2; decimals >= 0; --decimals) {
-      const std::string t = fmt::format("{:.{}f}", v / scale, decimals);
-      const size_t digits = decimals > 0 ? t.find('.') : t.size();  // before the point
-      if (digits + decimals <= 3 || (decimals == 0 && std::string_view(unit) == "s")) return t + " " + unit;
+      uint64_t q = 1;  // ns per unit of the last digit shown
+      for (int i = 0; i < power - decimals; ++i) q *= 10;
+      uint64_t scaled = ns / q + (ns % q >= q / 2 ? 1 : 0);  // the value in last digits, half up (no overflow)
+      uint64_t one = 1;  // last digits per unit
+      for (int i = 0; i < decimals; ++i) one *= 10;
+      const std::string whole = std::to_string(scaled / one);
+      if (whole.size() + decimals <= 3 || (decimals == 0 && std::string_view(unit) == "s"))
+        return decimals == 0 ? whole + " " + unit
+                             : fmt::format("{}.{:0{}} {}", whole, scaled % one, decimals, unit);
     }
   }
   return {};  // not reached: seconds take any number of digits

@@ -337,6 +337,15 @@ TEST_CASE("durations are rounded first, then given their unit and decimals: neve
   CHECK(kc::formatDuration(99'950'000'000) == "100 s");
   CHECK(kc::formatDuration(1'234'600'000'000) == "1235 s");  // seconds: no larger unit
   CHECK(kc::formatDuration(18'446'744'073'709'551'614ull) == "18446744074 s");
+  // Half-way points round up, on the integer ns (binary floating point read 9.995 as 9.99499...: 9.99 µs).
+  CHECK(kc::formatDuration(1005) == "1.01 µs");       // was "1.00 µs"
+  CHECK(kc::formatDuration(2675) == "2.68 µs");       // was "2.67 µs"
+  CHECK(kc::formatDuration(9995) == "10.0 µs");       // was "9.99 µs"
+  CHECK(kc::formatDuration(10'005) == "10.0 µs");     // 10.005: two decimals would be 4 digits
+  CHECK(kc::formatDuration(100'500) == "101 µs");
+  CHECK(kc::formatDuration(1'005'000) == "1.01 ms");  // was "1.00 ms"
+  CHECK(kc::formatDuration(9'995'000'000) == "10.0 s");
+  CHECK(kc::formatDuration(1'234'500'000'000) == "1235 s");
 }
 
 TEST_CASE("a time window keeps the records that overlap it and both ends of each launch") {
