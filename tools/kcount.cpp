@@ -326,24 +326,31 @@ void closeOutput(std::ofstream& out, const std::string& path) {
   if (!out) throw std::runtime_error("cannot write " + kc::shownPath(path) + (e != 0 ? std::string(": ") + std::strerror(e) : ""));
 }
 
-/// How two copies of one recording differ, read as they were: their states (kc::logState()) and their
-/// whole-run counts (launches, kernels, memory operations, kernel GPU time), "A complete, B records missing;
-/// kernels 1200 in A, 800 in B"; "" when they read alike.
-std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b) {
+/// How two copies of one recording differ, read as they were: their states (kc::logState(), passed in as
+/// `state_a` and `state_b`) and their whole-run counts (launches, kernels, memory operations, kernel GPU
+/// time), "A complete, B records missing; kernels 1200 in A, 800 in B"; "" when they read alike. `lacks`
+/// is set when one copy lacks records the other holds: the counts differ, or a state leaves records out
+/// (kc::numbersUndercount()); bytes after one copy's End record (a state "data after end") take none.
+std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b, const std::string& state_a,
+                         const std::string& state_b, bool& lacks) {
   std::string s;
-  const std::string sa = kc::logState(a), sb = kc::logState(b);
-  if (sa != sb) s = fmt::format("A {}, B {}", sa, sb);
+  if (state_a != state_b) s = fmt::format("A {}, B {}", state_a, state_b);
+  lacks = state_a != state_b && (kc::numbersUndercount(a, state_a) || kc::numbersUndercount(b, state_b));
   const kc::Summary &x = a.summary, &y = b.summary;
   auto differs = [&](const char* what, uint64_t p, uint64_t q) {
-    if (p != q) s += fmt::format("{}{} {} in A, {} in B", s.empty() ? "" : "; ", what, p, q);
+    if (p == q) return;
+    s += fmt::format("{}{} {} in A, {} in B", s.empty() ? "" : "; ", what, p, q);
+    lacks = true;
   };
   differs("launches", x.launches, y.launches);
   differs("kernels", x.kernels, y.kernels);
   differs("memory ops", x.mem_ops, y.mem_ops);
   differs("unmatched kernels", x.unmatched_kernels, y.unmatched_kernels);
-  if (x.kernel_gpu_ns != y.kernel_gpu_ns)
+  if (x.kernel_gpu_ns != y.kernel_gpu_ns) {
     s += fmt::format("{}kernel GPU time {} in A, {} in B", s.empty() ? "" : "; ", kc::formatDuration(x.kernel_gpu_ns),
                      kc::formatDuration(y.kernel_gpu_ns));
+    lacks = true;
+  }
   return s;
 }
 
@@ -353,7 +360,9 @@ std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b) {
 /// copies of one recording (same host, pid, start_ns and rotated part numbers: the diff compares a run with
 /// itself) or parts of one rotated run (same host, pid and start_ns, other part numbers): a diff compares
 /// two runs, so the result would only show how the parts differ.
-void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b) {
+/// `states_a[i]` is kc::logState() of a[i], `states_b` of b's (the caller holds them).
+void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b,
+                 const std::vector<std::string>& states_a, const std::vector<std::string>& states_b) {
   auto filesOf = [](const kc::LoadedLog& l) { return l.files.empty() ? std::vector<std::string>{l.path} : l.files; };
   // The rotated part numbers of a log's files, from what was read (no file opened again).
   auto partsOf = [](const kc::LoadedLog& l) {
@@ -420,8 +429,9 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
                 << " numbers cancel out of every change (B - A), which compares the other files alone\n";
     }
   }
-  for (const auto& la : a)
-    for (const auto& lb : b) {
+  for (size_t ia = 0; ia < a.size(); ++ia)
+    for (size_t ib = 0; ib < b.size(); ++ib) {
+      const kc::LoadedLog &la = a[ia], &lb = b[ib];
       const std::set<FileKey> ka = keysOf(la), kb = keysOf(lb);
       if (std::any_of(ka.begin(), ka.end(), [&](const FileKey& k) { return kb.count(k) > 0; })) continue;  // said above
       const std::string id = kc::runIdentity(la.data);
@@ -429,13 +439,20 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
       const std::vector<uint32_t> pa = partsOf(la), pb = partsOf(lb);
       const bool shared_part =
           std::any_of(pa.begin(), pa.end(), [&](uint32_t k) { return std::find(pb.begin(), pb.end(), k) != pb.end(); });
-      if (shared_part && !copiesDiffer(la, lb).empty())
+      bool lacks = false;
+      const std::string how = shared_part ? copiesDiffer(la, lb, states_a[ia], states_b[ib], lacks) : std::string();
+      if (shared_part && lacks)
         // One copy was cut, damaged or taken while recording: the differences are what it lacks.
         std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
-                  << ") are copies of one recording (same host, pid and start) that differ ("
-                  << copiesDiffer(la, lb)
+                  << ") are copies of one recording (same host, pid and start) that differ (" << how
                   << "): the diff compares a run with a copy that lacks part of it, so every difference is what one "
                      "copy lacks, not a difference between runs\n";
+      else if (shared_part && !how.empty())
+        // Bytes after one copy's End record (not read): both hold every record of the run.
+        std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
+                  << ") are copies of one recording (same host, pid and start) that differ (" << how
+                  << ") but hold the same records: the diff compares a run "
+                     "with itself, so it shows no difference between runs\n";
       else if (shared_part)
         std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
                   << ") are copies of one recording (same host, pid and start): the diff compares a run with "
@@ -1013,7 +1030,10 @@ int kcountMain(int argc, char** argv) {
       printIntactIssues(b);
       warnStates(a);
       warnStates(b);
-      warnSameRun(a, b);
+      std::vector<std::string> states_a, states_b;  // each log's state, computed once
+      for (const auto& l : a) states_a.push_back(kc::logState(l));
+      for (const auto& l : b) states_b.push_back(kc::logState(l));
+      warnSameRun(a, b, states_a, states_b);
       // Logs of one side are summed as one run: logs of different programs pooled there are named once.
       for (const auto& [logs, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
         if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())

@@ -2633,11 +2633,15 @@ std::string afterEndText(const LogData& d) {
 /// (summary mode tallies records instead of writing them; rotated parts share one run's Stats). With
 /// `fewer_only`, only kinds of which the file holds fewer records than the Stats count are named (the
 /// footer's RECORDS MISSING state; more records than counted is a Stats record that undercounts).
-std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
+namespace {
+
+/// statsShortfall()'s comparison for any log whose End record was read and no chunk skipped, intact or not
+/// (junk bytes between two chunks leave every chunk read); nullopt where it does not apply.
+std::optional<std::string> compareWithStats(const LoadedLog& l, bool fewer_only) {
   const LogData& d = l.data;
-  if (!d.has_stats || !d.complete || !d.intact() || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
+  if (!d.has_stats || !d.complete || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
       d.rotationPart() != 0 || d.continuedInPart() != 0)
-    return {};
+    return std::nullopt;
   const StatsBody& st = d.stats;
   std::string out;
   auto compare = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
@@ -2652,6 +2656,24 @@ std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
   compare(st.kernels, st.not_written_kernels, file.kernels, "kernel");
   compare(st.ranges, st.not_written_ranges, file.ranges, "range");
   return out;
+}
+
+}  // namespace
+
+std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
+  if (!l.data.intact()) return {};
+  return compareWithStats(l, fewer_only).value_or(std::string());
+}
+
+bool everyRecordRead(const LoadedLog& l) {
+  const std::optional<std::string> fewer = compareWithStats(l, true);
+  return fewer.has_value() && fewer->empty();
+}
+
+bool numbersUndercount(const LoadedLog& l, std::string_view state) {
+  if (logLosses(l).totalsUndercount()) return true;
+  if (state == "complete" || state == "complete, lossy" || state == "data after end") return false;
+  return !(state == "damaged" && everyRecordRead(l));
 }
 
 int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {

@@ -533,6 +533,20 @@ inline constexpr std::string_view kLogStates[] = {"damaged",    "data after end"
 /// a lossy log that is also incomplete or damaged says the stronger state.
 std::string logState(const LoadedLog& log);
 
+/// Whether every launch, kernel and range record a trace log's Stats record counts as written was read:
+/// its End record read, no chunk skipped, and the file's records of each kind at least the Stats record's
+/// (less those kept out at the size cap). True also for a damaged log whose damage took no record (junk
+/// bytes between two chunks); false where the comparison does not apply (no Stats record, summary mode,
+/// rotated parts, a chunk skipped). Thread-safe for distinct logs.
+bool everyRecordRead(const LoadedLog& log);
+
+/// Whether `log`'s numbers undercount its run, `state` being its logState() (passed in, as callers hold
+/// it): records dropped while recording (other than events not tallied in their row, still in the
+/// totals), or a state that leaves records out: not "complete", "complete, lossy" (its drops decide) or
+/// "data after end" (the bytes after the End record are no part of the run), and not a "damaged" log of
+/// which everyRecordRead().
+bool numbersUndercount(const LoadedLog& log, std::string_view state);
+
 /// The summary footer's state line of a log that is not complete and clean ("log complete but LOSSY: N
 /// records dropped while recording (...); its numbers undercount", "log INCOMPLETE (no end record)",
 /// "log DAMAGED: ...", "rotated part K; parts 0..K-1 not given; ..."), for the one warning line that
