@@ -909,6 +909,7 @@ int kcountMain(int argc, char** argv) {
           l.summary = kc::summarize(l.data, g_join);
           kc::noteSaturatedSums(l);
           kc::noteRepeatedIds(l);
+          kc::noteImplausible(l);
           l.segments.reset();  // the selected window's totals, from its records
         }
       }

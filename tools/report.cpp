@@ -1191,6 +1191,7 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -1204,6 +1205,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   if (segment_totals) l.segments = std::move(s.segments);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -1227,6 +1229,7 @@ LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& jo
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -1240,6 +1243,7 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
   l.summary = std::move(s.summary);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -2588,33 +2592,42 @@ std::string endsBeforeStartWarning(uint64_t n, std::string_view noun, std::strin
 /// The records of `s` whose times or counts no run gives (Summary::kernels_end_all_ones, a kernel longer than
 /// the log's span, more than one kernel on a launch that runs one: Summary::launches_many_kernels), one "warning: ...\n" line each, for kcount
 /// check; "" when there are none. `what` gets the verdict's list ("2 kernels ending at 2^64 - 1, ...").
-std::string implausibleWarnings(const Summary& s, std::string& what) {
-  std::string out;
+/// Check's warnings of implausible records, each a message without "warning: " and newline, starting with one
+/// of kImplausibleStarts; `what` gets the verdict's words for them ("1 kernel ending at 2^64 - 1, ...").
+std::vector<std::string> implausibleWarningLines(const Summary& s, std::string& what) {
+  std::vector<std::string> out;
   auto add = [&](const std::string& w) { what += (what.empty() ? "" : ", ") + w; };
   if (const uint64_t n = s.kernels_end_all_ones; n > 0) {
-    out += fmt::format("warning: {} at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; "
-                       "damaged or crafted); {} GPU time is counted up to it\n",
-                       counted(n, "kernel record ends", "kernel records end"), plural(n, "its", "their"));
+    out.push_back(fmt::format("{} at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; "
+                              "damaged or crafted); {} GPU time is counted up to it",
+                              counted(n, "kernel record ends", "kernel records end"), plural(n, "its", "their")));
     add(counted(n, "kernel ending at 2^64 - 1", "kernels ending at 2^64 - 1"));
   }
   if (kernelLongerThanLog(s)) {
     const uint64_t log_ns = s.times_last_ns - s.times_first_ns;
-    out += fmt::format("warning: the longest kernel record (correlation id {}) lasts {} ({} ns), longer than a day "
-                       "and than the {} ({} ns) from the log's first to its last time (launch calls, ranges, kernel "
-                       "starts, capture windows): a kernel runs within the process that recorded it, so its times are "
-                       "damaged or crafted; the GPU times that include it are wrong\n",
-                       s.longest_kernel_id, formatDuration(s.longest_kernel_ns), s.longest_kernel_ns,
-                       formatDuration(log_ns), log_ns);
+    out.push_back(fmt::format("the longest kernel record (correlation id {}) lasts {} ({} ns), longer than a day "
+                              "and than the {} ({} ns) from the log's first to its last time (launch calls, ranges, "
+                              "kernel starts, capture windows): a kernel runs within the process that recorded it, so "
+                              "its times are damaged or crafted; the GPU times that include it are wrong",
+                              s.longest_kernel_id, formatDuration(s.longest_kernel_ns), s.longest_kernel_ns,
+                              formatDuration(log_ns), log_ns));
     add("a kernel longer than the log");
   }
   if (const uint64_t n = s.launches_many_kernels; n > 0) {
-    out += fmt::format("warning: {} (not a graph or multi-device launch) {} more than one kernel record joined ({} "
-                       "past the first; the most, {}, on correlation id {}): a direct launch runs one kernel, so the "
-                       "others carry its id by damage or crafting; they are counted in its range\n",
-                       counted(n, "direct launch", "direct launches"), plural(n, "has", "have"),
-                       counted(s.extra_kernels, "kernel record"), s.most_kernels_one_launch, s.most_kernels_id);
+    out.push_back(fmt::format("{} (not a graph or multi-device launch) {} more than one kernel record joined ({} "
+                              "past the first; the most, {}, on correlation id {}): a direct launch runs one kernel, "
+                              "so the others carry its id by damage or crafting; they are counted in its range",
+                              counted(n, "direct launch", "direct launches"), plural(n, "has", "have"),
+                              counted(s.extra_kernels, "kernel record"), s.most_kernels_one_launch, s.most_kernels_id));
     add(counted(n, "direct launch with several kernels", "direct launches with several kernels"));
   }
+  return out;
+}
+
+/// The lines of implausibleWarningLines(), each "warning: ...\n", for check's report.
+std::string implausibleWarnings(const Summary& s, std::string& what) {
+  std::string out;
+  for (const std::string& line : implausibleWarningLines(s, what)) out += "warning: " + line + "\n";
   return out;
 }
 
@@ -2624,7 +2637,34 @@ std::string afterEndText(const LogData& d) {
   return fmt::format("{} {} the end record, from byte {}", counted(d.after_end_bytes, "byte"),
                      d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
 }
+
+/// Whether `i` is one of the warnings noteImplausible() adds (check prints them itself, before the issues).
+bool isImplausibleIssue(const ReadIssue& i) {
+  if (i.severity != ReadIssue::Severity::kWarning || i.chunk != -1) return false;
+  const std::string& m = i.message;
+  return (m.find(" at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; damaged or crafted)") !=
+              std::string::npos &&
+          (m.find(" kernel record ends") != std::string::npos || m.find(" kernel records end") != std::string::npos)) ||
+         m.starts_with("the longest kernel record (correlation id ") ||
+         (m.find(" (not a graph or multi-device launch) ") != std::string::npos &&
+          m.find("a direct launch runs one kernel") != std::string::npos);
+}
+
 }  // namespace
+
+void noteImplausible(LoadedLog& l) {
+  auto& issues = l.data.issues;
+  issues.erase(std::remove_if(issues.begin(), issues.end(), isImplausibleIssue), issues.end());
+  std::string what;
+  for (std::string& line : implausibleWarningLines(l.summary, what)) {
+    ReadIssue i;
+    i.severity = ReadIssue::Severity::kWarning;
+    i.offset = 0;
+    i.chunk = -1;
+    i.message = std::move(line);
+    issues.push_back(std::move(i));
+  }
+}
 
 /// A trace-mode log read whole (End record, one file, nothing damaged): its Stats record counts the launch, kernel and range
 /// records the library wrote, less those kept out (not_written_*); the file must hold that many. A
@@ -2751,7 +2791,8 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                          s.join_window_evicted == 1 ? std::string("1 launch or kernel waited")
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
-  for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
+  for (const auto& i : d.issues)
+    if (!isImplausibleIssue(i)) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
   const std::string shortfall = statsShortfall(l);             // every kind whose count differs
   const std::string missing = statsShortfall(l, true);          // the kinds of which the file holds fewer
   if (!shortfall.empty())

@@ -57,6 +57,14 @@ inline constexpr const char* kRepeatedIdsIssue = "the correlation id of an earli
 /// exception beyond std::bad_alloc.
 void noteRepeatedIds(LoadedLog& l);
 
+/// Adds to l.data.issues one warning (offset 0, chunk -1) per kind of implausible record that `kcount check`
+/// names (its IMPLAUSIBLE verdict): kernel records ending at 2^64 - 1 ns, a kernel longer than a day and
+/// than the log, direct launches joined by several kernels; replacing those added before (call again
+/// after l.summary is recomputed). So summary (its footer, JSON "issues", CSV on stderr), kernels, diff,
+/// export and report warn of them as of the reader's warnings; check prints them once, with its counts.
+/// Done where noteSaturatedSums() is. No exception beyond std::bad_alloc.
+void noteImplausible(LoadedLog& l);
+
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
 /// replayed CUDA graph kernels are credited.
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});

@@ -78,6 +78,27 @@ def diff_states(work):
           and "lacks part" not in r.err, line + "\n" + r.err[-600:])
 
 
+def implausible_end(work):
+    log = make_log(os.path.join(work, "ones.kcount"), "push step\nkernel 1000 K\nkernel 18446744073709551615 BAD\npop\n")
+    warn = ("warning: 1 kernel record ends at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; "
+            "damaged or crafted); its GPU time is counted up to it")
+    r = kcount("check", log)
+    check("check: a kernel ending at 2^64 - 1 is IMPLAUSIBLE, its warning printed once",
+          r.rc == 1 and r.out.count(warn) == 1 and "\nIMPLAUSIBLE: 1 kernel ending at 2^64 - 1" in r.out, r.out[-800:])
+    r = kcount("summary", log)
+    check("summary: the same warning once, in the footer (exit 0)", r.rc == 0 and r.out.count(warn) == 1
+          and warn not in r.err, r.out[-600:] + r.err)
+    r = kcount("summary", "--format", "csv", log)
+    check("summary --format csv: the warning once on stderr", r.rc == 0 and r.err.count(warn) == 1, r.err)
+    r = kcount("summary", "--format", "json", log)
+    doc = json.loads(r.out) if r.rc == 0 else {}
+    issues = [i.get("message", "") for i in doc.get("logs", [{}])[0].get("issues", [])] if doc else []
+    check("summary --format json: the warning in the log's issues", any(warn[len("warning: "):] in m for m in issues), issues)
+    for cmd in (["kernels"], ["diff", LAUNCHES]):
+        r = kcount(*cmd, log)
+        check(f"{cmd[0]}: the warning once on stderr", r.rc == 0 and r.err.count(warn) == 1, r.err)
+
+
 def main():
     global MAKE_LOG
     MAKE_LOG = sys.argv[2]
@@ -85,6 +106,7 @@ def main():
         checks.KCOUNT = os.environ["KCOUNT"]
     with tempfile.TemporaryDirectory() as work:
         diff_states(work)
+        implausible_end(work)
     return exit_status()
 
 
