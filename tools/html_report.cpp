@@ -113,7 +113,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
       Row& r = by_name[name_id];
       r.count += t.count;
       r.gpu_ns += t.gpu_ns;
-      r.ranges["(unmatched)"] += t.count;
+      r.ranges[std::string(kUnmatchedLabel)] += t.count;
     }
   }
   for (size_t j = 0; j < d.kernels.size(); ++j) {
@@ -126,7 +126,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
     r.blocks.add({static_cast<int32_t>(k.block[0]), static_cast<int32_t>(k.block[1]), static_cast<int32_t>(k.block[2])});
     const auto launch = join.ofKernel(j);
     if (!launch) {
-      ++r.ranges["(unmatched)"];
+      ++r.ranges[std::string(kUnmatchedLabel)];
     } else {
       const uint32_t scope = d.launches[*launch].scope_id;
       auto p = paths.find(scope);

@@ -1479,7 +1479,7 @@ std::string displayName(std::string_view name) {
   for (size_t at = out.find(": "); at != std::string::npos; at = out.find(": ", at + 3)) out.insert(at, "\\");
   // The labels of rows that are no range of that name ("(no range)", "(overall)", ...) get a '\' before
   // them when a range is so named, so that diff and kernels --range do not take one for the other.
-  const bool label = name == "(no range)" || name == kOverallRow || name == "(empty name)" ||
+  const bool label = name == "(no range)" || name == kOverallRow || name == "(empty name)" || name == kUnmatchedLabel ||
                      name == kUnresolvedLabel || name.starts_with("(lost range ");
   if (label) out.insert(0, "\\");
   return out;
@@ -2129,7 +2129,7 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
     };
     for (const RangeStats& r : l.summary.exclusive)
       for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : scopePathWithDomains(d, r.scope_id));
-    for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
+    for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, std::string(kUnmatchedLabel));
     // The distinct grids and blocks: once per name of the log, for the rows it has (a log without GPU
     // times has no shapes: its records' grid and block are 0).
     if (gpu)

@@ -181,6 +181,9 @@ std::string replaceInvalidUtf8(std::string_view s);
 /// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
 /// damage). Such a row has no verdict.
 inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition lost to damage)";
+/// The ranges entry of `kcount kernels` (and the report page) for the kernels whose correlation id matches no
+/// launch. A range so named is written "\(unmatched)" (displayName()), so the two stay apart.
+inline constexpr std::string_view kUnmatchedLabel = "(unmatched)";
 /// Path of the whole-process row of `summary --format csv` (last row of each log: every matched launch,
 /// kernel and their times, in the incl_* fields), as `kcount diff` names the whole run. Not a range:
 /// "(no range)" is what ran outside every range.
@@ -193,7 +196,8 @@ inline constexpr std::string_view kOverallRow = "(overall)";
 /// valid UTF-8 and the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
 /// So that labels cannot be taken for names: ": " in a name is "\: " (": " joins a named NVTX domain to
 /// its range's name, displayRangeName()), and a name that is one of the row labels "(no range)",
-/// "(overall)", "(empty name)", kUnresolvedLabel or begins with "(lost range " gets a leading '\'.
+/// "(overall)", "(empty name)", kUnmatchedLabel, kUnresolvedLabel or begins with "(lost range " gets a
+/// leading '\'.
 std::string displayName(std::string_view name);
 /// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
 /// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not

@@ -99,6 +99,16 @@ def implausible_end(work):
         check(f"{cmd[0]}: the warning once on stderr", r.rc == 0 and r.err.count(warn) == 1, r.err)
 
 
+def unmatched_named(work):
+    log = make_log(os.path.join(work, "unm.kcount"), "push (unmatched)\nkernel 1000 K\npop\nunmatched 500 K\n")
+    r = kcount("kernels", "--format", "json", log)
+    ranges = json.loads(r.out)["kernels"][0]["ranges"] if r.rc == 0 else {}
+    check("kernels JSON: a range named (unmatched) is \\(unmatched), apart from the unmatched kernels",
+          ranges == {"(unmatched)": 1, "\\(unmatched)": 1}, ranges)
+    r = kcount("kernels", log)
+    check("kernels table: (unmatched) ×1, \\(unmatched) ×1", "(unmatched) ×1, \\(unmatched) ×1" in r.out, r.out)
+
+
 def main():
     global MAKE_LOG
     MAKE_LOG = sys.argv[2]
@@ -107,6 +117,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         diff_states(work)
         implausible_end(work)
+        unmatched_named(work)
     return exit_status()
 
 
