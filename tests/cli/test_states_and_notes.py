@@ -109,6 +109,20 @@ def unmatched_named(work):
     check("kernels table: (unmatched) ×1, \\(unmatched) ×1", "(unmatched) ×1, \\(unmatched) ×1" in r.out, r.out)
 
 
+def report_no_range(work):
+    log = make_log(os.path.join(work, "nr.kcount"), "push (no range)\nkernel 1000 K\npop\nkernel 500 J\n")
+    page = os.path.join(work, "nr.html")
+    r = kcount("report", log, "-o", page)
+    data = {}
+    if r.rc == 0:
+        with open(page, encoding="utf-8") as f:
+            m = re.search(r'<script id="kcount-data"[^>]*>(.*?)</script>', f.read(), re.S)
+        data = json.loads(m.group(1)) if m else {}
+    ranges = [(n["name"], n["path"], n["cpu_ns"]) for n in data.get("runs", [{}])[0].get("ranges", [])] if data else []
+    check("report: a range named (no range) is \\(no range), apart from the root; the root's cpu_ns is null",
+          ranges == [("(no range)", "(no range)", None), ("\\(no range)", "\\(no range)", 2000)], ranges)
+
+
 def main():
     global MAKE_LOG
     MAKE_LOG = sys.argv[2]
@@ -118,6 +132,7 @@ def main():
         diff_states(work)
         implausible_end(work)
         unmatched_named(work)
+        report_no_range(work)
     return exit_status()
 
 
