@@ -58,10 +58,21 @@ constexpr const char* kWidthHelp =
 size_t tableWidth(long long given) { return given >= 0 ? static_cast<size_t>(given) : kc::terminalWidth(); }
 
 /// Says on stderr that `cmd`'s --width, when given, does nothing with a `format` other than table (CSV and
-/// JSON keep names whole).
+/// JSON keep names whole) nor with --full-names (nothing is shortened), and that --full-names does nothing
+/// where names are always whole (JSON; diff's CSV). Notes only: the command goes on (exit status unchanged).
 void noteWidthUnused(const CLI::App* cmd, const std::string& format) {
   if (format != "table" && cmd->get_option("--width")->count() > 0)
     std::cerr << "kcount: --width fits the lines of the table format: no effect with --format " << format << "\n";
+  // --full-names shows names whole: there is nothing left to fit.
+  else if (cmd->get_option("--width")->count() > 0 && cmd->get_option("--full-names")->count() > 0)
+    std::cerr << "kcount: --width fits names to the line by shortening them: no effect with --full-names (names "
+                 "are shown whole)\n";
+  // --full-names names kernels (and ranges) whole in the table, and in the CSV of summary (its top-kernels
+  // column) and kernels (its kernel column); JSON always gives names whole, diff's CSV too.
+  const bool csv_uses = cmd->get_name() != "diff";
+  if (cmd->get_option("--full-names")->count() > 0 && (format == "json" || (format == "csv" && !csv_uses)))
+    std::cerr << "kcount: --full-names shows whole names in the table format" << (csv_uses ? " and CSV" : "")
+              << ": no effect with --format " << format << " (its names are whole)\n";
 }
 
 /// Which per-window totals (Segment records) a streamed log needs: none (diff), those the summary table
@@ -250,7 +261,6 @@ std::ofstream openOutput(const std::string& path) {
 /// refused, never removed. "-" is standard output for the text formats (chrome, json; csv with --table,
 /// one table), not for sqlite (a database is a file).
 std::string exportOutputError(const std::string& format, const std::string& output, const std::string& table) {
-  if (!table.empty() && format != "csv") return "--table is for --format csv (one table of the CSV export)";
   if (output == "-") {
     if (format == "sqlite")
       return "--format sqlite cannot write to standard output (-o -): a SQLite database is a file; name one "
@@ -1170,6 +1180,11 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*exp) {
+      // --table picks one table of the CSV export: another format writes every table, as it would without it.
+      if (format != "csv" && !csv_table.empty()) {
+        std::cerr << "kcount: --table picks one table of --format csv: no effect with --format " << format << "\n";
+        csv_table.clear();
+      }
       // What -o names is checked before any log is read (usage errors, exit 2).
       std::string why = exportOutputError(format, output, csv_table);
       if (why.empty()) why = outputIsALog(output, paths, format, csv_table);

@@ -9,8 +9,8 @@
 3. `kcount kernels`: a range named "(unmatched)" is not the unmatched-kernels entry.
 4. `kcount report`: a range named "(no range)" is not the root row; the root's embedded "incl" has no
    cpu_ns 0.
-5. Options the chosen format ignores get a note on stderr and exit 0 (--table with --format json,
-   --full-names with CSV or with --width).
+5. Options the chosen format ignores get a note on stderr and exit 0 (export --table with --format json,
+   --full-names with JSON, with diff's CSV or with --width).
 
 Usage: test_states_and_notes.py BUILD_DIR KC_MAKE_LOG (KCOUNT=PATH runs another kcount, e.g. an older one)
 """
@@ -123,6 +123,29 @@ def report_no_range(work):
           ranges == [("(no range)", "(no range)", None), ("\\(no range)", "\\(no range)", 2000)], ranges)
 
 
+def ignored_options(work):
+    log = make_log(os.path.join(work, "opts.kcount"), "push step\nkernel 1000 K\npop\n")
+    r = kcount("export", "--format", "json", "--table", "kernels", "-o", "-", log)
+    check("export --format json --table: a note on stderr, exit 0, the JSON written",
+          r.rc == 0 and "kcount: --table picks one table of --format csv: no effect with --format json" in r.err
+          and '"kernels"' in r.out, (r.rc, r.err))
+    for cmd in ("summary", "kernels", "diff"):
+        args = [log, log] if cmd == "diff" else [log]
+        r = kcount(cmd, "--full-names", "--width", "80", *args)
+        check(f"{cmd} --full-names --width: a note on stderr, exit 0",
+              r.rc == 0 and "--width fits names to the line by shortening them: no effect with --full-names" in r.err, r.err)
+        r = kcount(cmd, "--full-names", "--format", "json", *args)
+        check(f"{cmd} --full-names --format json: a note on stderr, exit 0",
+              r.rc == 0 and "--full-names shows whole names in the table format" in r.err
+              and "no effect with --format json" in r.err, r.err)
+        r = kcount(cmd, "--full-names", "--format", "csv", *args)
+        noted = "--full-names shows whole names" in r.err
+        check(f"{cmd} --full-names --format csv: a note only where CSV ignores it (diff)",
+              r.rc == 0 and noted == (cmd == "diff"), r.err)
+        r = kcount(cmd, "--full-names", *args)
+        check(f"{cmd} --full-names alone: no note", r.rc == 0 and "--full-names" not in r.err, r.err)
+
+
 def main():
     global MAKE_LOG
     MAKE_LOG = sys.argv[2]
@@ -133,6 +156,7 @@ def main():
         implausible_end(work)
         unmatched_named(work)
         report_no_range(work)
+        ignored_options(work)
     return exit_status()
 
 
