@@ -7,8 +7,8 @@
    took no record (read with --salvage) do not make the side undercount.
 2. `kcount summary` warns on stderr of a kernel ending at 2^64 - 1 (as check's IMPLAUSIBLE).
 3. `kcount kernels`: a range named "(unmatched)" is not the unmatched-kernels entry.
-4. `kcount report`: a range named "(no range)" is not the root row; the root's embedded "incl" has no
-   cpu_ns 0.
+4. `kcount report`: a range named "(no range)" is not the root row; the root's embedded "cpu_ns" is null,
+   not 0.
 5. Options the chosen format ignores get a note on stderr and exit 0 (export --table with --format json,
    --full-names with JSON, with diff's CSV or with --width).
 
