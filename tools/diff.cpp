@@ -451,32 +451,56 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
   return side;
 }
 
-std::string sideState(const std::vector<LoadedLog>& logs) {
-  // The state of the log furthest from complete (kLogStates lists logState()'s words in that order).
-  size_t worst = std::size(kLogStates) - 1;  // "complete"
+std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs) {
+  std::vector<bool> seen(std::size(kLogStates));
   for (const auto& l : logs) {
     const std::string state = logState(l);
     const auto it = std::find(std::begin(kLogStates), std::end(kLogStates), state);
-    worst = std::min(worst, static_cast<size_t>(it - std::begin(kLogStates)));
+    seen[static_cast<size_t>(it - std::begin(kLogStates))] = true;
   }
-  return std::string(kLogStates[worst]);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (seen[i]) out.emplace_back(kLogStates[i]);
+  return out;
+}
+
+std::string sideState(const std::vector<LoadedLog>& logs) {
+  // The state of the log furthest from complete (kLogStates lists logState()'s words in that order).
+  const std::vector<std::string> states = sideStates(logs);
+  return states.empty() ? std::string(kLogStates[std::size(kLogStates) - 1]) : states.front();
 }
 
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side) {
-  const std::string state = sideState(logs);
-  if (state == "complete") return {};
+  std::vector<std::string> states = sideStates(logs);
+  if (states.empty() || states == std::vector<std::string>{"complete"}) return {};
   std::string detail;
-  for (const auto& l : logs)
-    if (logState(l) != "complete")
-      detail += (detail.empty() ? "" : "; ") + l.path + ": " + logStateWarning(l);
+  bool undercount = false, after_end = false, damaged_whole = false;
+  for (const auto& l : logs) {
+    const std::string state = logState(l);
+    if (state == "complete") continue;
+    detail += (detail.empty() ? "" : "; ") + l.path + ": " + logStateWarning(l);
+    undercount = undercount || numbersUndercount(l, state);
+    after_end = after_end || state == "data after end";
+    damaged_whole = damaged_whole || (state == "damaged" && !numbersUndercount(l, state));
+  }
   // Bytes after the end record are no part of the recording (a second log, or garbage): the numbers up to
-  // the end record are whole. Every other state leaves records of the run out of the numbers.
-  const std::string consequence =
-      state == "data after end"
-          ? fmt::format("{}'s numbers are those up to the end record", side)
-          : fmt::format("{0}'s numbers undercount its run, so its changes (B - A) are not the runs' difference alone",
-                        side);
-  return fmt::format("state of {}: {} ({}); {}", side, state, detail, consequence);
+  // the end record are whole; so are those of a log whose damage took no record (junk between chunks). Every
+  // other state leaves records of the run out of the numbers, and one such log makes the side undercount.
+  std::string consequence;
+  if (undercount)
+    consequence = fmt::format("{0}'s numbers undercount its run, so its changes (B - A) are not the runs' difference alone", side);
+  else if (damaged_whole)
+    consequence = fmt::format("{}'s numbers hold every record {}", side,
+                              after_end ? "up to the end record (the damage took none)"
+                                        : "its Stats record counts (the damage took none)");
+  else if (after_end)
+    consequence = fmt::format("{}'s numbers are those up to the end record", side);
+  else
+    consequence = fmt::format("{}'s numbers hold its whole run", side);  // events not tallied in their row only
+  std::erase(states, "complete");  // named only beside a state that is not (its logs are not listed)
+  std::string words;
+  for (const auto& w : states) words += (words.empty() ? "" : " and ") + w;
+  return fmt::format("state of {}: {} ({}); {}", side, words, detail, consequence);
 }
 
 std::vector<std::string> verdictOrder(const DiffSide& a, const DiffSide& b) {
@@ -739,6 +763,8 @@ struct DiffParts {
   WorkDiff work;
   std::vector<std::string> order;
   std::string state_a, state_b;  // sideState() of each side
+  std::vector<std::string> states_a, states_b;  // sideStates() of each side
+  bool undercount_a = false, undercount_b = false;  // a log of the side undercounts (numbersUndercount())
 };
 
 DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
@@ -749,8 +775,12 @@ DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLo
   d.kernels = matchKernels(d.a.units.at(kOverall), d.b.units.at(kOverall));
   d.work = workDiff(d.a, d.b);
   d.order = verdictOrder(d.a, d.b);
-  d.state_a = sideState(la);
-  d.state_b = sideState(lb);
+  d.states_a = sideStates(la);
+  d.states_b = sideStates(lb);
+  d.state_a = d.states_a.empty() ? "complete" : d.states_a.front();
+  d.state_b = d.states_b.empty() ? "complete" : d.states_b.front();
+  for (const auto& l : la) d.undercount_a = d.undercount_a || numbersUndercount(l, logState(l));
+  for (const auto& l : lb) d.undercount_b = d.undercount_b || numbersUndercount(l, logState(l));
   return d;
 }
 
@@ -849,6 +879,9 @@ json diffJsonWithoutLists(const DiffParts& d, const std::vector<LoadedLog>& la, 
               {"b", pb},
               // logState()'s word for each side (sideState()): "complete", or why its numbers undercount
               {"state", json{{"a", d.state_a}, {"b", d.state_b}}},
+              // every state among each side's logs (sideStates()), and whether a log's numbers undercount
+              {"states", json{{"a", d.states_a}, {"b", d.states_b}}},
+              {"undercounts", json{{"a", d.undercount_a}, {"b", d.undercount_b}}},
               {"gpu_time", json{{"a", d.a.gpu_time}, {"b", d.b.gpu_time}}},
               // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
               {"launch_timing_sample", json{{"a", d.a.launch_timing_sample}, {"b", d.b.launch_timing_sample}}},

@@ -65,11 +65,18 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs);
 /// them ("damaged", "data after end", "rotated part", "incomplete", "no totals", "records missing",
 /// "complete, lossy"). Diff JSON's "state", CSV's state_a and state_b.
 std::string sideState(const std::vector<LoadedLog>& logs);
+/// Every state among a side's logs (logState()), each once, in kLogStates' order (furthest from complete
+/// first, "complete" last): a lossy log beside one with data after its end gives {"data after end",
+/// "complete, lossy"}. Diff JSON's "states".
+std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs);
 
 /// The text's line under its header for a side that is not complete (sideState()), "" otherwise: "state of
 /// B: records missing (LOG: log RECORDS MISSING: ...; its numbers undercount); B's numbers undercount its
-/// run, so its changes (B - A) are not the runs' difference alone"; each log that is not complete named
-/// with its state line (logStateWarning()). `side` names the side ("A"). No trailing newline.
+/// run, so its changes (B - A) are not the runs' difference alone"; each state among its logs but
+/// "complete" (sideStates()) joined by " and ", each log that is not complete named with its state line
+/// (logStateWarning()). The consequence: the numbers undercount when any log's do (numbersUndercount()),
+/// else they are those up to the end record (data after end), or hold every record (a damaged log whose
+/// damage took none). `side` names the side ("A"). No trailing newline.
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side);
 
 /// Longest verdict line, in display characters (UTF-8 characters): kernel names beyond it are counted

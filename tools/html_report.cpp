@@ -70,16 +70,23 @@ json runJson(const LoadedLog& l, const std::string& label) {
     // is "(no range)", whose numbers have no instance and so no verdict), through the same rangeLayers().
     const RangeStats& own = root ? no_range : s.inclusive[id];
     const std::string verdict = rangeLayers(d, own, own.instances, own.cpu_ns, s.graph_view).verdict;
+    // A range named as the root's row label, "(no range)" (at the top level also its path), is written
+    // "\(no range)", as the tables write it, so that the page neither shows it as the root's row nor merges it
+    // with the root across runs (by path).
+    const auto unlabel = [](std::string text) { return text == "(no range)" ? "\\" + text : text; };
     ranges.push_back({{"id", d.logScopeId(id)},
                       {"parent", root ? json(nullptr) : json(d.logScopeId(d.scopes[id].parent_id))},
                       {"name", root            ? std::string("(no range)")
                                : d.scopeLost(id) ? lostRangeName(d.logScopeId(id))
-                                                 : rangeNameWithDomain(d, id)},
-                      {"path", d.scopeLost(id) ? lostRangeName(d.logScopeId(id)) : scopePathWithDomains(d, id)},
+                                                 : unlabel(rangeNameWithDomain(d, id))},
+                      {"path", root            ? scopePathWithDomains(d, id)
+                               : d.scopeLost(id) ? lostRangeName(d.logScopeId(id))
+                                                 : unlabel(scopePathWithDomains(d, id))},
                       {"domain", rangeDomain(d, id) ? json(*rangeDomain(d, id)) : json(nullptr)},
                       {"depth", depth},
                       {"instances", s.inclusive[id].instances},
-                      {"cpu_ns", s.inclusive[id].cpu_ns},
+                      // the root has no instance, so no CPU time: null, as summary's JSON gives it
+                      {"cpu_ns", root ? json(nullptr) : json(s.inclusive[id].cpu_ns)},
                       {"incl", counts(s.inclusive[id])},
                       {"excl", counts(s.exclusive[id])},
                       {"verdict", verdict.empty() ? json(nullptr) : json(verdict)}});
@@ -113,7 +120,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
       Row& r = by_name[name_id];
       r.count += t.count;
       r.gpu_ns += t.gpu_ns;
-      r.ranges["(unmatched)"] += t.count;
+      r.ranges[std::string(kUnmatchedLabel)] += t.count;
     }
   }
   for (size_t j = 0; j < d.kernels.size(); ++j) {
@@ -126,7 +133,7 @@ json runJson(const LoadedLog& l, const std::string& label) {
     r.blocks.add({static_cast<int32_t>(k.block[0]), static_cast<int32_t>(k.block[1]), static_cast<int32_t>(k.block[2])});
     const auto launch = join.ofKernel(j);
     if (!launch) {
-      ++r.ranges["(unmatched)"];
+      ++r.ranges[std::string(kUnmatchedLabel)];
     } else {
       const uint32_t scope = d.launches[*launch].scope_id;
       auto p = paths.find(scope);

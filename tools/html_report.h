@@ -19,8 +19,9 @@ namespace kc {
 ///   {"label": file name without .kcount, with as many of its folders as tell logs of the same file
 ///             name apart ("run1/kcount-h-7"), " (pid P)" if that is not enough, "path", "host", "pid", "command", "gpu": name of GPU 0,
 ///    "complete": bool, "state": logState(), "state_line": logStateWarning() ("" if clean), "totals": {"launches", "kernels", "unmatched_kernels", "gpu_ns"},
-///    "ranges": [{"id": scope id, "parent": parent scope id or null for the root, "name", "path",
-///                "depth", "instances", "cpu_ns", "incl": COUNTS, "excl": COUNTS,
+///    "ranges": [{"id": scope id, "parent": parent scope id or null for the root, "name", "path" (a range
+///                named "(no range)", and its path at the top level, as "\(no range)": the root's are "(no range)"),
+///                "depth", "instances", "cpu_ns" (null for the root), "incl": COUNTS, "excl": COUNTS,
 ///                "verdict": the range's verdict line as `kcount summary` prints it (rangeLayers() of its
 ///                inclusive numbers), null where summary gives none (the root, a log without GPU time)}],  depth-first, root first;
 ///               only ranges with an instance, a launch or a kernel; the root's incl is the whole process,

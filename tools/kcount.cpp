@@ -58,10 +58,21 @@ constexpr const char* kWidthHelp =
 size_t tableWidth(long long given) { return given >= 0 ? static_cast<size_t>(given) : kc::terminalWidth(); }
 
 /// Says on stderr that `cmd`'s --width, when given, does nothing with a `format` other than table (CSV and
-/// JSON keep names whole).
+/// JSON keep names whole) nor with --full-names (nothing is shortened), and that --full-names does nothing
+/// where names are always whole (JSON; diff's CSV). Notes only: the command goes on (exit status unchanged).
 void noteWidthUnused(const CLI::App* cmd, const std::string& format) {
   if (format != "table" && cmd->get_option("--width")->count() > 0)
     std::cerr << "kcount: --width fits the lines of the table format: no effect with --format " << format << "\n";
+  // --full-names shows names whole: there is nothing left to fit.
+  else if (cmd->get_option("--width")->count() > 0 && cmd->get_option("--full-names")->count() > 0)
+    std::cerr << "kcount: --width fits names to the line by shortening them: no effect with --full-names (names "
+                 "are shown whole)\n";
+  // --full-names names kernels (and ranges) whole in the table, and in the CSV of summary (its top-kernels
+  // column) and kernels (its kernel column); JSON always gives names whole, diff's CSV too.
+  const bool csv_uses = cmd->get_name() != "diff";
+  if (cmd->get_option("--full-names")->count() > 0 && (format == "json" || (format == "csv" && !csv_uses)))
+    std::cerr << "kcount: --full-names shows whole names in the table format" << (csv_uses ? " and CSV" : "")
+              << ": no effect with --format " << format << " (its names are whole)\n";
 }
 
 /// Which per-window totals (Segment records) a streamed log needs: none (diff), those the summary table
@@ -250,7 +261,6 @@ std::ofstream openOutput(const std::string& path) {
 /// refused, never removed. "-" is standard output for the text formats (chrome, json; csv with --table,
 /// one table), not for sqlite (a database is a file).
 std::string exportOutputError(const std::string& format, const std::string& output, const std::string& table) {
-  if (!table.empty() && format != "csv") return "--table is for --format csv (one table of the CSV export)";
   if (output == "-") {
     if (format == "sqlite")
       return "--format sqlite cannot write to standard output (-o -): a SQLite database is a file; name one "
@@ -326,24 +336,31 @@ void closeOutput(std::ofstream& out, const std::string& path) {
   if (!out) throw std::runtime_error("cannot write " + kc::shownPath(path) + (e != 0 ? std::string(": ") + std::strerror(e) : ""));
 }
 
-/// How two copies of one recording differ, read as they were: their states (kc::logState()) and their
-/// whole-run counts (launches, kernels, memory operations, kernel GPU time), "A complete, B records missing;
-/// kernels 1200 in A, 800 in B"; "" when they read alike.
-std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b) {
+/// How two copies of one recording differ, read as they were: their states (kc::logState(), passed in as
+/// `state_a` and `state_b`) and their whole-run counts (launches, kernels, memory operations, kernel GPU
+/// time), "A complete, B records missing; kernels 1200 in A, 800 in B"; "" when they read alike. `lacks`
+/// is set when one copy lacks records the other holds: the counts differ, or a state leaves records out
+/// (kc::numbersUndercount()); bytes after one copy's End record (a state "data after end") take none.
+std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b, const std::string& state_a,
+                         const std::string& state_b, bool& lacks) {
   std::string s;
-  const std::string sa = kc::logState(a), sb = kc::logState(b);
-  if (sa != sb) s = fmt::format("A {}, B {}", sa, sb);
+  if (state_a != state_b) s = fmt::format("A {}, B {}", state_a, state_b);
+  lacks = state_a != state_b && (kc::numbersUndercount(a, state_a) || kc::numbersUndercount(b, state_b));
   const kc::Summary &x = a.summary, &y = b.summary;
   auto differs = [&](const char* what, uint64_t p, uint64_t q) {
-    if (p != q) s += fmt::format("{}{} {} in A, {} in B", s.empty() ? "" : "; ", what, p, q);
+    if (p == q) return;
+    s += fmt::format("{}{} {} in A, {} in B", s.empty() ? "" : "; ", what, p, q);
+    lacks = true;
   };
   differs("launches", x.launches, y.launches);
   differs("kernels", x.kernels, y.kernels);
   differs("memory ops", x.mem_ops, y.mem_ops);
   differs("unmatched kernels", x.unmatched_kernels, y.unmatched_kernels);
-  if (x.kernel_gpu_ns != y.kernel_gpu_ns)
+  if (x.kernel_gpu_ns != y.kernel_gpu_ns) {
     s += fmt::format("{}kernel GPU time {} in A, {} in B", s.empty() ? "" : "; ", kc::formatDuration(x.kernel_gpu_ns),
                      kc::formatDuration(y.kernel_gpu_ns));
+    lacks = true;
+  }
   return s;
 }
 
@@ -353,7 +370,9 @@ std::string copiesDiffer(const kc::LoadedLog& a, const kc::LoadedLog& b) {
 /// copies of one recording (same host, pid, start_ns and rotated part numbers: the diff compares a run with
 /// itself) or parts of one rotated run (same host, pid and start_ns, other part numbers): a diff compares
 /// two runs, so the result would only show how the parts differ.
-void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b) {
+/// `states_a[i]` is kc::logState() of a[i], `states_b` of b's (the caller holds them).
+void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b,
+                 const std::vector<std::string>& states_a, const std::vector<std::string>& states_b) {
   auto filesOf = [](const kc::LoadedLog& l) { return l.files.empty() ? std::vector<std::string>{l.path} : l.files; };
   // The rotated part numbers of a log's files, from what was read (no file opened again).
   auto partsOf = [](const kc::LoadedLog& l) {
@@ -420,8 +439,9 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
                 << " numbers cancel out of every change (B - A), which compares the other files alone\n";
     }
   }
-  for (const auto& la : a)
-    for (const auto& lb : b) {
+  for (size_t ia = 0; ia < a.size(); ++ia)
+    for (size_t ib = 0; ib < b.size(); ++ib) {
+      const kc::LoadedLog &la = a[ia], &lb = b[ib];
       const std::set<FileKey> ka = keysOf(la), kb = keysOf(lb);
       if (std::any_of(ka.begin(), ka.end(), [&](const FileKey& k) { return kb.count(k) > 0; })) continue;  // said above
       const std::string id = kc::runIdentity(la.data);
@@ -429,13 +449,20 @@ void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::Load
       const std::vector<uint32_t> pa = partsOf(la), pb = partsOf(lb);
       const bool shared_part =
           std::any_of(pa.begin(), pa.end(), [&](uint32_t k) { return std::find(pb.begin(), pb.end(), k) != pb.end(); });
-      if (shared_part && !copiesDiffer(la, lb).empty())
+      bool lacks = false;
+      const std::string how = shared_part ? copiesDiffer(la, lb, states_a[ia], states_b[ib], lacks) : std::string();
+      if (shared_part && lacks)
         // One copy was cut, damaged or taken while recording: the differences are what it lacks.
         std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
-                  << ") are copies of one recording (same host, pid and start) that differ ("
-                  << copiesDiffer(la, lb)
+                  << ") are copies of one recording (same host, pid and start) that differ (" << how
                   << "): the diff compares a run with a copy that lacks part of it, so every difference is what one "
                      "copy lacks, not a difference between runs\n";
+      else if (shared_part && !how.empty())
+        // Bytes after one copy's End record (not read): both hold every record of the run.
+        std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
+                  << ") are copies of one recording (same host, pid and start) that differ (" << how
+                  << ") but hold the same records: the diff compares a run "
+                     "with itself, so it shows no difference between runs\n";
       else if (shared_part)
         std::cerr << "kcount: diff: warning: A (" << kc::shownPath(la.path) << ") and B (" << kc::shownPath(lb.path)
                   << ") are copies of one recording (same host, pid and start): the diff compares a run with "
@@ -892,6 +919,7 @@ int kcountMain(int argc, char** argv) {
           l.summary = kc::summarize(l.data, g_join);
           kc::noteSaturatedSums(l);
           kc::noteRepeatedIds(l);
+          kc::noteImplausible(l);
           l.segments.reset();  // the selected window's totals, from its records
         }
       }
@@ -1013,7 +1041,10 @@ int kcountMain(int argc, char** argv) {
       printIntactIssues(b);
       warnStates(a);
       warnStates(b);
-      warnSameRun(a, b);
+      std::vector<std::string> states_a, states_b;  // each log's state, computed once
+      for (const auto& l : a) states_a.push_back(kc::logState(l));
+      for (const auto& l : b) states_b.push_back(kc::logState(l));
+      warnSameRun(a, b, states_a, states_b);
       // Logs of one side are summed as one run: logs of different programs pooled there are named once.
       for (const auto& [logs, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
         if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())
@@ -1149,6 +1180,11 @@ int kcountMain(int argc, char** argv) {
       return rc;
     }
     if (*exp) {
+      // --table picks one table of the CSV export: another format writes every table, as it would without it.
+      if (format != "csv" && !csv_table.empty()) {
+        std::cerr << "kcount: --table picks one table of --format csv: no effect with --format " << format << "\n";
+        csv_table.clear();
+      }
       // What -o names is checked before any log is read (usage errors, exit 2).
       std::string why = exportOutputError(format, output, csv_table);
       if (why.empty()) why = outputIsALog(output, paths, format, csv_table);

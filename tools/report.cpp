@@ -1191,6 +1191,7 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -1204,6 +1205,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   if (segment_totals) l.segments = std::move(s.segments);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -1227,6 +1229,7 @@ LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& jo
   l.summary = summarize(l.data, join);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -1240,6 +1243,7 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
   l.summary = std::move(s.summary);
   noteSaturatedSums(l);
   noteRepeatedIds(l);
+  noteImplausible(l);
   return l;
 }
 
@@ -1314,13 +1318,20 @@ std::string formatDuration(uint64_t ns) {
   if (ns < 1000) return fmt::format("{} ns", ns);
   // Three significant digits: rounded first, then the unit and the decimals chosen for the rounded text, so
   // 9999 ns is 10.0 µs (not 10.00 µs), 999500 ns 1.00 ms (not 1000 µs). Seconds take any number of digits.
-  const double v = static_cast<double>(ns);
-  constexpr std::pair<double, const char*> kUnits[] = {{1e3, "µs"}, {1e6, "ms"}, {1e9, "s"}};
-  for (const auto& [scale, unit] : kUnits) {
+  // Rounded half up on the integer ns, never through binary floating point (9995 ns is 10.0 µs: 9.995 as a
+  // double is 9.99499..., which printed 9.99 µs).
+  constexpr std::pair<int, const char*> kUnits[] = {{3, "µs"}, {6, "ms"}, {9, "s"}};  // powers of ten of ns
+  for (const auto& [power, unit] : kUnits) {
     for (int decimals = 2; decimals >= 0; --decimals) {
-      const std::string t = fmt::format("{:.{}f}", v / scale, decimals);
-      const size_t digits = decimals > 0 ? t.find('.') : t.size();  // before the point
-      if (digits + decimals <= 3 || (decimals == 0 && std::string_view(unit) == "s")) return t + " " + unit;
+      uint64_t q = 1;  // ns per unit of the last digit shown
+      for (int i = 0; i < power - decimals; ++i) q *= 10;
+      uint64_t scaled = ns / q + (ns % q >= q / 2 ? 1 : 0);  // the value in last digits, half up (no overflow)
+      uint64_t one = 1;  // last digits per unit
+      for (int i = 0; i < decimals; ++i) one *= 10;
+      const std::string whole = std::to_string(scaled / one);
+      if (whole.size() + decimals <= 3 || (decimals == 0 && std::string_view(unit) == "s"))
+        return decimals == 0 ? whole + " " + unit
+                             : fmt::format("{}.{:0{}} {}", whole, scaled % one, decimals, unit);
     }
   }
   return {};  // not reached: seconds take any number of digits
@@ -1468,7 +1479,7 @@ std::string displayName(std::string_view name) {
   for (size_t at = out.find(": "); at != std::string::npos; at = out.find(": ", at + 3)) out.insert(at, "\\");
   // The labels of rows that are no range of that name ("(no range)", "(overall)", ...) get a '\' before
   // them when a range is so named, so that diff and kernels --range do not take one for the other.
-  const bool label = name == "(no range)" || name == kOverallRow || name == "(empty name)" ||
+  const bool label = name == "(no range)" || name == kOverallRow || name == "(empty name)" || name == kUnmatchedLabel ||
                      name == kUnresolvedLabel || name.starts_with("(lost range ");
   if (label) out.insert(0, "\\");
   return out;
@@ -2118,7 +2129,7 @@ std::vector<KernelRow> collectKernels(const std::vector<const LoadedLog*>& logs,
     };
     for (const RangeStats& r : l.summary.exclusive)
       for (const auto& [name_id, t] : r.by_kernel) add(name_id, t, display ? rowPath(d, r.scope_id) : scopePathWithDomains(d, r.scope_id));
-    for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, "(unmatched)");
+    for (const auto& [name_id, t] : l.summary.unmatched_by_kernel) add(name_id, t, std::string(kUnmatchedLabel));
     // The distinct grids and blocks: once per name of the log, for the rows it has (a log without GPU
     // times has no shapes: its records' grid and block are 0).
     if (gpu)
@@ -2581,33 +2592,42 @@ std::string endsBeforeStartWarning(uint64_t n, std::string_view noun, std::strin
 /// The records of `s` whose times or counts no run gives (Summary::kernels_end_all_ones, a kernel longer than
 /// the log's span, more than one kernel on a launch that runs one: Summary::launches_many_kernels), one "warning: ...\n" line each, for kcount
 /// check; "" when there are none. `what` gets the verdict's list ("2 kernels ending at 2^64 - 1, ...").
-std::string implausibleWarnings(const Summary& s, std::string& what) {
-  std::string out;
+/// Check's warnings of implausible records, each a message without "warning: " and newline, starting with one
+/// of kImplausibleStarts; `what` gets the verdict's words for them ("1 kernel ending at 2^64 - 1, ...").
+std::vector<std::string> implausibleWarningLines(const Summary& s, std::string& what) {
+  std::vector<std::string> out;
   auto add = [&](const std::string& w) { what += (what.empty() ? "" : ", ") + w; };
   if (const uint64_t n = s.kernels_end_all_ones; n > 0) {
-    out += fmt::format("warning: {} at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; "
-                       "damaged or crafted); {} GPU time is counted up to it\n",
-                       counted(n, "kernel record ends", "kernel records end"), plural(n, "its", "their"));
+    out.push_back(fmt::format("{} at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; "
+                              "damaged or crafted); {} GPU time is counted up to it",
+                              counted(n, "kernel record ends", "kernel records end"), plural(n, "its", "their")));
     add(counted(n, "kernel ending at 2^64 - 1", "kernels ending at 2^64 - 1"));
   }
   if (kernelLongerThanLog(s)) {
     const uint64_t log_ns = s.times_last_ns - s.times_first_ns;
-    out += fmt::format("warning: the longest kernel record (correlation id {}) lasts {} ({} ns), longer than a day "
-                       "and than the {} ({} ns) from the log's first to its last time (launch calls, ranges, kernel "
-                       "starts, capture windows): a kernel runs within the process that recorded it, so its times are "
-                       "damaged or crafted; the GPU times that include it are wrong\n",
-                       s.longest_kernel_id, formatDuration(s.longest_kernel_ns), s.longest_kernel_ns,
-                       formatDuration(log_ns), log_ns);
+    out.push_back(fmt::format("the longest kernel record (correlation id {}) lasts {} ({} ns), longer than a day "
+                              "and than the {} ({} ns) from the log's first to its last time (launch calls, ranges, "
+                              "kernel starts, capture windows): a kernel runs within the process that recorded it, so "
+                              "its times are damaged or crafted; the GPU times that include it are wrong",
+                              s.longest_kernel_id, formatDuration(s.longest_kernel_ns), s.longest_kernel_ns,
+                              formatDuration(log_ns), log_ns));
     add("a kernel longer than the log");
   }
   if (const uint64_t n = s.launches_many_kernels; n > 0) {
-    out += fmt::format("warning: {} (not a graph or multi-device launch) {} more than one kernel record joined ({} "
-                       "past the first; the most, {}, on correlation id {}): a direct launch runs one kernel, so the "
-                       "others carry its id by damage or crafting; they are counted in its range\n",
-                       counted(n, "direct launch", "direct launches"), plural(n, "has", "have"),
-                       counted(s.extra_kernels, "kernel record"), s.most_kernels_one_launch, s.most_kernels_id);
+    out.push_back(fmt::format("{} (not a graph or multi-device launch) {} more than one kernel record joined ({} "
+                              "past the first; the most, {}, on correlation id {}): a direct launch runs one kernel, "
+                              "so the others carry its id by damage or crafting; they are counted in its range",
+                              counted(n, "direct launch", "direct launches"), plural(n, "has", "have"),
+                              counted(s.extra_kernels, "kernel record"), s.most_kernels_one_launch, s.most_kernels_id));
     add(counted(n, "direct launch with several kernels", "direct launches with several kernels"));
   }
+  return out;
+}
+
+/// The lines of implausibleWarningLines(), each "warning: ...\n", for check's report.
+std::string implausibleWarnings(const Summary& s, std::string& what) {
+  std::string out;
+  for (const std::string& line : implausibleWarningLines(s, what)) out += "warning: " + line + "\n";
   return out;
 }
 
@@ -2617,7 +2637,34 @@ std::string afterEndText(const LogData& d) {
   return fmt::format("{} {} the end record, from byte {}", counted(d.after_end_bytes, "byte"),
                      d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
 }
+
+/// Whether `i` is one of the warnings noteImplausible() adds (check prints them itself, before the issues).
+bool isImplausibleIssue(const ReadIssue& i) {
+  if (i.severity != ReadIssue::Severity::kWarning || i.chunk != -1) return false;
+  const std::string& m = i.message;
+  return (m.find(" at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; damaged or crafted)") !=
+              std::string::npos &&
+          (m.find(" kernel record ends") != std::string::npos || m.find(" kernel records end") != std::string::npos)) ||
+         m.starts_with("the longest kernel record (correlation id ") ||
+         (m.find(" (not a graph or multi-device launch) ") != std::string::npos &&
+          m.find("a direct launch runs one kernel") != std::string::npos);
+}
+
 }  // namespace
+
+void noteImplausible(LoadedLog& l) {
+  auto& issues = l.data.issues;
+  issues.erase(std::remove_if(issues.begin(), issues.end(), isImplausibleIssue), issues.end());
+  std::string what;
+  for (std::string& line : implausibleWarningLines(l.summary, what)) {
+    ReadIssue i;
+    i.severity = ReadIssue::Severity::kWarning;
+    i.offset = 0;
+    i.chunk = -1;
+    i.message = std::move(line);
+    issues.push_back(std::move(i));
+  }
+}
 
 /// A trace-mode log read whole (End record, one file, nothing damaged): its Stats record counts the launch, kernel and range
 /// records the library wrote, less those kept out (not_written_*); the file must hold that many. A
@@ -2626,18 +2673,22 @@ std::string afterEndText(const LogData& d) {
 /// (summary mode tallies records instead of writing them; rotated parts share one run's Stats). With
 /// `fewer_only`, only kinds of which the file holds fewer records than the Stats count are named (the
 /// footer's RECORDS MISSING state; more records than counted is a Stats record that undercounts).
-std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
+namespace {
+
+/// statsShortfall()'s comparison for any log whose End record was read and no chunk skipped, intact or not
+/// (junk bytes between two chunks leave every chunk read); nullopt where it does not apply.
+std::optional<std::string> compareWithStats(const LoadedLog& l, bool fewer_only) {
   const LogData& d = l.data;
-  if (!d.has_stats || !d.complete || !d.intact() || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
+  if (!d.has_stats || !d.complete || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
       d.rotationPart() != 0 || d.continuedInPart() != 0)
-    return {};
+    return std::nullopt;
   const StatsBody& st = d.stats;
   std::string out;
   auto compare = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
     const uint64_t written = taken >= kept_out ? taken - kept_out : 0;
     if (written == read || (fewer_only && read > written)) return;
-    out += fmt::format("{}{} {} records written by the library{}, {} in the file", out.empty() ? "" : "; ",
-                       written, what, kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
+    out += fmt::format("{}{} written by the library{}, {} in the file", out.empty() ? "" : "; ",
+                       counted(written, std::string(what) + " record"), kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
   };
   // The whole file's records (a segment or time window of the log keeps them: LogData::fileRecords()).
   const LogData::FileRecords file = d.fileRecords();
@@ -2645,6 +2696,24 @@ std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
   compare(st.kernels, st.not_written_kernels, file.kernels, "kernel");
   compare(st.ranges, st.not_written_ranges, file.ranges, "range");
   return out;
+}
+
+}  // namespace
+
+std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
+  if (!l.data.intact()) return {};
+  return compareWithStats(l, fewer_only).value_or(std::string());
+}
+
+bool everyRecordRead(const LoadedLog& l) {
+  const std::optional<std::string> fewer = compareWithStats(l, true);
+  return fewer.has_value() && fewer->empty();
+}
+
+bool numbersUndercount(const LoadedLog& l, std::string_view state) {
+  if (logLosses(l).totalsUndercount()) return true;
+  if (state == "complete" || state == "complete, lossy" || state == "data after end") return false;
+  return !(state == "damaged" && everyRecordRead(l));
 }
 
 int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
@@ -2722,11 +2791,15 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                          s.join_window_evicted == 1 ? std::string("1 launch or kernel waited")
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
-  for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
-  const std::string shortfall = statsShortfall(l);
+  for (const auto& i : d.issues)
+    if (!isImplausibleIssue(i)) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
+  const std::string shortfall = statsShortfall(l);             // every kind whose count differs
+  const std::string missing = statsShortfall(l, true);          // the kinds of which the file holds fewer
   if (!shortfall.empty())
     out << "warning: the log's Stats record does not match its records: " << shortfall
-        << " (records missing without a trace in the chunks, or a file put together from pieces)\n";
+        << (missing.empty() ? " (more records than the library counted: a file put together from pieces, or a "
+                              "Stats record that undercounts)\n"
+                            : " (records missing without a trace in the chunks, or a file put together from pieces)\n");
   const LogLosses loss = logLosses(l);
   if (loss.any()) out << "DROPS: " << loss.text() << '\n';
   int rc = 0;
@@ -2739,53 +2812,78 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
            d.chunks_out_of_order > 0 || !implausible.empty())
     rc = 1;
-  if (rc == 2)
-    out << "DAMAGED\n";
+  // The verdict: every state that applies, none hiding another. The first (in this order) leads the line as
+  // it would alone; each other follows it as "; also STATE: ..." (LOSSY: "; also LOSSY: see DROPS").
+  std::vector<std::pair<std::string, std::string>> states;  // (the line alone, the "also" text)
+  const std::string lossy_note = "also LOSSY: see DROPS";
+  if (rc == 2) {
+    out << "DAMAGED\n";  // the reader's errors above say what is known; the rest follows from them
+    return rc;
+  }
+  if (!missing.empty())
+    states.emplace_back("RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); "
+                        "what it holds is read",
+                        "also RECORDS MISSING (see above)");
   else if (!shortfall.empty())
-    out << "RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); what it "
-           "holds is read\n";
-  else if (d.chunks_out_of_order > 0)
-    out << fmt::format("REORDERED: {} out of write order (see above); every record is read, in file order{}\n",
-                       counted(d.chunks_out_of_order, "chunk is", "chunks are"),
-                       loss.any() ? "; LOSSY: " + loss.text() : "");
-  else if (!implausible.empty())
-    out << fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or crafting; the "
-                       "totals that include them are wrong{}\n",
-                       implausible, loss.any() ? "; LOSSY: " + loss.text() : "");
-  else if (alone)
-    out << "PARTIAL: " << laterPartText(d, given.next, given.missing_earlier) << (loss.any() ? "; LOSSY: " + loss.text() : "") << '\n';
-  else if (next_missing)
-    out << fmt::format("PARTIAL: rotated part {}, continued in part {} (not given){}: the run goes on in a part "
-                       "not given (give every part to read the run){}\n",
-                       d.rotationPart(), d.continuedInPart(),
-                       d.rotationPart() == 1   ? std::string("; part 0 given too")
-                       : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
-                                              : std::string(),
-                       loss.any() ? "; LOSSY: " + loss.text() : "");
-  else if (d.dataAfterEnd() && d.after_end_is_log)
-    out << "NOT ONE LOG: " << afterEndText(d)
-        << " (a second log starts there: files concatenated); only the first log is read\n";
+    states.emplace_back("EXTRA RECORDS: the file holds more records than the library counted in its Stats record (see "
+                        "above); every record it holds is read",
+                        "also EXTRA RECORDS: more records than the library counted (see above)");
+  if (d.chunks_out_of_order > 0) {
+    const std::string what = counted(d.chunks_out_of_order, "chunk is", "chunks are") + " out of write order";
+    states.emplace_back(fmt::format("REORDERED: {} (see above); every record is read, in file order", what),
+                        fmt::format("also REORDERED: {} (see above)", what));
+  }
+  if (!implausible.empty())
+    states.emplace_back(fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or "
+                                    "crafting; the totals that include them are wrong",
+                                    implausible),
+                        fmt::format("also IMPLAUSIBLE: {} (see above)", implausible));
+  if (alone) {
+    const std::string text = laterPartText(d, given.next, given.missing_earlier);
+    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+  } else if (next_missing) {
+    const std::string text = fmt::format(
+        "rotated part {}, continued in part {} (not given){}: the run goes on in a part not given (give every part "
+        "to read the run)",
+        d.rotationPart(), d.continuedInPart(),
+        d.rotationPart() == 1  ? std::string("; part 0 given too")
+        : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
+                               : std::string());
+    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+  }
+  if (d.dataAfterEnd() && d.after_end_is_log)
+    states.emplace_back("NOT ONE LOG: " + afterEndText(d) +
+                            " (a second log starts there: files concatenated); only the first log is read",
+                        "also NOT ONE LOG: " + afterEndText(d) + " (a second log starts there)");
   else if (d.dataAfterEnd())
-    out << "TRAILING BYTES: " << afterEndText(d) << ", not a log; the log before them is read whole\n";
-  else if (part && !loss.any())
-    out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
-                       d.rotationPart(), d.continuedInPart());
-  else if (!d.complete && !part)
-    out << "INCOMPLETE (no end record)\n";
-  else if (const std::string why = noTotalsText(d, s); !why.empty()) {
-    // Whole and undamaged, but the run's numbers are not in it: wins over LOSSY (no numbers to undercount).
-    rc = 1;
-    out << "NO TOTALS: " << why << (loss.any() ? "; also LOSSY: see DROPS" : "") << '\n';
-  } else if (loss.any())
-    out << (loss.totalsUndercount()
-                ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)\n"
-                : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still in the "
-                  "totals: see DROPS)\n");
-  else if (d.rotationPart() > 0)
-    out << fmt::format("OK: rotated part {}, the last (parts 0..{} given too)\n", d.rotationPart(),
-                       d.rotationPart() - 1);
-  else
-    out << "OK\n";
+    states.emplace_back("TRAILING BYTES: " + afterEndText(d) + ", not a log; the log before them is read whole",
+                        "also TRAILING BYTES: " + afterEndText(d) + ", not a log");
+  if (!d.complete && !part) states.emplace_back("INCOMPLETE (no end record)", "also INCOMPLETE (no end record)");
+  if (const std::string why = noTotalsText(d, s); !why.empty()) {
+    // Whole and undamaged, but the run's numbers are not in it.
+    rc = std::max(rc, 1);
+    states.emplace_back("NO TOTALS: " + why, "also NO TOTALS: " + why);
+  }
+  if (loss.any())
+    states.emplace_back(loss.totalsUndercount()
+                            ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)"
+                            : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still "
+                              "in the totals: see DROPS)",
+                        lossy_note);
+  if (states.empty()) {
+    if (part)
+      out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
+                         d.rotationPart(), d.continuedInPart());
+    else if (d.rotationPart() > 0)
+      out << fmt::format("OK: rotated part {}, the last (parts 0..{} given too)\n", d.rotationPart(),
+                         d.rotationPart() - 1);
+    else
+      out << "OK\n";
+    return rc;
+  }
+  out << states.front().first;
+  for (size_t i = 1; i < states.size(); ++i) out << "; " << states[i].second;
+  out << '\n';
   return rc;
 }
 

@@ -57,6 +57,14 @@ inline constexpr const char* kRepeatedIdsIssue = "the correlation id of an earli
 /// exception beyond std::bad_alloc.
 void noteRepeatedIds(LoadedLog& l);
 
+/// Adds to l.data.issues one warning (offset 0, chunk -1) per kind of implausible record that `kcount check`
+/// names (its IMPLAUSIBLE verdict): kernel records ending at 2^64 - 1 ns, a kernel longer than a day and
+/// than the log, direct launches joined by several kernels; replacing those added before (call again
+/// after l.summary is recomputed). So summary (its footer, JSON "issues", CSV on stderr), kernels, diff,
+/// export and report warn of them as of the reader's warnings; check prints them once, with its counts.
+/// Done where noteSaturatedSums() is. No exception beyond std::bad_alloc.
+void noteImplausible(LoadedLog& l);
+
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
 /// replayed CUDA graph kernels are credited.
 LoadedLog loadLog(const std::string& path, const JoinOptions& join = {});
@@ -173,6 +181,9 @@ std::string replaceInvalidUtf8(std::string_view s);
 /// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
 /// damage). Such a row has no verdict.
 inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition lost to damage)";
+/// The ranges entry of `kcount kernels` (and the report page) for the kernels whose correlation id matches no
+/// launch. A range so named is written "\(unmatched)" (displayName()), so the two stay apart.
+inline constexpr std::string_view kUnmatchedLabel = "(unmatched)";
 /// Path of the whole-process row of `summary --format csv` (last row of each log: every matched launch,
 /// kernel and their times, in the incl_* fields), as `kcount diff` names the whole run. Not a range:
 /// "(no range)" is what ran outside every range.
@@ -185,7 +196,8 @@ inline constexpr std::string_view kOverallRow = "(overall)";
 /// valid UTF-8 and the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
 /// So that labels cannot be taken for names: ": " in a name is "\: " (": " joins a named NVTX domain to
 /// its range's name, displayRangeName()), and a name that is one of the row labels "(no range)",
-/// "(overall)", "(empty name)", kUnresolvedLabel or begins with "(lost range " gets a leading '\'.
+/// "(overall)", "(empty name)", kUnmatchedLabel, kUnresolvedLabel or begins with "(lost range " gets a
+/// leading '\'.
 std::string displayName(std::string_view name);
 /// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
 /// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not
@@ -532,6 +544,20 @@ inline constexpr std::string_view kLogStates[] = {"damaged",    "data after end"
 /// "data after end" or "rotated part" (a non-last part, or a part above 0 read without its earlier parts);
 /// a lossy log that is also incomplete or damaged says the stronger state.
 std::string logState(const LoadedLog& log);
+
+/// Whether every launch, kernel and range record a trace log's Stats record counts as written was read:
+/// its End record read, no chunk skipped, and the file's records of each kind at least the Stats record's
+/// (less those kept out at the size cap). True also for a damaged log whose damage took no record (junk
+/// bytes between two chunks); false where the comparison does not apply (no Stats record, summary mode,
+/// rotated parts, a chunk skipped). Thread-safe for distinct logs.
+bool everyRecordRead(const LoadedLog& log);
+
+/// Whether `log`'s numbers undercount its run, `state` being its logState() (passed in, as callers hold
+/// it): records dropped while recording (other than events not tallied in their row, still in the
+/// totals), or a state that leaves records out: not "complete", "complete, lossy" (its drops decide) or
+/// "data after end" (the bytes after the End record are no part of the run), and not a "damaged" log of
+/// which everyRecordRead().
+bool numbersUndercount(const LoadedLog& log, std::string_view state);
 
 /// The summary footer's state line of a log that is not complete and clean ("log complete but LOSSY: N
 /// records dropped while recording (...); its numbers undercount", "log INCOMPLETE (no end record)",

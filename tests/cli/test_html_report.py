@@ -427,7 +427,7 @@ const run = (ranges) => ({ ranges: ranges.map(([id, parent, path]) => ({ id, par
 out.tree = L.treeOrder([run([[0, null, "(no range)"], [1, 0, "s"], [2, 1, "s/x"], [3, 1, "s/z"]]),
                         run([[0, null, "(no range)"], [7, 0, "t"], [1, 0, "s"], [5, 1, "s/w"], [2, 1, "s/x"], [4, 1, "s/y"], [6, 4, "s/y/q"], [3, 1, "s/z"]])]);
 out.kernels = L.kernelOrder([["b", 1, 9], ["a", 5, 2], ["c", 5, 2], ["d", 7, 2], ["e", 9, 0]], r => r[2], r => r[1], r => r[0]).map(r => r[0]);
-out.ns = [0, 999, 1000, 9994, 9996, 9999, 99949, 99950, 999499, 999500, 999999500, 1234600000000].map(L.fmtNs);
+out.ns = [0, 999, 1000, 9994, 9996, 9999, 99949, 99950, 999499, 999500, 999999500, 1234600000000, 1005, 9995, 2675, 99950, 1234500000000].map(L.fmtNs);
 console.log(JSON.stringify(out));
 """ % (json.dumps(GEMM), json.dumps(SWEEP[0]))
     res = subprocess.run([node, "-e", "const module = {exports: {}};" + script], capture_output=True, text=True)
@@ -444,7 +444,9 @@ console.log(JSON.stringify(out));
           got.get("tree") == ["(no range)", "t", "s", "s/w", "s/x", "s/y", "s/y/q", "s/z"])
     check(f"node: fmtNs as kc::formatDuration: rounded, then unit and decimals ({got.get('ns')})",
           got.get("ns") == ["0 ns", "999 ns", "1.00 µs", "9.99 µs", "10.0 µs", "10.0 µs", "99.9 µs", "100 µs",
-                            "999 µs", "1.00 ms", "1.00 s", "1235 s"])
+                            "999 µs", "1.00 ms", "1.00 s", "1235 s",
+                            # half-way points round up (toFixed on the double 9.995 gave 9.99)
+                            "1.01 µs", "10.0 µs", "2.68 µs", "100 µs", "1235 s"])
     check(f"node: kernelOrder by GPU total, then count, then name ({got.get('kernels')})",
           got.get("kernels") == ["b", "d", "a", "c", "e"])
 

@@ -12,6 +12,7 @@
 //   forget                   drop the innermost range without writing it (a range still open when the log
 //                            closed, as in a killed process): no instance of it is recorded
 //   kernel NS NAME...        one launch (cuLaunchKernelEx) in the innermost range and its kernel, NS ns long
+//                            (an end past 2^64 - 1 ns is written as 2^64 - 1: kernel 18446744073709551615 K)
 //   unmatched NS NAME...     a kernel record whose correlation id matches no launch
 //   grid X Y Z               the grid of the kernel records that follow (default 1 1 1)
 //   block X Y Z              their block (default 128 1 1)
@@ -117,7 +118,7 @@ class Builder {
     kc::KernelBody k{};
     k.correlation_id = matched ? corr : correlation_;
     k.start_ns = t + 600;
-    k.end_ns = t + 600 + ns;
+    k.end_ns = ns > UINT64_MAX - (t + 600) ? UINT64_MAX : t + 600 + ns;  // held at 2^64 - 1 (an implausible end)
     k.name_id = str(name);
     k.stream_id = 7;
     for (int i = 0; i < 3; ++i) {

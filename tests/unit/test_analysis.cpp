@@ -337,6 +337,15 @@ TEST_CASE("durations are rounded first, then given their unit and decimals: neve
   CHECK(kc::formatDuration(99'950'000'000) == "100 s");
   CHECK(kc::formatDuration(1'234'600'000'000) == "1235 s");  // seconds: no larger unit
   CHECK(kc::formatDuration(18'446'744'073'709'551'614ull) == "18446744074 s");
+  // Half-way points round up, on the integer ns (binary floating point read 9.995 as 9.99499...: 9.99 µs).
+  CHECK(kc::formatDuration(1005) == "1.01 µs");       // was "1.00 µs"
+  CHECK(kc::formatDuration(2675) == "2.68 µs");       // was "2.67 µs"
+  CHECK(kc::formatDuration(9995) == "10.0 µs");       // was "9.99 µs"
+  CHECK(kc::formatDuration(10'005) == "10.0 µs");     // 10.005: two decimals would be 4 digits
+  CHECK(kc::formatDuration(100'500) == "101 µs");
+  CHECK(kc::formatDuration(1'005'000) == "1.01 ms");  // was "1.00 ms"
+  CHECK(kc::formatDuration(9'995'000'000) == "10.0 s");
+  CHECK(kc::formatDuration(1'234'500'000'000) == "1235 s");
 }
 
 TEST_CASE("a time window keeps the records that overlap it and both ends of each launch") {
@@ -765,6 +774,56 @@ TEST_CASE("kcount check of a log whose chunks were swapped: REORDERED, exit 1, e
                        "order\n") != std::string::npos);
   std::ostringstream in_order;
   CHECK(kc::printCheck(in_order, streamedAndLoaded(sink.bytes).first) == 0);
+}
+
+TEST_CASE("kcount check's verdict names every state that applies: REORDERED, IMPLAUSIBLE, INCOMPLETE, LOSSY") {
+  const kc::KernelBody all_ones = kernelAt(31, 2, 2000, UINT64_MAX);  // the 584-year kernel: IMPLAUSIBLE
+  {
+    // Chunks swapped (REORDERED) in a log that also holds a kernel ending at 2^64 - 1 and dropped records.
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink, kc::LogEncoding::kCompact);
+    writeStepGemm(w);
+    for (uint64_t c = 1; c <= 30; ++c) {
+      w.writeLaunch(launchAt(c, 1, 10 * c, 10 * c + 5));
+      if (c % 10 == 0) w.flush();
+    }
+    w.writeLaunch(launchAt(31, 1, 400, 405));
+    w.writeKernel(all_ones);
+    kc::StatsBody st{};
+    st.launches = 31;
+    st.kernels = 1;
+    st.dropped_host_records = 3;
+    w.writeStats(st);
+    w.writeEnd();
+    w.flush();
+    const std::vector<size_t> at = kc::test::chunkOffsets(sink.bytes);
+    REQUIRE(at.size() == 4);
+    const auto part = [&](size_t from, size_t to) {
+      return std::vector<uint8_t>(sink.bytes.begin() + static_cast<long>(from), sink.bytes.begin() + static_cast<long>(to));
+    };
+    std::vector<uint8_t> swapped = part(0, at[1]);
+    for (const auto& p : {part(at[2], at[3]), part(at[1], at[2]), part(at[3], sink.bytes.size())})
+      swapped.insert(swapped.end(), p.begin(), p.end());
+    std::ostringstream out;
+    CHECK(kc::printCheck(out, streamedAndLoaded(swapped).first) == 1);
+    CHECK(out.str().ends_with("\nREORDERED: 2 chunks are out of write order (see above); every record is read, in "
+                              "file order; also IMPLAUSIBLE: 1 kernel ending at 2^64 - 1 (see above); also LOSSY: see "
+                              "DROPS\n"));
+  }
+  {
+    // A kernel ending at 2^64 - 1 in a log cut before its End record: IMPLAUSIBLE and INCOMPLETE.
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    writeStepGemm(w);
+    w.writeLaunch(launchAt(31, 1, 10, 15));
+    w.writeKernel(all_ones);
+    w.flush();
+    std::ostringstream out;
+    CHECK(kc::printCheck(out, streamedAndLoaded(sink.bytes).first) == 1);
+    CHECK(out.str().ends_with("\nIMPLAUSIBLE: 1 kernel ending at 2^64 - 1 (see above): times or counts no run gives, "
+                              "from damage or crafting; the totals that include them are wrong; also INCOMPLETE (no "
+                              "end record)\n"));
+  }
 }
 
 TEST_CASE("tree view of a chain deeper than 256 ranges: indentation stops at 256 levels, deeper rows say their depth") {

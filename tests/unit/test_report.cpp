@@ -100,6 +100,17 @@ TEST_CASE("check: a trace log whose Stats record counts more records than the fi
                                                             "library, 2 in the file;"));
   CHECK(kc::summaryJson(std::vector<kc::LoadedLog>{short_log})["logs"][0]["state"] == "records missing");
   CHECK(kc::logState(withStats(2, 2, 0)) == "complete");
+  // More records in the file than the Stats record counts: none is missing, and check says what it is.
+  std::ostringstream extra;
+  CHECK(kc::printCheck(extra, withStats(1, 2, 0)) == 1);
+  CHECK(hasLine(extra.str(), "warning: the log's Stats record does not match its records: 1 launch record written by "
+                             "the library, 2 in the file (more records than the library counted: a file put together "
+                             "from pieces, or a Stats record that undercounts)\n"));
+  CHECK(hasLine(extra.str(), "\nEXTRA RECORDS: the file holds more records than the library counted in its Stats "
+                             "record (see above); every record it holds is read\n"));
+  CHECK_FALSE(hasLine(extra.str(), "MISSING"));
+  CHECK_FALSE(hasLine(extra.str(), "missing"));
+  CHECK(kc::logState(withStats(1, 2, 0)) == "complete");
 }
 
 TEST_CASE("KCOUNT_LAUNCH_TIMING: a log whose launch CPU is estimated says so under the table and in JSON") {
