@@ -1,6 +1,8 @@
 // `kcount export` writers on a small hand-built log: what the shipped H200 logs do not contain
 // (kernels overlapping on one stream, ranges of two domains closed out of order, a process-wide range,
-// a graph launch, an unmatched kernel, flows that the shipped logs cannot show). The shipped logs are checked by tests/cli/test_export.py.
+// a graph launch, an unmatched kernel, records that once gave two flow arrows one id: a direct launch
+// joined to two kernels, correlation ids repeated across capture windows, a graph launch's memcpy node).
+// The shipped logs are checked by tests/cli/test_export.py.
 #include <doctest/doctest.h>
 
 #include <cmath>
