@@ -247,18 +247,43 @@ struct TraceEvent {
   uint32_t index;  // record index in its vector
 };
 enum EventKind : uint8_t {
-  kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kFlowStart, kFlowEnd, kMemSlice, kMemFlowEnd,
-  kKernelInstant,     // KCOUNT_GPU_TIME=0: a kernel named at its launch, an instant event on the launching thread
-  kGraphFlowStart,    // a graph launch's flow to one of its kernels: at the launch, index = the kernel's
+  kRangeSlice, kRangeAsyncBegin, kRangeAsyncEnd, kLaunchSlice, kKernelSlice, kMemSlice,
+  kFlowStart,      // the arrow from a launch call to one kernel it issued: at the launch, index = the kernel's
+  kFlowEnd,        // its end, on the kernel
+  kMemFlowStart,   // the arrow from a memcpy/memset call (or a graph launch) to one GPU memory operation:
+  kMemFlowEnd,     //   at the call and on the operation, index = the operation's
+  kKernelInstant,  // KCOUNT_GPU_TIME=0: a kernel named at its launch, an instant event on the launching thread
 };
 
-/// Flow ids of a graph launch's kernels: one per kernel (a viewer draws one arrow per id), above every
-/// correlation id (CUPTI's are 32 bits) and below the log's base (index << 48).
-constexpr uint64_t kGraphFlowBit = uint64_t(1) << 47;
+/// Flow ids: one per arrow (a viewer draws one arrow per id, and pairs one "s" with one "f"), so that a
+/// launch of several kernels (a graph launch) gets an arrow to each and ids stay unique where correlation
+/// ids repeat (capture windows of logs written before ids were numbered on across windows). The arrow to
+/// kernel record j is 2^47 + j, to memory-operation record j 2^47 + 2^46 + j (record indices are 32-bit);
+/// plus the log's base, index << 48.
+constexpr uint64_t kFlowBit = uint64_t(1) << 47;
+constexpr uint64_t kMemFlowBit = uint64_t(1) << 46;
 
-/// Whether the flow from a launch to its kernels is one per kernel (a graph launch) rather than one id
-/// shared by the launch and its kernel (the correlation id).
-bool flowPerKernel(const LaunchBody& l) { return l.is_graph_launch && !(l.flags & kLaunchMemOp); }
+/// Midpoint of [a, b]; a when b is not after a.
+uint64_t midpoint(uint64_t a, uint64_t b) { return b > a ? a + (b - a) / 2 : a; }
+
+/// Where the arrow from a launch call [enter, exit] to GPU work [start, end] it issued (a kernel, a memory
+/// operation) starts and ends: the start inside the call, at its middle or at the work's start if that
+/// comes first (a kernel often starts before its launch call returns), never before the call's enter;
+/// the end at the middle of the work, so that each is inside the slice it binds to ("s" to the enclosing
+/// slice, "f" with "bp":"e" too) and the arrow never points back in time (start <= end). nullopt when
+/// the work ended before the call began (only work without GPU times, start = end = 0, in the shipped
+/// logs): no arrow could go forward to it.
+struct FlowPoints {
+  uint64_t start_ts, end_ts;
+};
+std::optional<FlowPoints> flowPoints(uint64_t enter, uint64_t exit, uint64_t start, uint64_t end) {
+  exit = std::max(exit, enter);
+  end = std::max(end, start);
+  const uint64_t from = std::max(enter, std::min(midpoint(enter, exit), start));
+  const uint64_t to = std::max(midpoint(start, end), from);
+  if (to > end) return std::nullopt;
+  return FlowPoints{from, to};
+}
 
 void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, bool& first) {
   const LogData& d = ix.data();
@@ -359,13 +384,18 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
 
   // Timed events, sorted by time (enclosing slices before the slices inside them, flows after slices).
   std::vector<TraceEvent> events;
-  auto mid = [](uint64_t a, uint64_t b) { return b > a ? a + (b - a) / 2 : a; };
-  events.reserve(d.ranges.size() + 3 * d.launches.size() + 3 * d.kernels.size() + 2 * d.mem_ops.size());
+  events.reserve(d.ranges.size() + d.launches.size() + 3 * d.kernels.size() + 3 * d.mem_ops.size());
   for (uint32_t i = 0; i < d.mem_ops.size(); ++i) {
     const auto& m = d.mem_ops[i];
     uint64_t dur = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
     events.push_back({m.start_ns, dur, 0, kMemSlice, mem_lane[i], i});
-    if (ix.launchOfMemOp(i)) events.push_back({mid(m.start_ns, m.end_ns), 0, 1, kMemFlowEnd, mem_lane[i], i});
+    const auto call = ix.launchOfMemOp(i);
+    if (!call) continue;
+    const auto& l = d.launches[*call];
+    if (auto at = flowPoints(l.enter_ns, l.exit_ns, m.start_ns, m.end_ns)) {
+      events.push_back({at->start_ts, 0, 1, kMemFlowStart, launch_lane[*call], i});
+      events.push_back({at->end_ts, 0, 1, kMemFlowEnd, mem_lane[i], i});
+    }
   }
   for (uint32_t i = 0; i < d.ranges.size(); ++i) {
     const auto& r = d.ranges[i];
@@ -381,24 +411,23 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     const auto& l = d.launches[i];
     uint64_t dur = l.exit_ns > l.enter_ns ? l.exit_ns - l.enter_ns : 0;
     events.push_back({l.enter_ns, dur, 0, kLaunchSlice, launch_lane[i], i});
-    if (ix.kernelsOfLaunch(i) && (gpu_time || ix.isMemoryCall(i)) && !flowPerKernel(l))
-      events.push_back({mid(l.enter_ns, l.exit_ns), 0, 1, kFlowStart, launch_lane[i], i});
   }
   for (uint32_t i = 0; i < d.kernels.size(); ++i) {
     const auto& k = d.kernels[i];
+    const auto launch = ix.launchOfKernel(i);
     if (!gpu_time) {  // at the middle of its launch call (on that call's lane), else at its record's time
-      const auto launch = ix.launchOfKernel(i);
-      events.push_back({launch ? mid(d.launches[*launch].enter_ns, d.launches[*launch].exit_ns) : k.start_ns, 0, 1,
-                        kKernelInstant, launch ? launch_lane[*launch] : 0, i});
+      events.push_back({launch ? midpoint(d.launches[*launch].enter_ns, d.launches[*launch].exit_ns) : k.start_ns, 0,
+                        1, kKernelInstant, launch ? launch_lane[*launch] : 0, i});
       continue;
     }
     uint64_t dur = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
     events.push_back({k.start_ns, dur, 0, kKernelSlice, kernel_lane[i], i});
-    const auto launch = ix.launchOfKernel(i);
     if (!launch) continue;
-    events.push_back({mid(k.start_ns, k.end_ns), 0, 1, kFlowEnd, kernel_lane[i], i});
     const auto& l = d.launches[*launch];
-    if (flowPerKernel(l)) events.push_back({mid(l.enter_ns, l.exit_ns), 0, 1, kGraphFlowStart, launch_lane[*launch], i});
+    if (auto at = flowPoints(l.enter_ns, l.exit_ns, k.start_ns, k.end_ns)) {
+      events.push_back({at->start_ts, 0, 1, kFlowStart, launch_lane[*launch], i});
+      events.push_back({at->end_ts, 0, 1, kFlowEnd, kernel_lane[i], i});
+    }
   }
   std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
     if (a.ts != b.ts) return a.ts < b.ts;
@@ -452,13 +481,6 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
             (l.flags & kLaunchCaptured) ? ",\"captured\":true" : ""));
         break;
       }
-      case kFlowStart: {
-        const auto& l = d.launches[e.index];
-        const char* cat = ix.isMemoryCall(e.index) ? "memory" : "launch";
-        emit(fmt::format(R"({{"ph":"s","cat":"{}","name":"{}","id":{},"pid":{},"tid":{},"ts":{}}})", cat, cat,
-                         flow_base | l.correlation_id, cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts)));
-        break;
-      }
       case kKernelSlice: {
         const auto& k = d.kernels[e.index];
         const auto& name = ix.kernelName(k.name_id);
@@ -495,25 +517,28 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
             call ? jsonQuote(ix.scopePath(d.launches[*call].scope_id)) : "null", m.copy_kind));
         break;
       }
-      case kMemFlowEnd: {
-        const auto& m = d.mem_ops[e.index];
-        emit(fmt::format(R"({{"ph":"f","bp":"e","cat":"memory","name":"memory","id":{},"pid":{},"tid":{},"ts":{}}})",
-                         flow_base | m.correlation_id, gpuPid(m.device_id), laneTid(m.stream_id, e.lane), micros(e.ts)));
-        break;
-      }
-      case kGraphFlowStart: {
-        const auto& l = d.launches[*ix.launchOfKernel(e.index)];
-        emit(fmt::format(R"({{"ph":"s","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
-                         flow_base | kGraphFlowBit | e.index, cpu_pid, laneTid(l.thread_id, e.lane), micros(e.ts)));
+      case kFlowStart:
+      case kMemFlowStart: {
+        const bool memory = e.kind == kMemFlowStart;
+        const auto& l = d.launches[*(memory ? ix.launchOfMemOp(e.index) : ix.launchOfKernel(e.index))];
+        const char* cat = memory ? "memory" : "launch";
+        emit(fmt::format(R"({{"ph":"s","cat":"{}","name":"{}","id":{},"pid":{},"tid":{},"ts":{}}})", cat, cat,
+                         flow_base | kFlowBit | (memory ? kMemFlowBit : 0) | e.index, cpu_pid,
+                         laneTid(l.thread_id, e.lane), micros(e.ts)));
         break;
       }
       case kFlowEnd: {
         const auto& k = d.kernels[e.index];
-        const bool per_kernel = flowPerKernel(d.launches[*ix.launchOfKernel(e.index)]);
-        emit(fmt::format(
-            R"({{"ph":"f","bp":"e","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
-            flow_base | (per_kernel ? kGraphFlowBit | e.index : k.correlation_id), gpuPid(k.device_id),
-            laneTid(k.stream_id, e.lane), micros(e.ts)));
+        emit(fmt::format(R"({{"ph":"f","bp":"e","cat":"launch","name":"launch","id":{},"pid":{},"tid":{},"ts":{}}})",
+                         flow_base | kFlowBit | e.index, gpuPid(k.device_id), laneTid(k.stream_id, e.lane),
+                         micros(e.ts)));
+        break;
+      }
+      case kMemFlowEnd: {
+        const auto& m = d.mem_ops[e.index];
+        emit(fmt::format(R"({{"ph":"f","bp":"e","cat":"memory","name":"memory","id":{},"pid":{},"tid":{},"ts":{}}})",
+                         flow_base | kFlowBit | kMemFlowBit | e.index, gpuPid(m.device_id),
+                         laneTid(m.stream_id, e.lane), micros(e.ts)));
         break;
       }
     }
@@ -524,8 +549,8 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
 
 ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
   // Bytes per event besides its names: the fixed JSON text of each event kind in writeLogEvents, with
-  // typical widths of its numbers (timestamps of 16 characters, pids and tids of 5 to 10).
-  constexpr uint64_t kRange = 120, kLaunch = 165, kKernel = 300, kFlow = 95, kMem = 215;
+  // typical widths of its numbers (timestamps of 16 characters, pids and tids of 5 to 10, flow ids of 15).
+  constexpr uint64_t kRange = 120, kLaunch = 165, kKernel = 300, kFlow = 110, kMem = 215;
   ChromeTraceEstimate e;
   for (uint32_t li = 0; li < logs.size(); ++li) {
     const LogData& d = logs[li].data;
@@ -536,11 +561,13 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
     }
     auto pathLen = [&](uint32_t s) -> uint64_t { return s < path_len.size() ? path_len[s] : 24; };
     const LaunchJoin join(d);  // each kernel's and memory operation's launch, within its capture window
-    std::vector<uint8_t> launch_has_work(d.launches.size(), 0);  // a kernel or memory operation joined it
-    for (size_t j = 0; j < d.kernels.size(); ++j)
-      if (auto l = join.ofKernel(j)) launch_has_work[*l] = 1;
-    for (size_t j = 0; j < d.mem_ops.size(); ++j)
-      if (auto l = join.ofMemOp(j)) launch_has_work[*l] = 1;
+    const bool gpu_time = gpuTimeRecorded(d);
+    // An arrow ("s" and "f") from the launch call to each kernel and memory operation joined to it that
+    // does not end before the call began (flowPoints()).
+    auto arrow = [&](size_t launch, uint64_t start, uint64_t end) -> uint64_t {
+      const LaunchBody& l = d.launches[launch];
+      return flowPoints(l.enter_ns, l.exit_ns, start, end) ? 2 : 0;
+    };
     for (const auto& r : d.ranges) {
       const uint64_t n = (r.scope_id < name_len.size() ? name_len[r.scope_id] : 24) + pathLen(r.scope_id);
       if (r.flags & kRangeProcessWide) {
@@ -555,10 +582,6 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
       const LaunchBody& l = d.launches[i];
       e.events += 1;
       e.bytes += kLaunch + d.str(l.api_id).size() + pathLen(l.scope_id);
-      if (launch_has_work[i] && !flowPerKernel(l)) {
-        e.events += 1;
-        e.bytes += kFlow;
-      }
     }
     std::unordered_map<uint32_t, uint64_t> kernel_name_len;  // short + demangled name, quoted
     for (size_t j = 0; j < d.kernels.size(); ++j) {
@@ -571,7 +594,7 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
       e.events += 1;
       e.bytes += kKernel + it->second;
       if (auto launch = join.ofKernel(j)) {
-        const uint64_t flows = flowPerKernel(d.launches[*launch]) ? 2 : 1;  // a graph launch's: a start each
+        const uint64_t flows = gpu_time ? arrow(*launch, k.start_ns, k.end_ns) : 0;  // else an instant event
         e.events += flows;
         e.bytes += flows * kFlow + pathLen(d.launches[*launch].scope_id);
       } else {
@@ -580,8 +603,9 @@ ChromeTraceEstimate estimateChromeTrace(const std::vector<LoadedLog>& logs) {
     }
     for (size_t j = 0; j < d.mem_ops.size(); ++j) {
       const auto launch = join.ofMemOp(j);
-      e.events += launch ? 2 : 1;
-      e.bytes += kMem + (launch ? kFlow + pathLen(d.launches[*launch].scope_id) : 4);
+      const uint64_t flows = launch ? arrow(*launch, d.mem_ops[j].start_ns, d.mem_ops[j].end_ns) : 0;
+      e.events += 1 + flows;
+      e.bytes += kMem + flows * kFlow + (launch ? pathLen(d.launches[*launch].scope_id) : 4);
     }
   }
   return e;

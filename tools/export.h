@@ -23,9 +23,12 @@ namespace kc {
 /// ranges) and the launch API calls ("X" slices named after the API, category "cuda_api"; memcpy/memset
 /// calls: "cuda_api_memory"); one process per GPU ("GPU 0") whose threads are the streams, carrying the
 /// kernels ("X" slices, short names, category "kernel") and memory operations (category "memory"); a
-/// flow arrow ("s" at the launch, "f" with "bp":"e" at each kernel, category and name "launch", id =
-/// correlation id, plus log index × 2^48 for the second and later logs) from each launch to each kernel
-/// it issued, and likewise (category "memory") from each memory call to its GPU operation. Timestamps are the log's
+/// flow arrow ("s" inside the launch call's slice, "f" with "bp":"e" inside the kernel's, category and
+/// name "launch") from each launch to each kernel it issued, and likewise (category "memory") from each
+/// memory call or graph launch to each GPU memory operation joined to it: every arrow has an id of its own
+/// (2^47 + the kernel's record index; 2^47 + 2^46 + the memory operation's; plus log index × 2^48 for
+/// the second and later logs), and its "s" is never after its "f" nor after the kernel's start (an
+/// operation that ended before its call began, without GPU time, gets no arrow). Timestamps are the log's
 /// CLOCK_MONOTONIC nanoseconds written as microseconds with 3 decimals (exact). Slices that would overlap
 /// without nesting on one thread or stream (kernels of one stream overlapping, ranges of different NVTX
 /// domains closed out of order) go to an extra track of the same thread named "(overlap N)".

@@ -11,12 +11,15 @@ finish ("f"), so a graph launch's kernels each get an arrow (a viewer draws one 
 N kernels holds N starts; each "s" lies inside a launch slice of its thread and each "f" inside a kernel
 slice of its stream (Perfetto binds them to the enclosing slice); the slices of every track nest (what
 Perfetto requires of "X" events on one thread). tests/data/graphs.kcount (CUDA graph launches of several
-kernels each) is checked for the Chrome trace.
+kernels each) is checked for the Chrome trace. On every shipped log (examples/logs/sweep-*.kcount too):
+every arrow has its own id, one "s" and one "f", and never points back in time ("s" no later than "f" or
+the kernel's start).
 SQLite: kernels per range path equal the summary's exclusive kernels; the Nsight-named views answer.
 CSV and JSON records: row counts equal the log's record counts.
 
 Usage: test_export.py BUILD_DIR
 """
+import bisect
 import collections
 import csv
 import json
@@ -34,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LOGS = [os.path.join(ROOT, "examples", "logs", n + ".kcount") for n in ("linear-eager", "geglu-eager", "geglu-compiled")]
 LOGS.append(os.path.join(ROOT, "tests", "data", "launches.kcount"))
 GRAPHS = os.path.join(ROOT, "tests", "data", "graphs.kcount")
+SWEEPS = [os.path.join(ROOT, "examples", "logs", n + ".kcount") for n in ("sweep-eager", "sweep-compiled")]
 
 
 def summary(log):
@@ -121,6 +125,88 @@ def check_chrome(log, s, work):
           all(inside(e, "kernel") and e.get("bp") == "e" for e in by[("f", "launch")]))
     names = {(e["pid"], e["args"]["name"]) for e in events if e["ph"] == "M" and e["name"] == "process_name"}
     check(f"{name}: a GPU 0 process", any(n.startswith("GPU 0") for _, n in names))
+
+
+def check_flow_direction(log, work):
+    """Every arrow of the Chrome trace has an id of its own, with one start ("s") and one finish ("f"); the
+    start lies inside its launch (or memcpy/memset) call's slice, the finish inside its kernel's (memory
+    operation's) slice, and the start is never after the finish nor after the kernel's start, so no arrow
+    points back in time (Perfetto and chrome://tracing draw such arrows backwards or drop them). One arrow
+    per kernel and memory operation joined to its call, as the SQLite tables join them, except those that
+    ended before their call began (no GPU time recorded: start = end = 0)."""
+    name = os.path.basename(log)
+    out = os.path.join(work, name + ".flows.json")
+    kcount_out("export", log, "--format", "chrome", "-o", out, "--force")
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    tracks = collections.defaultdict(list)
+    starts, finishes = collections.defaultdict(list), collections.defaultdict(list)
+    for e in events:
+        if e["ph"] == "X":
+            tracks[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e["cat"]))
+        elif e["ph"] == "s":
+            starts[(e["cat"], e["id"])].append(e)
+        elif e["ph"] == "f":
+            finishes[(e["cat"], e["id"])].append(e)
+
+    by_track = {}  # (pid, tid, cat) -> slices sorted by start, and their starts
+    for (pid, tid), v in tracks.items():
+        for a, b, c in sorted(v):
+            by_track.setdefault((pid, tid, c), ([], []))
+            by_track[(pid, tid, c)][0].append(a)
+            by_track[(pid, tid, c)][1].append((a, b))
+
+    def around(e, cats):
+        """The slices of those categories on e's track that hold e's time (searched back from the last one
+        starting at or before it, at most 64: slices of one category nest rarely and shallowly)."""
+        t = ns(e["ts"])
+        found = []
+        for c in cats:
+            starts_of, slices = by_track.get((e["pid"], e["tid"], c), ([], []))
+            i = bisect.bisect_right(starts_of, t)
+            found += [(a, b) for a, b in slices[max(0, i - 64):i] if a <= t <= b]
+        return found
+
+    ids = [e["id"] for v in starts.values() for e in v]
+    check(f"{name}: flow ids unique across categories", len(ids) == len(set(ids)))
+    check(f"{name}: one flow start and one finish per id",
+          set(starts) == set(finishes) and all(len(v) == 1 for v in starts.values())
+          and all(len(v) == 1 for v in finishes.values()),
+          [k for k in set(starts) ^ set(finishes)][:3])
+    backwards, outside_call, outside_work, after_work_start = [], [], [], []
+    for key, (s,) in starts.items():
+        if len(finishes.get(key, [])) != 1:
+            continue
+        f = finishes[key][0]
+        if ns(s["ts"]) > ns(f["ts"]):
+            backwards.append(key)
+        if not around(s, ("cuda_api", "cuda_api_memory")):
+            outside_call.append(key)
+        target = around(f, ("kernel",) if key[0] == "launch" else ("memory",))
+        if not target or f.get("bp") != "e":
+            outside_work.append(key)
+        elif ns(s["ts"]) > max(a for a, _ in target):
+            after_work_start.append(key)
+    check(f"{name}: no flow finishes before it starts ({len(starts)} flows)", not backwards, backwards[:3])
+    check(f"{name}: each flow start inside its call's slice", not outside_call, outside_call[:3])
+    check(f"{name}: each flow finish inside its kernel's or memory operation's slice, bound to it",
+          not outside_work, outside_work[:3])
+    check(f"{name}: each flow starts no later than its kernel or memory operation", not after_work_start,
+          after_work_start[:3])
+
+    db_path = os.path.join(work, name + ".flows.sqlite")
+    kcount_out("export", log, "--format", "sqlite", "-o", db_path)
+    db = sqlite3.connect(db_path)
+    (kernels,) = db.execute('SELECT count(*) FROM kernels k JOIN launches l USING (processId, segment, correlationId) '
+                            'WHERE k."end" >= l.start').fetchone()
+    (mem_ops,) = db.execute('SELECT count(*) FROM memops WHERE callStart IS NOT NULL AND "end" >= callStart').fetchone()
+    db.close()
+    launch_flows = sum(1 for cat, _ in starts if cat == "launch")
+    memory_flows = sum(1 for cat, _ in starts if cat == "memory")
+    check(f"{name}: one launch flow per kernel joined to its launch ({kernels})", launch_flows == kernels,
+          (launch_flows, kernels))
+    check(f"{name}: one memory flow per memory operation joined to its call ({mem_ops})", memory_flows == mem_ops,
+          (memory_flows, mem_ops))
 
 
 def check_sqlite(log, s, work):
@@ -231,6 +317,8 @@ def main():
             check_sqlite(log, s, work)
             check_csv_json(log, s, work)
         check_chrome(GRAPHS, summary(GRAPHS), work)
+        for log in LOGS + [GRAPHS] + SWEEPS:
+            check_flow_direction(log, work)
         # Several logs in one export: one process each, flow ids kept apart.
         out = os.path.join(work, "two.trace.json")
         kcount_out("export", LOGS[1], LOGS[2], "--format", "chrome", "-o", out)

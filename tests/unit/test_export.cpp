@@ -1,8 +1,11 @@
 // `kcount export` writers on a small hand-built log: what the shipped H200 logs do not contain
 // (kernels overlapping on one stream, ranges of two domains closed out of order, a process-wide range,
-// a graph launch, an unmatched kernel). The shipped logs are checked by tests/cli/test_export.py.
+// a graph launch, an unmatched kernel, records that once gave two flow arrows one id: a direct launch
+// joined to two kernels, correlation ids repeated across capture windows, a graph launch's memcpy node).
+// The shipped logs are checked by tests/cli/test_export.py.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -277,4 +280,157 @@ TEST_CASE("exports of a rotated part with sparse ids list the scopes it defines,
   std::ostringstream csv;
   kc::writeCsvTable(csv, "scopes", logs);
   CHECK(csv.str().find("bad scope id") == std::string::npos);
+}
+
+namespace {
+
+/// The flow events of a Chrome trace by id: its starts ("s") and finishes ("f"), and every "X" slice.
+struct Flows {
+  std::map<uint64_t, std::vector<json>> starts, finishes;
+  std::vector<json> slices;
+};
+Flows flowsOf(const std::vector<kc::LoadedLog>& logs) {
+  std::ostringstream out;
+  kc::writeChromeTrace(out, logs);
+  Flows f;
+  const json doc = json::parse(out.str());
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "s") f.starts[e["id"].get<uint64_t>()].push_back(e);
+    if (e["ph"] == "f") f.finishes[e["id"].get<uint64_t>()].push_back(e);
+    if (e["ph"] == "X") f.slices.push_back(e);
+  }
+  return f;
+}
+
+/// Nanoseconds of a trace timestamp (microseconds with three decimals).
+int64_t ns(const json& us) { return std::llround(us.get<double>() * 1000); }
+
+/// The "X" slice of category `cat` on the flow event's thread whose [ts, ts + dur] holds its ts, or null.
+const json* sliceAround(const Flows& f, const json& e, std::string_view cat) {
+  for (const auto& x : f.slices)
+    if (x["cat"] == cat && x["pid"] == e["pid"] && x["tid"] == e["tid"] && ns(x["ts"]) <= ns(e["ts"]) &&
+        ns(e["ts"]) <= ns(x["ts"]) + ns(x["dur"]))
+      return &x;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("chrome trace: a flow never points back in time, from inside its launch call to inside its kernel") {
+  // Launch 1 (direct) 100..200, its kernel 110..130: the kernel starts (and ends) before the launch call's
+  // middle (150), where the arrow used to start. Graph launch 2 300..400, its kernels 310..320 and
+  // 500..600. Launch 3 700..710 and its kernel 900..1000, started after the call returned. Launch 4
+  // 1100..1110: its kernel has no GPU time (0..0, as some kernels of examples/logs/sweep-*.kcount): no
+  // arrow can go forward to it, so it has none.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("pid", "10");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "kern");
+  w.writeLaunch(launch(1, 0, 100, 200, 10));
+  w.writeKernel(kernel(1, 110, 130, 7));
+  w.writeLaunch(launch(2, 0, 300, 400, 10, true));
+  w.writeKernel(kernel(2, 310, 320, 7));
+  w.writeKernel(kernel(2, 500, 600, 7));
+  w.writeLaunch(launch(3, 0, 700, 710, 10));
+  w.writeKernel(kernel(3, 900, 1000, 7));
+  w.writeLaunch(launch(4, 0, 1100, 1110, 10));
+  w.writeKernel(kernel(4, 0, 0, 7));
+  w.writeEnd();
+  w.flush();
+  std::vector<kc::LoadedLog> logs;
+  logs.push_back(kc::test::loaded(sink.bytes, "mem"));
+  REQUIRE(logs[0].data.issues.empty());
+  const Flows f = flowsOf(logs);
+  REQUIRE(f.starts.size() == 4);
+  REQUIRE(f.finishes.size() == 4);
+  std::map<int64_t, int64_t> start_of_kernel;  // kernel slice start -> flow start (ns)
+  for (const auto& [id, starts] : f.starts) {
+    REQUIRE(starts.size() == 1);
+    REQUIRE(f.finishes.count(id) == 1);
+    REQUIRE(f.finishes.at(id).size() == 1);
+    const json& s = starts[0];
+    const json& fin = f.finishes.at(id)[0];
+    CHECK(ns(s["ts"]) <= ns(fin["ts"]));
+    const json* call = sliceAround(f, s, "cuda_api");
+    const json* kern = sliceAround(f, fin, "kernel");
+    REQUIRE(call != nullptr);
+    REQUIRE(kern != nullptr);
+    CHECK(fin["bp"] == "e");
+    CHECK(ns(s["ts"]) <= ns((*kern)["ts"]));  // the arrow leaves the call no later than the kernel starts
+    start_of_kernel[ns((*kern)["ts"])] = ns(s["ts"]);
+  }
+  // Direct launch 1: at the kernel's start (110), not the call's middle (150), which is after the kernel ended.
+  CHECK(start_of_kernel.at(110) == 110);
+  // Graph launch 2: the first kernel's arrow at its start (310), the second's at the call's middle (350).
+  CHECK(start_of_kernel.at(310) == 310);
+  CHECK(start_of_kernel.at(500) == 350);
+  CHECK(start_of_kernel.at(900) == 705);  // the call's middle
+  CHECK(start_of_kernel.count(0) == 0);   // the kernel without GPU time: no arrow
+  // The size estimate counts the events written: 5 kernel slices, 4 launch slices, 4 arrows of 2 events.
+  CHECK(kc::estimateChromeTrace(logs).events == 5 + 4 + 8);
+}
+
+TEST_CASE("chrome trace: every arrow has an id of its own, one start and one finish") {
+  // Two capture windows whose launches both use correlation id 1 (logs written before the library
+  // numbered ids on across windows): the direct launch of each window and its kernel. In window 1 also a
+  // direct launch (id 2) that two kernel records join (a crafted log), and a graph launch (id 3) with a
+  // kernel and a memcpy node (a memory operation of id 3), and memcpy call 4 with its copy.
+  kc::MemorySink sink;
+  kc::LogWriter w(&sink);
+  w.writeMetadata("pid", "10");
+  w.writeString(3, "cudaLaunchKernel");
+  w.writeString(4, "kern");
+  w.writeString(5, "ctl");
+  w.writeLaunch(launch(1, 0, 100, 110, 10));
+  w.writeKernel(kernel(1, 200, 300, 7));
+  w.writeSegment({50, 400, 1, 1, 0, 5, 5, 0});
+  w.flush();
+  w.writeLaunch(launch(1, 0, 1100, 1110, 10));
+  w.writeKernel(kernel(1, 1200, 1300, 7));
+  w.writeLaunch(launch(2, 0, 1400, 1410, 10));
+  w.writeKernel(kernel(2, 1500, 1600, 7));
+  w.writeKernel(kernel(2, 1700, 1800, 7));
+  w.writeLaunch(launch(3, 0, 1900, 1910, 10, true));
+  w.writeKernel(kernel(3, 2000, 2100, 7));
+  kc::MemOpBody node{};
+  node.correlation_id = 3;
+  node.start_ns = 2200;
+  node.end_ns = 2300;
+  node.stream_id = 7;
+  node.bytes = 64;
+  node.kind = static_cast<uint8_t>(kc::MemOpKind::kMemcpy);
+  w.writeMemOp(node);
+  kc::LaunchBody call = launch(4, 0, 2400, 2410, 10);
+  call.flags = kc::kLaunchMemOp;
+  w.writeLaunch(call);
+  kc::MemOpBody copy = node;
+  copy.correlation_id = 4;
+  copy.start_ns = 2500;
+  copy.end_ns = 2600;
+  w.writeMemOp(copy);
+  w.writeSegment({1000, 3000, 1, 4, 1, 5, 5, 0});
+  w.writeEnd();
+  w.flush();
+  std::vector<kc::LoadedLog> logs;
+  logs.push_back(kc::test::loaded(sink.bytes, "mem"));
+  REQUIRE(logs[0].data.issues.empty());
+  REQUIRE(logs[0].data.segments.size() == 2);
+  const Flows f = flowsOf(logs);
+  // 5 kernels and 2 memory operations, each joined to its call: 7 arrows, 7 ids.
+  CHECK(f.starts.size() == 7);
+  CHECK(f.finishes.size() == 7);
+  std::map<std::string, int> by_cat;
+  for (const auto& [id, starts] : f.starts) {
+    CHECK(starts.size() == 1);
+    REQUIRE(f.finishes.count(id) == 1);
+    CHECK(f.finishes.at(id).size() == 1);
+    CHECK(f.finishes.at(id)[0]["cat"] == starts[0]["cat"]);
+    CHECK(ns(starts[0]["ts"]) <= ns(f.finishes.at(id)[0]["ts"]));
+    CHECK(id > 0xFFFFFFFFu);  // never a correlation id (CUPTI's are 32 bits), which windows may repeat
+    ++by_cat[starts[0]["cat"].get<std::string>()];
+  }
+  for (const auto& [id, finishes] : f.finishes) CHECK(f.starts.count(id) == 1);  // no finish without a start
+  CHECK(by_cat == std::map<std::string, int>{{"launch", 5}, {"memory", 2}});
+  CHECK(kc::estimateChromeTrace(logs).events == 5 + 2 + 5 + 14);  // kernels, memory operations, calls, arrows
 }
