@@ -1089,7 +1089,12 @@ int kcountMain(int argc, char** argv) {
             for (const auto& p : kc::rangePathsEndingWith(logs[i], kernels_range, 4))
               hint += (hint.empty() ? "" : ", ") + kc::shownPath(p);
             std::cerr << "kcount: " << kc::shownPath(logs[i].path) << ": no range " << kc::shownPath(kernels_range)
-                      << (hint.empty() ? std::string(" (the paths are those of kcount summary's table, e.g. step/mlp)")
+                      << (hint.empty()
+                              ? std::string(" (the paths are those of kcount summary --full-names, e.g. step/mlp") +
+                                    (kernels_range.find("\u2026") != std::string::npos
+                                         ? "; '\u2026' marks where a table shortened a long name: give the whole name"
+                                         : "") +
+                                    ")"
                                        : " (give its whole path, as kcount summary's table shows it: " + hint + ")")
                       << (logs.size() > 1 ? "; the log is left out" : "") << '\n';
             without_range[i] = true;

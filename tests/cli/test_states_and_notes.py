@@ -11,6 +11,7 @@
    not 0.
 5. Options the chosen format ignores get a note on stderr and exit 0 (export --table with --format json,
    --full-names with JSON, with diff's CSV or with --width).
+6. `kcount kernels --range` with a path copied from a table that shortened it ('…') says what '…' means.
 
 Usage: test_states_and_notes.py BUILD_DIR KC_MAKE_LOG (KCOUNT=PATH runs another kcount, e.g. an older one)
 """
@@ -146,6 +147,15 @@ def ignored_options(work):
         check(f"{cmd} --full-names alone: no note", r.rc == 0 and "--full-names" not in r.err, r.err)
 
 
+def shortened_range_path():
+    r = kcount("kernels", EAGER, "--range", "step/ga\u2026e")
+    check("kernels --range with '\u2026': exit 2, says the table shortened a name and to give it whole",
+          r.rc == 2 and "marks where a table shortened a long name" in r.err and "--full-names" in r.err, r.err)
+    r = kcount("kernels", EAGER, "--range", "step/nothere")
+    check("kernels --range unknown without '\u2026': no word about shortening",
+          r.rc == 2 and "shortened" not in r.err and "no range" in r.err, r.err)
+
+
 def main():
     global MAKE_LOG
     MAKE_LOG = sys.argv[2]
@@ -157,6 +167,7 @@ def main():
         unmatched_named(work)
         report_no_range(work)
         ignored_options(work)
+        shortened_range_path()
     return exit_status()
 
 
