@@ -2590,10 +2590,9 @@ std::string endsBeforeStartWarning(uint64_t n, std::string_view noun, std::strin
 }
 
 /// The records of `s` whose times or counts no run gives (Summary::kernels_end_all_ones, a kernel longer than
-/// the log's span, more than one kernel on a launch that runs one: Summary::launches_many_kernels), one "warning: ...\n" line each, for kcount
-/// check; "" when there are none. `what` gets the verdict's list ("2 kernels ending at 2^64 - 1, ...").
-/// Check's warnings of implausible records, each a message without "warning: " and newline, starting with one
-/// of kImplausibleStarts; `what` gets the verdict's words for them ("1 kernel ending at 2^64 - 1, ...").
+/// the log's span, more than one kernel on a launch that runs one: Summary::launches_many_kernels): one
+/// message each, without "warning: " and newline (isImplausibleIssue() recognizes them); none when there are
+/// none. `what` gets the verdict's words for them ("1 kernel ending at 2^64 - 1, ...").
 std::vector<std::string> implausibleWarningLines(const Summary& s, std::string& what) {
   std::vector<std::string> out;
   auto add = [&](const std::string& w) { what += (what.empty() ? "" : ", ") + w; };
