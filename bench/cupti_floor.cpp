@@ -33,6 +33,12 @@
 //   CUPTI_FLOOR_TIMESTAMP  1 (default) | 0: register the timestamp callback or not
 //   CUPTI_FLOOR_MEMORY     0 (default) | 1: memcpy/memset API callbacks and MEMCPY/MEMSET activity
 //   CUPTI_FLOOR_GRAPH_NODES 0 (default) | 1: resource callbacks GRAPHNODE_CREATED and GRAPHNODE_CLONED
+//   CUPTI_FLOOR_ACTIVITY_DUTY ON_MS/PERIOD_MS (default: unset, activity on all the time): kernel activity
+//                          (CONCURRENT_KERNEL) on for the first ON_MS of every PERIOD_MS only; a thread of
+//                          this library calls cuptiActivityDisable / cuptiActivityEnable at the edges. What a
+//                          tool that samples GPU time in windows (and counts kernels at launch) would pay.
+//                          At exit (and at each detach) one line on stderr gives the kernel activity records
+//                          seen and the windows opened: "cupti_floor: duty: ...".
 //
 //   CUPTI_FLOOR_START      on (default) | paused: paused: InitializeInjection subscribes to nothing; the
 //                          program switches the floor with cuptiFloorAttach() / cuptiFloorDetach()
@@ -139,10 +145,16 @@ void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_reco
   *max_records = 0;
 }
 
+// Kernel activity records walked so far (CUPTI_FLOOR_ACTIVITY_DUTY's report).
+std::atomic<uint64_t> g_kernel_records{0};
+
 void CUPTIAPI onBufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
+  uint64_t kernels = 0;
   while (valid > 0 && g_cupti.activityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ++kernels;
   }
+  if (kernels > 0) g_kernel_records.fetch_add(kernels, std::memory_order_relaxed);
   if (buffer == nullptr) return;
   bool pooled = false;
   pthread_mutex_lock(&g_pool_mutex);
@@ -263,6 +275,8 @@ struct Settings {
   bool graph_nodes = false;
   bool graph_trace = false;
   bool memory_activity = false;
+  uint32_t duty_on_ms = 0;      // CUPTI_FLOOR_ACTIVITY_DUTY; 0: kernel activity on all the time
+  uint32_t duty_period_ms = 0;
 };
 
 Settings g_settings;
@@ -293,6 +307,17 @@ bool loadOnce() {
   st.graph_nodes = flag("CUPTI_FLOOR_GRAPH_NODES", false);
   st.graph_trace = st.activity && flag("CUPTI_FLOOR_GRAPH_TRACE", false);
   st.memory_activity = st.memory && st.activity;
+  if (const char* duty = env("CUPTI_FLOOR_ACTIVITY_DUTY")) {
+    unsigned on = 0, period = 0;
+    char rest = 0;
+    if (std::sscanf(duty, "%u/%u%c", &on, &period, &rest) != 2 || on == 0 || period <= on || period > 600000) {
+      std::fprintf(stderr, "cupti_floor: inactive: CUPTI_FLOOR_ACTIVITY_DUTY=%s (want ON_MS/PERIOD_MS, 0 < ON < PERIOD)\n",
+                   duty);
+      return false;
+    }
+    st.duty_on_ms = on;
+    st.duty_period_ms = period;
+  }
   if (const char* mb = env("CUPTI_FLOOR_BUFFER_MB")) {
     const long v = std::strtol(mb, nullptr, 10);
     if (v >= 1 && v <= 1024) g_buffer_bytes = static_cast<size_t>(v) << 20;
@@ -331,9 +356,105 @@ bool loadOnce() {
   return true;
 }
 
+// ---- CUPTI_FLOOR_ACTIVITY_DUTY: a thread that switches kernel activity off and on. -------------------
+pthread_mutex_t g_duty_mutex = PTHREAD_MUTEX_INITIALIZER;  // guards g_duty_stop
+pthread_cond_t g_duty_cond;
+bool g_duty_stop = false;
+bool g_duty_running = false;  // under g_switch_mutex
+pthread_t g_duty_thread;
+std::atomic<uint64_t> g_duty_windows{0};       // windows opened (the first at attach)
+std::atomic<uint64_t> g_duty_switch_ns{0};     // time inside cuptiActivityEnable/Disable, all switches
+std::atomic<uint64_t> g_duty_switches{0};
+std::atomic<uint64_t> g_duty_failures{0};
+
+uint64_t monotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Waits until `deadline_ns` (CLOCK_MONOTONIC) or a stop request. True when asked to stop.
+bool dutyWait(uint64_t deadline_ns) {
+  timespec until{static_cast<time_t>(deadline_ns / 1000000000ull), static_cast<long>(deadline_ns % 1000000000ull)};
+  pthread_mutex_lock(&g_duty_mutex);
+  while (!g_duty_stop && pthread_cond_timedwait(&g_duty_cond, &g_duty_mutex, &until) == 0) {
+  }
+  const bool stop = g_duty_stop;
+  pthread_mutex_unlock(&g_duty_mutex);
+  return stop;
+}
+
+void dutySwitch(bool on) {
+  const uint64_t t0 = monotonicNs();
+  const CUptiResult r = on ? g_cupti.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+                           : g_cupti.activityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  g_duty_switch_ns.fetch_add(monotonicNs() - t0, std::memory_order_relaxed);
+  g_duty_switches.fetch_add(1, std::memory_order_relaxed);
+  if (r != CUPTI_SUCCESS) g_duty_failures.fetch_add(1, std::memory_order_relaxed);
+  if (on && r == CUPTI_SUCCESS) g_duty_windows.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Kernel activity is on when the thread starts (attach enabled it): off at ON_MS, on again at PERIOD_MS.
+void* dutyMain(void*) {
+  const uint64_t on_ns = uint64_t{g_settings.duty_on_ms} * 1000000ull;
+  const uint64_t period_ns = uint64_t{g_settings.duty_period_ms} * 1000000ull;
+  uint64_t window_start = monotonicNs();
+  for (;;) {
+    if (dutyWait(window_start + on_ns)) break;
+    dutySwitch(false);
+    window_start += period_ns;
+    if (dutyWait(window_start)) {
+      dutySwitch(true);  // leave activity on, as attach() left it: detach() disables it
+      break;
+    }
+    dutySwitch(true);
+  }
+  return nullptr;
+}
+
+void dutyStart() {
+  if (g_settings.duty_on_ms == 0 || !g_settings.activity || g_duty_running) return;
+  static bool cond_ready = false;
+  if (!cond_ready) {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_duty_cond, &attr);
+    pthread_condattr_destroy(&attr);
+    cond_ready = true;
+  }
+  g_duty_stop = false;
+  g_duty_windows.fetch_add(1, std::memory_order_relaxed);
+  g_duty_running = pthread_create(&g_duty_thread, nullptr, &dutyMain, nullptr) == 0;
+  if (!g_duty_running) std::fprintf(stderr, "cupti_floor: duty: no thread; kernel activity stays on\n");
+}
+
+void dutyReport(const char* when) {
+  const uint64_t switches = g_duty_switches.load();
+  std::fprintf(stderr,
+               "cupti_floor: duty: %s: %llu kernel activity records; %llu windows of %u ms every %u ms; %llu switches, "
+               "%.1f us each on average, %llu failed\n",
+               when, static_cast<unsigned long long>(g_kernel_records.load()),
+               static_cast<unsigned long long>(g_duty_windows.load()), g_settings.duty_on_ms, g_settings.duty_period_ms,
+               static_cast<unsigned long long>(switches),
+               switches > 0 ? static_cast<double>(g_duty_switch_ns.load()) / 1e3 / static_cast<double>(switches) : 0.0,
+               static_cast<unsigned long long>(g_duty_failures.load()));
+}
+
+void dutyStop() {
+  if (!g_duty_running) return;
+  pthread_mutex_lock(&g_duty_mutex);
+  g_duty_stop = true;
+  pthread_cond_signal(&g_duty_cond);
+  pthread_mutex_unlock(&g_duty_mutex);
+  pthread_join(g_duty_thread, nullptr);
+  g_duty_running = false;
+}
+
 void detach() {
   if (g_subscriber == nullptr) return;
   const Settings& st = g_settings;
+  dutyStop();
   g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (st.activity) g_cupti.activityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   if (st.graph_trace) g_cupti.activityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
@@ -344,6 +465,7 @@ void detach() {
   g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_cupti.unsubscribe(g_subscriber);
   g_subscriber = nullptr;
+  if (st.duty_on_ms != 0) dutyReport("detach");
 }
 
 // Subscribes and enables what the settings say. False on a CUPTI failure (one "inactive" line; what was
@@ -417,11 +539,13 @@ bool attach() {
     std::fprintf(stderr,
                  "cupti_floor: active: CUPTI %s (API version %u, %s); %zu launch callback ids (%s); "
                  "activity CONCURRENT_KERNEL %s, GRAPH_TRACE %s; memory: %zu callback ids, activity MEMCPY/MEMSET %s; "
-                 "graph node callbacks %s; buffers %zu MiB; timestamp callback %s\n",
+                 "graph node callbacks %s; buffers %zu MiB; timestamp callback %s; kernel activity duty %s\n",
                  g_cupti_path, g_version, g_how, enabled, st.callbacks, st.activity ? "on" : "off",
                  st.graph_trace ? "on" : "off", memory_ids, st.memory_activity ? "on" : "off",
-                 st.graph_nodes ? "on" : "off", g_buffer_bytes >> 20, timestamp_on ? "on" : "off");
+                 st.graph_nodes ? "on" : "off", g_buffer_bytes >> 20, timestamp_on ? "on" : "off",
+                 st.duty_on_ms != 0 ? env("CUPTI_FLOOR_ACTIVITY_DUTY") : "none (always on)");
   }
+  dutyStart();
   return true;
 }
 
@@ -439,6 +563,18 @@ FLOOR_EXPORT int InitializeInjection(void) {
   if (start != nullptr && std::strcmp(start, "paused") == 0) return 1;
   pthread_mutex_lock(&g_switch_mutex);
   attach();
+  if (g_subscriber != nullptr && g_settings.duty_on_ms != 0) {
+    // The records of the last window reach the count only after a flush; the floor never detaches here.
+    std::atexit([] {
+      pthread_mutex_lock(&g_switch_mutex);
+      if (g_subscriber != nullptr) {
+        dutyStop();
+        g_cupti.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        dutyReport("exit");
+      }
+      pthread_mutex_unlock(&g_switch_mutex);
+    });
+  }
   pthread_mutex_unlock(&g_switch_mutex);
   return 1;
 }

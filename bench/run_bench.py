@@ -57,6 +57,8 @@ CONFIG_INFO = {
     "floor-driver-ids": "floor with CUPTI_FLOOR_CALLBACKS=driver (driver-API launch ids only) and activity",
     "floor-buffer-32mb": "floor with CUPTI_FLOOR_BUFFER_MB=32 (activity buffers of 32 MiB instead of 8)",
     "floor-graph-trace": "floor with CUPTI_FLOOR_GRAPH_TRACE=1 (GRAPH_TRACE activity: one record per graph launch)",
+    "floor-duty": "floor with CUPTI_FLOOR_ACTIVITY_DUTY=10/100 (kernel activity on 10 ms in every 100 ms)",
+    "floor-duty-1": "floor with CUPTI_FLOOR_ACTIVITY_DUTY=1/100 (kernel activity on 1 ms in every 100 ms)",
     "kcount-trace": "LD_PRELOAD=libkcount.so, trace mode (the default)",
     "kcount-summary": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary",
     "kcount-paused": "LD_PRELOAD=libkcount.so, KCOUNT_START=paused (never started)",
@@ -70,6 +72,8 @@ FLOOR_ENV = {
     "floor-driver-ids": {"CUPTI_FLOOR_CALLBACKS": "driver"},
     "floor-buffer-32mb": {"CUPTI_FLOOR_BUFFER_MB": "32"},
     "floor-graph-trace": {"CUPTI_FLOOR_GRAPH_TRACE": "1"},
+    "floor-duty": {"CUPTI_FLOOR_ACTIVITY_DUTY": "10/100"},
+    "floor-duty-1": {"CUPTI_FLOOR_ACTIVITY_DUTY": "1/100"},
 }
 KCOUNT_ENV = {
     "kcount-trace": {},
