@@ -1576,6 +1576,15 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     whole_count = found.size();
     return whole;
   };
+  // The sequence number expected for chunk `chunk` (the next one in file order): one past the last intact
+  // chunk's, plus the chunks skipped since (not the repeats, which carry no number of their own). So in a
+  // file whose chunks were moved it follows the number of the chunk before it, not the file position.
+  auto expectedHere = [&]() -> int64_t {
+    if (sequenced.empty()) return chunk - repeats;
+    const SequencedChunk& last = sequenced.back();
+    return int64_t{last.sequence} + (chunk - repeats - last.index);
+  };
+  auto numberRead = [&](uint32_t n) { return numbers_read.count(n) > 0; };
   auto wholeText = [&]() {
     return "; the file's intact chunks carry every sequence number from 0 to " + std::to_string(whole_count - 1) +
            " once: no chunk is missing";
@@ -1722,22 +1731,32 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // after an End record, and the file is reported damaged (it is not one log).
     if (pos > sizeof(FileHeader) && bytes.size() - pos >= sizeof(kLogMagic) &&
         std::memcmp(bytes.data() + pos, kLogMagic, sizeof(kLogMagic)) == 0) {
-      // The log's own file header again, followed by an intact chunk that carries the sequence number
-      // expected here (a second log's first chunk carries 0): a repeated header, junk, not a second log.
+      // The log's own file header again, followed by an intact chunk that continues this log's numbering:
+      // it carries the sequence number expected here, or a number other than 0 that no chunk read carries
+      // (chunks moved; a second log's first chunk carries 0), or the file's intact chunks carry every number
+      // 0..n-1 once (a second log would repeat its numbers). A repeated header, junk, not a second log.
       const size_t after = pos + sizeof(FileHeader);
       if (chunk > 0 && bytes.size() - pos >= sizeof(FileHeader) &&
-          std::memcmp(bytes.data() + pos, bytes.data(), sizeof(FileHeader)) == 0 && chunkVerifies(bytes, after) &&
-          sequenceAt(after) == chunk - repeats) {
-        chunkError(pos, chunk,
-                   std::to_string(sizeof(FileHeader)) + " junk bytes (bytes " + std::to_string(pos) + " to " +
-                       std::to_string(after) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
-                       std::to_string(chunk) + ", skipped: a copy of the file header, followed by a chunk that "
-                       "carries sequence number " + std::to_string(chunk - repeats) +
-                       ", the one expected there (not a second log, whose first chunk carries 0): no chunk is missing",
-                   0);
-        log.junk_bytes += sizeof(FileHeader);
-        pos = after;
-        continue;
+          std::memcmp(bytes.data() + pos, bytes.data(), sizeof(FileHeader)) == 0 && chunkVerifies(bytes, after)) {
+        const int64_t next_seq = sequenceAt(after), expected = expectedHere();
+        const bool fits = next_seq == expected;
+        const bool unread = !fits && next_seq != 0 && !numberRead(static_cast<uint32_t>(next_seq));
+        if (fits || unread || intactNumbersWhole()) {
+          chunkError(pos, chunk,
+                     std::to_string(sizeof(FileHeader)) + " junk bytes (bytes " + std::to_string(pos) + " to " +
+                         std::to_string(after) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
+                         std::to_string(chunk) + ", skipped: a copy of the file header, followed by a chunk that " +
+                         "carries sequence number " + std::to_string(next_seq) +
+                         (fits     ? ", the one expected there (not a second log, whose first chunk carries 0): no "
+                                     "chunk is missing"
+                          : unread ? ", which no chunk before it carries (chunks moved; not a second log, whose first "
+                                     "chunk carries 0)"
+                                   : wholeText()),
+                     0);
+          log.junk_bytes += sizeof(FileHeader);
+          pos = after;
+          continue;
+        }
       }
       error(log, pos, chunk,
             "a second log starts at byte " + std::to_string(pos) +

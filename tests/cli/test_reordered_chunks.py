@@ -180,11 +180,33 @@ def test_junk():
                len(fake), "chunk 0 and chunk 1")
 
 
+def test_header_copy():
+    """A copy of the 16-byte file header between moved chunks is junk, as it is between chunks in order; after a
+    log without End record whose chunk after it repeats a number (a second log's chunk 0), a second log."""
+    head, chunks = split(COMPILED)
+    _, want = summary(COMPILED)
+    at = 16 + len(chunks[0]) + len(chunks[2])
+    path = write("header-copy.kcount", head + chunks[0] + chunks[2] + head + chunks[1] + b"".join(chunks[3:]))
+    r = kcount("check", path)
+    errs = lines(r.out, "error:")
+    check("header copy between moved chunks: one error naming 16 junk bytes, not a second log",
+          r.rc == 2 and len(errs) == 1 and f"16 junk bytes (bytes {at} to {at + 16}) between chunk 1 and chunk 2, "
+          "skipped: a copy of the file header, followed by a chunk that carries sequence number 1, which no chunk "
+          "before it carries" in errs[0] and "a second log" not in r.out.replace("not a second log", ""),
+          f"rc={r.rc}\n{r.out}")
+    check("header copy between moved chunks: every record read (384 kernels)", summary(path, "--salvage") == (0, want))
+    killed = open(os.path.join(SRC, "tests", "data", "sigkill.kcount"), "rb").read()
+    r = kcount("check", write("killed-then-log.kcount", killed + open(EAGER, "rb").read()))
+    check("a log without End record, then a second log: still a second log",
+          r.rc == 2 and f"a second log starts at byte {len(killed)}" in r.out, f"rc={r.rc}\n{r.out}")
+
+
 def main():
     test_permutations()
     test_shuffles()
     test_end_moved_and_more()
     test_junk()
+    test_header_copy()
     sys.exit(exit_status())
 
 
