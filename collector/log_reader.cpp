@@ -1557,6 +1557,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // over the file from chunk 0 to chunk (resync(): cheap checks before checksums), then kept.
   int whole_numbers = -1;  // -1 not known yet, else 0 or 1
   size_t whole_count = 0;  // n, when whole
+  std::vector<uint32_t> file_numbers;  // the numbers of the file's intact chunks, sorted (repeats kept)
   auto intactNumbersWhole = [&]() -> bool {
     if (whole_numbers >= 0) return whole_numbers == 1;
     std::vector<uint32_t> found;
@@ -1574,7 +1575,17 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     for (size_t i = 0; whole && i < found.size(); ++i) whole = found[i] == i;
     whole_numbers = whole ? 1 : 0;
     whole_count = found.size();
+    file_numbers = std::move(found);
     return whole;
+  };
+  // How many of the numbers in [from, to) the file's intact chunks carry (found by the same walk).
+  auto intactNumbersIn = [&](int64_t from, int64_t to) -> size_t {
+    intactNumbersWhole();
+    const auto lo = std::lower_bound(file_numbers.begin(), file_numbers.end(), from,
+                                     [](uint32_t a, int64_t v) { return int64_t{a} < v; });
+    const auto hi = std::lower_bound(file_numbers.begin(), file_numbers.end(), to,
+                                     [](uint32_t a, int64_t v) { return int64_t{a} < v; });
+    return static_cast<size_t>(hi - lo);
   };
   // The sequence number expected for chunk `chunk` (the next one in file order): one past the last intact
   // chunk's, plus the chunks skipped since (not the repeats, which carry no number of their own). So in a
@@ -1683,13 +1694,14 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       // moved, junk before chunk 0, a fake chunk header). Reported as junk bytes; the chunk count and
       // numbering go on from the chunks found.
       if (next > pos) {
-        const bool expected_next = noChunkHeaderIn(pos, next) && sequenceAt(next) == chunk - repeats;
+        const int64_t expected = expectedHere();
+        const bool expected_next = noChunkHeaderIn(pos, next) && sequenceAt(next) == expected;
         if (expected_next || intactNumbersWhole()) {
           junkBytes(pos, next, why + ": ",
                     expected_next ? std::string(next - pos == 1 ? "; it holds no chunk header and the chunk after it"
                                                                 : "; they hold no chunk header and the chunk after them") +
                                         " carries sequence number " +
-                                        std::to_string(chunk - repeats) + ", the one expected there: no chunk is missing"
+                                        std::to_string(expected) + ", the one expected there: no chunk is missing"
                                   : std::string(wholeText()));
           return true;
         }
@@ -1706,20 +1718,22 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       // Chunks whose headers were destroyed too: the intact chunk's sequence number (0, 1, 2, ... in
       // write order) says how many chunks the skipped bytes held, when it is plausible (each chunk takes
       // at least a header's bytes).
-      ChunkInfo nh;
-      uint32_t seq = 0;
-      if (next > pos && chunkHeaderAt(bytes, next, nh)) std::memcpy(&seq, bytes.data() + next + 16, sizeof(seq));
-      if (next > pos && seq > chunk && static_cast<uint64_t>(seq - chunk) <= (next - pos) / sizeof(ChunkHeader)) {
-        const int64_t lost = seq - chunk;
+      // Numbers jumped over that another intact chunk of the file carries are chunks moved, not lost here.
+      const int64_t after_expected = expectedHere();
+      const int64_t seq = next > pos ? sequenceAt(next) : -1;
+      if (next > pos && seq > after_expected &&
+          static_cast<uint64_t>(seq - after_expected) <= (next - pos) / sizeof(ChunkHeader) &&
+          intactNumbersIn(after_expected, seq) == 0) {
+        const int64_t lost = seq - after_expected;
         chunkError(pos, chunk,
               std::to_string(lost) + (lost == 1 ? " more chunk" : " more chunks") + " in bytes " +
                   std::to_string(pos) + " to " + std::to_string(next) +
                   " lost their headers too (the intact chunk at byte " + std::to_string(next) +
                   " carries sequence number " + std::to_string(seq) + "): chunks " + std::to_string(chunk) +
-                  (lost == 1 ? "" : " to " + std::to_string(seq - 1)) + " skipped",
+                  (lost == 1 ? "" : " to " + std::to_string(chunk + lost - 1)) + " skipped",
               static_cast<uint64_t>(lost));
         log.chunks_skipped += static_cast<uint32_t>(lost);
-        chunk = seq;
+        chunk += lost;
       }
       pos = next;
       return true;

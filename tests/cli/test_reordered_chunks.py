@@ -143,6 +143,20 @@ def test_end_moved_and_more():
     check("End moved + last chunk cut: the chunks after the End up to the cut are read",
           j[0] == 0 and j[1]["totals"]["launches"] > 0, j)
 
+    # Chunk 3 cut to its last 3000 bytes (its header lost), after the moved End chunk: one damaged chunk,
+    # counted skipped, whose number is the one not among the intact chunks; not junk with a chunk missing.
+    headless = head + b"".join(chunks[i][-3000:] if i == 3 else chunks[i] for i in moved)
+    at = 16 + sum(len(chunks[i]) for i in moved[:moved.index(3)])
+    r = kcount("check", write("headless.kcount", headless))
+    errs = lines(r.out, "error:")
+    check("End moved + a chunk cut to its tail: one error, a damaged chunk skipped at its place",
+          r.rc == 2 and len(errs) == 1 and errs[0].startswith(f"error: bad chunk magic at byte {at} in chunk 4; "
+                                                              f"skipped 3000 bytes") and "junk" not in r.out and
+          f"{n - 1} chunks read (0 packed), 1 chunk skipped" in r.out and "missing" not in r.out,
+          f"rc={r.rc}\n{r.out}")
+    check("End moved + a chunk cut to its tail: the warning names the number as the damaged chunk's",
+          "the number 3 is not among the intact chunks: that of the damaged chunk skipped" in r.out, r.out)
+
     lost = head + b"".join(chunks[i] for i in moved if i != 3)  # chunk 3 lost
     r = kcount("check", write("lost.kcount", lost))
     errs = lines(r.out, "error:")
