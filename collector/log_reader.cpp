@@ -1370,19 +1370,16 @@ struct SequencedChunk {
   int64_t index;  // chunk less the repeats before it: the sequence number the writer gave it, if all is well
   uint64_t at;
   uint32_t sequence;
+  bool damaged = false;  // a damaged chunk skipped, whose header carries `sequence` (not trusted alone)
 };
 
-/// True when the chunks' sequence numbers, in file order `sequenced`, are 0, 1, ..., n-1 each once but not
-/// in that order: every chunk the writer numbered is in the file, moved (a file put together from pieces
-/// in another order). A damaged number (outside the checksum) or a missing chunk leaves a gap or a repeat.
-bool chunksReordered(const std::vector<SequencedChunk>& sequenced) {
-  std::vector<uint32_t> numbers;
-  numbers.reserve(sequenced.size());
-  for (const SequencedChunk& c : sequenced) numbers.push_back(c.sequence);
-  if (std::is_sorted(numbers.begin(), numbers.end())) return false;
-  std::sort(numbers.begin(), numbers.end());
-  for (size_t i = 0; i < numbers.size(); ++i)
-    if (numbers[i] != i) return false;
+/// True when `sorted` (ascending sequence numbers of chunks) is 0, 1, ..., n-1, each once: every chunk the
+/// writer numbered is there, none twice. A damaged number (outside the checksum) or a missing chunk leaves a
+/// gap or a repeat.
+bool numbersWhole(const std::vector<uint32_t>& sorted) {
+  if (sorted.empty()) return false;
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != i) return false;
   return true;
 }
 
@@ -1522,6 +1519,11 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // The writer itself leaves a jump only for chunks it kept out at the size cap or the file refused,
   // which its Stats record counts in bytes_dropped: jumps are judged after the whole file is read.
   std::vector<SequencedChunk> sequenced;
+  // Damaged chunks skipped whose header survived (a chunk cut short, a payload damaged), with the number
+  // their header carries: not trusted alone, it may say where a chunk missing from the numbers went.
+  std::vector<SequencedChunk> damaged_numbered;
+  int64_t pending_number = -1;
+  bool cut_numbered = false;  // the last of damaged_numbered is the chunk the file's end cuts (not skipped)  // the number of the damaged chunk at `pos` that resyncFrom() skips, if known
   int64_t repeats = 0;
   std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
   const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
@@ -1571,8 +1573,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       if (at >= bytes.size()) break;
     }
     std::sort(found.begin(), found.end());
-    bool whole = !found.empty();
-    for (size_t i = 0; whole && i < found.size(); ++i) whole = found[i] == i;
+    const bool whole = numbersWhole(found);
     whole_numbers = whole ? 1 : 0;
     whole_count = found.size();
     file_numbers = std::move(found);
@@ -1625,6 +1626,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         const size_t chunk_end = at + c.header_bytes + c.stored_bytes;
         ++chunk;
         ++log.chunks_skipped;
+        damaged_numbered.push_back(SequencedChunk{chunk, chunk - repeats, at, c.sequence, true});
         chunkError(at, chunk,
               "damaged chunk " + std::to_string(chunk) + " at byte " + std::to_string(at) +
                   " (its checksum does not verify) skipped, inside the bytes skipped to the next intact chunk at byte " +
@@ -1664,6 +1666,13 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       log.junk_bytes += to - from;
       pos = to;
     };
+    // The damaged chunk at `pos`, counted skipped: its header's number, if it survived (pending_number).
+    auto notePendingNumber = [&]() {
+      if (pending_number >= 0)
+        damaged_numbered.push_back(
+            SequencedChunk{chunk, chunk - repeats, pos, static_cast<uint32_t>(pending_number), true});
+      pending_number = -1;
+    };
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
       // A kcount file header among the bytes skipped: a second log appended to one cut inside a chunk
@@ -1677,6 +1686,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   " (a kcount file header in the bytes before the next intact chunk: logs concatenated into one "
                   "file, the first cut short?); " + firstLogOnly(at));
         ++log.chunks_skipped;
+        notePendingNumber();
         if (at > pos + 1) skippedChunks(pos + 1, at);
         log_end = at;
         return false;
@@ -1685,6 +1695,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         error(log, pos, chunk, why + "; no intact chunk follows (bytes " + std::to_string(pos) + " to " +
                                    std::to_string(bytes.size()) + " are skipped)");
         ++log.chunks_skipped;
+        notePendingNumber();
         skippedChunks(pos + 1, bytes.size());
         return false;
       }
@@ -1713,13 +1724,17 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                                : std::string("; went back")) +
                 " to the next intact chunk at byte " + std::to_string(next));
       ++log.chunks_skipped;
+      notePendingNumber();
       if (next > pos) skippedChunks(pos + 1, next);
       ++chunk;
       // Chunks whose headers were destroyed too: the intact chunk's sequence number (0, 1, 2, ... in
       // write order) says how many chunks the skipped bytes held, when it is plausible (each chunk takes
       // at least a header's bytes).
       // Numbers jumped over that another intact chunk of the file carries are chunks moved, not lost here.
-      const int64_t after_expected = expectedHere();
+      // The last skipped chunk's own header number, where it survived, is the nearer guide in a file of moved
+      // chunks.
+      const bool numbered_here = !damaged_numbered.empty() && damaged_numbered.back().at >= pos;
+      const int64_t after_expected = numbered_here ? int64_t{damaged_numbered.back().sequence} + 1 : expectedHere();
       const int64_t seq = next > pos ? sequenceAt(next) : -1;
       if (next > pos && seq > after_expected &&
           static_cast<uint64_t>(seq - after_expected) <= (next - pos) / sizeof(ChunkHeader) &&
@@ -1728,9 +1743,12 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         chunkError(pos, chunk,
               std::to_string(lost) + (lost == 1 ? " more chunk" : " more chunks") + " in bytes " +
                   std::to_string(pos) + " to " + std::to_string(next) +
-                  " lost their headers too (the intact chunk at byte " + std::to_string(next) +
-                  " carries sequence number " + std::to_string(seq) + "): chunks " + std::to_string(chunk) +
-                  (lost == 1 ? "" : " to " + std::to_string(chunk + lost - 1)) + " skipped",
+                  (lost == 1 ? " lost its header" : " lost their headers") + " too (the intact chunk at byte " +
+                  std::to_string(next) +
+                  " carries sequence number " + std::to_string(seq) + "): " +
+                  (lost == 1 ? "chunk " + std::to_string(chunk)
+                             : "chunks " + std::to_string(chunk) + " to " + std::to_string(chunk + lost - 1)) +
+                  " skipped",
               static_cast<uint64_t>(lost));
         log.chunks_skipped += static_cast<uint32_t>(lost);
         chunk += lost;
@@ -1840,6 +1858,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
             "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
                 ", which starts at byte " + std::to_string(pos) + " (payload needs " + std::to_string(h.stored_bytes) + " bytes, " +
                 std::to_string(payload_remain) + " remain)");
+      // Its header is whole: its number says which chunk was cut (not counted skipped: the cut tail).
+      damaged_numbered.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence, true});
+      cut_numbered = true;
       break;
     }
     auto stored = bytes.subspan(payload_at, h.stored_bytes);
@@ -1864,11 +1885,14 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
               what + "; its " + std::to_string(end - pos) + " bytes are skipped, reading resumes at byte " +
                   std::to_string(end));
         ++log.chunks_skipped;
+        damaged_numbered.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence, true});
         pos = end;
         ++chunk;
         continue;
       }
+      pending_number = h.sequence;
       if (!resyncFrom(pos + 1, what + " (its length leads to no chunk)")) break;
+      pending_number = -1;
       continue;
     }
     if (auto [it, added] = seen.try_emplace(h.checksum, h.sequence, h.stored_bytes);
@@ -1962,8 +1986,15 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // or refused by the file); an error when they say none were; without a Stats record (a process that did
   // not close its log, or a rotated part before the last) it cannot be told, and is a warning.
   {
-    std::vector<uint32_t> sorted_numbers(numbers_read.begin(), numbers_read.end());
+    // The intact chunks' numbers, sorted, each once (a number carried twice is a damaged header).
+    std::vector<uint32_t> sorted_numbers;
+    sorted_numbers.reserve(sequenced.size());
+    for (const SequencedChunk& c : sequenced) sorted_numbers.push_back(c.sequence);
     std::sort(sorted_numbers.begin(), sorted_numbers.end());
+    const bool numbers_unique =
+        std::adjacent_find(sorted_numbers.begin(), sorted_numbers.end()) == sorted_numbers.end();
+    sorted_numbers.erase(std::unique(sorted_numbers.begin(), sorted_numbers.end()), sorted_numbers.end());
+    auto carried = [&](uint32_t n) { return std::binary_search(sorted_numbers.begin(), sorted_numbers.end(), n); };
     // How many numbers in [from, to) no chunk read carries.
     auto absentIn = [&](int64_t from, int64_t to) -> uint64_t {
       const auto lo = std::lower_bound(sorted_numbers.begin(), sorted_numbers.end(), static_cast<uint64_t>(from),
@@ -1972,9 +2003,12 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                                        [](uint32_t a, uint64_t v) { return a < v; });
       return static_cast<uint64_t>(to - from) - static_cast<uint64_t>(hi - lo);
     };
-    const bool in_file_order = std::is_sorted(sequenced.begin(), sequenced.end(),
-                                              [](const SequencedChunk& x, const SequencedChunk& y) { return x.sequence < y.sequence; });
     const bool stats_kept_out = log.has_stats && log.stats.bytes_dropped > 0;
+    // A trace-mode log whose Stats count more records than the file holds, none dropped: records are missing.
+    const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
+                             log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
+                             (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
+                              log.range_records < log.stats.ranges);
     auto missingTail = [&](const std::string& msg, const SequencedChunk& at) {
       if (log.has_stats)
         error(log, at.at, at.chunk,
@@ -1985,57 +2019,115 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                 msg + "; the log has no stats record to say whether they were kept out at a size cap or lost "
                       "from the file");
     };
-    // The first chunk not at the place its number gives it (i: its place among the chunks read), and how many.
-    const SequencedChunk* first_moved = nullptr;
-    size_t first_moved_place = 0;
-    uint64_t moved = 0;
-    for (size_t i = 0; i < sequenced.size(); ++i)
-      if (sequenced[i].sequence != i && moved++ == 0) {
-        first_moved = &sequenced[i];
-        first_moved_place = i;
+    // Damaged chunks (skipped) whose header survived carry a number too, not trusted alone: one that no intact
+    // chunk carries, below the End chunk's, is taken as theirs (it says where the chunk was written).
+    std::vector<SequencedChunk> placed;  // intact and damaged chunks with a number, in file order
+    size_t hints_used = 0;
+    bool cut_used = false;  // among them, the chunk the file's end cuts
+    {
+      const int64_t bound = end_sequence >= 0 ? end_sequence
+                                              : (sorted_numbers.empty() ? 0 : int64_t{sorted_numbers.back()});
+      size_t h = 0;
+      for (const SequencedChunk& c : sequenced) {
+        for (; h < damaged_numbered.size() && damaged_numbered[h].chunk < c.chunk; ++h)
+          if (int64_t{damaged_numbered[h].sequence} < bound && !carried(damaged_numbered[h].sequence)) {
+            placed.push_back(damaged_numbered[h]);
+            ++hints_used;
+            cut_used |= cut_numbered && h + 1 == damaged_numbered.size();
+          }
+        placed.push_back(c);
       }
+      for (; h < damaged_numbered.size(); ++h)
+        if (int64_t{damaged_numbered[h].sequence} < bound && !carried(damaged_numbered[h].sequence)) {
+          placed.push_back(damaged_numbered[h]);
+          ++hints_used;
+          cut_used |= cut_numbered && h + 1 == damaged_numbered.size();
+        }
+    }
+    auto bySequence = [](const SequencedChunk& x, const SequencedChunk& y) { return x.sequence < y.sequence; };
+    const bool in_file_order = std::is_sorted(placed.begin(), placed.end(), bySequence);
+    // Chunks moved: those not at the place their numbers give them, and the first of them.
+    uint64_t moved = 0;
+    size_t listed = 0;
+    const SequencedChunk* first_moved = nullptr;
+    auto judgeMoved = [&](const std::vector<SequencedChunk>& list) {
+      moved = 0;
+      listed = list.size();
+      first_moved = nullptr;
+      for (const SequencedChunk& c : list)
+        if (int64_t{c.sequence} != c.index && moved++ == 0) first_moved = &c;
+      if (first_moved == nullptr && !list.empty()) first_moved = &list.front();
+    };
     auto movedText = [&]() {
-      return "chunk " + std::to_string(first_moved->chunk) + " at byte " + std::to_string(first_moved->at) +
+      return std::string(first_moved->damaged ? "damaged chunk " : "chunk ") + std::to_string(first_moved->chunk) +
+             " at byte " + std::to_string(first_moved->at) + (first_moved->damaged ? " (skipped)" : "") +
              " carries sequence number " + std::to_string(first_moved->sequence) + " where " +
-             std::to_string(first_moved_place) + " was expected" +
-             (moved > 1 ? " (" + std::to_string(moved) + " of the " + std::to_string(sequenced.size()) +
+             std::to_string(first_moved->index) + " was expected" +
+             (moved > 1 ? " (" + std::to_string(moved) + " of the " + std::to_string(listed) +
                               " chunks read are not at the place their numbers give them)"
                         : "");
     };
     const int64_t end_max = sorted_numbers.empty() ? -1 : int64_t{sorted_numbers.back()};
-    const bool moved_with_end = !in_file_order && end_sequence >= 0 && end_sequence == end_max &&
-                                sorted_numbers.size() == sequenced.size() && !stats_kept_out;
-    if (!in_file_order && chunksReordered(sequenced)) {
+    const bool moved_with_end = !in_file_order && end_sequence >= 0 && end_sequence == end_max && numbers_unique &&
+                                !stats_kept_out;
+    if (!in_file_order && numbers_unique && numbersWhole(sorted_numbers)) {
+      judgeMoved(sequenced);
       log.chunks_out_of_order = moved;
       warning(log, first_moved->at, first_moved->chunk,
               "chunks out of write order: " + movedText() + "; every number from 0 to " +
                   std::to_string(sequenced.size() - 1) +
                   " is in the file once, so none is missing: the file was put together in another order than it "
                   "was written. Its records are read in file order");
-    } else if (moved_with_end && first_moved != nullptr) {
-      // Chunks moved (the End chunk's number is the highest, each number once), some numbers absent.
-      std::vector<uint32_t> absent;
-      for (uint32_t n = 0; n < end_sequence && absent.size() <= 40; ++n)
-        if (!std::binary_search(sorted_numbers.begin(), sorted_numbers.end(), n)) absent.push_back(n);
-      const uint64_t absent_count = absentIn(0, end_sequence);
-      const uint64_t unnumbered = log.chunks_skipped - static_cast<uint64_t>(repeats) - failed_decode;
-      const uint64_t lost = absent_count > unnumbered ? absent_count - unnumbered : 0;
-      const std::string numbers = (absent_count == 1 ? "number " : "numbers ") + idList(absent) +
-                                  (absent_count == 1 ? " is" : " are");
+    } else if (moved_with_end) {
+      // Chunks moved (the End chunk's number is the highest, each number once), some numbers not among the
+      // intact chunks: those a damaged chunk's header carries are its; the others are chunks missing, less the
+      // damaged chunks skipped whose numbers are unknown.
+      judgeMoved(placed);
+      // Damaged chunks' numbers (distinct, not carried by an intact chunk, below the End chunk's), and the
+      // numbers below the End chunk's that no chunk carries, intact or damaged (the first 41 listed).
+      std::vector<const SequencedChunk*> hinted;
+      for (const SequencedChunk& c : placed)
+        if (!carried(c.sequence)) hinted.push_back(&c);
+      std::sort(hinted.begin(), hinted.end(), [](auto* a, auto* b) { return a->sequence < b->sequence; });
+      hinted.erase(std::unique(hinted.begin(), hinted.end(), [](auto* a, auto* b) { return a->sequence == b->sequence; }),
+                   hinted.end());
+      const uint64_t open_count = absentIn(0, end_sequence) - hinted.size();
+      std::vector<uint32_t> open;
+      for (uint32_t n = 0, h = 0; int64_t{n} < end_sequence && open.size() <= 40; ++n) {
+        while (h < hinted.size() && hinted[h]->sequence < n) ++h;
+        if (!carried(n) && !(h < hinted.size() && hinted[h]->sequence == n)) open.push_back(n);
+      }
+      // Damaged chunks skipped whose number is unknown (their header lost); the chunk cut by the file's end
+      // is not counted skipped.
+      const uint64_t skipped = log.chunks_skipped - static_cast<uint64_t>(repeats) - failed_decode;
+      const uint64_t skipped_numbered = hints_used - (cut_used ? 1 : 0);
+      const uint64_t unnumbered = skipped > skipped_numbered ? skipped - skipped_numbered : 0;
+      const uint64_t lost = open_count > unnumbered ? open_count - unnumbered : 0;
+      const std::string numbers = (open_count == 1 ? "number " : "numbers ") + idList(open) +
+                                  (open_count == 1 ? " is" : " are");
+      std::string hint_text;
+      for (size_t i = 0; i < hinted.size() && i < 4; ++i)
+        hint_text += "; number " + std::to_string(hinted[i]->sequence) + " is that of damaged chunk " +
+                     std::to_string(hinted[i]->chunk) + " at byte " + std::to_string(hinted[i]->at) +
+                     " (skipped; its header carries it)";
+      if (hinted.size() > 4) hint_text += "; and " + counted(hinted.size() - 4, "more damaged chunk") + " so";
+      log.chunks_out_of_order = moved;
       if (lost > 0)
         missingTail(counted(lost, "chunk") + " missing: " + numbers + " not in the file (its end record's chunk "
-                        "carries number " + std::to_string(end_sequence) + ", the last written); its chunks are also "
-                        "out of write order: " + movedText() +
+                        "carries number " + std::to_string(end_sequence) + ", the last written)" + hint_text +
+                        "; its chunks are also out of write order: " + movedText() +
                         (unnumbered > 0 ? "; " + counted(unnumbered, "damaged chunk was", "damaged chunks were") +
                                               " skipped, whose numbers are unknown"
                                         : std::string()),
                     *first_moved);
       else
         warning(log, first_moved->at, first_moved->chunk,
-                "chunks out of write order: " + movedText() + "; the " + numbers +
-                    " not among the intact chunks: " +
-                    (absent_count == 1 ? "that of the damaged chunk skipped" : "those of the damaged chunks skipped") +
-                    ". Its records are read in file order");
+                "chunks out of write order: " + movedText() +
+                    (open_count > 0 ? "; the " + numbers + " not among the intact chunks: " +
+                                          (open_count == 1 ? "that of the damaged chunk skipped"
+                                                           : "those of the damaged chunks skipped")
+                                    : std::string()) +
+                    hint_text + ". Its records are read in file order");
     } else {
       int64_t trusted_index = -1, trusted_sequence = -1;  // the last chunk whose number fits: index -1 is "before 0"
       uint64_t missing = 0, gaps = 0, odd = 0;
@@ -2043,14 +2135,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       const SequencedChunk* first_odd = nullptr;
       int64_t gap_expected = 0, first_odd_expected = 0;
       bool first_odd_next_fits = false;  // the chunk after the first odd one carries the number expected there
-      // A trace-mode log whose Stats count more records than the file holds, none dropped: it confirms a
-      // jump at the last chunk read (a chunk cut right before the final one), where no later chunk can.
-      // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count
-      // their bytes, and explain a jump.
-      const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
-                               log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
-                               (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
-                                log.range_records < log.stats.ranges);
+      // A trace-mode log whose Stats count more records than the file holds (stats_short) confirms a jump
+      // at the last chunk read (a chunk cut right before the final one), where no later chunk can. Chunks
+      // kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count their
+      // bytes, and explain a jump.
       for (size_t i = 0; i < sequenced.size(); ++i) {
         const SequencedChunk& c = sequenced[i];
         const int64_t expected = trusted_sequence + (c.index - trusted_index);

@@ -215,12 +215,34 @@ def test_header_copy():
           r.rc == 2 and f"a second log starts at byte {len(killed)}" in r.out, f"rc={r.rc}\n{r.out}")
 
 
+def test_damaged_among_moved():
+    """A chunk cut short among moved chunks: the damaged chunk is named with its offset and the number its
+    header carries, no intact chunk is called a damaged header."""
+    head, chunks = split(COMPILED)
+    for name, order, cut in (("number 2 cut after number 3", [0, 1, 3, 2] + list(range(4, len(chunks))), 2),
+                             ("number 3 cut before number 2", [0, 1, 3, 2] + list(range(4, len(chunks))), 3)):
+        data, at_cut, place = head, None, None
+        for k, i in enumerate(order):
+            if i == cut:
+                at_cut, place = len(data), k
+            data += chunks[i][:100] if i == cut else chunks[i]
+        r = kcount("check", write("cut-moved.kcount", data))
+        errs = lines(r.out, "error:")
+        check(f"{name}: one error, at the cut chunk {place} at byte {at_cut}",
+              r.rc == 2 and errs and errs[0].startswith(f"error: checksum mismatch in chunk {place} at byte {at_cut}")
+              and not [e for e in errs[1:] if "chunk" in e.split(":")[1]], f"rc={r.rc}\n{r.out}")
+        check(f"{name}: the warning gives number {cut} to the damaged chunk, no intact chunk is a damaged header",
+              f"number {cut} is that of damaged chunk {place} at byte {at_cut} (skipped; its header carries it)"
+              in r.out and "damaged chunk header" not in r.out and "missing" not in r.out, r.out)
+
+
 def main():
     test_permutations()
     test_shuffles()
     test_end_moved_and_more()
     test_junk()
     test_header_copy()
+    test_damaged_among_moved()
     sys.exit(exit_status())
 
 

@@ -1785,7 +1785,7 @@ TEST_CASE("chunks whose headers were destroyed are counted from the next intact 
   CHECK(hasIssue(d, ReadIssue::Severity::kError, "bad chunk magic at byte " + std::to_string(log.at[1]) + " in chunk 1"));
   CHECK(hasIssue(d, ReadIssue::Severity::kError,
                  "1 more chunk in bytes " + std::to_string(log.at[1]) + " to " + std::to_string(log.at[3]) +
-                     " lost their headers too"));
+                     " lost its header too"));
   CHECK(d.chunks_read == 4);
   CHECK(d.chunks_skipped == 2);
   CHECK(d.last_intact_chunk == 5);
