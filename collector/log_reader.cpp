@@ -1383,6 +1383,24 @@ bool numbersWhole(const std::vector<uint32_t>& sorted) {
   return true;
 }
 
+/// For sequence numbers in file order, which chunks are out of write order: out[i] is true for the fewest
+/// chunks that, moved back, restore the order (those outside one longest strictly increasing run of
+/// numbers, the one that ends in the smallest numbers). O(n log n).
+std::vector<bool> outOfOrder(const std::vector<uint32_t>& numbers) {
+  std::vector<size_t> tails;                        // tails[k]: index ending the best run of length k + 1
+  std::vector<size_t> before(numbers.size(), SIZE_MAX);  // the index before i in its run
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    const auto it = std::lower_bound(tails.begin(), tails.end(), numbers[i],
+                                     [&](size_t t, uint32_t v) { return numbers[t] < v; });
+    if (it != tails.begin()) before[i] = *std::prev(it);
+    if (it == tails.end()) tails.push_back(i);
+    else *it = i;
+  }
+  std::vector<bool> out(numbers.size(), true);
+  for (size_t i = tails.empty() ? SIZE_MAX : tails.back(); i != SIZE_MAX; i = before[i]) out[i] = false;
+  return out;
+}
+
 /// Decodes a log whose bytes are all addressable; `release(end)` is told when bytes before `end` will not
 /// be needed again (so a mapped file can drop those pages); `drop(from, to)` when a scan over damaged
 /// bytes has passed [from, to), which a later scan may read again.
@@ -2046,33 +2064,39 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     auto bySequence = [](const SequencedChunk& x, const SequencedChunk& y) { return x.sequence < y.sequence; };
     const bool in_file_order = std::is_sorted(placed.begin(), placed.end(), bySequence);
-    // Chunks moved: those not at the place their numbers give them, and the first of them.
-    uint64_t moved = 0;
-    size_t listed = 0;
+    // Chunks moved: the fewest whose moving back restores the write order (those outside one longest run of
+    // increasing numbers in file order), and the first chunk not at its place.
+    std::vector<uint32_t> moved_numbers;
     const SequencedChunk* first_moved = nullptr;
     auto judgeMoved = [&](const std::vector<SequencedChunk>& list) {
-      moved = 0;
-      listed = list.size();
+      std::vector<uint32_t> numbers;
+      numbers.reserve(list.size());
+      for (const SequencedChunk& c : list) numbers.push_back(c.sequence);
+      const std::vector<bool> out = outOfOrder(numbers);
+      moved_numbers.clear();
       first_moved = nullptr;
-      for (const SequencedChunk& c : list)
-        if (int64_t{c.sequence} != c.index && moved++ == 0) first_moved = &c;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (out[i]) moved_numbers.push_back(list[i].sequence);
+        if (first_moved == nullptr && int64_t{list[i].sequence} != list[i].index) first_moved = &list[i];
+      }
+      std::sort(moved_numbers.begin(), moved_numbers.end());
       if (first_moved == nullptr && !list.empty()) first_moved = &list.front();
     };
     auto movedText = [&]() {
+      const size_t n = moved_numbers.size();
       return std::string(first_moved->damaged ? "damaged chunk " : "chunk ") + std::to_string(first_moved->chunk) +
              " at byte " + std::to_string(first_moved->at) + (first_moved->damaged ? " (skipped)" : "") +
              " carries sequence number " + std::to_string(first_moved->sequence) + " where " +
-             std::to_string(first_moved->index) + " was expected" +
-             (moved > 1 ? " (" + std::to_string(moved) + " of the " + std::to_string(listed) +
-                              " chunks read are not at the place their numbers give them)"
-                        : "");
+             std::to_string(first_moved->index) + " was expected; " + counted(n, "chunk was", "chunks were") +
+             " moved (the fewest that, moved back, restore the write order: " + (n == 1 ? "number " : "numbers ") +
+             idList(moved_numbers) + ")";
     };
     const int64_t end_max = sorted_numbers.empty() ? -1 : int64_t{sorted_numbers.back()};
     const bool moved_with_end = !in_file_order && end_sequence >= 0 && end_sequence == end_max && numbers_unique &&
                                 !stats_kept_out;
     if (!in_file_order && numbers_unique && numbersWhole(sorted_numbers)) {
       judgeMoved(sequenced);
-      log.chunks_out_of_order = moved;
+      log.chunks_out_of_order = moved_numbers.size();
       warning(log, first_moved->at, first_moved->chunk,
               "chunks out of write order: " + movedText() + "; every number from 0 to " +
                   std::to_string(sequenced.size() - 1) +
@@ -2111,14 +2135,14 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                      std::to_string(hinted[i]->chunk) + " at byte " + std::to_string(hinted[i]->at) +
                      " (skipped; its header carries it)";
       if (hinted.size() > 4) hint_text += "; and " + counted(hinted.size() - 4, "more damaged chunk") + " so";
-      log.chunks_out_of_order = moved;
       if (lost > 0)
-        missingTail(counted(lost, "chunk") + " missing: " + numbers + " not in the file (its end record's chunk "
-                        "carries number " + std::to_string(end_sequence) + ", the last written)" + hint_text +
-                        "; its chunks are also out of write order: " + movedText() +
-                        (unnumbered > 0 ? "; " + counted(unnumbered, "damaged chunk was", "damaged chunks were") +
-                                              " skipped, whose numbers are unknown"
-                                        : std::string()),
+        missingTail(counted(lost, "chunk") + " missing: " + numbers +
+                        (unnumbered > 0 ? " not among the intact chunks, and only " +
+                                              counted(unnumbered, "damaged chunk") + " whose number is unknown " +
+                                              (unnumbered == 1 ? "was" : "were") + " skipped"
+                                        : std::string(" not in the file")) +
+                        " (its end record's chunk carries number " + std::to_string(end_sequence) +
+                        ", the last written)" + hint_text + "; its chunks are also out of write order: " + movedText(),
                     *first_moved);
       else
         warning(log, first_moved->at, first_moved->chunk,

@@ -152,10 +152,11 @@ struct LogData {
   uint64_t zero_tail_offset = 0;
   uint64_t zero_tail_bytes = 0;
   /// Chunks out of write order: their sequence numbers are 0..n-1 each once, but not in file order (a file
-  /// put together from pieces in another order), counted as the chunks not at the place their numbers give
-  /// them. Every record is read, in file order; a warning names the first such chunk. 0 when the chunks are
-  /// in order, or when the numbers have gaps or repeats (chunks missing, damaged headers: other warnings
-  /// and errors).
+  /// put together from pieces in another order), counted as the fewest chunks that, moved back, restore the
+  /// write order (those outside one longest run of increasing numbers: 1 for two chunks swapped, 1 for the
+  /// End chunk moved to the front). Every record is read, in file order; a warning names the first chunk not at its place and
+  /// the numbers of those moved. 0 when the chunks are in order, or when the numbers have gaps or repeats
+  /// (chunks missing, damaged headers: other warnings and errors, which name the chunks moved too).
   uint64_t chunks_out_of_order = 0;
   /// Bytes skipped as junk: bytes between chunks (or between the file header and chunk 0) that hold no
   /// chunk of the log, where the next intact chunk carries the number expected there or the file's intact

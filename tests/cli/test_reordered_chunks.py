@@ -236,6 +236,30 @@ def test_damaged_among_moved():
               in r.out and "damaged chunk header" not in r.out and "missing" not in r.out, r.out)
 
 
+def test_moved_counts():
+    """Chunks moved are counted as the fewest that, moved back, restore the write order; a count of chunks
+    missing agrees with the numbers listed."""
+    head, chunks = split(COMPILED)
+    n = len(chunks)
+    order = [0, n - 1, 1, 2, 4, 5, 6, 3]  # the End chunk and number 3 moved
+    r = kcount("check", write("two-moved.kcount", head + b"".join(chunks[i] for i in order)))
+    check("End chunk and one more moved: 2 chunks moved, numbers 3 and 7",
+          "2 chunks were moved (the fewest that, moved back, restore the write order: numbers 3, 7)" in r.out and
+          "\nREORDERED: 2 chunks are out of write order" in r.out, r.out)
+    r = kcount("check", write("one-moved.kcount", head + b"".join(chunks[i] for i in [0] + list(range(2, n)) + [1])))
+    check("one chunk moved to the end: 1 chunk moved, number 1",
+          "1 chunk was moved (the fewest that, moved back, restore the write order: number 1)" in r.out and
+          "\nREORDERED: 1 chunk is out of write order" in r.out, r.out)
+    # Numbers 1 and 2 not among the intact chunks, one damaged chunk (its header lost) skipped: 1 missing.
+    data = head + chunks[0] + chunks[n - 1] + chunks[1][-500:] + b"".join(chunks[3:n - 1])
+    r = kcount("check", write("one-of-two.kcount", data))
+    errs = lines(r.out, "error:")
+    check("2 numbers absent, 1 damaged chunk of unknown number: '1 chunk missing' says why numbers 1-2",
+          len(errs) >= 2 and errs[1].startswith("error: 1 chunk missing: numbers 1-2 are not among the intact "
+                                                "chunks, and only 1 damaged chunk whose number is unknown was skipped"),
+          r.out)
+
+
 def main():
     test_permutations()
     test_shuffles()
@@ -243,6 +267,7 @@ def main():
     test_junk()
     test_header_copy()
     test_damaged_among_moved()
+    test_moved_counts()
     sys.exit(exit_status())
 
 
