@@ -1543,7 +1543,12 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   int64_t pending_number = -1;
   bool cut_numbered = false;  // the last of damaged_numbered is the chunk the file's end cuts (not skipped)  // the number of the damaged chunk at `pos` that resyncFrom() skips, if known
   int64_t repeats = 0;
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
+  struct SeenChunk {
+    uint32_t sequence, stored_bytes;
+    int64_t chunk;
+    uint64_t at;
+  };
+  std::unordered_map<uint64_t, SeenChunk> seen;  // checksum -> the first intact chunk with it
   const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
   // Numbers of the chunks read (those in `sequenced`), and the End chunk's number once it is read. An End
   // chunk that is not last is followed by this log's chunks where they carry numbers below the End chunk's
@@ -1913,14 +1918,37 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       pending_number = -1;
       continue;
     }
-    if (auto [it, added] = seen.try_emplace(h.checksum, h.sequence, h.stored_bytes);
-        !added && it->second == std::make_pair(h.sequence, h.stored_bytes)) {
+    auto [seen_it, first_seen] = seen.try_emplace(h.checksum, SeenChunk{h.sequence, h.stored_bytes, chunk, pos});
+    const SeenChunk& earlier = seen_it->second;
+    if (!first_seen && earlier.sequence == h.sequence && earlier.stored_bytes == h.stored_bytes) {
       chunkError(pos, chunk,
             "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) + " repeats an earlier chunk (same " +
                 "bytes and sequence number " + std::to_string(h.sequence) +
                 "; the file was edited or joined from pieces): its records are skipped, so as not to count them twice");
       ++log.chunks_skipped;
       ++repeats;
+      pos = end;
+      ++chunk;
+      continue;
+    }
+    // The payload of an earlier chunk, byte for byte, under another sequence number: a copy renumbered (the
+    // writer never writes the same records twice). Its number is this file's (the chunks after it count on
+    // it), its records are not read again.
+    ChunkInfo earlier_header;
+    if (!first_seen && earlier.stored_bytes == h.stored_bytes && h.stored_bytes > 0 &&
+        chunkHeaderAt(bytes, earlier.at, earlier_header) &&
+        std::memcmp(bytes.data() + earlier.at + earlier_header.header_bytes, stored.data(), stored.size()) == 0) {
+      chunkError(pos, chunk,
+                 "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) + " repeats the payload of chunk " +
+                     std::to_string(earlier.chunk) + " at byte " + std::to_string(earlier.at) +
+                     " (the same bytes) under sequence number " + std::to_string(h.sequence) + " (that chunk carries " +
+                     std::to_string(earlier.sequence) +
+                     "; the file was edited or joined from pieces): a repeated chunk, its records are skipped, so as "
+                     "not to count them twice");
+      sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
+      numbers_read.insert(h.sequence);
+      ++log.chunks_skipped;
+      ++failed_decode;
       pos = end;
       ++chunk;
       continue;

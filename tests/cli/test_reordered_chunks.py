@@ -260,6 +260,27 @@ def test_moved_counts():
           r.out)
 
 
+def test_repeated_payload():
+    """A chunk's payload repeated under a new sequence number (the chunks after it renumbered): a repeated chunk,
+    named with the chunk it repeats, its records not counted twice (was EXTRA RECORDS)."""
+    head, chunks = split(COMPILED)
+    n = len(chunks)
+    renumber = lambda c, k: c[:16] + struct.pack("<I", k) + c[20:]
+    at5 = 16 + sum(len(c) for c in chunks[:5])
+    at_copy = 16 + sum(len(c) for c in chunks[:n - 1])
+    path = write("repeated-payload.kcount",
+                 head + b"".join(chunks[:n - 1]) + renumber(chunks[5], n - 1) + renumber(chunks[n - 1], n))
+    r = kcount("check", path)
+    errs = lines(r.out, "error:")
+    check("payload of chunk 5 repeated under number 7: one error naming both chunks, not EXTRA RECORDS",
+          r.rc == 2 and len(errs) == 1 and errs[0].startswith(
+              f"error: chunk {n - 1} at byte {at_copy} repeats the payload of chunk 5 at byte {at5} (the same bytes) "
+              f"under sequence number {n - 1} (that chunk carries 5") and "EXTRA RECORDS" not in r.out and
+          f"{n} chunks read (0 packed), 1 chunk skipped" in r.out, f"rc={r.rc}\n{r.out}")
+    _, want = summary(COMPILED)
+    check("payload repeated under a new number: its records counted once", summary(path, "--salvage") == (0, want))
+
+
 def main():
     test_permutations()
     test_shuffles()
@@ -268,6 +289,7 @@ def main():
     test_header_copy()
     test_damaged_among_moved()
     test_moved_counts()
+    test_repeated_payload()
     sys.exit(exit_status())
 
 
