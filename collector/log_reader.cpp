@@ -1583,6 +1583,15 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   int whole_numbers = -1;  // -1 not known yet, else 0 or 1
   size_t whole_count = 0;  // n, when whole
   std::vector<uint32_t> file_numbers;  // the numbers of the file's intact chunks, sorted (repeats kept)
+  std::vector<std::pair<uint32_t, size_t>> file_chunks;  // (number, byte offset) of each, sorted
+  // Intact chunks that wait for chunks with lower numbers later in the file (decodeChunk()), by number.
+  struct HeldChunk {
+    size_t at;
+    int64_t chunk;
+    ChunkInfo info;
+  };
+  std::multimap<uint32_t, HeldChunk> held;
+  int64_t next_number = 0;  // one past the highest number decoded: the next chunk in write order
   auto intactNumbersWhole = [&]() -> bool {
     if (whole_numbers >= 0) return whole_numbers == 1;
     std::vector<uint32_t> found;
@@ -1590,12 +1599,14 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ChunkInfo ci;
       chunkHeaderAt(bytes, at, ci);
       found.push_back(ci.sequence);
+      file_chunks.emplace_back(ci.sequence, at);
       const size_t end = at + ci.header_bytes + ci.stored_bytes;
       drop(at, end);
       at = end;
       if (at >= bytes.size()) break;
     }
     std::sort(found.begin(), found.end());
+    std::sort(file_chunks.begin(), file_chunks.end());
     const bool whole = numbersWhole(found);
     whole_numbers = whole ? 1 : 0;
     whole_count = found.size();
@@ -1620,6 +1631,51 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     return int64_t{last.sequence} + (chunk - repeats - last.index);
   };
   auto numberRead = [&](uint32_t n) { return numbers_read.count(n) > 0; };
+  // Whether an intact chunk after byte `at` carries a number in [from, to): found by the same walk.
+  auto numberFollows = [&](int64_t from, int64_t to, size_t at) {
+    intactNumbersWhole();
+    auto it = std::lower_bound(file_chunks.begin(), file_chunks.end(), from,
+                               [](const std::pair<uint32_t, size_t>& c, int64_t v) { return int64_t{c.first} < v; });
+    for (; it != file_chunks.end() && int64_t{it->first} < to; ++it)
+      if (it->second > at) return true;
+    return false;
+  };
+  // Decodes the intact chunk at byte `at` (index `index` in file order): its records go to LogData and the
+  // visitor. A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a
+  // zstd frame of another size) is skipped; its length is trusted, as the checksum covers it.
+  auto decodeChunk = [&](size_t at, int64_t index, const ChunkInfo& ci) {
+    const size_t payload_at = at + ci.header_bytes;
+    const std::span<const uint8_t> stored = bytes.subspan(payload_at, ci.stored_bytes);
+    std::span<const uint8_t> payload = stored;
+    if (int64_t{ci.sequence} >= next_number) next_number = int64_t{ci.sequence} + 1;
+    if (ci.packed && !decoder.unpack(ci, stored, at, index, payload)) {
+      ++log.chunks_skipped;
+      ++failed_decode;
+      return;
+    }
+    if (options.visitor) options.visitor->chunk(at, index);
+    const bool decoded = decoder.decodePayload(payload, ci.packed ? 0 : payload_at, at, index, ci.record_count, ci.packed);
+    decoder.endChunk();
+    if (decoded) {
+      ++log.chunks_read;
+      if (ci.packed) ++log.packed_chunks;
+      if (index > log.last_intact_chunk) {
+        log.last_intact_chunk = index;
+        log.last_intact_end = payload_at + ci.stored_bytes;
+      }
+    } else {
+      ++log.chunks_skipped;
+      ++failed_decode;
+    }
+    if (log.complete && end_sequence < 0) end_sequence = ci.sequence;
+  };
+  // Decodes the chunks held whose turn has come (numbers up to the next one to decode), in write order.
+  auto decodeHeld = [&]() {
+    while (!held.empty() && int64_t{held.begin()->first} <= next_number) {
+      const auto node = held.extract(held.begin());
+      decodeChunk(node.mapped().at, node.mapped().chunk, node.mapped().info);
+    }
+  };
   auto wholeText = [&]() {
     return "; the file's intact chunks carry every sequence number from 0 to " + std::to_string(whole_count - 1) +
            " once: no chunk is missing";
@@ -1955,31 +2011,17 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
     numbers_read.insert(h.sequence);
-    // A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a zstd
-    // frame of another size) is skipped; its length is trusted, as the checksum covers it.
-    std::span<const uint8_t> payload = stored;
-    if (h.packed && !decoder.unpack(h, stored, pos, chunk, payload)) {
-      ++log.chunks_skipped;
-      ++failed_decode;
-      pos = end;
-      ++chunk;
-      continue;
-    }
-    if (options.visitor) options.visitor->chunk(pos, chunk);
-    const bool decoded = decoder.decodePayload(payload, h.packed ? 0 : payload_at, pos, chunk, h.record_count, h.packed);
-    decoder.endChunk();
-    if (decoded) {
-      ++log.chunks_read;
-      if (h.packed) ++log.packed_chunks;
-      log.last_intact_chunk = chunk;
-      log.last_intact_end = end;
+    // Records are decoded in write order: a chunk whose number is ahead of the next one to decode, where an
+    // intact chunk later in the file carries a number in between (chunks moved), waits until those are
+    // decoded. In a log in order no chunk waits, and the file walk finds nothing to hold.
+    if (int64_t{h.sequence} > next_number && numberFollows(next_number, h.sequence, pos)) {
+      held.emplace(h.sequence, HeldChunk{pos, chunk, h});
     } else {
-      ++log.chunks_skipped;
-      ++failed_decode;
+      decodeChunk(pos, chunk, h);
+      decodeHeld();
     }
     pos = end;
     ++chunk;
-    if (log.complete && end_sequence < 0) end_sequence = h.sequence;
     // An End chunk that is not last: a chunk after it that carries a number below the End chunk's that no
     // chunk read carries is this log's, put after it (a file joined from pieces in another order), not a
     // second log nor records appended: reading goes on (an intact chunk is read, a damaged or cut one is
@@ -2012,6 +2054,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     if (log.dataAfterEnd()) break;
   }
+  // Chunks still held (those before them in write order are not in the file, or the walk stopped before
+  // them): decoded now, in write order.
+  next_number = INT64_MAX;
+  decodeHeld();
   release(bytes.size());
   if (unlisted.unlisted_chunks > 0)
     error(log, unlisted.first_at, unlisted.first_chunk,
@@ -2129,7 +2175,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
               "chunks out of write order: " + movedText() + "; every number from 0 to " +
                   std::to_string(sequenced.size() - 1) +
                   " is in the file once, so none is missing: the file was put together in another order than it "
-                  "was written. Its records are read in file order");
+                  "was written. Its records are read in write order (by their numbers)");
     } else if (moved_with_end) {
       // Chunks moved (the End chunk's number is the highest, each number once), some numbers not among the
       // intact chunks: those a damaged chunk's header carries are its; the others are chunks missing, less the
@@ -2179,7 +2225,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                                           (open_count == 1 ? "that of the damaged chunk skipped"
                                                            : "those of the damaged chunks skipped")
                                     : std::string()) +
-                    hint_text + ". Its records are read in file order");
+                    hint_text + ". Its records are read in write order (by their numbers)");
     } else {
       int64_t trusted_index = -1, trusted_sequence = -1;  // the last chunk whose number fits: index -1 is "before 0"
       uint64_t missing = 0, gaps = 0, odd = 0;

@@ -281,6 +281,20 @@ def test_repeated_payload():
     check("payload repeated under a new number: its records counted once", summary(path, "--salvage") == (0, want))
 
 
+def test_windows_in_write_order():
+    """Capture windows of a log whose chunks were moved are listed, with their records, in write order."""
+    import subprocess
+    script = "push step\n" + "".join("kernel 100 gemm\n" * k + "segment\n" for k in (1, 2, 3)) + "pop\n"
+    path = os.path.join(TMP, "windows.kcount")
+    subprocess.run([os.path.join(sys.argv[1], "bin", "kc_make_log"), path], input=script.encode(), check=True)
+    head, chunks = split(path)  # one chunk per window, then the End chunk
+    moved = write("windows-moved.kcount", head + chunks[0] + chunks[2] + chunks[1] + b"".join(chunks[3:]))
+    rc, log = summary(moved)
+    segs = [(s["index"], s["kernels"]) for s in log["segments"]] if rc == 0 else None
+    check("windows 1 and 2 moved: JSON segments in write order, each with its own kernels",
+          segs == [(0, 1), (1, 2), (2, 3)], segs)
+
+
 def main():
     test_permutations()
     test_shuffles()
@@ -290,6 +304,7 @@ def main():
     test_damaged_among_moved()
     test_moved_counts()
     test_repeated_payload()
+    test_windows_in_write_order()
     sys.exit(exit_status())
 
 

@@ -1204,6 +1204,60 @@ TEST_CASE("chunks moved in a summary-mode log: the snapshot written last is the 
   CHECK(d.snapshots.back().begin.launches == 20);
 }
 
+// Chunks moved are decoded in write order (their sequence numbers): a snapshot written across two chunks is
+// whole whichever comes first in the file, and capture windows are listed as they were written (before,
+// records went in file order: the snapshot was dropped as incomplete, segment 1 was listed before segment 0).
+TEST_CASE("chunks moved: records are decoded in write order (a snapshot across chunks, capture windows)") {
+  kc::MemorySink sink;
+  {
+    kc::LogWriter w(&sink);
+    w.writeMetadata("mode", "summary");
+    w.flush();  // chunk 0
+    kc::SnapshotBeginBody b{};
+    b.time_ns = 1000;
+    b.sequence = 0;
+    b.scope_rows = 2;
+    b.launches = 7;
+    w.writeSnapshotBegin(b);
+    w.writeSnapshotScope(kc::SnapshotScopeBody{0, 0, 1, 1, 3});
+    w.flush();  // chunk 1: the snapshot's begin and first row
+    w.writeSnapshotScope(kc::SnapshotScopeBody{0, 0, 1, 1, 4});
+    w.writeSnapshotEnd({0, 2});
+    w.writeSegment({10, 20, 0, 0, 0, 0, 0, 0});
+    w.flush();  // chunk 2: the rest of it, and window 0
+    w.writeSegment({30, 40, 0, 0, 1, 0, 0, 0});
+    w.flush();  // chunk 3: window 1
+    w.writeEnd();
+    w.flush();
+  }
+  const std::vector<size_t> at = kc::test::chunkOffsets(sink.bytes);
+  REQUIRE(at.size() == 5);
+  auto piece = [&](size_t k) {
+    const size_t to = k + 1 < at.size() ? at[k + 1] : sink.bytes.size();
+    return std::vector<uint8_t>(sink.bytes.begin() + static_cast<long>(at[k]), sink.bytes.begin() + static_cast<long>(to));
+  };
+  for (const auto& order : {std::vector<size_t>{0, 2, 1, 3, 4}, std::vector<size_t>{0, 3, 2, 1, 4},
+                            std::vector<size_t>{0, 4, 3, 2, 1}}) {
+    CAPTURE(order);
+    std::vector<uint8_t> moved(sink.bytes.begin(), sink.bytes.begin() + static_cast<long>(at[0]));
+    for (size_t k : order) {
+      const auto p = piece(k);
+      moved.insert(moved.end(), p.begin(), p.end());
+    }
+    const kc::LogData d = kc::readLog(moved);
+    CHECK(d.intact());
+    CHECK(d.complete);
+    CHECK(d.chunks_out_of_order > 0);
+    CHECK(d.incomplete_snapshots == 0);
+    REQUIRE(d.snapshots.size() == 1);
+    CHECK(d.snapshots[0].scopes.size() == 2);
+    CHECK(d.snapshots[0].begin.launches == 7);
+    REQUIRE(d.segments.size() == 2);
+    CHECK(d.segments[0].index == 0);
+    CHECK(d.segments[1].index == 1);
+  }
+}
+
 TEST_CASE("chunk sequence numbers: a chunk cut out or repeated is an error, not a complete log") {
   auto write = [](bool closed) {
     kc::MemorySink sink;
