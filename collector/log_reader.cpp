@@ -1669,9 +1669,11 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     if (log.complete && end_sequence < 0) end_sequence = ci.sequence;
   };
-  // Decodes the chunks held whose turn has come (numbers up to the next one to decode), in write order.
-  auto decodeHeld = [&]() {
-    while (!held.empty() && int64_t{held.begin()->first} <= next_number) {
+  // Decodes the chunks held whose turn has come, in write order: numbers up to the next one to decode, or
+  // where no intact chunk after byte `at` carries a number before theirs (those chunks are not in the file).
+  auto decodeHeld = [&](size_t at) {
+    while (!held.empty() && (int64_t{held.begin()->first} <= next_number ||
+                             !numberFollows(next_number, held.begin()->first, at))) {
       const auto node = held.extract(held.begin());
       decodeChunk(node.mapped().at, node.mapped().chunk, node.mapped().info);
     }
@@ -2018,7 +2020,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       held.emplace(h.sequence, HeldChunk{pos, chunk, h});
     } else {
       decodeChunk(pos, chunk, h);
-      decodeHeld();
+      decodeHeld(pos);
     }
     pos = end;
     ++chunk;
@@ -2057,7 +2059,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // Chunks still held (those before them in write order are not in the file, or the walk stopped before
   // them): decoded now, in write order.
   next_number = INT64_MAX;
-  decodeHeld();
+  decodeHeld(bytes.size());
   release(bytes.size());
   if (unlisted.unlisted_chunks > 0)
     error(log, unlisted.first_at, unlisted.first_chunk,
@@ -2111,6 +2113,37 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                 msg + "; the log has no stats record to say whether they were kept out at a size cap or lost "
                       "from the file");
     };
+    // The End chunk's number damaged to a high value (it is outside the checksum) in a file whose chunks were
+    // moved: the numbers between the highest other one and the End chunk's would read as chunks missing. A
+    // trace-mode log whose every record its Stats record counts is read lost no chunk of records there: the
+    // End chunk's number is damaged, and it is taken as one past the highest other number.
+    if (end_sequence >= 0 && numbers_unique && sorted_numbers.size() >= 2 &&
+        int64_t{sorted_numbers.back()} == end_sequence && !stats_kept_out && log.has_stats && !log.summary_mode &&
+        !stats_short && log.rotationPart() == 0) {
+      int64_t other_max = sorted_numbers[sorted_numbers.size() - 2];
+      for (const SequencedChunk& c : damaged_numbered)  // a damaged chunk's number below the End chunk's counts
+        if (int64_t{c.sequence} < end_sequence) other_max = std::max(other_max, int64_t{c.sequence});
+      const uint64_t skipped = log.chunks_skipped - static_cast<uint64_t>(repeats) - failed_decode;
+      const uint64_t numbered = damaged_numbered.size() - (cut_numbered ? 1 : 0);
+      const uint64_t unnumbered = skipped > numbered ? skipped - numbered : 0;
+      auto end_it = std::find_if(sequenced.begin(), sequenced.end(),
+                                 [&](const SequencedChunk& c) { return int64_t{c.sequence} == end_sequence; });
+      const bool end_moved = end_it != sequenced.end() && std::next(end_it) != sequenced.end();
+      if (end_moved && end_sequence > other_max + 1 + static_cast<int64_t>(unnumbered)) {
+        const int64_t was = end_sequence;
+        end_sequence = other_max + 1 + static_cast<int64_t>(unnumbered);
+        end_it->sequence = static_cast<uint32_t>(end_sequence);
+        sorted_numbers.back() = end_it->sequence;
+        warning(log, end_it->at, end_it->chunk,
+                "chunk " + std::to_string(end_it->chunk) + " at byte " + std::to_string(end_it->at) +
+                    ", which holds the end record, carries sequence number " + std::to_string(was) +
+                    " where " + std::to_string(end_sequence) +
+                    " was expected (one past the highest number of the other chunks" +
+                    (unnumbered > 0 ? " and the damaged chunks skipped" : "") +
+                    "): a damaged chunk header (the number is not covered by the checksum), not chunks missing, "
+                    "since every record the log's stats record counts is read; its records are read");
+      }
+    }
     // Damaged chunks (skipped) whose header survived carry a number too, not trusted alone: one that no intact
     // chunk carries, below the End chunk's, is taken as theirs (it says where the chunk was written).
     std::vector<SequencedChunk> placed;  // intact and damaged chunks with a number, in file order

@@ -295,6 +295,26 @@ def test_windows_in_write_order():
           segs == [(0, 1), (1, 2), (2, 3)], segs)
 
 
+def test_damaged_end_number():
+    """Chunks moved and the End chunk's number damaged to 5000: a damaged End chunk header, not 4993 chunks
+    missing; every record read."""
+    head, chunks = split(COMPILED)
+    end = chunks[-1][:16] + struct.pack("<I", 5000) + chunks[-1][20:]
+    path = write("end-5000.kcount", head + chunks[0] + end + b"".join(chunks[1:-1]))
+    r = kcount("check", path)
+    check("End moved, its number 5000: a warning naming the End chunk's damaged header, REORDERED",
+          r.rc == 1 and f"chunk 1 at byte {16 + len(chunks[0])}, which holds the end record, carries sequence number "
+          "5000 where 7 was expected" in r.out and "chunks missing:" not in r.out and not lines(r.out, "error:") and
+          "\nREORDERED: 1 chunk is out of write order" in r.out, f"rc={r.rc}\n{r.out}")
+    _, want = summary(COMPILED)
+    check("End moved, its number 5000: every record read", summary(path) == (0, want))
+    body = head + chunks[0] + end + b"".join(chunks[1:-1])
+    r = kcount("check", write("end-5000-trailing.kcount", body + b"garbage!" * 10))
+    check("End moved, its number 5000, trailing bytes: bytes after the end record, not damage",
+          r.rc == 1 and f"80 bytes follow the end record, from byte {len(body)}" in r.out and
+          not lines(r.out, "error:"), f"rc={r.rc}\n{r.out}")
+
+
 def main():
     test_permutations()
     test_shuffles()
@@ -305,6 +325,7 @@ def main():
     test_moved_counts()
     test_repeated_payload()
     test_windows_in_write_order()
+    test_damaged_end_number()
     sys.exit(exit_status())
 
 
