@@ -1550,13 +1550,51 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   };
   std::unordered_map<uint64_t, SeenChunk> seen;  // checksum -> the first intact chunk with it
   const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
-  // Numbers of the chunks read (those in `sequenced`), and the End chunk's number once it is read. An End
-  // chunk that is not last is followed by this log's chunks where they carry numbers below the End chunk's
-  // that no chunk read carries (a file joined from pieces in another order): those are read on, whatever
-  // follows them (a zero tail, trailing bytes, a second log, a cut or damaged chunk), which is then
-  // judged as after any End chunk.
-  std::unordered_set<uint32_t> numbers_read;
+  // The End chunk's number once it is read. An End chunk that is not last is followed by this log's chunks
+  // where they carry numbers below the End chunk's that no chunk read carries (a file joined from pieces in
+  // another order): those are read on, whatever follows them (a zero tail, trailing bytes, a second log, a
+  // cut or damaged chunk), which is then judged as after any End chunk.
   int64_t end_sequence = -1;
+  // The numbers of the chunks read (those of `sequenced`), sorted and each once, for look-ups: built from
+  // `sequenced` on the first look-up (a copy of the file header, an End chunk that is not last; a log in
+  // order makes none) and kept up to date after it. below_end counts those below the End chunk's number
+  // (below_end_of: the End number it counts for), so no pass over them is made per chunk.
+  std::vector<uint32_t> numbers_lookup;
+  bool lookup_built = false;
+  uint64_t below_end = 0;
+  int64_t below_end_of = -1;
+  auto buildLookup = [&]() {
+    if (lookup_built) return;
+    numbers_lookup.reserve(sequenced.size());
+    for (const SequencedChunk& c : sequenced) numbers_lookup.push_back(c.sequence);
+    std::sort(numbers_lookup.begin(), numbers_lookup.end());
+    numbers_lookup.erase(std::unique(numbers_lookup.begin(), numbers_lookup.end()), numbers_lookup.end());
+    lookup_built = true;
+  };
+  auto numberRead = [&](uint32_t n) {
+    buildLookup();
+    return std::binary_search(numbers_lookup.begin(), numbers_lookup.end(), n);
+  };
+  // A chunk read (added to `sequenced`): its number joins the look-up, if built.
+  auto noteNumberRead = [&](uint32_t n) {
+    if (!lookup_built) return;
+    const auto it = std::lower_bound(numbers_lookup.begin(), numbers_lookup.end(), n);
+    if (it != numbers_lookup.end() && *it == n) return;
+    numbers_lookup.insert(it, n);
+    if (below_end_of >= 0 && int64_t{n} < below_end_of) ++below_end;
+  };
+  // How many numbers below the End chunk's the chunks read carry.
+  auto readBelowEnd = [&]() -> uint64_t {
+    buildLookup();
+    if (below_end_of != end_sequence) {
+      below_end_of = end_sequence;
+      below_end = static_cast<uint64_t>(
+          std::lower_bound(numbers_lookup.begin(), numbers_lookup.end(), static_cast<uint64_t>(end_sequence),
+                           [](uint32_t a, uint64_t v) { return a < v; }) -
+          numbers_lookup.begin());
+    }
+    return below_end;
+  };
   uint32_t failed_decode = 0;  // chunks in `sequenced` whose records were not decoded (counted skipped)
   // True if a chunk header at `at` (intact or not) carries a number below the End chunk's that no chunk
   // read carries: a chunk of this log moved after its End chunk. So too where bytes that are no chunk
@@ -1565,14 +1603,12 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   auto missingChunkAt = [&](size_t at) {
     auto missing = [&](size_t c) {
       ChunkInfo ci;
-      return chunkHeaderAt(bytes, c, ci) && int64_t{ci.sequence} < end_sequence && numbers_read.count(ci.sequence) == 0;
+      return chunkHeaderAt(bytes, c, ci) && int64_t{ci.sequence} < end_sequence && !numberRead(ci.sequence);
     };
     if (end_sequence < 0) return false;
     if (missing(at)) return true;
     // Every number below the End chunk's read: nothing to look for in the bytes after it.
-    const auto below_end = std::count_if(numbers_read.begin(), numbers_read.end(),
-                                         [&](uint32_t n) { return int64_t{n} < end_sequence; });
-    if (below_end == end_sequence) return false;
+    if (readBelowEnd() == static_cast<uint64_t>(end_sequence)) return false;
     const size_t next = resync(bytes, at + 1, scan_drop);
     return next < bytes.size() && missing(next) && findLogMagic(bytes, at, next, scan_drop) >= next;
   };
@@ -1630,7 +1666,6 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     const SequencedChunk& last = sequenced.back();
     return int64_t{last.sequence} + (chunk - repeats - last.index);
   };
-  auto numberRead = [&](uint32_t n) { return numbers_read.count(n) > 0; };
   // Whether an intact chunk after byte `at` carries a number in [from, to): found by the same walk.
   auto numberFollows = [&](int64_t from, int64_t to, size_t at) {
     intactNumbersWhole();
@@ -2004,7 +2039,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                      "; the file was edited or joined from pieces): a repeated chunk, its records are skipped, so as "
                      "not to count them twice");
       sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
-      numbers_read.insert(h.sequence);
+      noteNumberRead(h.sequence);
       ++log.chunks_skipped;
       ++failed_decode;
       pos = end;
@@ -2012,7 +2047,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       continue;
     }
     sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
-    numbers_read.insert(h.sequence);
+    noteNumberRead(h.sequence);
     // Records are decoded in write order: a chunk whose number is ahead of the next one to decode, where an
     // intact chunk later in the file carries a number in between (chunks moved), waits until those are
     // decoded. In a log in order no chunk waits, and the file walk finds nothing to hold.
