@@ -1540,8 +1540,8 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // Damaged chunks skipped whose header survived (a chunk cut short, a payload damaged), with the number
   // their header carries: not trusted alone, it may say where a chunk missing from the numbers went.
   std::vector<SequencedChunk> damaged_numbered;
-  int64_t pending_number = -1;
-  bool cut_numbered = false;  // the last of damaged_numbered is the chunk the file's end cuts (not skipped)  // the number of the damaged chunk at `pos` that resyncFrom() skips, if known
+  int64_t pending_number = -1;  // the number of the damaged chunk at `pos` that resyncFrom() skips, if known
+  bool cut_numbered = false;    // the last of damaged_numbered is the chunk the file's end cuts (not skipped)
   int64_t repeats = 0;
   struct SeenChunk {
     uint32_t sequence, stored_bytes;
