@@ -1370,20 +1370,35 @@ struct SequencedChunk {
   int64_t index;  // chunk less the repeats before it: the sequence number the writer gave it, if all is well
   uint64_t at;
   uint32_t sequence;
+  bool damaged = false;  // a damaged chunk skipped, whose header carries `sequence` (not trusted alone)
 };
 
-/// True when the chunks' sequence numbers, in file order `sequenced`, are 0, 1, ..., n-1 each once but not
-/// in that order: every chunk the writer numbered is in the file, moved (a file put together from pieces
-/// in another order). A damaged number (outside the checksum) or a missing chunk leaves a gap or a repeat.
-bool chunksReordered(const std::vector<SequencedChunk>& sequenced) {
-  std::vector<uint32_t> numbers;
-  numbers.reserve(sequenced.size());
-  for (const SequencedChunk& c : sequenced) numbers.push_back(c.sequence);
-  if (std::is_sorted(numbers.begin(), numbers.end())) return false;
-  std::sort(numbers.begin(), numbers.end());
-  for (size_t i = 0; i < numbers.size(); ++i)
-    if (numbers[i] != i) return false;
+/// True when `sorted` (ascending sequence numbers of chunks) is 0, 1, ..., n-1, each once: every chunk the
+/// writer numbered is there, none twice. A damaged number (outside the checksum) or a missing chunk leaves a
+/// gap or a repeat.
+bool numbersWhole(const std::vector<uint32_t>& sorted) {
+  if (sorted.empty()) return false;
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != i) return false;
   return true;
+}
+
+/// For sequence numbers in file order, which chunks are out of write order: out[i] is true for the fewest
+/// chunks that, moved back, restore the order (those outside one longest strictly increasing run of
+/// numbers, the one that ends in the smallest numbers). O(n log n).
+std::vector<bool> outOfOrder(const std::vector<uint32_t>& numbers) {
+  std::vector<size_t> tails;                        // tails[k]: index ending the best run of length k + 1
+  std::vector<size_t> before(numbers.size(), SIZE_MAX);  // the index before i in its run
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    const auto it = std::lower_bound(tails.begin(), tails.end(), numbers[i],
+                                     [&](size_t t, uint32_t v) { return numbers[t] < v; });
+    if (it != tails.begin()) before[i] = *std::prev(it);
+    if (it == tails.end()) tails.push_back(i);
+    else *it = i;
+  }
+  std::vector<bool> out(numbers.size(), true);
+  for (size_t i = tails.empty() ? SIZE_MAX : tails.back(); i != SIZE_MAX; i = before[i]) out[i] = false;
+  return out;
 }
 
 /// Decodes a log whose bytes are all addressable; `release(end)` is told when bytes before `end` will not
@@ -1522,16 +1537,64 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // The writer itself leaves a jump only for chunks it kept out at the size cap or the file refused,
   // which its Stats record counts in bytes_dropped: jumps are judged after the whole file is read.
   std::vector<SequencedChunk> sequenced;
+  // Damaged chunks skipped whose header survived (a chunk cut short, a payload damaged), with the number
+  // their header carries: not trusted alone, it may say where a chunk missing from the numbers went.
+  std::vector<SequencedChunk> damaged_numbered;
+  int64_t pending_number = -1;  // the number of the damaged chunk at `pos` that resyncFrom() skips, if known
+  bool cut_numbered = false;    // the last of damaged_numbered is the chunk the file's end cuts (not skipped)
   int64_t repeats = 0;
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>> seen;  // checksum -> (sequence, stored bytes)
+  struct SeenChunk {
+    uint32_t sequence, stored_bytes;
+    int64_t chunk;
+    uint64_t at;
+  };
+  std::unordered_map<uint64_t, SeenChunk> seen;  // checksum -> the first intact chunk with it
   const ScanDrop scan_drop = [&drop](size_t from, size_t to) { drop(from, to); };
-  // Numbers of the chunks read (those in `sequenced`), and the End chunk's number once it is read. An End
-  // chunk that is not last is followed by this log's chunks where they carry numbers below the End chunk's
-  // that no chunk read carries (a file joined from pieces in another order): those are read on, whatever
-  // follows them (a zero tail, trailing bytes, a second log, a cut or damaged chunk), which is then
-  // judged as after any End chunk.
-  std::unordered_set<uint32_t> numbers_read;
+  // The End chunk's number once it is read. An End chunk that is not last is followed by this log's chunks
+  // where they carry numbers below the End chunk's that no chunk read carries (a file joined from pieces in
+  // another order): those are read on, whatever follows them (a zero tail, trailing bytes, a second log, a
+  // cut or damaged chunk), which is then judged as after any End chunk.
   int64_t end_sequence = -1;
+  // The numbers of the chunks read (those of `sequenced`), sorted and each once, for look-ups: built from
+  // `sequenced` on the first look-up (a copy of the file header, an End chunk that is not last; a log in
+  // order makes none) and kept up to date after it. below_end counts those below the End chunk's number
+  // (below_end_of: the End number it counts for), so no pass over them is made per chunk.
+  std::vector<uint32_t> numbers_lookup;
+  bool lookup_built = false;
+  uint64_t below_end = 0;
+  int64_t below_end_of = -1;
+  auto buildLookup = [&]() {
+    if (lookup_built) return;
+    numbers_lookup.reserve(sequenced.size());
+    for (const SequencedChunk& c : sequenced) numbers_lookup.push_back(c.sequence);
+    std::sort(numbers_lookup.begin(), numbers_lookup.end());
+    numbers_lookup.erase(std::unique(numbers_lookup.begin(), numbers_lookup.end()), numbers_lookup.end());
+    lookup_built = true;
+  };
+  auto numberRead = [&](uint32_t n) {
+    buildLookup();
+    return std::binary_search(numbers_lookup.begin(), numbers_lookup.end(), n);
+  };
+  // A chunk read (added to `sequenced`): its number joins the look-up, if built.
+  auto noteNumberRead = [&](uint32_t n) {
+    if (!lookup_built) return;
+    const auto it = std::lower_bound(numbers_lookup.begin(), numbers_lookup.end(), n);
+    if (it != numbers_lookup.end() && *it == n) return;
+    numbers_lookup.insert(it, n);
+    if (below_end_of >= 0 && int64_t{n} < below_end_of) ++below_end;
+  };
+  // How many numbers below the End chunk's the chunks read carry.
+  auto readBelowEnd = [&]() -> uint64_t {
+    buildLookup();
+    if (below_end_of != end_sequence) {
+      below_end_of = end_sequence;
+      below_end = static_cast<uint64_t>(
+          std::lower_bound(numbers_lookup.begin(), numbers_lookup.end(), static_cast<uint64_t>(end_sequence),
+                           [](uint32_t a, uint64_t v) { return a < v; }) -
+          numbers_lookup.begin());
+    }
+    return below_end;
+  };
   uint32_t failed_decode = 0;  // chunks in `sequenced` whose records were not decoded (counted skipped)
   // True if a chunk header at `at` (intact or not) carries a number below the End chunk's that no chunk
   // read carries: a chunk of this log moved after its End chunk. So too where bytes that are no chunk
@@ -1540,14 +1603,12 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   auto missingChunkAt = [&](size_t at) {
     auto missing = [&](size_t c) {
       ChunkInfo ci;
-      return chunkHeaderAt(bytes, c, ci) && int64_t{ci.sequence} < end_sequence && numbers_read.count(ci.sequence) == 0;
+      return chunkHeaderAt(bytes, c, ci) && int64_t{ci.sequence} < end_sequence && !numberRead(ci.sequence);
     };
     if (end_sequence < 0) return false;
     if (missing(at)) return true;
     // Every number below the End chunk's read: nothing to look for in the bytes after it.
-    const auto below_end = std::count_if(numbers_read.begin(), numbers_read.end(),
-                                         [&](uint32_t n) { return int64_t{n} < end_sequence; });
-    if (below_end == end_sequence) return false;
+    if (readBelowEnd() == static_cast<uint64_t>(end_sequence)) return false;
     const size_t next = resync(bytes, at + 1, scan_drop);
     return next < bytes.size() && missing(next) && findLogMagic(bytes, at, next, scan_drop) >= next;
   };
@@ -1557,6 +1618,16 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // over the file from chunk 0 to chunk (resync(): cheap checks before checksums), then kept.
   int whole_numbers = -1;  // -1 not known yet, else 0 or 1
   size_t whole_count = 0;  // n, when whole
+  std::vector<uint32_t> file_numbers;  // the numbers of the file's intact chunks, sorted (repeats kept)
+  std::vector<std::pair<uint32_t, size_t>> file_chunks;  // (number, byte offset) of each, sorted
+  // Intact chunks that wait for chunks with lower numbers later in the file (decodeChunk()), by number.
+  struct HeldChunk {
+    size_t at;
+    int64_t chunk;
+    ChunkInfo info;
+  };
+  std::multimap<uint32_t, HeldChunk> held;
+  int64_t next_number = 0;  // one past the highest number decoded: the next chunk in write order
   auto intactNumbersWhole = [&]() -> bool {
     if (whole_numbers >= 0) return whole_numbers == 1;
     std::vector<uint32_t> found;
@@ -1564,17 +1635,83 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ChunkInfo ci;
       chunkHeaderAt(bytes, at, ci);
       found.push_back(ci.sequence);
+      file_chunks.emplace_back(ci.sequence, at);
       const size_t end = at + ci.header_bytes + ci.stored_bytes;
       drop(at, end);
       at = end;
       if (at >= bytes.size()) break;
     }
     std::sort(found.begin(), found.end());
-    bool whole = !found.empty();
-    for (size_t i = 0; whole && i < found.size(); ++i) whole = found[i] == i;
+    std::sort(file_chunks.begin(), file_chunks.end());
+    const bool whole = numbersWhole(found);
     whole_numbers = whole ? 1 : 0;
     whole_count = found.size();
+    file_numbers = std::move(found);
     return whole;
+  };
+  // How many of the numbers in [from, to) the file's intact chunks carry (found by the same walk).
+  auto intactNumbersIn = [&](int64_t from, int64_t to) -> size_t {
+    intactNumbersWhole();
+    const auto lo = std::lower_bound(file_numbers.begin(), file_numbers.end(), from,
+                                     [](uint32_t a, int64_t v) { return int64_t{a} < v; });
+    const auto hi = std::lower_bound(file_numbers.begin(), file_numbers.end(), to,
+                                     [](uint32_t a, int64_t v) { return int64_t{a} < v; });
+    return static_cast<size_t>(hi - lo);
+  };
+  // The sequence number expected for chunk `chunk` (the next one in file order): one past the last intact
+  // chunk's, plus the chunks skipped since (not the repeats, which carry no number of their own). So in a
+  // file whose chunks were moved it follows the number of the chunk before it, not the file position.
+  auto expectedHere = [&]() -> int64_t {
+    if (sequenced.empty()) return chunk - repeats;
+    const SequencedChunk& last = sequenced.back();
+    return int64_t{last.sequence} + (chunk - repeats - last.index);
+  };
+  // Whether an intact chunk after byte `at` carries a number in [from, to): found by the same walk.
+  auto numberFollows = [&](int64_t from, int64_t to, size_t at) {
+    intactNumbersWhole();
+    auto it = std::lower_bound(file_chunks.begin(), file_chunks.end(), from,
+                               [](const std::pair<uint32_t, size_t>& c, int64_t v) { return int64_t{c.first} < v; });
+    for (; it != file_chunks.end() && int64_t{it->first} < to; ++it)
+      if (it->second > at) return true;
+    return false;
+  };
+  // Decodes the intact chunk at byte `at` (index `index` in file order): its records go to LogData and the
+  // visitor. A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a
+  // zstd frame of another size) is skipped; its length is trusted, as the checksum covers it.
+  auto decodeChunk = [&](size_t at, int64_t index, const ChunkInfo& ci) {
+    const size_t payload_at = at + ci.header_bytes;
+    const std::span<const uint8_t> stored = bytes.subspan(payload_at, ci.stored_bytes);
+    std::span<const uint8_t> payload = stored;
+    if (int64_t{ci.sequence} >= next_number) next_number = int64_t{ci.sequence} + 1;
+    if (ci.packed && !decoder.unpack(ci, stored, at, index, payload)) {
+      ++log.chunks_skipped;
+      ++failed_decode;
+      return;
+    }
+    if (options.visitor) options.visitor->chunk(at, index);
+    const bool decoded = decoder.decodePayload(payload, ci.packed ? 0 : payload_at, at, index, ci.record_count, ci.packed);
+    decoder.endChunk();
+    if (decoded) {
+      ++log.chunks_read;
+      if (ci.packed) ++log.packed_chunks;
+      if (index > log.last_intact_chunk) {
+        log.last_intact_chunk = index;
+        log.last_intact_end = payload_at + ci.stored_bytes;
+      }
+    } else {
+      ++log.chunks_skipped;
+      ++failed_decode;
+    }
+    if (log.complete && end_sequence < 0) end_sequence = ci.sequence;
+  };
+  // Decodes the chunks held whose turn has come, in write order: numbers up to the next one to decode, or
+  // where no intact chunk after byte `at` carries a number before theirs (those chunks are not in the file).
+  auto decodeHeld = [&](size_t at) {
+    while (!held.empty() && (int64_t{held.begin()->first} <= next_number ||
+                             !numberFollows(next_number, held.begin()->first, at))) {
+      const auto node = held.extract(held.begin());
+      decodeChunk(node.mapped().at, node.mapped().chunk, node.mapped().info);
+    }
   };
   auto wholeText = [&]() {
     return "; the file's intact chunks carry every sequence number from 0 to " + std::to_string(whole_count - 1) +
@@ -1605,6 +1742,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         const size_t chunk_end = at + c.header_bytes + c.stored_bytes;
         ++chunk;
         ++log.chunks_skipped;
+        damaged_numbered.push_back(SequencedChunk{chunk, chunk - repeats, at, c.sequence, true});
         chunkError(at, chunk,
               "damaged chunk " + std::to_string(chunk) + " at byte " + std::to_string(at) +
                   " (its checksum does not verify) skipped, inside the bytes skipped to the next intact chunk at byte " +
@@ -1644,6 +1782,13 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       log.junk_bytes += to - from;
       pos = to;
     };
+    // The damaged chunk at `pos`, counted skipped: its header's number, if it survived (pending_number).
+    auto notePendingNumber = [&]() {
+      if (pending_number >= 0)
+        damaged_numbered.push_back(
+            SequencedChunk{chunk, chunk - repeats, pos, static_cast<uint32_t>(pending_number), true});
+      pending_number = -1;
+    };
     auto resyncFrom = [&](size_t from, const std::string& why) -> bool {
       const size_t next = resync(bytes, chunk == 0 ? std::min(from, sizeof(FileHeader)) : from, scan_drop);
       // A kcount file header among the bytes skipped: a second log appended to one cut inside a chunk
@@ -1657,6 +1802,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                   " (a kcount file header in the bytes before the next intact chunk: logs concatenated into one "
                   "file, the first cut short?); " + firstLogOnly(at));
         ++log.chunks_skipped;
+        notePendingNumber();
         if (at > pos + 1) skippedChunks(pos + 1, at);
         log_end = at;
         return false;
@@ -1665,6 +1811,7 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
         error(log, pos, chunk, why + "; no intact chunk follows (bytes " + std::to_string(pos) + " to " +
                                    std::to_string(bytes.size()) + " are skipped)");
         ++log.chunks_skipped;
+        notePendingNumber();
         skippedChunks(pos + 1, bytes.size());
         return false;
       }
@@ -1674,13 +1821,14 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       // moved, junk before chunk 0, a fake chunk header). Reported as junk bytes; the chunk count and
       // numbering go on from the chunks found.
       if (next > pos) {
-        const bool expected_next = noChunkHeaderIn(pos, next) && sequenceAt(next) == chunk - repeats;
+        const int64_t expected = expectedHere();
+        const bool expected_next = noChunkHeaderIn(pos, next) && sequenceAt(next) == expected;
         if (expected_next || intactNumbersWhole()) {
           junkBytes(pos, next, why + ": ",
                     expected_next ? std::string(next - pos == 1 ? "; it holds no chunk header and the chunk after it"
                                                                 : "; they hold no chunk header and the chunk after them") +
                                         " carries sequence number " +
-                                        std::to_string(chunk - repeats) + ", the one expected there: no chunk is missing"
+                                        std::to_string(expected) + ", the one expected there: no chunk is missing"
                                   : std::string(wholeText()));
           return true;
         }
@@ -1692,25 +1840,34 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                                : std::string("; went back")) +
                 " to the next intact chunk at byte " + std::to_string(next));
       ++log.chunks_skipped;
+      notePendingNumber();
       if (next > pos) skippedChunks(pos + 1, next);
       ++chunk;
       // Chunks whose headers were destroyed too: the intact chunk's sequence number (0, 1, 2, ... in
       // write order) says how many chunks the skipped bytes held, when it is plausible (each chunk takes
       // at least a header's bytes).
-      ChunkInfo nh;
-      uint32_t seq = 0;
-      if (next > pos && chunkHeaderAt(bytes, next, nh)) std::memcpy(&seq, bytes.data() + next + 16, sizeof(seq));
-      if (next > pos && seq > chunk && static_cast<uint64_t>(seq - chunk) <= (next - pos) / sizeof(ChunkHeader)) {
-        const int64_t lost = seq - chunk;
+      // Numbers jumped over that another intact chunk of the file carries are chunks moved, not lost here.
+      // The last skipped chunk's own header number, where it survived, is the nearer guide in a file of moved
+      // chunks.
+      const bool numbered_here = !damaged_numbered.empty() && damaged_numbered.back().at >= pos;
+      const int64_t after_expected = numbered_here ? int64_t{damaged_numbered.back().sequence} + 1 : expectedHere();
+      const int64_t seq = next > pos ? sequenceAt(next) : -1;
+      if (next > pos && seq > after_expected &&
+          static_cast<uint64_t>(seq - after_expected) <= (next - pos) / sizeof(ChunkHeader) &&
+          intactNumbersIn(after_expected, seq) == 0) {
+        const int64_t lost = seq - after_expected;
         chunkError(pos, chunk,
               std::to_string(lost) + (lost == 1 ? " more chunk" : " more chunks") + " in bytes " +
                   std::to_string(pos) + " to " + std::to_string(next) +
-                  " lost their headers too (the intact chunk at byte " + std::to_string(next) +
-                  " carries sequence number " + std::to_string(seq) + "): chunks " + std::to_string(chunk) +
-                  (lost == 1 ? "" : " to " + std::to_string(seq - 1)) + " skipped",
+                  (lost == 1 ? " lost its header" : " lost their headers") + " too (the intact chunk at byte " +
+                  std::to_string(next) +
+                  " carries sequence number " + std::to_string(seq) + "): " +
+                  (lost == 1 ? "chunk " + std::to_string(chunk)
+                             : "chunks " + std::to_string(chunk) + " to " + std::to_string(chunk + lost - 1)) +
+                  " skipped",
               static_cast<uint64_t>(lost));
         log.chunks_skipped += static_cast<uint32_t>(lost);
-        chunk = seq;
+        chunk += lost;
       }
       pos = next;
       return true;
@@ -1722,22 +1879,32 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     // after an End record, and the file is reported damaged (it is not one log).
     if (pos > sizeof(FileHeader) && bytes.size() - pos >= sizeof(kLogMagic) &&
         std::memcmp(bytes.data() + pos, kLogMagic, sizeof(kLogMagic)) == 0) {
-      // The log's own file header again, followed by an intact chunk that carries the sequence number
-      // expected here (a second log's first chunk carries 0): a repeated header, junk, not a second log.
+      // The log's own file header again, followed by an intact chunk that continues this log's numbering:
+      // it carries the sequence number expected here, or a number other than 0 that no chunk read carries
+      // (chunks moved; a second log's first chunk carries 0), or the file's intact chunks carry every number
+      // 0..n-1 once (a second log would repeat its numbers). A repeated header, junk, not a second log.
       const size_t after = pos + sizeof(FileHeader);
       if (chunk > 0 && bytes.size() - pos >= sizeof(FileHeader) &&
-          std::memcmp(bytes.data() + pos, bytes.data(), sizeof(FileHeader)) == 0 && chunkVerifies(bytes, after) &&
-          sequenceAt(after) == chunk - repeats) {
-        chunkError(pos, chunk,
-                   std::to_string(sizeof(FileHeader)) + " junk bytes (bytes " + std::to_string(pos) + " to " +
-                       std::to_string(after) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
-                       std::to_string(chunk) + ", skipped: a copy of the file header, followed by a chunk that "
-                       "carries sequence number " + std::to_string(chunk - repeats) +
-                       ", the one expected there (not a second log, whose first chunk carries 0): no chunk is missing",
-                   0);
-        log.junk_bytes += sizeof(FileHeader);
-        pos = after;
-        continue;
+          std::memcmp(bytes.data() + pos, bytes.data(), sizeof(FileHeader)) == 0 && chunkVerifies(bytes, after)) {
+        const int64_t next_seq = sequenceAt(after), expected = expectedHere();
+        const bool fits = next_seq == expected;
+        const bool unread = !fits && next_seq != 0 && !numberRead(static_cast<uint32_t>(next_seq));
+        if (fits || unread || intactNumbersWhole()) {
+          chunkError(pos, chunk,
+                     std::to_string(sizeof(FileHeader)) + " junk bytes (bytes " + std::to_string(pos) + " to " +
+                         std::to_string(after) + ") between chunk " + std::to_string(chunk - 1) + " and chunk " +
+                         std::to_string(chunk) + ", skipped: a copy of the file header, followed by a chunk that " +
+                         "carries sequence number " + std::to_string(next_seq) +
+                         (fits     ? ", the one expected there (not a second log, whose first chunk carries 0): no "
+                                     "chunk is missing"
+                          : unread ? ", which no chunk before it carries (chunks moved; not a second log, whose first "
+                                     "chunk carries 0)"
+                                   : wholeText()),
+                     0);
+          log.junk_bytes += sizeof(FileHeader);
+          pos = after;
+          continue;
+        }
       }
       error(log, pos, chunk,
             "a second log starts at byte " + std::to_string(pos) +
@@ -1807,6 +1974,9 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
             "truncated at byte " + std::to_string(bytes.size()) + " in chunk " + std::to_string(chunk) +
                 ", which starts at byte " + std::to_string(pos) + " (payload needs " + std::to_string(h.stored_bytes) + " bytes, " +
                 std::to_string(payload_remain) + " remain)");
+      // Its header is whole: its number says which chunk was cut (not counted skipped: the cut tail).
+      damaged_numbered.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence, true});
+      cut_numbered = true;
       break;
     }
     auto stored = bytes.subspan(payload_at, h.stored_bytes);
@@ -1831,15 +2001,19 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
               what + "; its " + std::to_string(end - pos) + " bytes are skipped, reading resumes at byte " +
                   std::to_string(end));
         ++log.chunks_skipped;
+        damaged_numbered.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence, true});
         pos = end;
         ++chunk;
         continue;
       }
+      pending_number = h.sequence;
       if (!resyncFrom(pos + 1, what + " (its length leads to no chunk)")) break;
+      pending_number = -1;
       continue;
     }
-    if (auto [it, added] = seen.try_emplace(h.checksum, h.sequence, h.stored_bytes);
-        !added && it->second == std::make_pair(h.sequence, h.stored_bytes)) {
+    auto [seen_it, first_seen] = seen.try_emplace(h.checksum, SeenChunk{h.sequence, h.stored_bytes, chunk, pos});
+    const SeenChunk& earlier = seen_it->second;
+    if (!first_seen && earlier.sequence == h.sequence && earlier.stored_bytes == h.stored_bytes) {
       chunkError(pos, chunk,
             "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) + " repeats an earlier chunk (same " +
                 "bytes and sequence number " + std::to_string(h.sequence) +
@@ -1850,33 +2024,41 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       ++chunk;
       continue;
     }
-    sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
-    numbers_read.insert(h.sequence);
-    // A packed chunk whose checksum verifies but whose payload does not decode (unknown codec, a zstd
-    // frame of another size) is skipped; its length is trusted, as the checksum covers it.
-    std::span<const uint8_t> payload = stored;
-    if (h.packed && !decoder.unpack(h, stored, pos, chunk, payload)) {
+    // The payload of an earlier chunk, byte for byte, under another sequence number: a copy renumbered (the
+    // writer never writes the same records twice). Its number is this file's (the chunks after it count on
+    // it), its records are not read again.
+    ChunkInfo earlier_header;
+    if (!first_seen && earlier.stored_bytes == h.stored_bytes && h.stored_bytes > 0 &&
+        chunkHeaderAt(bytes, earlier.at, earlier_header) &&
+        std::memcmp(bytes.data() + earlier.at + earlier_header.header_bytes, stored.data(), stored.size()) == 0) {
+      chunkError(pos, chunk,
+                 "chunk " + std::to_string(chunk) + " at byte " + std::to_string(pos) + " repeats the payload of chunk " +
+                     std::to_string(earlier.chunk) + " at byte " + std::to_string(earlier.at) +
+                     " (the same bytes) under sequence number " + std::to_string(h.sequence) + " (that chunk carries " +
+                     std::to_string(earlier.sequence) +
+                     "; the file was edited or joined from pieces): a repeated chunk, its records are skipped, so as "
+                     "not to count them twice");
+      sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
+      noteNumberRead(h.sequence);
       ++log.chunks_skipped;
       ++failed_decode;
       pos = end;
       ++chunk;
       continue;
     }
-    if (options.visitor) options.visitor->chunk(pos, chunk);
-    const bool decoded = decoder.decodePayload(payload, h.packed ? 0 : payload_at, pos, chunk, h.record_count, h.packed);
-    decoder.endChunk();
-    if (decoded) {
-      ++log.chunks_read;
-      if (h.packed) ++log.packed_chunks;
-      log.last_intact_chunk = chunk;
-      log.last_intact_end = end;
+    sequenced.push_back(SequencedChunk{chunk, chunk - repeats, pos, h.sequence});
+    noteNumberRead(h.sequence);
+    // Records are decoded in write order: a chunk whose number is ahead of the next one to decode, where an
+    // intact chunk later in the file carries a number in between (chunks moved), waits until those are
+    // decoded. In a log in order no chunk waits, and the file walk finds nothing to hold.
+    if (int64_t{h.sequence} > next_number && numberFollows(next_number, h.sequence, pos)) {
+      held.emplace(h.sequence, HeldChunk{pos, chunk, h});
     } else {
-      ++log.chunks_skipped;
-      ++failed_decode;
+      decodeChunk(pos, chunk, h);
+      decodeHeld(pos);
     }
     pos = end;
     ++chunk;
-    if (log.complete && end_sequence < 0) end_sequence = h.sequence;
     // An End chunk that is not last: a chunk after it that carries a number below the End chunk's that no
     // chunk read carries is this log's, put after it (a file joined from pieces in another order), not a
     // second log nor records appended: reading goes on (an intact chunk is read, a damaged or cut one is
@@ -1909,6 +2091,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
     }
     if (log.dataAfterEnd()) break;
   }
+  // Chunks still held (those before them in write order are not in the file, or the walk stopped before
+  // them): decoded now, in write order.
+  next_number = INT64_MAX;
+  decodeHeld(bytes.size());
   release(bytes.size());
   if (unlisted.unlisted_chunks > 0)
     error(log, unlisted.first_at, unlisted.first_chunk,
@@ -1929,8 +2115,15 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
   // or refused by the file); an error when they say none were; without a Stats record (a process that did
   // not close its log, or a rotated part before the last) it cannot be told, and is a warning.
   {
-    std::vector<uint32_t> sorted_numbers(numbers_read.begin(), numbers_read.end());
+    // The intact chunks' numbers, sorted, each once (a number carried twice is a damaged header).
+    std::vector<uint32_t> sorted_numbers;
+    sorted_numbers.reserve(sequenced.size());
+    for (const SequencedChunk& c : sequenced) sorted_numbers.push_back(c.sequence);
     std::sort(sorted_numbers.begin(), sorted_numbers.end());
+    const bool numbers_unique =
+        std::adjacent_find(sorted_numbers.begin(), sorted_numbers.end()) == sorted_numbers.end();
+    sorted_numbers.erase(std::unique(sorted_numbers.begin(), sorted_numbers.end()), sorted_numbers.end());
+    auto carried = [&](uint32_t n) { return std::binary_search(sorted_numbers.begin(), sorted_numbers.end(), n); };
     // How many numbers in [from, to) no chunk read carries.
     auto absentIn = [&](int64_t from, int64_t to) -> uint64_t {
       const auto lo = std::lower_bound(sorted_numbers.begin(), sorted_numbers.end(), static_cast<uint64_t>(from),
@@ -1939,9 +2132,12 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                                        [](uint32_t a, uint64_t v) { return a < v; });
       return static_cast<uint64_t>(to - from) - static_cast<uint64_t>(hi - lo);
     };
-    const bool in_file_order = std::is_sorted(sequenced.begin(), sequenced.end(),
-                                              [](const SequencedChunk& x, const SequencedChunk& y) { return x.sequence < y.sequence; });
     const bool stats_kept_out = log.has_stats && log.stats.bytes_dropped > 0;
+    // A trace-mode log whose Stats count more records than the file holds, none dropped: records are missing.
+    const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
+                             log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
+                             (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
+                              log.range_records < log.stats.ranges);
     auto missingTail = [&](const std::string& msg, const SequencedChunk& at) {
       if (log.has_stats)
         error(log, at.at, at.chunk,
@@ -1952,57 +2148,152 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
                 msg + "; the log has no stats record to say whether they were kept out at a size cap or lost "
                       "from the file");
     };
-    // The first chunk not at the place its number gives it (i: its place among the chunks read), and how many.
-    const SequencedChunk* first_moved = nullptr;
-    size_t first_moved_place = 0;
-    uint64_t moved = 0;
-    for (size_t i = 0; i < sequenced.size(); ++i)
-      if (sequenced[i].sequence != i && moved++ == 0) {
-        first_moved = &sequenced[i];
-        first_moved_place = i;
+    // The End chunk's number damaged to a high value (it is outside the checksum) in a file whose chunks were
+    // moved: the numbers between the highest other one and the End chunk's would read as chunks missing. A
+    // trace-mode log whose every record its Stats record counts is read lost no chunk of records there: the
+    // End chunk's number is damaged, and it is taken as one past the highest other number.
+    if (end_sequence >= 0 && numbers_unique && sorted_numbers.size() >= 2 &&
+        int64_t{sorted_numbers.back()} == end_sequence && !stats_kept_out && log.has_stats && !log.summary_mode &&
+        !stats_short && log.rotationPart() == 0) {
+      int64_t other_max = sorted_numbers[sorted_numbers.size() - 2];
+      for (const SequencedChunk& c : damaged_numbered)  // a damaged chunk's number below the End chunk's counts
+        if (int64_t{c.sequence} < end_sequence) other_max = std::max(other_max, int64_t{c.sequence});
+      const uint64_t skipped = log.chunks_skipped - static_cast<uint64_t>(repeats) - failed_decode;
+      const uint64_t numbered = damaged_numbered.size() - (cut_numbered ? 1 : 0);
+      const uint64_t unnumbered = skipped > numbered ? skipped - numbered : 0;
+      auto end_it = std::find_if(sequenced.begin(), sequenced.end(),
+                                 [&](const SequencedChunk& c) { return int64_t{c.sequence} == end_sequence; });
+      const bool end_moved = end_it != sequenced.end() && std::next(end_it) != sequenced.end();
+      if (end_moved && end_sequence > other_max + 1 + static_cast<int64_t>(unnumbered)) {
+        const int64_t was = end_sequence;
+        end_sequence = other_max + 1 + static_cast<int64_t>(unnumbered);
+        end_it->sequence = static_cast<uint32_t>(end_sequence);
+        sorted_numbers.back() = end_it->sequence;
+        warning(log, end_it->at, end_it->chunk,
+                "chunk " + std::to_string(end_it->chunk) + " at byte " + std::to_string(end_it->at) +
+                    ", which holds the end record, carries sequence number " + std::to_string(was) +
+                    " where " + std::to_string(end_sequence) +
+                    " was expected (one past the highest number of the other chunks" +
+                    (unnumbered > 0 ? " and the damaged chunks skipped" : "") +
+                    "): a damaged chunk header (the number is not covered by the checksum), not chunks missing, "
+                    "since every record the log's stats record counts is read; its records are read");
       }
+    }
+    // Damaged chunks (skipped) whose header survived carry a number too, not trusted alone: one that no intact
+    // chunk carries, below the End chunk's, is taken as theirs (it says where the chunk was written).
+    std::vector<SequencedChunk> placed;  // intact and damaged chunks with a number, in file order
+    size_t hints_used = 0;
+    bool cut_used = false;  // among them, the chunk the file's end cuts
+    {
+      const int64_t bound = end_sequence >= 0 ? end_sequence
+                                              : (sorted_numbers.empty() ? 0 : int64_t{sorted_numbers.back()});
+      size_t h = 0;
+      for (const SequencedChunk& c : sequenced) {
+        for (; h < damaged_numbered.size() && damaged_numbered[h].chunk < c.chunk; ++h)
+          if (int64_t{damaged_numbered[h].sequence} < bound && !carried(damaged_numbered[h].sequence)) {
+            placed.push_back(damaged_numbered[h]);
+            ++hints_used;
+            cut_used |= cut_numbered && h + 1 == damaged_numbered.size();
+          }
+        placed.push_back(c);
+      }
+      for (; h < damaged_numbered.size(); ++h)
+        if (int64_t{damaged_numbered[h].sequence} < bound && !carried(damaged_numbered[h].sequence)) {
+          placed.push_back(damaged_numbered[h]);
+          ++hints_used;
+          cut_used |= cut_numbered && h + 1 == damaged_numbered.size();
+        }
+    }
+    auto bySequence = [](const SequencedChunk& x, const SequencedChunk& y) { return x.sequence < y.sequence; };
+    const bool in_file_order = std::is_sorted(placed.begin(), placed.end(), bySequence);
+    // Chunks moved: the fewest whose moving back restores the write order (those outside one longest run of
+    // increasing numbers in file order), and the first chunk not at its place.
+    std::vector<uint32_t> moved_numbers;
+    const SequencedChunk* first_moved = nullptr;
+    auto judgeMoved = [&](const std::vector<SequencedChunk>& list) {
+      std::vector<uint32_t> numbers;
+      numbers.reserve(list.size());
+      for (const SequencedChunk& c : list) numbers.push_back(c.sequence);
+      const std::vector<bool> out = outOfOrder(numbers);
+      moved_numbers.clear();
+      first_moved = nullptr;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (out[i]) moved_numbers.push_back(list[i].sequence);
+        if (first_moved == nullptr && int64_t{list[i].sequence} != list[i].index) first_moved = &list[i];
+      }
+      std::sort(moved_numbers.begin(), moved_numbers.end());
+      if (first_moved == nullptr && !list.empty()) first_moved = &list.front();
+    };
     auto movedText = [&]() {
-      return "chunk " + std::to_string(first_moved->chunk) + " at byte " + std::to_string(first_moved->at) +
+      const size_t n = moved_numbers.size();
+      return std::string(first_moved->damaged ? "damaged chunk " : "chunk ") + std::to_string(first_moved->chunk) +
+             " at byte " + std::to_string(first_moved->at) + (first_moved->damaged ? " (skipped)" : "") +
              " carries sequence number " + std::to_string(first_moved->sequence) + " where " +
-             std::to_string(first_moved_place) + " was expected" +
-             (moved > 1 ? " (" + std::to_string(moved) + " of the " + std::to_string(sequenced.size()) +
-                              " chunks read are not at the place their numbers give them)"
-                        : "");
+             std::to_string(first_moved->index) + " was expected; " + counted(n, "chunk was", "chunks were") +
+             " moved (the fewest that, moved back, restore the write order: " + (n == 1 ? "number " : "numbers ") +
+             idList(moved_numbers) + ")";
     };
     const int64_t end_max = sorted_numbers.empty() ? -1 : int64_t{sorted_numbers.back()};
-    const bool moved_with_end = !in_file_order && end_sequence >= 0 && end_sequence == end_max &&
-                                sorted_numbers.size() == sequenced.size() && !stats_kept_out;
-    if (!in_file_order && chunksReordered(sequenced)) {
-      log.chunks_out_of_order = moved;
+    const bool moved_with_end = !in_file_order && end_sequence >= 0 && end_sequence == end_max && numbers_unique &&
+                                !stats_kept_out;
+    if (!in_file_order && numbers_unique && numbersWhole(sorted_numbers)) {
+      judgeMoved(sequenced);
+      log.chunks_out_of_order = moved_numbers.size();
       warning(log, first_moved->at, first_moved->chunk,
               "chunks out of write order: " + movedText() + "; every number from 0 to " +
                   std::to_string(sequenced.size() - 1) +
                   " is in the file once, so none is missing: the file was put together in another order than it "
-                  "was written. Its records are read in file order");
-    } else if (moved_with_end && first_moved != nullptr) {
-      // Chunks moved (the End chunk's number is the highest, each number once), some numbers absent.
-      std::vector<uint32_t> absent;
-      for (uint32_t n = 0; n < end_sequence && absent.size() <= 40; ++n)
-        if (!std::binary_search(sorted_numbers.begin(), sorted_numbers.end(), n)) absent.push_back(n);
-      const uint64_t absent_count = absentIn(0, end_sequence);
-      const uint64_t unnumbered = log.chunks_skipped - static_cast<uint64_t>(repeats) - failed_decode;
-      const uint64_t lost = absent_count > unnumbered ? absent_count - unnumbered : 0;
-      const std::string numbers = (absent_count == 1 ? "number " : "numbers ") + idList(absent) +
-                                  (absent_count == 1 ? " is" : " are");
+                  "was written. Its records are read in write order (by their numbers)");
+    } else if (moved_with_end) {
+      // Chunks moved (the End chunk's number is the highest, each number once), some numbers not among the
+      // intact chunks: those a damaged chunk's header carries are its; the others are chunks missing, less the
+      // damaged chunks skipped whose numbers are unknown.
+      judgeMoved(placed);
+      // Damaged chunks' numbers (distinct, not carried by an intact chunk, below the End chunk's), and the
+      // numbers below the End chunk's that no chunk carries, intact or damaged (the first 41 listed).
+      std::vector<const SequencedChunk*> hinted;
+      for (const SequencedChunk& c : placed)
+        if (!carried(c.sequence)) hinted.push_back(&c);
+      std::sort(hinted.begin(), hinted.end(), [](auto* a, auto* b) { return a->sequence < b->sequence; });
+      hinted.erase(std::unique(hinted.begin(), hinted.end(), [](auto* a, auto* b) { return a->sequence == b->sequence; }),
+                   hinted.end());
+      const uint64_t open_count = absentIn(0, end_sequence) - hinted.size();
+      std::vector<uint32_t> open;
+      for (uint32_t n = 0, h = 0; int64_t{n} < end_sequence && open.size() <= 40; ++n) {
+        while (h < hinted.size() && hinted[h]->sequence < n) ++h;
+        if (!carried(n) && !(h < hinted.size() && hinted[h]->sequence == n)) open.push_back(n);
+      }
+      // Damaged chunks skipped whose number is unknown (their header lost); the chunk cut by the file's end
+      // is not counted skipped.
+      const uint64_t skipped = log.chunks_skipped - static_cast<uint64_t>(repeats) - failed_decode;
+      const uint64_t skipped_numbered = hints_used - (cut_used ? 1 : 0);
+      const uint64_t unnumbered = skipped > skipped_numbered ? skipped - skipped_numbered : 0;
+      const uint64_t lost = open_count > unnumbered ? open_count - unnumbered : 0;
+      const std::string numbers = (open_count == 1 ? "number " : "numbers ") + idList(open) +
+                                  (open_count == 1 ? " is" : " are");
+      std::string hint_text;
+      for (size_t i = 0; i < hinted.size() && i < 4; ++i)
+        hint_text += "; number " + std::to_string(hinted[i]->sequence) + " is that of damaged chunk " +
+                     std::to_string(hinted[i]->chunk) + " at byte " + std::to_string(hinted[i]->at) +
+                     " (skipped; its header carries it)";
+      if (hinted.size() > 4) hint_text += "; and " + counted(hinted.size() - 4, "more damaged chunk") + " so";
       if (lost > 0)
-        missingTail(counted(lost, "chunk") + " missing: " + numbers + " not in the file (its end record's chunk "
-                        "carries number " + std::to_string(end_sequence) + ", the last written); its chunks are also "
-                        "out of write order: " + movedText() +
-                        (unnumbered > 0 ? "; " + counted(unnumbered, "damaged chunk was", "damaged chunks were") +
-                                              " skipped, whose numbers are unknown"
-                                        : std::string()),
+        missingTail(counted(lost, "chunk") + " missing: " + numbers +
+                        (unnumbered > 0 ? " not among the intact chunks, and only " +
+                                              counted(unnumbered, "damaged chunk") + " whose number is unknown " +
+                                              (unnumbered == 1 ? "was" : "were") + " skipped"
+                                        : std::string(" not in the file")) +
+                        " (its end record's chunk carries number " + std::to_string(end_sequence) +
+                        ", the last written)" + hint_text + "; its chunks are also out of write order: " + movedText(),
                     *first_moved);
       else
         warning(log, first_moved->at, first_moved->chunk,
-                "chunks out of write order: " + movedText() + "; the " + numbers +
-                    " not among the intact chunks: " +
-                    (absent_count == 1 ? "that of the damaged chunk skipped" : "those of the damaged chunks skipped") +
-                    ". Its records are read in file order");
+                "chunks out of write order: " + movedText() +
+                    (open_count > 0 ? "; the " + numbers + " not among the intact chunks: " +
+                                          (open_count == 1 ? "that of the damaged chunk skipped"
+                                                           : "those of the damaged chunks skipped")
+                                    : std::string()) +
+                    hint_text + ". Its records are read in write order (by their numbers)");
     } else {
       int64_t trusted_index = -1, trusted_sequence = -1;  // the last chunk whose number fits: index -1 is "before 0"
       uint64_t missing = 0, gaps = 0, odd = 0;
@@ -2010,14 +2301,10 @@ LogData readLogBytes(std::span<const uint8_t> bytes, const ReadOptions& options,
       const SequencedChunk* first_odd = nullptr;
       int64_t gap_expected = 0, first_odd_expected = 0;
       bool first_odd_next_fits = false;  // the chunk after the first odd one carries the number expected there
-      // A trace-mode log whose Stats count more records than the file holds, none dropped: it confirms a
-      // jump at the last chunk read (a chunk cut right before the final one), where no later chunk can.
-      // Chunks kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count
-      // their bytes, and explain a jump.
-      const bool stats_short = log.has_stats && !log.summary_mode && log.stats.bytes_dropped == 0 &&
-                               log.rotationPart() == 0 &&  // a rotated log's Stats count the whole run
-                               (log.launch_records < log.stats.launches || log.kernel_records < log.stats.kernels ||
-                                log.range_records < log.stats.ranges);
+      // A trace-mode log whose Stats count more records than the file holds (stats_short) confirms a jump
+      // at the last chunk read (a chunk cut right before the final one), where no later chunk can. Chunks
+      // kept out at KCOUNT_MAX_BYTES (or refused by the file) took their numbers: the Stats count their
+      // bytes, and explain a jump.
       for (size_t i = 0; i < sequenced.size(); ++i) {
         const SequencedChunk& c = sequenced[i];
         const int64_t expected = trusted_sequence + (c.index - trusted_index);

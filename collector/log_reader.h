@@ -84,7 +84,7 @@ struct LogData {
   std::vector<RangeBody> ranges;
   std::vector<GraphNodeBody> graph_nodes;  // format 1.1
   std::vector<MemOpBody> mem_ops;          // format 1.1
-  std::vector<SegmentBody> segments;       // format 1.2: capture windows, in file order
+  std::vector<SegmentBody> segments;       // format 1.2: capture windows, in write order (see RecordVisitor)
   /// Launch, kernel and memory-operation records that lie before a Segment record's window ends: counts of
   /// records decoded (LogData::launch_records, ...) at the end of the chunk that holds it (the library ends
   /// a chunk after a Segment record, and a packed chunk decodes its record batches after its other
@@ -98,7 +98,7 @@ struct LogData {
   /// selectTimeWindow() set them for the records they keep. Empty in a LogData built by other means
   /// (tests): its records are one window (RecordWindows falls back to correlation-id spans).
   std::vector<RecordMark> segment_marks;
-  std::vector<SnapshotData> snapshots;     // complete snapshots in file order (summary mode, 1.2)
+  std::vector<SnapshotData> snapshots;     // complete snapshots in write order (summary mode, 1.2)
   /// A KCOUNT_MODE=summary log: its metadata `mode` is `summary`, or a SnapshotBegin record was read. Such a
   /// log holds its numbers in snapshots only: with none complete (`snapshots` empty, e.g. a process killed
   /// before its first KCOUNT_INTERVAL), its numbers are not known.
@@ -152,10 +152,11 @@ struct LogData {
   uint64_t zero_tail_offset = 0;
   uint64_t zero_tail_bytes = 0;
   /// Chunks out of write order: their sequence numbers are 0..n-1 each once, but not in file order (a file
-  /// put together from pieces in another order), counted as the chunks not at the place their numbers give
-  /// them. Every record is read, in file order; a warning names the first such chunk. 0 when the chunks are
-  /// in order, or when the numbers have gaps or repeats (chunks missing, damaged headers: other warnings
-  /// and errors).
+  /// put together from pieces in another order), counted as the fewest chunks that, moved back, restore the
+  /// write order (those outside one longest run of increasing numbers: 1 for two chunks swapped, 1 for the
+  /// End chunk moved to the front). Every record is read, in write order; a warning names the first chunk
+  /// not at its place and the numbers of those moved. 0 when the chunks are in order, or when the numbers have gaps or repeats
+  /// (chunks missing, damaged headers: other warnings and errors, which name the chunks moved too).
   uint64_t chunks_out_of_order = 0;
   /// Bytes skipped as junk: bytes between chunks (or between the file header and chunk 0) that hold no
   /// chunk of the log, where the next intact chunk carries the number expected there or the file's intact
@@ -233,7 +234,9 @@ struct LogData {
   std::vector<uint32_t> joined_parts;
 };
 
-/// Receives records in file order while the reader decodes them. Spans are valid only during the call
+/// Receives records in write order while the reader decodes them: file order, but for chunks moved (their
+/// sequence numbers out of file order), which are decoded by their numbers where the chunks with the numbers
+/// before theirs come later in the file (those wait: they are decoded when their turn comes). Spans are valid only during the call
 /// (they point into the reader's reusable batch buffer). Called on the reading thread only. Records of a
 /// chunk that later turns out to be damaged (a bad record in the middle) have already been delivered:
 /// the same records LogData keeps.

@@ -2829,7 +2829,7 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                         "also EXTRA RECORDS: more records than the library counted (see above)");
   if (d.chunks_out_of_order > 0) {
     const std::string what = counted(d.chunks_out_of_order, "chunk is", "chunks are") + " out of write order";
-    states.emplace_back(fmt::format("REORDERED: {} (see above); every record is read, in file order", what),
+    states.emplace_back(fmt::format("REORDERED: {} (see above); every record is read, in write order", what),
                         fmt::format("also REORDERED: {} (see above)", what));
   }
   if (!implausible.empty())
