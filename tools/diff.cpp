@@ -19,6 +19,14 @@
 #include "tools/table_width.h"
 
 namespace kc {
+
+std::optional<int64_t> sumChange(uint64_t a, uint64_t b) noexcept {
+  if (a == kSaturated || b == kSaturated) return std::nullopt;
+  constexpr uint64_t kMost = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (b >= a) return b - a <= kMost ? std::optional<int64_t>(static_cast<int64_t>(b - a)) : std::nullopt;
+  return a - b <= kMost ? std::optional<int64_t>(-static_cast<int64_t>(a - b)) : std::nullopt;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -27,15 +35,18 @@ constexpr const char* kOverall = "(overall)";
 
 void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t instances, uint64_t cpu_ns,
               std::unordered_map<uint32_t, DecodedKernel>& cache) {
+  // Sums over a side's logs are held at kSaturated, as each log's own (collector/saturating.h).
   u.present = true;
-  u.instances += instances;
-  u.cpu_ns += cpu_ns;
-  u.launches += r.launches;
-  u.kernels += r.kernels;
-  u.gpu_ns += r.gpu_ns;
-  u.launch_api_ns += r.launch_api_ns;
-  u.mem_ops += r.memcpy_count + r.memset_count;
-  u.mem_gpu_ns += r.memcpy_ns + r.memset_ns;
+  satAdd(u.instances, instances);
+  satAdd(u.cpu_ns, cpu_ns);
+  satAdd(u.launches, r.launches);
+  satAdd(u.kernels, r.kernels);
+  satAdd(u.gpu_ns, r.gpu_ns);
+  satAdd(u.launch_api_ns, r.launch_api_ns);
+  satAdd(u.mem_ops, r.memcpy_count);
+  satAdd(u.mem_ops, r.memset_count);
+  satAdd(u.mem_gpu_ns, r.memcpy_ns);
+  satAdd(u.mem_gpu_ns, r.memset_ns);
   for (const auto& [name_id, t] : r.by_kernel) {
     auto it = cache.find(name_id);
     if (it == cache.end()) it = cache.emplace(name_id, decodeKernelName(d.str(name_id))).first;
@@ -49,18 +60,33 @@ void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t insta
       k.short_name = shortKernelName(dk.name);
       k.short_full = dk.short_name;  // decodeKernelName(): shortKernelNameUncut()
     }
-    k.count += t.count;
-    k.gpu_ns += t.gpu_ns;
+    satAdd(k.count, t.count);
+    satAdd(k.gpu_ns, t.gpu_ns);
   }
 }
 
 std::string signedCount(int64_t v) { return v > 0 ? fmt::format("+{}", v) : fmt::format("{}", v); }
 
-/// "+1.20 ms", "-300 ns"; no change is "0 ns" (no sign, as signedCount() writes 0).
-std::string signedDuration(uint64_t a, uint64_t b) {
-  if (b == a) return formatDuration(0);
-  if (b > a) return "+" + formatDuration(b - a);
-  return "-" + formatDuration(a - b);
+/// The text table's change of a count, a to b: "+3", "-1", "0"; kUnknownChange where sumChange() gives none.
+std::string countChange(uint64_t a, uint64_t b) {
+  const auto d = sumChange(a, b);
+  return d ? signedCount(*d) : std::string(kUnknownChange);
+}
+
+/// percentChange(a, b), or kUnknownChange where sumChange() gives none.
+std::string percentOrUnknown(uint64_t a, uint64_t b) {
+  return sumChange(a, b) ? percentChange(a, b) : std::string(kUnknownChange);
+}
+
+/// "+1.20 ms (+12%)", "-300 ns (-4%)"; no change is "0 ns (0%)" (no sign, as signedCount() writes 0);
+/// kUnknownChange where sumChange() gives none (a sum held at 2^64 - 1, or a change past 2^63 - 1 ns).
+std::string durationChange(uint64_t a, uint64_t b) {
+  const auto d = sumChange(a, b);
+  if (!d) return std::string(kUnknownChange);
+  const std::string pct = " (" + percentChange(a, b) + ")";
+  if (*d == 0) return formatDuration(0) + pct;
+  if (*d > 0) return "+" + formatDuration(b - a) + pct;
+  return "-" + formatDuration(a - b) + pct;
 }
 
 /// Identities of one category on a side.
@@ -259,15 +285,18 @@ json unitJson(const DiffUnit& u) {
 
 json changeJson(const DiffUnit& a, const DiffUnit& b) {
   if (!a.present || !b.present) return nullptr;
-  auto d = [](uint64_t x, uint64_t y) { return static_cast<int64_t>(y) - static_cast<int64_t>(x); };
+  auto d = [](uint64_t x, uint64_t y) {  // null where sumChange() gives none
+    const auto c = sumChange(x, y);
+    return c ? json(*c) : json(nullptr);
+  };
   const bool mem = a.mem_ops_recorded && b.mem_ops_recorded;
   return json{{"launches", d(a.launches, b.launches)},
               {"kernels", d(a.kernels, b.kernels)},
-              {"gpu_ns", a.gpu_time && b.gpu_time ? json(d(a.gpu_ns, b.gpu_ns)) : json(nullptr)},
-              {"cpu_ns", cpuMeasured(a) && cpuMeasured(b) ? json(d(a.cpu_ns, b.cpu_ns)) : json(nullptr)},
+              {"gpu_ns", a.gpu_time && b.gpu_time ? d(a.gpu_ns, b.gpu_ns) : json(nullptr)},
+              {"cpu_ns", cpuMeasured(a) && cpuMeasured(b) ? d(a.cpu_ns, b.cpu_ns) : json(nullptr)},
               {"launch_api_ns", d(a.launch_api_ns, b.launch_api_ns)},
-              {"mem_ops", mem ? json(d(a.mem_ops, b.mem_ops)) : json(nullptr)},
-              {"mem_gpu_ns", mem ? json(d(a.mem_gpu_ns, b.mem_gpu_ns)) : json(nullptr)}};
+              {"mem_ops", mem ? d(a.mem_ops, b.mem_ops) : json(nullptr)},
+              {"mem_gpu_ns", mem ? d(a.mem_gpu_ns, b.mem_gpu_ns) : json(nullptr)}};
 }
 
 struct KernelMatch {
@@ -390,7 +419,7 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
     const uint64_t ga = r.ka ? r.ka->gpu_ns : 0, gb = r.kb ? r.kb->gpu_ns : 0;
     cells.push_back({r.in, (r.ka ? r.ka : r.kb)->category, names[i], count(r.ka), count(r.kb), time(r.ka, a.gpu_time),
                      time(r.kb, b.gpu_time),
-                     gpu ? signedDuration(ga, gb) + " (" + percentChange(ga, gb) + ")" : std::string("-")});
+                     gpu ? durationChange(ga, gb) : std::string("-")});
   }
   if (!full_names) fitTable(cells, 1, {kernel_names}, 2, max_width);
   printCells(out, cells, 3, "  ", false);
@@ -700,7 +729,7 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
   const std::string gpu =
       a.gpu_time && b.gpu_time
           ? fmt::format("GPU time {} -> {} ({})", formatDuration(a.gpu_ns), formatDuration(b.gpu_ns),
-                        percentChange(a.gpu_ns, b.gpu_ns))
+                        percentOrUnknown(a.gpu_ns, b.gpu_ns))
           : fmt::format("GPU time not recorded in {} (KCOUNT_GPU_TIME=0; compare kernel counts)",
                         !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
   // Memory operations (copies, memsets) are GPU work apart from the kernels' GPU time: named beside it
@@ -711,13 +740,13 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
   std::string mem;
   if ((a.mem_ops != b.mem_ops || weighs(a) || weighs(b)) && a.mem_ops_recorded && b.mem_ops_recorded)
     mem = fmt::format(", memory ops {} -> {} ({}), memory GPU time {} -> {} ({})", a.mem_ops, b.mem_ops,
-                      signedCount(int64_t(b.mem_ops) - int64_t(a.mem_ops)), formatDuration(a.mem_gpu_ns),
-                      formatDuration(b.mem_gpu_ns), percentChange(a.mem_gpu_ns, b.mem_gpu_ns));
+                      countChange(a.mem_ops, b.mem_ops), formatDuration(a.mem_gpu_ns),
+                      formatDuration(b.mem_gpu_ns), percentOrUnknown(a.mem_gpu_ns, b.mem_gpu_ns));
   lines.push_back(fmt::format("launches {} -> {} ({}), kernels {} -> {} ({}), {}{}, launch calls {} -> {} ({})",
-                              a.launches, b.launches, signedCount(int64_t(b.launches) - int64_t(a.launches)),
-                              a.kernels, b.kernels, signedCount(int64_t(b.kernels) - int64_t(a.kernels)), gpu, mem,
+                              a.launches, b.launches, countChange(a.launches, b.launches),
+                              a.kernels, b.kernels, countChange(a.kernels, b.kernels), gpu, mem,
                               formatDuration(a.launch_api_ns), formatDuration(b.launch_api_ns),
-                              percentChange(a.launch_api_ns, b.launch_api_ns)));
+                              percentOrUnknown(a.launch_api_ns, b.launch_api_ns)));
   return lines;
 }
 
@@ -968,17 +997,16 @@ constexpr size_t kDiffCsvKernelColumns = 31;  // up to category; state_a and sta
 
 using Cells = std::vector<ExportCell>;
 
-/// A count or ns as a cell (a sum saturated past INT64_MAX reads as INT64_MAX).
-ExportCell cell(uint64_t v) {
-  return static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max()));
-}
+/// A count or ns as a cell: the number as JSON writes it (a sum held at 2^64 - 1 is 18446744073709551615).
+ExportCell cell(uint64_t v) { return v; }
 
 /// Appends A, B and B - A of one quantity: a side's value where `in_a` (`in_b`), the change where `change`
 /// (empty fields otherwise: not measured, or no such range on that side).
 void addSides(Cells& c, uint64_t a, uint64_t b, bool in_a, bool in_b, bool change) {
   c.push_back(in_a ? cell(a) : ExportCell{});
   c.push_back(in_b ? cell(b) : ExportCell{});
-  c.push_back(change ? ExportCell{static_cast<int64_t>(b) - static_cast<int64_t>(a)} : ExportCell{});
+  const auto d = change ? sumChange(a, b) : std::nullopt;  // empty where JSON has null
+  c.push_back(d ? ExportCell{*d} : ExportCell{});
 }
 
 /// The CSV row of unit `p` (kOverall or a range path): the text table's numbers, as JSON gives them (null:
@@ -1115,10 +1143,8 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
       return u.present && u.gpu_time ? formatDuration(ns) : std::string("-");
     };
     const bool both = x.present && y.present;
-    auto dc = [&](uint64_t p, uint64_t q) { return both ? signedCount(int64_t(q) - int64_t(p)) : std::string("-"); };
-    auto dt = [&](uint64_t p, uint64_t q) {
-      return both ? signedDuration(p, q) + " (" + percentChange(p, q) + ")" : std::string("-");
-    };
+    auto dc = [&](uint64_t p, uint64_t q) { return both ? countChange(p, q) : std::string("-"); };
+    auto dt = [&](uint64_t p, uint64_t q) { return both ? durationChange(p, q) : std::string("-"); };
     // CPU time: '-' where it was not measured (cpuMeasured(): no instance), as in summary's table.
     auto c = [](const DiffUnit& u) { return cpuMeasured(u) ? formatDuration(u.cpu_ns) : std::string("-"); };
     const bool both_cpu = cpuMeasured(x) && cpuMeasured(y);
@@ -1153,6 +1179,12 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   }
   if (!full_names) fitTable(cells, 1, {paths}, 0, max_width);
   printCells(out, cells, 1, "", true);
+  bool unknown = false;
+  for (size_t k = 1; k < cells.size() && !unknown; ++k)
+    unknown = std::find(cells[k].begin(), cells[k].end(), kUnknownChange) != cells[k].end();
+  if (unknown)
+    out << "unknown: a change where a side's sum is held at 2^64 - 1 (its true value is larger) or that passes "
+           "2^63 - 1 ns; only implausible records give one (see the warnings)\n";
   if (!a.gpu_time || !b.gpu_time)
     out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
                        "no GPU-time change is given, the verdicts compare kernel counts\n",

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,14 @@
 #include "tools/report.h"
 
 namespace kc {
+
+/// The change B - A of a count or ns sum, as diff's JSON, CSV and text give it: std::nullopt (JSON null,
+/// an empty CSV field, kUnknownChange in text) when either sum is held at 2^64 - 1 (kSaturated: its true
+/// value is larger, so the change is not known) or when the change lies beyond ±(2^63 - 1) (292 years of
+/// ns: only implausible records give one; it would wrap as a signed 64-bit number). Pure.
+std::optional<int64_t> sumChange(uint64_t a, uint64_t b) noexcept;
+/// The text's change where sumChange() gives none.
+inline constexpr std::string_view kUnknownChange = "unknown";
 
 /// One kernel identity within a compared unit: how many ran and for how long, summed over a side's logs.
 struct DiffKernel {
