@@ -2811,35 +2811,42 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
            d.chunks_out_of_order > 0 || !implausible.empty())
     rc = 1;
-  // The verdict: every state that applies, none hiding another. The first (in this order) leads the line as
+  // The verdict: every state that applies, none hiding another. The first in kCheckStates' order leads the line as
   // it would alone; each other follows it as "; also STATE: ..." (LOSSY: "; also LOSSY: see DROPS").
-  std::vector<std::pair<std::string, std::string>> states;  // (the line alone, the "also" text)
+  struct State {
+    std::string_view name;    // its kCheckStates entry, which orders the states
+    std::string alone, also;  // the line alone, the "also" text
+  };
+  std::vector<State> states;
   const std::string lossy_note = "also LOSSY: see DROPS";
   if (rc == 2) {
     out << "DAMAGED\n";  // the reader's errors above say what is known; the rest follows from them
     return rc;
   }
   if (!missing.empty())
-    states.emplace_back("RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); "
-                        "what it holds is read",
-                        "also RECORDS MISSING (see above)");
+    states.push_back({"RECORDS MISSING",
+                      "RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); "
+                      "what it holds is read",
+                      "also RECORDS MISSING (see above)"});
   else if (!shortfall.empty())
-    states.emplace_back("EXTRA RECORDS: the file holds more records than the library counted in its Stats record (see "
-                        "above); every record it holds is read",
-                        "also EXTRA RECORDS: more records than the library counted (see above)");
+    states.push_back({"EXTRA RECORDS",
+                      "EXTRA RECORDS: the file holds more records than the library counted in its Stats record (see "
+                      "above); every record it holds is read",
+                      "also EXTRA RECORDS: more records than the library counted (see above)"});
   if (d.chunks_out_of_order > 0) {
     const std::string what = counted(d.chunks_out_of_order, "chunk is", "chunks are") + " out of write order";
-    states.emplace_back(fmt::format("REORDERED: {} (see above); every record is read, in file order", what),
-                        fmt::format("also REORDERED: {} (see above)", what));
+    states.push_back({"REORDERED", fmt::format("REORDERED: {} (see above); every record is read, in file order", what),
+                      fmt::format("also REORDERED: {} (see above)", what)});
   }
   if (!implausible.empty())
-    states.emplace_back(fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or "
-                                    "crafting; the totals that include them are wrong",
-                                    implausible),
-                        fmt::format("also IMPLAUSIBLE: {} (see above)", implausible));
+    states.push_back({"IMPLAUSIBLE",
+                      fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or "
+                                  "crafting; the totals that include them are wrong",
+                                  implausible),
+                      fmt::format("also IMPLAUSIBLE: {} (see above)", implausible)});
   if (alone) {
     const std::string text = laterPartText(d, given.next, given.missing_earlier);
-    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+    states.push_back({"PARTIAL", "PARTIAL: " + text, "also PARTIAL: " + text});
   } else if (next_missing) {
     const std::string text = fmt::format(
         "rotated part {}, continued in part {} (not given){}: the run goes on in a part not given (give every part "
@@ -2848,27 +2855,31 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
         d.rotationPart() == 1  ? std::string("; part 0 given too")
         : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
                                : std::string());
-    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+    states.push_back({"PARTIAL", "PARTIAL: " + text, "also PARTIAL: " + text});
   }
   if (d.dataAfterEnd() && d.after_end_is_log)
-    states.emplace_back("NOT ONE LOG: " + afterEndText(d) +
-                            " (a second log starts there: files concatenated); only the first log is read",
-                        "also NOT ONE LOG: " + afterEndText(d) + " (a second log starts there)");
+    states.push_back({"NOT ONE LOG",
+                      "NOT ONE LOG: " + afterEndText(d) +
+                          " (a second log starts there: files concatenated); only the first log is read",
+                      "also NOT ONE LOG: " + afterEndText(d) + " (a second log starts there)"});
   else if (d.dataAfterEnd())
-    states.emplace_back("TRAILING BYTES: " + afterEndText(d) + ", not a log; the log before them is read whole",
-                        "also TRAILING BYTES: " + afterEndText(d) + ", not a log");
-  if (!d.complete && !part) states.emplace_back("INCOMPLETE (no end record)", "also INCOMPLETE (no end record)");
+    states.push_back({"TRAILING BYTES",
+                      "TRAILING BYTES: " + afterEndText(d) + ", not a log; the log before them is read whole",
+                      "also TRAILING BYTES: " + afterEndText(d) + ", not a log"});
+  if (!d.complete && !part)
+    states.push_back({"INCOMPLETE", "INCOMPLETE (no end record)", "also INCOMPLETE (no end record)"});
   if (const std::string why = noTotalsText(d, s); !why.empty()) {
     // Whole and undamaged, but the run's numbers are not in it.
     rc = std::max(rc, 1);
-    states.emplace_back("NO TOTALS: " + why, "also NO TOTALS: " + why);
+    states.push_back({"NO TOTALS", "NO TOTALS: " + why, "also NO TOTALS: " + why});
   }
   if (loss.any())
-    states.emplace_back(loss.totalsUndercount()
-                            ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)"
-                            : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still "
-                              "in the totals: see DROPS)",
-                        lossy_note);
+    states.push_back({"COMPLETE BUT LOSSY",
+                      loss.totalsUndercount()
+                          ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)"
+                          : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still "
+                            "in the totals: see DROPS)",
+                      lossy_note});
   if (states.empty()) {
     if (part)
       out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
@@ -2880,8 +2891,12 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
       out << "OK\n";
     return rc;
   }
-  out << states.front().first;
-  for (size_t i = 1; i < states.size(); ++i) out << "; " << states[i].second;
+  auto rank = [](const State& x) {
+    return std::find(std::begin(kCheckStates), std::end(kCheckStates), x.name) - std::begin(kCheckStates);
+  };
+  std::stable_sort(states.begin(), states.end(), [&](const State& x, const State& y) { return rank(x) < rank(y); });
+  out << states.front().alone;
+  for (size_t i = 1; i < states.size(); ++i) out << "; " << states[i].also;
   out << '\n';
   return rc;
 }

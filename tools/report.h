@@ -581,6 +581,13 @@ struct PartsGiven {
 /// recorded, so no snapshot is due).
 std::string noTotalsText(const LogData& log, const Summary& summary);
 
+/// The states of `kcount check`'s verdict line, in the order the line names them when several apply: the
+/// first leads the line, each other follows as "; also STATE ...". docs/usage.md lists them in this order
+/// (tests/unit/test_analysis.cpp compares). DAMAGED stands alone; OK is said when none applies.
+inline constexpr std::string_view kCheckStates[] = {
+    "RECORDS MISSING", "EXTRA RECORDS",  "REORDERED",  "IMPLAUSIBLE", "PARTIAL",
+    "NOT ONE LOG",     "TRAILING BYTES", "INCOMPLETE", "NO TOTALS",   "COMPLETE BUT LOSSY"};
+
 /// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
 /// record), lossy (records dropped while recording: a DROPS line names the counters), partial (a
 /// rotated part whose run is not whole among the files given: PARTIAL) or without totals (NO TOTALS:
