@@ -497,12 +497,26 @@ void printIssues(const kc::LoadedLog& l) {
               << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message << "\n";
 }
 
+/// Whether `i` is the reader's warning of bytes after `l`'s End record ("N bytes follow the end record, from
+/// byte B[: a second log starts there ...]; only the log before them ... is read"), which selectLogs() prints.
+bool isAfterEndIssue(const kc::LoadedLog& l, const kc::ReadIssue& i) {
+  return l.data.dataAfterEnd() && i.severity == kc::ReadIssue::Severity::kWarning &&
+         i.offset == l.data.after_end_offset &&
+         i.message.starts_with(kc::counted(l.data.after_end_bytes, "byte") + " follow");
+}
+
 /// The reader's issues of the logs that selectLogs() kept intact, on stderr (printIssues()): the damaged ones'
-/// were printed there. For the outputs that carry no issues of their own (kernels, diff, export, report,
-/// summary --format csv; the summary table's footer and its JSON's "issues" list them).
+/// were printed there, and so was the warning of bytes after the End record (isAfterEndIssue()). For the
+/// outputs that carry no issues of their own (kernels, diff, export, report, summary --format csv; the
+/// summary table's footer and its JSON's "issues" list them).
 void printIntactIssues(const std::vector<kc::LoadedLog>& logs) {
-  for (const auto& l : logs)
-    if (l.data.intact()) printIssues(l);
+  for (const auto& l : logs) {
+    if (!l.data.intact()) continue;
+    for (const auto& i : l.data.issues)
+      if (!isAfterEndIssue(l, i))
+        std::cerr << "kcount: " << kc::shownPath(l.path) << ": "
+                  << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message << "\n";
+  }
 }
 
 /// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is
@@ -516,12 +530,11 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage, bool issues_in_ou
   std::vector<kc::LoadedLog> kept;
   for (auto& l : logs) {
     if (l.data.intact()) {
-      // Reported from the first log; the rest of the file is named on stderr too, so a pipe sees it.
-      if (l.data.dataAfterEnd())
-        std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::counted(l.data.after_end_bytes, "byte")
-                  << " after the end record, from byte " << l.data.after_end_offset
-                  << (l.data.after_end_is_log ? " (a second log: files concatenated)" : "")
-                  << ", are not read; the report covers the first log only\n";
+      // Reported from the log before the End record; the bytes after it are named on stderr, so a pipe sees
+      // it, once, in the reader's words (whether they are a second log or not); printIntactIssues() skips it.
+      for (const auto& i : l.data.issues)
+        if (isAfterEndIssue(l, i))
+          std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << i.message << '\n';
       kept.push_back(std::move(l));
       continue;
     }

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Messages of the reading commands, said once, in one wording, accurate for what was found:
+
+1. Bytes after the End record: kernels, diff, export, report and summary (every format) warn once on
+   stderr, in the reader's words; "a second log starts there" only when a second log does.
+
+Usage: test_tool_messages.py BUILD_DIR KC_MAKE_LOG (KCOUNT=PATH runs another kcount, e.g. an older one)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import checks
+from checks import check, exit_status, kcount
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAUNCHES = os.path.join(ROOT, "tests", "data", "launches.kcount")
+MAKE_LOG = None
+
+
+def make_log(path, script):
+    subprocess.run([MAKE_LOG, path], input=script, text=True, check=True)
+    return path
+
+
+def after_end(work):
+    with open(LAUNCHES, "rb") as f:
+        data = f.read()
+    junk = os.path.join(work, "junk8.kcount")
+    with open(junk, "wb") as f:
+        f.write(data + b"12345678")
+    twice = os.path.join(work, "twice.kcount")
+    with open(twice, "wb") as f:
+        f.write(data + data)
+    other = make_log(os.path.join(work, "other.kcount"), "push step\nkernel 1000 K\npop\n")
+    commands = [["kernels"], ["summary"], ["summary", "--format", "csv"], ["summary", "--format", "json"],
+                ["export", "--format", "json", "-o", os.devnull], ["report", "-o", os.devnull], ["diff", other]]
+    for log, second in ((junk, False), (twice, True)):
+        for cmd in commands:
+            r = kcount(*cmd, log)
+            lines = [l for l in r.err.splitlines() if "the end record" in l]
+            name = f"{' '.join(cmd[:3 if cmd[0] == 'summary' else 1])} of {os.path.basename(log)}"
+            check(f"{name}: one warning of the bytes after the end record, 'second log' only for a second log",
+                  r.rc == 0 and len(lines) == 1 and ("a second log starts there" in lines[0]) == second
+                  and "covers the first log" not in r.err, r.err)
+
+
+def main():
+    global MAKE_LOG
+    MAKE_LOG = sys.argv[2]
+    if os.environ.get("KCOUNT"):
+        checks.KCOUNT = os.environ["KCOUNT"]
+    with tempfile.TemporaryDirectory() as work:
+        after_end(work)
+    return exit_status()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
