@@ -198,7 +198,7 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool s
         kc::LoadedLog l;
         l.path = g.front();
         l.data.not_a_log = true;
-        l.data.issues.push_back({kc::ReadIssue::Severity::kError, 0, -1, why});
+        l.data.issues.push_back({kc::ReadIssue::Severity::kError, kc::ReadIssue::kNoOffset, -1, why});  // no byte read
         logs.push_back(std::move(l));
         continue;
       }

@@ -1140,6 +1140,7 @@ void noteSaturatedSums(LoadedLog& l) {
   if (n == 0) return;
   ReadIssue i;
   i.severity = ReadIssue::Severity::kWarning;
+  i.offset = ReadIssue::kNoOffset;  // found in the summary: no place in the file (JSON "offset": null)
   i.message = fmt::format("{}: {} of the summary's totals (GPU or host ns, bytes or counts) passed 2^64 - 1 and are "
                           "shown as 18446744073709551615, the true values being larger (records with implausible "
                           "times: a corrupt or synthetic log)",
@@ -1159,6 +1160,7 @@ void noteRepeatedIds(LoadedLog& l) {
   if (const uint64_t n = s.launches_in_earlier_window_ids; n > 0) {
     ReadIssue i;
     i.severity = ReadIssue::Severity::kWarning;
+    i.offset = ReadIssue::kNoOffset;  // found in the summary; the message names a place where there is one
     i.message = fmt::format("{} {} {} {}'s launches (ids numbered anew after a stop, as libkcount wrote them before it renumbered "
                             "them): kernels and memory operations were joined to the launches of their own window",
                             counted(n, "launch", "launches"), plural(n, "carries a", "carry"),
@@ -1168,6 +1170,7 @@ void noteRepeatedIds(LoadedLog& l) {
   if (const uint64_t n = s.repeated_launch_ids; n > 0) {
     ReadIssue i;
     i.severity = ReadIssue::Severity::kWarning;
+    i.offset = ReadIssue::kNoOffset;  // found in the summary; the message names a place where there is one
     const std::string place = s.first_repeated_offset == ReadIssue::kNoOffset
                                   ? std::string()
                                   : fmt::format(", lies in chunk {} at byte {}", s.first_repeated_chunk,
@@ -2658,7 +2661,7 @@ void noteImplausible(LoadedLog& l) {
   for (std::string& line : implausibleWarningLines(l.summary, what)) {
     ReadIssue i;
     i.severity = ReadIssue::Severity::kWarning;
-    i.offset = 0;
+    i.offset = ReadIssue::kNoOffset;  // found in the summary: no place in the file (JSON "offset": null)
     i.chunk = -1;
     i.message = std::move(line);
     issues.push_back(std::move(i));

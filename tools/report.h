@@ -41,24 +41,23 @@ void noteLaterPartOnDisk(const std::string& path, LogData& d);
 
 /// Start of the warning noteSaturatedSums() adds ("sums held at 2^64 - 1").
 inline constexpr const char* kSaturatedIssue = "sums held at 2^64 - 1";
-/// Adds to l.data.issues one warning (offset 0, chunk -1) if saturatedSums(l.summary) > 0, replacing one
-/// added before (call again after l.summary is recomputed). Done by loadLog, streamLog, loadParts and
-/// streamParts. No exception beyond std::bad_alloc.
+/// Adds to l.data.issues one warning (offset ReadIssue::kNoOffset, chunk -1) if saturatedSums(l.summary) > 0, replacing
+/// one added before (call again after l.summary is recomputed). Done by loadLog, streamLog, loadParts and streamParts.
+/// No exception beyond std::bad_alloc.
 void noteSaturatedSums(LoadedLog& l);
 
 /// Starts of the warnings noteRepeatedIds() adds.
 inline constexpr const char* kEarlierWindowIdsIssue = "inside the span of an earlier capture window";
 inline constexpr const char* kRepeatedIdsIssue = "the correlation id of an earlier launch in the same capture window";
-/// Adds to l.data.issues a warning (offset 0, chunk -1) for launches whose correlation ids lie in the span
-/// of an earlier capture window's (Summary::launches_in_earlier_window_ids: joined within their window)
-/// and one for launches that repeat an id within a window (Summary::repeated_launch_ids: the first, its
-/// launch record number, id and, from the streaming join, its chunk and byte offset), replacing those
-/// added before (call again after l.summary is recomputed). Done where noteSaturatedSums() is. No
-/// exception beyond std::bad_alloc.
+/// Adds to l.data.issues a warning (offset ReadIssue::kNoOffset, chunk -1) for launches whose correlation ids lie in
+/// the span of an earlier capture window's (Summary::launches_in_earlier_window_ids: joined within their window) and
+/// one for launches that repeat an id within a window (Summary::repeated_launch_ids: the first, its launch record
+/// number, id and, from the streaming join, its chunk and byte offset), replacing those added before (call again after
+/// l.summary is recomputed). Done where noteSaturatedSums() is. No exception beyond std::bad_alloc.
 void noteRepeatedIds(LoadedLog& l);
 
-/// Adds to l.data.issues one warning (offset 0, chunk -1) per kind of implausible record that `kcount check`
-/// names (its IMPLAUSIBLE verdict): kernel records ending at 2^64 - 1 ns, a kernel longer than a day and
+/// Adds to l.data.issues one warning (offset ReadIssue::kNoOffset, chunk -1) per kind of implausible record that
+/// `kcount check` names (its IMPLAUSIBLE verdict): kernel records ending at 2^64 - 1 ns, a kernel longer than a day and
 /// than the log, direct launches joined by several kernels; replacing those added before (call again
 /// after l.summary is recomputed). So summary (its footer, JSON "issues", CSV on stderr), kernels, diff,
 /// export and report warn of them as of the reader's warnings; check prints them once, with its counts.

@@ -3,6 +3,8 @@
 
 1. Bytes after the End record: kernels, diff, export, report and summary (every format) warn once on
    stderr, in the reader's words; "a second log starts there" only when a second log does.
+2. summary JSON: the warnings kcount adds after reading (implausible records, sums held at 2^64 - 1) have
+   no place in the file: "offset": null, "chunk": -1, as docs/usage.md says.
 
 Usage: test_tool_messages.py BUILD_DIR KC_MAKE_LOG (KCOUNT=PATH runs another kcount, e.g. an older one)
 """
@@ -47,6 +49,17 @@ def after_end(work):
                   and "covers the first log" not in r.err, r.err)
 
 
+def issue_offsets(work):
+    log = make_log(os.path.join(work, "held.kcount"),
+                   "push step\nkernel 1000 K\nkernel 18446744073709551615 BAD\nkernel 18446744073709551615 BAD\npop\n")
+    r = kcount("summary", "--format", "json", log)
+    issues = json.loads(r.out)["logs"][0]["issues"] if r.rc == 0 else []
+    check("summary JSON: the implausible-record and held-sum warnings, offset null and chunk -1",
+          len(issues) == 2 and all(i["offset"] is None and i["chunk"] == -1 for i in issues)
+          and any("2^64 - 1 ns" in i["message"] for i in issues)
+          and any(i["message"].startswith("sums held at 2^64 - 1") for i in issues), issues)
+
+
 def main():
     global MAKE_LOG
     MAKE_LOG = sys.argv[2]
@@ -54,6 +67,7 @@ def main():
         checks.KCOUNT = os.environ["KCOUNT"]
     with tempfile.TemporaryDirectory() as work:
         after_end(work)
+        issue_offsets(work)
     return exit_status()
 
 
