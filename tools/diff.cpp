@@ -502,16 +502,21 @@ std::string sideState(const std::vector<LoadedLog>& logs) {
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side) {
   std::vector<std::string> states = sideStates(logs);
   if (states.empty() || states == std::vector<std::string>{"complete"}) return {};
-  std::string detail;
+  // Each log that is not complete, named with its state line, in the order of the states named (kLogStates).
+  std::vector<std::pair<size_t, std::string>> named;  // (the state's index in kLogStates, its text)
   bool undercount = false, after_end = false, damaged_whole = false;
   for (const auto& l : logs) {
     const std::string state = logState(l);
     if (state == "complete") continue;
-    detail += (detail.empty() ? "" : "; ") + l.path + ": " + logStateWarning(l);
+    const size_t rank = std::find(std::begin(kLogStates), std::end(kLogStates), state) - std::begin(kLogStates);
+    named.emplace_back(rank, l.path + ": " + logStateWarning(l));
     undercount = undercount || numbersUndercount(l, state);
     after_end = after_end || state == "data after end";
     damaged_whole = damaged_whole || (state == "damaged" && !numbersUndercount(l, state));
   }
+  std::stable_sort(named.begin(), named.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::string detail;
+  for (const auto& [rank, text] : named) detail += (detail.empty() ? "" : "; ") + text;
   // Bytes after the end record are no part of the recording (a second log, or garbage): the numbers up to
   // the end record are whole; so are those of a log whose damage took no record (junk between chunks). Every
   // other state leaves records of the run out of the numbers, and one such log makes the side undercount.

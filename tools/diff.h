@@ -84,9 +84,9 @@ std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs);
 /// B: records missing (LOG: log RECORDS MISSING: ...; its numbers undercount); B's numbers undercount its
 /// run, so its changes (B - A) are not the runs' difference alone"; each state among its logs but
 /// "complete" (sideStates()) joined by " and ", each log that is not complete named with its state line
-/// (logStateWarning()). The consequence: the numbers undercount when any log's do (numbersUndercount()),
-/// else they are those up to the end record (data after end), or hold every record (a damaged log whose
-/// damage took none). `side` names the side ("A"). No trailing newline.
+/// (logStateWarning()), in the order of the states named. The consequence: the numbers undercount when any log's do
+/// (numbersUndercount()), else they are those up to the end record (data after end), or hold every record (a damaged
+/// log whose damage took none). `side` names the side ("A"). No trailing newline.
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side);
 
 /// Longest verdict line, in display characters (UTF-8 characters): kernel names beyond it are counted

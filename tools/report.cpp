@@ -2514,6 +2514,7 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
     std::string id;
     uint32_t part = 0;
     uint64_t bytes = 0;
+    Duplicate::End end;
   };
   std::vector<Key> keys;
   std::vector<Duplicate> out;
@@ -2528,6 +2529,8 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
       if (S_ISREG(st.st_mode) && !logs[i]->not_a_log) {
         k.id = runIdentity(*logs[i]);
         k.part = logs[i]->rotationPart();
+        k.end = {logs[i]->file_bytes == k.bytes, logs[i]->complete,
+                 logs[i]->dataAfterEnd() ? logs[i]->after_end_offset : 0, logs[i]->after_end_is_log};
       }
     }
     for (size_t j = 0; j < keys.size(); ++j) {
@@ -2536,7 +2539,7 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
       if (std::any_of(out.begin(), out.end(), [&](const Duplicate& d) { return d.index == j; })) continue;
       const bool same_file = k.dev == o.dev && k.ino == o.ino;
       if (same_file || (!k.id.empty() && k.id == o.id && k.part == o.part)) {
-        out.push_back({i, j, same_file, k.part, o.bytes, k.bytes});
+        out.push_back({i, j, same_file, k.part, o.bytes, k.bytes, o.end, k.end});
         break;
       }
     }
@@ -2551,10 +2554,25 @@ std::string duplicateText(const std::vector<std::string>& paths, const Duplicate
   if (d.same_file) return "the same file as " + first + " (given twice)";
   std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
                   (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";
-  if (d.differs())
-    s += fmt::format(" of different sizes ({} and {}: one was copied before the recording ended, or was "
-                     "cut)",
-                     d.original_bytes, counted(d.bytes, "byte"));
+  if (!d.differs()) return s;
+  // The larger file may be the smaller one with bytes after its End record (a log twice over, junk appended).
+  const bool again_larger = d.bytes > d.original_bytes;
+  const Duplicate::End& large = again_larger ? d.end : d.original_end;
+  const Duplicate::End& small = again_larger ? d.original_end : d.end;
+  const uint64_t small_bytes = std::min(d.bytes, d.original_bytes), large_bytes = std::max(d.bytes, d.original_bytes);
+  std::string why;
+  if (large.read && large.after_end_offset == small_bytes && small.read && small.after_end_offset == 0)
+    why = fmt::format("{} is {} followed by {} after its end record{}", again_larger ? again : first,
+                      again_larger ? first : again, counted(large_bytes - small_bytes, "byte"),
+                      large.after_end_is_log ? ": a second log (the recording twice over, or files concatenated)"
+                                             : " that are not a log");
+  else if (large.whole && small.whole)
+    why = !large.read || !small.read ? "one was copied before the recording ended, or was cut"
+          : large.after_end_offset != 0 || small.after_end_offset != 0 ? "one has bytes after its end record"
+                                                                       : "their chunks differ";
+  else
+    why = "one was copied before the recording ended, was cut, or has bytes after its end record";
+  s += fmt::format(" of different sizes ({} and {}: {})", d.original_bytes, counted(d.bytes, "byte"), why);
   return s;
 }
 

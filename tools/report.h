@@ -612,6 +612,16 @@ struct Duplicate {
   bool same_file = false;
   uint32_t part = 0;                            ///< rotated part number of both
   uint64_t original_bytes = 0, bytes = 0;       ///< file sizes (a copy taken while recording is shorter)
+  /// What the reading of each file (whole, or its head) found at its end: whether its End record was read,
+  /// and where bytes after it begin (0: none) and whether they are a second log. Says how copies of
+  /// different sizes differ (duplicateText()).
+  struct End {
+    bool whole = false;  ///< the file was read to its end (not a head of it)
+    bool read = false;   ///< its End record was read
+    uint64_t after_end_offset = 0;
+    bool after_end_is_log = false;
+  };
+  End original_end, end;
   /// Copies of different sizes: not one file's bytes twice (one is cut, or was copied while recording),
   /// so each is read and its damage reported; the caller warns that the recording counts twice.
   bool differs() const { return !same_file && original_bytes != bytes; }
@@ -628,7 +638,13 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
 std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<const LogData*>& logs);
 
 /// "the same file as A (given twice)" or "A and B are copies of one recording (same host, pid and
-/// start[, rotated part K])[ of different sizes (N and M bytes: ...)]" for a Duplicate of `paths`.
+/// start[, rotated part K])[ of different sizes (N and M bytes: ...)]" for a Duplicate of `paths`. The
+/// sizes are explained by what was found: "B is A followed by K bytes after its end record: a second log
+/// (the recording twice over)" (or "that are not a log"), where the larger file's End record ends where
+/// the smaller file does; "one was copied before the recording ended, or was cut" where neither file's
+/// End record was seen to follow its size, or "one has bytes after its end record" (both read whole);
+/// "one was copied before the recording ended, was cut, or has bytes after its end record" while a file
+/// was read in part (a head).
 std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d);
 
 /// The state of a log that holds only part of a rotated run, "" for a whole run (or a log never rotated):
