@@ -130,6 +130,9 @@ std::vector<std::pair<std::string, KernelTally>> sortedKernels(const LogData& lo
 /// A kernel name as an output shows it. Text (tables, sentences): displayKernelName() (the short name cut at
 /// kMaxShortName characters unless `full`) escaped by displayText(). Machine-readable (CSV, JSON): the full
 /// demangled name, or the short name uncut (shortKernelNameUncut()), bytes as recorded.
+/// `s` (valid UTF-8) as a JSON string: quoted, with '"', '\\' and control characters escaped.
+std::string jsonString(const std::string& s) { return nlohmann::json(s).dump(); }
+
 std::string kernelNameFor(std::string_view name, bool full, bool text) {
   if (text) return displayText(displayKernelName(name, full));
   return full ? demangleKernelName(name) : shortKernelNameUncut(name);
@@ -149,6 +152,14 @@ std::string topKernels(const LogData& log, const RangeStats& r, int top, bool fu
   }
   if (text && !full) tellKernelsApart(shown, names, kMaxShortName);
   std::string s;
+  if (!text) {
+    // CSV: JSON text, so that names holding ", " (C++ templates) split exactly; names as CSV writes them.
+    for (size_t i = 0; i < n; ++i)
+      s += fmt::format("{}{{\"name\":{},\"count\":{}}}", i == 0 ? "" : ",", jsonString(escapeInvalidUtf8(shown[i])),
+                       v[i].second.count);
+    if (v.size() > n) s += fmt::format("{}{{\"more\":{}}}", n == 0 ? "" : ",", v.size() - n);
+    return "[" + s + "]";
+  }
   for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : ", ") + fmt::format("{} ×{}", shown[i], v[i].second.count);
   if (v.size() > n) s += fmt::format(", +{} more", v.size() - n);
   return s;
@@ -2155,6 +2166,17 @@ std::vector<const LoadedLog*> pointers(const std::vector<LoadedLog>& logs) {
   return v;
 }
 
+/// The CSV's `ranges` of a kernel: {"step": 40, "step/up": 8}, JSON text of JSON's "ranges" object with the
+/// paths as CSV writes them (escaped: a byte that is no UTF-8 is "\\xHH" text), by count (descending), so
+/// that paths holding ", " split exactly.
+std::string rangesCsv(const std::map<std::string, uint64_t>& ranges) {
+  std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string s;
+  for (const auto& [path, n] : v) s += fmt::format("{}{}:{}", s.empty() ? "" : ",", jsonString(path), n);
+  return "{" + s + "}";
+}
+
 /// "step ×40, step/up ×8, +3 more": ranges by count (descending), at most `limit` of them (0: all).
 std::string rangesText(const std::map<std::string, uint64_t>& ranges, size_t limit) {
   std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
@@ -2291,6 +2313,28 @@ json dimsJson(const int32_t (&v)[3], bool known) { return known ? json::array({v
 /// stops there); null where `known` is false, as dimsJson().
 json distinctJson(const DistinctDims& s, bool known) { return known ? json(s.size()) : json(nullptr); }
 
+/// A path as the table and CSV show it (displayPath(): a '/' in a name "\\/", bytes that are no UTF-8
+/// "\\xHH") as kernels JSON's "ranges" keys it: escaped the same but for those bytes, which are U+FFFD as
+/// everywhere in JSON (replaceInvalidUtf8()), so that a path reads as summary JSON's "path" does.
+std::string jsonPathKey(std::string_view shown) {
+  std::string raw;
+  raw.reserve(shown.size());
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  for (size_t i = 0; i < shown.size(); ++i) {
+    if (shown[i] == '\\' && i + 1 < shown.size() && shown[i + 1] == '\\') {  // "\\": a backslash, kept
+      raw += "\\\\";
+      ++i;
+    } else if (shown[i] == '\\' && i + 3 < shown.size() && shown[i + 1] == 'x' && hex(shown[i + 2]) &&
+               hex(shown[i + 3]) && std::strtoul(std::string(shown.substr(i + 2, 2)).c_str(), nullptr, 16) >= 0x80) {
+      raw += static_cast<char>(std::strtoul(std::string(shown.substr(i + 2, 2)).c_str(), nullptr, 16));
+      i += 3;
+    } else {
+      raw += shown[i];
+    }
+  }
+  return replaceInvalidUtf8(raw);
+}
+
 /// Calls f(json) with each element of kernelsJson()'s "kernels", in `sort`'s order, one at a time.
 template <typename F>
 void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& f) {
@@ -2301,7 +2345,7 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
       for (auto& r : collectKernels({&logs[i]}, true, sort)) per[i].emplace(r.name, std::move(r));
   auto rangesJson = [](const KernelRow& r) {
     json ranges = json::object();
-    for (const auto& [p, n] : r.ranges) ranges[p] = n;
+    for (const auto& [p, n] : r.ranges) ranges[jsonPathKey(p)] = n;
     return ranges;
   };
   const bool all_gpu = allGpuTimes(logs);
@@ -2456,10 +2500,10 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     auto dim = [shape_known](int32_t v) { return shape_known ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
-                       dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]), dim(r.block[2]),
-                       csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
-                       d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
-                       csvField(ops), dim(int32_t(r.grids.size())), dim(int32_t(r.blocks.size())));
+                       dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]),
+                       dim(r.block[2]), csvField(rangesCsv(r.ranges)), categoryName(d.category), csvField(d.library),
+                       d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue), csvField(ops),
+                       dim(int32_t(r.grids.size())), dim(int32_t(r.blocks.size())));
   }
 }
 
