@@ -480,10 +480,18 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
   return side;
 }
 
-std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs) {
+std::vector<std::string> logStates(const std::vector<LoadedLog>& logs) {
+  std::vector<std::string> out;
+  out.reserve(logs.size());
+  for (const auto& l : logs) out.push_back(logState(l));
+  return out;
+}
+
+namespace {
+/// sideStates() of a side whose logs' states (logState()) are `log_states`.
+std::vector<std::string> statesAmong(const std::vector<std::string>& log_states) {
   std::vector<bool> seen(std::size(kLogStates));
-  for (const auto& l : logs) {
-    const std::string state = logState(l);
+  for (const auto& state : log_states) {
     const auto it = std::find(std::begin(kLogStates), std::end(kLogStates), state);
     seen[static_cast<size_t>(it - std::begin(kLogStates))] = true;
   }
@@ -493,20 +501,35 @@ std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs) {
   return out;
 }
 
+/// sideState() from sideStates(): the first, furthest from complete; "complete" for no log. Points into
+/// `states` or kLogStates.
+std::string_view sideWord(const std::vector<std::string>& states) {
+  return states.empty() ? kLogStates[std::size(kLogStates) - 1] : std::string_view(states.front());
+}
+std::string furthestState(const std::vector<std::string>& states) { return std::string(sideWord(states)); }
+}  // namespace
+
+std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs) { return statesAmong(logStates(logs)); }
+
 std::string sideState(const std::vector<LoadedLog>& logs) {
   // The state of the log furthest from complete (kLogStates lists logState()'s words in that order).
-  const std::vector<std::string> states = sideStates(logs);
-  return states.empty() ? std::string(kLogStates[std::size(kLogStates) - 1]) : states.front();
+  return furthestState(sideStates(logs));
 }
 
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side) {
-  std::vector<std::string> states = sideStates(logs);
+  return sideStateLine(logs, logStates(logs), side);
+}
+
+std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::vector<std::string>& log_states,
+                          const std::string& side) {
+  std::vector<std::string> states = statesAmong(log_states);
   if (states.empty() || states == std::vector<std::string>{"complete"}) return {};
   // Each log that is not complete, named with its state line, in the order of the states named (kLogStates).
   std::vector<std::pair<size_t, std::string>> named;  // (the state's index in kLogStates, its text)
   bool undercount = false, after_end = false, damaged_whole = false;
-  for (const auto& l : logs) {
-    const std::string state = logState(l);
+  for (size_t k = 0; k < logs.size(); ++k) {
+    const LoadedLog& l = logs[k];
+    const std::string& state = log_states[k];
     if (state == "complete") continue;
     const size_t rank = std::find(std::begin(kLogStates), std::end(kLogStates), state) - std::begin(kLogStates);
     named.emplace_back(rank, l.path + ": " + logStateWarning(l));
@@ -796,12 +819,14 @@ struct DiffParts {
   KernelMatch kernels;
   WorkDiff work;
   std::vector<std::string> order;
-  std::string state_a, state_b;  // sideState() of each side
-  std::vector<std::string> states_a, states_b;  // sideStates() of each side
+  std::vector<std::string> log_states_a, log_states_b;  // each log's logState(), in order (logStates())
+  std::vector<std::string> states_a, states_b;          // sideStates() of each side; its first is sideState()
   bool undercount_a = false, undercount_b = false;  // a log of the side undercounts (numbersUndercount())
 };
 
-DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+/// `la`'s logs' states are `sa` (logStates()), `lb`'s `sb`: each log's state is computed once per command.
+DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb, std::vector<std::string> sa,
+                    std::vector<std::string> sb) {
   DiffParts d;
   d.a = diffSide(la);
   d.b = diffSide(lb);
@@ -809,12 +834,12 @@ DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLo
   d.kernels = matchKernels(d.a.units.at(kOverall), d.b.units.at(kOverall));
   d.work = workDiff(d.a, d.b);
   d.order = verdictOrder(d.a, d.b);
-  d.states_a = sideStates(la);
-  d.states_b = sideStates(lb);
-  d.state_a = d.states_a.empty() ? "complete" : d.states_a.front();
-  d.state_b = d.states_b.empty() ? "complete" : d.states_b.front();
-  for (const auto& l : la) d.undercount_a = d.undercount_a || numbersUndercount(l, logState(l));
-  for (const auto& l : lb) d.undercount_b = d.undercount_b || numbersUndercount(l, logState(l));
+  d.log_states_a = std::move(sa);
+  d.log_states_b = std::move(sb);
+  d.states_a = statesAmong(d.log_states_a);
+  d.states_b = statesAmong(d.log_states_b);
+  for (size_t k = 0; k < la.size(); ++k) d.undercount_a = d.undercount_a || numbersUndercount(la[k], d.log_states_a[k]);
+  for (size_t k = 0; k < lb.size(); ++k) d.undercount_b = d.undercount_b || numbersUndercount(lb[k], d.log_states_b[k]);
   return d;
 }
 
@@ -909,24 +934,23 @@ json diffJsonWithoutLists(const DiffParts& d, const std::vector<LoadedLog>& la, 
     for (const auto& w : d.work.instances) inst.push_back(json{{"path", w.path}, {"a", w.a}, {"b", w.b}});
     work_json = json{{"instances", inst}, {"only_a", d.work.only_a}, {"only_b", d.work.only_b}};
   }
-  return json{{"a", pa},
-              {"b", pb},
-              // logState()'s word for each side (sideState()): "complete", or why its numbers undercount
-              {"state", json{{"a", d.state_a}, {"b", d.state_b}}},
-              // every state among each side's logs (sideStates()), and whether a log's numbers undercount
-              {"states", json{{"a", d.states_a}, {"b", d.states_b}}},
-              {"undercounts", json{{"a", d.undercount_a}, {"b", d.undercount_b}}},
-              {"gpu_time", json{{"a", d.a.gpu_time}, {"b", d.b.gpu_time}}},
-              // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
-              {"launch_timing_sample", json{{"a", d.a.launch_timing_sample}, {"b", d.b.launch_timing_sample}}},
-              {"overall", json{{"a", unitJson(oa)},
-                               {"b", unitJson(ob)},
-                               {"change", changeJson(oa, ob)},
-                               {"work_differs", work_json}}},
-              {"steady_state", steady},
-              {"ranges", nullptr},
-              {"kernels", json{{"same", nullptr}, {"only_a", nullptr}, {"only_b", nullptr}}},
-              {"verdicts", nullptr}};
+  return json{
+      {"a", pa},
+      {"b", pb},
+      // logState()'s word for each side (sideState()): "complete", or why its numbers undercount
+      {"state", json{{"a", furthestState(d.states_a)}, {"b", furthestState(d.states_b)}}},
+      // every state among each side's logs (sideStates()), and whether a log's numbers undercount
+      {"states", json{{"a", d.states_a}, {"b", d.states_b}}},
+      {"undercounts", json{{"a", d.undercount_a}, {"b", d.undercount_b}}},
+      {"gpu_time", json{{"a", d.a.gpu_time}, {"b", d.b.gpu_time}}},
+      // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
+      {"launch_timing_sample", json{{"a", d.a.launch_timing_sample}, {"b", d.b.launch_timing_sample}}},
+      {"overall",
+       json{{"a", unitJson(oa)}, {"b", unitJson(ob)}, {"change", changeJson(oa, ob)}, {"work_differs", work_json}}},
+      {"steady_state", steady},
+      {"ranges", nullptr},
+      {"kernels", json{{"same", nullptr}, {"only_a", nullptr}, {"only_b", nullptr}}},
+      {"verdicts", nullptr}};
 }
 
 /// Calls f(key, element) for each element of diff JSON's lists, list by list: "ranges", "same",
@@ -952,7 +976,7 @@ void forEachListElement(const DiffParts& d, std::string_view list, F&& f) {
 }  // namespace
 
 json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const DiffParts d = diffParts(la, lb);
+  const DiffParts d = diffParts(la, lb, logStates(la), logStates(lb));
   json out = diffJsonWithoutLists(d, la, lb);
   auto fill = [&](json& list, std::string_view name) {
     list = json::array();
@@ -965,7 +989,12 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
 }
 
 void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const DiffParts d = diffParts(la, lb);
+  writeDiffJson(out, la, lb, logStates(la), logStates(lb));
+}
+
+void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+                   const std::vector<std::string>& states_a, const std::vector<std::string>& states_b) {
+  const DiffParts d = diffParts(la, lb, states_a, states_b);
   const json doc = diffJsonWithoutLists(d, la, lb);
   JsonWriter w(out);
   auto list = [&](std::string_view name) {
@@ -1044,8 +1073,8 @@ Cells rangeCsvRow(const DiffParts& d, const std::string& p) {
   addSides(c, x.mem_ops, y.mem_ops, ma, mb, mem_change);
   addSides(c, x.mem_gpu_ns, y.mem_gpu_ns, ma, mb, mem_change);
   c.resize(kDiffCsvKernelColumns);
-  c.push_back(std::string_view(d.state_a));
-  c.push_back(std::string_view(d.state_b));
+  c.push_back(sideWord(d.states_a));
+  c.push_back(sideWord(d.states_b));
   return c;
 }
 
@@ -1064,7 +1093,7 @@ Cells kernelCsvRow(const KernelRow& r, const DiffParts& d) {
   c.resize(kDiffCsvRangeColumns);
   const DiffKernel& k = r.ka ? *r.ka : *r.kb;
   for (std::string_view v : {std::string_view(*r.id), std::string_view(k.short_full), std::string_view(k.name),
-                             std::string_view(k.category), std::string_view(d.state_a), std::string_view(d.state_b)})
+                             std::string_view(k.category), sideWord(d.states_a), sideWord(d.states_b)})
     c.push_back(v);
   return c;
 }
@@ -1072,7 +1101,12 @@ Cells kernelCsvRow(const KernelRow& r, const DiffParts& d) {
 }  // namespace
 
 void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const DiffParts d = diffParts(la, lb);
+  writeDiffCsv(out, la, lb, logStates(la), logStates(lb));
+}
+
+void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+                  const std::vector<std::string>& states_a, const std::vector<std::string>& states_b) {
+  const DiffParts d = diffParts(la, lb, states_a, states_b);
   writeCsvRow(out, Cells(std::begin(kDiffCsvColumns), std::end(kDiffCsvColumns)));
   writeCsvRow(out, rangeCsvRow(d, kOverall));
   for (const auto& p : d.paths)
@@ -1082,7 +1116,13 @@ void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std
 
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
                size_t max_width, bool full_names) {
-  const DiffParts d = diffParts(la, lb);
+  printDiff(out, la, lb, logStates(la), logStates(lb), max_width, full_names);
+}
+
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+               const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width,
+               bool full_names) {
+  const DiffParts d = diffParts(la, lb, states_a, states_b);
   const DiffSide &a = d.a, &b = d.b;
   auto names = [](const std::vector<LoadedLog>& logs) {
     std::string s;
@@ -1096,8 +1136,9 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   };
   out << "A: " << names(la) << "\nB: " << names(lb) << '\n';
   // A side not read complete: said here, above its numbers (the warnings on stderr may not be seen).
-  for (const auto& [logs, side] : {std::pair{&la, "A"}, std::pair{&lb, "B"}})
-    if (const std::string line = sideStateLine(*logs, side); !line.empty()) out << displayText(line) << '\n';
+  for (const auto& [logs, states, side] :
+       {std::tuple{&la, &d.log_states_a, "A"}, std::tuple{&lb, &d.log_states_b, "B"}})
+    if (const std::string line = sideStateLine(*logs, *states, side); !line.empty()) out << displayText(line) << '\n';
   out << '\n';
   struct Row {
     std::string path;

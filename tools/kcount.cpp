@@ -152,11 +152,14 @@ bool warnNoTotals(const kc::LoadedLog& l) {
 /// (printIntactIssues), as the footer lists them under its state line: a log cut by a kill gets both its
 /// "no end record" warning and "log INCOMPLETE". A log with data after its end record was named by
 /// selectLogs. With `no_totals`, a summary-mode log without a complete snapshot is named as holding no
-/// totals (kc::noTotalsWarning, its losses included) instead.
-void warnStates(const std::vector<kc::LoadedLog>& logs, bool no_totals = false) {
-  for (const auto& l : logs) {
+/// totals (kc::noTotalsWarning, its losses included) instead. `states`: each log's kc::logState() when the
+/// caller holds them (computed here otherwise).
+void warnStates(const std::vector<kc::LoadedLog>& logs, bool no_totals = false,
+                const std::vector<std::string>* states = nullptr) {
+  for (size_t k = 0; k < logs.size(); ++k) {
+    const kc::LoadedLog& l = logs[k];
     if (no_totals && warnNoTotals(l)) continue;
-    const std::string state = kc::logState(l);
+    const std::string state = states != nullptr ? (*states)[k] : kc::logState(l);
     if (state == "complete" || state == "data after end") continue;
     std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::logStateWarning(l) << '\n';
   }
@@ -1052,11 +1055,10 @@ int kcountMain(int argc, char** argv) {
       if (std::max(refuseLogsWithoutTotals(a, "diff"), refuseLogsWithoutTotals(b, "diff")) != 0) return 2;
       printIntactIssues(a);
       printIntactIssues(b);
-      warnStates(a);
-      warnStates(b);
-      std::vector<std::string> states_a, states_b;  // each log's state, computed once
-      for (const auto& l : a) states_a.push_back(kc::logState(l));
-      for (const auto& l : b) states_b.push_back(kc::logState(l));
+      // Each log's state, computed once: for the warnings and the diff's state lines, JSON and CSV fields.
+      const std::vector<std::string> states_a = kc::logStates(a), states_b = kc::logStates(b);
+      warnStates(a, false, &states_a);
+      warnStates(b, false, &states_b);
       warnSameRun(a, b, states_a, states_b);
       // Logs of one side are summed as one run: logs of different programs pooled there are named once.
       for (const auto& [logs, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
@@ -1064,11 +1066,11 @@ int kcountMain(int argc, char** argv) {
           std::cerr << "kcount: diff: warning: " << w << '\n';
       noteWidthUnused(diff, format);
       if (format == "json")
-        kc::writeDiffJson(std::cout, a, b);
+        kc::writeDiffJson(std::cout, a, b, states_a, states_b);
       else if (format == "csv")
-        kc::writeDiffCsv(std::cout, a, b);
+        kc::writeDiffCsv(std::cout, a, b, states_a, states_b);
       else
-        kc::printDiff(std::cout, a, b, tableWidth(width), full_names);
+        kc::printDiff(std::cout, a, b, states_a, states_b, tableWidth(width), full_names);
       return rc;
     }
     if (*kernels) {

@@ -2656,7 +2656,7 @@ std::string endsBeforeStartWarning(uint64_t n, std::string_view noun, std::strin
 
 /// The records of `s` whose times or counts no run gives (Summary::kernels_end_all_ones, a kernel longer than
 /// the log's span, more than one kernel on a launch that runs one: Summary::launches_many_kernels): one
-/// message each, without "warning: " and newline (isImplausibleIssue() recognizes them); none when there are
+/// message each, without "warning: " and newline (noteImplausible() records them); none when there are
 /// none. `what` gets the verdict's words for them ("1 kernel ending at 2^64 - 1, ...").
 std::vector<std::string> implausibleWarningLines(const Summary& s, std::string& what) {
   std::vector<std::string> out;
@@ -2702,30 +2702,28 @@ std::string afterEndText(const LogData& d) {
                      d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
 }
 
-/// Whether `i` is one of the warnings noteImplausible() adds (check prints them itself, before the issues).
-bool isImplausibleIssue(const ReadIssue& i) {
-  if (i.severity != ReadIssue::Severity::kWarning || i.chunk != -1) return false;
-  const std::string& m = i.message;
-  return (m.find(" at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; damaged or crafted)") !=
-              std::string::npos &&
-          (m.find(" kernel record ends") != std::string::npos || m.find(" kernel records end") != std::string::npos)) ||
-         m.starts_with("the longest kernel record (correlation id ") ||
-         (m.find(" (not a graph or multi-device launch) ") != std::string::npos &&
-          m.find("a direct launch runs one kernel") != std::string::npos);
+/// Whether `i` is one of the warnings noteImplausible() added to `l` (check prints them itself, before the
+/// issues): a warning with no place in the file whose message is one it recorded (LoadedLog::implausible_issues).
+bool isImplausibleIssue(const LoadedLog& l, const ReadIssue& i) {
+  return i.severity == ReadIssue::Severity::kWarning && i.chunk == -1 && i.offset == ReadIssue::kNoOffset &&
+         std::find(l.implausible_issues.begin(), l.implausible_issues.end(), i.message) != l.implausible_issues.end();
 }
 
 }  // namespace
 
 void noteImplausible(LoadedLog& l) {
   auto& issues = l.data.issues;
-  issues.erase(std::remove_if(issues.begin(), issues.end(), isImplausibleIssue), issues.end());
+  issues.erase(
+      std::remove_if(issues.begin(), issues.end(), [&](const ReadIssue& i) { return isImplausibleIssue(l, i); }),
+      issues.end());
   std::string what;
-  for (std::string& line : implausibleWarningLines(l.summary, what)) {
+  l.implausible_issues = implausibleWarningLines(l.summary, what);
+  for (const std::string& line : l.implausible_issues) {
     ReadIssue i;
     i.severity = ReadIssue::Severity::kWarning;
     i.offset = ReadIssue::kNoOffset;  // found in the summary: no place in the file (JSON "offset": null)
     i.chunk = -1;
-    i.message = std::move(line);
+    i.message = line;
     issues.push_back(std::move(i));
   }
 }
@@ -2739,20 +2737,29 @@ void noteImplausible(LoadedLog& l) {
 /// footer's RECORDS MISSING state; more records than counted is a Stats record that undercounts).
 namespace {
 
+/// What compareWithStats() finds, in the words of statsShortfall(): every kind whose count differs, and the
+/// kinds of which the file holds fewer records than the Stats record counts.
+struct StatsComparison {
+  std::string differ, fewer;
+};
+
 /// statsShortfall()'s comparison for any log whose End record was read and no chunk skipped, intact or not
 /// (junk bytes between two chunks leave every chunk read); nullopt where it does not apply.
-std::optional<std::string> compareWithStats(const LoadedLog& l, bool fewer_only) {
+std::optional<StatsComparison> compareWithStats(const LoadedLog& l) {
   const LogData& d = l.data;
   if (!d.has_stats || !d.complete || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
       d.rotationPart() != 0 || d.continuedInPart() != 0)
     return std::nullopt;
   const StatsBody& st = d.stats;
-  std::string out;
+  StatsComparison out;
   auto compare = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
     const uint64_t written = taken >= kept_out ? taken - kept_out : 0;
-    if (written == read || (fewer_only && read > written)) return;
-    out += fmt::format("{}{} written by the library{}, {} in the file", out.empty() ? "" : "; ",
-                       counted(written, std::string(what) + " record"), kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
+    if (written == read) return;
+    const std::string text =
+        fmt::format("{} written by the library{}, {} in the file", counted(written, std::string(what) + " record"),
+                    kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
+    out.differ += (out.differ.empty() ? "" : "; ") + text;
+    if (read < written) out.fewer += (out.fewer.empty() ? "" : "; ") + text;
   };
   // The whole file's records (a segment or time window of the log keeps them: LogData::fileRecords()).
   const LogData::FileRecords file = d.fileRecords();
@@ -2762,16 +2769,22 @@ std::optional<std::string> compareWithStats(const LoadedLog& l, bool fewer_only)
   return out;
 }
 
+/// statsShortfall() of both kinds in one comparison ({} for a log that is not intact).
+StatsComparison statsShortfalls(const LoadedLog& l) {
+  if (!l.data.intact()) return {};
+  return compareWithStats(l).value_or(StatsComparison{});
+}
+
 }  // namespace
 
 std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
-  if (!l.data.intact()) return {};
-  return compareWithStats(l, fewer_only).value_or(std::string());
+  const StatsComparison c = statsShortfalls(l);
+  return fewer_only ? c.fewer : c.differ;
 }
 
 bool everyRecordRead(const LoadedLog& l) {
-  const std::optional<std::string> fewer = compareWithStats(l, true);
-  return fewer.has_value() && fewer->empty();
+  const std::optional<StatsComparison> c = compareWithStats(l);
+  return c.has_value() && c->fewer.empty();
 }
 
 bool numbersUndercount(const LoadedLog& l, std::string_view state) {
@@ -2856,9 +2869,11 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
   for (const auto& i : d.issues)
-    if (!isImplausibleIssue(i)) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
-  const std::string shortfall = statsShortfall(l);             // every kind whose count differs
-  const std::string missing = statsShortfall(l, true);          // the kinds of which the file holds fewer
+    if (!isImplausibleIssue(l, i))
+      out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
+  const StatsComparison stats = statsShortfalls(l);                         // one comparison with the Stats record
+  const std::string& shortfall = stats.differ;                              // every kind whose count differs
+  const std::string& missing = stats.fewer;                                 // the kinds of which the file holds fewer
   if (!shortfall.empty())
     out << "warning: the log's Stats record does not match its records: " << shortfall
         << (missing.empty() ? " (more records than the library counted: a file put together from pieces, or a "

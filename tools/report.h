@@ -30,6 +30,9 @@ struct LoadedLog {
   /// segmentTotals(data) is computed from the records kept in `data` where they are shown.
   std::optional<std::vector<SegmentTotals>> segments;
   std::vector<std::string> files;  // the parts of a rotated log in part order (loadParts/streamParts); else empty
+  /// The messages of the warnings noteImplausible() added to data.issues, so that they are told from the
+  /// reader's exactly (isImplausibleIssue()): check prints them itself, and noteImplausible() replaces them.
+  std::vector<std::string> implausible_issues;
 };
 
 /// For `d`, read from `path` alone, a file of a rotated run without End record and not closed for
