@@ -867,7 +867,7 @@ json rangeJson(const DiffParts& d, const std::string& p) {
   const DiffUnit& ua = unitOf(d.a, p);
   const DiffUnit& ub = unitOf(d.b, p);
   const std::string* domain = domainOf(d, p);
-  return json{{"path", p},
+  return json{{"path", jsonPathKey(p)},
               {"domain", domain ? json(*domain) : json(nullptr)},
               {"in", sidesOf(ua.present, ub.present)},
               {"a", unitJson(ua)},
@@ -906,7 +906,9 @@ std::vector<std::string> verdictLines(const DiffParts& d, const std::string& p) 
 }
 
 /// The element of "verdicts" for unit `p`.
-json verdictJson(const DiffParts& d, const std::string& p) { return json{{"unit", p}, {"lines", verdictLines(d, p)}}; }
+json verdictJson(const DiffParts& d, const std::string& p) {
+  return json{{"unit", jsonPathKey(p)}, {"lines", verdictLines(d, p)}};
+}
 
 /// "steady_state": the range printed first when it repeats (the steady state a comparison is about), or
 /// none.
@@ -927,12 +929,17 @@ json diffJsonWithoutLists(const DiffParts& d, const std::vector<LoadedLog>& la, 
   const DiffUnit& oa = d.a.units.at(kOverall);
   const DiffUnit& ob = d.b.units.at(kOverall);
   const auto steady_state = steadyState(d);
-  const json steady = steady_state ? json(*steady_state) : json(nullptr);
+  const json steady = steady_state ? json(jsonPathKey(*steady_state)) : json(nullptr);
   json work_json = nullptr;
   if (d.work.any()) {
     json inst = json::array();
-    for (const auto& w : d.work.instances) inst.push_back(json{{"path", w.path}, {"a", w.a}, {"b", w.b}});
-    work_json = json{{"instances", inst}, {"only_a", d.work.only_a}, {"only_b", d.work.only_b}};
+    for (const auto& w : d.work.instances) inst.push_back(json{{"path", jsonPathKey(w.path)}, {"a", w.a}, {"b", w.b}});
+    auto paths = [](const std::vector<std::string>& v) {
+      json out = json::array();
+      for (const auto& p : v) out.push_back(jsonPathKey(p));
+      return out;
+    };
+    work_json = json{{"instances", inst}, {"only_a", paths(d.work.only_a)}, {"only_b", paths(d.work.only_b)}};
   }
   return json{
       {"a", pa},

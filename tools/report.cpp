@@ -2296,26 +2296,6 @@ std::optional<AcrossMetric> parseAcrossMetric(std::string_view word) {
   return std::nullopt;
 }
 
-namespace {
-
-/// Merged GPU times are known only if every log recorded them.
-bool allGpuTimes(const std::vector<LoadedLog>& logs) {
-  bool all_gpu = true;
-  for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
-  return all_gpu;
-}
-
-/// A kernel's grid or block dimensions as JSON, [x, y, z]; null where `known` is false (no kernel record
-/// of that name gave them: KCOUNT_GPU_TIME=0, summary mode).
-json dimsJson(const int32_t (&v)[3], bool known) { return known ? json::array({v[0], v[1], v[2]}) : json(nullptr); }
-
-/// How many distinct grids (or blocks) a kernel ran with, as JSON: 1 to 16 (16: 16 or more, counting
-/// stops there); null where `known` is false, as dimsJson().
-json distinctJson(const DistinctDims& s, bool known) { return known ? json(s.size()) : json(nullptr); }
-
-/// A path as the table and CSV show it (displayPath(): a '/' in a name "\\/", bytes that are no UTF-8
-/// "\\xHH") as kernels JSON's "ranges" keys it: escaped the same but for those bytes, which are U+FFFD as
-/// everywhere in JSON (replaceInvalidUtf8()), so that a path reads as summary JSON's "path" does.
 std::string jsonPathKey(std::string_view shown) {
   std::string raw;
   raw.reserve(shown.size());
@@ -2334,6 +2314,23 @@ std::string jsonPathKey(std::string_view shown) {
   }
   return replaceInvalidUtf8(raw);
 }
+
+namespace {
+
+/// Merged GPU times are known only if every log recorded them.
+bool allGpuTimes(const std::vector<LoadedLog>& logs) {
+  bool all_gpu = true;
+  for (const auto& l : logs) all_gpu = all_gpu && gpuTimeRecorded(l.data);
+  return all_gpu;
+}
+
+/// A kernel's grid or block dimensions as JSON, [x, y, z]; null where `known` is false (no kernel record
+/// of that name gave them: KCOUNT_GPU_TIME=0, summary mode).
+json dimsJson(const int32_t (&v)[3], bool known) { return known ? json::array({v[0], v[1], v[2]}) : json(nullptr); }
+
+/// How many distinct grids (or blocks) a kernel ran with, as JSON: 1 to 16 (16: 16 or more, counting
+/// stops there); null where `known` is false, as dimsJson().
+json distinctJson(const DistinctDims& s, bool known) { return known ? json(s.size()) : json(nullptr); }
 
 /// Calls f(json) with each element of kernelsJson()'s "kernels", in `sort`'s order, one at a time.
 template <typename F>

@@ -201,6 +201,10 @@ inline constexpr std::string_view kOverallRow = "(overall)";
 /// "(overall)", "(empty name)", kUnmatchedLabel, kUnresolvedLabel or begins with "(lost range " gets a
 /// leading '\'.
 std::string displayName(std::string_view name);
+/// A path as the table and CSV show it (displayPath(): a '/' in a name "\/", bytes that are no UTF-8 "\xHH")
+/// as JSON writes it (kernels' "ranges" keys, diff's paths): escaped the same but for those bytes, which are
+/// U+FFFD as everywhere in JSON (replaceInvalidUtf8()), as summary JSON's "path" has them. Thread-safe.
+std::string jsonPathKey(std::string_view shown);
 /// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
 /// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not
 /// part of a valid UTF-8 character "\xHH", as displayName() does for range names; '/' and '\' are kept

@@ -4,8 +4,8 @@
 1. `kcount kernels --format csv`'s `ranges` and `summary --format csv`'s `top_kernels` hold JSON text (an
    object {path: count}; an array of {"name", "count"} ending in {"more": N}): a C++ kernel name or a range
    path holding ", " reads back whole.
-2. A range whose name holds a byte that is no UTF-8: JSON writes it U+FFFD, in summary's "path" and in the
-   keys of kernels' "ranges" alike; CSV writes it "\\xHH".
+2. A range whose name holds a byte that is no UTF-8: JSON writes it U+FFFD, in summary's "path", in the
+   keys of kernels' "ranges" and in diff's paths alike; CSV writes it "\\xHH".
 
 Usage: test_csv_lists.py BUILD_DIR KC_MAKE_LOG (KCOUNT=PATH runs another kcount, e.g. an older one)
 """
@@ -52,6 +52,14 @@ def main():
         paths = [r["path"] for r in summary["logs"][0]["ranges"]]
         check("JSON: a byte that is no UTF-8 is U+FFFD in kernels' ranges keys, as in summary's paths",
               keys == ["st\ufffdp/x, y"] and "st\ufffdp/x, y" in paths, (keys, paths))
+        plain = os.path.join(work, "plain.kcount")
+        subprocess.run([make_log, plain], input=b"push step\nkernel 1000 K\npop\n", check=True)
+        r = kcount("diff", "--format", "json", log, plain)
+        doc = json.loads(r.out) if r.rc == 0 else {}
+        paths = [x["path"] for x in doc.get("ranges", [])]
+        work_only = (doc.get("overall", {}).get("work_differs") or {}).get("only_a")
+        check("diff JSON: the same rule for its paths (ranges, work_differs)",
+              "st\ufffdp/x, y" in paths and work_only == ["st\ufffdp"], (paths, work_only))
     return exit_status()
 
 
