@@ -19,6 +19,14 @@
 #include "tools/table_width.h"
 
 namespace kc {
+
+std::optional<int64_t> sumChange(uint64_t a, uint64_t b) noexcept {
+  if (a == kSaturated || b == kSaturated) return std::nullopt;
+  constexpr uint64_t kMost = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (b >= a) return b - a <= kMost ? std::optional<int64_t>(static_cast<int64_t>(b - a)) : std::nullopt;
+  return a - b <= kMost ? std::optional<int64_t>(-static_cast<int64_t>(a - b)) : std::nullopt;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -27,15 +35,18 @@ constexpr const char* kOverall = "(overall)";
 
 void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t instances, uint64_t cpu_ns,
               std::unordered_map<uint32_t, DecodedKernel>& cache) {
+  // Sums over a side's logs are held at kSaturated, as each log's own (collector/saturating.h).
   u.present = true;
-  u.instances += instances;
-  u.cpu_ns += cpu_ns;
-  u.launches += r.launches;
-  u.kernels += r.kernels;
-  u.gpu_ns += r.gpu_ns;
-  u.launch_api_ns += r.launch_api_ns;
-  u.mem_ops += r.memcpy_count + r.memset_count;
-  u.mem_gpu_ns += r.memcpy_ns + r.memset_ns;
+  satAdd(u.instances, instances);
+  satAdd(u.cpu_ns, cpu_ns);
+  satAdd(u.launches, r.launches);
+  satAdd(u.kernels, r.kernels);
+  satAdd(u.gpu_ns, r.gpu_ns);
+  satAdd(u.launch_api_ns, r.launch_api_ns);
+  satAdd(u.mem_ops, r.memcpy_count);
+  satAdd(u.mem_ops, r.memset_count);
+  satAdd(u.mem_gpu_ns, r.memcpy_ns);
+  satAdd(u.mem_gpu_ns, r.memset_ns);
   for (const auto& [name_id, t] : r.by_kernel) {
     auto it = cache.find(name_id);
     if (it == cache.end()) it = cache.emplace(name_id, decodeKernelName(d.str(name_id))).first;
@@ -49,18 +60,33 @@ void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t insta
       k.short_name = shortKernelName(dk.name);
       k.short_full = dk.short_name;  // decodeKernelName(): shortKernelNameUncut()
     }
-    k.count += t.count;
-    k.gpu_ns += t.gpu_ns;
+    satAdd(k.count, t.count);
+    satAdd(k.gpu_ns, t.gpu_ns);
   }
 }
 
 std::string signedCount(int64_t v) { return v > 0 ? fmt::format("+{}", v) : fmt::format("{}", v); }
 
-/// "+1.20 ms", "-300 ns"; no change is "0 ns" (no sign, as signedCount() writes 0).
-std::string signedDuration(uint64_t a, uint64_t b) {
-  if (b == a) return formatDuration(0);
-  if (b > a) return "+" + formatDuration(b - a);
-  return "-" + formatDuration(a - b);
+/// The text table's change of a count, a to b: "+3", "-1", "0"; kUnknownChange where sumChange() gives none.
+std::string countChange(uint64_t a, uint64_t b) {
+  const auto d = sumChange(a, b);
+  return d ? signedCount(*d) : std::string(kUnknownChange);
+}
+
+/// percentChange(a, b), or kUnknownChange where sumChange() gives none.
+std::string percentOrUnknown(uint64_t a, uint64_t b) {
+  return sumChange(a, b) ? percentChange(a, b) : std::string(kUnknownChange);
+}
+
+/// "+1.20 ms (+12%)", "-300 ns (-4%)"; no change is "0 ns (0%)" (no sign, as signedCount() writes 0);
+/// kUnknownChange where sumChange() gives none (a sum held at 2^64 - 1, or a change past 2^63 - 1 ns).
+std::string durationChange(uint64_t a, uint64_t b) {
+  const auto d = sumChange(a, b);
+  if (!d) return std::string(kUnknownChange);
+  const std::string pct = " (" + percentChange(a, b) + ")";
+  if (*d == 0) return formatDuration(0) + pct;
+  if (*d > 0) return "+" + formatDuration(b - a) + pct;
+  return "-" + formatDuration(a - b) + pct;
 }
 
 /// Identities of one category on a side.
@@ -259,15 +285,18 @@ json unitJson(const DiffUnit& u) {
 
 json changeJson(const DiffUnit& a, const DiffUnit& b) {
   if (!a.present || !b.present) return nullptr;
-  auto d = [](uint64_t x, uint64_t y) { return static_cast<int64_t>(y) - static_cast<int64_t>(x); };
+  auto d = [](uint64_t x, uint64_t y) {  // null where sumChange() gives none
+    const auto c = sumChange(x, y);
+    return c ? json(*c) : json(nullptr);
+  };
   const bool mem = a.mem_ops_recorded && b.mem_ops_recorded;
   return json{{"launches", d(a.launches, b.launches)},
               {"kernels", d(a.kernels, b.kernels)},
-              {"gpu_ns", a.gpu_time && b.gpu_time ? json(d(a.gpu_ns, b.gpu_ns)) : json(nullptr)},
-              {"cpu_ns", cpuMeasured(a) && cpuMeasured(b) ? json(d(a.cpu_ns, b.cpu_ns)) : json(nullptr)},
+              {"gpu_ns", a.gpu_time && b.gpu_time ? d(a.gpu_ns, b.gpu_ns) : json(nullptr)},
+              {"cpu_ns", cpuMeasured(a) && cpuMeasured(b) ? d(a.cpu_ns, b.cpu_ns) : json(nullptr)},
               {"launch_api_ns", d(a.launch_api_ns, b.launch_api_ns)},
-              {"mem_ops", mem ? json(d(a.mem_ops, b.mem_ops)) : json(nullptr)},
-              {"mem_gpu_ns", mem ? json(d(a.mem_gpu_ns, b.mem_gpu_ns)) : json(nullptr)}};
+              {"mem_ops", mem ? d(a.mem_ops, b.mem_ops) : json(nullptr)},
+              {"mem_gpu_ns", mem ? d(a.mem_gpu_ns, b.mem_gpu_ns) : json(nullptr)}};
 }
 
 struct KernelMatch {
@@ -390,7 +419,7 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
     const uint64_t ga = r.ka ? r.ka->gpu_ns : 0, gb = r.kb ? r.kb->gpu_ns : 0;
     cells.push_back({r.in, (r.ka ? r.ka : r.kb)->category, names[i], count(r.ka), count(r.kb), time(r.ka, a.gpu_time),
                      time(r.kb, b.gpu_time),
-                     gpu ? signedDuration(ga, gb) + " (" + percentChange(ga, gb) + ")" : std::string("-")});
+                     gpu ? durationChange(ga, gb) : std::string("-")});
   }
   if (!full_names) fitTable(cells, 1, {kernel_names}, 2, max_width);
   printCells(out, cells, 3, "  ", false);
@@ -451,10 +480,18 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
   return side;
 }
 
-std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs) {
+std::vector<std::string> logStates(const std::vector<LoadedLog>& logs) {
+  std::vector<std::string> out;
+  out.reserve(logs.size());
+  for (const auto& l : logs) out.push_back(logState(l));
+  return out;
+}
+
+namespace {
+/// sideStates() of a side whose logs' states (logState()) are `log_states`.
+std::vector<std::string> statesAmong(const std::vector<std::string>& log_states) {
   std::vector<bool> seen(std::size(kLogStates));
-  for (const auto& l : logs) {
-    const std::string state = logState(l);
+  for (const auto& state : log_states) {
     const auto it = std::find(std::begin(kLogStates), std::end(kLogStates), state);
     seen[static_cast<size_t>(it - std::begin(kLogStates))] = true;
   }
@@ -464,25 +501,45 @@ std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs) {
   return out;
 }
 
+/// sideState() from sideStates(): the first, furthest from complete; "complete" for no log. Points into
+/// `states` or kLogStates.
+std::string_view sideWord(const std::vector<std::string>& states) {
+  return states.empty() ? kLogStates[std::size(kLogStates) - 1] : std::string_view(states.front());
+}
+std::string furthestState(const std::vector<std::string>& states) { return std::string(sideWord(states)); }
+}  // namespace
+
+std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs) { return statesAmong(logStates(logs)); }
+
 std::string sideState(const std::vector<LoadedLog>& logs) {
   // The state of the log furthest from complete (kLogStates lists logState()'s words in that order).
-  const std::vector<std::string> states = sideStates(logs);
-  return states.empty() ? std::string(kLogStates[std::size(kLogStates) - 1]) : states.front();
+  return furthestState(sideStates(logs));
 }
 
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side) {
-  std::vector<std::string> states = sideStates(logs);
+  return sideStateLine(logs, logStates(logs), side);
+}
+
+std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::vector<std::string>& log_states,
+                          const std::string& side) {
+  std::vector<std::string> states = statesAmong(log_states);
   if (states.empty() || states == std::vector<std::string>{"complete"}) return {};
-  std::string detail;
+  // Each log that is not complete, named with its state line, in the order of the states named (kLogStates).
+  std::vector<std::pair<size_t, std::string>> named;  // (the state's index in kLogStates, its text)
   bool undercount = false, after_end = false, damaged_whole = false;
-  for (const auto& l : logs) {
-    const std::string state = logState(l);
+  for (size_t k = 0; k < logs.size(); ++k) {
+    const LoadedLog& l = logs[k];
+    const std::string& state = log_states[k];
     if (state == "complete") continue;
-    detail += (detail.empty() ? "" : "; ") + l.path + ": " + logStateWarning(l);
+    const size_t rank = std::find(std::begin(kLogStates), std::end(kLogStates), state) - std::begin(kLogStates);
+    named.emplace_back(rank, l.path + ": " + logStateWarning(l));
     undercount = undercount || numbersUndercount(l, state);
     after_end = after_end || state == "data after end";
     damaged_whole = damaged_whole || (state == "damaged" && !numbersUndercount(l, state));
   }
+  std::stable_sort(named.begin(), named.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::string detail;
+  for (const auto& [rank, text] : named) detail += (detail.empty() ? "" : "; ") + text;
   // Bytes after the end record are no part of the recording (a second log, or garbage): the numbers up to
   // the end record are whole; so are those of a log whose damage took no record (junk between chunks). Every
   // other state leaves records of the run out of the numbers, and one such log makes the side undercount.
@@ -700,7 +757,7 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
   const std::string gpu =
       a.gpu_time && b.gpu_time
           ? fmt::format("GPU time {} -> {} ({})", formatDuration(a.gpu_ns), formatDuration(b.gpu_ns),
-                        percentChange(a.gpu_ns, b.gpu_ns))
+                        percentOrUnknown(a.gpu_ns, b.gpu_ns))
           : fmt::format("GPU time not recorded in {} (KCOUNT_GPU_TIME=0; compare kernel counts)",
                         !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
   // Memory operations (copies, memsets) are GPU work apart from the kernels' GPU time: named beside it
@@ -711,13 +768,13 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
   std::string mem;
   if ((a.mem_ops != b.mem_ops || weighs(a) || weighs(b)) && a.mem_ops_recorded && b.mem_ops_recorded)
     mem = fmt::format(", memory ops {} -> {} ({}), memory GPU time {} -> {} ({})", a.mem_ops, b.mem_ops,
-                      signedCount(int64_t(b.mem_ops) - int64_t(a.mem_ops)), formatDuration(a.mem_gpu_ns),
-                      formatDuration(b.mem_gpu_ns), percentChange(a.mem_gpu_ns, b.mem_gpu_ns));
+                      countChange(a.mem_ops, b.mem_ops), formatDuration(a.mem_gpu_ns),
+                      formatDuration(b.mem_gpu_ns), percentOrUnknown(a.mem_gpu_ns, b.mem_gpu_ns));
   lines.push_back(fmt::format("launches {} -> {} ({}), kernels {} -> {} ({}), {}{}, launch calls {} -> {} ({})",
-                              a.launches, b.launches, signedCount(int64_t(b.launches) - int64_t(a.launches)),
-                              a.kernels, b.kernels, signedCount(int64_t(b.kernels) - int64_t(a.kernels)), gpu, mem,
+                              a.launches, b.launches, countChange(a.launches, b.launches),
+                              a.kernels, b.kernels, countChange(a.kernels, b.kernels), gpu, mem,
                               formatDuration(a.launch_api_ns), formatDuration(b.launch_api_ns),
-                              percentChange(a.launch_api_ns, b.launch_api_ns)));
+                              percentOrUnknown(a.launch_api_ns, b.launch_api_ns)));
   return lines;
 }
 
@@ -762,12 +819,14 @@ struct DiffParts {
   KernelMatch kernels;
   WorkDiff work;
   std::vector<std::string> order;
-  std::string state_a, state_b;  // sideState() of each side
-  std::vector<std::string> states_a, states_b;  // sideStates() of each side
+  std::vector<std::string> log_states_a, log_states_b;  // each log's logState(), in order (logStates())
+  std::vector<std::string> states_a, states_b;          // sideStates() of each side; its first is sideState()
   bool undercount_a = false, undercount_b = false;  // a log of the side undercounts (numbersUndercount())
 };
 
-DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+/// `la`'s logs' states are `sa` (logStates()), `lb`'s `sb`: each log's state is computed once per command.
+DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb, std::vector<std::string> sa,
+                    std::vector<std::string> sb) {
   DiffParts d;
   d.a = diffSide(la);
   d.b = diffSide(lb);
@@ -775,12 +834,12 @@ DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLo
   d.kernels = matchKernels(d.a.units.at(kOverall), d.b.units.at(kOverall));
   d.work = workDiff(d.a, d.b);
   d.order = verdictOrder(d.a, d.b);
-  d.states_a = sideStates(la);
-  d.states_b = sideStates(lb);
-  d.state_a = d.states_a.empty() ? "complete" : d.states_a.front();
-  d.state_b = d.states_b.empty() ? "complete" : d.states_b.front();
-  for (const auto& l : la) d.undercount_a = d.undercount_a || numbersUndercount(l, logState(l));
-  for (const auto& l : lb) d.undercount_b = d.undercount_b || numbersUndercount(l, logState(l));
+  d.log_states_a = std::move(sa);
+  d.log_states_b = std::move(sb);
+  d.states_a = statesAmong(d.log_states_a);
+  d.states_b = statesAmong(d.log_states_b);
+  for (size_t k = 0; k < la.size(); ++k) d.undercount_a = d.undercount_a || numbersUndercount(la[k], d.log_states_a[k]);
+  for (size_t k = 0; k < lb.size(); ++k) d.undercount_b = d.undercount_b || numbersUndercount(lb[k], d.log_states_b[k]);
   return d;
 }
 
@@ -808,7 +867,7 @@ json rangeJson(const DiffParts& d, const std::string& p) {
   const DiffUnit& ua = unitOf(d.a, p);
   const DiffUnit& ub = unitOf(d.b, p);
   const std::string* domain = domainOf(d, p);
-  return json{{"path", p},
+  return json{{"path", jsonPathKey(p)},
               {"domain", domain ? json(*domain) : json(nullptr)},
               {"in", sidesOf(ua.present, ub.present)},
               {"a", unitJson(ua)},
@@ -847,7 +906,9 @@ std::vector<std::string> verdictLines(const DiffParts& d, const std::string& p) 
 }
 
 /// The element of "verdicts" for unit `p`.
-json verdictJson(const DiffParts& d, const std::string& p) { return json{{"unit", p}, {"lines", verdictLines(d, p)}}; }
+json verdictJson(const DiffParts& d, const std::string& p) {
+  return json{{"unit", jsonPathKey(p)}, {"lines", verdictLines(d, p)}};
+}
 
 /// "steady_state": the range printed first when it repeats (the steady state a comparison is about), or
 /// none.
@@ -868,31 +929,35 @@ json diffJsonWithoutLists(const DiffParts& d, const std::vector<LoadedLog>& la, 
   const DiffUnit& oa = d.a.units.at(kOverall);
   const DiffUnit& ob = d.b.units.at(kOverall);
   const auto steady_state = steadyState(d);
-  const json steady = steady_state ? json(*steady_state) : json(nullptr);
+  const json steady = steady_state ? json(jsonPathKey(*steady_state)) : json(nullptr);
   json work_json = nullptr;
   if (d.work.any()) {
     json inst = json::array();
-    for (const auto& w : d.work.instances) inst.push_back(json{{"path", w.path}, {"a", w.a}, {"b", w.b}});
-    work_json = json{{"instances", inst}, {"only_a", d.work.only_a}, {"only_b", d.work.only_b}};
+    for (const auto& w : d.work.instances) inst.push_back(json{{"path", jsonPathKey(w.path)}, {"a", w.a}, {"b", w.b}});
+    auto paths = [](const std::vector<std::string>& v) {
+      json out = json::array();
+      for (const auto& p : v) out.push_back(jsonPathKey(p));
+      return out;
+    };
+    work_json = json{{"instances", inst}, {"only_a", paths(d.work.only_a)}, {"only_b", paths(d.work.only_b)}};
   }
-  return json{{"a", pa},
-              {"b", pb},
-              // logState()'s word for each side (sideState()): "complete", or why its numbers undercount
-              {"state", json{{"a", d.state_a}, {"b", d.state_b}}},
-              // every state among each side's logs (sideStates()), and whether a log's numbers undercount
-              {"states", json{{"a", d.states_a}, {"b", d.states_b}}},
-              {"undercounts", json{{"a", d.undercount_a}, {"b", d.undercount_b}}},
-              {"gpu_time", json{{"a", d.a.gpu_time}, {"b", d.b.gpu_time}}},
-              // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
-              {"launch_timing_sample", json{{"a", d.a.launch_timing_sample}, {"b", d.b.launch_timing_sample}}},
-              {"overall", json{{"a", unitJson(oa)},
-                               {"b", unitJson(ob)},
-                               {"change", changeJson(oa, ob)},
-                               {"work_differs", work_json}}},
-              {"steady_state", steady},
-              {"ranges", nullptr},
-              {"kernels", json{{"same", nullptr}, {"only_a", nullptr}, {"only_b", nullptr}}},
-              {"verdicts", nullptr}};
+  return json{
+      {"a", pa},
+      {"b", pb},
+      // logState()'s word for each side (sideState()): "complete", or why its numbers undercount
+      {"state", json{{"a", furthestState(d.states_a)}, {"b", furthestState(d.states_b)}}},
+      // every state among each side's logs (sideStates()), and whether a log's numbers undercount
+      {"states", json{{"a", d.states_a}, {"b", d.states_b}}},
+      {"undercounts", json{{"a", d.undercount_a}, {"b", d.undercount_b}}},
+      {"gpu_time", json{{"a", d.a.gpu_time}, {"b", d.b.gpu_time}}},
+      // > 1: that side's launch_api_ns are estimates (KCOUNT_LAUNCH_TIMING)
+      {"launch_timing_sample", json{{"a", d.a.launch_timing_sample}, {"b", d.b.launch_timing_sample}}},
+      {"overall",
+       json{{"a", unitJson(oa)}, {"b", unitJson(ob)}, {"change", changeJson(oa, ob)}, {"work_differs", work_json}}},
+      {"steady_state", steady},
+      {"ranges", nullptr},
+      {"kernels", json{{"same", nullptr}, {"only_a", nullptr}, {"only_b", nullptr}}},
+      {"verdicts", nullptr}};
 }
 
 /// Calls f(key, element) for each element of diff JSON's lists, list by list: "ranges", "same",
@@ -918,7 +983,7 @@ void forEachListElement(const DiffParts& d, std::string_view list, F&& f) {
 }  // namespace
 
 json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const DiffParts d = diffParts(la, lb);
+  const DiffParts d = diffParts(la, lb, logStates(la), logStates(lb));
   json out = diffJsonWithoutLists(d, la, lb);
   auto fill = [&](json& list, std::string_view name) {
     list = json::array();
@@ -931,7 +996,12 @@ json diffJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb
 }
 
 void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const DiffParts d = diffParts(la, lb);
+  writeDiffJson(out, la, lb, logStates(la), logStates(lb));
+}
+
+void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+                   const std::vector<std::string>& states_a, const std::vector<std::string>& states_b) {
+  const DiffParts d = diffParts(la, lb, states_a, states_b);
   const json doc = diffJsonWithoutLists(d, la, lb);
   JsonWriter w(out);
   auto list = [&](std::string_view name) {
@@ -968,17 +1038,16 @@ constexpr size_t kDiffCsvKernelColumns = 31;  // up to category; state_a and sta
 
 using Cells = std::vector<ExportCell>;
 
-/// A count or ns as a cell (a sum saturated past INT64_MAX reads as INT64_MAX).
-ExportCell cell(uint64_t v) {
-  return static_cast<int64_t>(std::min<uint64_t>(v, std::numeric_limits<int64_t>::max()));
-}
+/// A count or ns as a cell: the number as JSON writes it (a sum held at 2^64 - 1 is 18446744073709551615).
+ExportCell cell(uint64_t v) { return v; }
 
 /// Appends A, B and B - A of one quantity: a side's value where `in_a` (`in_b`), the change where `change`
 /// (empty fields otherwise: not measured, or no such range on that side).
 void addSides(Cells& c, uint64_t a, uint64_t b, bool in_a, bool in_b, bool change) {
   c.push_back(in_a ? cell(a) : ExportCell{});
   c.push_back(in_b ? cell(b) : ExportCell{});
-  c.push_back(change ? ExportCell{static_cast<int64_t>(b) - static_cast<int64_t>(a)} : ExportCell{});
+  const auto d = change ? sumChange(a, b) : std::nullopt;  // empty where JSON has null
+  c.push_back(d ? ExportCell{*d} : ExportCell{});
 }
 
 /// The CSV row of unit `p` (kOverall or a range path): the text table's numbers, as JSON gives them (null:
@@ -1011,8 +1080,8 @@ Cells rangeCsvRow(const DiffParts& d, const std::string& p) {
   addSides(c, x.mem_ops, y.mem_ops, ma, mb, mem_change);
   addSides(c, x.mem_gpu_ns, y.mem_gpu_ns, ma, mb, mem_change);
   c.resize(kDiffCsvKernelColumns);
-  c.push_back(std::string_view(d.state_a));
-  c.push_back(std::string_view(d.state_b));
+  c.push_back(sideWord(d.states_a));
+  c.push_back(sideWord(d.states_b));
   return c;
 }
 
@@ -1031,7 +1100,7 @@ Cells kernelCsvRow(const KernelRow& r, const DiffParts& d) {
   c.resize(kDiffCsvRangeColumns);
   const DiffKernel& k = r.ka ? *r.ka : *r.kb;
   for (std::string_view v : {std::string_view(*r.id), std::string_view(k.short_full), std::string_view(k.name),
-                             std::string_view(k.category), std::string_view(d.state_a), std::string_view(d.state_b)})
+                             std::string_view(k.category), sideWord(d.states_a), sideWord(d.states_b)})
     c.push_back(v);
   return c;
 }
@@ -1039,7 +1108,12 @@ Cells kernelCsvRow(const KernelRow& r, const DiffParts& d) {
 }  // namespace
 
 void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
-  const DiffParts d = diffParts(la, lb);
+  writeDiffCsv(out, la, lb, logStates(la), logStates(lb));
+}
+
+void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+                  const std::vector<std::string>& states_a, const std::vector<std::string>& states_b) {
+  const DiffParts d = diffParts(la, lb, states_a, states_b);
   writeCsvRow(out, Cells(std::begin(kDiffCsvColumns), std::end(kDiffCsvColumns)));
   writeCsvRow(out, rangeCsvRow(d, kOverall));
   for (const auto& p : d.paths)
@@ -1049,7 +1123,13 @@ void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std
 
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
                size_t max_width, bool full_names) {
-  const DiffParts d = diffParts(la, lb);
+  printDiff(out, la, lb, logStates(la), logStates(lb), max_width, full_names);
+}
+
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+               const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width,
+               bool full_names) {
+  const DiffParts d = diffParts(la, lb, states_a, states_b);
   const DiffSide &a = d.a, &b = d.b;
   auto names = [](const std::vector<LoadedLog>& logs) {
     std::string s;
@@ -1063,8 +1143,9 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   };
   out << "A: " << names(la) << "\nB: " << names(lb) << '\n';
   // A side not read complete: said here, above its numbers (the warnings on stderr may not be seen).
-  for (const auto& [logs, side] : {std::pair{&la, "A"}, std::pair{&lb, "B"}})
-    if (const std::string line = sideStateLine(*logs, side); !line.empty()) out << displayText(line) << '\n';
+  for (const auto& [logs, states, side] :
+       {std::tuple{&la, &d.log_states_a, "A"}, std::tuple{&lb, &d.log_states_b, "B"}})
+    if (const std::string line = sideStateLine(*logs, *states, side); !line.empty()) out << displayText(line) << '\n';
   out << '\n';
   struct Row {
     std::string path;
@@ -1115,10 +1196,8 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
       return u.present && u.gpu_time ? formatDuration(ns) : std::string("-");
     };
     const bool both = x.present && y.present;
-    auto dc = [&](uint64_t p, uint64_t q) { return both ? signedCount(int64_t(q) - int64_t(p)) : std::string("-"); };
-    auto dt = [&](uint64_t p, uint64_t q) {
-      return both ? signedDuration(p, q) + " (" + percentChange(p, q) + ")" : std::string("-");
-    };
+    auto dc = [&](uint64_t p, uint64_t q) { return both ? countChange(p, q) : std::string("-"); };
+    auto dt = [&](uint64_t p, uint64_t q) { return both ? durationChange(p, q) : std::string("-"); };
     // CPU time: '-' where it was not measured (cpuMeasured(): no instance), as in summary's table.
     auto c = [](const DiffUnit& u) { return cpuMeasured(u) ? formatDuration(u.cpu_ns) : std::string("-"); };
     const bool both_cpu = cpuMeasured(x) && cpuMeasured(y);
@@ -1153,6 +1232,12 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   }
   if (!full_names) fitTable(cells, 1, {paths}, 0, max_width);
   printCells(out, cells, 1, "", true);
+  bool unknown = false;
+  for (size_t k = 1; k < cells.size() && !unknown; ++k)
+    unknown = std::find(cells[k].begin(), cells[k].end(), kUnknownChange) != cells[k].end();
+  if (unknown)
+    out << "unknown: a change where a side's sum is held at 2^64 - 1 (its true value is larger) or that passes "
+           "2^63 - 1 ns; only implausible records give one (see the warnings)\n";
   if (!a.gpu_time || !b.gpu_time)
     out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
                        "no GPU-time change is given, the verdicts compare kernel counts\n",

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,14 @@
 #include "tools/report.h"
 
 namespace kc {
+
+/// The change B - A of a count or ns sum, as diff's JSON, CSV and text give it: std::nullopt (JSON null,
+/// an empty CSV field, kUnknownChange in text) when either sum is held at 2^64 - 1 (kSaturated: its true
+/// value is larger, so the change is not known) or when the change lies beyond ±(2^63 - 1) (292 years of
+/// ns: only implausible records give one; it would wrap as a signed 64-bit number). Pure.
+std::optional<int64_t> sumChange(uint64_t a, uint64_t b) noexcept;
+/// The text's change where sumChange() gives none.
+inline constexpr std::string_view kUnknownChange = "unknown";
 
 /// One kernel identity within a compared unit: how many ran and for how long, summed over a side's logs.
 struct DiffKernel {
@@ -60,6 +70,10 @@ struct DiffSide {
 
 DiffSide diffSide(const std::vector<LoadedLog>& logs);
 
+/// Each log's logState(), in order. The functions below that take `states` (one per log of the side) use
+/// them instead of computing each log's state again, so that a command computes them once.
+std::vector<std::string> logStates(const std::vector<LoadedLog>& logs);
+
 /// A side's state in the words of summary's JSON "state" (logState()): "complete" when every log of the side
 /// is complete, else the state of the log that is furthest from complete, in the order logState() tests
 /// them ("damaged", "data after end", "rotated part", "incomplete", "no totals", "records missing",
@@ -74,10 +88,13 @@ std::vector<std::string> sideStates(const std::vector<LoadedLog>& logs);
 /// B: records missing (LOG: log RECORDS MISSING: ...; its numbers undercount); B's numbers undercount its
 /// run, so its changes (B - A) are not the runs' difference alone"; each state among its logs but
 /// "complete" (sideStates()) joined by " and ", each log that is not complete named with its state line
-/// (logStateWarning()). The consequence: the numbers undercount when any log's do (numbersUndercount()),
-/// else they are those up to the end record (data after end), or hold every record (a damaged log whose
-/// damage took none). `side` names the side ("A"). No trailing newline.
+/// (logStateWarning()), in the order of the states named. The consequence: the numbers undercount when any log's do
+/// (numbersUndercount()), else they are those up to the end record (data after end), or hold every record (a damaged
+/// log whose damage took none). `side` names the side ("A"). No trailing newline.
 std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::string& side);
+/// The same with each log's state given (`log_states[i]`: logState() of logs[i]).
+std::string sideStateLine(const std::vector<LoadedLog>& logs, const std::vector<std::string>& log_states,
+                          const std::string& side);
 
 /// Longest verdict line, in display characters (UTF-8 characters): kernel names beyond it are counted
 /// ("and N more"), not listed. JSON's "kernels" lists every kernel whole.
@@ -135,6 +152,9 @@ nlohmann::json diffJson(const std::vector<LoadedLog>& a, const std::vector<Loade
 /// logs ("ranges", "verdicts", the kernels' "same", "only_a", "only_b"), so that memory does not grow with
 /// the text. Write errors are left in `out`'s state. Thread-safe for distinct outputs.
 void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
+/// The same with each log's state given (logStates() of `a` and of `b`).
+void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
+                   const std::vector<std::string>& states_a, const std::vector<std::string>& states_b);
 /// Writes `kcount diff --format csv` to `out` (columns: docs/usage.md): a header, then one row per unit as
 /// the text table has them ("(overall)" first, then the ranges in its order; `kind` "range"), then one row
 /// per kernel identity of the whole run as the kernels section has them (largest GPU time first; `kind`
@@ -142,11 +162,18 @@ void writeDiffJson(std::ostream& out, const std::vector<LoadedLog>& a, const std
 /// quoted by csvField() (writeCsvRow()). Write errors are left in `out`'s state. Thread-safe for distinct
 /// outputs.
 void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
+/// The same with each log's state given (logStates() of `a` and of `b`).
+void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
+                  const std::vector<std::string>& states_a, const std::vector<std::string>& states_b);
 /// The diff as text (docs/usage.md). Its range and kernel tables are narrowed (their range paths and
 /// kernel names) so that their lines fit `max_width` display columns when they can (fitTable(); 0: no limit).
 /// With `full_names` (--full-names) the range paths are whole and the kernels section names each kernel by
 /// its full demangled name, neither shortened nor narrowed; verdict lines keep their bound (kMaxVerdictLine).
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
                size_t max_width = 0, bool full_names = false);
+/// The same with each log's state given (logStates() of `a` and of `b`).
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
+               const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width = 0,
+               bool full_names = false);
 
 }  // namespace kc

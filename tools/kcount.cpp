@@ -152,11 +152,14 @@ bool warnNoTotals(const kc::LoadedLog& l) {
 /// (printIntactIssues), as the footer lists them under its state line: a log cut by a kill gets both its
 /// "no end record" warning and "log INCOMPLETE". A log with data after its end record was named by
 /// selectLogs. With `no_totals`, a summary-mode log without a complete snapshot is named as holding no
-/// totals (kc::noTotalsWarning, its losses included) instead.
-void warnStates(const std::vector<kc::LoadedLog>& logs, bool no_totals = false) {
-  for (const auto& l : logs) {
+/// totals (kc::noTotalsWarning, its losses included) instead. `states`: each log's kc::logState() when the
+/// caller holds them (computed here otherwise).
+void warnStates(const std::vector<kc::LoadedLog>& logs, bool no_totals = false,
+                const std::vector<std::string>* states = nullptr) {
+  for (size_t k = 0; k < logs.size(); ++k) {
+    const kc::LoadedLog& l = logs[k];
     if (no_totals && warnNoTotals(l)) continue;
-    const std::string state = kc::logState(l);
+    const std::string state = states != nullptr ? (*states)[k] : kc::logState(l);
     if (state == "complete" || state == "data after end") continue;
     std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::logStateWarning(l) << '\n';
   }
@@ -198,7 +201,7 @@ std::vector<kc::LoadedLog> loadAll(const std::vector<std::string>& given, bool s
         kc::LoadedLog l;
         l.path = g.front();
         l.data.not_a_log = true;
-        l.data.issues.push_back({kc::ReadIssue::Severity::kError, 0, -1, why});
+        l.data.issues.push_back({kc::ReadIssue::Severity::kError, kc::ReadIssue::kNoOffset, -1, why});  // no byte read
         logs.push_back(std::move(l));
         continue;
       }
@@ -497,12 +500,26 @@ void printIssues(const kc::LoadedLog& l) {
               << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message << "\n";
 }
 
+/// Whether `i` is the reader's warning of bytes after `l`'s End record ("N bytes follow the end record, from
+/// byte B[: a second log starts there ...]; only the log before them ... is read"), which selectLogs() prints.
+bool isAfterEndIssue(const kc::LoadedLog& l, const kc::ReadIssue& i) {
+  return l.data.dataAfterEnd() && i.severity == kc::ReadIssue::Severity::kWarning &&
+         i.offset == l.data.after_end_offset &&
+         i.message.starts_with(kc::counted(l.data.after_end_bytes, "byte") + " follow");
+}
+
 /// The reader's issues of the logs that selectLogs() kept intact, on stderr (printIssues()): the damaged ones'
-/// were printed there. For the outputs that carry no issues of their own (kernels, diff, export, report,
-/// summary --format csv; the summary table's footer and its JSON's "issues" list them).
+/// were printed there, and so was the warning of bytes after the End record (isAfterEndIssue()). For the
+/// outputs that carry no issues of their own (kernels, diff, export, report, summary --format csv; the
+/// summary table's footer and its JSON's "issues" list them).
 void printIntactIssues(const std::vector<kc::LoadedLog>& logs) {
-  for (const auto& l : logs)
-    if (l.data.intact()) printIssues(l);
+  for (const auto& l : logs) {
+    if (!l.data.intact()) continue;
+    for (const auto& i : l.data.issues)
+      if (!isAfterEndIssue(l, i))
+        std::cerr << "kcount: " << kc::shownPath(l.path) << ": "
+                  << (i.severity == kc::ReadIssue::Severity::kError ? "error: " : "warning: ") << i.message << "\n";
+  }
 }
 
 /// Logs summary/kernels may report, and their exit status (docs/reader-guarantees.md). A log that is
@@ -516,12 +533,11 @@ int selectLogs(std::vector<kc::LoadedLog>& logs, bool salvage, bool issues_in_ou
   std::vector<kc::LoadedLog> kept;
   for (auto& l : logs) {
     if (l.data.intact()) {
-      // Reported from the first log; the rest of the file is named on stderr too, so a pipe sees it.
-      if (l.data.dataAfterEnd())
-        std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << kc::counted(l.data.after_end_bytes, "byte")
-                  << " after the end record, from byte " << l.data.after_end_offset
-                  << (l.data.after_end_is_log ? " (a second log: files concatenated)" : "")
-                  << ", are not read; the report covers the first log only\n";
+      // Reported from the log before the End record; the bytes after it are named on stderr, so a pipe sees
+      // it, once, in the reader's words (whether they are a second log or not); printIntactIssues() skips it.
+      for (const auto& i : l.data.issues)
+        if (isAfterEndIssue(l, i))
+          std::cerr << "kcount: " << kc::shownPath(l.path) << ": warning: " << i.message << '\n';
       kept.push_back(std::move(l));
       continue;
     }
@@ -1039,11 +1055,10 @@ int kcountMain(int argc, char** argv) {
       if (std::max(refuseLogsWithoutTotals(a, "diff"), refuseLogsWithoutTotals(b, "diff")) != 0) return 2;
       printIntactIssues(a);
       printIntactIssues(b);
-      warnStates(a);
-      warnStates(b);
-      std::vector<std::string> states_a, states_b;  // each log's state, computed once
-      for (const auto& l : a) states_a.push_back(kc::logState(l));
-      for (const auto& l : b) states_b.push_back(kc::logState(l));
+      // Each log's state, computed once: for the warnings and the diff's state lines, JSON and CSV fields.
+      const std::vector<std::string> states_a = kc::logStates(a), states_b = kc::logStates(b);
+      warnStates(a, false, &states_a);
+      warnStates(b, false, &states_b);
       warnSameRun(a, b, states_a, states_b);
       // Logs of one side are summed as one run: logs of different programs pooled there are named once.
       for (const auto& [logs, side] : {std::pair{&a, "A"}, std::pair{&b, "B"}})
@@ -1051,11 +1066,11 @@ int kcountMain(int argc, char** argv) {
           std::cerr << "kcount: diff: warning: " << w << '\n';
       noteWidthUnused(diff, format);
       if (format == "json")
-        kc::writeDiffJson(std::cout, a, b);
+        kc::writeDiffJson(std::cout, a, b, states_a, states_b);
       else if (format == "csv")
-        kc::writeDiffCsv(std::cout, a, b);
+        kc::writeDiffCsv(std::cout, a, b, states_a, states_b);
       else
-        kc::printDiff(std::cout, a, b, tableWidth(width), full_names);
+        kc::printDiff(std::cout, a, b, states_a, states_b, tableWidth(width), full_names);
       return rc;
     }
     if (*kernels) {

@@ -22,6 +22,8 @@ constexpr const char* kMetrics[] = {"launches", "kernels", "gpu_ns", "cpu_ns", "
 
 // The cell of a log whose numbers are not known (noSnapshotNumbers()), and the note under the table.
 constexpr const char* kNoTotals = "no totals";
+// The median cell when one of the two middle values is held at 2^64 - 1 (Spread::medianKnown()).
+constexpr std::string_view kUnknownMedian = "unknown";
 
 struct Cell {
   uint64_t v[5] = {0, 0, 0, 0, 0};  // in kMetrics order
@@ -152,16 +154,31 @@ std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs) {
   return out;
 }
 
-Spread spreadOf(std::vector<double> v) {
+Spread spreadOf(std::vector<uint64_t> v) {
   Spread s;
   if (v.empty()) return s;
   std::sort(v.begin(), v.end());
   s.min = v.front();
   s.max = v.back();
   const size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+  s.median_low = v[(n - 1) / 2];
+  s.median_high = v[n / 2];
+  s.median = static_cast<double>(s.median_low) / 2.0 + static_cast<double>(s.median_high) / 2.0;
   return s;
 }
+
+namespace {
+
+/// Spread::median in JSON: the middle value exactly (as an integer) when there is one, null when not
+/// known (Spread::medianKnown()), else the mean of the two middle values.
+json medianJson(const Spread& s) {
+  if (s.median_low == s.median_high) return s.median_low;
+  if (!s.medianKnown()) return nullptr;
+  const uint64_t sum = s.median_low + s.median_high;  // both below 2^63 or the sum is past what ns can mean
+  return sum >= s.median_low && sum % 2 == 0 ? json(sum / 2) : json(s.median);
+}
+
+}  // namespace
 
 namespace {
 
@@ -180,16 +197,16 @@ json acrossRangeJson(const AcrossRanges& a, const std::string& p) {
   for (const auto& c : row) in += c.has_value();
   for (int m = 0; m < 5; ++m) {
     json vals = json::array();
-    uint64_t sum = 0;
-    std::vector<double> present;
+    uint64_t sum = 0;  // held at 2^64 - 1, as each log's sums
+    std::vector<uint64_t> present;
     for (const auto& c : row) {
       if (!c || !c->known(m)) {  // no such range, or GPU time not recorded: null
         vals.push_back(nullptr);
         continue;
       }
       vals.push_back(c->v[m]);
-      sum += c->v[m];
-      present.push_back(static_cast<double>(c->v[m]));
+      satAdd(sum, c->v[m]);
+      present.push_back(c->v[m]);
     }
     const Spread s = spreadOf(present);
     per_log[kMetrics[m]] = vals;
@@ -199,7 +216,7 @@ json acrossRangeJson(const AcrossRanges& a, const std::string& p) {
       continue;
     }
     total[kMetrics[m]] = sum;
-    spread[kMetrics[m]] = json{{"min", s.min}, {"median", s.median}, {"max", s.max}};
+    spread[kMetrics[m]] = json{{"min", s.min}, {"median", medianJson(s)}, {"max", s.max}};
   }
   const RawPath& r = a.raw.at(p);
   return json{{"path", r.path},
@@ -251,10 +268,16 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   collect(logs, paths, cells, raw);
   const int m = metricIndex(metric);
   const bool time = m >= 2;
-  auto fmtv = [&](double v) {
-    return time ? formatDuration(static_cast<uint64_t>(v + 0.5)) : (v == static_cast<uint64_t>(v)
-                                                                         ? fmt::format("{}", static_cast<uint64_t>(v))
-                                                                         : fmt::format("{:.1f}", v));
+  // A value exactly (a sum held at 2^64 - 1 as formatDuration() shows it, "≥18446744074 s").
+  auto fmtv = [&](uint64_t v) { return time ? formatDuration(v) : fmt::format("{}", v); };
+  // The median: the middle value, or the mean of the two middle ones (rounded half up for a time; one
+  // decimal for a count), "unknown" when one of them is held at 2^64 - 1 and the other is not.
+  auto fmtMedian = [&](const Spread& s) {
+    if (s.median_low == s.median_high) return fmtv(s.median_low);
+    if (!s.medianKnown()) return std::string(kUnknownMedian);
+    const uint64_t half = s.median_low / 2 + s.median_high / 2, odd = (s.median_low % 2) + (s.median_high % 2);
+    if (time) return formatDuration(half + (odd > 0 ? 1 : 0));
+    return odd == 2 ? fmtv(half + 1) : odd == 1 ? fmt::format("{}.5", half) : fmtv(half);
   };
   static const char* kTitles[] = {"launches", "kernels", "GPU time", "CPU time", "launch CPU"};
   out << fmt::format("== across {} logs: {} per range (inclusive; spread over the logs that have the range)\n",
@@ -266,8 +289,8 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   rows.push_back(head);
   for (const auto& p : paths) {
     std::vector<std::string> r{p};
-    std::vector<double> present;
-    uint64_t sum = 0;
+    std::vector<uint64_t> present;
+    uint64_t sum = 0;  // held at 2^64 - 1, as each log's sums
     size_t in = 0;
     const auto& row = cells.at(p);
     for (size_t i = 0; i < row.size(); ++i) {
@@ -281,15 +304,15 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
         r.push_back("-");
         continue;
       }
-      r.push_back(fmtv(static_cast<double>(c->v[m])));
-      present.push_back(static_cast<double>(c->v[m]));
-      sum += c->v[m];
+      r.push_back(fmtv(c->v[m]));
+      present.push_back(c->v[m]);
+      satAdd(sum, c->v[m]);
     }
     const Spread s = spreadOf(present);
     const bool none = present.empty();  // GPU time recorded, or CPU time measured, by no log with the range
-    r.push_back(none ? "-" : fmtv(static_cast<double>(sum)));
+    r.push_back(none ? "-" : fmtv(sum));
     r.push_back(none ? "-" : fmtv(s.min));
-    r.push_back(none ? "-" : fmtv(s.median));
+    r.push_back(none ? "-" : fmtMedian(s));
     r.push_back(none ? "-" : fmtv(s.max));
     r.push_back(fmt::format("{}/{}", in, logs.size()));
     rows.push_back(r);
@@ -310,6 +333,11 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     out << line << '\n';
     if (k == 0) out << std::string(displayWidth(line), '-') << '\n';
   }
+  bool unknown_median = false;
+  for (size_t k = 1; k < rows.size(); ++k) unknown_median = unknown_median || rows[k][rows[k].size() - 3] == kUnknownMedian;
+  if (unknown_median)
+    out << kUnknownMedian << ": a median of two values, one held at 2^64 - 1 (its true value is larger; only "
+           "implausible records give one, see the warnings)\n";
   const auto labels = labelsOf(logs);
   std::string unknown;
   for (size_t i = 0; i < logs.size(); ++i)

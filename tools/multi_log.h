@@ -2,6 +2,7 @@
 // total, and the spread across logs (min/median/max). Behind `kcount summary` with more than one log.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -22,10 +23,16 @@ std::vector<std::string> fileLabels(const std::vector<LoadedLog>& logs);
 std::vector<std::string> labelsOf(const std::vector<LoadedLog>& logs);
 
 /// min, median (mean of the two middle values for an even count) and max of `v`; zeros if v is empty.
+/// Values are counts or ns sums; one held at 2^64 - 1 (kSaturated) stays so in min and max, exactly.
 struct Spread {
-  double min = 0, median = 0, max = 0;
+  uint64_t min = 0, max = 0;
+  uint64_t median_low = 0, median_high = 0;  // the two middle values (equal for an odd count)
+  double median = 0;                         // (median_low + median_high) / 2
+  /// False when the count is even and one middle value is held at 2^64 - 1 while the other is not: the
+  /// mean of the two is not known (JSON null, "unknown" in the table).
+  bool medianKnown() const { return median_low == median_high || median_high != kSaturated; }
 };
-Spread spreadOf(std::vector<double> v);
+Spread spreadOf(std::vector<uint64_t> v);
 
 /// {"logs": [labels (labelsOf())], "gpu_time": [bool per log], "launch_timing_sample": [N per log],
 ///  "totals_known": [bool per log], "ranges": [{"path", "domain" (null: the default NVTX domain), "in_logs", "per_log": {metric: [value|null]},

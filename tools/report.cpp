@@ -130,6 +130,9 @@ std::vector<std::pair<std::string, KernelTally>> sortedKernels(const LogData& lo
 /// A kernel name as an output shows it. Text (tables, sentences): displayKernelName() (the short name cut at
 /// kMaxShortName characters unless `full`) escaped by displayText(). Machine-readable (CSV, JSON): the full
 /// demangled name, or the short name uncut (shortKernelNameUncut()), bytes as recorded.
+/// `s` (valid UTF-8) as a JSON string: quoted, with '"', '\\' and control characters escaped.
+std::string jsonString(const std::string& s) { return nlohmann::json(s).dump(); }
+
 std::string kernelNameFor(std::string_view name, bool full, bool text) {
   if (text) return displayText(displayKernelName(name, full));
   return full ? demangleKernelName(name) : shortKernelNameUncut(name);
@@ -149,6 +152,14 @@ std::string topKernels(const LogData& log, const RangeStats& r, int top, bool fu
   }
   if (text && !full) tellKernelsApart(shown, names, kMaxShortName);
   std::string s;
+  if (!text) {
+    // CSV: JSON text, so that names holding ", " (C++ templates) split exactly; names as CSV writes them.
+    for (size_t i = 0; i < n; ++i)
+      s += fmt::format("{}{{\"name\":{},\"count\":{}}}", i == 0 ? "" : ",", jsonString(escapeInvalidUtf8(shown[i])),
+                       v[i].second.count);
+    if (v.size() > n) s += fmt::format("{}{{\"more\":{}}}", n == 0 ? "" : ",", v.size() - n);
+    return "[" + s + "]";
+  }
   for (size_t i = 0; i < n; ++i) s += (i == 0 ? "" : ", ") + fmt::format("{} ×{}", shown[i], v[i].second.count);
   if (v.size() > n) s += fmt::format(", +{} more", v.size() - n);
   return s;
@@ -1140,6 +1151,7 @@ void noteSaturatedSums(LoadedLog& l) {
   if (n == 0) return;
   ReadIssue i;
   i.severity = ReadIssue::Severity::kWarning;
+  i.offset = ReadIssue::kNoOffset;  // found in the summary: no place in the file (JSON "offset": null)
   i.message = fmt::format("{}: {} of the summary's totals (GPU or host ns, bytes or counts) passed 2^64 - 1 and are "
                           "shown as 18446744073709551615, the true values being larger (records with implausible "
                           "times: a corrupt or synthetic log)",
@@ -1159,6 +1171,7 @@ void noteRepeatedIds(LoadedLog& l) {
   if (const uint64_t n = s.launches_in_earlier_window_ids; n > 0) {
     ReadIssue i;
     i.severity = ReadIssue::Severity::kWarning;
+    i.offset = ReadIssue::kNoOffset;  // found in the summary; the message names a place where there is one
     i.message = fmt::format("{} {} {} {}'s launches (ids numbered anew after a stop, as libkcount wrote them before it renumbered "
                             "them): kernels and memory operations were joined to the launches of their own window",
                             counted(n, "launch", "launches"), plural(n, "carries a", "carry"),
@@ -1168,6 +1181,7 @@ void noteRepeatedIds(LoadedLog& l) {
   if (const uint64_t n = s.repeated_launch_ids; n > 0) {
     ReadIssue i;
     i.severity = ReadIssue::Severity::kWarning;
+    i.offset = ReadIssue::kNoOffset;  // found in the summary; the message names a place where there is one
     const std::string place = s.first_repeated_offset == ReadIssue::kNoOffset
                                   ? std::string()
                                   : fmt::format(", lies in chunk {} at byte {}", s.first_repeated_chunk,
@@ -2152,6 +2166,17 @@ std::vector<const LoadedLog*> pointers(const std::vector<LoadedLog>& logs) {
   return v;
 }
 
+/// The CSV's `ranges` of a kernel: {"step": 40, "step/up": 8}, JSON text of JSON's "ranges" object with the
+/// paths as CSV writes them (escaped: a byte that is no UTF-8 is "\\xHH" text), by count (descending), so
+/// that paths holding ", " split exactly.
+std::string rangesCsv(const std::map<std::string, uint64_t>& ranges) {
+  std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string s;
+  for (const auto& [path, n] : v) s += fmt::format("{}{}:{}", s.empty() ? "" : ",", jsonString(path), n);
+  return "{" + s + "}";
+}
+
 /// "step ×40, step/up ×8, +3 more": ranges by count (descending), at most `limit` of them (0: all).
 std::string rangesText(const std::map<std::string, uint64_t>& ranges, size_t limit) {
   std::vector<std::pair<std::string, uint64_t>> v(ranges.begin(), ranges.end());
@@ -2271,6 +2296,25 @@ std::optional<AcrossMetric> parseAcrossMetric(std::string_view word) {
   return std::nullopt;
 }
 
+std::string jsonPathKey(std::string_view shown) {
+  std::string raw;
+  raw.reserve(shown.size());
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  for (size_t i = 0; i < shown.size(); ++i) {
+    if (shown[i] == '\\' && i + 1 < shown.size() && shown[i + 1] == '\\') {  // "\\": a backslash, kept
+      raw += "\\\\";
+      ++i;
+    } else if (shown[i] == '\\' && i + 3 < shown.size() && shown[i + 1] == 'x' && hex(shown[i + 2]) &&
+               hex(shown[i + 3]) && std::strtoul(std::string(shown.substr(i + 2, 2)).c_str(), nullptr, 16) >= 0x80) {
+      raw += static_cast<char>(std::strtoul(std::string(shown.substr(i + 2, 2)).c_str(), nullptr, 16));
+      i += 3;
+    } else {
+      raw += shown[i];
+    }
+  }
+  return replaceInvalidUtf8(raw);
+}
+
 namespace {
 
 /// Merged GPU times are known only if every log recorded them.
@@ -2298,7 +2342,7 @@ void forEachKernelJson(const std::vector<LoadedLog>& logs, KernelSort sort, F&& 
       for (auto& r : collectKernels({&logs[i]}, true, sort)) per[i].emplace(r.name, std::move(r));
   auto rangesJson = [](const KernelRow& r) {
     json ranges = json::object();
-    for (const auto& [p, n] : r.ranges) ranges[p] = n;
+    for (const auto& [p, n] : r.ranges) ranges[jsonPathKey(p)] = n;
     return ranges;
   };
   const bool all_gpu = allGpuTimes(logs);
@@ -2453,10 +2497,10 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
     auto dim = [shape_known](int32_t v) { return shape_known ? std::to_string(v) : std::string(); };
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l->path),
                        csvField(kernelNameFor(r.name, full_names, false)), csvField(r.name), r.count, n(r.gpu_ns),
-                       dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]), dim(r.block[2]),
-                       csvField(rangesText(r.ranges, 0)), categoryName(d.category), csvField(d.library),
-                       d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue),
-                       csvField(ops), dim(int32_t(r.grids.size())), dim(int32_t(r.blocks.size())));
+                       dim(r.grid[0]), dim(r.grid[1]), dim(r.grid[2]), dim(r.block[0]), dim(r.block[1]),
+                       dim(r.block[2]), csvField(rangesCsv(r.ranges)), categoryName(d.category), csvField(d.library),
+                       d.tile, d.cluster, d.stages, csvField(d.dtype), d.layout, csvField(d.epilogue), csvField(ops),
+                       dim(int32_t(r.grids.size())), dim(int32_t(r.blocks.size())));
   }
 }
 
@@ -2511,6 +2555,7 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
     std::string id;
     uint32_t part = 0;
     uint64_t bytes = 0;
+    Duplicate::End end;
   };
   std::vector<Key> keys;
   std::vector<Duplicate> out;
@@ -2525,6 +2570,8 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
       if (S_ISREG(st.st_mode) && !logs[i]->not_a_log) {
         k.id = runIdentity(*logs[i]);
         k.part = logs[i]->rotationPart();
+        k.end = {logs[i]->file_bytes == k.bytes, logs[i]->complete,
+                 logs[i]->dataAfterEnd() ? logs[i]->after_end_offset : 0, logs[i]->after_end_is_log};
       }
     }
     for (size_t j = 0; j < keys.size(); ++j) {
@@ -2533,7 +2580,7 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
       if (std::any_of(out.begin(), out.end(), [&](const Duplicate& d) { return d.index == j; })) continue;
       const bool same_file = k.dev == o.dev && k.ino == o.ino;
       if (same_file || (!k.id.empty() && k.id == o.id && k.part == o.part)) {
-        out.push_back({i, j, same_file, k.part, o.bytes, k.bytes});
+        out.push_back({i, j, same_file, k.part, o.bytes, k.bytes, o.end, k.end});
         break;
       }
     }
@@ -2548,10 +2595,25 @@ std::string duplicateText(const std::vector<std::string>& paths, const Duplicate
   if (d.same_file) return "the same file as " + first + " (given twice)";
   std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
                   (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";
-  if (d.differs())
-    s += fmt::format(" of different sizes ({} and {}: one was copied before the recording ended, or was "
-                     "cut)",
-                     d.original_bytes, counted(d.bytes, "byte"));
+  if (!d.differs()) return s;
+  // The larger file may be the smaller one with bytes after its End record (a log twice over, junk appended).
+  const bool again_larger = d.bytes > d.original_bytes;
+  const Duplicate::End& large = again_larger ? d.end : d.original_end;
+  const Duplicate::End& small = again_larger ? d.original_end : d.end;
+  const uint64_t small_bytes = std::min(d.bytes, d.original_bytes), large_bytes = std::max(d.bytes, d.original_bytes);
+  std::string why;
+  if (large.read && large.after_end_offset == small_bytes && small.read && small.after_end_offset == 0)
+    why = fmt::format("{} is {} followed by {} after its end record{}", again_larger ? again : first,
+                      again_larger ? first : again, counted(large_bytes - small_bytes, "byte"),
+                      large.after_end_is_log ? ": a second log (the recording twice over, or files concatenated)"
+                                             : " that are not a log");
+  else if (large.whole && small.whole)
+    why = !large.read || !small.read ? "one was copied before the recording ended, or was cut"
+          : large.after_end_offset != 0 || small.after_end_offset != 0 ? "one has bytes after its end record"
+                                                                       : "their chunks differ";
+  else
+    why = "one was copied before the recording ended, was cut, or has bytes after its end record";
+  s += fmt::format(" of different sizes ({} and {}: {})", d.original_bytes, counted(d.bytes, "byte"), why);
   return s;
 }
 
@@ -2591,7 +2653,7 @@ std::string endsBeforeStartWarning(uint64_t n, std::string_view noun, std::strin
 
 /// The records of `s` whose times or counts no run gives (Summary::kernels_end_all_ones, a kernel longer than
 /// the log's span, more than one kernel on a launch that runs one: Summary::launches_many_kernels): one
-/// message each, without "warning: " and newline (isImplausibleIssue() recognizes them); none when there are
+/// message each, without "warning: " and newline (noteImplausible() records them); none when there are
 /// none. `what` gets the verdict's words for them ("1 kernel ending at 2^64 - 1, ...").
 std::vector<std::string> implausibleWarningLines(const Summary& s, std::string& what) {
   std::vector<std::string> out;
@@ -2637,30 +2699,28 @@ std::string afterEndText(const LogData& d) {
                      d.after_end_bytes == 1 ? "follows" : "follow", d.after_end_offset);
 }
 
-/// Whether `i` is one of the warnings noteImplausible() adds (check prints them itself, before the issues).
-bool isImplausibleIssue(const ReadIssue& i) {
-  if (i.severity != ReadIssue::Severity::kWarning || i.chunk != -1) return false;
-  const std::string& m = i.message;
-  return (m.find(" at 2^64 - 1 ns (18446744073709551615: all bits set, no time a clock gives; damaged or crafted)") !=
-              std::string::npos &&
-          (m.find(" kernel record ends") != std::string::npos || m.find(" kernel records end") != std::string::npos)) ||
-         m.starts_with("the longest kernel record (correlation id ") ||
-         (m.find(" (not a graph or multi-device launch) ") != std::string::npos &&
-          m.find("a direct launch runs one kernel") != std::string::npos);
+/// Whether `i` is one of the warnings noteImplausible() added to `l` (check prints them itself, before the
+/// issues): a warning with no place in the file whose message is one it recorded (LoadedLog::implausible_issues).
+bool isImplausibleIssue(const LoadedLog& l, const ReadIssue& i) {
+  return i.severity == ReadIssue::Severity::kWarning && i.chunk == -1 && i.offset == ReadIssue::kNoOffset &&
+         std::find(l.implausible_issues.begin(), l.implausible_issues.end(), i.message) != l.implausible_issues.end();
 }
 
 }  // namespace
 
 void noteImplausible(LoadedLog& l) {
   auto& issues = l.data.issues;
-  issues.erase(std::remove_if(issues.begin(), issues.end(), isImplausibleIssue), issues.end());
+  issues.erase(
+      std::remove_if(issues.begin(), issues.end(), [&](const ReadIssue& i) { return isImplausibleIssue(l, i); }),
+      issues.end());
   std::string what;
-  for (std::string& line : implausibleWarningLines(l.summary, what)) {
+  l.implausible_issues = implausibleWarningLines(l.summary, what);
+  for (const std::string& line : l.implausible_issues) {
     ReadIssue i;
     i.severity = ReadIssue::Severity::kWarning;
-    i.offset = 0;
+    i.offset = ReadIssue::kNoOffset;  // found in the summary: no place in the file (JSON "offset": null)
     i.chunk = -1;
-    i.message = std::move(line);
+    i.message = line;
     issues.push_back(std::move(i));
   }
 }
@@ -2674,20 +2734,29 @@ void noteImplausible(LoadedLog& l) {
 /// footer's RECORDS MISSING state; more records than counted is a Stats record that undercounts).
 namespace {
 
+/// What compareWithStats() finds, in the words of statsShortfall(): every kind whose count differs, and the
+/// kinds of which the file holds fewer records than the Stats record counts.
+struct StatsComparison {
+  std::string differ, fewer;
+};
+
 /// statsShortfall()'s comparison for any log whose End record was read and no chunk skipped, intact or not
 /// (junk bytes between two chunks leave every chunk read); nullopt where it does not apply.
-std::optional<std::string> compareWithStats(const LoadedLog& l, bool fewer_only) {
+std::optional<StatsComparison> compareWithStats(const LoadedLog& l) {
   const LogData& d = l.data;
   if (!d.has_stats || !d.complete || d.chunks_skipped > 0 || !d.snapshots.empty() || d.meta("mode") == "summary" || !l.files.empty() ||
       d.rotationPart() != 0 || d.continuedInPart() != 0)
     return std::nullopt;
   const StatsBody& st = d.stats;
-  std::string out;
+  StatsComparison out;
   auto compare = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
     const uint64_t written = taken >= kept_out ? taken - kept_out : 0;
-    if (written == read || (fewer_only && read > written)) return;
-    out += fmt::format("{}{} written by the library{}, {} in the file", out.empty() ? "" : "; ",
-                       counted(written, std::string(what) + " record"), kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
+    if (written == read) return;
+    const std::string text =
+        fmt::format("{} written by the library{}, {} in the file", counted(written, std::string(what) + " record"),
+                    kept_out > 0 ? fmt::format(" ({} more kept out)", kept_out) : "", read);
+    out.differ += (out.differ.empty() ? "" : "; ") + text;
+    if (read < written) out.fewer += (out.fewer.empty() ? "" : "; ") + text;
   };
   // The whole file's records (a segment or time window of the log keeps them: LogData::fileRecords()).
   const LogData::FileRecords file = d.fileRecords();
@@ -2697,16 +2766,22 @@ std::optional<std::string> compareWithStats(const LoadedLog& l, bool fewer_only)
   return out;
 }
 
+/// statsShortfall() of both kinds in one comparison ({} for a log that is not intact).
+StatsComparison statsShortfalls(const LoadedLog& l) {
+  if (!l.data.intact()) return {};
+  return compareWithStats(l).value_or(StatsComparison{});
+}
+
 }  // namespace
 
 std::string statsShortfall(const LoadedLog& l, bool fewer_only) {
-  if (!l.data.intact()) return {};
-  return compareWithStats(l, fewer_only).value_or(std::string());
+  const StatsComparison c = statsShortfalls(l);
+  return fewer_only ? c.fewer : c.differ;
 }
 
 bool everyRecordRead(const LoadedLog& l) {
-  const std::optional<std::string> fewer = compareWithStats(l, true);
-  return fewer.has_value() && fewer->empty();
+  const std::optional<StatsComparison> c = compareWithStats(l);
+  return c.has_value() && c->fewer.empty();
 }
 
 bool numbersUndercount(const LoadedLog& l, std::string_view state) {
@@ -2791,9 +2866,11 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
   for (const auto& i : d.issues)
-    if (!isImplausibleIssue(i)) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
-  const std::string shortfall = statsShortfall(l);             // every kind whose count differs
-  const std::string missing = statsShortfall(l, true);          // the kinds of which the file holds fewer
+    if (!isImplausibleIssue(l, i))
+      out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
+  const StatsComparison stats = statsShortfalls(l);                         // one comparison with the Stats record
+  const std::string& shortfall = stats.differ;                              // every kind whose count differs
+  const std::string& missing = stats.fewer;                                 // the kinds of which the file holds fewer
   if (!shortfall.empty())
     out << "warning: the log's Stats record does not match its records: " << shortfall
         << (missing.empty() ? " (more records than the library counted: a file put together from pieces, or a "
@@ -2811,35 +2888,42 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
   else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
            d.chunks_out_of_order > 0 || !implausible.empty())
     rc = 1;
-  // The verdict: every state that applies, none hiding another. The first (in this order) leads the line as
+  // The verdict: every state that applies, none hiding another. The first in kCheckStates' order leads the line as
   // it would alone; each other follows it as "; also STATE: ..." (LOSSY: "; also LOSSY: see DROPS").
-  std::vector<std::pair<std::string, std::string>> states;  // (the line alone, the "also" text)
+  struct State {
+    std::string_view name;    // its kCheckStates entry, which orders the states
+    std::string alone, also;  // the line alone, the "also" text
+  };
+  std::vector<State> states;
   const std::string lossy_note = "also LOSSY: see DROPS";
   if (rc == 2) {
     out << "DAMAGED\n";  // the reader's errors above say what is known; the rest follows from them
     return rc;
   }
   if (!missing.empty())
-    states.emplace_back("RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); "
-                        "what it holds is read",
-                        "also RECORDS MISSING (see above)");
+    states.push_back({"RECORDS MISSING",
+                      "RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); "
+                      "what it holds is read",
+                      "also RECORDS MISSING (see above)"});
   else if (!shortfall.empty())
-    states.emplace_back("EXTRA RECORDS: the file holds more records than the library counted in its Stats record (see "
-                        "above); every record it holds is read",
-                        "also EXTRA RECORDS: more records than the library counted (see above)");
+    states.push_back({"EXTRA RECORDS",
+                      "EXTRA RECORDS: the file holds more records than the library counted in its Stats record (see "
+                      "above); every record it holds is read",
+                      "also EXTRA RECORDS: more records than the library counted (see above)"});
   if (d.chunks_out_of_order > 0) {
     const std::string what = counted(d.chunks_out_of_order, "chunk is", "chunks are") + " out of write order";
-    states.emplace_back(fmt::format("REORDERED: {} (see above); every record is read, in write order", what),
-                        fmt::format("also REORDERED: {} (see above)", what));
+    states.push_back({"REORDERED", fmt::format("REORDERED: {} (see above); every record is read, in write order", what),
+                      fmt::format("also REORDERED: {} (see above)", what)});
   }
   if (!implausible.empty())
-    states.emplace_back(fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or "
-                                    "crafting; the totals that include them are wrong",
-                                    implausible),
-                        fmt::format("also IMPLAUSIBLE: {} (see above)", implausible));
+    states.push_back({"IMPLAUSIBLE",
+                      fmt::format("IMPLAUSIBLE: {} (see above): times or counts no run gives, from damage or "
+                                  "crafting; the totals that include them are wrong",
+                                  implausible),
+                      fmt::format("also IMPLAUSIBLE: {} (see above)", implausible)});
   if (alone) {
     const std::string text = laterPartText(d, given.next, given.missing_earlier);
-    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+    states.push_back({"PARTIAL", "PARTIAL: " + text, "also PARTIAL: " + text});
   } else if (next_missing) {
     const std::string text = fmt::format(
         "rotated part {}, continued in part {} (not given){}: the run goes on in a part not given (give every part "
@@ -2848,27 +2932,31 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
         d.rotationPart() == 1  ? std::string("; part 0 given too")
         : d.rotationPart() > 1 ? fmt::format("; parts 0..{} given too", d.rotationPart() - 1)
                                : std::string());
-    states.emplace_back("PARTIAL: " + text, "also PARTIAL: " + text);
+    states.push_back({"PARTIAL", "PARTIAL: " + text, "also PARTIAL: " + text});
   }
   if (d.dataAfterEnd() && d.after_end_is_log)
-    states.emplace_back("NOT ONE LOG: " + afterEndText(d) +
-                            " (a second log starts there: files concatenated); only the first log is read",
-                        "also NOT ONE LOG: " + afterEndText(d) + " (a second log starts there)");
+    states.push_back({"NOT ONE LOG",
+                      "NOT ONE LOG: " + afterEndText(d) +
+                          " (a second log starts there: files concatenated); only the first log is read",
+                      "also NOT ONE LOG: " + afterEndText(d) + " (a second log starts there)"});
   else if (d.dataAfterEnd())
-    states.emplace_back("TRAILING BYTES: " + afterEndText(d) + ", not a log; the log before them is read whole",
-                        "also TRAILING BYTES: " + afterEndText(d) + ", not a log");
-  if (!d.complete && !part) states.emplace_back("INCOMPLETE (no end record)", "also INCOMPLETE (no end record)");
+    states.push_back({"TRAILING BYTES",
+                      "TRAILING BYTES: " + afterEndText(d) + ", not a log; the log before them is read whole",
+                      "also TRAILING BYTES: " + afterEndText(d) + ", not a log"});
+  if (!d.complete && !part)
+    states.push_back({"INCOMPLETE", "INCOMPLETE (no end record)", "also INCOMPLETE (no end record)"});
   if (const std::string why = noTotalsText(d, s); !why.empty()) {
     // Whole and undamaged, but the run's numbers are not in it.
     rc = std::max(rc, 1);
-    states.emplace_back("NO TOTALS: " + why, "also NO TOTALS: " + why);
+    states.push_back({"NO TOTALS", "NO TOTALS: " + why, "also NO TOTALS: " + why});
   }
   if (loss.any())
-    states.emplace_back(loss.totalsUndercount()
-                            ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)"
-                            : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still "
-                              "in the totals: see DROPS)",
-                        lossy_note);
+    states.push_back({"COMPLETE BUT LOSSY",
+                      loss.totalsUndercount()
+                          ? "COMPLETE BUT LOSSY (not damaged; records or bytes dropped while recording: see DROPS)"
+                          : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still "
+                            "in the totals: see DROPS)",
+                      lossy_note});
   if (states.empty()) {
     if (part)
       out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
@@ -2880,8 +2968,12 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
       out << "OK\n";
     return rc;
   }
-  out << states.front().first;
-  for (size_t i = 1; i < states.size(); ++i) out << "; " << states[i].second;
+  auto rank = [](const State& x) {
+    return std::find(std::begin(kCheckStates), std::end(kCheckStates), x.name) - std::begin(kCheckStates);
+  };
+  std::stable_sort(states.begin(), states.end(), [&](const State& x, const State& y) { return rank(x) < rank(y); });
+  out << states.front().alone;
+  for (size_t i = 1; i < states.size(); ++i) out << "; " << states[i].also;
   out << '\n';
   return rc;
 }

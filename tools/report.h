@@ -30,6 +30,9 @@ struct LoadedLog {
   /// segmentTotals(data) is computed from the records kept in `data` where they are shown.
   std::optional<std::vector<SegmentTotals>> segments;
   std::vector<std::string> files;  // the parts of a rotated log in part order (loadParts/streamParts); else empty
+  /// The messages of the warnings noteImplausible() added to data.issues, so that they are told from the
+  /// reader's exactly (isImplausibleIssue()): check prints them itself, and noteImplausible() replaces them.
+  std::vector<std::string> implausible_issues;
 };
 
 /// For `d`, read from `path` alone, a file of a rotated run without End record and not closed for
@@ -41,24 +44,23 @@ void noteLaterPartOnDisk(const std::string& path, LogData& d);
 
 /// Start of the warning noteSaturatedSums() adds ("sums held at 2^64 - 1").
 inline constexpr const char* kSaturatedIssue = "sums held at 2^64 - 1";
-/// Adds to l.data.issues one warning (offset 0, chunk -1) if saturatedSums(l.summary) > 0, replacing one
-/// added before (call again after l.summary is recomputed). Done by loadLog, streamLog, loadParts and
-/// streamParts. No exception beyond std::bad_alloc.
+/// Adds to l.data.issues one warning (offset ReadIssue::kNoOffset, chunk -1) if saturatedSums(l.summary) > 0, replacing
+/// one added before (call again after l.summary is recomputed). Done by loadLog, streamLog, loadParts and streamParts.
+/// No exception beyond std::bad_alloc.
 void noteSaturatedSums(LoadedLog& l);
 
 /// Starts of the warnings noteRepeatedIds() adds.
 inline constexpr const char* kEarlierWindowIdsIssue = "inside the span of an earlier capture window";
 inline constexpr const char* kRepeatedIdsIssue = "the correlation id of an earlier launch in the same capture window";
-/// Adds to l.data.issues a warning (offset 0, chunk -1) for launches whose correlation ids lie in the span
-/// of an earlier capture window's (Summary::launches_in_earlier_window_ids: joined within their window)
-/// and one for launches that repeat an id within a window (Summary::repeated_launch_ids: the first, its
-/// launch record number, id and, from the streaming join, its chunk and byte offset), replacing those
-/// added before (call again after l.summary is recomputed). Done where noteSaturatedSums() is. No
-/// exception beyond std::bad_alloc.
+/// Adds to l.data.issues a warning (offset ReadIssue::kNoOffset, chunk -1) for launches whose correlation ids lie in
+/// the span of an earlier capture window's (Summary::launches_in_earlier_window_ids: joined within their window) and
+/// one for launches that repeat an id within a window (Summary::repeated_launch_ids: the first, its launch record
+/// number, id and, from the streaming join, its chunk and byte offset), replacing those added before (call again after
+/// l.summary is recomputed). Done where noteSaturatedSums() is. No exception beyond std::bad_alloc.
 void noteRepeatedIds(LoadedLog& l);
 
-/// Adds to l.data.issues one warning (offset 0, chunk -1) per kind of implausible record that `kcount check`
-/// names (its IMPLAUSIBLE verdict): kernel records ending at 2^64 - 1 ns, a kernel longer than a day and
+/// Adds to l.data.issues one warning (offset ReadIssue::kNoOffset, chunk -1) per kind of implausible record that
+/// `kcount check` names (its IMPLAUSIBLE verdict): kernel records ending at 2^64 - 1 ns, a kernel longer than a day and
 /// than the log, direct launches joined by several kernels; replacing those added before (call again
 /// after l.summary is recomputed). So summary (its footer, JSON "issues", CSV on stderr), kernels, diff,
 /// export and report warn of them as of the reader's warnings; check prints them once, with its counts.
@@ -199,6 +201,10 @@ inline constexpr std::string_view kOverallRow = "(overall)";
 /// "(overall)", "(empty name)", kUnmatchedLabel, kUnresolvedLabel or begins with "(lost range " gets a
 /// leading '\'.
 std::string displayName(std::string_view name);
+/// A path as the table and CSV show it (displayPath(): a '/' in a name "\/", bytes that are no UTF-8 "\xHH")
+/// as JSON writes it (kernels' "ranges" keys, diff's paths): escaped the same but for those bytes, which are
+/// U+FFFD as everywhere in JSON (replaceInvalidUtf8()), as summary JSON's "path" has them. Thread-safe.
+std::string jsonPathKey(std::string_view shown);
 /// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
 /// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not
 /// part of a valid UTF-8 character "\xHH", as displayName() does for range names; '/' and '\' are kept
@@ -581,6 +587,13 @@ struct PartsGiven {
 /// recorded, so no snapshot is due).
 std::string noTotalsText(const LogData& log, const Summary& summary);
 
+/// The states of `kcount check`'s verdict line, in the order the line names them when several apply: the
+/// first leads the line, each other follows as "; also STATE ...". docs/usage.md lists them in this order
+/// (tests/unit/test_analysis.cpp compares). DAMAGED stands alone; OK is said when none applies.
+inline constexpr std::string_view kCheckStates[] = {
+    "RECORDS MISSING", "EXTRA RECORDS",  "REORDERED",  "IMPLAUSIBLE", "PARTIAL",
+    "NOT ONE LOG",     "TRAILING BYTES", "INCOMPLETE", "NO TOTALS",   "COMPLETE BUT LOSSY"};
+
 /// Prints the check report of one log. Returns 0 clean, 1 incomplete (no End record, bytes after the End
 /// record), lossy (records dropped while recording: a DROPS line names the counters), partial (a
 /// rotated part whose run is not whole among the files given: PARTIAL) or without totals (NO TOTALS:
@@ -606,6 +619,16 @@ struct Duplicate {
   bool same_file = false;
   uint32_t part = 0;                            ///< rotated part number of both
   uint64_t original_bytes = 0, bytes = 0;       ///< file sizes (a copy taken while recording is shorter)
+  /// What the reading of each file (whole, or its head) found at its end: whether its End record was read,
+  /// and where bytes after it begin (0: none) and whether they are a second log. Says how copies of
+  /// different sizes differ (duplicateText()).
+  struct End {
+    bool whole = false;  ///< the file was read to its end (not a head of it)
+    bool read = false;   ///< its End record was read
+    uint64_t after_end_offset = 0;
+    bool after_end_is_log = false;
+  };
+  End original_end, end;
   /// Copies of different sizes: not one file's bytes twice (one is cut, or was copied while recording),
   /// so each is read and its damage reported; the caller warns that the recording counts twice.
   bool differs() const { return !same_file && original_bytes != bytes; }
@@ -622,7 +645,13 @@ std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, con
 std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<const LogData*>& logs);
 
 /// "the same file as A (given twice)" or "A and B are copies of one recording (same host, pid and
-/// start[, rotated part K])[ of different sizes (N and M bytes: ...)]" for a Duplicate of `paths`.
+/// start[, rotated part K])[ of different sizes (N and M bytes: ...)]" for a Duplicate of `paths`. The
+/// sizes are explained by what was found: "B is A followed by K bytes after its end record: a second log
+/// (the recording twice over)" (or "that are not a log"), where the larger file's End record ends where
+/// the smaller file does; "one was copied before the recording ended, or was cut" where neither file's
+/// End record was seen to follow its size, or "one has bytes after its end record" (both read whole);
+/// "one was copied before the recording ended, was cut, or has bytes after its end record" while a file
+/// was read in part (a head).
 std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d);
 
 /// The state of a log that holds only part of a rotated run, "" for a whole run (or a log never rotated):

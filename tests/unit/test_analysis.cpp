@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -856,4 +857,27 @@ TEST_CASE("tree view of a chain deeper than 256 ranges: indentation stops at 256
   CHECK(widest_indent == 2 * 256);
   CHECK(depth_marks == kDepth - 257);  // depths 258..300
   CHECK(table.str().find("(depth 300) r ") != std::string::npos);
+}
+
+TEST_CASE("kcount check's states are listed in docs/usage.md in the order the verdict line names them") {
+  std::ifstream in(std::string(KC_SOURCE_DIR) + "/docs/usage.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const size_t begin = doc.find("and last the state: `OK`, ");
+  const size_t end = doc.find("`DAMAGED`, or for a file that is not a log at all", begin);
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  // Each state's first mention as "`STATE" in the list (a line break may stand for a space).
+  std::string list = doc.substr(begin, end - begin);
+  for (char& c : list)
+    if (c == '\n') c = ' ';
+  size_t last = 0;
+  for (std::string_view state : kc::kCheckStates) {
+    const size_t at = list.find("`" + std::string(state));
+    CAPTURE(state);
+    REQUIRE(at != std::string::npos);
+    CHECK(at > last);
+    last = at;
+  }
 }

@@ -366,3 +366,18 @@ TEST_CASE("diff verdict lines: a Triton kernel's fused ops are listed when its n
   CHECK(line.find(" sin]") != std::string::npos);
   CHECK(chars(line) <= kc::kMaxVerdictLine);
 }
+
+TEST_CASE("diff's change of two sums: none where a side is held at 2^64 - 1 or the change passes 2^63 - 1") {
+  constexpr uint64_t kMax = UINT64_MAX, kI64 = static_cast<uint64_t>(INT64_MAX);
+  CHECK(kc::sumChange(3000, 1000) == -2000);
+  CHECK(kc::sumChange(1000, 3000) == 2000);
+  CHECK(kc::sumChange(7, 7) == 0);
+  CHECK(kc::sumChange(0, kI64) == INT64_MAX);
+  CHECK(kc::sumChange(kI64, 0) == -INT64_MAX);
+  CHECK_FALSE(kc::sumChange(0, kI64 + 1).has_value());     // would wrap to a negative number
+  CHECK_FALSE(kc::sumChange(kI64 + 1, 0).has_value());
+  CHECK_FALSE(kc::sumChange(kMax, 3000).has_value());      // held: the true value is larger
+  CHECK_FALSE(kc::sumChange(3000, kMax).has_value());
+  CHECK_FALSE(kc::sumChange(kMax, kMax).has_value());      // two held sums: not "no change"
+  CHECK(kc::sumChange(kMax - 1, kMax - 2) == -1);          // large but not held: exact
+}

@@ -620,6 +620,11 @@ TEST_CASE("several logs: per-log values, total and spread per range") {
   CHECK(kc::spreadOf({3, 1, 2}).median == 2);
   CHECK(kc::spreadOf({4, 1, 3, 2}).median == 2.5);
   CHECK(kc::spreadOf({}).max == 0);
+  // A value held at 2^64 - 1 stays exact in min and max; the mean of it and a plain value is not known.
+  CHECK(kc::spreadOf({3000, UINT64_MAX}).max == UINT64_MAX);
+  CHECK_FALSE(kc::spreadOf({3000, UINT64_MAX}).medianKnown());
+  CHECK(kc::spreadOf({3000, UINT64_MAX, UINT64_MAX}).medianKnown());
+  CHECK(kc::spreadOf({3000, UINT64_MAX, UINT64_MAX}).median_low == UINT64_MAX);
   const kc::LoadedLog eager = kc::loadLog(sourceRoot() + "/examples/logs/geglu-eager.kcount");
   const kc::LoadedLog compiled = kc::loadLog(sourceRoot() + "/examples/logs/geglu-compiled.kcount");
   const auto j = kc::acrossLogsJson({eager, eager, compiled});
