@@ -2,7 +2,7 @@
 """How often kcount touches the files it is given, counted with strace: `kcount check` opens each log once
 (whether a path is a log file is decided without opening it), `kcount summary` opens one log once and each of
 several at most twice (its first 2 MiB, read once for copies and rotated parts, and the log), and
-`kcount run --paused` looks at the control folder once (one lstat()). Skipped (exit 0, SKIP) where strace is
+`kcount run --paused` looks at the control folder once (one lstat()). Skipped (exit 77, SKIP) where strace is
 missing or cannot trace (ptrace not permitted).
 
 Usage: test_file_access.py BUILD_DIR   (needs BUILD_DIR/bin/kcount and BUILD_DIR/bin/kc_make_log)
@@ -35,6 +35,10 @@ def traced(args, follow=True, env=None):
         return calls, p.returncode
 
 
+# Exit status of a test that could not run here: ctest reports it as skipped (SKIP_RETURN_CODE).
+SKIPPED = 77
+
+
 def count(calls, names, path):
     return sum(1 for c, p in calls if c in names and p == path)
 
@@ -42,11 +46,11 @@ def count(calls, names, path):
 def main():
     if shutil.which("strace") is None:
         print("SKIP: strace is not installed (scripts/install_deps.sh installs it)")
-        return 0
+        return SKIPPED
     probe = subprocess.run(["strace", "-o", os.devnull, "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         print(f"SKIP: strace cannot trace here: {probe.stderr.strip()}")
-        return 0
+        return SKIPPED
     kcount = kcount_path()
     work = tempfile.mkdtemp(prefix="kc-file-access-")
     try:

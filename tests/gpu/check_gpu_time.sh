@@ -57,10 +57,17 @@ run_one() {
   mv "${logs[0]}" "$OUTDIR/$tag.kcount"
 }
 
-# pair ROW TAG CMD...: trace run and KCOUNT_GPU_TIME=0 run of CMD, compared.
+# Kernels made innermost in each range by examples/geglu.py --steps 20 (eager: one GEMM in gate, up, down,
+# GELU and mul in act; docs/attribution.md): both logs must give them, not only agree with each other.
+GEGLU_EXPECT=(--expect step/gate=20 step/up=20 step/act=40 step/down=20)
+
+# pair ROW TAG [--expect PATH=N ...] -- CMD...: trace run and KCOUNT_GPU_TIME=0 run of CMD, compared.
 pair() {
   local name=$1 tag=$2
   shift 2
+  local expect=()
+  while [[ $# -gt 0 && $1 != -- ]]; do expect+=("$1"); shift; done
+  shift
   if ! run_one "$tag-trace" KCOUNT_MODE=trace -- "$@"; then row "$name" FAIL "trace run failed"; return; fi
   if ! run_one "$tag-off" KCOUNT_MODE=trace KCOUNT_GPU_TIME=0 -- "$@"; then
     row "$name" FAIL "KCOUNT_GPU_TIME=0 run failed"
@@ -68,26 +75,26 @@ pair() {
   fi
   local detail
   detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" "$KCOUNT" "$OUTDIR/$tag-trace.kcount" "$OUTDIR/$tag-off.kcount" \
-           2>"$OUTDIR/$tag-compare.stderr.txt")
+           "${expect[@]}" 2>"$OUTDIR/$tag-compare.stderr.txt")
   if [[ $? -eq 0 ]]; then row "$name" PASS "$detail"; else row "$name" FAIL "$detail $(tail -c 300 "$OUTDIR/$tag-compare.stderr.txt")"; fi
 }
 
 LAUNCHES_BIN=$OUTDIR/launches
 if nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launches.cu" -lcuda -o "$LAUNCHES_BIN" >"$OUTDIR/nvcc.txt" 2>&1; then
-  pair "g1 C++ launch paths" launches "$LAUNCHES_BIN"
+  pair "g1 C++ launch paths" launches -- "$LAUNCHES_BIN"
 else
   row "g1 C++ launch paths" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc.txt")"
 fi
-pair "g2 geglu eager" geglu "$PY" "$REPO/examples/geglu.py" --steps 20
+pair "g2 geglu eager" geglu "${GEGLU_EXPECT[@]}" -- "$PY" "$REPO/examples/geglu.py" --steps 20
 # torch.compile's first run in a fresh machine autotunes inside the warmup range (300 launches there against
 # 20 once the Inductor cache is warm): one run without kcount first, so that both runs compared find it warm.
 "$PY" "$REPO/examples/geglu.py" --compile --steps 2 >"$OUTDIR/geglu-compiled-cache.txt" 2>&1
-pair "g3 geglu compiled" geglu-compiled "$PY" "$REPO/examples/geglu.py" --compile --steps 20
+pair "g3 geglu compiled" geglu-compiled -- "$PY" "$REPO/examples/geglu.py" --compile --steps 20
 
 if run_one geglu-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 -- "$PY" "$REPO/examples/geglu.py" --steps 20 &&
    [[ -f $OUTDIR/geglu-off.kcount ]]; then
   detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/geglu-off.kcount" \
-           "$OUTDIR/geglu-summary-off.kcount" 2>"$OUTDIR/summary-compare.stderr.txt")
+           "$OUTDIR/geglu-summary-off.kcount" "${GEGLU_EXPECT[@]}" 2>"$OUTDIR/summary-compare.stderr.txt")
   if [[ $? -eq 0 ]]; then row "g4 summary mode" PASS "$detail"; else row "g4 summary mode" FAIL "$detail"; fi
 else
   row "g4 summary mode" FAIL "run failed or no g2 log"

@@ -26,6 +26,10 @@
 #                         totals and ranges equal trace mode's exactly, the log says launch_timing_sample 16,
 #                         and the estimated launch CPU of "step" (inclusive) is within 0.5x..2x of the
 #                         unsampled summary run's
+#   s9 fixed counts N     for N = both step counts, in the trace and the summary log: the counts GeGLU eager
+#                         must give whatever the run (step: N instances, 5N launches and kernels; gate, up,
+#                         down: N kernels each; act: 2N), so both modes cannot agree on a wrong number.
+#                         EXPECT_PER_STEP overrides ("path=kernels ..."; empty: row skipped, e.g. for PROGRAM)
 set -u
 
 BUILD_DIR=${1:?usage: check_summary_mode.sh BUILD_DIR}
@@ -38,6 +42,10 @@ STEPS_SHORT=${STEPS_SHORT:-2000}
 STEPS_LONG=${STEPS_LONG:-10000}
 SIZE_BOUND=${SIZE_BOUND:-262144}
 read -r -a PROGRAM_CMD <<<"${PROGRAM:-$PY $REPO/examples/geglu.py --steps}"
+# Kernels per step of examples/geglu.py (eager, bf16, on an H100 or H200): docs/attribution.md, README.
+default_expect="step=5 step/gate=1 step/up=1 step/act=2 step/down=1"
+[[ -n ${PROGRAM:-} ]] && default_expect=""
+EXPECT_PER_STEP=${EXPECT_PER_STEP-$default_expect}
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 
@@ -135,6 +143,45 @@ for n in "$STEPS_SHORT" "$STEPS_LONG"; do
     row "s3 ranges $n" FAIL "missing summaries"
   fi
 done
+
+# fixed_counts JSON N: every "path=k" of EXPECT_PER_STEP holds (inclusive kernels k*N; step: N instances, 5N
+# launches); prints "OK ..." or the differences.
+fixed_counts() {
+  "$PY" - "$1" "$2" "$EXPECT_PER_STEP" <<'EOF'
+import json, sys
+log = json.load(open(sys.argv[1]))["logs"][0]
+n = int(sys.argv[2])
+ranges = {r["path"]: r for r in log["ranges"]}
+bad = []
+for item in sys.argv[3].split():
+    path, per = item.split("=")
+    r = ranges.get(path)
+    got = r["inclusive"]["kernels"] if r else None
+    if got != int(per) * n:
+        bad.append(f"{path}: {got} kernels, want {int(per) * n}")
+step = ranges.get("step")
+if step is None or step["instances"] != n or step["inclusive"]["launches"] != 5 * n:
+    bad.append(f"step: {step and step['instances']} instances, {step and step['inclusive']['launches']} launches, "
+               f"want {n}, {5 * n}")
+print("OK " + sys.argv[3].replace(" ", ", ") + f" per step x {n}" if not bad else "; ".join(bad))
+EOF
+}
+
+if [[ -n $EXPECT_PER_STEP ]]; then
+  for n in "$STEPS_SHORT" "$STEPS_LONG"; do
+    msgs=""
+    for mode in trace summary; do
+      if [[ -f $OUTDIR/$mode-$n.json ]]; then
+        got=$(fixed_counts "$OUTDIR/$mode-$n.json" "$n" 2>&1)
+        [[ $got == OK* ]] || msgs+="$mode: $got "
+      else
+        msgs+="$mode: no summary "
+      fi
+    done
+    if [[ -z $msgs ]]; then row "s9 fixed counts $n" PASS "trace and summary: $EXPECT_PER_STEP per step"
+    else row "s9 fixed counts $n" FAIL "$msgs"; fi
+  done
+fi
 
 # Size: bound, and bytes per snapshot.
 size_line=$("$PY" - "$OUTDIR" "$STEPS_SHORT" "$STEPS_LONG" "$SIZE_BOUND" <<'EOF' 2>&1

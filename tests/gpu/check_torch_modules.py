@@ -144,6 +144,8 @@ def cmd_compiled(a):
     notes.append("kernels/step %s (without hooks %s)" % (k, k_off))
     if k != k_off:
         fails.append("kernels per step differ with hooks: %s vs %s" % (k, k_off))
+    if a.kernels_per_step is not None and k != a.kernels_per_step:
+        fails.append("kernels per step %s, expected %s" % (k, a.kernels_per_step))
     return finish(fails, notes)
 
 
@@ -211,6 +213,8 @@ def main(argv=None):
     s = sub.add_parser("layers"); s.add_argument("summary"); s.add_argument("profiler"); s.add_argument("--layers", type=int, default=4)
     s = sub.add_parser("off"); s.add_argument("off"); s.add_argument("on")
     s = sub.add_parser("compiled"); s.add_argument("summary"); s.add_argument("dynamo"); s.add_argument("summary_off"); s.add_argument("dynamo_off")
+    s.add_argument("--kernels-per-step", type=float, default=None,
+                   help="the kernels per step both runs must have (not only agree on)")
     s = sub.add_parser("ops"); s.add_argument("summary"); s.add_argument("modules")
     s = sub.add_parser("backward"); s.add_argument("summary"); s.add_argument("--layers", type=int, default=4)
     s = sub.add_parser("bench"); s.add_argument("bench")

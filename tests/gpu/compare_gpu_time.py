@@ -3,6 +3,7 @@
 
     compare_gpu_time.py KCOUNT TRACE_LOG OFF_LOG           (both trace-mode logs, via kcount export sqlite)
     compare_gpu_time.py --summary KCOUNT OFF_LOG SUMMARY_LOG  (summary JSON totals and ranges equal)
+    ... --expect PATH=N [PATH=N ...]   (also: both logs have exactly N kernels made innermost in range PATH)
 
 Prints one line of details; exit 0 if every comparison holds, 1 otherwise (the differences on stderr).
 Expected: per (range path, kernel name), the OFF log's kernel count equals the TRACE log's count of kernels
@@ -103,11 +104,33 @@ def compare_summary(kcount, off_log, summary_log):
                       f"gpu_ns={t['gpu_ns']} = trace log's; {len(rb)} ranges equal")
 
 
+def expected_counts(kcount, logs, expect):
+    """Differences from fixed expected counts: {path: kernels} against each log's innermost kernels per path
+    (summary JSON), so that two logs cannot agree on a wrong number."""
+    problems = []
+    for log in logs:
+        got = {r["path"]: r["exclusive"]["kernels"] for r in summary_json(kcount, log)["ranges"]}
+        for path, n in expect.items():
+            if got.get(path) != n:
+                problems.append(f"{os.path.basename(log)}: {path} has {got.get(path)} kernels, expected {n}")
+    return problems
+
+
 def main(argv):
+    expect = {}
+    if "--expect" in argv:
+        at = argv.index("--expect")
+        expect = {k: int(v) for k, v in (item.split("=") for item in argv[at + 1:])}
+        argv = argv[:at]
     if argv and argv[0] == "--summary":
         problems, detail = compare_summary(*argv[1:4])
+        logs = argv[2:4]
     else:
         problems, detail = compare_trace(*argv[0:3])
+        logs = argv[1:3]
+    if expect:
+        problems += expected_counts(argv[1] if argv[0] == "--summary" else argv[0], logs, expect)
+        detail += f"; fixed counts hold ({', '.join(f'{k}={v}' for k, v in expect.items())})"
     print(detail if not problems else f"{len(problems)} differences: " + "; ".join(problems)[:600])
     for p in problems:
         print(p, file=sys.stderr)

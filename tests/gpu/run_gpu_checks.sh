@@ -425,8 +425,13 @@ check_row "k5 fork + DataLoader workers (${t_k}s vs ${t_b}s)" "$f_err" expect "$
 
 # ---- k6: torch.profiler in the same process (observation: which CUPTI client gets what)
 WANT_RC=0 kcount_run other-cupti - "$PY" "$CASES/other_cupti.py"
-check_row "k6 torch.profiler inside (observed)" "$RUN_ERR" expect "$OUTDIR/other-cupti.json" \
-  before:exclusive.kernels=10
+# docs/attribution.md: kcount, subscribed first, keeps CUPTI (10 kernels in each range); torch.profiler
+# gets no GPU events (CUPTI 13.0 on driver r580 allows one subscriber).
+k6_err=$RUN_ERR
+k6_seen=$(sed -n 's/.*"torch_profiler_kernels": \([0-9]*\).*/\1/p' "$OUTDIR/other-cupti.stdout.txt")
+[[ $k6_seen == 0 ]] || k6_err+="torch.profiler saw ${k6_seen:-?} kernels (0 documented); "
+check_row "k6 torch.profiler inside" "$k6_err" expect "$OUTDIR/other-cupti.json" \
+  before:exclusive.kernels=10 during:exclusive.kernels=10 after:exclusive.kernels=10
 echo "   other_cupti stdout: $(tail -n 1 "$OUTDIR/other-cupti.stdout.txt")"
 "$PY" - "$OUTDIR/other-cupti.json" <<'PYEOF' || true
 import json, sys
@@ -459,8 +464,9 @@ h_run "k9 CUDA_VISIBLE_DEVICES= (CPU-only torch)" novis-python $'False\n' env CU
   'import torch; print(torch.cuda.is_available())'
 want=$(cd /tmp && "$PY" -c "import os; os.environ['CUDA_VISIBLE_DEVICES']='0'; import torch; print(torch.cuda.device_count())" 2>/dev/null)
 tmpd=$(mktemp -d); got=$(cd "$tmpd" && LD_PRELOAD=$LIB "$PY" -c "import os; os.environ['CUDA_VISIBLE_DEVICES']='0'; import torch; print(torch.cuda.device_count())" 2>"$OUTDIR/setvis.stderr.txt")
-if [[ $got == "$want" ]]; then add_row "k9 program sets CUDA_VISIBLE_DEVICES" PASS "device_count=$got as without kcount; files: $(ls -A "$tmpd" | tr '\n' ' ')"
-else add_row "k9 program sets CUDA_VISIBLE_DEVICES" FAIL "device_count=$got (without kcount: $want)"; fi
+# CUDA_VISIBLE_DEVICES=0 leaves one device on any GPU machine: 1 with and without kcount.
+if [[ $got == "$want" && $got == 1 ]]; then add_row "k9 program sets CUDA_VISIBLE_DEVICES" PASS "device_count=$got as without kcount; files: $(ls -A "$tmpd" | tr '\n' ' ')"
+else add_row "k9 program sets CUDA_VISIBLE_DEVICES" FAIL "device_count=$got (without kcount: $want; 1 expected)"; fi
 
 # ---- k10: a different CUPTI first on LD_LIBRARY_PATH
 toolkit_cupti_dir=$(dirname "$(ls /usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13 2>/dev/null || echo /usr/local/cuda/lib64/libcupti.so.13)")
