@@ -34,8 +34,10 @@ def _column(values):
     """A column of JSON values: nullable Int64 when every value is an int (or null) that fits, else
     object (text, booleans, floats and ints mixed with null stay as the JSON gave them)."""
     present = [v for v in values if v is not None]
-    if present and all(_is_int(v) and -2 ** 63 <= v < 2 ** 63 for v in present):
-        return pd.array(values, dtype="Int64")
+    if present and all(_is_int(v) for v in present):
+        if all(-2 ** 63 <= v < 2 ** 63 for v in present):
+            return pd.array(values, dtype="Int64")
+        return pd.Series(values, dtype=object)  # a sum held at 2^64 - 1: exact, as Python ints
     if present and all(isinstance(v, float) or _is_int(v) for v in present):
         return pd.array([None if v is None else float(v) for v in values], dtype="Float64")
     return pd.Series(values, dtype=object)

@@ -392,6 +392,23 @@ def view_checks():
           len(lines) == 1 and list(lines[0].get_xdata()) == [1, 2, 3] and list(lines[0].get_ydata()) == [3, 4, 2])
 
 
+def held_sum_checks():
+    """A kernel ending at 2^64 - 1 ns (a crafted log): GPU time sums beyond Int64 stay exact."""
+    held = os.path.join(WORK, "held.kcount")
+    r = subprocess.run([MAKE_LOG, held], input="push step\nkernel 18446744073709551615 K\nkernel 100 K\npop\n",
+                       capture_output=True, text=True)
+    rc, data, err = tool_json("summary", held)
+    if not check("kc_make_log wrote a log with a kernel ending at 2^64 - 1", r.returncode == 0 and rc == 0, r.stderr):
+        return
+    want = [x["inclusive"]["gpu_ns"] for x in data["logs"][0]["ranges"]]
+    log = kcount.load(held, tool=KCOUNT)
+    check("sums past 2^63 - 1 stay exact Python ints: %s" % want,
+          max(want) >= 2 ** 63 and list(log.ranges["gpu_ns"]) == want and log.ranges["kernels"].dtype == "Int64")
+    d = kcount.diff(held, held, tool=KCOUNT)
+    check("diff of such logs: no gpu_ns_change column (not known), count_change 0",
+          "gpu_ns_change" not in d.kernels.columns and ints(d.kernels["count_change"]) == [0])
+
+
 if __name__ == "__main__":
     install_checks()
     load_checks()
@@ -399,4 +416,5 @@ if __name__ == "__main__":
     error_checks()
     control_checks()
     view_checks()
+    held_sum_checks()
     sys.exit(exit_status())
