@@ -34,7 +34,7 @@ def ranges_frame(data):
             _side_columns(row, r.get(side), suffix)
         rows.append(row)
     columns = ["path", "domain", "in"] + [k + s for s in ("_a", "_b", "_change") for k in _SIDE_KEYS]
-    return frames._frame(rows, columns + ["nesting_differs"])
+    return frames.frame_from_rows(rows, columns + ["nesting_differs"])
 
 
 def kernels_frame(data):
@@ -53,7 +53,7 @@ def kernels_frame(data):
                 row["count_" + side] = k.get("count") if one else k.get("count_" + side)
                 row["gpu_ns_" + side] = k.get("gpu_ns") if one else k.get("gpu_ns_" + side)
             rows.append(row)
-    frame = frames._frame(rows, ("status", "identity", "short", "name", "category", "count_a", "count_b",
+    frame = frames.frame_from_rows(rows, ("status", "identity", "short", "name", "category", "count_a", "count_b",
                                  "gpu_ns_a", "gpu_ns_b"))
     for what in ("count", "gpu_ns"):
         try:
@@ -72,7 +72,7 @@ def verdicts_frame(data):
     unit (the range path, "(overall)" for the whole run), line (0 first), text."""
     rows = [{"unit": v.get("unit"), "line": i, "text": text}
             for v in data.get("verdicts") or [] for i, text in enumerate(v.get("lines") or [])]
-    return frames._frame(rows, ("unit", "line", "text"))
+    return frames.frame_from_rows(rows, ("unit", "line", "text"))
 
 
 class Diff:

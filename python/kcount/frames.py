@@ -31,8 +31,9 @@ def _is_int(v):
 
 
 def _column(values):
-    """A column of JSON values: nullable Int64 when every value is an int (or null) that fits, else
-    object (text, booleans, floats and ints mixed with null stay as the JSON gave them)."""
+    """A column of JSON values: nullable Int64 when every value is an int (or null) that fits in it;
+    nullable Float64 for numbers with a fraction (kernels_per_instance); else object (text, booleans,
+    lists, and ints past Int64), the values as the JSON gave them."""
     present = [v for v in values if v is not None]
     if present and all(_is_int(v) for v in present):
         if all(-2 ** 63 <= v < 2 ** 63 for v in present):
@@ -43,7 +44,7 @@ def _column(values):
     return pd.Series(values, dtype=object)
 
 
-def _frame(rows, columns):
+def frame_from_rows(rows, columns):
     """A DataFrame of `rows` (dicts) with exactly `columns`, in that order, typed column by column."""
     return pd.DataFrame({c: _column([r.get(c) for r in rows]) for c in columns}, columns=list(columns))
 
@@ -74,7 +75,7 @@ def ranges_frame(summary):
                 for k in _LAYER_KEYS:
                     row[prefix + k] = layer.get(k)
             rows.append(row)
-    return _frame(rows, _range_columns())
+    return frame_from_rows(rows, _range_columns())
 
 
 def _decoded_by_name(kernels):
@@ -115,7 +116,7 @@ def kernels_frame(summary, kernels):
                 decoded = by_name.get(k.get("name"), {})
                 row.update({f: decoded.get(f) for f in extra})
                 rows.append(row)
-    return _frame(rows, ["log", "range", "domain", "name", "short", "count", "gpu_ns"] + extra)
+    return frame_from_rows(rows, ["log", "range", "domain", "name", "short", "count", "gpu_ns"] + extra)
 
 
 _SEGMENT_KEYS = ("index", "reason", "end_reason", "start_ns", "stop_ns", "duration_ns", "first_correlation_id",
@@ -132,7 +133,7 @@ def segments_frame(summary):
             row = {"log": log.get("path")}
             row.update({k: s.get(k) for k in _SEGMENT_KEYS})
             rows.append(row)
-    return _frame(rows, ("log",) + _SEGMENT_KEYS)
+    return frame_from_rows(rows, ("log",) + _SEGMENT_KEYS)
 
 
 _TOTAL_KEYS = ("launches", "graph_launches", "kernels", "unmatched_kernels", "launches_without_kernel",
@@ -150,7 +151,7 @@ def totals_frame(summary):
         row.update(flat_counts(log.get("overall"), "overall_"))
         rows.append(row)
     columns = ["log", "mode"] + list(_TOTAL_KEYS) + list(flat_counts({}, "overall_").keys())
-    return _frame(rows, columns)
+    return frame_from_rows(rows, columns)
 
 
 _DROP_KEYS = ("dropped_host_records", "dropped_activity_records", "activity_buffers_refused",
@@ -178,7 +179,7 @@ def check_frame(summary):
         rows.append(row)
     columns = ["log", "state", "complete", "intact", "lossy", "mode", "gpu_time", "dropped_records",
                "dropped_bytes", "untallied_events", "drops", "errors", "warnings"] + list(_DROP_KEYS)
-    return _frame(rows, columns)
+    return frame_from_rows(rows, columns)
 
 
 def issues_frame(summary):
@@ -187,4 +188,4 @@ def issues_frame(summary):
     rows = [{"log": log.get("path"), "severity": i.get("severity"), "offset": i.get("offset"),
              "chunk": i.get("chunk"), "message": i.get("message")}
             for log in summary.get("logs", []) for i in log.get("issues") or []]
-    return _frame(rows, ("log", "severity", "offset", "chunk", "message"))
+    return frame_from_rows(rows, ("log", "severity", "offset", "chunk", "message"))
