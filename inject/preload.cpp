@@ -398,7 +398,7 @@ KC_EXPORT int execle(const char* path, const char* arg, ...) {
 }
 #undef KC_EXECL_ARGV
 
-/// Whether NVTX ranges pushed now can be recorded, for the Python helper (python/kcount_torch), which
+/// Whether NVTX ranges pushed now can be recorded, for the Python helper (python/kcount/torch), which
 /// keeps its per-module hooks installed only while this is not 0:
 ///   1  a capture window is open (Session::recordingNow());
 ///   2  armed: a window opens without an operator: the session has not started yet, or is starting

@@ -11,7 +11,7 @@ namespace kc::inject {
 
 /// Every KCOUNT_* environment variable that configures kcount: those readConfig() reads (each through a
 /// SettingName, so a name missing here does not compile), and those the Python helper reads
-/// (python/kcount_torch: KCOUNT_TORCH_POLL_MS, KCOUNT_TORCH_ROOT_NAME, KCOUNT_TORCH_NVTX_LIB). An unknown
+/// (python/kcount/torch: KCOUNT_TORCH_POLL_MS, KCOUNT_TORCH_ROOT_NAME, KCOUNT_TORCH_NVTX_LIB). An unknown
 /// KCOUNT_* variable within two edits of one of these is reported as a probable misspelling.
 inline constexpr std::string_view kSettings[] = {
     "KCOUNT_OUTPUT", "KCOUNT_CUPTI_PATH", "KCOUNT_RUN_REPORT", "KCOUNT_LOG_LEVEL", "KCOUNT_DISABLE",
@@ -33,7 +33,8 @@ inline constexpr std::string_view kOtherNames[] = {
     kWarnedVariable, "KCOUNT_NEEDS", "KCOUNT_ENV", "KCOUNT_JOBS", "KCOUNT_DATA", "KCOUNT_EXAMPLES_OUT",
     "KCOUNT_BENCH_SAMPLE_LOG", "KCOUNT_BENCH_FAKE_REPEAT", "KCOUNT_BENCH_FAKE_CONFIG", "KCOUNT_AB_FAKE_CONFIG",
     "KCOUNT_CONTROL_TOL", "KCOUNT_FUZZ_CLEAN", "KCOUNT_HELPER", "KCOUNT_SANITIZE", "KCOUNT_BUILD_BENCH",
-    "KCOUNT_BUILD_TESTS", "KCOUNT_VERSION"};
+    "KCOUNT_BUILD_TESTS", "KCOUNT_VERSION",
+    "KCOUNT_TOOL"};  // the kcount tool the Python package runs (python/kcount/_tool.py)
 
 /// True if `name` is in kSettings. Usable at compile time; no allocation.
 constexpr bool isSetting(std::string_view name) noexcept {

@@ -4,7 +4,7 @@
 KCOUNT_TORCH_OPS=1) put this folder first on PYTHONPATH, so Python's `site` module imports this file at
 start-up. It:
 
-1. installs kcount_torch's import hook, but only if one of the switches is set (otherwise it does
+1. installs kcount.torch's import hook, but only if one of the switches is set (otherwise it does
    nothing, and never imports torch: the hook acts once the program itself has imported torch);
 2. then runs the `sitecustomize` that Python would have imported without this folder (the next one on
    sys.path, e.g. Debian's /usr/lib/python3.X/sitecustomize.py or the user's own), under the name
@@ -19,8 +19,8 @@ def _kcount_boot():
     if any(_os.environ.get(v, "") not in ("", "0") for v in ("KCOUNT_TORCH_MODULES", "KCOUNT_TORCH_OPS",
                                                               "KCOUNT_TORCH_BACKWARD")):
         try:
-            import kcount_torch
-            kcount_torch.install_import_hook()
+            import kcount.torch
+            kcount.torch.install_import_hook()
         except Exception as e:  # never break the program's start-up
             _sys.stderr.write("[kcount] warning: torch module ranges not installed: %s: %s\n" % (type(e).__name__, e))
             return

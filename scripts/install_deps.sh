@@ -13,7 +13,9 @@ pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev docte
 test_pkgs=(clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with ASan+UBSan
       chromium        # tests/cli/test_html_report.py renders kcount report in headless Chromium
       python3-torch  # tests/cli/test_torch_modules.py: the PyTorch helper on a real (CPU) PyTorch
-      python3-matplotlib  # scripts/case_study.py: the plots of docs/case-study.md
+      python3-matplotlib  # scripts/case_study.py: the plots of docs/case-study.md; kcount's Python plots
+      python3-pandas python3-venv python3-setuptools python3-wheel  # tests/cli/test_python_package.py:
+      # pip install --no-index --no-build-isolation ./python into a venv with Debian's pandas
       strace)  # tests/cli/test_file_access.py counts the tools' opens of their files
 case "${1:-all}" in
   build) ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The PyTorch helper (python/sitecustomize.py, python/kcount_torch/), without a GPU.
+"""The PyTorch helper (python/sitecustomize.py, python/kcount/torch/, imported here by its former name
+kcount_torch), without a GPU.
 
-1. Qualified names and range nesting (kcount_torch.modules.ModuleRanges) on a tree of stand-in modules:
+1. Qualified names and range nesting (kcount.torch.modules.ModuleRanges) on a tree of stand-in modules:
    names relative to the outermost module, shared modules, modules that are not children of their
    caller or in no tree, re-entrant calls, replaced children, calls outside any root, threads,
    exceptions, kcount not recording, torch.compile tracing, a compiled wrapper (OptimizedModule).
@@ -641,13 +642,13 @@ def startup_tests(build, work):
     helper = os.path.join(build, "share", "kcount", "python")
     check("build tree: helper copied to share/kcount/python",
           os.path.isfile(os.path.join(helper, "sitecustomize.py")) and
-          os.path.isfile(os.path.join(helper, "kcount_torch", "modules.py")))
+          os.path.isfile(os.path.join(helper, "kcount", "torch", "modules.py")))
     user = os.path.join(work, "user")
     os.makedirs(user)
     with open(os.path.join(user, "sitecustomize.py"), "w") as f:
         f.write("import os\nUSER_MARK = 'user sitecustomize ran'\nos.environ['USER_SITE_RAN'] = '1'\n")
     probe = ("import sys, os, json; sc = sys.modules.get('sitecustomize');"
-             "print(json.dumps({'torch': 'torch' in sys.modules, 'kcount_torch': 'kcount_torch' in sys.modules,"
+             "print(json.dumps({'torch': 'torch' in sys.modules, 'kcount_torch': 'kcount.torch' in sys.modules,"
              "'sc': getattr(sc, '__file__', None), 'user': os.environ.get('USER_SITE_RAN'),"
              "'mark': getattr(sc, 'USER_MARK', None), 'meta': [type(f).__name__ for f in sys.meta_path],"
              "'path0': os.environ.get('PYTHONPATH', '').split(':')[0]}))")
@@ -671,7 +672,7 @@ def startup_tests(build, work):
             check("%s: the user's sitecustomize still runs and is sys.modules['sitecustomize']" % what,
                   p["sc"] == os.path.join(user, "sitecustomize.py") and p["user"] == "1" and p["mark"])
             check("%s: torch not imported" % what, not p["torch"])
-            check("%s: kcount_torch imported and its finder installed only with the switch" % what,
+            check("%s: kcount.torch imported and its finder installed only with the switch" % what,
                   p["kcount_torch"] == bool(switch) and ("TorchImportFinder" in p["meta"]) == bool(switch))
         if system_sc:
             env = clean_env(PYTHONPATH=helper, KCOUNT_TORCH_MODULES="1")

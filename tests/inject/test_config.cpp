@@ -484,7 +484,7 @@ TEST_CASE("the setting table: settings and other known names, checked at compile
 
 TEST_CASE("every KCOUNT_* name quoted in the library, the tool and the Python helper is in the setting table") {
   // readConfig() cannot read an unlisted setting (SettingName); the rest of kcount reads the environment
-  // with std::getenv (tools/run.cpp, python/kcount_torch): a name read there and missing from kSettings
+  // with std::getenv (tools/run.cpp, python/: kcount.torch, the kcount package): a name read there and missing from kSettings
   // or kOtherNames would be reported as a misspelling, so this scans their sources for quoted names.
   const std::regex quoted(R"(["'](KCOUNT_[A-Z0-9_]*[A-Z0-9])["'=])");
   size_t names = 0;

@@ -374,7 +374,7 @@ def install(torch, options, recording=None, backend=None):
     """Registers the global module hooks (and op ranges) per `options` into the imported `torch`.
     `recording` and `backend` replace kcount's recording state and the NVTX backend (tests).
     Returns the ModuleRanges, or None when nothing was installed (one warning says why)."""
-    from kcount_torch import _kcount, warn
+    from kcount.torch import _kcount, warn
     if recording is None:
         recording = _kcount.RecordingState()
         if recording.mode == "absent":
@@ -390,7 +390,7 @@ def install(torch, options, recording=None, backend=None):
     push, pop = backend[0], backend[1]
     on_root = None
     if options.ops:
-        from kcount_torch import ops
+        from kcount.torch import ops
         on_root = ops.ThreadOpRanges(torch).enable_on_this_thread
     call_impl = getattr(getattr(getattr(torch, "nn", None), "Module", None), "_call_impl", None)
     codes = (call_impl.__code__,) if hasattr(call_impl, "__code__") else ()

@@ -46,5 +46,5 @@ class ThreadOpRanges:
                 if self.warned:
                     return
                 self.warned = True
-            from kcount_torch import warn
+            from kcount.torch import warn
             warn("torch op ranges not enabled: %s: %s" % (type(e).__name__, e))
