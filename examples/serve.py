@@ -190,13 +190,13 @@ class Engine:
                 self.decode_step()
         torch.cuda.current_stream().wait_stream(side)
         try:
-            self.graph = torch.cuda.CUDAGraph(keep_graph=True)  # PyTorch >= 2.8: the cudaGraph_t is kept
+            self.graph, kept = torch.cuda.CUDAGraph(keep_graph=True), True  # PyTorch >= 2.8: keeps the cudaGraph_t
         except TypeError:
-            self.graph = torch.cuda.CUDAGraph()
+            self.graph, kept = torch.cuda.CUDAGraph(), False
         with torch.cuda.graph(self.graph):
             self.graph_logits = self.decode_step()
-        if hasattr(self.graph, "raw_cuda_graph"):
-            self.graph.instantiate()
+        if kept:
+            self.graph.instantiate()  # now rather than at the first replay
             try:
                 self.graph_nodes = graph_node_counts(self.graph.raw_cuda_graph())
             except Exception as exc:  # the count is informative; serving does not depend on it

@@ -32,9 +32,9 @@ import subprocess
 import sys
 import time
 
-BUILD = os.path.abspath(sys.argv[1])
-OUT = os.path.abspath(sys.argv[2])
-KCOUNT = os.path.join(BUILD, "bin", "kcount")
+BUILD = os.path.abspath(sys.argv[1]) if len(sys.argv) > 2 else None
+OUT = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
+KCOUNT = os.path.join(BUILD, "bin", "kcount") if BUILD else "kcount"
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PY = os.environ.get("PYTHON", sys.executable)
@@ -44,7 +44,6 @@ import client  # noqa: E402  (examples/client.py: the requests)
 WARMUP, K, M, PROMPT = 3, 8, 32, 64  # requests before the window; in it: K requests of M new tokens
 SERVER_ARGS = ["--layers", "4", "--hidden", "1024", "--max-seq", "256", "--warmup", "2"]
 COUNTS = ("launches", "graph_launches", "kernels")
-os.makedirs(OUT, exist_ok=True)
 rows = []
 
 
@@ -125,14 +124,19 @@ def run_server(mode):
             client.generate(base, PROMPT, M)  # outside the window; the server exits after it
             res["exit"] = proc.wait(timeout=120)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            if proc.poll() is None:  # kcount run passes SIGTERM on to the server
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
     with open(err_path) as f:
         logs = re.findall(r"^kcount: log: (.*)$", f.read(), re.M)
     res["logs"] = logs
     if len(logs) != 1:
-        raise RuntimeError(f"{len(logs)} logs written ({logs}; see {err_path})")
+        raise RuntimeError(f"{len(logs)} logs written ({logs}; see {err_path}); exit {res.get('exit')}; "
+                           f"{'; '.join(res['errors']) or 'ctl and requests ok'}")
     res["log"] = logs[0]
     res["summary"] = summary(logs[0])
     return res
@@ -223,32 +227,38 @@ def check_exporter(summ):
         f"(want one series = {want}, summary's kernels){'; ' + r.stderr.strip()[-200:] if r.returncode else ''}")
 
 
-t0 = time.time()
-runs = {}
-for mode in ("summary", "trace"):
-    try:
-        runs[mode] = run_server(mode)
-    except Exception as exc:
-        row(f"server {mode}", False, f"{type(exc).__name__}: {exc}")
-if len(runs) == 2:
-    gs = [runs[m]["graph_kernels"] for m in runs]
-    row("startup", gs[0] == gs[1] and (gs[0] or 0) > 0, f"graph kernel nodes G: summary {gs[0]}, trace {gs[1]}")
-    errs = [f"{m}: {e}" for m in runs for e in runs[m]["errors"]]
-    errs += [f"{m}: server exit {runs[m]['exit']}" for m in runs if runs[m]["exit"] != 0]
-    row("requests", not errs, "; ".join(errs) if errs else
-        f"{WARMUP} + {K} + 1 requests of {M} tokens (prompt {PROMPT}) per server, all answered; exit 0")
-    for fn, args in ((check_exact, (runs["summary"],)), (check_exact, (runs["trace"],)),
-                     (check_segment, (runs["trace"],)), (check_agree, (runs["trace"], runs["summary"])),
-                     (check_exporter, (runs["summary"],))):
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    t0 = time.time()
+    runs = {}
+    for mode in ("summary", "trace"):
         try:
-            fn(*args)
+            runs[mode] = run_server(mode)
         except Exception as exc:
-            row(fn.__name__, False, f"{type(exc).__name__}: {exc}")
-print()
-print(f"kcount example server checks ({OUT}, {time.time() - t0:.0f} s)")
-print(f"{'CHECK':<20} {'RESULT':<6} DETAILS")
-for name, status, detail in rows:
-    print(f"{name:<20} {status:<6} {detail}")
-failed = any(s == "FAIL" for _, s, _ in rows)
-print("RESULT: " + ("FAIL" if failed else "PASS"))
-sys.exit(1 if failed else 0)
+            row(f"server {mode}", False, f"{type(exc).__name__}: {exc}")
+    if len(runs) == 2:
+        gs = [runs[m]["graph_kernels"] for m in runs]
+        row("startup", gs[0] == gs[1] and (gs[0] or 0) > 0, f"graph kernel nodes G: summary {gs[0]}, trace {gs[1]}")
+        errs = [f"{m}: {e}" for m in runs for e in runs[m]["errors"]]
+        errs += [f"{m}: server exit {runs[m]['exit']}" for m in runs if runs[m]["exit"] != 0]
+        row("requests", not errs, "; ".join(errs) if errs else
+            f"{WARMUP} + {K} + 1 requests of {M} tokens (prompt {PROMPT}) per server, all answered; exit 0")
+        for fn, args in ((check_exact, (runs["summary"],)), (check_exact, (runs["trace"],)),
+                         (check_segment, (runs["trace"],)), (check_agree, (runs["trace"], runs["summary"])),
+                         (check_exporter, (runs["summary"],))):
+            try:
+                fn(*args)
+            except Exception as exc:
+                row(fn.__name__, False, f"{type(exc).__name__}: {exc}")
+    print()
+    print(f"kcount example server checks ({OUT}, {time.time() - t0:.0f} s)")
+    print(f"{'CHECK':<20} {'RESULT':<6} DETAILS")
+    for name, status, detail in rows:
+        print(f"{name:<20} {status:<6} {detail}")
+    failed = any(s == "FAIL" for _, s, _ in rows)
+    print("RESULT: " + ("FAIL" if failed else "PASS"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
