@@ -1,4 +1,4 @@
-"""Shared code of the kcount example programs (linear.py, geglu.py).
+"""Shared code of the kcount example programs (linear.py, geglu.py; serve.py uses graph_node_counts).
 
 Every example has the same shape:
 
@@ -19,6 +19,7 @@ torch.profiler.profile (CPU + CUDA activities) and a small JSON file with the ke
 import argparse
 import collections
 import contextlib
+import ctypes
 import json
 import os
 import sys
@@ -159,3 +160,39 @@ def run_example(name, args, step_fn):
     print(f"{name}: mode={mode} warmup={args.warmup} steps={args.steps} "
           f"output={list(out.shape)} dtype={str(out.dtype).replace('torch.', '')}", flush=True)
     return out
+
+
+def graph_node_counts(handle):
+    """{node type: count} of the CUDA graph `handle` (a cudaGraph_t as an int, e.g. from
+    torch.cuda.CUDAGraph(keep_graph=True).raw_cuda_graph()), child graphs walked, through the CUDA driver
+    API (cuGraphGetNodes, cuGraphNodeGetType) of libcuda.so.1. Types: "kernel", "memcpy", "memset",
+    "host", "graph" (child graph nodes; their own nodes are counted too), "empty", "wait_event",
+    "event_record", else "typeN". The kernel nodes are the kernels one launch of the graph runs.
+    Raises OSError without libcuda, RuntimeError on a driver error. No kernel is launched."""
+    cuda = ctypes.CDLL("libcuda.so.1")
+    names = {0: "kernel", 1: "memcpy", 2: "memset", 3: "host", 4: "graph", 5: "empty", 6: "wait_event",
+             7: "event_record"}
+    counts = {}
+
+    def call(fn, *a):
+        rc = fn(*a)
+        if rc != 0:
+            raise RuntimeError(f"{fn.__name__} returned CUresult {rc}")
+
+    def walk(graph):
+        n = ctypes.c_size_t(0)
+        call(cuda.cuGraphGetNodes, ctypes.c_void_p(graph), None, ctypes.byref(n))
+        nodes = (ctypes.c_void_p * n.value)()
+        call(cuda.cuGraphGetNodes, ctypes.c_void_p(graph), nodes, ctypes.byref(n))
+        for node in nodes[:n.value]:
+            kind = ctypes.c_int(-1)
+            call(cuda.cuGraphNodeGetType, ctypes.c_void_p(node), ctypes.byref(kind))
+            if kind.value == 4:  # CU_GRAPH_NODE_TYPE_GRAPH: a child graph
+                child = ctypes.c_void_p()
+                call(cuda.cuGraphChildGraphNodeGetGraph, ctypes.c_void_p(node), ctypes.byref(child))
+                walk(child.value)
+            name = names.get(kind.value, f"type{kind.value}")
+            counts[name] = counts.get(name, 0) + 1
+
+    walk(handle)
+    return counts

@@ -29,13 +29,14 @@
 #        rotation      tests/gpu/check_rotation.sh       KCOUNT_MAX_BYTES parts joined = one uncapped run; drops counted
 #        ab-floor      tests/gpu/check_ab_floor.sh       same-process kcount vs floor switching, exact counts
 #        host-clock    tests/gpu/check_host_clock.sh     TSC timestamps: counts as with clock_gettime, no kernel before its launch
+#        server        tests/gpu/check_server.sh         example inference server, paused + ctl window: decode kernels = graph nodes
 #
 # GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
-# above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock". Each feature script writes into $OUT/<name>/.
+# above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server". Each feature script writes into $OUT/<name>/.
 
 set -u
 
-GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock}
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server}
 want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
@@ -504,6 +505,7 @@ feature_row run-edges check_run_edges.sh
 feature_row rotation check_rotation.sh
 feature_row ab-floor check_ab_floor.sh
 feature_row host-clock check_host_clock.sh
+feature_row server check_server.sh
 
 # ---- table
 print_table_and_exit
