@@ -436,6 +436,51 @@ bool RecordDecoder::unpack(const ChunkInfo& c, std::span<const uint8_t> stored, 
   return true;
 }
 
+inline void RecordDecoder::decodeRecord(uint16_t type, const At& r, std::span<const uint8_t> body) {
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kMetadata: decodeMetadata(r, body); break;
+    case RecordType::kString: decodeString(r, body); break;
+    case RecordType::kScope: decodeScope(r, body); break;
+    case RecordType::kLaunch: {
+      const LaunchBody l = prefix<LaunchBody>(body);
+      if (opt_.keep_records) log_.launches.push_back(l);
+      addLaunches({&l, 1});
+      break;
+    }
+    case RecordType::kKernel: {
+      const KernelBody k = prefix<KernelBody>(body);
+      if (opt_.keep_records) log_.kernels.push_back(k);
+      addKernels({&k, 1});
+      break;
+    }
+    case RecordType::kRange: {
+      const RangeBody g = prefix<RangeBody>(body);
+      if (opt_.keep_records) log_.ranges.push_back(g);
+      addRanges({&g, 1});
+      break;
+    }
+    case RecordType::kGraphNode: decodeGraphNode(body); break;
+    case RecordType::kMemOp: decodeMemOp(body); break;
+    case RecordType::kLaunchBatch:
+    case RecordType::kKernelBatch:
+    case RecordType::kRangeBatch: decodeBatch(type, r, body); break;
+    case RecordType::kStats: decodeStats(body); break;
+    case RecordType::kSegment: decodeSegment(body); break;
+    case RecordType::kSnapshotBegin: snapshotBegin(r, body); break;
+    case RecordType::kSnapshotScope:
+      if (snap_open_) snap_.scopes.push_back(prefix<SnapshotScopeBody>(body));
+      break;
+    case RecordType::kSnapshotKernel:
+      if (snap_open_) snap_.kernels.push_back(prefix<SnapshotKernelBody>(body));
+      break;
+    case RecordType::kSnapshotEnd: snapshotEnd(body); break;
+    // Packed chunks put their compact batches after the other records: records may follow the End
+    // record inside its chunk and still belong to the log.
+    case RecordType::kEnd: log_.complete = true; break;
+    default: noteUnknownRecord(type); break;  // skipped (the format only grows), counted
+  }
+}
+
 bool RecordDecoder::decodePayload(std::span<const uint8_t> payload, uint64_t base, uint64_t chunk_at, int64_t chunk,
                                   uint32_t announced_records, bool packed) {
   // Ids are bounded by the bytes that could have defined them: the file, plus what packed chunks
@@ -487,51 +532,6 @@ bool RecordDecoder::decodePayload(std::span<const uint8_t> payload, uint64_t bas
               ": the chunk header (at byte " + std::to_string(chunk_at) + ") is damaged; the " + std::to_string(records) + " records were read");
   }
   return true;
-}
-
-void RecordDecoder::decodeRecord(uint16_t type, const At& r, std::span<const uint8_t> body) {
-  switch (static_cast<RecordType>(type)) {
-    case RecordType::kMetadata: decodeMetadata(r, body); break;
-    case RecordType::kString: decodeString(r, body); break;
-    case RecordType::kScope: decodeScope(r, body); break;
-    case RecordType::kLaunch: {
-      const LaunchBody l = prefix<LaunchBody>(body);
-      if (opt_.keep_records) log_.launches.push_back(l);
-      addLaunches({&l, 1});
-      break;
-    }
-    case RecordType::kKernel: {
-      const KernelBody k = prefix<KernelBody>(body);
-      if (opt_.keep_records) log_.kernels.push_back(k);
-      addKernels({&k, 1});
-      break;
-    }
-    case RecordType::kRange: {
-      const RangeBody g = prefix<RangeBody>(body);
-      if (opt_.keep_records) log_.ranges.push_back(g);
-      addRanges({&g, 1});
-      break;
-    }
-    case RecordType::kGraphNode: decodeGraphNode(body); break;
-    case RecordType::kMemOp: decodeMemOp(body); break;
-    case RecordType::kLaunchBatch:
-    case RecordType::kKernelBatch:
-    case RecordType::kRangeBatch: decodeBatch(type, r, body); break;
-    case RecordType::kStats: decodeStats(body); break;
-    case RecordType::kSegment: decodeSegment(body); break;
-    case RecordType::kSnapshotBegin: snapshotBegin(r, body); break;
-    case RecordType::kSnapshotScope:
-      if (snap_open_) snap_.scopes.push_back(prefix<SnapshotScopeBody>(body));
-      break;
-    case RecordType::kSnapshotKernel:
-      if (snap_open_) snap_.kernels.push_back(prefix<SnapshotKernelBody>(body));
-      break;
-    case RecordType::kSnapshotEnd: snapshotEnd(body); break;
-    // Packed chunks put their compact batches after the other records: records may follow the End
-    // record inside its chunk and still belong to the log.
-    case RecordType::kEnd: log_.complete = true; break;
-    default: noteUnknownRecord(type); break;  // skipped (the format only grows), counted
-  }
 }
 
 void RecordDecoder::decodeMetadata(const At& r, std::span<const uint8_t> body) {
