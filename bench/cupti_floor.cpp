@@ -1,5 +1,5 @@
 // libcupti_floor.so: the bare CUPTI subscriber of the overhead benchmark (bench/run_bench.py). It turns
-// on exactly what libkcount.so turns on (inject/cupti_injection.cpp) and does nothing else, so its cost
+// on exactly what libkcount.so turns on (inject/cupti_attach.cpp) and does nothing else, so its cost
 // is the floor any CUPTI-based tool pays, and kcount's cost above it is kcount's own:
 //
 //   - the launch callback ids of inject/callbacks.cpp (25 runtime and driver ids; an empty callback),
@@ -13,7 +13,7 @@
 //   - with CUPTI_FLOOR_GRAPH_NODES=1: the resource callbacks GRAPHNODE_CREATED and GRAPHNODE_CLONED, as
 //     libkcount.so versions that record graph nodes do.
 // bench/run_bench.py sets the last two to match the libkcount.so it measures. Keep this file in step
-// with InitializeInjection in inject/cupti_injection.cpp.
+// with the attach in inject/cupti_attach.cpp.
 //
 // Loaded by the CUDA driver inside cuInit:
 //

@@ -359,7 +359,7 @@ def job_argv(job, config, params, paths, python):
 def floor_match(kcount_lib):
     """CUPTI_FLOOR_* settings that make the floor enable what this libkcount.so enables beyond launch
     callbacks and kernel activity, detected from the CUPTI calls named in its error messages."""
-    # Older libraries named the activity call, current ones the memory API callbacks (inject/cupti_injection.cpp).
+    # Older libraries named the activity call, current ones the memory API callbacks (inject/cupti_attach.cpp).
     memory = lib_knows(kcount_lib, "cuptiActivityEnable(MEMCPY)") or lib_knows(kcount_lib, "cuptiEnableCallback(memory API)")
     return {"CUPTI_FLOOR_MEMORY": "1" if memory else "0",
             "CUPTI_FLOOR_GRAPH_NODES": "1" if lib_knows(kcount_lib, "GRAPHNODE_CREATED") else "0"}

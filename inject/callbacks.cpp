@@ -1,6 +1,5 @@
-#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 5
-#include <emmintrin.h>
-#endif
+// The launch API table, graph node and activity record handlers, and what the launch hot path
+// (launch_path.h, launch_callbacks.cpp) reads: the callback id tables and the switches set at initialization.
 #include "inject/callbacks.h"
 
 #include <atomic>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "collector/clock.h"
+#include "inject/launch_path.h"
 #include "inject/session.h"
 #include "inject/thread_state.h"
 
@@ -53,17 +53,17 @@ constexpr LaunchApi kLaunchApis[] = {
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, "cuLaunchKernelEx_ptsz", false},
 };
 
-// Callback id -> (string id of the API name, graph flag), per domain; filled once by initLaunchApiNames.
-constexpr uint32_t kMaxCbid = 1024;
-struct ApiSlot {
-  uint32_t name_id;
-  bool graph;
-  bool memory;
-};
+}  // namespace
+
+namespace launch_path {
 ApiSlot g_runtime[kMaxCbid];
 ApiSlot g_driver[kMaxCbid];
+std::atomic<const void*> g_last_context{nullptr};
+std::atomic<bool> g_launch_names{false};
+std::atomic<uint32_t> g_timing_threshold{0};
+}  // namespace launch_path
 
-}  // namespace
+using namespace launch_path;
 
 const LaunchApi* launchApis(size_t* count) {
   *count = sizeof(kLaunchApis) / sizeof(kLaunchApis[0]);
@@ -90,10 +90,6 @@ bool registerMemoryApi(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
 }
 
 namespace {
-std::atomic<const void*> g_last_context{nullptr};
-std::atomic<bool> g_launch_names{false};
-std::atomic<uint32_t> g_timing_threshold{0};  // UINT32_MAX / KCOUNT_LAUNCH_TIMING; 0: every call timed
-
 // String id of a kernel name through a small cache keyed by the name's address (CUPTI hands one pointer
 // per function: CUpti_CallbackData::symbolName, CUpti_ActivityKernel10::name): a hit costs one text
 // comparison; a miss interns the name (the string table's lock, once per name per cache and after a slot
@@ -109,13 +105,13 @@ uint32_t cachedNameId(KernelNameCacheEntry* cache, size_t slots, const char* nam
   return id;
 }
 
-// String id of a launch's kernel symbol (KCOUNT_GPU_TIME=0), through the launching thread's cache.
-uint32_t kernelNameId(ThreadState* ts, const char* symbol) noexcept {
+}  // namespace
+
+uint32_t launch_path::kernelNameId(ThreadState* ts, const char* symbol) noexcept {
   static constexpr char kUnnamed[] = "(kernel name not given at launch)";
   if (symbol == nullptr || *symbol == '\0') symbol = kUnnamed;
   return cachedNameId(ts->kernel_names, ThreadState::kKernelNameSlots, symbol);
 }
-}  // namespace
 
 void setLaunchNames(bool on) noexcept { g_launch_names.store(on, std::memory_order_relaxed); }
 
@@ -125,19 +121,9 @@ void setLaunchTiming(uint32_t sample) noexcept {
 
 const void* lastLaunchContext() noexcept { return g_last_context.load(std::memory_order_acquire); }
 
-namespace {
-// Sets the process's last-launch context when this thread's changed (a store per context change, not
-// per launch).
-inline void noteContext(ThreadState* ts, const void* ctx) {
-  if (ts->context != ctx && ctx != nullptr) {
-    ts->context = ctx;
-    g_last_context.store(ctx, std::memory_order_release);
-  }
-}
-
 // A launch call longer than a LaunchSlot's 32-bit duration (a first launch that JIT-compiles PTX or loads
 // a large module): recorded whole, in the HostEvent form.
-[[gnu::noinline, gnu::cold]] void writeLongLaunch(ThreadState* ts, const OpenLaunch& l, uint64_t exit_ticks,
+[[gnu::noinline, gnu::cold]] void launch_path::writeLongLaunch(ThreadState* ts, const OpenLaunch& l, uint64_t exit_ticks,
                                                   const ApiSlot& slot, uint32_t kernel_name, uint8_t flags) noexcept {
   HostEvent* e = ts->buffer->reserveEvent();
   if (e == nullptr) return;  // the buffer counted the drop
@@ -155,124 +141,6 @@ inline void noteContext(ThreadState* ts, const void* ctx) {
   b.domain = l.domain;
   b.is_graph_launch = static_cast<uint8_t>(slot.graph ? 1 : 0);
   b.flags = flags;
-  ts->buffer->commit();
-}
-}  // namespace
-
-// Windows: a launch is recorded when its API enter falls inside a window (the gate word carries the
-// window's epoch). Its exit is completed even if the window closed meanwhile (CUPTI is detached only
-// after the gate closed), so a launch is never half recorded. Enter: one atomic load of the gate.
-void onLaunchCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
-  const uint32_t gate = Session::gateNow();
-  if (data == nullptr) return;
-  if (data->callbackSite == CUPTI_API_ENTER) {
-    if ((gate & kGateEpochMask) == 0) return;
-  } else if ((gate & kGateLive) == 0) {
-    return;
-  }
-  ThreadState* ts = threadState();
-  if (ts == nullptr) return;
-  if (data->callbackSite == CUPTI_API_ENTER) {
-    if (ts->launch_gate != gate) [[unlikely]] {
-      // First launch of this thread in a new window: calls left open when CUPTI was detached are gone.
-      ts->launch_gate = gate;
-      ts->open_launches = 0;
-    }
-    noteContext(ts, data->context);
-    const uint32_t d = ts->open_launches;
-    if (d > 0 && d <= ThreadState::kMaxOpenLaunches && ts->launches[d - 1].correlation_id == data->correlationId) {
-      // The driver call inside a runtime launch (same correlation id): only the outermost call is timed
-      // and recorded, so this one just keeps the nesting depth.
-      if (d < ThreadState::kMaxOpenLaunches) ts->launches[d] = ts->launches[d - 1];
-      ++ts->open_launches;
-      return;
-    }
-    if (ts->open_launches < ThreadState::kMaxOpenLaunches) {
-#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 1
-      const bool timed = false;  // benchmark variant (bench/CMakeLists.txt): no timestamps
-#else
-      const bool timed = launchTimed(&ts->timing_draw, g_timing_threshold.load(std::memory_order_relaxed));
-#endif
-      ts->launches[ts->open_launches] =
-          OpenLaunch{data->correlationId, timed ? hostTicks() : 0, ts->currentScope(), cbid,
-                     static_cast<uint8_t>(domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::kRuntime
-                                                                                : ApiDomain::kDriver),
-                     static_cast<uint8_t>(timed ? 0 : kLaunchUntimed)};
-    } else {
-      Session::get().counters().dropped_host_records.fetch_add(1, std::memory_order_relaxed);
-    }
-    ++ts->open_launches;
-    return;
-  }
-  // API exit.
-  if (ts->open_launches == 0) return;  // enabled between enter and exit
-  if (ts->open_launches <= ThreadState::kMaxOpenLaunches &&
-      ts->launches[ts->open_launches - 1].correlation_id != data->correlationId)
-    return;  // the exit of a call whose enter was not recorded (it began before the window)
-  const uint32_t d = --ts->open_launches;
-  if (d >= ThreadState::kMaxOpenLaunches) return;
-  const OpenLaunch& l = ts->launches[d];
-  if (d > 0 && ts->launches[d - 1].correlation_id == l.correlation_id) return;  // inner call, same launch
-#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 1
-  return;  // benchmark variant: the open-launch bookkeeping only, no record
-#endif
-  const ApiSlot* table = l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) ? g_runtime : g_driver;
-  const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false, false};
-  // KCOUNT_GPU_TIME=0: the kernel a direct launch runs, named at the call (graph launches, memory
-  // operations and captured launches run no kernel of their own here).
-  const uint32_t kernel_name = g_launch_names.load(std::memory_order_relaxed) && !slot.memory && !slot.graph &&
-                                       (l.flags & kLaunchCaptured) == 0
-                                   ? kernelNameId(ts, data->symbolName)
-                                   : 0;
-  const uint64_t exit_ticks = (l.flags & kLaunchUntimed) != 0 ? 0 : hostTicks();
-#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 2
-  asm volatile("" : : "r"(exit_ticks), "r"(kernel_name));  // benchmark variant: timestamps taken, no record
-  return;
-#endif
-  const uint8_t flags = static_cast<uint8_t>(l.flags | (slot.memory ? kLaunchMemOp : 0));
-#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 4
-  constexpr bool kWideRecord = true;  // benchmark variant: every launch in the 64-byte HostEvent form
-#else
-  constexpr bool kWideRecord = false;
-#endif
-  if (kWideRecord || exit_ticks - l.enter_ticks > UINT32_MAX) [[unlikely]] {
-    writeLongLaunch(ts, l, exit_ticks, slot, kernel_name, flags);
-    return;
-  }
-  // One 32-byte slot written in place (ThreadBuffer::reserveLaunch: no copy through the stack); every
-  // byte is set. The callback id (< kMaxCbid) and CUPTI's correlation id fit their fields.
-  LaunchSlot* e = ts->buffer->reserveLaunch();
-  if (e == nullptr) return;  // the buffer counted the drop
-#if defined(KCOUNT_BENCH_LAUNCH_PATH) && KCOUNT_BENCH_LAUNCH_PATH == 5
-  {
-    // Benchmark variant: the slot written with two non-temporal 16-byte stores (no read for ownership of
-    // a line the writer thread read last), fenced before commit()'s release stores publish it.
-    const uint8_t slot_flags =
-        static_cast<uint8_t>(flags | (slot.graph ? LaunchSlot::kSlotGraphLaunch : 0) |
-                             (l.domain == static_cast<uint8_t>(ApiDomain::kDriver) ? LaunchSlot::kSlotDriverApi : 0));
-    const uint64_t w0 = uint64_t{LaunchSlot::kTagLaunch} | uint64_t{slot_flags} << 8 |
-                        uint64_t{static_cast<uint16_t>(l.cbid)} << 16 |
-                        uint64_t{static_cast<uint32_t>(l.correlation_id)} << 32;
-    const uint64_t w2 = uint64_t{static_cast<uint32_t>(exit_ticks - l.enter_ticks)} | uint64_t{l.scope_id} << 32;
-    const uint64_t w3 = uint64_t{slot.name_id} | uint64_t{kernel_name} << 32;
-    auto* out = reinterpret_cast<__m128i*>(e);
-    _mm_stream_si128(out, _mm_set_epi64x(static_cast<long long>(l.enter_ticks), static_cast<long long>(w0)));
-    _mm_stream_si128(out + 1, _mm_set_epi64x(static_cast<long long>(w3), static_cast<long long>(w2)));
-    _mm_sfence();
-    ts->buffer->commit();
-    return;
-  }
-#endif
-  e->tag = LaunchSlot::kTagLaunch;
-  e->flags = static_cast<uint8_t>(flags | (slot.graph ? LaunchSlot::kSlotGraphLaunch : 0) |
-                                  (l.domain == static_cast<uint8_t>(ApiDomain::kDriver) ? LaunchSlot::kSlotDriverApi : 0));
-  e->cbid = static_cast<uint16_t>(l.cbid);
-  e->correlation_id = static_cast<uint32_t>(l.correlation_id);
-  e->enter_ticks = l.enter_ticks;
-  e->duration_ticks = static_cast<uint32_t>(exit_ticks - l.enter_ticks);
-  e->scope_id = l.scope_id;
-  e->api_id = slot.name_id;
-  e->kernel_name = kernel_name;
   ts->buffer->commit();
 }
 

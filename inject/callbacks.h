@@ -1,4 +1,4 @@
-// CUPTI-facing handlers of libkcount.so. The static CUPTIAPI trampolines in cupti_injection.cpp forward
+// CUPTI-facing handlers of libkcount.so. The static CUPTIAPI trampolines in cupti_trampolines.cpp forward
 // here; tests call these directly with CUpti_CallbackData and CUpti_ActivityKernel10 values built from
 // the real CUPTI headers (Kineto's MockCuptiActivityBuffer style), no GPU needed.
 #pragma once
@@ -10,6 +10,7 @@
 
 #include "collector/log_format.h"
 #include "collector/string_table.h"
+#include "inject/launch_sampling.h"
 
 namespace kc::inject {
 
@@ -58,23 +59,6 @@ void setLaunchNames(bool on) noexcept;
 /// estimate of launch_api_ns; see Aggregator::Limits::launch_timing_sample). 1 (the default): every
 /// call timed, no draw. Set before the first window opens. Thread-safe.
 void setLaunchTiming(uint32_t sample) noexcept;
-
-/// First xorshift32 state of a thread's launch-timing draw (ThreadState::timing_draw): a different
-/// sequence per thread id, never 0. Pure.
-inline uint32_t launchTimingSeed(uint32_t thread_id) noexcept { return (thread_id * 2654435761u) | 1u; }
-
-/// Whether the launch call now entering on this thread is timed under setLaunchTiming(sample), given
-/// the threshold UINT32_MAX / sample (0: every call): advances `draw` (xorshift32, never 0). Pure but for
-/// `draw`; exposed for the unit test of the sampling rate.
-inline bool launchTimed(uint32_t* draw, uint32_t threshold) noexcept {
-  if (threshold == 0) return true;
-  uint32_t x = *draw;
-  x ^= x << 13;
-  x ^= x >> 17;
-  x ^= x << 5;
-  *draw = x;
-  return x <= threshold;
-}
 
 /// CUDA context (CUcontext) of the most recent launch whose thread's context changed; nullptr before the
 /// first launch. Used to wait for queued GPU work when a window is stopped from another thread.

@@ -10,6 +10,9 @@ namespace kc::inject {
 /// the process and writes a snapshot every KCOUNT_INTERVAL (collector/aggregator.h).
 enum class RecordMode { kTrace, kSummary };
 
+/// The library's configuration, read once from the KCOUNT_* environment (readConfig) when the session is
+/// created; read-only afterwards, from any thread. Invalid values are reported once and replaced by the
+/// default.
 struct Config {
   std::string output;            // KCOUNT_OUTPUT: folder or pattern (%p pid, %h host, %r rank)
   std::string cupti_path;        // KCOUNT_CUPTI_PATH: libcupti to load if none is loaded yet

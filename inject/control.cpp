@@ -20,7 +20,8 @@
 #include "collector/clock.h"
 #include "collector/control_folder.h"
 #include "inject/log.h"
-#include "inject/entry.h"
+#include "inject/cupti_attach.h"
+#include "inject/recording.h"
 #include "inject/session.h"
 
 namespace kc::inject {

@@ -38,7 +38,24 @@ std::string dirOf(const std::string& path) {
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
+bool loadWithDlopen(CuptiApi& api, const std::string& configured_path, std::string* error) {
+  return api.load(configured_path, error);
+}
+
+CuptiLoader g_loader = &loadWithDlopen;
+
 }  // namespace
+
+CuptiApi& cupti() noexcept {
+  static CuptiApi& api = *new CuptiApi();  // immortal: callbacks may arrive during exit
+  return api;
+}
+
+void setCuptiLoader(CuptiLoader loader) noexcept { g_loader = loader != nullptr ? loader : &loadWithDlopen; }
+
+bool loadCupti(const std::string& configured_path, std::string* error) {
+  return g_loader(cupti(), configured_path, error);
+}
 
 bool CuptiApi::load(const std::string& configured_path, std::string* error) {
   // 1. A copy already in the process (PyTorch loads the CUDA wheel's libcupti with Kineto).

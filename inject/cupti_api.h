@@ -1,5 +1,6 @@
 // The only place that knows where CUPTI comes from: libcupti is dlopen()ed at run time (never linked),
-// reusing a copy already loaded in the process (Proton's dispatch style).
+// reusing a copy already loaded in the process (Proton's dispatch style). Every CUPTI call of the library
+// goes through the one function table cupti(), which tests fill with stub functions (setCuptiLoader).
 #pragma once
 
 #include <cupti.h>
@@ -8,7 +9,10 @@
 
 namespace kc::inject {
 
-/// Function table of the CUPTI entry points kcount uses, resolved with dlsym.
+/// Function table of the CUPTI entry points kcount uses, resolved with dlsym (or filled with stub functions
+/// by a test's loader). Threads: filled once, before any CUPTI callback is enabled, then read-only from any
+/// thread. Ownership: the libcupti handle is never closed (callbacks may arrive during exit). Errors: the
+/// functions return CUPTI's CUptiResult; describe() turns one into text.
 struct CuptiApi {
   void* handle = nullptr;
   std::string path;       // file actually mapped (from dlinfo)
@@ -44,5 +48,19 @@ struct CuptiApi {
   /// "CUPTI_ERROR_X (code N)" for a result. Never throws.
   std::string describe(CUptiResult r) const;
 };
+
+/// The process's CUPTI function table. Immortal (CUPTI callbacks may arrive during exit); filled once by
+/// loadCupti() in InitializeInjection and only read afterwards, from any thread.
+CuptiApi& cupti() noexcept;
+
+/// Fills `api` with CUPTI's entry points; `configured_path` is KCOUNT_CUPTI_PATH (may be empty). Returns
+/// false with a message in *error if CUPTI cannot be used.
+using CuptiLoader = bool (*)(CuptiApi& api, const std::string& configured_path, std::string* error);
+/// Replaces the loader loadCupti() uses (default: CuptiApi::load, dlopen and dlsym). For tests that drive
+/// the library's entry points through a stub function table without a GPU or libcupti. Call before
+/// InitializeInjection; not thread-safe.
+void setCuptiLoader(CuptiLoader loader) noexcept;
+/// Fills cupti() through the loader. Not thread-safe: call once, from InitializeInjection.
+bool loadCupti(const std::string& configured_path, std::string* error);
 
 }  // namespace kc::inject

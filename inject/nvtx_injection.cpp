@@ -13,6 +13,9 @@
 #include "collector/clock.h"
 #include "inject/entry.h"
 #include "inject/log.h"
+#include "inject/nvtx_injection.h"
+#include "inject/preload.h"
+#include "inject/recording.h"
 #include "inject/session.h"
 #include "inject/thread_state.h"
 
@@ -406,6 +409,8 @@ KC_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table
       set(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &domainCreateW);
       set(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, &domainDestroy);
     }
+    // Process-wide ranges (nvtxRangeStart) still open at the end are written as unclosed by the final flush.
+    Session::get().setBeforeFinalDrain(&closeOpenStartedRanges);
     g_nvtx_inits.fetch_add(1, std::memory_order_relaxed);
     return 1;
   } catch (...) {

@@ -87,6 +87,12 @@ void appendRunReport(const std::string& report, std::string_view line) noexcept;
 /// ended with nothing to write: Session::finish). Never throws. Thread-safe.
 void noteRunReport(const std::string& report, std::string_view what, std::string_view text) noexcept;
 
+/// The process's one profiling session (see the file comment). Ownership: created on first use by get()
+/// and never destroyed; it owns the thread buffers, the pending activity records, the writer thread and
+/// the log. Threads: application threads append through their ThreadState without locks; CUPTI's threads
+/// add activity records under kernels_mutex_; the writer thread drains and writes under writer_mutex_;
+/// the control lock serializes capture windows. Errors: nothing throws out of it; a failure disables the
+/// tool (disable()), never the host program.
 class Session {
  public:
   /// The process's session (created on first call with the configuration from the environment).
@@ -358,6 +364,8 @@ class Session {
   uint64_t trigger_duration_ns_ = 0;  // (control_mutex_)
   std::atomic<uint64_t> trigger_seen_{0};
   std::atomic<const char*> resume_reason_{nullptr};
+  /// try_lock() in 1 ms steps up to `ms`; true if locked.
+  static bool tryLockFor(std::unique_lock<std::mutex>& lock, int ms);
   bool startCaptureLocked(const std::string& reason, uint64_t duration_ns, std::string* error);
   bool stopCaptureLocked(const std::string& end_reason, std::string* error);
 };

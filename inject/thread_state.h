@@ -48,6 +48,9 @@ struct KernelNameCacheEntry {
   uint32_t name_id = 0;
 };
 
+/// One thread's state (threadState()). Ownership: allocated at the thread's first recorded call, freed
+/// when the thread exits (its buffer goes to the session). Threads: touched only by its own thread, but
+/// the buffer, which the writer thread drains. No lock.
 struct ThreadState {
   static constexpr uint32_t kMaxDepth = 256;       // deeper pushes are counted but not tracked
   static constexpr uint32_t kMaxOpenLaunches = 8;  // nested launch API calls (runtime -> driver)

@@ -19,7 +19,7 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "inject/callbacks.h"
-#include "inject/entry.h"
+#include "inject/nvtx_injection.h"
 #include "inject/session.h"
 #include "inject/thread_state.h"
 #include "tests/support/fake_nvtx.h"

@@ -1,0 +1,219 @@
+#include "inject/cupti_attach.h"
+
+#include <cupti.h>
+
+#include <atomic>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "inject/callbacks.h"
+#include "inject/cuda_driver.h"
+#include "inject/cupti_api.h"
+#include "inject/cupti_detach.h"
+#include "inject/cupti_trampolines.h"
+#include "inject/log.h"
+#include "inject/session.h"
+
+namespace kc::inject {
+
+namespace {
+
+CUpti_SubscriberHandle g_subscriber = nullptr;  // set while attached; attach/detach under the control lock
+std::atomic<bool> g_cupti_active{false};        // attached: subscribed, callbacks and activity enabled
+std::atomic<bool> g_reregister{true};           // activity callbacks to (re)register at the next attach
+std::atomic<bool> g_ever_attached{false};       // for cuptiState()
+thread_local bool t_keep_cupti = false;  // detach without finalizing (another subscriber is about to take CUPTI)
+// Memory API callbacks found by name at the first attach, enabled at each attach.
+std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>* g_memory_apis =
+    new std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>();  // immortal
+
+constexpr CUpti_ActivityKind kActivityKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                 CUPTI_ACTIVITY_KIND_MEMSET};
+
+std::string failure(CUptiResult r, const char* call) {
+  std::string hint;
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    hint = " (another CUPTI client, e.g. torch.profiler or Nsight, already subscribed in this process)";
+  return std::string(call) + " failed: " + cupti().describe(r) + hint;
+}
+
+// Finds the memcpy/memset API callbacks (runtime and driver) by name; they are enabled at each attach.
+void findMemoryApis(Session& s) {
+  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    const uint32_t max = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                                                : static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+    for (uint32_t cbid = 1; cbid < max; ++cbid) {
+      const char* name = nullptr;
+      if (cupti().getCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+      const std::string_view n(name);
+      const bool memory = n.starts_with("cudaMemcpy") || n.starts_with("cudaMemset") || n.starts_with("cuMemcpy") ||
+                          n.starts_with("cuMemset");
+      if (memory && registerMemoryApi(domain, cbid, name, s.strings())) g_memory_apis->emplace_back(domain, cbid);
+    }
+  }
+}
+
+void undoAttach() {
+  for (CUpti_ActivityKind k : kActivityKinds) cupti().activityDisable(k);
+  if (g_subscriber != nullptr) {
+    for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE})
+      cupti().enableDomain(0, g_subscriber, d);
+    cupti().unsubscribe(g_subscriber);
+  }
+  g_subscriber = nullptr;
+}
+
+// Before an attach: cancels a pending finalize (the subscriber is still there: undone, then attached as
+// new), or waits for one in progress (at most 10 s) and forgets the finalized subscriber. False if the
+// finalize did not end in time.
+bool settleDetach() {
+  if (cancelPendingFinalize()) {
+    undoAttach();
+    return true;
+  }
+  bool in_time = true;
+  if (settleFinalize(&in_time)) {
+    g_subscriber = nullptr;  // finalized with CUPTI
+    g_reregister.store(true);
+  }
+  return in_time;
+}
+
+// First attach only: the memory API callbacks, found by name.
+void prepareCuptiOnce() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  findMemoryApis(Session::get());
+}
+
+// Registers the timestamp callback (process-wide, gone after cuptiFinalize); the first time, records in
+// the log's metadata which clock activity records use.
+void registerTimestampCallback() {
+  const bool ok = cupti().activityRegisterTimestampCallback != nullptr &&
+                  cupti().activityRegisterTimestampCallback(&onTimestamp) == CUPTI_SUCCESS;
+  static bool said = false;
+  if (said) return;
+  said = true;
+  if (ok) {
+    Session::get().addMetadata("kernel_clock", "CLOCK_MONOTONIC (CUPTI timestamp callback)");
+  } else {
+    Session::get().addMetadata("kernel_clock", "CUPTI default (not aligned with host times)");
+    KC_LOG(warn, "cuptiActivityRegisterTimestampCallback unavailable: GPU times are on CUPTI's own clock");
+  }
+}
+
+bool failAttach(CUptiResult r, const char* call) {
+  KC_LOG(error, "cannot start recording: {}", failure(r, call));
+  undoAttach();
+  return false;
+}
+
+// Subscribes and enables every callback kcount takes (launches, memory APIs, graph nodes).
+bool subscribeAndEnable() {
+  const CuptiApi& api = cupti();
+  CUptiResult r = api.subscribe(&g_subscriber, &onCallback, nullptr);
+  if (r != CUPTI_SUCCESS) {
+    g_subscriber = nullptr;
+    return failAttach(r, "cuptiSubscribe");
+  }
+  size_t n = 0;
+  const LaunchApi* apis = launchApis(&n);
+  for (size_t i = 0; i < n; ++i)
+    if ((r = api.enableCallback(1, g_subscriber, apis[i].domain, apis[i].cbid)) != CUPTI_SUCCESS)
+      return failAttach(r, "cuptiEnableCallback");
+  for (const auto& [domain, cbid] : *g_memory_apis)
+    if ((r = api.enableCallback(1, g_subscriber, domain, cbid)) != CUPTI_SUCCESS)
+      return failAttach(r, "cuptiEnableCallback(memory API)");
+  if ((r = api.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) !=
+      CUPTI_SUCCESS)
+    return failAttach(r, "cuptiEnableCallback(GRAPHNODE_CREATED)");
+  if ((r = api.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) !=
+      CUPTI_SUCCESS)
+    return failAttach(r, "cuptiEnableCallback(GRAPHNODE_CLONED)");
+  return true;
+}
+
+}  // namespace
+
+bool attachCupti() {
+  if (g_cupti_active.load()) return true;
+  if (!settleDetach()) {
+    KC_LOG(error, "cannot start recording: CUPTI is still finalizing the previous window's detach");
+    return false;
+  }
+  prepareCuptiOnce();
+  CUptiResult r;
+  if (g_reregister.exchange(false)) {
+    // CUPTI was finalized (or may have been, by the client kcount yielded to): its correlation ids
+    // start again, so the session renumbers them to stay unique in the log.
+    if (g_ever_attached.load()) Session::get().beginCorrelationNumbering();
+    // Process-wide settings, gone after cuptiFinalize; a subscriber kcount yielded to may have replaced them.
+    if ((r = cupti().activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted)) != CUPTI_SUCCESS) {
+      g_reregister.store(true);
+      return failAttach(r, "cuptiActivityRegisterCallbacks");
+    }
+    registerTimestampCallback();
+  }
+  if (!subscribeAndEnable()) return false;
+  // KCOUNT_GPU_TIME=0: no activity at all (kernels are named at their launch callbacks); kernel activity
+  // is most of CUPTI's cost per launch, and all of it for graph replays (docs/performance.md, Run 5).
+  if (Session::get().config().gpu_time)
+    for (CUpti_ActivityKind k : kActivityKinds)
+      if ((r = cupti().activityEnable(k)) != CUPTI_SUCCESS) return failAttach(r, "cuptiActivityEnable");
+  g_cupti_active.store(true);
+  g_ever_attached.store(true);
+  return true;
+}
+
+void detachCupti() {
+  if (!g_cupti_active.load()) return;
+  const CuptiApi& api = cupti();
+  waitForQueuedWork(lastLaunchContext());
+  api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (CUpti_ActivityKind k : kActivityKinds) api.activityDisable(k);
+  api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  g_cupti_active.store(false);
+  const bool finalize = api.finalize != nullptr && !t_keep_cupti && g_subscriber != nullptr &&
+                        Session::get().config().cupti_finalize;
+  if (finalize && api.enableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
+      api.enableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API) == CUPTI_SUCCESS) {
+    api.enableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+    markFinalizePending();  // finalized at the next API exit
+    return;
+  }
+  undoAttach();
+}
+
+bool cuptiAttached() noexcept { return g_cupti_active.load(); }
+
+void keepCuptiAtDetach(bool keep) noexcept { t_keep_cupti = keep; }
+
+void reregisterAtNextAttach() noexcept { g_reregister.store(true); }
+
+void flushActivityForExit() {
+  recordDeviceMetadata(Session::get());
+  if (!g_cupti_active.load()) return;  // no window open: CUPTI holds nothing of ours
+  synchronizeCurrentContext();
+  cupti().activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void periodicActivityFlush() {
+  if (g_cupti_active.load()) cupti().activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+const char* cuptiState() noexcept {
+  switch (detachState()) {
+    case kDetachPending: return "finalize pending";
+    case kDetachFinalizing: return "finalizing";
+    case kDetachDone: return "finalized";
+    default: break;
+  }
+  if (g_cupti_active.load()) return "attached";
+  if (cupti().handle == nullptr) return "not loaded";
+  return g_ever_attached.load() ? "unsubscribed" : "not initialized";
+}
+
+}  // namespace kc::inject
