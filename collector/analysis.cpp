@@ -179,17 +179,14 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   };
 
   // Window by window (a log without usable marks is one window): launches, then the kernels and memory
-  // operations of the same window. `held` keeps one launch per correlation id: the first of a window
-  // keeps it against repeats in that window, and a later window's launch takes it over (the earlier one
-  // leaves), so that a lookup that finds a launch before the window's first launch found none of this window.
-  struct Held {
-    size_t seq;  // launch record number
-    uint32_t scope;
-    uint8_t flags;     // HeldFlags
-    uint32_t kernels;  // kernels joined so far
-  };
-  std::unordered_map<uint64_t, Held> held;
+  // operations of the same window. `held` keeps one launch record per correlation id: the first of a
+  // window keeps it against repeats in that window, and a later window's launch takes it over (the earlier
+  // one leaves), so that a lookup that finds a launch before the window's first launch found none of this
+  // window. Per launch record: its HeldFlags and the kernels joined to it.
+  std::unordered_map<uint64_t, size_t> held;
   held.reserve(log.launches.size() * 2);
+  std::vector<uint8_t> flags(log.launches.size(), 0);
+  std::vector<uint32_t> kernels_of(log.launches.size(), 0);
   WindowIdSpans earlier;
   LogData::RecordMark from{};
   size_t w = 0;  // index of the window in ends (and of its Segment record)
@@ -200,38 +197,38 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
         earlier.countInEarlier(std::span(log.launches).subspan(from.launches, to.launches - from.launches));
     for (size_t i = from.launches; i < to.launches; ++i) {
       const LaunchBody& l = log.launches[i];
-      const Held h{i, l.scope_id, rules.launch(l, [&] { return launchApiNs(s, l); }), 0};
-      auto [it, fresh] = held.try_emplace(l.correlation_id, h);
+      flags[i] = rules.launch(l, [&] { return launchApiNs(s, l); });
+      auto [it, fresh] = held.try_emplace(l.correlation_id, i);
       if (fresh) continue;
-      if (it->second.seq >= window_first) {
-        rules.repeated(h.flags, i, l.correlation_id);
+      if (it->second >= window_first) {
+        rules.repeated(flags[i], i, l.correlation_id);
       } else {
-        rules.left(it->second.flags);
-        it->second = h;
+        rules.left(flags[it->second]);
+        it->second = i;
       }
     }
     // The launch of this window with correlation id c, or nullptr.
-    auto launchOf = [&](uint64_t c) -> Held* {
+    auto launchOf = [&](uint64_t c) -> const size_t* {
       auto it = held.find(c);
-      return it == held.end() || it->second.seq < window_first ? nullptr : &it->second;
+      return it == held.end() || it->second < window_first ? nullptr : &it->second;
     };
     for (size_t j = from.kernels; j < to.kernels; ++j) {
       const KernelBody& k = log.kernels[j];
       noteKernelShape(s, k);
       const uint64_t ns = span(k.start_ns, k.end_ns);
-      Held* h = launchOf(k.correlation_id);
-      if (h == nullptr) {
+      const size_t* li = launchOf(k.correlation_id);
+      if (li == nullptr) {
         rules.unmatchedKernel(k.name_id, ns);
         continue;
       }
-      uint32_t scope = h->scope;
+      uint32_t scope = log.launches[*li].scope_id;
       if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(node, k.graph_node_id, &scope);
-      rules.kernel(h->flags, &h->kernels, k.correlation_id, scope, k.name_id, ns);
+      rules.kernel(flags[*li], &kernels_of[*li], k.correlation_id, scope, k.name_id, ns);
     }
     for (size_t j = from.mem_ops; j < to.mem_ops; ++j) {
       const MemOpBody& m = log.mem_ops[j];
-      if (Held* h = launchOf(m.correlation_id))
-        rules.memOp(h->flags, h->scope, m);
+      if (const size_t* li = launchOf(m.correlation_id))
+        rules.memOp(flags[*li], log.launches[*li].scope_id, m);
       else
         rules.unmatchedMemOp();
     }
@@ -239,7 +236,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     ++w;
     from = to;
   }
-  for (const auto& [c, h] : held) rules.left(h.flags);
+  for (const auto& [c, i] : held) rules.left(flags[i]);
   s.kernels = log.kernels.size();
   for (const KernelBody& k : log.kernels) {
     satAdd(s.kernel_gpu_ns, kernelTotalNs(s, k));
