@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "collector/launch_join.h"
 #include "collector/log_writer.h"
 #include "collector/saturating.h"
 
@@ -11,7 +12,51 @@ namespace {
 
 constexpr uint8_t kWaitingKernel = 0;
 
+/// A launch that has its kernel and runs no more (not a graph launch).
+bool joinedDirect(uint8_t flags) { return (flags & (kHeldMatched | kHeldGraph)) == kHeldMatched; }
+
 }  // namespace
+
+/// The tally rows as JoinRules credits them: a range's row, or none at the key cap (the record counts in
+/// dropped_tallies, by what it is); (range, kernel name) and unmatched kernel-name rows under the same cap.
+struct Aggregator::Rows {
+  Aggregator& a;
+  template <typename Add>
+  bool credit(Credit what, uint32_t scope_id, Add&& add) {
+    if (SnapshotScopeBody* r = a.scopeRow(scope_id)) {
+      add(*r);
+      return true;
+    }
+    SnapshotBeginBody& t = a.t_;
+    ++t.dropped_tallies;
+    ++(what == Credit::kLaunch  ? t.dropped_launches
+       : what == Credit::kRange ? t.dropped_range_instances
+       : what == Credit::kKernel ? t.dropped_kernels
+                                 : t.dropped_mem_ops);
+    return false;
+  }
+  template <typename Map>
+  void tally(Map& rows, typename Map::key_type key, const SnapshotKernelBody& fresh, uint64_t ns) {
+    auto it = rows.find(key);
+    if (it == rows.end()) {
+      if (a.keys() >= a.limits_.max_keys) {
+        ++a.t_.dropped_tallies;
+        ++a.t_.unnamed_kernels;
+        return;
+      }
+      it = rows.emplace(key, fresh).first;
+    }
+    addKernelNs(it->second, ns);
+  }
+  void kernelByName(uint32_t scope_id, uint32_t name_id, uint64_t ns) {
+    tally(a.kernels_, (static_cast<uint64_t>(scope_id) << 32) | name_id, SnapshotKernelBody{scope_id, name_id}, ns);
+  }
+  void unmatchedKernel(uint32_t name_id, uint64_t ns) {
+    tally(a.unmatched_, name_id, SnapshotKernelBody{0, name_id, kSnapshotKernelUnmatched}, ns);
+  }
+};
+
+auto Aggregator::rules() { return JoinRules<Rows, SnapshotBeginBody>{{*this}, t_}; }
 
 Aggregator::InFlight* Aggregator::HashTable::find(uint64_t key) {
   if (size_ == 0) return nullptr;
@@ -170,7 +215,7 @@ bool Aggregator::settled(uint64_t since_ns, uint64_t since_flush, uint64_t now_n
 // A launch leaves the window: if nothing joined it (and it was meant to run something), it is a launch
 // without kernel, exactly as summarize() counts launches no kernel record matched.
 void Aggregator::retire(uint64_t correlation_id, const InFlight& e) {
-  if (!e.matched && !(e.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+  rules().left(e.flags);
   inflight_.erase(correlation_id);  // invalidates e
   dirty_ = true;
 }
@@ -178,23 +223,11 @@ void Aggregator::retire(uint64_t correlation_id, const InFlight& e) {
 void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
   dirty_ = true;
-  const bool memop = (l.flags & kLaunchMemOp) != 0;
-  if (!memop) {
-    ++t_.launches;
-    if (l.flags & kLaunchCaptured) ++t_.captured_launches;
-    if (SnapshotScopeBody* r = scopeRow(l.scope_id)) {
-      ++r->launches;
-      satAdd(r->graph_launches, l.is_graph_launch ? 1 : 0);
-      if (!(l.flags & kLaunchUntimed)) satAdd(r->launch_api_ns, satMul(span(l.enter_ns, l.exit_ns), limits_.launch_timing_sample));
-      if (l.flags & kLaunchCaptured) ++r->captured_launches;
-    } else {
-      ++t_.dropped_tallies;
-      ++t_.dropped_launches;
-    }
-  }
+  const uint8_t flags = rules().launch(l, [&] {
+    return (l.flags & kLaunchUntimed) ? 0 : satMul(span(l.enter_ns, l.exit_ns), limits_.launch_timing_sample);
+  });
   if (inflight_.find(l.correlation_id) != nullptr) {
-    // A repeated correlation id: the first launch keeps the joins (as in summarize()).
-    if (!(l.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+    rules().repeated(flags, 0, l.correlation_id);  // the first launch keeps the joins (as in summarize())
     return;
   }
   // Full window (or an order queue grown long behind a launch still waiting): push out the oldest.
@@ -208,103 +241,39 @@ void Aggregator::addLaunch(const LaunchBody& l, uint64_t now_ns) {
     retire(corr, *e);
   }
   if (limits_.max_inflight == 0) {
-    if (!(l.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
+    rules().left(flags);
     ++t_.evicted_launches;
     return;
   }
-  inflight_.insert(l.correlation_id, InFlight{l.scope_id, l.flags, l.is_graph_launch, 0, 0, now_ns_, flushes_});
+  inflight_.insert(l.correlation_id, InFlight{l.scope_id, flags, 0, now_ns_, flushes_});
   order_.push_back(l.correlation_id);
 }
 
 void Aggregator::addRange(const RangeBody& range) {
   dirty_ = true;
-  ++t_.ranges;
-  if (SnapshotScopeBody* r = scopeRow(range.scope_id)) {
-    ++r->instances;
-    satAdd(r->cpu_ns, span(range.begin_ns, range.end_ns));
-  } else {
-    ++t_.dropped_tallies;
-    ++t_.dropped_range_instances;
-  }
+  rules().range(range, [&] { return span(range.begin_ns, range.end_ns); });
 }
 
 void Aggregator::apply(InFlight& e, const Waiting& w) {
-  const uint64_t corr = w.correlation_id;
-  if (!e.matched && !e.graph) {
+  if (!(e.flags & (kHeldMatched | kHeldGraph))) {
     // A hint for early retirement; bounded like the window (a dropped hint leaves the entry to order_).
     if (joined_.size() >= limits_.max_inflight && !joined_.empty()) joined_.pop_front();
-    joined_.emplace_back(corr, flushes_);
+    joined_.emplace_back(w.correlation_id, flushes_);
   }
-  e.matched = 1;
   e.since_ns = now_ns_;
   e.since_flush = flushes_;
-  SnapshotScopeBody* r = scopeRow(e.scope_id);
-  if (r == nullptr) {
-    ++t_.dropped_tallies;
-    ++(w.kind == kWaitingKernel ? t_.dropped_kernels : t_.dropped_mem_ops);
-    return;
-  }
-  if (w.kind == kWaitingKernel) {
-    ++r->kernels;
-    satAdd(r->gpu_ns, w.ns);
-    const uint64_t key = (static_cast<uint64_t>(e.scope_id) << 32) | w.name_id;
-    auto it = kernels_.find(key);
-    if (it == kernels_.end()) {
-      if (keys() >= limits_.max_keys) {
-        ++t_.dropped_tallies;
-        ++t_.unnamed_kernels;
-        return;
-      }
-      SnapshotKernelBody row{};
-      row.scope_id = e.scope_id;
-      row.name_id = w.name_id;
-      row.min_ns = w.ns;
-      row.max_ns = w.ns;
-      it = kernels_.emplace(key, row).first;
-    }
-    SnapshotKernelBody& k = it->second;
-    ++k.count;
-    satAdd(k.gpu_ns, w.ns);
-    k.min_ns = std::min(k.min_ns, w.ns);
-    k.max_ns = std::max(k.max_ns, w.ns);
-  } else if (w.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
-    ++r->memset_count;
-    satAdd(r->memset_bytes, w.bytes);
-    satAdd(r->memset_ns, w.ns);
-  } else {
-    ++r->memcpy_count;
-    satAdd(r->memcpy_bytes, w.bytes);
-    satAdd(r->memcpy_ns, w.ns);
-  }
+  if (w.kind == kWaitingKernel)
+    rules().kernel(e.flags, nullptr, w.correlation_id, e.scope_id, w.name_id, w.ns);
+  else
+    rules().memOp(e.flags, e.scope_id, w.kind, w.bytes, w.ns);
 }
 
 void Aggregator::unmatched(const Waiting& w) {
   dirty_ = true;
-  if (w.kind != kWaitingKernel) {
-    ++t_.unmatched_mem_ops;
-    return;
-  }
-  ++t_.unmatched_kernels;
-  satAdd(t_.unmatched_kernel_gpu_ns, w.ns);
-  auto it = unmatched_.find(w.name_id);
-  if (it == unmatched_.end()) {
-    if (keys() >= limits_.max_keys) {
-      ++t_.dropped_tallies;
-      ++t_.unnamed_kernels;
-      return;
-    }
-    SnapshotKernelBody row{};
-    row.name_id = w.name_id;
-    row.flags = kSnapshotKernelUnmatched;
-    row.min_ns = w.ns;
-    row.max_ns = w.ns;
-    it = unmatched_.emplace(w.name_id, row).first;
-  }
-  SnapshotKernelBody& k = it->second;
-  ++k.count;
-  satAdd(k.gpu_ns, w.ns);
-  k.min_ns = std::min(k.min_ns, w.ns);
-  k.max_ns = std::max(k.max_ns, w.ns);
+  if (w.kind == kWaitingKernel)
+    rules().unmatchedKernel(w.name_id, w.ns);
+  else
+    rules().unmatchedMemOp();
 }
 
 void Aggregator::addKernel(const KernelBody& k, uint64_t now_ns) {
@@ -360,7 +329,7 @@ void Aggregator::settle(uint64_t now_ns, uint64_t flushes) {
     const uint64_t corr = joined_.front().first;
     joined_.pop_front();
     InFlight* e = inflight_.find(corr);
-    if (e != nullptr && e->matched && !e->graph &&
+    if (e != nullptr && joinedDirect(e->flags) &&
         (over || settled(e->since_ns, e->since_flush, now_ns_, flushes_, false)))
       retire(corr, *e);
   }
@@ -369,7 +338,7 @@ void Aggregator::settle(uint64_t now_ns, uint64_t flushes) {
   while (!order_.empty()) {
     const uint64_t corr = order_.front();
     if (InFlight* e = inflight_.find(corr)) {
-      if (!settled(e->since_ns, e->since_flush, now_ns_, flushes_, !(e->matched && !e->graph))) break;
+      if (!settled(e->since_ns, e->since_flush, now_ns_, flushes_, !joinedDirect(e->flags))) break;
       retire(corr, *e);
     }
     order_.pop_front();
@@ -385,9 +354,7 @@ void Aggregator::finish() {
       unmatched(w);
   }
   waiting_.clear();
-  inflight_.forEach([this](uint64_t, const InFlight& e) {
-    if (!e.matched && !(e.flags & (kLaunchCaptured | kLaunchMemOp))) ++t_.launches_without_kernel;
-  });
+  inflight_.forEach([this](uint64_t, const InFlight& e) { rules().left(e.flags); });
   inflight_.clear();
   order_.clear();
   joined_.clear();

@@ -3,10 +3,10 @@
 // correlation id and tallied per (range, kernel name) instead of written one by one; every interval the
 // writer appends a snapshot of the tallies (collector/log_format.h, SnapshotBegin..SnapshotEnd). GPU-free.
 //
-// Join rules are those of summarize() (collector/analysis.cpp) on a trace log of the same run: a launch
-// is counted once per correlation id in the range innermost at API enter; a kernel is credited to its
-// launch's range; memcpy/memset calls are not launches; captured launches run nothing. What differs is
-// only when a join is decided: a launch waits in a bounded correlation window for its kernels, a kernel
+// Join rules are those of summarize() on a trace log of the same run, applied by the same code
+// (JoinRules, collector/launch_join.h): a launch is counted once per correlation id in the range innermost
+// at API enter; a kernel is credited to its launch's range; memcpy/memset calls are not launches; captured
+// launches run nothing. What differs is only when a join is decided: a launch waits in a bounded correlation window for its kernels, a kernel
 // that arrives before its launch waits in a bounded list, and both give up only after they have settled
 // (Limits below), or at finish().
 //
@@ -129,9 +129,7 @@ class Aggregator {
  private:
   struct InFlight {
     uint32_t scope_id;
-    uint8_t flags;      // LaunchFlags
-    uint8_t graph;      // is_graph_launch
-    uint8_t matched;    // a kernel or memory operation joined
+    uint8_t flags;      // HeldFlags (collector/launch_join.h)
     uint8_t occupied;   // Window's own: the slot holds an entry
     uint64_t since_ns;  // entered, or last joined
     uint64_t since_flush;
@@ -212,6 +210,9 @@ class Aggregator {
     uint8_t kind;  // 0 kernel, else MemOpKind
   };
 
+  /// JoinRules' view of the tally rows (aggregator.cpp); rules() applies the join's rules to them.
+  struct Rows;
+  auto rules();
   /// The range's row; nullptr when it has none and the key cap leaves no room for one (the range is
   /// then marked in dropped_scope_ and counted once in dropped_ranges).
   SnapshotScopeBody* scopeRow(uint32_t scope_id);

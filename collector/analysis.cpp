@@ -17,8 +17,6 @@ void addTally(KernelTally& into, const KernelTally& t) {
   satAdd(into.gpu_ns, t.gpu_ns);
 }
 
-void addKernel(KernelTally& t, uint64_t ns) { addTally(t, KernelTally{1, ns, ns, ns}); }
-
 void addCounts(RangeStats& into, const RangeStats& from) {
   addCountFields(into, from);
   for (const auto& [name, t] : from.by_kernel) addTally(into.by_kernel[name], t);
@@ -135,24 +133,21 @@ Summary summarizeSnapshot(const LogData& log, size_t index) {
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
-  auto scopeOf = [&](uint32_t id) -> uint32_t { return id < n && log.scopeDefined(id) ? id : kRootScope; };
+  SummaryRanges rows{s, log};
   for (const SnapshotScopeBody& row : snap.scopes) {
     if ((row.flags & kSnapshotScopeTallyDropped) != 0 && row.scope_id != kRootScope && row.scope_id < n) {
       s.tally_dropped.resize(n, 0);
       s.tally_dropped[row.scope_id] = 1;
     }
-    addScopeRow(s.exclusive[scopeOf(row.scope_id)], row);
-    if (!log.scopeDefined(row.scope_id)) addScopeRow(s.unresolved, row);
+    rows.credit(Credit::kRange, row.scope_id, [&](RangeStats& r) { addScopeRow(r, row); });
     satAdd(s.kernel_gpu_ns, row.gpu_ns);
   }
   for (const SnapshotKernelBody& row : snap.kernels) {
     const KernelTally t{row.count, row.gpu_ns, row.min_ns, row.max_ns};
     if (row.flags & kSnapshotKernelUnmatched)
       addTally(s.unmatched_by_kernel[row.name_id], t);
-    else {
-      addTally(s.exclusive[scopeOf(row.scope_id)].by_kernel[row.name_id], t);
-      if (!log.scopeDefined(row.scope_id)) addTally(s.unresolved.by_kernel[row.name_id], t);
-    }
+    else
+      rows.credit(Credit::kKernel, row.scope_id, [&](RangeStats& r) { addTally(r.by_kernel[row.name_id], t); });
   }
   const SnapshotBeginBody& b = snap.begin;
   s.launches = b.launches;
@@ -174,116 +169,74 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
-  // A scope id no Scope record defined (corrupt or lost chunk: past the table or a gap in it) is
-  // credited to the root, and also tallied in `unresolved` so that reports can show those records apart.
-  auto credit = [&](uint32_t id, auto&& add) {
-    const bool known = id < n && log.scopeDefined(id);
-    add(s.exclusive[known ? id : kRootScope]);
-    if (!known) add(s.unresolved);
-  };
-
-  // Capture path: a replayed kernel's node -> (clones) -> the node created during capture -> its range.
-  std::unordered_map<uint64_t, const GraphNodeBody*> nodes;
-  if (options.graph_view == GraphView::kCapturePath) {
+  JoinRules<SummaryRanges, Summary> rules{{s, log}, s};
+  std::unordered_map<uint64_t, const GraphNodeBody*> nodes;  // --graph-view capture: node id -> node
+  if (options.graph_view == GraphView::kCapturePath)
     for (const GraphNodeBody& g : log.graph_nodes) nodes.emplace(g.node_id, &g);
-  }
-  auto captureScope = [&](uint64_t node_id, uint32_t* scope) {
-    for (int hops = 0; hops < 64; ++hops) {
-      auto it = nodes.find(node_id);
-      if (it == nodes.end()) return false;
-      if (it->second->original_node_id == 0 || it->second->original_node_id == node_id) {
-        *scope = it->second->scope_id;
-        return true;
-      }
-      node_id = it->second->original_node_id;
-    }
-    return false;
+  auto node = [&](uint64_t id) -> const GraphNodeBody* {
+    auto it = nodes.find(id);
+    return it == nodes.end() ? nullptr : it->second;
   };
 
   // Window by window (a log without usable marks is one window): launches, then the kernels and memory
-  // operations of the same window. by_corr keeps one launch per correlation id: the first of a window
-  // keeps it against repeats in that window, and a later window's launch takes it over, so that a lookup
-  // that finds a launch before the window's first launch found none of this window.
-  const std::vector<LogData::RecordMark> ends = windowEnds(log);
-  std::unordered_map<uint64_t, size_t> by_corr;
-  by_corr.reserve(log.launches.size() * 2);
-  std::vector<uint8_t> launch_has_kernel(log.launches.size(), 0);
-  std::vector<uint32_t> kernels_of(log.launches.size(), 0);  // kernels joined to each direct launch
+  // operations of the same window. `held` keeps one launch record per correlation id: the first of a
+  // window keeps it against repeats in that window, and a later window's launch takes it over (the earlier
+  // one leaves), so that a lookup that finds a launch before the window's first launch found none of this
+  // window. Per launch record: its HeldFlags and the kernels joined to it.
+  std::unordered_map<uint64_t, size_t> held;
+  held.reserve(log.launches.size() * 2);
+  std::vector<uint8_t> flags(log.launches.size(), 0);
+  std::vector<uint32_t> kernels_of(log.launches.size(), 0);
   WindowIdSpans earlier;
-  size_t memop_calls = 0, captured = 0;
   LogData::RecordMark from{};
   size_t w = 0;  // index of the window in ends (and of its Segment record)
+  const std::vector<LogData::RecordMark> ends = windowEnds(log);
   for (const LogData::RecordMark& to : ends) {
     const size_t window_first = from.launches;
     s.launches_in_earlier_window_ids +=
         earlier.countInEarlier(std::span(log.launches).subspan(from.launches, to.launches - from.launches));
     for (size_t i = from.launches; i < to.launches; ++i) {
       const LaunchBody& l = log.launches[i];
-      auto [it, fresh] = by_corr.try_emplace(l.correlation_id, i);
-      if (!fresh) {
-        if (it->second >= window_first) {
-          if (s.repeated_launch_ids++ == 0) {
-            s.first_repeated_launch = i;
-            s.first_repeated_id = l.correlation_id;
-          }
-        } else {
-          it->second = i;
-        }
+      flags[i] = rules.launch(l, [&] { return launchApiNs(s, l); });
+      auto [it, fresh] = held.try_emplace(l.correlation_id, i);
+      if (fresh) continue;
+      if (it->second >= window_first) {
+        rules.repeated(flags[i], i, l.correlation_id);
+      } else {
+        rules.left(flags[it->second]);
+        it->second = i;
       }
-      if (l.flags & kLaunchMemOp) {  // a memcpy/memset call: counted with its GPU operation below
-        ++memop_calls;
-        continue;
-      }
-      const uint64_t api_ns = launchApiNs(s, l);
-      credit(l.scope_id, [&](RangeStats& r) {
-        ++r.launches;
-        satAdd(r.graph_launches, l.is_graph_launch ? 1 : 0);
-        satAdd(r.launch_api_ns, api_ns);
-        satAdd(r.captured_launches, (l.flags & kLaunchCaptured) ? 1 : 0);
-      });
-      if (l.flags & kLaunchCaptured) ++captured;
     }
     // The launch of this window with correlation id c, or nullptr.
     auto launchOf = [&](uint64_t c) -> const size_t* {
-      auto it = by_corr.find(c);
-      return it == by_corr.end() || it->second < window_first ? nullptr : &it->second;
+      auto it = held.find(c);
+      return it == held.end() || it->second < window_first ? nullptr : &it->second;
     };
     for (size_t j = from.kernels; j < to.kernels; ++j) {
       const KernelBody& k = log.kernels[j];
       noteKernelShape(s, k);
+      const uint64_t ns = span(k.start_ns, k.end_ns);
       const size_t* li = launchOf(k.correlation_id);
       if (li == nullptr) {
-        ++s.unmatched_kernels;  // credited to no range, not even the root
-        addKernel(s.unmatched_by_kernel[k.name_id], span(k.start_ns, k.end_ns));
+        rules.unmatchedKernel(k.name_id, ns);
         continue;
       }
-      launch_has_kernel[*li] = 1;
-      if (const LaunchBody& l = log.launches[*li]; !launchRunsSeveralKernels(l) && !(l.flags & kLaunchMemOp))
-        noteKernelsOfLaunch(s, ++kernels_of[*li], l.correlation_id);
       uint32_t scope = log.launches[*li].scope_id;
-      if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(k.graph_node_id, &scope);
-      const uint64_t ns = span(k.start_ns, k.end_ns);
-      credit(scope, [&](RangeStats& r) {
-        ++r.kernels;
-        satAdd(r.gpu_ns, ns);
-        addKernel(r.by_kernel[k.name_id], ns);
-      });
+      if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) captureScope(node, k.graph_node_id, &scope);
+      rules.kernel(flags[*li], &kernels_of[*li], k.correlation_id, scope, k.name_id, ns);
     }
     for (size_t j = from.mem_ops; j < to.mem_ops; ++j) {
       const MemOpBody& m = log.mem_ops[j];
-      const size_t* li = launchOf(m.correlation_id);
-      if (li == nullptr) {
-        ++s.unmatched_mem_ops;
-        continue;
-      }
-      launch_has_kernel[*li] = 1;
-      credit(log.launches[*li].scope_id, [&](RangeStats& r) { addMemOp(r, m); });
+      if (const size_t* li = launchOf(m.correlation_id))
+        rules.memOp(flags[*li], log.launches[*li].scope_id, m);
+      else
+        rules.unmatchedMemOp();
     }
     if (w < log.segments.size() && ends.size() > 1) earlier.closeWindow(log.segments[w]);
     ++w;
     from = to;
   }
-  s.launches = log.launches.size() - memop_calls;
+  for (const auto& [c, i] : held) rules.left(flags[i]);
   s.kernels = log.kernels.size();
   for (const KernelBody& k : log.kernels) {
     satAdd(s.kernel_gpu_ns, kernelTotalNs(s, k));
@@ -294,20 +247,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     noteTime(s, sg.stop_ns);
   }
   s.mem_ops = log.mem_ops.size();
-  // Captured launches run nothing; memory calls without an operation record (e.g. synchronous copies
-  // CUPTI reports differently) are not launches.
-  for (size_t i = 0; i < launch_has_kernel.size(); ++i)
-    if (!launch_has_kernel[i] && !(log.launches[i].flags & (kLaunchCaptured | kLaunchMemOp))) ++s.launches_without_kernel;
-  s.captured_launches = captured;
-
-  for (const RangeBody& rb : log.ranges) {
-    credit(rb.scope_id, [&](RangeStats& r) {
-      ++r.instances;
-      if (rb.flags & kRangeUnclosed) ++r.unclosed;
-      satAdd(r.cpu_ns, rangeCpuNs(s, rb));
-    });
-  }
-
+  for (const RangeBody& rb : log.ranges) rules.range(rb, [&] { return rangeCpuNs(s, rb); });
   buildRangeTree(log, s);
   return s;
 }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "collector/launch_join.h"
 #include "collector/log_reader.h"
 #include "collector/saturating.h"
 
@@ -44,22 +45,6 @@ struct RangeStats {
   uint64_t memset_count = 0, memset_bytes = 0, memset_ns = 0;  // GPU memsets (format 1.1)
   std::map<uint32_t, KernelTally> by_kernel;  // kernel name id -> tally
 };
-
-/// Adds one GPU memory operation (its count, bytes and end - start ns) to the memcpy or memset numbers of
-/// `r`: a RangeStats, or any tally with the same memcpy_*/memset_* fields (the streaming join's).
-template <typename Tally>
-void addMemOp(Tally& r, const MemOpBody& m) {
-  const uint64_t ns = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
-  if (m.kind == static_cast<uint8_t>(MemOpKind::kMemset)) {
-    ++r.memset_count;
-    satAdd(r.memset_bytes, m.bytes);
-    satAdd(r.memset_ns, ns);
-  } else {
-    ++r.memcpy_count;
-    satAdd(r.memcpy_bytes, m.bytes);
-    satAdd(r.memcpy_ns, ns);
-  }
-}
 
 /// Where kernels replayed from a CUDA graph are credited.
 enum class GraphView {
@@ -382,6 +367,26 @@ Summary summarize(const LogData& log, const JoinOptions& options = {});
 /// index >= log.snapshots.size().
 Summary summarizeSnapshot(const LogData& log, size_t index);
 
+/// The rows of a Summary as JoinRules credits them (collector/launch_join.h). `scope` is an index into
+/// log.scopes; a record of a range no Scope record defined (past the table or a gap in it: a corrupt or lost
+/// chunk) is credited to the root, and to Summary::unresolved as well so that reports show those records
+/// apart. Holds references; s.exclusive has one row per scope of `log` (at least the root).
+struct SummaryRanges {
+  Summary& s;
+  const LogData& log;
+  template <typename Add>
+  bool credit(Credit, uint32_t scope, Add&& add) {
+    const bool known = scope < s.exclusive.size() && log.scopeDefined(scope);
+    add(s.exclusive[known ? scope : kRootScope]);
+    if (!known) add(s.unresolved);
+    return true;
+  }
+  void kernelByName(uint32_t scope, uint32_t name_id, uint64_t ns) {
+    credit(Credit::kKernel, scope, [&](RangeStats& r) { addKernelNs(r.by_kernel[name_id], ns); });
+  }
+  void unmatchedKernel(uint32_t name_id, uint64_t ns) { addKernelNs(s.unmatched_by_kernel[name_id], ns); }
+};
+
 /// Completes a Summary whose `exclusive` (one entry per scope id of log.scopes, at least the root) is
 /// filled: repairs the range tree (a parent out of range or a cycle hangs under the root), fills
 /// children, children_order and inclusive. Used by summarize() and the streaming join.
@@ -439,34 +444,6 @@ inline void noteKernelTimes(Summary& s, const KernelBody& k) {
   if (ns > s.longest_kernel_ns) {
     s.longest_kernel_ns = ns;
     s.longest_kernel_id = k.correlation_id;
-  }
-}
-
-/// CUPTI callback ids of the launch calls that run one kernel per device under one correlation id:
-/// cudaLaunchCooperativeKernelMultiDevice (runtime domain) and cuLaunchCooperativeKernelMultiDevice (driver
-/// domain), from CUPTI's cupti_runtime_cbid.h and cupti_driver_cbid.h.
-inline constexpr uint32_t kCbidRuntimeLaunchMultiDevice = 272;
-inline constexpr uint32_t kCbidDriverLaunchMultiDevice = 480;
-
-/// Whether launch record `l` may run several kernels: a graph launch, a multi-device cooperative launch (one
-/// kernel per device). Any other kernel launch runs one kernel.
-inline bool launchRunsSeveralKernels(const LaunchBody& l) {
-  return l.is_graph_launch ||
-         (l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) && l.cbid == kCbidRuntimeLaunchMultiDevice) ||
-         (l.domain == static_cast<uint8_t>(ApiDomain::kDriver) && l.cbid == kCbidDriverLaunchMultiDevice);
-}
-
-/// The `n`th kernel record (1, 2, ...) joined a launch with this correlation id that runs one kernel (not
-/// launchRunsSeveralKernels(), nor a memcpy/memset call): from the second on, counted in Summary::extra_kernels (the launch in
-/// launches_many_kernels once). Call once per kernel joined, as it joins. Used by summarize() and the
-/// streaming join.
-inline void noteKernelsOfLaunch(Summary& s, uint64_t n, uint64_t correlation_id) {
-  if (n < 2) return;
-  if (n == 2) ++s.launches_many_kernels;
-  ++s.extra_kernels;
-  if (n > s.most_kernels_one_launch) {
-    s.most_kernels_one_launch = n;
-    s.most_kernels_id = correlation_id;
   }
 }
 

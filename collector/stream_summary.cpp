@@ -106,17 +106,9 @@ class FlatMap {
   size_t size_ = 0;
 };
 
-enum PendingFlags : uint8_t {
-  kPendingGraph = 1,     // a graph launch: more kernels may follow, kept until it leaves the window
-  kPendingCaptured = 2,  // LaunchFlags::kLaunchCaptured
-  kPendingMemOp = 4,     // LaunchFlags::kLaunchMemOp
-  kPendingMatched = 8,   // a kernel or memory operation joined it
-  kPendingSeveral = 16,  // launchRunsSeveralKernels(): several kernels are no sign of damage
-};
-
 struct Pending {
   uint32_t scope = 0;
-  uint8_t flags = 0;
+  uint8_t flags = 0;  // HeldFlags
   uint64_t seq = 0;  // launch record number, for the window
 };
 
@@ -136,21 +128,6 @@ struct Waiting {
   uint64_t ns = 0;
   MemOpBody op{};             // memory operation
 };
-
-// A kernel or memory operation that never found its launch: counted, and a kernel by name as summarize()
-// does (unmatched_by_kernel).
-void unmatched(Summary& s, const Waiting& w) {
-  if (!w.is_kernel) {
-    ++s.unmatched_mem_ops;
-    return;
-  }
-  ++s.unmatched_kernels;
-  KernelTally& t = s.unmatched_by_kernel[w.name_id];
-  t.min_ns = t.count == 0 ? w.ns : std::min(t.min_ns, w.ns);
-  t.max_ns = t.count == 0 ? w.ns : std::max(t.max_ns, w.ns);
-  ++t.count;
-  satAdd(t.gpu_ns, w.ns);
-}
 
 constexpr size_t kMaxRing = 1u << 16;  // direct-mapped launches by correlation id (see State)
 constexpr uint32_t kDenseScopes = 1u << 12;  // scope ids below this are kept in a vector, others in a map
@@ -230,64 +207,66 @@ struct StreamSummarizer::State {
     return sparse[id];
   }
 
-  void tallyKernel(uint32_t launch_scope, const KernelBody& k, uint64_t ns) {
-    if (options.graph_view == GraphView::kCapturePath && k.graph_node_id != 0) {
-      KernelTally& t = by_node[{launch_scope, k.graph_node_id, k.name_id}];
-      ++t.count;
-      satAdd(t.gpu_ns, ns);
-      return;
+  /// Credits a joined kernel to its launch's range; under --graph-view capture a replayed graph kernel
+  /// waits in by_node for finish(), when every graph node is known.
+  void tallyKernel(uint32_t launch_scope, uint32_t name_id, uint64_t graph_node_id, uint64_t ns) {
+    if (options.graph_view != GraphView::kCapturePath || graph_node_id == 0)
+      return rules().creditKernel(launch_scope, name_id, ns);
+    KernelTally& t = by_node[{launch_scope, graph_node_id, name_id}];
+    ++t.count;
+    satAdd(t.gpu_ns, ns);
+  }
+
+  /// The streaming rows as JoinRules credits them: per-scope accumulators, (scope, name) tallies.
+  struct Rows {
+    State& st;
+    template <typename Add>
+    bool credit(Credit, uint32_t id, Add&& add) {
+      add(st.scope(id));
+      return true;
     }
-    ScopeAcc& r = scope(launch_scope);
-    ++r.kernels;
-    satAdd(r.gpu_ns, ns);
-    KernelTally* t = tallies.insert((uint64_t{launch_scope} << 32) | k.name_id).first;
-    ++t->count;
-    satAdd(t->gpu_ns, ns);
+    void kernelByName(uint32_t id, uint32_t name_id, uint64_t ns) {
+      KernelTally* t = st.tallies.insert((uint64_t{id} << 32) | name_id).first;
+      ++t->count;
+      satAdd(t->gpu_ns, ns);
+    }
+    void unmatchedKernel(uint32_t name_id, uint64_t ns) { addKernelNs(st.out.unmatched_by_kernel[name_id], ns); }
+  };
+  JoinRules<Rows, Summary> rules() { return {{*this}, out}; }
+
+  /// A kernel or memory operation that never found its launch: unmatched, in its capture window too.
+  void unmatched(const Waiting& w) {
+    if (!w.is_kernel) return rules().unmatchedMemOp();
+    rules().unmatchedKernel(w.name_id, w.ns);
+    segUnmatched();
   }
 
-  void tallyMemOp(uint32_t launch_scope, const MemOpBody& m) {
-    addMemOp(scope(launch_scope), m);
-  }
-
-  /// The launch a kernel or memory operation with this correlation id joins: its scope, or false.
-  /// Marks it matched.
-  /// `is_kernel`: a kernel record, counted on a direct launch held in the ring (noteKernelsOfLaunch; a
-  /// launch taken from `pending` has none joined yet, and leaves it joined unless it is a graph launch).
-  bool join(uint64_t corr, uint32_t& scope_out, uint8_t& flags_out, bool is_kernel) {
+  /// Calls joined(flags, kernels_joined, scope) on the launch of the current window with this correlation
+  /// id and returns true, or returns false: none is held. A launch held in the ring counts its kernels
+  /// (noteKernelsOfLaunch); one taken from `pending` has none joined yet (kernels_joined null) and leaves
+  /// once joined unless it is a graph launch.
+  template <typename Joined>
+  bool join(uint64_t corr, Joined&& joined) {
     Slot& r = ring[corr & ring_mask];
     if (r.used && r.corr == corr) {
       if (r.seq < window_first_seq) return false;  // a launch of an earlier window
-      if (is_kernel && !(r.flags & (kPendingSeveral | kPendingMemOp))) noteKernelsOfLaunch(out, ++r.kernels, corr);
-      r.flags |= kPendingMatched;
-      scope_out = r.scope;
-      flags_out = r.flags;
+      joined(r.flags, &r.kernels, r.scope);
       return true;
     }
     if (pending.size() == 0) return false;
-    if (Pending* p = pending.find(corr)) {
-      if (p->seq < window_first_seq) return false;
-      scope_out = p->scope;
-      flags_out = p->flags;
-      if (p->flags & kPendingGraph)
-        p->flags |= kPendingMatched;
-      else
-        pending.erase(corr);  // joined; nothing else expected for it
-      return true;
-    }
-    return false;
-  }
-
-  /// Counts a launch that never got a kernel (as summarize() does for launches left unmatched).
-  void unmatchedLaunch(uint8_t flags) {
-    if (!(flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++out.launches_without_kernel;
+    Pending* p = pending.find(corr);
+    if (p == nullptr || p->seq < window_first_seq) return false;
+    joined(p->flags, nullptr, p->scope);
+    if (!(p->flags & kHeldGraph)) pending.erase(corr);  // nothing else expected for it
+    return true;
   }
 
   void evictOld() {
     const uint64_t horizon = launch_seq > window / 2 ? launch_seq - window / 2 : 0;
     pending.retain([&](uint64_t, const Pending& p) {
       if (p.seq >= horizon) return true;
-      if (!(p.flags & kPendingMatched) && !(p.flags & kPendingCaptured)) ++out.join_window_evicted;
-      unmatchedLaunch(p.flags);
+      if (!(p.flags & kHeldMatched) && !(p.flags & kHeldCaptured)) ++out.join_window_evicted;
+      rules().left(p.flags);
       return false;
     });
   }
@@ -298,7 +277,7 @@ struct StreamSummarizer::State {
     Slot& r = ring[corr & ring_mask];
     if (r.used && r.corr == corr) {
       if (r.seq >= window_first_seq) return true;
-      unmatchedLaunch(r.flags);
+      rules().left(r.flags);
       r.used = false;
       return false;
     }
@@ -306,7 +285,7 @@ struct StreamSummarizer::State {
     const Pending* p = pending.find(corr);
     if (p == nullptr) return false;
     if (p->seq >= window_first_seq) return true;
-    unmatchedLaunch(p->flags);
+    rules().left(p->flags);
     pending.erase(corr);
     return false;
   }
@@ -314,10 +293,7 @@ struct StreamSummarizer::State {
   /// The current window ends: records still waiting for their launch find none (no later launch belongs
   /// to their window), and launches held so far join nothing more.
   void closeWindow(const SegmentBody& seg) {
-    for (const auto& [c, x] : waiting) {
-      unmatched(out, x);
-      if (x.is_kernel) segUnmatched();
-    }
+    for (const auto& [c, x] : waiting) unmatched(x);
     waiting.clear();
     window_first_seq = launch_seq;
     earlier.closeWindow(seg);
@@ -326,42 +302,23 @@ struct StreamSummarizer::State {
 
   void addLaunch(const LaunchBody& l) {
     const uint64_t seq = launch_seq++;
-    ScopeAcc& acc = scope(l.scope_id);
-    const bool memop = l.flags & kLaunchMemOp;
-    if (!memop)
+    const uint8_t flags = rules().launch(l, [&] { return launchApiNs(out, l); });
+    if (!(flags & kHeldMemOp))
       if (SegmentTotals* t = segNow()) ++t->launches;
-    if (!memop) {
-      ++out.launches;
-      ++acc.launches;
-      satAdd(acc.graph_launches, l.is_graph_launch ? 1 : 0);
-      satAdd(acc.launch_api_ns, launchApiNs(out, l));
-      if (l.flags & kLaunchCaptured) {
-        ++acc.captured_launches;
-        ++out.captured_launches;
-      }
-    }
-    const uint8_t flags = static_cast<uint8_t>((l.is_graph_launch ? kPendingGraph : 0) |
-                                               (launchRunsSeveralKernels(l) ? kPendingSeveral : 0) |
-                                               ((l.flags & kLaunchCaptured) ? kPendingCaptured : 0) |
-                                               (memop ? kPendingMemOp : 0));
-    // A repeated correlation id in one window: the first launch keeps the id (summarize() does the same);
-    // this one is never matched.
+    // A repeated correlation id in one window: the first launch keeps the id; this one is never matched.
     if (known(l.correlation_id)) {
-      if (out.repeated_launch_ids++ == 0) {
-        out.first_repeated_launch = seq;
-        out.first_repeated_id = l.correlation_id;
+      if (rules().repeated(flags, seq, l.correlation_id)) {
         out.first_repeated_offset = chunk_offset;
         out.first_repeated_chunk = chunk_index;
       }
-      unmatchedLaunch(flags);
       return;
     }
     if (ring.size() < ring_max) {
       const Slot& old = ring[l.correlation_id & ring_mask];
-      if (old.used && !(old.flags & kPendingMatched)) growRing();  // launches in flight outnumber the ring
+      if (old.used && !(old.flags & kHeldMatched)) growRing();  // launches in flight outnumber the ring
     }
     Slot& r = ring[l.correlation_id & ring_mask];
-    if (r.used && !(r.flags & kPendingMatched)) {
+    if (r.used && !(r.flags & kHeldMatched)) {
       // Pushed out of the ring before anything joined it.
       Pending* p = pending.insert(r.corr).first;
       *p = Pending{r.scope, r.flags, r.seq};
@@ -374,18 +331,14 @@ struct StreamSummarizer::State {
       if (b != e) {
         for (auto it = b; it != e; ++it) {
           if (it->second.is_kernel) {
-            if (!(flags & (kPendingSeveral | kPendingMemOp))) noteKernelsOfLaunch(out, ++r.kernels, l.correlation_id);
-            KernelBody k{};
-            k.name_id = it->second.name_id;
-            k.graph_node_id = it->second.graph_node_id;
-            tallyKernel(l.scope_id, k, it->second.ns);
-            if (memop) segUnmatched();
+            rules().kernelJoined(r.flags, &r.kernels, l.correlation_id);
+            tallyKernel(l.scope_id, it->second.name_id, it->second.graph_node_id, it->second.ns);
+            if (flags & kHeldMemOp) segUnmatched();
           } else {
-            tallyMemOp(l.scope_id, it->second.op);
+            rules().memOp(r.flags, l.scope_id, it->second.op);
           }
         }
         waiting.erase(b, e);
-        r.flags |= kPendingMatched;
       }
     }
   }
@@ -396,9 +349,8 @@ struct StreamSummarizer::State {
     if (waiting.size() > window) {
       // Too many records waiting for launches that have not come: they count as unmatched now.
       for (const auto& [c, x] : waiting) {
-        unmatched(out, x);
+        unmatched(x);
         ++out.join_window_evicted;
-        if (x.is_kernel) segUnmatched();
       }
       waiting.clear();
     }
@@ -434,19 +386,12 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
       ++t->kernels;
       satAdd(t->gpu_ns, ns);
     }
-    uint32_t scope;
-    uint8_t flags;
-    if (s.join(k.correlation_id, scope, flags, /*is_kernel=*/true)) {
-      s.tallyKernel(scope, k, ns);
-      if (flags & kPendingMemOp) s.segUnmatched();
-    } else {
-      Waiting w;
-      w.is_kernel = true;
-      w.name_id = k.name_id;
-      w.graph_node_id = k.graph_node_id;
-      w.ns = ns;
-      s.wait(k.correlation_id, w);
-    }
+    const bool joined = s.join(k.correlation_id, [&](uint8_t& flags, uint32_t* kernels_joined, uint32_t scope) {
+      s.rules().kernelJoined(flags, kernels_joined, k.correlation_id);
+      s.tallyKernel(scope, k.name_id, k.graph_node_id, ns);
+      if (flags & kHeldMemOp) s.segUnmatched();
+    });
+    if (!joined) s.wait(k.correlation_id, Waiting{true, k.name_id, k.graph_node_id, ns, {}});
   }
 }
 
@@ -454,25 +399,12 @@ void StreamSummarizer::memOp(const MemOpBody& m) {
   State& s = *s_;
   ++s.out.mem_ops;
   if (SegmentTotals* t = s.segNow()) ++t->mem_ops;
-  uint32_t scope;
-  uint8_t flags;
-  if (s.join(m.correlation_id, scope, flags, /*is_kernel=*/false)) {
-    s.tallyMemOp(scope, m);
-  } else {
-    Waiting w;
-    w.is_kernel = false;
-    w.op = m;
-    s.wait(m.correlation_id, w);
-  }
+  if (!s.join(m.correlation_id, [&](uint8_t& flags, uint32_t*, uint32_t scope) { s.rules().memOp(flags, scope, m); }))
+    s.wait(m.correlation_id, Waiting{false, 0, 0, 0, m});
 }
 
 void StreamSummarizer::ranges(std::span<const RangeBody> v) {
-  for (const RangeBody& r : v) {
-    ScopeAcc& a = s_->scope(r.scope_id);
-    ++a.instances;
-    if (r.flags & kRangeUnclosed) ++a.unclosed;
-    satAdd(a.cpu_ns, rangeCpuNs(s_->out, r));
-  }
+  for (const RangeBody& r : v) s_->rules().range(r, [&] { return rangeCpuNs(s_->out, r); });
   if (s_->seg_index)
     for (const RangeBody& r : v) {
       const size_t i = s_->seg_index->byRangeEnd(r.end_ns);
@@ -509,78 +441,46 @@ size_t StreamSummarizer::peakWaiting() const { return s_->peak_waiting; }
 
 Summary StreamSummarizer::finish(const LogData& log) {
   State& st = *s_;
+  for (const auto& [corr, w] : st.waiting) st.unmatched(w);
+  st.waiting.clear();
+  st.pending.forEach([&](uint64_t, const Pending& p) { st.rules().left(p.flags); });
+  for (const State::Slot& r : st.ring)
+    if (r.used) st.rules().left(r.flags);
   Summary s = std::move(st.out);
   s.graph_view = st.options.graph_view;
-  for (const auto& [corr, w] : st.waiting) {
-    unmatched(s, w);
-    if (w.is_kernel) st.segUnmatched();
-  }
-  st.waiting.clear();
-  auto never = [&](uint8_t flags) {
-    if (!(flags & (kPendingMatched | kPendingCaptured | kPendingMemOp))) ++s.launches_without_kernel;
-  };
-  st.pending.forEach([&](uint64_t, const Pending& p) { never(p.flags); });
-  for (const State::Slot& r : st.ring)
-    if (r.used) never(r.flags);
 
   const size_t n = std::max<size_t>(log.scopes.size(), 1);
   s.exclusive.resize(n);
   for (size_t i = 0; i < n; ++i) s.exclusive[i].scope_id = static_cast<uint32_t>(i);
-  // A scope id no Scope record defined (corrupt or lost chunk) is credited to the root, as in summarize().
   // The ids below are those the visitor saw, as the log wrote them: scopeIndex() maps them to the table's
-  // index when `log` was compacted (compactScopes()).
-  auto known = [&](uint32_t id) {
-    const uint32_t i = log.scopeIndex(id);
-    return i < n && log.scopeDefined(i);
-  };
-  auto scopeOf = [&](uint32_t id) -> uint32_t {
-    const uint32_t i = log.scopeIndex(id);
-    return i < n && log.scopeDefined(i) ? i : kRootScope;
-  };
-  // Records of an unknown scope are also tallied apart (Summary::unresolved), as in summarize().
+  // index when `log` was compacted (compactScopes()). Unknown scopes go to the root and Summary::unresolved.
+  SummaryRanges rows{s, log};
   auto merge = [&](uint32_t id, const ScopeAcc& a) {
-    addScopeRow(s.exclusive[scopeOf(id)], a);
-    if (!known(id)) addScopeRow(s.unresolved, a);
+    rows.credit(Credit::kRange, log.scopeIndex(id), [&](RangeStats& r) { addScopeRow(r, a); });
   };
   for (size_t i = 0; i < st.dense.size(); ++i) merge(static_cast<uint32_t>(i), st.dense[i]);
   for (const auto& [id, a] : st.sparse) merge(id, a);
+  // Kernels by name (with `kernels`, as --graph-view capture credits them at the end): counts and ns.
+  auto addKernels = [&](uint32_t id, uint32_t name, const KernelTally& t, bool kernels) {
+    rows.credit(Credit::kKernel, log.scopeIndex(id), [&](RangeStats& r) {
+      if (kernels) satAdd(r.kernels, t.count);
+      if (kernels) satAdd(r.gpu_ns, t.gpu_ns);
+      satAdd(r.by_kernel[name].count, t.count);
+      satAdd(r.by_kernel[name].gpu_ns, t.gpu_ns);
+    });
+  };
   st.tallies.forEach([&](uint64_t key, const KernelTally& t) {
-    const uint32_t scope = static_cast<uint32_t>(key >> 32);
-    KernelTally& into = s.exclusive[scopeOf(scope)].by_kernel[static_cast<uint32_t>(key)];
-    satAdd(into.count, t.count);
-    satAdd(into.gpu_ns, t.gpu_ns);
-    if (!known(scope)) {
-      KernelTally& u = s.unresolved.by_kernel[static_cast<uint32_t>(key)];
-      satAdd(u.count, t.count);
-      satAdd(u.gpu_ns, t.gpu_ns);
-    }
+    addKernels(static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), t, false);
   });
-
-  // Capture path: a replayed kernel's node -> (clones) -> the node created during capture -> its range.
-  auto captureScope = [&](uint64_t node_id, uint32_t* scope) {
-    for (int hops = 0; hops < 64; ++hops) {
-      auto it = st.nodes.find(node_id);
-      if (it == st.nodes.end()) return false;
-      if (it->second.original_node_id == 0 || it->second.original_node_id == node_id) {
-        *scope = it->second.scope_id;
-        return true;
-      }
-      node_id = it->second.original_node_id;
-    }
-    return false;
+  auto node = [&](uint64_t id) -> const GraphNodeBody* {
+    auto it = st.nodes.find(id);
+    return it == st.nodes.end() ? nullptr : &it->second;
   };
   for (const auto& [key, t] : st.by_node) {
-    const auto& [launch_scope, node, name] = key;
+    const auto& [launch_scope, node_id, name] = key;
     uint32_t scope = launch_scope;
-    captureScope(node, &scope);
-    for (RangeStats* r : {&s.exclusive[scopeOf(scope)], !known(scope) ? &s.unresolved : nullptr}) {
-      if (r == nullptr) continue;
-      satAdd(r->kernels, t.count);
-      satAdd(r->gpu_ns, t.gpu_ns);
-      KernelTally& into = r->by_kernel[name];
-      satAdd(into.count, t.count);
-      satAdd(into.gpu_ns, t.gpu_ns);
-    }
+    captureScope(node, node_id, &scope);
+    addKernels(scope, name, t, true);
   }
   buildRangeTree(log, s);
   return s;
