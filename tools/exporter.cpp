@@ -13,7 +13,8 @@ CLI::App* addExporterCommand(CLI::App& app, ExporterOptions& opt) {
   cmd->add_option("logs", opt.logs, "summary-mode logs served besides the live processes (with --once: only these)");
   cmd->add_option("--listen", opt.listen, "HOST:PORT served (default 127.0.0.1:9464; port 0: any free port)");
   cmd->add_flag("--once", opt.once, "print the metrics of the logs given and exit");
-  cmd->add_flag("!--no-discover", opt.discover, "serve only the logs given, not the live processes found");
+  cmd->add_flag_callback("--no-discover", [&opt] { opt.discover = false; },
+                         "serve only the logs given, not the live processes found");
   cmd->add_option("--max-depth", opt.max_depth, "deepest range path served; deeper ranges count in their ancestor (default 4)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--max-series", opt.max_series, "range label sets served at most; more are summed as range=\"(other)\" (default 1000)")

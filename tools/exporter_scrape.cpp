@@ -131,7 +131,9 @@ void Scraper::writeRanges(const std::string& key, const LogTallies& t, const Met
 void Scraper::writeSource(const Source& s, MetricsText& m) {
   static const LogTallies kNone;
   const std::string key = s.live ? "pid:" + std::to_string(s.pid) : "log:" + s.parts.front();
-  const LogTallies& t = s.parts.empty() ? kNone : cache_.get(s.parts);
+  // A trace-mode process's log holds records, not tallies: served with its state, without range series.
+  const bool trace = s.live && s.status.record_mode == "trace";
+  const LogTallies& t = s.parts.empty() || trace ? kNone : cache_.get(s.parts);
   const std::string pid = !t.pid.empty() ? t.pid : s.live ? std::to_string(s.pid) : std::string();
   const std::string command = !t.command.empty() ? t.command : s.live ? commOf(s.pid) : std::string();
   MetricLabels labels{{"host", t.host.empty() ? host_ : t.host}, {"pid", pid}, {"rank", t.rank}, {"command", command}};
@@ -166,14 +168,15 @@ std::string Scraper::scrape() {
     return std::make_tuple(s->live, t.error.empty(), t.has_tallies, t.snapshot_sequence);
   };
   for (const auto& [key, s] : sources_) {
-    if (s.parts.empty()) continue;
+    if (s.parts.empty() || (s.live && s.status.record_mode == "trace")) continue;
     const std::string run = cache_.get(s.parts).run;
     if (run.empty()) continue;
     auto [it, fresh] = best.try_emplace(run, &s);
     if (!fresh && rank(&s) > rank(it->second)) it->second = &s;
   }
   for (const auto& [key, s] : sources_) {
-    const std::string run = s.parts.empty() ? std::string() : cache_.get(s.parts).run;
+    const bool trace = s.live && s.status.record_mode == "trace";
+    const std::string run = s.parts.empty() || trace ? std::string() : cache_.get(s.parts).run;
     if (!run.empty() && best[run] != &s) continue;
     writeSource(s, m);
   }
