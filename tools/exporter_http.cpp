@@ -66,6 +66,7 @@ int serveMetrics(const std::string& listen, const std::function<std::string()>& 
   }
   const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   std::cerr << "kcount exporter: serving http://" << shown << ":" << bound << "/metrics" << std::endl;
+  ::signal(SIGPIPE, SIG_IGN);  // a scraper that hangs up mid-answer is not a reason to exit
   struct sigaction sa {};
   sa.sa_handler = onStopSignal;
   sigemptyset(&sa.sa_mask);

@@ -150,7 +150,8 @@ LogTallies readLogTallies(const std::vector<std::string>& parts, int max_depth) 
     std::vector<uint8_t> bytes;
     if (std::string why = readOwnFile(parts[i], bytes); !why.empty()) {
       t.error = why;
-      if (i + 1 == parts.size() && parts.size() > 1) continue;  // the newest part may be just being created
+      // A newest part not there (yet, or any more): the part before it. Any other refusal serves the log as down.
+      if (i + 1 == parts.size() && parts.size() > 1 && why.ends_with(std::strerror(ENOENT))) continue;
       return t;
     }
     StreamedLog sl;
@@ -178,12 +179,14 @@ LogTallies readLogTallies(const std::vector<std::string>& parts, int max_depth) 
     }
     fillFrom(sl, max_depth, t);
     t.has_tallies = true;
-    if (sl.data.damaged())
-      for (const ReadIssue& issue : sl.data.issues)
-        if (issue.severity == ReadIssue::Severity::kError) {
-          t.error = fmt::format("{}: damaged: {}", parts[i], issue.message);
-          break;
-        }
+    // A cut tail is the chunk being written while the file was read (the reader reports it as an error
+    // with LogData::truncated): not damage. Any other error is.
+    for (const ReadIssue& issue : sl.data.issues)
+      if (issue.severity == ReadIssue::Severity::kError &&
+          !(sl.data.truncated && issue.message.starts_with("truncated at byte "))) {
+        t.error = fmt::format("{}: damaged: {}", parts[i], issue.message);
+        break;
+      }
     return t;
   }
   return t;
