@@ -8,7 +8,8 @@ pkgs=(cmake ninja-build g++ make binutils python3 libspdlog-dev libfmt-dev docte
       libzstd-dev     # packed chunks (static libzstd.a linked into libkcount.so and the tools)
       libsqlite3-dev  # kcount export --format sqlite (linked statically into the tool)
       libutfcpp-dev   # UTF-8 validation in the tool's outputs (header-only)
-      libutf8proc-dev)  # display widths of characters in the tool's tables (static libutf8proc.a linked into the tool)
+      libutf8proc-dev  # display widths of characters in the tool's tables (static libutf8proc.a linked into the tool)
+      libcpp-httplib-dev)  # kcount exporter's HTTP server (the tool links libcpp-httplib.so; libkcount.so does not)
 # What only the tests and docs scripts use (not installed with "build")
 test_pkgs=(clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with ASan+UBSan
       chromium        # tests/cli/test_html_report.py renders kcount report in headless Chromium
@@ -16,7 +17,8 @@ test_pkgs=(clang libclang-rt-14-dev  # tests/fuzz/run_fuzz.sh: libFuzzer with AS
       python3-matplotlib  # scripts/case_study.py: the plots of docs/case-study.md; kcount's Python plots
       python3-pandas python3-venv python3-setuptools python3-wheel  # tests/cli/test_python_package.py:
       # pip install --no-index --no-build-isolation ./python into a venv with Debian's pandas
-      strace)  # tests/cli/test_file_access.py counts the tools' opens of their files
+      strace  # tests/cli/test_file_access.py counts the tools' opens of their files
+      prometheus)  # tests/cli/test_exporter.py: a real Prometheus (and promtool) scrapes kcount exporter
 case "${1:-all}" in
   build) ;;
   all) pkgs+=("${test_pkgs[@]}") ;;

@@ -8,6 +8,12 @@ rm -rf "$root/.carry"
 mkdir -p "$root/.carry/bin" "$root/.carry/lib"
 strip -o "$root/.carry/bin/kcount" "$build/bin/kcount"
 strip -o "$root/.carry/lib/libkcount.so" "$build/lib/libkcount.so"
+# The tool links cpp-httplib (kcount exporter), a shared library only in Debian, with its brotli
+# libraries: carried beside it (the tool's RPATH is $ORIGIN/../lib). libssl, libcrypto and libz are
+# taken from the GPU machine.
+ldd "$build/bin/kcount" | awk '$3 ~ /libcpp-httplib|libbrotli/ {print $3}' | while read -r so; do
+  cp -L "$so" "$root/.carry/lib/$(basename "$so")"
+done
 # The Python helper for --torch-modules/--torch-ops (lib/../share/kcount/python)
 mkdir -p "$root/.carry/share/kcount"
 cp -r "$build/share/kcount/python" "$root/.carry/share/kcount/python"

@@ -27,6 +27,7 @@
 #include "collector/shown_value.h"
 #include "tools/cli_checks.h"
 #include "tools/ctl.h"
+#include "tools/exporter.h"
 #include "tools/export.h"
 #include "tools/html_report.h"
 #include "tools/diff.h"
@@ -738,6 +739,9 @@ int kcountMain(int argc, char** argv) {
   ctl->add_option("--timeout", ctl_opt.timeout_s, "seconds to wait for the answer (default 30)")
       ->check(kc::positiveDecimal(86400));
 
+  kc::ExporterOptions exporter_opt;  // kcount exporter (tools/exporter.cpp)
+  auto* exporter = kc::addExporterCommand(app, exporter_opt);
+
   // `kcount help [COMMAND]` is answered before parsing (below); the subcommand lists it with the others.
   std::string help_command;
   auto* help = app.add_subcommand("help", "this help, or one command's: kcount help COMMAND");
@@ -1306,6 +1310,7 @@ int kcountMain(int argc, char** argv) {
       closeOutput(out, output);
       return rc;
     }
+    if (*exporter) return kc::runExporter(exporter_opt);
     if (*ctl) {
       ctl_opt.range_given = ctl->count("--range") > 0;
       return kc::runCtl(ctl_opt);
