@@ -13,6 +13,7 @@
 #include "collector/log_damage.h"
 #include "collector/log_decoder.h"
 #include "collector/mapped_file.h"
+#include "collector/run_files.h"
 
 // The chunk walk and the record decoder are in log_decoder.cpp, damage diagnosis in log_damage.cpp; this
 // file holds the entry points (readLog, readLogFile, readLogHead), LogData's look-ups and the joining of
@@ -101,52 +102,6 @@ void markCutShortPart(LogData& log, const std::string& later_name, uint32_t late
     return;
   }
   addIssue(log, severity, log.file_bytes, -1, text);
-}
-
-namespace {
-/// K > 0 if `path` is the name the library gives part K of the run whose part `member_part` is named
-/// `member` (rotatedPath); 0 otherwise.
-uint32_t partOfRotatedName(const std::string& path, const std::string& member, uint32_t member_part) {
-  const std::string ext = ".kcount";
-  auto ends = [](const std::string& s, const std::string& tail) {
-    return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  std::string first = member;  // the name of part 0
-  if (member_part > 0) {
-    const std::string tail = "." + std::to_string(member_part);
-    if (ends(member, tail + ext)) first = member.substr(0, member.size() - tail.size() - ext.size()) + ext;
-    else if (ends(member, tail)) first = member.substr(0, member.size() - tail.size());
-    else return 0;
-  }
-  const bool with_ext = ends(first, ext);
-  const std::string pre = (with_ext ? first.substr(0, first.size() - ext.size()) : first) + ".";
-  const std::string suf = with_ext ? ext : "";
-  if (path.size() <= pre.size() + suf.size() || path.compare(0, pre.size(), pre) != 0 || (with_ext && !ends(path, suf)))
-    return 0;
-  const std::string digits = path.substr(pre.size(), path.size() - pre.size() - suf.size());
-  if (digits.empty() || digits.size() > 9 || digits[0] == '0' || digits.find_first_not_of("0123456789") != std::string::npos)
-    return 0;
-  return static_cast<uint32_t>(std::stoul(digits));
-}
-}  // namespace
-
-void adoptUnnamedParts(const std::vector<std::string>& paths, const std::vector<LogData*>& logs) {
-  for (size_t i = 0; i < logs.size() && i < paths.size(); ++i) {
-    LogData& l = *logs[i];
-    if (l.not_a_log || !runIdentity(l).empty() || l.rotationPart() > 0 || !l.meta(kMetaRotatedFile).empty()) continue;
-    for (size_t j = 0; j < logs.size() && j < paths.size(); ++j) {
-      const LogData& o = *logs[j];
-      if (j == i || runIdentity(o).empty()) continue;
-      const uint32_t k = partOfRotatedName(paths[i], paths[j], o.rotationPart());
-      if (k == 0 || k == o.rotationPart()) continue;
-      for (const char* key : {"host", "pid", "start_ns"}) l.metadata.emplace_back(key, o.meta(key));
-      l.metadata.emplace_back(kMetaRotatedFile, std::to_string(k));
-      addIssue(l, ReadIssue::Severity::kWarning, 0, -1,
-               "the file holds no metadata (the first chunk of a rotated part repeats it; that chunk is not in the "
-               "file): read as part " + std::to_string(k) + " of the run of " + paths[j] + ", by its name");
-      break;
-    }
-  }
 }
 
 LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::string>& names) {

@@ -284,14 +284,6 @@ LogData readLogHead(const std::string& path, size_t max_bytes = 2u << 20);
 /// of a rotated log repeats them), "" if one of them is missing.
 std::string runIdentity(const LogData& log);
 
-/// Files of a rotated run that hold no metadata (their first chunk, which repeats it, was kept out at
-/// KCOUNT_MAX_BYTES, or lost) cannot be told apart by identity. For each log in `logs` (read from
-/// `paths[i]`) without identity and without a part number, named as the library names part K > 0 of a run
-/// of which another log given holds the identity (`NAME.K.kcount` beside `NAME.kcount` or `NAME.J.kcount`),
-/// adds that run's identity and rotated_file = K to its metadata, with a warning that says so: it is then
-/// read as that part of the run (grouped, joined, and "given" where a part continues in it).
-void adoptUnnamedParts(const std::vector<std::string>& paths, const std::vector<LogData*>& logs);
-
 /// For `log`, read from a file of a rotated run without End record and without the continued_in_file key
 /// that closes a part for rotation, when a later part of the same run exists (`later_name`, numbered
 /// `later_part`): the run went on, so this is not a crash of the run. Replaces its "no end record"

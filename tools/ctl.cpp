@@ -24,10 +24,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "collector/counted.h"
 #include "collector/control_folder.h"
 #include "collector/parse.h"
 #include "collector/shown_value.h"
-#include "tools/report.h"
+#include "tools/text.h"
 
 namespace kc {
 namespace {

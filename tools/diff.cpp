@@ -1121,6 +1121,34 @@ void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std
   for (const KernelRow& r : kernelRows(d.kernels, d.a, d.b)) writeCsvRow(out, kernelCsvRow(r, d));
 }
 
+namespace {
+/// The notes under diff's table: changes not known (sums held at 2^64 - 1), GPU time not recorded by a side,
+/// launch CPU estimated from sampled calls.
+void printDiffTableNotes(std::ostream& out, const std::vector<std::vector<std::string>>& cells, const DiffSide& a,
+                         const DiffSide& b) {
+  bool unknown = false;
+  for (size_t k = 1; k < cells.size() && !unknown; ++k)
+    unknown = std::find(cells[k].begin(), cells[k].end(), kUnknownChange) != cells[k].end();
+  if (unknown)
+    out << "unknown: a change where a side's sum is held at 2^64 - 1 (its true value is larger) or that passes "
+           "2^63 - 1 ns; only implausible records give one (see the warnings)\n";
+  if (!a.gpu_time || !b.gpu_time)
+    out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
+                       "no GPU-time change is given, the verdicts compare kernel counts\n",
+                       !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
+  if (a.launch_timing_sample > 1 || b.launch_timing_sample > 1) {
+    auto side = [](const char* name, uint64_t n) {
+      return n > 1 ? fmt::format("{} (1 in {} calls timed)", name, n) : std::string();
+    };
+    const std::string sa = side("A", a.launch_timing_sample), sb = side("B", b.launch_timing_sample);
+    out << fmt::format("launch CPU: estimated in {} (KCOUNT_LAUNCH_TIMING); its changes are rough for ranges with "
+                       "few launches\n",
+                       sa.empty() ? sb : sb.empty() ? sa : sa + " and " + sb);
+  }
+}
+
+}  // namespace
+
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
                size_t max_width, bool full_names) {
   printDiff(out, la, lb, logStates(la), logStates(lb), max_width, full_names);
@@ -1232,25 +1260,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   }
   if (!full_names) fitTable(cells, 1, {paths}, 0, max_width);
   printCells(out, cells, 1, "", true);
-  bool unknown = false;
-  for (size_t k = 1; k < cells.size() && !unknown; ++k)
-    unknown = std::find(cells[k].begin(), cells[k].end(), kUnknownChange) != cells[k].end();
-  if (unknown)
-    out << "unknown: a change where a side's sum is held at 2^64 - 1 (its true value is larger) or that passes "
-           "2^63 - 1 ns; only implausible records give one (see the warnings)\n";
-  if (!a.gpu_time || !b.gpu_time)
-    out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
-                       "no GPU-time change is given, the verdicts compare kernel counts\n",
-                       !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
-  if (a.launch_timing_sample > 1 || b.launch_timing_sample > 1) {
-    auto side = [](const char* name, uint64_t n) {
-      return n > 1 ? fmt::format("{} (1 in {} calls timed)", name, n) : std::string();
-    };
-    const std::string sa = side("A", a.launch_timing_sample), sb = side("B", b.launch_timing_sample);
-    out << fmt::format("launch CPU: estimated in {} (KCOUNT_LAUNCH_TIMING); its changes are rough for ranges with "
-                       "few launches\n",
-                       sa.empty() ? sb : sb.empty() ? sa : sa + " and " + sb);
-  }
+  printDiffTableNotes(out, cells, a, b);
   out << '\n';
   bool nesting = false;
   // rows[0] is the whole run; the others are the ranges in diffOrder().

@@ -1,4 +1,4 @@
-# Writes the file IN as a C++ raw string literal to OUT (included by tools/html_report.cpp).
+# Writes the file IN as a C++ raw string literal to OUT (included by tools/report_html.cpp).
 # Usage: cmake -DIN=page.html -DOUT=page.inc -P embed_text.cmake
 file(READ "${IN}" content)
 string(FIND "${content}" ")kcpage\"" clash)

@@ -285,19 +285,31 @@ std::optional<FlowPoints> flowPoints(uint64_t enter, uint64_t exit, uint64_t sta
   return FlowPoints{from, to};
 }
 
-void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, bool& first) {
-  const LogData& d = ix.data();
-  const uint64_t flow_base = uint64_t(ix.index()) << 48;
-  auto emit = [&](const std::string& s) {
+/// The trace pid of GPU `device` of the log `ix`.
+uint32_t gpuPid(const LogIndex& ix, uint32_t device) { return 0x40000000u + (ix.index() << 10) + (device & 0x3FF); }
+
+/// Writes one event of a trace, after a comma but for the first.
+struct EventSink {
+  std::ostream& out;
+  bool& first;
+  void operator()(const std::string& s) {
     out << (first ? "\n" : ",\n") << s;
     first = false;
-  };
-  auto gpuPid = [&](uint32_t device) { return 0x40000000u + (ix.index() << 10) + (device & 0x3FF); };
-  // KCOUNT_GPU_TIME=0: kernels have no GPU time, device or stream (written as 0). They get no GPU track:
-  // each is an instant event on the thread that launched it, at its launch call.
-  const bool gpu_time = gpuTimeRecorded(d);
+  }
+};
 
-  // Lanes: CPU thread tracks hold push/pop ranges and launches; GPU stream tracks hold kernels.
+/// The lane of each record of one log on its track (overlapping slices of one thread or stream go to
+/// lanes of their own, assignLanes()), and which (thread, lane) and (device, stream, lane) tracks are used.
+struct TraceLanes {
+  std::vector<uint32_t> range_lane, launch_lane, kernel_lane, mem_lane;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> cpu_lanes;             // (tid, lane) -> used
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> gpu_lanes;  // (device, stream, lane)
+};
+
+/// Lanes: CPU thread tracks hold push/pop ranges and launches; GPU stream tracks hold kernels (none
+/// without `gpu_time`) and memory operations.
+TraceLanes assignTraceLanes(const LogData& d, bool gpu_time) {
+  TraceLanes t;
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> cpu_spans;
   std::unordered_map<uint32_t, std::vector<uint32_t>> cpu_items;  // per tid: range i or launch (1<<31)|i
   for (uint32_t i = 0; i < d.ranges.size(); ++i) {
@@ -311,15 +323,15 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     cpu_spans[l.thread_id].emplace_back(l.enter_ns, std::max(l.exit_ns, l.enter_ns));
     cpu_items[l.thread_id].push_back((1u << 31) | i);
   }
-  std::vector<uint32_t> range_lane(d.ranges.size(), 0), launch_lane(d.launches.size(), 0);
-  std::map<std::pair<uint32_t, uint32_t>, uint32_t> cpu_lanes;  // (tid, lane) -> used
+  t.range_lane.assign(d.ranges.size(), 0);
+  t.launch_lane.assign(d.launches.size(), 0);
   for (auto& [tid, spans] : cpu_spans) {
     auto lanes = assignLanes(spans);
     const auto& items = cpu_items[tid];
     for (size_t j = 0; j < items.size(); ++j) {
-      if (items[j] >> 31) launch_lane[items[j] & 0x7FFFFFFF] = lanes[j];
-      else range_lane[items[j]] = lanes[j];
-      cpu_lanes[{tid, lanes[j]}] = 1;
+      if (items[j] >> 31) t.launch_lane[items[j] & 0x7FFFFFFF] = lanes[j];
+      else t.range_lane[items[j]] = lanes[j];
+      t.cpu_lanes[{tid, lanes[j]}] = 1;
     }
   }
   std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint64_t, uint64_t>>> gpu_spans;  // (device, stream)
@@ -334,26 +346,32 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     gpu_spans[{m.device_id, m.stream_id}].emplace_back(m.start_ns, std::max(m.end_ns, m.start_ns));
     gpu_items[{m.device_id, m.stream_id}].push_back((1u << 31) | i);
   }
-  std::vector<uint32_t> kernel_lane(d.kernels.size(), 0), mem_lane(d.mem_ops.size(), 0);
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> gpu_lanes;  // (device, stream, lane)
+  t.kernel_lane.assign(d.kernels.size(), 0);
+  t.mem_lane.assign(d.mem_ops.size(), 0);
   for (auto& [key, spans] : gpu_spans) {
     auto lanes = assignLanes(spans);
     const auto& items = gpu_items[key];
     for (size_t j = 0; j < items.size(); ++j) {
-      if (items[j] >> 31) mem_lane[items[j] & 0x7FFFFFFF] = lanes[j];
-      else kernel_lane[items[j]] = lanes[j];
-      gpu_lanes[{key.first, key.second, lanes[j]}] = 1;
+      if (items[j] >> 31) t.mem_lane[items[j] & 0x7FFFFFFF] = lanes[j];
+      else t.kernel_lane[items[j]] = lanes[j];
+      t.gpu_lanes[{key.first, key.second, lanes[j]}] = 1;
     }
   }
 
-  // Metadata events: process and thread names, and sort order (CPU process first, then its GPUs).
+  return t;
+}
+
+/// The metadata events of one log: process and thread names, and sort order (CPU process first, then its GPUs).
+void emitTrackNames(EventSink& emit, const LogIndex& ix, const TraceLanes& t, uint32_t cpu_pid) {
+  const LogData& d = ix.data();
+  auto gpuPid = [&](uint32_t device) { return kc::gpuPid(ix, device); };
   std::string host = d.meta("host");
   std::string command = ellipsize(d.meta("command_line"), 80);
   std::string pname = fmt::format("{}{}{}", command.empty() ? "process" : command, host.empty() ? "" : " @ ", host);
   emit(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", cpu_pid, jsonQuote(pname)));
   emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", cpu_pid,
                    ix.index() * 2048));
-  for (auto& [key, used] : cpu_lanes) {
+  for (auto& [key, used] : t.cpu_lanes) {
     auto [tid, lane] = key;
     std::string tname = tid == ix.pid() ? fmt::format("main thread {}", tid) : fmt::format("thread {}", tid);
     if (lane) tname += fmt::format(" (overlap {})", lane);
@@ -361,7 +379,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
                      laneTid(tid, lane), jsonQuote(tname)));
   }
   std::map<uint32_t, bool> devices;
-  for (auto& [key, used] : gpu_lanes) devices[std::get<0>(key)] = true;
+  for (auto& [key, used] : t.gpu_lanes) devices[std::get<0>(key)] = true;
   for (auto& [device, used] : devices) {
     std::string gpu = d.meta(fmt::format("gpu.{}", device));
     std::string name = fmt::format("GPU {}{}{} (pid {}{}{})", device, gpu.empty() ? "" : ": ", gpu, ix.pid(),
@@ -371,7 +389,7 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     emit(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
                      gpuPid(device), ix.index() * 2048 + 1 + device));
   }
-  for (auto& [key, used] : gpu_lanes) {
+  for (auto& [key, used] : t.gpu_lanes) {
     auto [device, stream, lane] = key;
     std::string tname = fmt::format("stream {}", stream);
     if (lane) tname += fmt::format(" (overlap {})", lane);
@@ -381,20 +399,24 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     emit(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
                      gpuPid(device), tid, stream * 64 + lane));
   }
+}
 
-  // Timed events, sorted by time (enclosing slices before the slices inside them, flows after slices).
+/// The timed events of one log, sorted by time (enclosing slices before the slices inside them, flows after
+/// slices); without `gpu_time`, a kernel is an instant at its launch call.
+std::vector<TraceEvent> timedEvents(const LogIndex& ix, const TraceLanes& t, bool gpu_time) {
+  const LogData& d = ix.data();
   std::vector<TraceEvent> events;
   events.reserve(d.ranges.size() + d.launches.size() + 3 * d.kernels.size() + 3 * d.mem_ops.size());
   for (uint32_t i = 0; i < d.mem_ops.size(); ++i) {
     const auto& m = d.mem_ops[i];
     uint64_t dur = m.end_ns > m.start_ns ? m.end_ns - m.start_ns : 0;
-    events.push_back({m.start_ns, dur, 0, kMemSlice, mem_lane[i], i});
+    events.push_back({m.start_ns, dur, 0, kMemSlice, t.mem_lane[i], i});
     const auto call = ix.launchOfMemOp(i);
     if (!call) continue;
     const auto& l = d.launches[*call];
     if (auto at = flowPoints(l.enter_ns, l.exit_ns, m.start_ns, m.end_ns)) {
-      events.push_back({at->start_ts, 0, 1, kMemFlowStart, launch_lane[*call], i});
-      events.push_back({at->end_ts, 0, 1, kMemFlowEnd, mem_lane[i], i});
+      events.push_back({at->start_ts, 0, 1, kMemFlowStart, t.launch_lane[*call], i});
+      events.push_back({at->end_ts, 0, 1, kMemFlowEnd, t.mem_lane[i], i});
     }
   }
   for (uint32_t i = 0; i < d.ranges.size(); ++i) {
@@ -404,29 +426,29 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
       events.push_back({r.begin_ns, dur, 0, kRangeAsyncBegin, 0, i});
       events.push_back({r.begin_ns + dur, 0, 0, kRangeAsyncEnd, 0, i});
     } else {
-      events.push_back({r.begin_ns, dur, 0, kRangeSlice, range_lane[i], i});
+      events.push_back({r.begin_ns, dur, 0, kRangeSlice, t.range_lane[i], i});
     }
   }
   for (uint32_t i = 0; i < d.launches.size(); ++i) {
     const auto& l = d.launches[i];
     uint64_t dur = l.exit_ns > l.enter_ns ? l.exit_ns - l.enter_ns : 0;
-    events.push_back({l.enter_ns, dur, 0, kLaunchSlice, launch_lane[i], i});
+    events.push_back({l.enter_ns, dur, 0, kLaunchSlice, t.launch_lane[i], i});
   }
   for (uint32_t i = 0; i < d.kernels.size(); ++i) {
     const auto& k = d.kernels[i];
     const auto launch = ix.launchOfKernel(i);
     if (!gpu_time) {  // at the middle of its launch call (on that call's lane), else at its record's time
       events.push_back({launch ? midpoint(d.launches[*launch].enter_ns, d.launches[*launch].exit_ns) : k.start_ns, 0,
-                        1, kKernelInstant, launch ? launch_lane[*launch] : 0, i});
+                        1, kKernelInstant, launch ? t.launch_lane[*launch] : 0, i});
       continue;
     }
     uint64_t dur = k.end_ns > k.start_ns ? k.end_ns - k.start_ns : 0;
-    events.push_back({k.start_ns, dur, 0, kKernelSlice, kernel_lane[i], i});
+    events.push_back({k.start_ns, dur, 0, kKernelSlice, t.kernel_lane[i], i});
     if (!launch) continue;
     const auto& l = d.launches[*launch];
     if (auto at = flowPoints(l.enter_ns, l.exit_ns, k.start_ns, k.end_ns)) {
-      events.push_back({at->start_ts, 0, 1, kFlowStart, launch_lane[*launch], i});
-      events.push_back({at->end_ts, 0, 1, kFlowEnd, kernel_lane[i], i});
+      events.push_back({at->start_ts, 0, 1, kFlowStart, t.launch_lane[*launch], i});
+      events.push_back({at->end_ts, 0, 1, kFlowEnd, t.kernel_lane[i], i});
     }
   }
   std::stable_sort(events.begin(), events.end(), [](const TraceEvent& a, const TraceEvent& b) {
@@ -434,6 +456,20 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
     if (a.order != b.order) return a.order < b.order;
     return a.dur > b.dur;
   });
+  return events;
+}
+
+void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, bool& first) {
+  const LogData& d = ix.data();
+  const uint64_t flow_base = uint64_t(ix.index()) << 48;
+  EventSink emit{out, first};
+  auto gpuPid = [&](uint32_t device) { return kc::gpuPid(ix, device); };
+  // KCOUNT_GPU_TIME=0: kernels have no GPU time, device or stream (written as 0). They get no GPU track:
+  // each is an instant event on the thread that launched it, at its launch call.
+  const bool gpu_time = gpuTimeRecorded(d);
+  const TraceLanes lanes = assignTraceLanes(d, gpu_time);
+  emitTrackNames(emit, ix, lanes, cpu_pid);
+  const std::vector<TraceEvent> events = timedEvents(ix, lanes, gpu_time);
 
   std::vector<std::string> escaped_strings(d.strings.size());  // escaped once per string id
   auto qs = [&](uint32_t id) -> const std::string& {

@@ -172,18 +172,6 @@ std::string perInstance(uint64_t kernels, uint64_t instances) {
 
 }  // namespace
 
-std::string snapshotPeriodText(const LogData& d) {
-  const std::string interval = d.meta("interval_ns");
-  if (interval.empty()) return {};
-  uint64_t ns = 0;
-  std::from_chars(interval.data(), interval.data() + interval.size(), ns);
-  // Snapshots are written when the library's writer thread drains (kDrainIntervalNs): a shorter
-  // interval acts as that.
-  return ns >= kDrainIntervalNs ? "every " + formatDuration(ns)
-                                : fmt::format("every {} (KCOUNT_INTERVAL={}, below the {} drain interval)",
-                                              formatDuration(kDrainIntervalNs), formatDuration(ns),
-                                              formatDuration(kDrainIntervalNs));
-}
 
 uint64_t snapshotsSkipped(const LogData& d) {
   const std::string text = d.meta(kMetaSnapshotsSkipped);
@@ -1223,90 +1211,11 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   return l;
 }
 
-namespace {
-std::string joinedName(const std::vector<std::string>& paths) {
-  std::string out;
-  for (const auto& p : paths) out += (out.empty() ? "" : " + ") + p;
-  return out;
-}
-}  // namespace
 
-LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& join) {
-  if (paths.size() == 1) return loadLog(paths.front(), join);
-  std::vector<LogData> parts;
-  for (const auto& p : paths) parts.push_back(readLogFile(p));
-  LoadedLog l;
-  l.path = joinedName(paths);
-  l.files = paths;
-  l.data = joinRotatedParts(std::move(parts), paths);
-  compactScopes(l.data);
-  l.summary = summarize(l.data, join);
-  noteSaturatedSums(l);
-  noteRepeatedIds(l);
-  noteImplausible(l);
-  return l;
-}
 
-LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& join) {
-  if (paths.size() == 1) return streamLog(paths.front(), join);
-  StreamedLog s = summarizeLogFiles(paths, join);
-  LoadedLog l;
-  l.path = joinedName(paths);
-  l.files = paths;
-  l.data = std::move(s.data);
-  l.summary = std::move(s.summary);
-  noteSaturatedSums(l);
-  noteRepeatedIds(l);
-  noteImplausible(l);
-  return l;
-}
 
-std::vector<LogData> readLogHeads(const std::vector<std::string>& paths) {
-  std::vector<LogData> heads;
-  heads.reserve(paths.size());
-  for (const auto& p : paths) heads.push_back(readLogHead(p));
-  return heads;
-}
 
-std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths) {
-  return groupRotatedParts(paths, readLogHeads(paths));
-}
 
-std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths,
-                                                        const std::vector<LogData>& heads) {
-  struct File {
-    std::string path;
-    std::string id;
-    uint32_t part = 0;
-  };
-  // A part without metadata (its first chunk not in the file) joins its run by its name.
-  std::vector<LogData> named(heads.begin(), heads.begin() + std::min(heads.size(), paths.size()));
-  std::vector<LogData*> ptrs;
-  for (LogData& h : named) ptrs.push_back(&h);
-  adoptUnnamedParts(paths, ptrs);
-  std::vector<File> files;
-  for (size_t i = 0; i < named.size(); ++i) files.push_back({paths[i], runIdentity(named[i]), named[i].rotationPart()});
-  std::vector<std::vector<std::string>> groups;
-  std::vector<bool> taken(files.size(), false);
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (taken[i]) continue;
-    std::vector<size_t> members{i};
-    if (!files[i].id.empty())
-      for (size_t j = i + 1; j < files.size(); ++j)
-        if (!taken[j] && files[j].id == files[i].id) members.push_back(j);
-    std::sort(members.begin(), members.end(), [&](size_t a, size_t b) { return files[a].part < files[b].part; });
-    bool distinct = true;
-    for (size_t k = 1; k < members.size(); ++k) distinct = distinct && files[members[k]].part != files[members[k - 1]].part;
-    if (!distinct) members = {i};  // the same part twice (a file given twice): read each file alone
-    std::vector<std::string> g;
-    for (size_t m : members) {
-      taken[m] = true;
-      g.push_back(files[m].path);
-    }
-    groups.push_back(std::move(g));
-  }
-  return groups;
-}
 
 void addWindowTotals(LoadedLog& l, const JoinOptions& join) {
   l.segments = segmentTotalsOfFiles(l.files.empty() ? std::vector<std::string>{l.path} : l.files, l.data, join);
@@ -1327,39 +1236,6 @@ bool windowsShown(const LogData& d) {
          !(end == "exit" || end.empty() || (!signal.empty() && end == signal));
 }
 
-std::string formatDuration(uint64_t ns) {
-  if (ns == kSaturated) return "≥" + formatDuration(ns - 1);  // a sum held at 2^64 - 1: at least that
-  if (ns < 1000) return fmt::format("{} ns", ns);
-  // Three significant digits: rounded first, then the unit and the decimals chosen for the rounded text, so
-  // 9999 ns is 10.0 µs (not 10.00 µs), 999500 ns 1.00 ms (not 1000 µs). Seconds take any number of digits.
-  // Rounded half up on the integer ns, never through binary floating point (9995 ns is 10.0 µs: 9.995 as a
-  // double is 9.99499..., which printed 9.99 µs).
-  constexpr std::pair<int, const char*> kUnits[] = {{3, "µs"}, {6, "ms"}, {9, "s"}};  // powers of ten of ns
-  for (const auto& [power, unit] : kUnits) {
-    for (int decimals = 2; decimals >= 0; --decimals) {
-      uint64_t q = 1;  // ns per unit of the last digit shown
-      for (int i = 0; i < power - decimals; ++i) q *= 10;
-      uint64_t scaled = ns / q + (ns % q >= q / 2 ? 1 : 0);  // the value in last digits, half up (no overflow)
-      uint64_t one = 1;  // last digits per unit
-      for (int i = 0; i < decimals; ++i) one *= 10;
-      const std::string whole = std::to_string(scaled / one);
-      if (whole.size() + decimals <= 3 || (decimals == 0 && std::string_view(unit) == "s"))
-        return decimals == 0 ? whole + " " + unit
-                             : fmt::format("{}.{:0{}} {}", whole, scaled % one, decimals, unit);
-    }
-  }
-  return {};  // not reached: seconds take any number of digits
-}
-
-uint64_t roundedMean(uint64_t total, uint64_t n) noexcept {
-  if (n == 0) return 0;
-  const uint64_t q = total / n, r = total % n;
-  return q + (r >= n - r ? 1 : 0);  // r / n >= 1/2, without overflow
-}
-
-std::string formatMeanDuration(uint64_t total_ns, uint64_t n) {
-  return formatDuration(roundedMean(total_ns, n));
-}
 
 std::string unsupportedVersionText(const LogData& d) {
   return fmt::format("format {}.{} is not one this kcount reads ({}.x): read it with the kcount that wrote it, or "
@@ -1367,146 +1243,6 @@ std::string unsupportedVersionText(const LogData& d) {
                      d.major, d.minor, kLogMajor);
 }
 
-std::string launchesText(uint64_t launches, uint64_t mem_calls) {
-  return counted(launches, "launch", "launches") +
-         (mem_calls > 0 ? " (+" + counted(mem_calls, "memcpy/memset call") + ")" : std::string());
-}
-
-std::string percentChange(uint64_t a, uint64_t b) {
-  if (a == b) return "0%";
-  if (a == 0) return "new";
-  const double p = 100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a);
-  const double mag = p < 0 ? -p : p;
-  // Ten times as much and more: a factor reads at a glance where "+504862%" does not.
-  if (p >= 900) {
-    const double factor = static_cast<double>(b) / static_cast<double>(a);
-    // One decimal below 100, judged on the rounded value: 99.949 is ×99.9, 99.96 is ×100.
-    const std::string one = fmt::format("{:.1f}", factor);
-    return "×" + (one.size() < 5 ? one : fmt::format("{:.0f}", factor));
-  }
-  if (mag >= 0.95) return fmt::format("{:+.0f}%", p);  // rounds to 1% or more: whole percent
-  if (mag >= 0.05) return fmt::format("{:+.1f}%", p);
-  return "<0.1%";  // not zero, but below what one decimal shows: no sign to misread as a direction
-}
-
-namespace {
-/// Length (1 to 3 bytes) of the maximal subpart of the ill-formed UTF-8 at the start of `t` (Unicode
-/// 15.0, section 3.9, "U+FFFD Substitution of Maximal Subparts"), where utf8::find_invalid(t) == 0: its
-/// first byte and the bytes after it that still begin a well-formed character. utfcpp's own
-/// replace_invalid() takes a whole broken sequence at once (one U+FFFD for an overlong form or a surrogate
-/// of 2 to 4 bytes), so the subpart is found here: a prefix of 2 or 3 bytes begins a character exactly when
-/// completing it with continuation bytes (0x80) gives text utfcpp calls valid (one character: the
-/// character at t[0] is longer than the prefix, since t is invalid at 0).
-size_t maximalSubpart(std::string_view t) noexcept {
-  for (size_t k = std::min<size_t>(3, t.size()); k >= 2; --k) {
-    for (size_t fill = 1; k + fill <= 4; ++fill) {
-      char buf[4];
-      std::memcpy(buf, t.data(), k);
-      std::memset(buf + k, 0x80, fill);
-      if (utf8::is_valid(std::string_view(buf, k + fill))) return k;
-    }
-  }
-  return 1;
-}
-
-/// Offset of the first byte of `s` that does not begin a valid UTF-8 character (utfcpp), s.size() if none.
-size_t firstInvalid(std::string_view s) noexcept { return std::min(utf8::find_invalid(s), s.size()); }
-}  // namespace
-
-std::string replaceInvalidUtf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  while (!s.empty()) {
-    const size_t bad = firstInvalid(s);
-    out.append(s.substr(0, bad));
-    if (bad == s.size()) break;
-    out += "\xEF\xBF\xBD";  // U+FFFD
-    s.remove_prefix(bad + maximalSubpart(s.substr(bad)));
-  }
-  return out;
-}
-
-std::string escapeInvalidUtf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 8);
-  while (!s.empty()) {
-    const size_t bad = firstInvalid(s);
-    out.append(s.substr(0, bad));
-    if (bad == s.size()) break;
-    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[bad]));
-    s.remove_prefix(bad + 1);
-  }
-  return out;
-}
-
-std::string csvField(std::string_view raw) {
-  const bool valid = utf8::is_valid(raw);
-  const std::string replaced = valid ? std::string() : escapeInvalidUtf8(raw);
-  const std::string_view s = valid ? raw : std::string_view(replaced);
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-namespace {
-/// displayName() and displayText(): control bytes and bytes of no valid UTF-8 character as escapes;
-/// with `path`, '/' and '\\' too (a range name inside a path). A byte that begins no valid character
-/// (firstInvalid) is escaped alone and the text after it checked again: the rest of its maximal invalid
-/// subpart are continuation bytes, which begin none either, so every byte of the subpart is "\xHH".
-std::string escapeForDisplay(std::string_view text, bool path) {
-  std::string out;
-  out.reserve(text.size());
-  while (!text.empty()) {
-    const size_t bad = firstInvalid(text);
-    for (const char ch : text.substr(0, bad)) {
-      const auto c = static_cast<unsigned char>(ch);
-      switch (c) {
-        case '/': out += path ? "\\/" : "/"; break;
-        case '\\': out += path ? "\\\\" : "\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-          if (c < 0x20 || c == 0x7f)
-            out += fmt::format("\\x{:02x}", c);
-          else
-            out += ch;  // printable ASCII, or a byte of a valid UTF-8 character
-      }
-    }
-    if (bad == text.size()) break;
-    out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[bad]));
-    text.remove_prefix(bad + 1);
-  }
-  return out;
-}
-}  // namespace
-
-std::string displayName(std::string_view name) {
-  if (name.empty()) return "(empty name)";
-  std::string out = escapeForDisplay(name, true);
-  // ": " joins a named domain to its range's name ("mylib: gemm"): in a name it is "\: ", so a range of the
-  // default domain named "mylib: gemm" reads apart. ('\' itself is "\\", so "\: " cannot come from a name.)
-  for (size_t at = out.find(": "); at != std::string::npos; at = out.find(": ", at + 3)) out.insert(at, "\\");
-  // The labels of rows that are no range of that name ("(no range)", "(overall)", ...) get a '\' before
-  // them when a range is so named, so that diff and kernels --range do not take one for the other.
-  const bool label = name == "(no range)" || name == kOverallRow || name == "(empty name)" || name == kUnmatchedLabel ||
-                     name == kUnresolvedLabel || name.starts_with("(lost range ");
-  if (label) out.insert(0, "\\");
-  return out;
-}
-
-std::string displayText(std::string_view text) {
-  // The common case: valid UTF-8 without control bytes, returned as is.
-  const bool plain = std::none_of(text.begin(), text.end(), [](char ch) {
-                       const auto c = static_cast<unsigned char>(ch);
-                       return c < 0x20 || c == 0x7f;
-                     }) && utf8::is_valid(text);
-  return plain ? std::string(text) : escapeForDisplay(text, false);
-}
 
 std::optional<std::string> rangeDomain(const LogData& log, uint32_t scope_id) {
   if (scope_id == kRootScope || !log.scopeDefined(scope_id) || log.scopes[scope_id].domain_id == kNoString)
@@ -1834,9 +1570,11 @@ void writeSummaryJson(std::ostream& out, const std::vector<LoadedLog>& logs) {
   out << '\n';
 }
 
-void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptions& opt) {
+namespace {
+/// The lines above a summary table: "== PATH  host=H  pid=P  rank=R" and the command line, shortened in
+/// the middle when long.
+void printSummaryHeader(std::ostream& out, const LoadedLog& l) {
   const LogData& d = l.data;
-  const Summary& s = l.summary;
   out << "== " << displayText(l.path);
   for (const char* key : {"host", "pid", "rank"}) {
     std::string v = d.meta(key);
@@ -1851,6 +1589,13 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
         << (chars > kMaxCommandShown ? elideMiddle(cmd, kMaxCommandShown) + fmt::format(" ({} characters)", chars) : cmd)
         << '\n';
   }
+}
+}  // namespace
+
+void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptions& opt) {
+  const LogData& d = l.data;
+  const Summary& s = l.summary;
+  printSummaryHeader(out, l);
   if (noSnapshotNumbers(l)) {
     // A summary-mode log holds its numbers only in snapshots: a table from none would be rows of zeros.
     out << "no numbers: no complete snapshot in this summary-mode log (see the summary mode line below)\n";
@@ -2504,118 +2249,11 @@ void printKernelsCsv(std::ostream& out, const std::vector<LoadedLog>& logs, bool
   }
 }
 
-std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths) {
-  std::vector<LogData> read = readLogHeads(paths);
-  std::vector<LogData*> named;
-  for (auto& h : read) named.push_back(&h);
-  adoptUnnamedParts(paths, named);  // a part without metadata, by its name
-  std::vector<const LogData*> logs;
-  for (const auto& h : read) logs.push_back(&h);
-  return partsGiven(logs);
-}
 
-std::vector<PartsGiven> partsGiven(const std::vector<const LogData*>& logs) {
-  struct Head {
-    std::string id;
-    uint32_t part = 0, next = 0;
-  };
-  std::vector<Head> heads;
-  for (const LogData* h : logs)
-    heads.push_back({runIdentity(*h), h->rotationPart(), h->isContinuedPart() ? h->continuedInPart() : 0});
-  auto given = [&](const std::string& id, uint32_t part) {
-    return std::any_of(heads.begin(), heads.end(), [&](const Head& h) { return h.id == id && h.part == part; });
-  };
-  std::vector<PartsGiven> out(logs.size());
-  for (size_t i = 0; i < heads.size(); ++i) {
-    const Head& h = heads[i];
-    if (h.id.empty()) continue;
-    for (uint32_t k = 0; k < h.part; ++k)
-      if (!given(h.id, k)) out[i].missing_earlier.push_back(k);
-    out[i].earlier = h.part > 0 && out[i].missing_earlier.empty();
-    out[i].next = h.next > 0 && given(h.id, h.next);
-  }
-  return out;
-}
 
-std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths) {
-  return findDuplicates(paths, readLogHeads(paths));
-}
 
-std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<LogData>& heads) {
-  std::vector<const LogData*> logs;
-  for (const auto& h : heads) logs.push_back(&h);
-  return findDuplicates(paths, logs);
-}
 
-std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<const LogData*>& logs) {
-  struct Key {
-    bool stat_ok = false;
-    dev_t dev = 0;
-    ino_t ino = 0;
-    std::string id;
-    uint32_t part = 0;
-    uint64_t bytes = 0;
-    Duplicate::End end;
-  };
-  std::vector<Key> keys;
-  std::vector<Duplicate> out;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    Key k;
-    struct stat st {};
-    if (::stat(paths[i].c_str(), &st) == 0) {
-      k.stat_ok = true;
-      k.dev = st.st_dev;
-      k.ino = st.st_ino;
-      k.bytes = static_cast<uint64_t>(st.st_size);
-      if (S_ISREG(st.st_mode) && !logs[i]->not_a_log) {
-        k.id = runIdentity(*logs[i]);
-        k.part = logs[i]->rotationPart();
-        k.end = {logs[i]->file_bytes == k.bytes, logs[i]->complete,
-                 logs[i]->dataAfterEnd() ? logs[i]->after_end_offset : 0, logs[i]->after_end_is_log};
-      }
-    }
-    for (size_t j = 0; j < keys.size(); ++j) {
-      const Key& o = keys[j];
-      if (!k.stat_ok || !o.stat_ok) continue;
-      if (std::any_of(out.begin(), out.end(), [&](const Duplicate& d) { return d.index == j; })) continue;
-      const bool same_file = k.dev == o.dev && k.ino == o.ino;
-      if (same_file || (!k.id.empty() && k.id == o.id && k.part == o.part)) {
-        out.push_back({i, j, same_file, k.part, o.bytes, k.bytes, o.end, k.end});
-        break;
-      }
-    }
-    keys.push_back(std::move(k));
-  }
-  return out;
-}
 
-std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d) {
-  const std::string first = shownPath(paths[d.original]);
-  const std::string again = shownPath(paths[d.index]);
-  if (d.same_file) return "the same file as " + first + " (given twice)";
-  std::string s = first + " and " + again + " are copies of one recording (same host, pid and start" +
-                  (d.part > 0 ? fmt::format(", rotated part {}", d.part) : std::string()) + ")";
-  if (!d.differs()) return s;
-  // The larger file may be the smaller one with bytes after its End record (a log twice over, junk appended).
-  const bool again_larger = d.bytes > d.original_bytes;
-  const Duplicate::End& large = again_larger ? d.end : d.original_end;
-  const Duplicate::End& small = again_larger ? d.original_end : d.end;
-  const uint64_t small_bytes = std::min(d.bytes, d.original_bytes), large_bytes = std::max(d.bytes, d.original_bytes);
-  std::string why;
-  if (large.read && large.after_end_offset == small_bytes && small.read && small.after_end_offset == 0)
-    why = fmt::format("{} is {} followed by {} after its end record{}", again_larger ? again : first,
-                      again_larger ? first : again, counted(large_bytes - small_bytes, "byte"),
-                      large.after_end_is_log ? ": a second log (the recording twice over, or files concatenated)"
-                                             : " that are not a log");
-  else if (large.whole && small.whole)
-    why = !large.read || !small.read ? "one was copied before the recording ended, or was cut"
-          : large.after_end_offset != 0 || small.after_end_offset != 0 ? "one has bytes after its end record"
-                                                                       : "their chunks differ";
-  else
-    why = "one was copied before the recording ended, was cut, or has bytes after its end record";
-  s += fmt::format(" of different sizes ({} and {}: {})", d.original_bytes, counted(d.bytes, "byte"), why);
-  return s;
-}
 
 std::string noTotalsText(const LogData& d, const Summary& s) {
   if (!d.summary_mode || s.snapshot >= 0 || !d.complete) return {};
@@ -2790,32 +2428,13 @@ bool numbersUndercount(const LoadedLog& l, std::string_view state) {
   return !(state == "damaged" && everyRecordRead(l));
 }
 
-int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
+namespace {
+/// The lines of `kcount check` between the metadata and the reader's issues: the records read, the Stats
+/// record, the join, the snapshots, and the warnings of reversed times and implausible records, whose
+/// text `implausible` receives for the verdict.
+void printCheckRecords(std::ostream& out, const LoadedLog& l, std::string& implausible) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
-  std::string implausible;  // the implausible records, for the IMPLAUSIBLE verdict
-  out << "== " << displayText(l.path) << '\n';
-  if (d.not_a_log) {
-    // No header: no version, records or join to report.
-    for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
-    out << "NOT A KCOUNT LOG\n";
-    return 2;
-  }
-  if (d.unsupported_version) {
-    out << fmt::format("format version {}.{}, {}\n", d.major, d.minor, counted(d.file_bytes, "byte"));
-    for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
-    out << "UNSUPPORTED: " << unsupportedVersionText(d) << '\n';
-    return 2;
-  }
-  // No file header read (major 0: the file ends inside it, or could not be read): no version to name.
-  const std::string version =
-      d.major != 0 ? fmt::format("format version {}.{}", d.major, d.minor)
-      : d.truncated && d.file_bytes < sizeof(FileHeader)
-          ? fmt::format("file header cut short (a header is {} bytes): no format version", sizeof(FileHeader))
-          : std::string("no file header read: no format version");
-  out << fmt::format("{}, {}, {} read ({} packed), {} skipped\n", version, counted(d.file_bytes, "byte"),
-                     counted(d.chunks_read, "chunk"), d.packed_chunks, counted(d.chunks_skipped, "chunk"));
-  for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
   if (d.chunks_read == 0) {
     out << "records: none (no chunk could be read)\n";
   } else {
@@ -2865,41 +2484,25 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                          s.join_window_evicted == 1 ? std::string("1 launch or kernel waited")
                                                     : fmt::format("{} launches or kernels waited", s.join_window_evicted));
   }
-  for (const auto& i : d.issues)
-    if (!isImplausibleIssue(l, i))
-      out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
-  const StatsComparison stats = statsShortfalls(l);                         // one comparison with the Stats record
-  const std::string& shortfall = stats.differ;                              // every kind whose count differs
-  const std::string& missing = stats.fewer;                                 // the kinds of which the file holds fewer
-  if (!shortfall.empty())
-    out << "warning: the log's Stats record does not match its records: " << shortfall
-        << (missing.empty() ? " (more records than the library counted: a file put together from pieces, or a "
-                              "Stats record that undercounts)\n"
-                            : " (records missing without a trace in the chunks, or a file put together from pieces)\n");
-  const LogLosses loss = logLosses(l);
-  if (loss.any()) out << "DROPS: " << loss.text() << '\n';
-  int rc = 0;
-  // A non-last file of a rotated log is complete as a part; the run is whole only with the part it
-  // continues in, and with its earlier parts for a part above 0.
+}
+
+/// One state of `kcount check`'s verdict line: its kCheckStates entry (which orders the states), the line
+/// it makes alone, and its "also" text after the first.
+struct CheckState {
+  std::string_view name;
+  std::string alone, also;
+};
+
+/// The states of an undamaged log, in the order found (printCheck() orders them by kCheckStates): `fewer`
+/// and `differ` from its comparison with the Stats record, `alone` a later part read without its earlier
+/// ones, `next_missing` a part whose next part is not given. A log without totals raises `rc` to 1.
+std::vector<CheckState> checkStates(const LoadedLog& l, const PartsGiven& given, const std::string& missing,
+                                    const std::string& shortfall, const LogLosses& loss, const std::string& implausible,
+                                    bool alone, bool next_missing, int& rc) {
+  const LogData& d = l.data;
   const bool part = d.isContinuedPart();
-  const bool alone = d.isLaterPartAlone() && !given.earlier;
-  const bool next_missing = part && !given.next;
-  if (!d.intact()) rc = 2;
-  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
-           d.chunks_out_of_order > 0 || !implausible.empty())
-    rc = 1;
-  // The verdict: every state that applies, none hiding another. The first in kCheckStates' order leads the line as
-  // it would alone; each other follows it as "; also STATE: ..." (LOSSY: "; also LOSSY: see DROPS").
-  struct State {
-    std::string_view name;    // its kCheckStates entry, which orders the states
-    std::string alone, also;  // the line alone, the "also" text
-  };
-  std::vector<State> states;
+  std::vector<CheckState> states;
   const std::string lossy_note = "also LOSSY: see DROPS";
-  if (rc == 2) {
-    out << "DAMAGED\n";  // the reader's errors above say what is known; the rest follows from them
-    return rc;
-  }
   if (!missing.empty())
     states.push_back({"RECORDS MISSING",
                       "RECORDS MISSING: the file's records do not add up to its Stats record's counts (see above); "
@@ -2945,7 +2548,7 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                       "also TRAILING BYTES: " + afterEndText(d) + ", not a log"});
   if (!d.complete && !part)
     states.push_back({"INCOMPLETE", "INCOMPLETE (no end record)", "also INCOMPLETE (no end record)"});
-  if (const std::string why = noTotalsText(d, s); !why.empty()) {
+  if (const std::string why = noTotalsText(d, l.summary); !why.empty()) {
     // Whole and undamaged, but the run's numbers are not in it.
     rc = std::max(rc, 1);
     states.push_back({"NO TOTALS", "NO TOTALS: " + why, "also NO TOTALS: " + why});
@@ -2957,6 +2560,66 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
                           : "COMPLETE BUT LOSSY (not damaged; events not tallied in their row at the key cap, still "
                             "in the totals: see DROPS)",
                       lossy_note});
+  return states;
+}
+}  // namespace
+
+int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
+  const LogData& d = l.data;
+  std::string implausible;  // the implausible records, for the IMPLAUSIBLE verdict
+  out << "== " << displayText(l.path) << '\n';
+  if (d.not_a_log) {
+    // No header: no version, records or join to report.
+    for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
+    out << "NOT A KCOUNT LOG\n";
+    return 2;
+  }
+  if (d.unsupported_version) {
+    out << fmt::format("format version {}.{}, {}\n", d.major, d.minor, counted(d.file_bytes, "byte"));
+    for (const auto& i : d.issues) out << fmt::format("{}: {}\n", severityName(i.severity), i.message);
+    out << "UNSUPPORTED: " << unsupportedVersionText(d) << '\n';
+    return 2;
+  }
+  // No file header read (major 0: the file ends inside it, or could not be read): no version to name.
+  const std::string version =
+      d.major != 0 ? fmt::format("format version {}.{}", d.major, d.minor)
+      : d.truncated && d.file_bytes < sizeof(FileHeader)
+          ? fmt::format("file header cut short (a header is {} bytes): no format version", sizeof(FileHeader))
+          : std::string("no file header read: no format version");
+  out << fmt::format("{}, {}, {} read ({} packed), {} skipped\n", version, counted(d.file_bytes, "byte"),
+                     counted(d.chunks_read, "chunk"), d.packed_chunks, counted(d.chunks_skipped, "chunk"));
+  for (const auto& [k, v] : d.metadata) out << "  " << k << " = " << v << '\n';
+  printCheckRecords(out, l, implausible);
+  for (const auto& i : d.issues)
+    if (!isImplausibleIssue(l, i))
+      out << fmt::format("{}: {}\n", severityName(i.severity), i.message);  // printed above
+  const StatsComparison stats = statsShortfalls(l);                         // one comparison with the Stats record
+  const std::string& shortfall = stats.differ;                              // every kind whose count differs
+  const std::string& missing = stats.fewer;                                 // the kinds of which the file holds fewer
+  if (!shortfall.empty())
+    out << "warning: the log's Stats record does not match its records: " << shortfall
+        << (missing.empty() ? " (more records than the library counted: a file put together from pieces, or a "
+                              "Stats record that undercounts)\n"
+                            : " (records missing without a trace in the chunks, or a file put together from pieces)\n");
+  const LogLosses loss = logLosses(l);
+  if (loss.any()) out << "DROPS: " << loss.text() << '\n';
+  int rc = 0;
+  // A non-last file of a rotated log is complete as a part; the run is whole only with the part it
+  // continues in, and with its earlier parts for a part above 0.
+  const bool part = d.isContinuedPart();
+  const bool alone = d.isLaterPartAlone() && !given.earlier;
+  const bool next_missing = part && !given.next;
+  if (!d.intact()) rc = 2;
+  else if ((!d.complete && !part) || loss.any() || d.dataAfterEnd() || alone || next_missing || !shortfall.empty() ||
+           d.chunks_out_of_order > 0 || !implausible.empty())
+    rc = 1;
+  // The verdict: every state that applies, none hiding another. The first in kCheckStates' order leads the line as
+  // it would alone; each other follows it as "; also STATE: ..." (LOSSY: "; also LOSSY: see DROPS").
+  if (rc == 2) {
+    out << "DAMAGED\n";  // the reader's errors above say what is known; the rest follows from them
+    return rc;
+  }
+  std::vector<CheckState> states = checkStates(l, given, missing, shortfall, loss, implausible, alone, next_missing, rc);
   if (states.empty()) {
     if (part)
       out << fmt::format("OK: rotated part {}, continued in part {} (given too; the log's End record is in its last part)\n",
@@ -2968,10 +2631,10 @@ int printCheck(std::ostream& out, const LoadedLog& l, PartsGiven given) {
       out << "OK\n";
     return rc;
   }
-  auto rank = [](const State& x) {
+  auto rank = [](const CheckState& x) {
     return std::find(std::begin(kCheckStates), std::end(kCheckStates), x.name) - std::begin(kCheckStates);
   };
-  std::stable_sort(states.begin(), states.end(), [&](const State& x, const State& y) { return rank(x) < rank(y); });
+  std::stable_sort(states.begin(), states.end(), [&](const CheckState& x, const CheckState& y) { return rank(x) < rank(y); });
   out << states.front().alone;
   for (size_t i = 1; i < states.size(); ++i) out << "; " << states[i].also;
   out << '\n';

@@ -14,8 +14,10 @@
 #include "collector/analysis.h"
 #include "collector/counted.h"
 #include "collector/log_reader.h"
+#include "collector/run_files.h"
 #include "collector/stream_summary.h"
 #include "tools/json_writer.h"
+#include "tools/text.h"
 
 namespace kc {
 
@@ -80,9 +82,6 @@ void addWindowTotals(LoadedLog& l, const JoinOptions& join = {});
 /// summary-mode log has no records to count by window: emptySegmentTotals(l.data) (windows, reasons, every
 /// count 0, which reports show as not known).
 std::vector<SegmentTotals> windowTotals(const LoadedLog& l);
-/// How often a summary-mode log's library wrote snapshots, from metadata `interval_ns`: "every 10 s", or
-/// "every 100 ms (KCOUNT_INTERVAL=50 ms, below the 100 ms drain interval)"; "" without that key.
-std::string snapshotPeriodText(const LogData& d);
 /// Periodic snapshots a summary-mode log's library did not write, to keep room for the final snapshot
 /// under KCOUNT_MAX_BYTES (metadata kMetaSnapshotsSkipped); 0 when none or not said.
 uint64_t snapshotsSkipped(const LogData& d);
@@ -123,94 +122,14 @@ std::string noKernelsWarning(const LoadedLog& l, std::string_view range = {});
 /// capture range's end). A log with one window from start to exit (or to SIGTERM/SIGINT/SIGHUP) shows none.
 bool windowsShown(const LogData& d);
 
-/// The files of one rotated log (part order) read as one log: loadLog()/streamLog() of their joined
-/// LogData (joinRotatedParts). The path shown is the file names joined with " + ".
-LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& join = {});
-LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& join = {});
-
-/// Log files given on a command line grouped into logs: files that are parts of one rotated log (same
-/// runIdentity(), distinct part numbers) form one group, in part order, placed where its first file was
-/// given; every other file is a group of its own. Reads the first 2 MiB of each file (readLogHead).
-std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths);
-/// The same from heads already read (`heads[i]`: readLogHead() of paths[i]): opens no file.
-std::vector<std::vector<std::string>> groupRotatedParts(const std::vector<std::string>& paths,
-                                                        const std::vector<LogData>& heads);
-/// readLogHead() of each path, in order: read once, for groupRotatedParts() and findDuplicates().
-std::vector<LogData> readLogHeads(const std::vector<std::string>& paths);
-
-/// "812 ns", "3.25 µs", "14.0 ms", "2.51 s"; a sum held at 2^64 - 1 (kSaturated) "≥18446744074 s".
-std::string formatDuration(uint64_t ns);
-/// A mean duration, total_ns / n, rounded to the nearest ns (half up) and shown with formatDuration():
-/// the one way per-instance and per-kernel times are written in text (verdicts, tables), so that a
-/// sentence and a table never show one value two ways. n == 0 gives formatDuration(0).
-std::string formatMeanDuration(uint64_t total_ns, uint64_t n);
-/// total_ns / n rounded to the nearest ns (half up), without overflow; 0 for n == 0.
-uint64_t roundedMean(uint64_t total, uint64_t n) noexcept;
-
 /// "format M.m is not one this kcount reads (1.x): read it with the kcount that wrote it, or a later one",
 /// for a log whose header names another major version (LogData::unsupported_version).
 std::string unsupportedVersionText(const LogData& d);
-/// "9660 launches (+6 memcpy/memset calls)": kernel and graph launches, with the memcpy/memset API calls
-/// (launch records with kLaunchMemOp) named apart when there are any; as summary, check and ctl show them.
-std::string launchesText(uint64_t launches, uint64_t mem_calls);
 
-/// Change from a to b in percent, as diffs print it: "+12%", "-4%" at 1% and above (whole percent);
-/// "+0.4%", "-0.3%" with one decimal below 1%; "<0.1%" (no sign) when it is not zero but rounds to 0.0;
-/// "0%" when a == b; "new" when a == 0 < b; a factor from ten times a on ("×10.0", "×5037": b / a, one
-/// decimal below 100). Never "-0%".
-std::string percentChange(uint64_t a, uint64_t b);
-
-/// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.
-/// Always valid UTF-8: each byte of `s` that is not part of a valid UTF-8 character is written "\xHH"
-/// (escapeInvalidUtf8()), as the text tables write it, so that names that differ in such bytes stay
-/// different (JSON, which must hold text, has U+FFFD there instead).
-std::string csvField(std::string_view s);
-
-/// `s` with each byte that is not part of a valid UTF-8 character (utfcpp's utf8::find_invalid, byte by
-/// byte: every byte of a maximal invalid subpart) written "\xHH", lower-case hex; everything else, control
-/// bytes and '\' included, as it is. Valid text comes back unchanged. CSV fields and the SQLite export's
-/// text: valid UTF-8, and the bytes can be read back (but for a name that holds the text "\xHH" itself).
-/// Thread-safe.
-std::string escapeInvalidUtf8(std::string_view s);
-
-/// `s` with each maximal invalid subpart replaced by U+FFFD (Unicode 15.0, section 3.9: a byte that begins
-/// no well-formed character, with the bytes after it that still fit one, 1 to 3 bytes; "\xE2\x82A" gives
-/// U+FFFD "A", an overlong "\xC0\xAF" or a surrogate "\xED\xA0\x80" one U+FFFD per byte), as the JSON
-/// outputs do (nlohmann::json's error_handler_t::replace), and as Python's errors="replace" decodes it.
-/// Validation by utfcpp (utf8::find_invalid, utf8::is_valid). Thread-safe.
-std::string replaceInvalidUtf8(std::string_view s);
-
-/// Row label of the records whose range is unknown (Summary::unresolved: their Scope record was lost to
-/// damage). Such a row has no verdict.
-inline constexpr std::string_view kUnresolvedLabel = "(unknown range: definition lost to damage)";
-/// The ranges entry of `kcount kernels` (and the report page) for the kernels whose correlation id matches no
-/// launch. A range so named is written "\(unmatched)" (displayName()), so the two stay apart.
-inline constexpr std::string_view kUnmatchedLabel = "(unmatched)";
-/// Path of the whole-process row of `summary --format csv` (last row of each log: every matched launch,
-/// kernel and their times, in the incl_* fields), as `kcount diff` names the whole run. Not a range:
-/// "(no range)" is what ran outside every range.
-inline constexpr std::string_view kOverallRow = "(overall)";
-
-/// A range name as text tables and CSV show it, so that a path reads one way: '/' becomes "\/", '\'
-/// becomes "\\", newline "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH";
-/// an empty name is "(empty name)". Valid UTF-8 characters of 0x80 and above are kept; each byte that is
-/// not part of a valid UTF-8 character (utfcpp's utf8::find_invalid) is "\xHH" too, so the result is
-/// valid UTF-8 and the name's bytes can be read back. JSON keeps the raw name (invalid bytes as U+FFFD).
-/// So that labels cannot be taken for names: ": " in a name is "\: " (": " joins a named NVTX domain to
-/// its range's name, displayRangeName()), and a name that is one of the row labels "(no range)",
-/// "(overall)", "(empty name)", kUnmatchedLabel, kUnresolvedLabel or begins with "(lost range " gets a
-/// leading '\'.
-std::string displayName(std::string_view name);
 /// A path as the table and CSV show it (displayPath(): a '/' in a name "\/", bytes that are no UTF-8 "\xHH")
 /// as JSON writes it (kernels' "ranges" keys, diff's paths): escaped the same but for those bytes, which are
 /// U+FFFD as everywhere in JSON (replaceInvalidUtf8()), as summary JSON's "path" has them. Thread-safe.
 std::string jsonPathKey(std::string_view shown);
-/// Text from a log (a kernel name, a sentence naming one) as text tables and sentences show it: newline
-/// "\n", carriage return "\r", tab "\t", other bytes below 0x20 and 0x7f "\xHH", and each byte that is not
-/// part of a valid UTF-8 character "\xHH", as displayName() does for range names; '/' and '\' are kept
-/// (a kernel name is not a path). Valid text comes back unchanged. CSV and JSON write the
-/// name as recorded instead, with invalid bytes as U+FFFD (csvField(), dumpJson()).
-std::string displayText(std::string_view text);
 /// Path of a scope for text tables and CSV: displayRangeName() of each range from the root down, joined by
 /// '/' ("(empty name)" also for a scope without a name string; "step/mylib: gemm" for a range gemm of
 /// domain mylib inside a range step of the default domain); "(no range)" for the root, as
@@ -573,13 +492,6 @@ bool numbersUndercount(const LoadedLog& log, std::string_view state);
 /// stderr before this warning; the HTML report says they went to kcount report's stderr).
 std::string logStateWarning(const LoadedLog& log, std::string_view errors_at = "above");
 
-/// Which other parts of a file's rotated run (same runIdentity()) were given to the same command.
-struct PartsGiven {
-  bool earlier = false;  ///< a part K > 0 with every part 0..K-1 given
-  bool next = false;     ///< a part closed for rotation (continued_in_file = N) with part N given
-  std::vector<uint32_t> missing_earlier;  ///< a part K > 0: the parts 0..K-1 not given (ascending)
-};
-
 /// Why a complete summary-mode log holds no totals (no complete snapshot) although it may have recorded
 /// something: its Stats record counts launch, kernel or range records tallied (or a snapshot was begun),
 /// so its final snapshot is missing; or it has no Stats record, so it cannot tell that from a run that
@@ -602,57 +514,6 @@ inline constexpr std::string_view kCheckStates[] = {
 /// A rotated part K > 0 is PARTIAL unless `given.earlier`; a part closed for rotation (continued in part
 /// N) is PARTIAL unless `given.next`; with both, it is OK as a part of a whole run.
 int printCheck(std::ostream& out, const LoadedLog& log, PartsGiven given = {});
-
-/// For each of the log files given to one command (same order): which parts of its run are among them
-/// (PartsGiven). Reads the first 2 MiB of each file (readLogHead); a file without run identity gets {}.
-std::vector<PartsGiven> partsGiven(const std::vector<std::string>& paths);
-/// The same from the files' logs already read (`logs[i]`: the file read whole, or its head): opens no file.
-/// A whole file also shows the continued_in_file key of a part longer than 2 MiB (written at its end).
-std::vector<PartsGiven> partsGiven(const std::vector<const LogData*>& logs);
-
-/// A file given again among the logs of one command: the same file (same device and inode, whatever
-/// the name) or a copy of one recording (same runIdentity() and rotated part number: `cp` of a log).
-/// Reading both would count the recording twice.
-struct Duplicate {
-  size_t index = 0;     ///< position of the repeat in the paths
-  size_t original = 0;  ///< position of the first file of that recording
-  bool same_file = false;
-  uint32_t part = 0;                            ///< rotated part number of both
-  uint64_t original_bytes = 0, bytes = 0;       ///< file sizes (a copy taken while recording is shorter)
-  /// What the reading of each file (whole, or its head) found at its end: whether its End record was read,
-  /// and where bytes after it begin (0: none) and whether they are a second log. Says how copies of
-  /// different sizes differ (duplicateText()).
-  struct End {
-    bool whole = false;  ///< the file was read to its end (not a head of it)
-    bool read = false;   ///< its End record was read
-    uint64_t after_end_offset = 0;
-    bool after_end_is_log = false;
-  };
-  End original_end, end;
-  /// Copies of different sizes: not one file's bytes twice (one is cut, or was copied while recording),
-  /// so each is read and its damage reported; the caller warns that the recording counts twice.
-  bool differs() const { return !same_file && original_bytes != bytes; }
-};
-
-/// The repeats among `paths` (each at most once, naming the first file it repeats), in order. Stats and
-/// reads the first 2 MiB of each regular file (readLogHead); files that cannot be stat'ed, that are not
-/// kcount logs or that have no run identity (host, pid, start_ns metadata) are never repeats but of
-/// themselves by inode.
-std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths);
-/// The same with each file's log already read (`logs[i]`: paths[i] read whole, or its head, as
-/// readLogHead() reads it): stats each path, opens none.
-std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<LogData>& heads);
-std::vector<Duplicate> findDuplicates(const std::vector<std::string>& paths, const std::vector<const LogData*>& logs);
-
-/// "the same file as A (given twice)" or "A and B are copies of one recording (same host, pid and
-/// start[, rotated part K])[ of different sizes (N and M bytes: ...)]" for a Duplicate of `paths`. The
-/// sizes are explained by what was found: "B is A followed by K bytes after its end record: a second log
-/// (the recording twice over)" (or "that are not a log"), where the larger file's End record ends where
-/// the smaller file does; "one was copied before the recording ended, or was cut" where neither file's
-/// End record was seen to follow its size, or "one has bytes after its end record" (both read whole);
-/// "one was copied before the recording ended, was cut, or has bytes after its end record" while a file
-/// was read in part (a head).
-std::string duplicateText(const std::vector<std::string>& paths, const Duplicate& d);
 
 /// The state of a log that holds only part of a rotated run, "" for a whole run (or a log never rotated):
 /// "rotated part K; parts 0..K-1 not given; ..." for a part above 0 read alone, "rotated run continues in

@@ -22,11 +22,12 @@
 #include <sstream>
 #include <string>
 
+#include "collector/counted.h"
 #include "collector/control_folder.h"
 #include "collector/file_sink.h"
 #include "collector/log_reader.h"
 #include "collector/shown_value.h"
-#include "tools/report.h"
+#include "tools/text.h"
 
 namespace fs = std::filesystem;
 
@@ -144,7 +145,12 @@ void removeStaleRunReports(const std::string& folder) noexcept {
   }
 }
 
-int runCommand(const RunOptions& opt) {
+namespace {
+
+/// Checks `kcount run`'s options and sets the environment the command inherits: the injection library
+/// (LD_PRELOAD, or CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH), KCOUNT_OUTPUT, the PyTorch helper and
+/// paused start. Returns 0, or 2 after saying on stderr why the command cannot be run so.
+int setUpInjection(const RunOptions& opt) {
   if (opt.command.empty()) {
     std::fprintf(stderr, "kcount run: no command given (usage: kcount run [options] -- CMD ARGS...)\n");
     return 2;
@@ -223,6 +229,109 @@ int runCommand(const RunOptions& opt) {
     // that emits NVTX ranges without initializing CUDA (unless KCOUNT_CONTROL says otherwise).
     setenv("KCOUNT_CONTROL", "on", 0);
   }
+  return 0;
+}
+
+/// Says on stderr how a command started paused (--paused) can be started: `kcount ctl PID start`, or why no
+/// `kcount ctl` can reach it (control socket off, or a control folder kcount refuses).
+void notePausedStart(const char* command, pid_t pid, bool control_off) {
+  if (control_off)
+    std::fprintf(stderr, "kcount: %s started paused with its control socket off (KCOUNT_CONTROL=off): only "
+                         "KCOUNT_CAPTURE_RANGE can start recording\n", command);
+  else {
+    // The folder its control socket goes in, by the library's rule: one that exists and is refused (a
+    // link, another user's, open to others) gets no socket, and no `kcount ctl` can reach the process.
+    const auto env = [](const char* k) { const char* v = std::getenv(k); return std::string(v != nullptr ? v : ""); };
+    const std::string dir = controlFolder(env("KCOUNT_CONTROL_DIR"), env("XDG_RUNTIME_DIR"), ::geteuid());
+    struct stat st {};
+    // One lstat(): a folder that does not exist yet is made by the library, mode 0700 (not refused).
+    const std::string refused = ::lstat(dir.c_str(), &st) == 0 ? refusedFolderReason(st, ::geteuid()) : std::string();
+    if (!refused.empty())
+      std::fprintf(stderr, "kcount: %s started paused, but kcount refuses its control folder %s (%s): no `kcount "
+                           "ctl` can reach it; only KCOUNT_CAPTURE_RANGE can start recording (or set KCOUNT_CONTROL_DIR "
+                           "to a folder of your own, mode 0700)\n",
+                   command, shownPath(dir).c_str(), refused.c_str());
+    else
+      std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", command,
+                   static_cast<int>(pid));
+  }
+}
+
+/// Says on stderr that the command could not be run (execvp failed with `exec_errno`), also to an outer
+/// `kcount run` (`outer_report`), and returns the shell's status for it: 127 not found, 126 not runnable.
+int commandNotRun(int exec_errno, const char* command, const std::string& outer_report) {
+  // As a shell says it: 127 for a command not found, 126 for one found but not runnable.
+  // execvp() says EACCES for a folder given as the command (a path with a '/'): said as a shell says it.
+  struct stat st {};
+  const bool folder = exec_errno == EACCES && std::strchr(command, '/') != nullptr && ::stat(command, &st) == 0 &&
+                      S_ISDIR(st.st_mode);
+  const std::string what = exec_errno == ENOENT ? std::string(command) + ": command not found"
+                           : folder             ? "cannot run " + std::string(command) + ": Is a directory"
+                                                : "cannot run " + std::string(command) + ": " + std::strerror(exec_errno);
+  std::fprintf(stderr, "kcount run: %s\n", what.c_str());
+  if (!outer_report.empty()) {
+    // Inside another `kcount run`: it says this too, rather than a guess about a program that never ran.
+    std::string note(1, kFileSinkNote);
+    note += "notrun " + std::to_string(getpid()) + " " + what + "\n";
+    std::replace(note.begin() + 1, note.end() - 1, '\n', ' ');
+    const int fd = ::open(outer_report.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+      [[maybe_unused]] ssize_t n = ::write(fd, note.data(), note.size());
+      ::close(fd);
+    }
+  }
+  return exec_errno == ENOENT ? 127 : 126;
+}
+
+/// After the command ended with `status`: each log it wrote (rep.logs), failed writes, a PyTorch helper
+/// that did not start, or why no log was written; on stderr. `report_fd` < 0: the report file `report`
+/// could not be made (`report_errno`).
+void reportLogs(const RunOptions& opt, const RunReport& rep, int status, int report_fd, const std::string& report,
+                int report_errno, const char* control) {
+  for (const auto& f : rep.logs) {
+    // KCOUNT_OUTPUT=/dev/null (a deliberate "write nothing"): named, and said to be discarded.
+    // A log whose file is gone was deleted while the command ran (the library wrote to a file without name).
+    struct stat st {};
+    const bool exists = ::stat(f.c_str(), &st) == 0;
+    const bool discarded = exists && isDevNull(st);
+    std::fprintf(stderr, "kcount: log: %s%s\n", shownPath(f).c_str(),
+                 discarded ? " (discarded: /dev/null keeps nothing)"
+                 : !exists ? " (not on disk: deleted while the command ran)"
+                           : "");
+    // A command killed by a signal the library does not handle (SIGKILL, SIGQUIT, SIGUSR1, ...) leaves its log
+    // without End record: said here, not only when the log is read.
+    if (WIFSIGNALED(status))
+      if (const std::string why = incompleteLogNote(f, WTERMSIG(status)); !why.empty())
+        std::fprintf(stderr, "kcount: %s\n", why.c_str());
+  }
+  // A write that failed (full disk, file size limit): the library said so on stderr when it happened, maybe
+  // long before; said again here, beside the log lines, with what it means for the logs.
+  if (!rep.write_failures.empty())
+    std::fprintf(stderr, "kcount: writing a log failed: %s: the records from then on were not written (the log "
+                         "reads as incomplete, or lossy if its end record still fitted; kcount check tells)\n",
+                 byReason(rep.write_failures).c_str());
+  if (report_fd >= 0 && (opt.torch_modules || opt.torch_backward || opt.torch_ops) && rep.torch_helper_pids.empty())
+    std::fprintf(stderr,
+                 "kcount: --torch-modules/--torch-ops: no Python process of the command started kcount's helper "
+                 "(the command is not Python, or it replaced PYTHONPATH or ran python -S/-I): no module or op ranges\n");
+  if (report_fd < 0)
+    std::fprintf(stderr, "kcount: cannot create a report file in %s (%s): the logs written are not listed\n",
+                 report.substr(0, report.rfind('/')).c_str(), std::strerror(report_errno));
+  else if (rep.logs.empty()) {
+    RunEnd end;
+    end.inject = opt.inject;
+    end.lib = opt.lib;
+    end.paused = opt.paused || (std::getenv("KCOUNT_START") != nullptr && std::string(std::getenv("KCOUNT_START")) == "paused");
+    end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    end.control = control != nullptr ? control : "";
+    std::fprintf(stderr, "kcount: %s\n", noLogReason(rep, end).c_str());
+  }
+}
+
+}  // namespace
+
+int runCommand(const RunOptions& opt) {
+  if (const int rc = setUpInjection(opt); rc != 0) return rc;
   const char* env_output = std::getenv("KCOUNT_OUTPUT");
   const std::string output = env_output ? env_output : "";
   // Inside another `kcount run` (its command runs kcount run): this run's report is passed on to it.
@@ -309,26 +418,7 @@ int runCommand(const RunOptions& opt) {
   }
   const char* control = std::getenv("KCOUNT_CONTROL");
   const bool control_off = control != nullptr && (std::string(control) == "off" || std::string(control) == "0");
-  if (opt.paused && exec_errno == 0 && control_off)
-    std::fprintf(stderr, "kcount: %s started paused with its control socket off (KCOUNT_CONTROL=off): only "
-                         "KCOUNT_CAPTURE_RANGE can start recording\n", argv[0]);
-  else if (opt.paused && exec_errno == 0) {
-    // The folder its control socket goes in, by the library's rule: one that exists and is refused (a
-    // link, another user's, open to others) gets no socket, and no `kcount ctl` can reach the process.
-    const auto env = [](const char* k) { const char* v = std::getenv(k); return std::string(v != nullptr ? v : ""); };
-    const std::string dir = controlFolder(env("KCOUNT_CONTROL_DIR"), env("XDG_RUNTIME_DIR"), ::geteuid());
-    struct stat st {};
-    // One lstat(): a folder that does not exist yet is made by the library, mode 0700 (not refused).
-    const std::string refused = ::lstat(dir.c_str(), &st) == 0 ? refusedFolderReason(st, ::geteuid()) : std::string();
-    if (!refused.empty())
-      std::fprintf(stderr, "kcount: %s started paused, but kcount refuses its control folder %s (%s): no `kcount "
-                           "ctl` can reach it; only KCOUNT_CAPTURE_RANGE can start recording (or set KCOUNT_CONTROL_DIR "
-                           "to a folder of your own, mode 0700)\n",
-                   argv[0], shownPath(dir).c_str(), refused.c_str());
-    else
-      std::fprintf(stderr, "kcount: %s started paused: start recording with `kcount ctl %d start`\n", argv[0],
-                   static_cast<int>(pid));
-  }
+  if (opt.paused && exec_errno == 0) notePausedStart(argv[0], pid, control_off);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
@@ -353,68 +443,9 @@ int runCommand(const RunOptions& opt) {
       }
     }
   }
-  if (exec_errno != 0) {
-    // As a shell says it: 127 for a command not found, 126 for one found but not runnable.
-    // execvp() says EACCES for a folder given as the command (a path with a '/'): said as a shell says it.
-    struct stat st {};
-    const bool folder = exec_errno == EACCES && std::strchr(argv[0], '/') != nullptr && ::stat(argv[0], &st) == 0 &&
-                        S_ISDIR(st.st_mode);
-    const std::string what = exec_errno == ENOENT ? std::string(argv[0]) + ": command not found"
-                             : folder             ? "cannot run " + std::string(argv[0]) + ": Is a directory"
-                                                  : "cannot run " + std::string(argv[0]) + ": " + std::strerror(exec_errno);
-    std::fprintf(stderr, "kcount run: %s\n", what.c_str());
-    if (!outer_report.empty()) {
-      // Inside another `kcount run`: it says this too, rather than a guess about a program that never ran.
-      std::string note(1, kFileSinkNote);
-      note += "notrun " + std::to_string(getpid()) + " " + what + "\n";
-      std::replace(note.begin() + 1, note.end() - 1, '\n', ' ');
-      const int fd = ::open(outer_report.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-      if (fd >= 0) {
-        [[maybe_unused]] ssize_t n = ::write(fd, note.data(), note.size());
-        ::close(fd);
-      }
-    }
-    return exec_errno == ENOENT ? 127 : 126;
-  }
+  if (exec_errno != 0) return commandNotRun(exec_errno, argv[0], outer_report);
   const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-  for (const auto& f : rep.logs) {
-    // KCOUNT_OUTPUT=/dev/null (a deliberate "write nothing"): named, and said to be discarded.
-    // A log whose file is gone was deleted while the command ran (the library wrote to a file without name).
-    struct stat st {};
-    const bool exists = ::stat(f.c_str(), &st) == 0;
-    const bool discarded = exists && isDevNull(st);
-    std::fprintf(stderr, "kcount: log: %s%s\n", shownPath(f).c_str(),
-                 discarded ? " (discarded: /dev/null keeps nothing)"
-                 : !exists ? " (not on disk: deleted while the command ran)"
-                           : "");
-    // A command killed by a signal the library does not handle (SIGKILL, SIGQUIT, SIGUSR1, ...) leaves its log
-    // without End record: said here, not only when the log is read.
-    if (WIFSIGNALED(status))
-      if (const std::string why = incompleteLogNote(f, WTERMSIG(status)); !why.empty())
-        std::fprintf(stderr, "kcount: %s\n", why.c_str());
-  }
-  // A write that failed (full disk, file size limit): the library said so on stderr when it happened, maybe
-  // long before; said again here, beside the log lines, with what it means for the logs.
-  if (!rep.write_failures.empty())
-    std::fprintf(stderr, "kcount: writing a log failed: %s: the records from then on were not written (the log "
-                         "reads as incomplete, or lossy if its end record still fitted; kcount check tells)\n",
-                 byReason(rep.write_failures).c_str());
-  if (report_fd >= 0 && (opt.torch_modules || opt.torch_backward || opt.torch_ops) && rep.torch_helper_pids.empty())
-    std::fprintf(stderr,
-                 "kcount: --torch-modules/--torch-ops: no Python process of the command started kcount's helper "
-                 "(the command is not Python, or it replaced PYTHONPATH or ran python -S/-I): no module or op ranges\n");
-  if (report_fd < 0)
-    std::fprintf(stderr, "kcount: cannot create a report file in %s (%s): the logs written are not listed\n",
-                 report.substr(0, report.rfind('/')).c_str(), std::strerror(report_errno));
-  else if (rep.logs.empty()) {
-    RunEnd end;
-    end.inject = opt.inject;
-    end.lib = opt.lib;
-    end.paused = opt.paused || (std::getenv("KCOUNT_START") != nullptr && std::string(std::getenv("KCOUNT_START")) == "paused");
-    end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    end.control = control != nullptr ? control : "";
-    std::fprintf(stderr, "kcount: %s\n", noLogReason(rep, end).c_str());
-  }
+  reportLogs(opt, rep, status, report_fd, report, report_errno, control);
   return rc;
 }
 

@@ -17,7 +17,7 @@
 #include "collector/saturating.h"
 #include "collector/log_writer.h"
 #include "tools/diff.h"
-#include "tools/html_report.h"
+#include "tools/report_html.h"
 #include "tools/report.h"
 #include "tools/series.h"
 #include "tests/support/records.h"

@@ -7,7 +7,7 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
-#include "tools/html_report.h"
+#include "tools/report_html.h"
 #include "tests/support/loaded_log.h"
 
 TEST_CASE("report page: a range named </script> stays inside the data; ranges depth first") {

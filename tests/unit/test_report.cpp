@@ -21,7 +21,7 @@
 #include "tests/support/records.h"
 #include "tests/support/verdict_inputs.h"
 #include "tools/diff.h"
-#include "tools/html_report.h"
+#include "tools/report_html.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
 #include "tools/report.h"

@@ -18,7 +18,7 @@
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
 #include "tools/multi_log.h"
-#include "tools/html_report.h"
+#include "tools/report_html.h"
 #include "tools/report.h"
 #include "tools/run.h"
 #include "tools/series.h"

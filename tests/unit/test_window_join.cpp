@@ -22,7 +22,7 @@
 #include "collector/stream_summary.h"
 #include "tests/support/loaded_log.h"
 #include "tools/export.h"
-#include "tools/html_report.h"
+#include "tools/report_html.h"
 #include "tools/report.h"
 
 namespace {

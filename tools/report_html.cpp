@@ -1,4 +1,4 @@
-#include "tools/html_report.h"
+#include "tools/report_html.h"
 
 #include <filesystem>
 #include <map>
