@@ -760,7 +760,7 @@ def test_unknown_command():
     r = kcount("hlep")
     check("an unknown command lists help with the others",
           r.returncode == 2 and "(did you mean 'help'?)" in r.stderr
-          and "(commands: summary, kernels, diff, check, export, report, run, ctl, help;" in r.stderr, r.stderr)
+          and "(commands: summary, kernels, diff, check, export, report, run, ctl, exporter, help;" in r.stderr, r.stderr)
     r, h = kcount("help"), kcount("--help")
     check("kcount help: kcount --help's text (exit 0)",
           r.returncode == 0 and "Usage: kcount [OPTIONS] SUBCOMMAND" in r.stdout
