@@ -29,7 +29,8 @@ std::string commOf(int pid) {
 
 void declareFamilies(MetricsText& m) {
   m.family("kcount_up", "gauge",
-           "1 if the process answered and its log was read intact, 0 if it exited, refused or its log is damaged");
+           "1 if the process answered and its log was read intact, 0 if it exited, refused, or its log is damaged "
+           "or not a summary-mode log");
   m.family("kcount_recording", "gauge", "1 while a capture window is open (recording), 0 paused, dormant or ended");
   m.family("kcount_dropped_records_total", "counter", "Host and activity records the process dropped");
   m.family("kcount_untallied_events_total", "counter",

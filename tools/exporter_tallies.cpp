@@ -167,11 +167,11 @@ LogTallies readLogTallies(const std::vector<std::string>& parts, int max_depth) 
       t.error = parts[i] + ": " + (sl.data.issues.empty() ? std::string("not a kcount log") : sl.data.issues[0].message);
       return t;
     }
+    fillMetadata(sl.data, t);  // a log served as down keeps its host, pid and command labels
     if (!sl.data.summary_mode) {
       t.error = parts[i] + ": not a summary-mode log (KCOUNT_MODE=summary): no snapshots to serve";
       return t;
     }
-    fillMetadata(sl.data, t);
     t.error.clear();
     if (sl.summary.snapshot < 0 || static_cast<size_t>(sl.summary.snapshot) >= sl.data.snapshots.size()) {
       if (i > 0) continue;  // a part just begun: the part before holds the latest snapshot
