@@ -35,6 +35,8 @@ void declareFamilies(MetricsText& m) {
   m.family("kcount_dropped_records_total", "counter", "Host and activity records the process dropped");
   m.family("kcount_untallied_events_total", "counter",
            "Events not tallied in their range row at KCOUNT_MAX_KEYS (still in the process totals)");
+  m.family("kcount_unmatched_kernels_total", "counter",
+           "GPU kernels whose launch was not recorded: in the process's kernels, in no range's");
   m.family("kcount_range_kernels_total", "counter", "GPU kernels launched while the range was innermost");
   m.family("kcount_range_launches_total", "counter", "Kernel launch calls made while the range was innermost");
   m.family("kcount_range_instances_total", "counter", "Instances of the range closed");
@@ -151,6 +153,8 @@ void Scraper::writeSource(const Source& s, MetricsText& m) {
   if (!t.has_tallies) return;
   m.sample("kcount_untallied_events_total", labels,
            static_cast<double>(counters_.serve(key + "\nuntallied", t.run, t.untallied_events)));
+  m.sample("kcount_unmatched_kernels_total", labels,
+           static_cast<double>(counters_.serve(key + "\nunmatched", t.run, t.unmatched_kernels)));
   writeRanges(key, t, labels, m);
 }
 

@@ -98,6 +98,7 @@ void fillFrom(const StreamedLog& sl, int max_depth, LogTallies& t) {
   const Summary& sum = sl.summary;
   const SnapshotData& snap = log.snapshots[static_cast<size_t>(sum.snapshot)];
   t.untallied_events = snap.begin.dropped_tallies;
+  t.unmatched_kernels = sum.unmatched_kernels;
   t.snapshot_sequence = snap.begin.sequence;
   t.snapshot_final = (snap.begin.flags & kSnapshotFinal) != 0;
   std::map<uint32_t, RangeCounters> folded;

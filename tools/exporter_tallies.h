@@ -38,6 +38,7 @@ struct LogTallies {
   double kernels_per_instance = 0;
   uint64_t dropped_records = 0;   // Stats record: host records + activity records dropped (0 until the end)
   uint64_t untallied_events = 0;  // the snapshot's dropped_tallies (KCOUNT_MAX_KEYS)
+  uint64_t unmatched_kernels = 0;  // kernels whose correlation id matched no launch: in the totals, in no range
   uint32_t snapshot_sequence = 0;
   bool snapshot_final = false;
 };

@@ -147,6 +147,17 @@ TEST_CASE("exporter: tallies of a summary-mode log, deeper ranges folded into th
   std::remove(older.c_str());
 }
 
+TEST_CASE("exporter: kernels in no range are served per process, so the range counters and it add up") {
+  // A shipped summary-mode log with 9 kernels, 1 of them unmatched (kcount summary's totals).
+  const kc::LogTallies t = kc::readLogTallies(
+      {std::string(KC_SOURCE_DIR) + "/tests/data/fuzz-regressions/summary-mode-two-snapshots.kcount"}, 4);
+  REQUIRE(t.has_tallies);
+  uint64_t in_ranges = 0;
+  for (const auto& r : t.ranges) in_ranges += r.kernels;
+  CHECK(t.unmatched_kernels == 1);
+  CHECK(in_ranges + t.unmatched_kernels == 9);
+}
+
 TEST_CASE("exporter: files not read") {
   const std::vector<uint8_t> bytes = deepLog(1, 2);
   const std::string path = writeTemp(bytes, bytes.size());
