@@ -38,9 +38,7 @@ int runExporter(const ExporterOptions& opt) {
     const std::string text = scraper.scrape();
     std::cout << text;
     // Why a log is served as down (kcount_up 0), once per log given: the metrics alone do not say.
-    for (const std::string& log : opt.logs)
-      if (const LogTallies t = readLogTallies(logPartsOf(log), opt.max_depth); !t.error.empty())
-        std::cerr << "kcount exporter: " << t.error << "\n";
+    for (const std::string& why : scraper.downReasons()) std::cerr << "kcount exporter: " << why << "\n";
     return scraper.down() > 0 ? 1 : 0;
   }
   Scraper scraper(opt);

@@ -145,6 +145,7 @@ void Scraper::writeSource(const Source& s, MetricsText& m) {
   if (s.live) up = up && !s.gone && s.status.error.empty();
   m.sample("kcount_up", labels, up ? 1 : 0);
   if (!up) ++down_;
+  if (!t.error.empty()) down_reasons_.push_back(t.error);
   if (s.live && !s.gone && s.status.error.empty()) m.sample("kcount_recording", labels, s.status.state == "recording");
   else if (t.complete || (s.live && s.gone)) m.sample("kcount_recording", labels, 0);
   const uint64_t dropped = std::max(s.live ? s.status.dropped_records : 0, t.dropped_records);
@@ -164,6 +165,7 @@ std::string Scraper::scrape() {
   declareFamilies(m);
   folded_ranges_ = 0;
   down_ = 0;
+  down_reasons_.clear();
   // One run (host, pid, start) is served once: a live process and its log named on the command line, or
   // two copies of one log, are the same process. The one served: live first, then read intact, then the
   // newest snapshot.

@@ -38,6 +38,8 @@ class Scraper {
   std::string scrape();
   /// Processes and logs served as down (kcount_up 0) by the last scrape().
   size_t down() const { return down_; }
+  /// Why logs were served as down by the last scrape() (their read errors), one text each.
+  const std::vector<std::string>& downReasons() const { return down_reasons_; }
 
  private:
   /// A process or a log being served.
@@ -60,6 +62,7 @@ class Scraper {
   std::map<std::string, Source> sources_;  // "pid:N" or "log:PATH"
   std::set<std::string> admitted_;         // source key + '\n' + range path, under --max-series
   size_t down_ = 0;
+  std::vector<std::string> down_reasons_;
   uint64_t folded_ranges_ = 0;             // range paths served as "(other)" in the last scrape
   std::chrono::steady_clock::time_point last_sweep_;
 };
