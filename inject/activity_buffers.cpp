@@ -5,6 +5,10 @@
 
 namespace kc::inject {
 
+ActivityBufferPool::~ActivityBufferPool() {
+  for (uint8_t* buffer : owned_) std::free(buffer);
+}
+
 uint8_t* ActivityBufferPool::take() noexcept {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -31,8 +35,7 @@ bool ActivityBufferPool::give(uint8_t* buffer) noexcept {
     free_.push_back(buffer);
     return true;
   } catch (...) {
-    std::free(buffer);
-    return false;
+    return true;  // the pool's own buffer (still in owned_), only not recycled
   }
 }
 

@@ -10,8 +10,9 @@
 namespace kc::inject {
 
 /// A pool of equal-size activity buffers, at most `max_buffers` of them ever allocated.
-/// Ownership: the pool owns every buffer it allocated, for the life of the process (CUPTI may complete a
-/// buffer during exit, so buffers are never freed; a completed one is recycled for the next request).
+/// Ownership: the pool owns every buffer it allocated and frees them all when destroyed; a completed
+/// buffer is recycled for the next request. The process's pool (activityBuffers()) is never destroyed,
+/// since CUPTI may complete a buffer during exit.
 /// Threads: any thread (CUPTI's request and completion threads); one mutex guards the lists, held for a
 /// few pointer operations only, never while calling CUPTI. Errors: never throws; a request that finds the
 /// cap reached or fails to allocate gets nullptr and is counted (refused()).
@@ -20,6 +21,7 @@ class ActivityBufferPool {
   /// `buffer_bytes`: size of each buffer (bytes); `max_buffers`: the cap on buffers allocated (at least 1).
   ActivityBufferPool(size_t buffer_bytes, uint64_t max_buffers) noexcept
       : buffer_bytes_(buffer_bytes), max_buffers_(max_buffers) {}
+  ~ActivityBufferPool();
   ActivityBufferPool(const ActivityBufferPool&) = delete;
   ActivityBufferPool& operator=(const ActivityBufferPool&) = delete;
 
