@@ -151,12 +151,20 @@ try:
                    env=dict(env, LD_PRELOAD=LIB, KCOUNT_OUTPUT=server_log, KCOUNT_CONTROL="on",
                             KCOUNT_MODE="summary", KCOUNT_INTERVAL="200ms", KCOUNT_LOG_LEVEL="warn"))
 
-    def serve(n):
-        server.stdin.write(f"{n}\n")
-        server.stdin.flush()
-        return server.stdout.readline().strip()
+    def serve(n):  # "done N", or why nvtx_server did not answer (its exit status and stderr)
+        try:
+            server.stdin.write(f"{n}\n")
+            server.stdin.flush()
+            answer = server.stdout.readline().strip()
+        except OSError as e:
+            answer = str(e)
+        if answer == f"done {n}":
+            return answer
+        server.kill()
+        return f"{answer!r}; nvtx_server exit {server.wait(timeout=10)}; stderr: {server.stderr.read()[-3000:]}"
 
-    check("nvtx_server answers", serve(5) == "done 5")
+    answer = serve(5)
+    check("nvtx_server answers", answer == "done 5", answer)
     # While both run: the exporter finds nvtx_server through its socket, recording, up.
     mid = ""
     for _ in range(100):
@@ -173,7 +181,8 @@ try:
     check("promtool check metrics passes on the exporter's output", lint.returncode == 0, lint.stdout + lint.stderr)
     check("served as text/plain version 0.0.4",
           urllib.request.urlopen(metrics_url).headers.get("Content-Type", "").startswith("text/plain; version=0.0.4"))
-    check("nvtx_server answers again", serve(20) == "done 20")
+    answer = serve(20)
+    check("nvtx_server answers again", answer == "done 20", answer)
     check("writer exits 0", writer.wait(timeout=60) == 0)
 
     # ---- nvtx_server exits: served as down, with its final totals, while the rest is still served.
