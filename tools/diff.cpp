@@ -1312,18 +1312,18 @@ std::vector<const Regrouping*> regroupsOf(const DiffParts& d, const std::vector<
   return out;
 }
 
-/// The verdict of unit `p`: its heading, the regroupings under it (regroupLine() and regroupKernelsLine()),
+/// The verdict of unit `p`: its heading, the regroupings under it (regroupLine() and regroupKernelsLines()),
 /// then its verdict lines, each wrapped at `max_width` (kVerdictWrap when 0) with a hanging indent.
 void printVerdict(std::ostream& out, const DiffText& t, const std::string& p,
                   const std::vector<const Regrouping*>& regroups, size_t max_width) {
   const DiffParts& d = t.d;
-  out << "verdict for " << (p == kOverall ? std::string("the whole run") : t.shortPath(p));
+  std::string head = "verdict for " + (p == kOverall ? std::string("the whole run") : t.shortPath(p));
   if (p == steadyState(d)) {
     const DiffUnit& ua = d.a.units.at(p);
     const DiffUnit& ub = d.b.units.at(p);
-    out << fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
+    head += fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
   }
-  out << ":\n";
+  for (const auto& l : wrapLine(head + ":", max_width, "", 6)) out << l << '\n';
   auto put = [&](const std::string& line, const std::string& indent) {
     // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
     for (const auto& l : wrapLine(displayText(line), max_width, indent, 4)) out << l << '\n';
@@ -1333,7 +1333,7 @@ void printVerdict(std::ostream& out, const DiffText& t, const std::string& p,
     std::string line = regroupLine(*r, unit);
     if (r->parent != p) line = "under " + t.shortPath(r->parent) + ": " + line;
     put(line, "  ");
-    if (const std::string k = regroupKernelsLine(*r); !k.empty()) put(k, "    ");
+    for (const auto& k : regroupKernelsLines(*r)) put(k, "    ");
   }
   for (const auto& line : verdictLines(d, p)) put(line, "  ");
 }

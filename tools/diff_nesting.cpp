@@ -47,7 +47,7 @@ std::string perInstance(uint64_t n, uint64_t instances) {
   return fmt::format("{:.2f}", double(n) / double(instances));
 }
 
-/// The identities of one side of a regrouping as regroupKernelsLine() lists them.
+/// The identities of one side of a regrouping as regroupKernelsLines() lists them.
 std::string kernelsText(const DiffUnit& u, uint64_t instances) {
   uint64_t gemm = 0;
   std::vector<const DiffKernel*> others;
@@ -69,7 +69,8 @@ std::string kernelsText(const DiffUnit& u, uint64_t instances) {
   }
   if (parts.empty()) return "no kernels";
   std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : " + ") + p;
+  for (size_t i = 0; i < parts.size() && i < kMaxRegroupKernels; ++i) s += (s.empty() ? "" : " + ") + parts[i];
+  if (parts.size() > kMaxRegroupKernels) s += fmt::format(" and {} more", parts.size() - kMaxRegroupKernels);
   return s;
 }
 
@@ -179,9 +180,9 @@ std::string regroupLine(const Regrouping& r, const std::string& unit) {
                      side(r.names_b, r.b, r.instances_b));
 }
 
-std::string regroupKernelsLine(const Regrouping& r) {
+std::vector<std::string> regroupKernelsLines(const Regrouping& r) {
   if (r.a.kernels == 0 && r.b.kernels == 0) return {};
-  return fmt::format("A: {}; B: {}", kernelsText(r.a, r.instances_a), kernelsText(r.b, r.instances_b));
+  return {"A: " + kernelsText(r.a, r.instances_a), "B: " + kernelsText(r.b, r.instances_b)};
 }
 
 nlohmann::json regroupJson(const Regrouping& r) {

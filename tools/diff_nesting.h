@@ -34,12 +34,15 @@ std::vector<Regrouping> regroupings(const DiffSide& a, const DiffSide& b);
 /// (the caller escapes them for text).
 std::string regroupLine(const Regrouping& r, const std::string& unit);
 
-/// The kernel identities of each side of a regrouping: "A: 3 GEMM + MulFunctor + GeluCUDAKernelImpl; B: 3
-/// GEMM + triton_poi_fused__unsafe_view_gelu_mul_0". GEMM kernels are counted together by category; each
-/// other identity is named by compactKernelName(), largest GPU time first, with "2× " where it runs more
-/// than once per instance. "" when neither side ran a kernel there.
-std::string regroupKernelsLine(const Regrouping& r);
+/// The kernel identities of each side of a regrouping, per instance of the common range, one line a side:
+/// {"A: 3 GEMM + MulFunctor + GeluCUDAKernelImpl", "B: 3 GEMM + triton_poi_fused__unsafe_view_gelu_mul_0"}.
+/// GEMM kernels are counted together by category; each other identity is named by compactKernelName(),
+/// largest GPU time first, with "2× " where it runs more than once per instance; at most kMaxRegroupKernels
+/// items a side, the rest counted ("and 2 more"). Empty when neither side ran a kernel there.
+std::vector<std::string> regroupKernelsLines(const Regrouping& r);
 
+/// Most items regroupKernelsLines() lists for a side.
+inline constexpr size_t kMaxRegroupKernels = 8;
 /// Most child names regroupLine() lists for a side.
 inline constexpr size_t kMaxRegroupNames = 12;
 /// Widest compactKernelName() (display columns), shortened in the middle beyond.

@@ -40,7 +40,7 @@ def unwrap(out):
 
 
 def verdict_headers(out):
-    return [l for l in out.splitlines() if l.startswith("verdict for ")]
+    return [l for l in unwrap(out).splitlines() if l.startswith("verdict for ")]
 
 
 def verdict_lines(out):

@@ -58,10 +58,11 @@ def test_geglu_regrouped():
           len(one) >= 1 and "gate, up, act, down (5 kernels per step) in A ran as mlp (4 kernels per step) in B" in one[0],
           one)
     at = lines.index(one[0]) if one else -1
-    kernels = " ".join(l.strip() for l in lines[at + 1:at + 3])
+    kernels = [l.strip() for l in lines[at + 1:at + 3]]
     check("geglu: then the kernels on each side (3 GEMM, the eager pointwise kernels, the fused Triton kernel)",
-          kernels.startswith("A: 3 GEMM + ") and "MulFunctor" in kernels and "GeluCUDAKernelImpl" in kernels
-          and "; B: 3 GEMM + triton_poi_fused__unsafe_view_gelu_mul_0" in kernels, kernels)
+          len(kernels) == 2 and kernels[0].startswith("A: 3 GEMM + ") and "MulFunctor" in kernels[0]
+          and "GeluCUDAKernelImpl" in kernels[0]
+          and kernels[1] == "B: 3 GEMM + triton_poi_fused__unsafe_view_gelu_mul_0", kernels)
     heads = [l for l in lines if l.startswith("verdict for ")]
     check("geglu: the steady state first, the whole run last",
           heads[:1] == ["verdict for step (most repeated range: 20 instances in A, 20 in B):"]
