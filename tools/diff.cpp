@@ -840,6 +840,7 @@ struct DiffParts {
   KernelMatch kernels;
   WorkDiff work;
   std::vector<std::string> order;
+  std::vector<Regrouping> regroups;  // ranges nested differently under a common range (regroupings())
   std::vector<std::string> log_states_a, log_states_b;  // each log's logState(), in order (logStates())
   std::vector<std::string> states_a, states_b;          // sideStates() of each side; its first is sideState()
   bool undercount_a = false, undercount_b = false;  // a log of the side undercounts (numbersUndercount())
@@ -855,6 +856,7 @@ DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLo
   d.kernels = matchKernels(d.a.units.at(kOverall), d.b.units.at(kOverall));
   d.work = workDiff(d.a, d.b);
   d.order = verdictOrder(d.a, d.b);
+  d.regroups = regroupings(d.a, d.b);
   d.log_states_a = std::move(sa);
   d.log_states_b = std::move(sb);
   d.states_a = statesAmong(d.log_states_a);
@@ -926,9 +928,19 @@ std::vector<std::string> verdictLines(const DiffParts& d, const std::string& p) 
   return lines;
 }
 
-/// The element of "verdicts" for unit `p`.
+std::vector<const Regrouping*> regroupsOf(const DiffParts& d, const std::vector<Regrouping>& all,
+                                          const std::string& p);
+
+/// The element of "verdicts" for unit `p`: its lines, and the ranges nested differently that its text
+/// compares as one ("regrouped", regroupJson(); "under" the common range's path key).
 json verdictJson(const DiffParts& d, const std::string& p) {
-  return json{{"unit", jsonPathKey(p)}, {"lines", verdictLines(d, p)}};
+  json regrouped = json::array();
+  for (const Regrouping* r : regroupsOf(d, d.regroups, p)) {
+    json e = regroupJson(*r);
+    e["under"] = jsonPathKey(r->parent);
+    regrouped.push_back(std::move(e));
+  }
+  return json{{"unit", jsonPathKey(p)}, {"lines", verdictLines(d, p)}, {"regrouped", std::move(regrouped)}};
 }
 
 /// "steady_state": the range printed first when it repeats (the steady state a comparison is about), or
@@ -1447,7 +1459,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
                bool full_names, const DiffLayout& layout) {
   const DiffParts d = diffParts(la, lb, states_a, states_b);
   const DiffText t(d, full_names);
-  const std::vector<Regrouping> regroups = regroupings(d.a, d.b);
+  const std::vector<Regrouping>& regroups = d.regroups;
   if (!layout.range.empty() && layout.range != kOverall) {
     bool found = false;
     for (size_t i = 1; i < t.rows.size() && !found; ++i) found = underPath(t.rows[i].path, layout.range);

@@ -53,8 +53,8 @@ inline constexpr size_t kMaxCompactName = 48;
 /// short name without namespaces and template arguments; at most kMaxCompactName columns. Pure.
 std::string compactKernelName(const DiffKernel& k);
 
-/// JSON of a regrouping for diff's "verdicts" ("regrouped"): {"under", "a": [names], "b": [names],
-/// "kernels_a", "kernels_b", "instances_a", "instances_b"}.
+/// JSON of a regrouping for diff's "verdicts" ("regrouped"): {"under" (the DiffSide key; diff JSON writes
+/// its path key), "a": [names], "b": [names], "kernels_a", "kernels_b", "instances_a", "instances_b"}. Pure.
 nlohmann::json regroupJson(const Regrouping& r);
 
 }  // namespace kc

@@ -71,6 +71,18 @@ def test_geglu_regrouped():
           lines.index(heads[0]) < next(i for i, l in enumerate(lines) if l.startswith("range ")), heads)
 
 
+def test_json_regrouped():
+    import json
+    j = json.loads(kcount("diff", "--format", "json", *GEGLU).stdout)
+    step = next(v for v in j["verdicts"] if v["unit"] == "step")
+    check("geglu json: step's verdict lists the regrouped children with their kernels and step's instances",
+          step.get("regrouped") == [{"under": "step", "a": ["gate", "up", "act", "down"], "b": ["mlp"],
+                                     "kernels_a": 100, "kernels_b": 80, "instances_a": 20, "instances_b": 20}],
+          step.get("regrouped"))
+    whole = next(v for v in j["verdicts"] if v["unit"] == "(overall)")
+    check("geglu json: the whole run regroups nothing", whole.get("regrouped") == [], whole.get("regrouped"))
+
+
 def test_wrap():
     r = kcount("diff", "--width", "80", *SWEEP)
     lines = r.stdout.splitlines()
@@ -107,6 +119,7 @@ def test_range():
 def main():
     test_sweep_short()
     test_geglu_regrouped()
+    test_json_regrouped()
     test_wrap()
     test_range()
     return exit_status()
