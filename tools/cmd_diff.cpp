@@ -106,6 +106,9 @@ struct DiffCommand {
       if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())
         std::cerr << "kcount: diff: warning: " << w << '\n';
     noteWidthUnused(diff, format);
+    if (format != "table" && (all || !range.empty()))
+      std::cerr << "kcount: diff: " << (all ? "--all" : "--range") << " chooses what the table format shows: no "
+                << "effect with --format " << format << " (it holds every range, kernel and verdict)\n";
     if (format == "json")
       kc::writeDiffJson(std::cout, a, b, states_a, states_b);
     else if (format == "csv")
