@@ -1435,7 +1435,7 @@ void printRangeSubtree(std::ostream& out, const DiffText& t, const std::vector<R
       if (underPath(r.parent, root)) under.push_back(&r);
     printVerdict(out, t, root, under, max_width);
   } else {
-    out << "no verdict for " << t.shortPath(root) << ": it ran kernels on one side only, or on neither\n";
+    out << "no verdict for " << t.shortPath(root) << ": it is not on both sides, or ran no kernel on one of them\n";
   }
   out << '\n';
   printRangeTable(out, t, rows, max_width);
