@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include <sys/stat.h>
 
@@ -32,6 +33,8 @@ struct DiffCommand {
   std::vector<std::string> diff_a, diff_b;
   std::string format = "table";
   bool full_names = false;
+  bool all = false;        // --all
+  std::string range;       // --range PATH
   bool salvage = false;
   long long width = -1;  // --width; -1: not given (the terminal's width, tableWidth())
 
@@ -44,6 +47,12 @@ struct DiffCommand {
     diff->add_flag("--full-names", full_names,
                    "show full demangled kernel names and range paths unshortened in the table (verdict lines stay "
                    "bounded)");
+    auto* all_flag = diff->add_flag("--all", all,
+                                    "print every range, nesting line, kernel and verdict (default: the verdicts "
+                                    "first, then the largest changes)");
+    diff->add_option("--range", range, "print that range's verdict and the table of its subtree (its path as "
+                                       "the range column shows it)")
+        ->excludes(all_flag);
     diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
     diff->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
   }
@@ -97,12 +106,21 @@ struct DiffCommand {
       if (const std::string w = kc::mixedCommandLines(*logs, side); !w.empty())
         std::cerr << "kcount: diff: warning: " << w << '\n';
     noteWidthUnused(diff, format);
+    if (format != "table" && (all || !range.empty()))
+      std::cerr << "kcount: diff: " << (all ? "--all" : "--range") << " chooses what the table format shows: no "
+                << "effect with --format " << format << " (it holds every range, kernel and verdict)\n";
     if (format == "json")
       kc::writeDiffJson(std::cout, a, b, states_a, states_b);
     else if (format == "csv")
       kc::writeDiffCsv(std::cout, a, b, states_a, states_b);
     else
-      kc::printDiff(std::cout, a, b, states_a, states_b, tableWidth(width), full_names);
+      try {
+        kc::printDiff(std::cout, a, b, states_a, states_b, tableWidth(width), full_names,
+                      kc::DiffLayout{.all = all, .range = range});
+      } catch (const std::invalid_argument& e) {  // --range names no range of A or B
+        std::cerr << "kcount: diff: " << e.what() << '\n';
+        return 2;
+      }
     return rc;
   }
 };

@@ -9,10 +9,13 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
 
+#include "tools/diff_answer.h"
+#include "tools/diff_nesting.h"
 #include "tools/export.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
@@ -383,12 +386,19 @@ std::vector<KernelRow> kernelRows(const KernelMatch& k, const DiffSide& a, const
 /// (fitTable(); 0: no limit).
 /// With `full_names`, each kernel is named by its full demangled name (escaped), neither shortened nor
 /// narrowed.
+///
+/// With `shown` (the default layout: rows of kernelRows() by index, in order), only those rows are printed,
+/// their names shortened as among every row; the heading says how many.
 void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, const DiffSide& b, size_t max_width,
-                  bool full_names) {
-  out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first): {} same, {} only in "
-                     "A, {} only in B\n",
-                     k.same.size(), k.only_a.size(), k.only_b.size());
+                  bool full_names, const std::vector<size_t>* shown = nullptr) {
   const std::vector<KernelRow> rows = kernelRows(k, a, b);
+  const std::string which =
+      shown && shown->size() < rows.size()
+          ? fmt::format(", the {} with the largest change of {}", shown->size(), rows.size())
+          : std::string();
+  out << fmt::format("kernels (whole run, matched by decoded identity, largest GPU time first{}): {} same, {} only in "
+                     "A, {} only in B\n",
+                     which, k.same.size(), k.only_a.size(), k.only_b.size());
   if (rows.empty()) return;
   // Kernel names as the kernels table shows them: the short name whole (shortKernelNameUncut), escaped
   // (displayText), different kernels whose short names are equal by their demangled names
@@ -410,8 +420,19 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
   std::vector<std::vector<std::string>> cells{
       {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
   const bool gpu = a.gpu_time && b.gpu_time;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const KernelRow& r = rows[i];
+  if (shown) {  // the rows shown, their names as shortened among all rows
+    std::vector<std::string> some, whole;
+    for (size_t i : *shown) {
+      some.push_back(names[i]);
+      if (!full_names) whole.push_back(kernel_names.names[i]);
+    }
+    names = std::move(some);
+    if (!full_names) kernel_names.names = std::move(whole);
+  }
+  const size_t n_rows = shown ? shown->size() : rows.size();
+  for (size_t j = 0; j < n_rows; ++j) {
+    const size_t i = j;
+    const KernelRow& r = rows[shown ? (*shown)[j] : j];
     auto count = [](const DiffKernel* x) { return x ? std::to_string(x->count) : std::string("-"); };
     auto time = [](const DiffKernel* x, bool recorded) {
       return x && recorded ? formatDuration(x->gpu_ns) : std::string("-");
@@ -819,6 +840,7 @@ struct DiffParts {
   KernelMatch kernels;
   WorkDiff work;
   std::vector<std::string> order;
+  std::vector<Regrouping> regroups;  // ranges nested differently under a common range (regroupings())
   std::vector<std::string> log_states_a, log_states_b;  // each log's logState(), in order (logStates())
   std::vector<std::string> states_a, states_b;          // sideStates() of each side; its first is sideState()
   bool undercount_a = false, undercount_b = false;  // a log of the side undercounts (numbersUndercount())
@@ -834,6 +856,7 @@ DiffParts diffParts(const std::vector<LoadedLog>& la, const std::vector<LoadedLo
   d.kernels = matchKernels(d.a.units.at(kOverall), d.b.units.at(kOverall));
   d.work = workDiff(d.a, d.b);
   d.order = verdictOrder(d.a, d.b);
+  d.regroups = regroupings(d.a, d.b);
   d.log_states_a = std::move(sa);
   d.log_states_b = std::move(sb);
   d.states_a = statesAmong(d.log_states_a);
@@ -905,9 +928,19 @@ std::vector<std::string> verdictLines(const DiffParts& d, const std::string& p) 
   return lines;
 }
 
-/// The element of "verdicts" for unit `p`.
+std::vector<const Regrouping*> regroupsOf(const DiffParts& d, const std::vector<Regrouping>& all,
+                                          const std::string& p);
+
+/// The element of "verdicts" for unit `p`: its lines, and the ranges nested differently that its text
+/// compares as one ("regrouped", regroupJson(); "under" the common range's path key).
 json verdictJson(const DiffParts& d, const std::string& p) {
-  return json{{"unit", jsonPathKey(p)}, {"lines", verdictLines(d, p)}};
+  json regrouped = json::array();
+  for (const Regrouping* r : regroupsOf(d, d.regroups, p)) {
+    json e = regroupJson(*r);
+    e["under"] = jsonPathKey(r->parent);
+    regrouped.push_back(std::move(e));
+  }
+  return json{{"unit", jsonPathKey(p)}, {"lines", verdictLines(d, p)}, {"regrouped", std::move(regrouped)}};
 }
 
 /// "steady_state": the range printed first when it repeats (the steady state a comparison is about), or
@@ -1149,46 +1182,29 @@ void printDiffTableNotes(std::ostream& out, const std::vector<std::vector<std::s
 
 }  // namespace
 
-void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
-               size_t max_width, bool full_names) {
-  printDiff(out, la, lb, logStates(la), logStates(lb), max_width, full_names);
-}
+namespace {
 
-void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
-               const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width,
-               bool full_names) {
-  const DiffParts d = diffParts(la, lb, states_a, states_b);
-  const DiffSide &a = d.a, &b = d.b;
-  auto names = [](const std::vector<LoadedLog>& logs) {
-    std::string s;
-    for (const auto& l : logs) s += (s.empty() ? "" : ", ") + displayText(l.path);  // one line, as "== PATH"
-    return s;
-  };
-  auto rangeNames = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& p : v) s += (s.empty() ? "" : ", ") + displayName(p);
-    return s;
-  };
-  out << "A: " << names(la) << "\nB: " << names(lb) << '\n';
-  // A side not read complete: said here, above its numbers (the warnings on stderr may not be seen).
-  for (const auto& [logs, states, side] :
-       {std::tuple{&la, &d.log_states_a, "A"}, std::tuple{&lb, &d.log_states_b, "B"}})
-    if (const std::string line = sideStateLine(*logs, *states, side); !line.empty()) out << displayText(line) << '\n';
-  out << '\n';
+/// The text's rows and shortened range paths, shared by its sections.
+struct DiffText {
   struct Row {
     std::string path;
     const DiffUnit* ua;
     const DiffUnit* ub;
   };
-  static const DiffUnit kAbsent;
-  std::vector<Row> rows{{kOverall, &a.units.at(kOverall), &b.units.at(kOverall)}};
-  for (const auto& p : d.paths)
-    if (p != kOverall)
-      rows.push_back({p, a.units.count(p) ? &a.units.at(p) : &kAbsent, b.units.count(p) ? &b.units.at(p) : &kAbsent});
-  // Long range paths are shortened in the text (the JSON keeps them whole), all together so that
-  // different ranges stay distinguishable (elideDistinct).
-  std::map<std::string, std::string> short_of;
-  {
+  const DiffParts& d;
+  bool full_names = false;
+  std::vector<Row> rows;  // rows[0] is the whole run; the others are the ranges in diffOrder()
+  std::map<std::string, std::string> short_of;  // a path as shown -> shortened among all paths
+
+  DiffText(const DiffParts& parts, bool full) : d(parts), full_names(full) {
+    static const DiffUnit kAbsent;
+    const DiffSide &a = d.a, &b = d.b;
+    rows.push_back({kOverall, &a.units.at(kOverall), &b.units.at(kOverall)});
+    for (const auto& p : d.paths)
+      if (p != kOverall)
+        rows.push_back({p, a.units.count(p) ? &a.units.at(p) : &kAbsent, b.units.count(p) ? &b.units.at(p) : &kAbsent});
+    // Long range paths are shortened in the text (the JSON keeps them whole), all together so that
+    // different ranges stay distinguishable (elideDistinct), whichever rows a layout shows.
     std::vector<std::string> all;
     for (const auto& r : rows)
       if (r.path != kOverall) all.push_back(shownPath(a, b, r.path));
@@ -1199,97 +1215,280 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     const std::vector<std::string> shown = elideDistinct(all);
     for (size_t i = 0; i < all.size(); ++i) short_of[all[i]] = shown[i];
   }
-  auto shortPath = [&](const std::string& path) {
-    const std::string full = shownPath(a, b, path);
+
+  std::string shortPath(const std::string& path) const {
+    const std::string full = shownPath(d.a, d.b, path);
     if (full_names) return full;
     const auto it = short_of.find(full);
     return it != short_of.end() ? it->second : elideMiddle(full);
+  }
+};
+
+/// The range table's cells of one row: A, B and the change for launches, kernels, GPU time, CPU time,
+/// launch calls and, with `mem_columns`, memory operations and their GPU time.
+std::vector<std::string> rangeCells(const DiffText& t, const DiffText::Row& r, bool mem_columns) {
+  const DiffUnit& x = *r.ua;
+  const DiffUnit& y = *r.ub;
+  auto v = [](const DiffUnit& u, uint64_t n) { return u.present ? std::to_string(n) : std::string("-"); };
+  auto tm = [](const DiffUnit& u, uint64_t ns) { return u.present ? formatDuration(ns) : std::string("-"); };
+  auto g = [](const DiffUnit& u, uint64_t ns) {  // GPU time: '-' also where the side did not record it
+    return u.present && u.gpu_time ? formatDuration(ns) : std::string("-");
   };
-  // Text table: A, B and the change for launches, kernels, GPU time, CPU time, launch calls, and, when
-  // either run has memory operations (as summary's table), their count and GPU time.
-  const DiffUnit& all_a = a.units.at(kOverall);
-  const DiffUnit& all_b = b.units.at(kOverall);
-  const bool mem_columns = all_a.mem_ops != 0 || all_b.mem_ops != 0;
+  const bool both = x.present && y.present;
+  auto dc = [&](uint64_t p, uint64_t q) { return both ? countChange(p, q) : std::string("-"); };
+  auto dt = [&](uint64_t p, uint64_t q) { return both ? durationChange(p, q) : std::string("-"); };
+  // CPU time: '-' where it was not measured (cpuMeasured(): no instance), as in summary's table.
+  auto c = [](const DiffUnit& u) { return cpuMeasured(u) ? formatDuration(u.cpu_ns) : std::string("-"); };
+  const bool both_cpu = cpuMeasured(x) && cpuMeasured(y);
+  // (overall) is the whole process, no range: no instances to count ('-', not 0).
+  auto inst = [&](const DiffUnit& u) { return r.path == kOverall ? std::string("-") : v(u, u.instances); };
+  std::vector<std::string> cells{
+      r.path == kOverall ? r.path : t.shortPath(r.path), inst(x), inst(y), v(x, x.launches), v(y, y.launches),
+      dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
+      g(x, x.gpu_ns), g(y, y.gpu_ns), x.gpu_time && y.gpu_time ? dt(x.gpu_ns, y.gpu_ns) : "-", c(x),
+      c(y), both_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
+      tm(x, x.launch_api_ns), tm(y, y.launch_api_ns), dt(x.launch_api_ns, y.launch_api_ns)};
+  if (mem_columns) {
+    // '-' where a side lacks the range or did not record memory operations (memOpsRecorded()).
+    auto mv = [](const DiffUnit& u, uint64_t n) {
+      return u.present && u.mem_ops_recorded ? std::to_string(n) : std::string("-");
+    };
+    auto mt = [](const DiffUnit& u, uint64_t ns) {
+      return u.present && u.mem_ops_recorded ? formatDuration(ns) : std::string("-");
+    };
+    const bool mem = x.mem_ops_recorded && y.mem_ops_recorded;
+    for (const std::string& cell :
+         {mv(x, x.mem_ops), mv(y, y.mem_ops), mem ? dc(x.mem_ops, y.mem_ops) : std::string("-"), mt(x, x.mem_gpu_ns),
+          mt(y, y.mem_gpu_ns), mem ? dt(x.mem_gpu_ns, y.mem_gpu_ns) : std::string("-")})
+      cells.push_back(cell);
+  }
+  return cells;
+}
+
+/// The range table of rows `shown` (indices of t.rows, in order), fitted to `max_width`, and its notes.
+void printRangeTable(std::ostream& out, const DiffText& t, const std::vector<size_t>& shown, size_t max_width) {
+  const DiffSide &a = t.d.a, &b = t.d.b;
+  // mem ops and mem GPU when either run has memory operations (as summary's table).
+  const bool mem_columns = a.units.at(kOverall).mem_ops != 0 || b.units.at(kOverall).mem_ops != 0;
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"range", "inst A", "inst B", "launches A", "B", "change", "kernels A", "B", "change", "GPU A", "B",
                    "change", "CPU A", "B", "change", "launch CPU A", "B", "change"});
   if (mem_columns)
     for (const char* h : {"mem ops A", "B", "change", "mem GPU A", "B", "change"}) cells.back().push_back(h);
-  for (const auto& r : rows) {
-    const DiffUnit& x = *r.ua;
-    const DiffUnit& y = *r.ub;
-    auto v = [](const DiffUnit& u, uint64_t n) { return u.present ? std::to_string(n) : std::string("-"); };
-    auto t = [](const DiffUnit& u, uint64_t ns) { return u.present ? formatDuration(ns) : std::string("-"); };
-    auto g = [](const DiffUnit& u, uint64_t ns) {  // GPU time: '-' also where the side did not record it
-      return u.present && u.gpu_time ? formatDuration(ns) : std::string("-");
-    };
-    const bool both = x.present && y.present;
-    auto dc = [&](uint64_t p, uint64_t q) { return both ? countChange(p, q) : std::string("-"); };
-    auto dt = [&](uint64_t p, uint64_t q) { return both ? durationChange(p, q) : std::string("-"); };
-    // CPU time: '-' where it was not measured (cpuMeasured(): no instance), as in summary's table.
-    auto c = [](const DiffUnit& u) { return cpuMeasured(u) ? formatDuration(u.cpu_ns) : std::string("-"); };
-    const bool both_cpu = cpuMeasured(x) && cpuMeasured(y);
-    // Long names are shortened in the table (the JSON keeps them whole).
-    // (overall) is the whole process, no range: no instances to count ('-', not 0).
-    auto inst = [&](const DiffUnit& u) { return r.path == kOverall ? std::string("-") : v(u, u.instances); };
-    cells.push_back({r.path == kOverall ? r.path : shortPath(r.path), inst(x), inst(y), v(x, x.launches), v(y, y.launches),
-                     dc(x.launches, y.launches), v(x, x.kernels), v(y, y.kernels), dc(x.kernels, y.kernels),
-                     g(x, x.gpu_ns), g(y, y.gpu_ns), x.gpu_time && y.gpu_time ? dt(x.gpu_ns, y.gpu_ns) : "-", c(x),
-                     c(y), both_cpu ? dt(x.cpu_ns, y.cpu_ns) : "-",
-                     t(x, x.launch_api_ns), t(y, y.launch_api_ns), dt(x.launch_api_ns, y.launch_api_ns)});
-    if (mem_columns) {
-      // '-' where a side lacks the range or did not record memory operations (memOpsRecorded()).
-      auto mv = [](const DiffUnit& u, uint64_t n) {
-        return u.present && u.mem_ops_recorded ? std::to_string(n) : std::string("-");
-      };
-      auto mt = [](const DiffUnit& u, uint64_t ns) {
-        return u.present && u.mem_ops_recorded ? formatDuration(ns) : std::string("-");
-      };
-      const bool mem = x.mem_ops_recorded && y.mem_ops_recorded;
-      for (const std::string& cell :
-           {mv(x, x.mem_ops), mv(y, y.mem_ops), mem ? dc(x.mem_ops, y.mem_ops) : std::string("-"), mt(x, x.mem_gpu_ns),
-            mt(y, y.mem_gpu_ns), mem ? dt(x.mem_gpu_ns, y.mem_gpu_ns) : std::string("-")})
-        cells.back().push_back(cell);
-    }
-  }
   // The range column narrowed to fit max_width: the paths whole, "(overall)" never cut.
   NameColumn paths;
-  for (const auto& r : rows) {
+  for (size_t i : shown) {
+    const DiffText::Row& r = t.rows[i];
+    cells.push_back(rangeCells(t, r, mem_columns));
     paths.prefix.push_back(r.path == kOverall ? r.path : std::string());
     paths.names.push_back(r.path == kOverall ? std::string() : shownPath(a, b, r.path));
   }
-  if (!full_names) fitTable(cells, 1, {paths}, 0, max_width);
+  if (!t.full_names) fitTable(cells, 1, {paths}, 0, max_width);
   printCells(out, cells, 1, "", true);
   printDiffTableNotes(out, cells, a, b);
-  out << '\n';
+}
+
+/// Under --all: every range whose children differ and every path on one side only, then a blank line.
+void printNestingLines(std::ostream& out, const DiffText& t) {
+  auto rangeNames = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& p : v) s += (s.empty() ? "" : ", ") + displayName(p);
+    return s;
+  };
   bool nesting = false;
-  // rows[0] is the whole run; the others are the ranges in diffOrder().
-  for (size_t i = 1; i < rows.size(); ++i) {
-    const Row& r = rows[i];
+  for (size_t i = 1; i < t.rows.size(); ++i) {
+    const DiffText::Row& r = t.rows[i];
     if (r.ua->present && r.ub->present && r.ua->children != r.ub->children) {
-      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", shortPath(r.path),
+      out << fmt::format("nesting differs under {}: A has [{}], B has [{}]\n", t.shortPath(r.path),
                          rangeNames(r.ua->children), rangeNames(r.ub->children));
       nesting = true;
     }
   }
-  for (size_t i = 1; i < rows.size(); ++i)
-    if (!rows[i].ua->present || !rows[i].ub->present) {
-      out << fmt::format("only in {}: {}\n", rows[i].ua->present ? "A" : "B", shortPath(rows[i].path));
+  for (size_t i = 1; i < t.rows.size(); ++i)
+    if (!t.rows[i].ua->present || !t.rows[i].ub->present) {
+      out << fmt::format("only in {}: {}\n", t.rows[i].ua->present ? "A" : "B", t.shortPath(t.rows[i].path));
       nesting = true;
     }
   if (nesting) out << '\n';
-  printKernels(out, d.kernels, a, b, max_width, full_names);
-  const auto steady = steadyState(d);
-  for (const auto& p : d.order) {
-    out << "\nverdict for " << (p == kOverall ? std::string("the whole run") : shortPath(p));
-    if (p == steady) {
-      const DiffUnit& ua = a.units.at(p);
-      const DiffUnit& ub = b.units.at(p);
-      out << fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
-    }
-    out << ":\n";
+}
+
+/// The regroupings a verdict of unit `p` names: those under `p`, and for the whole run those under a range
+/// that gets no verdict of its own.
+std::vector<const Regrouping*> regroupsOf(const DiffParts& d, const std::vector<Regrouping>& all,
+                                          const std::string& p) {
+  std::vector<const Regrouping*> out;
+  for (const auto& r : all)
+    if (r.parent == p ||
+        (p == kOverall && std::find(d.order.begin(), d.order.end(), r.parent) == d.order.end()))
+      out.push_back(&r);
+  return out;
+}
+
+/// The verdict of unit `p`: its heading, the regroupings under it (regroupLine() and regroupKernelsLines()),
+/// then its verdict lines, each wrapped at `max_width` (kVerdictWrap when 0) with a hanging indent.
+void printVerdict(std::ostream& out, const DiffText& t, const std::string& p,
+                  const std::vector<const Regrouping*>& regroups, size_t max_width) {
+  const DiffParts& d = t.d;
+  std::string head = "verdict for " + (p == kOverall ? std::string("the whole run") : t.shortPath(p));
+  if (p == steadyState(d)) {
+    const DiffUnit& ua = d.a.units.at(p);
+    const DiffUnit& ub = d.b.units.at(p);
+    head += fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
+  }
+  for (const auto& l : wrapLine(head + ":", max_width, "", 6)) out << l << '\n';
+  auto put = [&](const std::string& line, const std::string& indent) {
     // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
-    for (const auto& line : verdictLines(d, p)) out << "  " << displayText(line) << '\n';
+    for (const auto& l : wrapLine(displayText(line), max_width, indent, 4)) out << l << '\n';
+  };
+  for (const Regrouping* r : regroups) {
+    const std::string unit = r->parent == kOverall ? "the whole run" : unitName(d.a, r->parent);
+    std::string line = regroupLine(*r, unit);
+    if (r->parent != p) line = "under " + t.shortPath(r->parent) + ": " + line;
+    put(line, "  ");
+    for (const auto& k : regroupKernelsLines(*r)) put(k, "    ");
+  }
+  for (const auto& line : verdictLines(d, p)) put(line, "  ");
+}
+
+/// The ranges whose verdicts the default layout shows: the first kMaxAnswerVerdicts of those repeated most
+/// (the largest of the fewer instances of A and B, in verdictOrder()), then the whole run.
+std::vector<std::string> answerVerdicts(const DiffParts& d) {
+  auto repeats = [&](const std::string& p) {
+    return p == kOverall ? uint64_t{0} : std::min(d.a.units.at(p).instances, d.b.units.at(p).instances);
+  };
+  const uint64_t most = repeats(d.order.front());
+  std::vector<std::string> out;
+  for (const auto& p : d.order)
+    if (p != kOverall && repeats(p) == most && out.size() < kMaxAnswerVerdicts) out.push_back(p);
+  out.push_back(kOverall);
+  return out;
+}
+
+/// Each range row's change (t.rows[1..]) as largestChanges() ranks it: GPU time where both sides record
+/// it (a side without the range counting 0), else launches.
+std::vector<RowChange> rangeChanges(const DiffText& t) {
+  std::vector<RowChange> out;
+  const bool gpu = t.d.a.gpu_time && t.d.b.gpu_time;
+  auto diff = [](uint64_t x, uint64_t y) { return x > y ? x - y : y - x; };
+  for (size_t i = 1; i < t.rows.size(); ++i) {
+    const DiffUnit& x = *t.rows[i].ua;
+    const DiffUnit& y = *t.rows[i].ub;
+    RowChange c;
+    if (gpu) c.gpu = diff(x.present ? x.gpu_ns : 0, y.present ? y.gpu_ns : 0);
+    c.count = diff(x.present ? x.launches : 0, y.present ? y.launches : 0);
+    out.push_back(c);
+  }
+  return out;
+}
+
+/// Each kernel row's change (kernelRows() order): GPU time where both sides record it, else the count.
+std::vector<RowChange> kernelChanges(const DiffParts& d) {
+  std::vector<RowChange> out;
+  const bool gpu = d.a.gpu_time && d.b.gpu_time;
+  auto diff = [](uint64_t x, uint64_t y) { return x > y ? x - y : y - x; };
+  for (const KernelRow& r : kernelRows(d.kernels, d.a, d.b)) {
+    RowChange c;
+    if (gpu) c.gpu = diff(r.ka ? r.ka->gpu_ns : 0, r.kb ? r.kb->gpu_ns : 0);
+    c.count = diff(r.ka ? r.ka->count : 0, r.kb ? r.kb->count : 0);
+    out.push_back(c);
+  }
+  return out;
+}
+
+/// The default layout after the header: verdicts, the largest changes of ranges and of kernels, and what
+/// is not shown.
+void printAnswerFirst(std::ostream& out, const DiffText& t, const std::vector<Regrouping>& regroups,
+                      size_t max_width) {
+  const DiffParts& d = t.d;
+  const std::vector<std::string> verdicts = answerVerdicts(d);
+  for (const auto& p : verdicts) {
+    printVerdict(out, t, p, regroupsOf(d, regroups, p), max_width);
+    out << '\n';
+  }
+  std::vector<size_t> ranges{0};  // (overall), then the ranges with the largest changes
+  for (size_t i : largestChanges(rangeChanges(t), kLargestChanges)) ranges.push_back(i + 1);
+  out << fmt::format("largest changes: the {} of {} ranges whose {} changed most, in table order\n", ranges.size() - 1,
+                     t.rows.size() - 1, d.a.gpu_time && d.b.gpu_time ? "GPU time" : "launches");
+  printRangeTable(out, t, ranges, max_width);
+  out << '\n';
+  const std::vector<RowChange> kc = kernelChanges(d);
+  const std::vector<size_t> kernels = largestChanges(kc, kLargestChanges);
+  printKernels(out, d.kernels, d.a, d.b, max_width, t.full_names, &kernels);
+  if (const std::string line = notShownLine(verdicts.size(), d.order.size(), ranges.size() - 1, t.rows.size() - 1,
+                                            kernels.size(), kc.size());
+      !line.empty())
+    out << '\n' << line << '\n';
+}
+
+/// --range PATH: its verdict (or why it has none), then the range table of its subtree.
+void printRangeSubtree(std::ostream& out, const DiffText& t, const std::vector<Regrouping>& regroups,
+                       const std::string& root, size_t max_width) {
+  const DiffParts& d = t.d;
+  std::vector<size_t> rows{0};
+  for (size_t i = 1; i < t.rows.size(); ++i)
+    if (underPath(t.rows[i].path, root)) rows.push_back(i);
+  if (rows.size() == 1) throw std::invalid_argument("no range " + root + " in A or B (the paths are the range "
+                                                    "column of kcount diff --all)");
+  if (std::find(d.order.begin(), d.order.end(), root) != d.order.end()) {
+    std::vector<const Regrouping*> under;
+    for (const auto& r : regroups)
+      if (underPath(r.parent, root)) under.push_back(&r);
+    printVerdict(out, t, root, under, max_width);
+  } else {
+    out << "no verdict for " << t.shortPath(root) << ": it is not on both sides, or ran no kernel on one of them\n";
+  }
+  out << '\n';
+  printRangeTable(out, t, rows, max_width);
+}
+
+}  // namespace
+
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+               size_t max_width, bool full_names) {
+  printDiff(out, la, lb, logStates(la), logStates(lb), max_width, full_names);
+}
+
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+               const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width,
+               bool full_names) {
+  printDiff(out, la, lb, states_a, states_b, max_width, full_names, DiffLayout{.all = true, .range = {}});
+}
+
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb,
+               const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width,
+               bool full_names, const DiffLayout& layout) {
+  const DiffParts d = diffParts(la, lb, states_a, states_b);
+  const DiffText t(d, full_names);
+  const std::vector<Regrouping>& regroups = d.regroups;
+  if (!layout.range.empty() && layout.range != kOverall) {
+    bool found = false;
+    for (size_t i = 1; i < t.rows.size() && !found; ++i) found = underPath(t.rows[i].path, layout.range);
+    if (!found)
+      throw std::invalid_argument("no range " + layout.range + " in A or B (its path as the range column of "
+                                  "kcount diff --all shows it)");
+  }
+  auto names = [](const std::vector<LoadedLog>& logs) {
+    std::string s;
+    for (const auto& l : logs) s += (s.empty() ? "" : ", ") + displayText(l.path);  // one line, as "== PATH"
+    return s;
+  };
+  out << "A: " << names(la) << "\nB: " << names(lb) << '\n';
+  // A side not read complete: said here, above its numbers (the warnings on stderr may not be seen).
+  for (const auto& [logs, states, side] :
+       {std::tuple{&la, &d.log_states_a, "A"}, std::tuple{&lb, &d.log_states_b, "B"}})
+    if (const std::string line = sideStateLine(*logs, *states, side); !line.empty()) out << displayText(line) << '\n';
+  out << '\n';
+  if (!layout.range.empty() && layout.range != kOverall) return printRangeSubtree(out, t, regroups, layout.range, max_width);
+  if (!layout.all) return printAnswerFirst(out, t, regroups, max_width);
+  std::vector<size_t> all(t.rows.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  printRangeTable(out, t, all, max_width);
+  out << '\n';
+  printNestingLines(out, t);
+  printKernels(out, d.kernels, d.a, d.b, max_width, full_names);
+  for (const auto& p : d.order) {
+    out << '\n';
+    printVerdict(out, t, p, regroupsOf(d, regroups, p), max_width);
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/diff_answer.h"
 #include "tools/report.h"
 
 namespace kc {
@@ -171,9 +172,20 @@ void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& a, const std:
 /// its full demangled name, neither shortened nor narrowed; verdict lines keep their bound (kMaxVerdictLine).
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
                size_t max_width = 0, bool full_names = false);
-/// The same with each log's state given (logStates() of `a` and of `b`).
+/// The same with each log's state given (logStates() of `a` and of `b`). These two print every section
+/// (`kcount diff --all`).
 void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
                const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width = 0,
                bool full_names = false);
+/// The diff as text in `layout` (tools/diff_answer.h): by default the answer first (the verdicts of the most
+/// repeated ranges and of the whole run, then the kLargestChanges ranges and kernels whose GPU time changed
+/// most, then what is not shown); with layout.all every section (the range table, nesting, kernels, then
+/// every verdict); with layout.range that range's verdict and the table of its subtree. Verdict lines are
+/// wrapped at `max_width` (kVerdictWrap when 0) with a hanging indent; a range whose children differ between
+/// A and B gets a line comparing them as one (tools/diff_nesting.h). Throws std::invalid_argument, before
+/// writing anything, when layout.range is no range path of A or B. Thread-safe for distinct outputs.
+void printDiff(std::ostream& out, const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b,
+               const std::vector<std::string>& states_a, const std::vector<std::string>& states_b, size_t max_width,
+               bool full_names, const DiffLayout& layout);
 
 }  // namespace kc

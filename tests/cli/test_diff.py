@@ -34,13 +34,18 @@ SWEEP = (os.path.join(LOGS, "sweep-eager.kcount"), os.path.join(LOGS, "sweep-com
 MAX_LINE = 300
 
 
+def unwrap(out):
+    """The text with each wrapped verdict line joined again (a continuation starts with 6 spaces or more)."""
+    return re.sub(r"\n {6,}", " ", out)
+
+
 def verdict_headers(out):
-    return [l for l in out.splitlines() if l.startswith("verdict for ")]
+    return [l for l in unwrap(out).splitlines() if l.startswith("verdict for ")]
 
 
 def verdict_lines(out):
     lines, inside = [], False
-    for l in out.splitlines():
+    for l in unwrap(out).splitlines():
         if l.startswith("verdict for "):
             inside = True
         elif inside and l.startswith("  "):
@@ -70,7 +75,7 @@ def kernel_rows(out):
 
 
 def test_geglu():
-    r = kcount("diff", *GEGLU)
+    r = kcount("diff", "--all", *GEGLU)
     check("geglu: diff exit 0, nothing on stderr", r.returncode == 0 and r.stderr == "", r.stderr)
     heads = verdict_headers(r.stdout)
     check("geglu: the steady state (step, 20 instances) is the first verdict",
@@ -117,7 +122,7 @@ def test_geglu():
 
 
 def test_sweep():
-    r = kcount("diff", *SWEEP)
+    r = kcount("diff", "--all", *SWEEP)
     check("sweep: diff exit 0", r.returncode == 0, r.stderr)
     heads = verdict_headers(r.stdout)
     j = json.loads(kcount("diff", "--format", "json", *SWEEP).stdout)
@@ -140,7 +145,7 @@ def test_sweep():
     work = j["overall"].get("work_differs")
     check("sweep json: configurations of eager only, warm-up steps 1 against 2",
           work is not None and work["only_a"] and any(d["path"].endswith("/warmup/step") for d in work["instances"]), work)
-    whole = r.stdout[r.stdout.index("verdict for the whole run:"):].splitlines()
+    whole = unwrap(r.stdout[r.stdout.index("verdict for the whole run:"):]).splitlines()
     check("sweep: the whole run says its totals are not comparable, and why, in one line",
           whole[1].startswith("  whole-run totals not comparable: the runs did different work (instances differ: ")
           and "top-level ranges only in A: " in whole[1] and " more" in whole[1] and len(whole[1]) <= MAX_LINE + 2, whole[1])
@@ -232,7 +237,7 @@ def test_memory_ops(work):
         return path
 
     a, b = log("copies1.kcount", 1), log("copies2.kcount", 2)
-    r = kcount("diff", a, b)
+    r = kcount("diff", "--all", a, b)
     lines = r.stdout.splitlines()
     head = re.split(r"\s{2,}", lines[3].strip())
     check("diff: memory columns after the others when a run has memory operations",
@@ -247,14 +252,14 @@ def test_memory_ops(work):
     check("diff: (overall) counts every copy",
           rows.get("(overall)", [])[-6:-3] == ["1", "2", "+1"], rows.get("(overall)"))
     check("diff: the verdicts name the copies beside the kernels' GPU time",
-          "memory ops 1 -> 2 (+1), memory GPU time 7.00 µs -> 14.0 µs (+100%)" in r.stdout, r.stdout[-600:])
+          "memory ops 1 -> 2 (+1), memory GPU time 7.00 µs -> 14.0 µs (+100%)" in unwrap(r.stdout), r.stdout[-600:])
     j = json.loads(kcount("diff", "--format", "json", a, b).stdout)
     w = next(x for x in j["ranges"] if x["path"] == "warmup")
     check("diff json: mem_ops and mem_gpu_ns per side and their change",
           (w["a"]["mem_ops"], w["b"]["mem_ops"], w["a"]["mem_gpu_ns"], w["b"]["mem_gpu_ns"], w["change"]["mem_ops"],
            w["change"]["mem_gpu_ns"], w["a"]["gpu_ns"]) == (1, 2, 7000, 14000, 1, 7000, 1000), w)
     check("diff json: overall memory operations", j["overall"]["b"]["mem_ops"] == 2, j["overall"])
-    r = kcount("diff", log("nocopy1.kcount", 0), log("nocopy2.kcount", 0))
+    r = kcount("diff", "--all", log("nocopy1.kcount", 0), log("nocopy2.kcount", 0))
     check("diff of runs without memory operations: no memory columns or words",
           r.returncode == 0 and "mem ops" not in r.stdout.splitlines()[3] and "memory ops" not in r.stdout, r.stdout.splitlines()[3])
     # The shipped GeGLU runs: compiled's warm-up GPU work is mostly copies (68.5 ms against 14.3 ms of kernels).

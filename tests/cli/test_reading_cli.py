@@ -367,7 +367,7 @@ def test_range_names():
     check("across logs: escaped paths", rc == 0 and "\na\\/b " in across and "\na\\/b/x\\tz " in across, across)
     da = make_log("diff-a.kcount", "push p\npush x/y\nkernel 10 k\npop\npop\n")
     db = make_log("diff-b.kcount", "push p\npush z\nkernel 10 k\npop\npop\n")
-    rc, out, _ = kcount("diff", da, db)
+    rc, out, _ = kcount("diff", "--all", da, db)
     check("diff: a child named x/y is one range under p, escaped in text",
           rc == 0 and "nesting differs under p: A has [x\\/y], B has [z]" in out and "\np/x\\/y " in out, out)
     rc, out, _ = kcount("diff", "--format", "json", da, db)
