@@ -45,7 +45,7 @@ struct DiffCommand {
                    "show full demangled kernel names and range paths unshortened in the table (verdict lines stay "
                    "bounded)");
     diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
-    diff->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
+    addWidthOption(diff, width);
   }
 
   /// diff's arity before its paths: `kcount diff a b c` is a usage error (2), not three missing files.
@@ -102,7 +102,9 @@ struct DiffCommand {
     else if (format == "csv")
       kc::writeDiffCsv(std::cout, a, b, states_a, states_b);
     else
-      kc::printDiff(std::cout, a, b, states_a, states_b, tableWidth(width), full_names);
+      printFitted(full_names ? 0 : tableWidth(width), [&](std::ostream& out) {
+        kc::printDiff(out, a, b, states_a, states_b, tableWidth(width), full_names);
+      });
     return rc;
   }
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <optional>
 
 #include "collector/parse.h"
@@ -61,35 +62,86 @@ size_t widthAt(const std::vector<std::vector<std::string>>& rows, size_t heading
   return width;
 }
 
+/// `s` in `width` display columns around byte `at` (where it differs from a like name): its start, "…", a
+/// window that holds `at`, "…", its end. Names that differ at the same byte, shown at one width, stay
+/// different. A name that fits is unchanged.
+std::string elideAround(std::string_view s, size_t at, size_t width) {
+  if (displayWidth(s) <= width || width < 11) return elideMiddle(s, width);
+  const size_t room = width - 2;  // two "…"
+  const size_t h = room / 4, t = room / 4, win = room - h - t;
+  const size_t head_end = headBytes(s, h);
+  size_t ws = tailStart(s.substr(0, at), win / 3);  // the window: a third of it before `at`
+  ws = std::max(ws, head_end);
+  const size_t we = ws + headBytes(s.substr(ws), win);
+  const size_t ts = std::max(we, tailStart(s, t));
+  std::string out(s.substr(0, head_end));
+  if (ws > head_end) out += "…";
+  out += s.substr(ws, we - ws);
+  if (ts > we) out += "…";
+  out += s.substr(ts);
+  return out;
+}
+
+/// Names elideDistinct() left wider than `width` (to tell them apart) shown around their first difference
+/// from the names like them instead (elideAround()), when that keeps every different name different.
+void narrowDistinct(const std::vector<std::string>& names, std::vector<std::string>& shown, size_t width) {
+  std::vector<size_t> wide;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (displayWidth(shown[i]) > width) wide.push_back(i);
+  if (wide.empty()) return;
+  std::vector<std::string> tried = shown;
+  for (size_t i : wide) {
+    size_t at = 0;  // the longest start it shares with another name
+    for (size_t j = 0; j < names.size(); ++j) {
+      if (names[j] == names[i]) continue;
+      size_t p = 0;
+      while (p < names[i].size() && p < names[j].size() && names[i][p] == names[j][p]) ++p;
+      at = std::max(at, p);
+    }
+    tried[i] = elideAround(names[i], at, width);
+  }
+  std::map<std::string, std::string> name_of;  // shown text -> the name it stands for
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto [it, added] = name_of.emplace(tried[i], names[i]);
+    if (!added && it->second != names[i]) return;  // two names alike: keep elideDistinct()'s
+  }
+  shown = std::move(tried);
+}
+
 }  // namespace
 
 std::vector<std::string> NameColumn::cells(size_t cap) const {
   const size_t width = std::max<size_t>(5, std::min(cap, widest));
   std::vector<std::string> shown;
-  if (cut_end)
+  if (cut_end) {
     for (const auto& n : names) shown.push_back(ellipsize(n, width));
-  else
+  } else {
     shown = elideDistinct(names, width);
+    narrowDistinct(names, shown, width);
+  }
   for (size_t i = 0; i < shown.size(); ++i)
     shown[i] = (i < prefix.size() ? prefix[i] : std::string()) + shown[i] + (i < suffix.size() ? suffix[i] : std::string());
   return shown;
 }
 
-bool fitTable(std::vector<std::vector<std::string>>& rows, size_t headings, const std::vector<NameColumn>& fit,
-              size_t indent, size_t max_width) {
+namespace {
+
+/// fitTable() with names cut no narrower than `min_cap`.
+bool fitNames(std::vector<std::vector<std::string>>& rows, size_t headings, const std::vector<NameColumn>& fit,
+              size_t indent, size_t max_width, size_t min_cap) {
   if (max_width == 0 || fit.empty()) return false;
   const std::vector<size_t> w = columnWidths(rows);
   const size_t total = lineWidth(w, indent);
   const size_t widest = widestName(fit);
-  if (total <= max_width || widest < kMinFitNameColumn) return false;
+  if (total <= max_width || widest < min_cap) return false;
   size_t other = total;  // the columns and separators that are not cut
   for (const auto& c : fit) other -= c.index < w.size() ? w[c.index] : 0;
   // One cap for every name column. elideDistinct() may keep names wider than the cap to tell them apart,
   // so each cap is measured: the narrowest first (a table that does not fit then never does), then the
   // widest cap that fits, by bisection (a few elideDistinct() calls, not one per column of width).
   std::vector<std::vector<std::string>> best, cells;
-  if (widthAt(rows, headings, fit, other, kMinFitNameColumn, best) > max_width) return false;
-  for (size_t lo = kMinFitNameColumn, hi = widest; lo < hi;) {
+  if (widthAt(rows, headings, fit, other, min_cap, best) > max_width) return false;
+  for (size_t lo = min_cap, hi = widest; lo < hi;) {
     const size_t mid = lo + (hi - lo + 1) / 2;
     if (widthAt(rows, headings, fit, other, mid, cells) <= max_width) {
       lo = mid;
@@ -102,6 +154,154 @@ bool fitTable(std::vector<std::vector<std::string>>& rows, size_t headings, cons
     for (size_t i = 0; i < best[k].size() && headings + i < rows.size(); ++i)
       if (fit[k].index < rows[headings + i].size()) rows[headings + i][fit[k].index] = std::move(best[k][i]);
   return true;
+}
+
+/// `rows` with only the columns `keep` (indexes, ascending), and `fit` renumbered for them (a name column
+/// not kept left out).
+std::vector<std::vector<std::string>> keepColumns(const std::vector<std::vector<std::string>>& rows,
+                                                  const std::vector<size_t>& keep, const std::vector<NameColumn>& fit,
+                                                  std::vector<NameColumn>& kept_fit) {
+  std::vector<std::vector<std::string>> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) {
+    std::vector<std::string> row;
+    row.reserve(keep.size());
+    for (size_t c : keep)
+      if (c < r.size()) row.push_back(r[c]);
+    out.push_back(std::move(row));
+  }
+  kept_fit.clear();
+  for (const auto& c : fit) {
+    const auto at = std::find(keep.begin(), keep.end(), c.index);
+    if (at == keep.end()) continue;
+    kept_fit.push_back(c);
+    kept_fit.back().index = static_cast<size_t>(at - keep.begin());
+  }
+  return out;
+}
+
+/// Whether every line of `rows` fits `max_width` with `indent`.
+bool fits(const std::vector<std::vector<std::string>>& rows, size_t indent, size_t max_width) {
+  return lineWidth(columnWidths(rows), indent) <= max_width;
+}
+
+}  // namespace
+
+bool fitTable(std::vector<std::vector<std::string>>& rows, size_t headings, const std::vector<NameColumn>& fit,
+              size_t indent, size_t max_width) {
+  return fitNames(rows, headings, fit, indent, max_width, kMinFitNameColumn);
+}
+
+DroppedColumns fitColumns(std::vector<std::vector<std::string>>& rows, size_t headings,
+                          const std::vector<NameColumn>& fit, size_t indent, size_t max_width,
+                          const std::vector<unsigned>& drop_rank, const std::vector<std::string>& labels) {
+  DroppedColumns dropped;
+  if (max_width == 0 || rows.empty() || fits(rows, indent, max_width)) return dropped;
+  size_t columns = 0;
+  for (const auto& r : rows) columns = std::max(columns, r.size());
+  auto rank = [&](size_t c) { return c < drop_rank.size() ? drop_rank[c] : 0u; };
+  std::vector<size_t> keep(columns);
+  for (size_t c = 0; c < columns; ++c) keep[c] = c;
+  std::vector<NameColumn> kept_fit;
+  for (;;) {
+    std::vector<std::vector<std::string>> kept = keepColumns(rows, keep, fit, kept_fit);
+    fitNames(kept, headings, kept_fit, indent, max_width, kMinFitNameColumn);
+    unsigned highest = 0;
+    for (size_t c : keep) highest = std::max(highest, rank(c));
+    if (fits(kept, indent, max_width) || highest == 0) {
+      if (!fits(kept, indent, max_width)) {  // only columns never dropped left: names as narrow as can be
+        kept = keepColumns(rows, keep, fit, kept_fit);
+        fitNames(kept, headings, kept_fit, indent, max_width, kLastResortNameColumn);
+      }
+      rows = std::move(kept);
+      return dropped;
+    }
+    // The columns of the highest rank go, together; named once, by their label.
+    std::vector<size_t> left;
+    for (size_t c : keep) {
+      if (rank(c) != highest) {
+        left.push_back(c);
+        continue;
+      }
+      dropped.columns.push_back(c);
+      std::string label = c < labels.size() ? labels[c] : std::string();
+      if (label.empty())
+        for (size_t h = 0; h < headings && h < rows.size() && label.empty(); ++h)
+          if (c < rows[h].size()) label = rows[h][c];
+      if (!label.empty() && std::find(dropped.labels.begin(), dropped.labels.end(), label) == dropped.labels.end())
+        dropped.labels.push_back(label);
+    }
+    keep = std::move(left);
+  }
+}
+
+std::string droppedColumnsLine(const DroppedColumns& dropped, size_t max_width) {
+  if (dropped.empty()) return {};
+  std::string list;
+  for (const auto& l : dropped.labels) list += (list.empty() ? "" : ", ") + l;
+  return wrapLine("columns left out to fit " + std::to_string(max_width) + " display columns: " + list +
+                      " (--width 0 shows them)",
+                  max_width);
+}
+
+std::string wrapLine(const std::string& line, size_t max_width, size_t hang) {
+  if (max_width == 0 || displayWidth(line) <= max_width) return line;
+  const size_t lead = line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' ');
+  // The continuation's indent, never so deep that less than half a line is left for text.
+  const std::string indent(std::min(lead + hang, max_width / 2), ' ');
+  std::string out, cur = line.substr(0, lead);
+  size_t cur_w = lead;
+  bool first_word = true;  // no word on the current line yet
+  auto newLine = [&] {
+    while (!cur.empty() && cur.back() == ' ') cur.pop_back();
+    out += cur + '\n';
+    cur = indent;
+    cur_w = indent.size();
+    first_word = true;
+  };
+  size_t i = lead;
+  size_t blanks = 0;  // blanks before the word (kept within a line, dropped at a break)
+  while (i < line.size()) {
+    const size_t sp = line.find(' ', i);
+    const size_t end = sp == std::string::npos ? line.size() : sp;
+    std::string_view word(line.data() + i, end - i);
+    const size_t ww = displayWidth(word);
+    if (!first_word && cur_w + blanks + ww > max_width) newLine();
+    if (!first_word) {
+      cur += std::string(blanks, ' ');
+      cur_w += blanks;
+    }
+    // A word longer than the room left on an empty line: cut at a character boundary.
+    while (cur_w + displayWidth(word) > max_width && cur_w < max_width) {
+      const size_t take = headBytes(word, max_width - cur_w);
+      if (take == 0) break;
+      cur += std::string(word.substr(0, take));
+      word.remove_prefix(take);
+      newLine();
+    }
+    cur += std::string(word);
+    cur_w += displayWidth(word);
+    first_word = false;
+    i = end;
+    for (blanks = 0; i < line.size() && line[i] == ' '; ++i) ++blanks;
+  }
+  while (!cur.empty() && cur.back() == ' ') cur.pop_back();
+  out += cur;
+  return out;
+}
+
+std::string wrapText(const std::string& text, size_t max_width, size_t hang) {
+  if (max_width == 0) return text;
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t nl = text.find('\n', at);
+    const size_t end = nl == std::string::npos ? text.size() : nl;
+    out += wrapLine(text.substr(at, end - at), max_width, hang);
+    if (nl != std::string::npos) out += '\n';
+    at = end + 1;
+  }
+  return out;
 }
 
 size_t terminalWidth() {
