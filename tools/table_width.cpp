@@ -100,12 +100,24 @@ void narrowDistinct(const std::vector<std::string>& names, std::vector<std::stri
     }
     tried[i] = elideAround(names[i], at, width);
   }
-  std::map<std::string, std::string> name_of;  // shown text -> the name it stands for
-  for (size_t i = 0; i < names.size(); ++i) {
-    const auto [it, added] = name_of.emplace(tried[i], names[i]);
-    if (!added && it->second != names[i]) return;  // two names alike: keep elideDistinct()'s
+  // A name whose new text another name's text equals keeps elideDistinct()'s (they differ by it), then
+  // checked again: still alike, every name keeps elideDistinct()'s.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::map<std::string, std::vector<size_t>> rows_of;  // shown text -> the rows showing it
+    for (size_t i = 0; i < names.size(); ++i) rows_of[tried[i]].push_back(i);
+    bool alike = false;
+    for (const auto& [text, rows] : rows_of)
+      for (size_t r : rows)
+        if (names[r] != names[rows.front()]) {
+          alike = true;
+          for (size_t x : rows) tried[x] = shown[x];
+          break;
+        }
+    if (!alike) {
+      shown = std::move(tried);
+      return;
+    }
   }
-  shown = std::move(tried);
 }
 
 }  // namespace
@@ -128,7 +140,7 @@ namespace {
 
 /// fitTable() with names cut no narrower than `min_cap`.
 bool fitNames(std::vector<std::vector<std::string>>& rows, size_t headings, const std::vector<NameColumn>& fit,
-              size_t indent, size_t max_width, size_t min_cap) {
+              size_t indent, size_t max_width, size_t min_cap, bool scan = false) {
   if (max_width == 0 || fit.empty()) return false;
   const std::vector<size_t> w = columnWidths(rows);
   const size_t total = lineWidth(w, indent);
@@ -140,8 +152,17 @@ bool fitNames(std::vector<std::vector<std::string>>& rows, size_t headings, cons
   // so each cap is measured: the narrowest first (a table that does not fit then never does), then the
   // widest cap that fits, by bisection (a few elideDistinct() calls, not one per column of width).
   std::vector<std::vector<std::string>> best, cells;
-  if (widthAt(rows, headings, fit, other, min_cap, best) > max_width) return false;
-  for (size_t lo = min_cap, hi = widest; lo < hi;) {
+  bool scanned = false;  // `best` is the widest cap's that fits, found by the scan
+  if (widthAt(rows, headings, fit, other, min_cap, best) > max_width) {
+    // Names kept wide to tell them apart at a narrow cap may be narrower at a wider one: with `scan`, the
+    // narrowest cap that fits, one at a time (the room left goes to columns fitColumns() brings back).
+    if (!scan) return false;
+    size_t cap = min_cap + 1;
+    while (cap <= widest && widthAt(rows, headings, fit, other, cap, best) > max_width) ++cap;
+    if (cap > widest) return false;
+    scanned = true;
+  }
+  for (size_t lo = min_cap, hi = widest; lo < hi && !scanned;) {
     const size_t mid = lo + (hi - lo + 1) / 2;
     if (widthAt(rows, headings, fit, other, mid, cells) <= max_width) {
       lo = mid;
@@ -202,6 +223,12 @@ DroppedColumns fitColumns(std::vector<std::vector<std::string>>& rows, size_t he
   auto rank = [&](size_t c) { return c < drop_rank.size() ? drop_rank[c] : 0u; };
   std::vector<size_t> keep(columns);
   for (size_t c = 0; c < columns; ++c) keep[c] = c;
+  auto labelOf = [&](size_t c) {
+    std::string label = c < labels.size() ? labels[c] : std::string();
+    for (size_t h = 0; h < headings && h < rows.size() && label.empty(); ++h)
+      if (c < rows[h].size()) label = rows[h][c];
+    return label;
+  };
   std::vector<NameColumn> kept_fit;
   for (;;) {
     std::vector<std::vector<std::string>> kept = keepColumns(rows, keep, fit, kept_fit);
@@ -211,7 +238,27 @@ DroppedColumns fitColumns(std::vector<std::vector<std::string>>& rows, size_t he
     if (fits(kept, indent, max_width) || highest == 0) {
       if (!fits(kept, indent, max_width)) {  // only columns never dropped left: names as narrow as can be
         kept = keepColumns(rows, keep, fit, kept_fit);
-        fitNames(kept, headings, kept_fit, indent, max_width, kLastResortNameColumn);
+        if (fitNames(kept, headings, kept_fit, indent, max_width, kLastResortNameColumn, /*scan=*/true) &&
+            !dropped.empty()) {
+          // Names that fit only at a cap wider than the narrowest: columns dropped while they were measured
+          // at the narrowest come back, the last dropped first, while the table fits.
+          std::vector<std::vector<std::string>> named = rows;
+          for (const auto& c : kept_fit)
+            for (size_t r = headings; r < kept.size(); ++r) named[r][keep[c.index]] = kept[r][c.index];
+          for (size_t g = dropped.labels.size(); g-- > 0;) {
+            std::vector<size_t> back = keep, group;
+            for (size_t c : dropped.columns)
+              if (labelOf(c) == dropped.labels[g]) group.push_back(c);
+            back.insert(back.end(), group.begin(), group.end());
+            std::sort(back.begin(), back.end());
+            std::vector<NameColumn> unused;
+            if (!fits(keepColumns(named, back, {}, unused), indent, max_width)) break;
+            keep = std::move(back);
+            for (size_t c : group) std::erase(dropped.columns, c);
+            dropped.labels.erase(dropped.labels.begin() + static_cast<long>(g));
+          }
+          kept = keepColumns(named, keep, {}, kept_fit);
+        }
       }
       rows = std::move(kept);
       return dropped;
@@ -224,10 +271,7 @@ DroppedColumns fitColumns(std::vector<std::vector<std::string>>& rows, size_t he
         continue;
       }
       dropped.columns.push_back(c);
-      std::string label = c < labels.size() ? labels[c] : std::string();
-      if (label.empty())
-        for (size_t h = 0; h < headings && h < rows.size() && label.empty(); ++h)
-          if (c < rows[h].size()) label = rows[h][c];
+      const std::string label = labelOf(c);
       if (!label.empty() && std::find(dropped.labels.begin(), dropped.labels.end(), label) == dropped.labels.end())
         dropped.labels.push_back(label);
     }
