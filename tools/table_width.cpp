@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <optional>
 
 #include "collector/parse.h"
@@ -62,23 +63,56 @@ size_t widthAt(const std::vector<std::vector<std::string>>& rows, size_t heading
   return width;
 }
 
-/// `s` in `width` display columns around byte `at` (where it differs from a like name): its start, "…", a
-/// window that holds `at`, "…", its end. Names that differ at the same byte, shown at one width, stay
-/// different. A name that fits is unchanged.
-std::string elideAround(std::string_view s, size_t at, size_t width) {
-  if (displayWidth(s) <= width || width < 11) return elideMiddle(s, width);
-  const size_t room = width - 2;  // two "…"
-  const size_t h = room / 4, t = room / 4, win = room - h - t;
-  const size_t head_end = headBytes(s, h);
-  size_t ws = tailStart(s.substr(0, at), win / 3);  // the window: a third of it before `at`
-  ws = std::max(ws, head_end);
-  const size_t we = ws + headBytes(s.substr(ws), win);
-  const size_t ts = std::max(we, tailStart(s, t));
-  std::string out(s.substr(0, head_end));
-  if (ws > head_end) out += "…";
-  out += s.substr(ws, we - ws);
-  if (ts > we) out += "…";
-  out += s.substr(ts);
+/// `s` in at most `width` display columns keeping a few characters around each byte of `at` (where it
+/// differs from like names), its start and its end, "…" for each run left out. Empty when the places of
+/// `at` alone take more than `width`. A name that fits is unchanged.
+std::string elideAround(std::string_view s, const std::vector<size_t>& at, size_t width) {
+  if (displayWidth(s) <= width) return std::string(s);
+  std::vector<size_t> off, cw;  // each character's byte offset and columns
+  for (size_t i = 0; i < s.size();) {
+    const DisplayChar c = nextDisplayChar(s, i);
+    off.push_back(i);
+    cw.push_back(c.width);
+    i += c.bytes;
+  }
+  const size_t n = off.size();
+  if (n == 0) return std::string(s);
+  std::vector<bool> keep(n, false);
+  for (size_t p : at) {
+    const size_t ci = static_cast<size_t>(std::upper_bound(off.begin(), off.end(), std::min(p, s.size() - 1)) - off.begin()) - 1;
+    for (size_t k = ci >= 2 ? ci - 2 : 0; k < std::min(n, ci + 4); ++k) keep[k] = true;
+  }
+  auto shownWidth = [&] {
+    size_t w = 0;
+    for (size_t k = 0; k < n; ++k)
+      if (keep[k]) w += cw[k];
+      else if (k == 0 || keep[k - 1]) w += 1;  // "…"
+    return w;
+  };
+  if (shownWidth() > width) return {};
+  // The room left: the start and the end grow in turn, a character at a time.
+  size_t head = 0, tail = n;  // next character of the start to keep; the end kept from `tail`
+  for (bool grew = true; grew;) {
+    grew = false;
+    while (head < n && keep[head]) ++head;
+    if (head < n) {
+      keep[head] = true;
+      if (shownWidth() <= width) grew = true;
+      else keep[head] = false;
+    }
+    while (tail > 0 && keep[tail - 1]) --tail;
+    if (tail > 0) {
+      keep[tail - 1] = true;
+      if (shownWidth() <= width) grew = true;
+      else keep[tail - 1] = false;
+    }
+  }
+  std::string out;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t end = k + 1 < n ? off[k + 1] : s.size();
+    if (keep[k]) out += s.substr(off[k], end - off[k]);
+    else if (k == 0 || keep[k - 1]) out += "…";
+  }
   return out;
 }
 
@@ -91,14 +125,20 @@ void narrowDistinct(const std::vector<std::string>& names, std::vector<std::stri
   if (wide.empty()) return;
   std::vector<std::string> tried = shown;
   for (size_t i : wide) {
-    size_t at = 0;  // the longest start it shares with another name
+    // Where it differs from each other name: the first byte not in their common start, the last not in
+    // their common end.
+    std::set<size_t> at;
     for (size_t j = 0; j < names.size(); ++j) {
       if (names[j] == names[i]) continue;
-      size_t p = 0;
-      while (p < names[i].size() && p < names[j].size() && names[i][p] == names[j][p]) ++p;
-      at = std::max(at, p);
+      const std::string &a = names[i], &b = names[j];
+      size_t p = 0, q = 0;
+      while (p < a.size() && p < b.size() && a[p] == b[p]) ++p;
+      while (q < a.size() - p && q < b.size() - p && a[a.size() - 1 - q] == b[b.size() - 1 - q]) ++q;
+      at.insert(p);
+      if (a.size() > q) at.insert(a.size() - 1 - q);
     }
-    tried[i] = elideAround(names[i], at, width);
+    const std::string t = elideAround(names[i], std::vector<size_t>(at.begin(), at.end()), width);
+    if (!t.empty()) tried[i] = t;
   }
   // A name whose new text another name's text equals keeps elideDistinct()'s (they differ by it), then
   // checked again: still alike, every name keeps elideDistinct()'s.
