@@ -425,7 +425,7 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
   size_t left = 3;  // "", category, kernel: left-aligned
   if (!full_names) {
     const DroppedColumns dropped = fitColumns(cells, 1, {kernel_names}, 2, max_width, {0, 3, 0, 2, 2, 1, 1, 0},
-                                              {"", "", "", "count A, B", "count A, B", "GPU A, B", "GPU A, B", ""});
+                                              {"", "", "", "count A/B", "count A/B", "GPU A/B", "GPU A/B", ""});
     for (size_t c : dropped.columns) left -= c < 3 ? 1 : 0;
     if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
   }
@@ -1271,7 +1271,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
   if (!full_names) {
     const DroppedColumns dropped =
         fitColumns(cells, 1, {paths}, 0, max_width, {0, 7, 7, 5, 5, 5, 4, 4, 4, 0, 0, 0, 6, 6, 6, 8, 8, 8, 10, 10, 10, 9, 9, 9},
-                   {"", "inst A, B", "inst A, B", "launches", "launches", "launches", "kernels", "kernels", "kernels", "",
+                   {"", "inst A/B", "inst A/B", "launches", "launches", "launches", "kernels", "kernels", "kernels", "",
                     "", "", "CPU", "CPU", "CPU", "launch CPU", "launch CPU", "launch CPU", "mem ops", "mem ops",
                     "mem ops", "mem GPU", "mem GPU", "mem GPU"});
     if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';

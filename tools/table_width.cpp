@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <set>
 #include <optional>
 
 #include "collector/parse.h"
@@ -82,30 +81,28 @@ std::string elideAround(std::string_view s, const std::vector<size_t>& at, size_
     const size_t ci = static_cast<size_t>(std::upper_bound(off.begin(), off.end(), std::min(p, s.size() - 1)) - off.begin()) - 1;
     for (size_t k = ci >= 2 ? ci - 2 : 0; k < std::min(n, ci + 4); ++k) keep[k] = true;
   }
-  auto shownWidth = [&] {
-    size_t w = 0;
-    for (size_t k = 0; k < n; ++k)
-      if (keep[k]) w += cw[k];
-      else if (k == 0 || keep[k - 1]) w += 1;  // "…"
-    return w;
+  size_t shown = 0;  // columns of the text as kept: the characters kept, one "…" per run left out
+  for (size_t k = 0; k < n; ++k)
+    if (keep[k]) shown += cw[k];
+    else if (k == 0 || keep[k - 1]) shown += 1;
+  if (shown > width) return {};
+  // Keeping character k (left out): its columns, less the "…" of its run, plus one for each part of the
+  // run left on either side.
+  auto grow = [&](size_t k) {
+    const size_t after = shown + cw[k] + (k > 0 && !keep[k - 1] ? 1 : 0) + (k + 1 < n && !keep[k + 1] ? 1 : 0) - 1;
+    if (after > width) return false;
+    keep[k] = true;
+    shown = after;
+    return true;
   };
-  if (shownWidth() > width) return {};
   // The room left: the start and the end grow in turn, a character at a time.
   size_t head = 0, tail = n;  // next character of the start to keep; the end kept from `tail`
   for (bool grew = true; grew;) {
     grew = false;
     while (head < n && keep[head]) ++head;
-    if (head < n) {
-      keep[head] = true;
-      if (shownWidth() <= width) grew = true;
-      else keep[head] = false;
-    }
+    if (head < n) grew = grow(head) || grew;
     while (tail > 0 && keep[tail - 1]) --tail;
-    if (tail > 0) {
-      keep[tail - 1] = true;
-      if (shownWidth() <= width) grew = true;
-      else keep[tail - 1] = false;
-    }
+    if (tail > 0) grew = grow(tail - 1) || grew;
   }
   std::string out;
   for (size_t k = 0; k < n; ++k) {
@@ -116,28 +113,71 @@ std::string elideAround(std::string_view s, const std::vector<size_t>& at, size_
   return out;
 }
 
-/// Names elideDistinct() left wider than `width` (to tell them apart) shown around their first difference
-/// from the names like them instead (elideAround()), when that keeps every different name different.
-void narrowDistinct(const std::vector<std::string>& names, std::vector<std::string>& shown, size_t width) {
+/// Where each name differs from the names most like it: the first byte not in the common start of its
+/// neighbours in byte order, the last byte not in the common end of its neighbours in reversed byte order.
+std::vector<std::vector<size_t>> differences(const std::vector<std::string>& names) {
+  const size_t n = names.size();
+  std::vector<std::vector<size_t>> at(n);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  auto neighbours = [&](auto less, auto mark) {
+    std::sort(order.begin(), order.end(), less);
+    for (size_t k = 0; k < n; ++k) {
+      const std::string& a = names[order[k]];
+      for (size_t m = k; m-- > 0;)  // the previous different name
+        if (names[order[m]] != a) {
+          mark(order[k], names[order[m]]);
+          break;
+        }
+      for (size_t m = k + 1; m < n; ++m)  // the next different name
+        if (names[order[m]] != a) {
+          mark(order[k], names[order[m]]);
+          break;
+        }
+    }
+  };
+  neighbours([&](size_t x, size_t y) { return names[x] < names[y]; },
+             [&](size_t i, const std::string& b) {
+               const std::string& a = names[i];
+               size_t p = 0;
+               while (p < a.size() && p < b.size() && a[p] == b[p]) ++p;
+               at[i].push_back(p);
+             });
+  neighbours(
+      [&](size_t x, size_t y) {
+        return std::lexicographical_compare(names[x].rbegin(), names[x].rend(), names[y].rbegin(), names[y].rend());
+      },
+      [&](size_t i, const std::string& b) {
+        const std::string& a = names[i];
+        size_t q = 0;
+        while (q < a.size() && q < b.size() && a[a.size() - 1 - q] == b[b.size() - 1 - q]) ++q;
+        if (q < a.size()) at[i].push_back(a.size() - 1 - q);
+      });
+  for (auto& v : at) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return at;
+}
+
+/// Names elideDistinct() left wider than `width` (to tell them apart) shown around the places they differ
+/// from the names most like them instead (elideAround(); `at`: differences()), when that keeps every
+/// different name different.
+void narrowDistinct(const std::vector<std::string>& names, const std::vector<std::vector<size_t>>& at,
+                    std::vector<std::string>& shown, size_t width) {
   std::vector<size_t> wide;
   for (size_t i = 0; i < names.size(); ++i)
     if (displayWidth(shown[i]) > width) wide.push_back(i);
   if (wide.empty()) return;
   std::vector<std::string> tried = shown;
+  std::map<std::string_view, size_t> done;  // a name shown on several rows: measured once
   for (size_t i : wide) {
-    // Where it differs from each other name: the first byte not in their common start, the last not in
-    // their common end.
-    std::set<size_t> at;
-    for (size_t j = 0; j < names.size(); ++j) {
-      if (names[j] == names[i]) continue;
-      const std::string &a = names[i], &b = names[j];
-      size_t p = 0, q = 0;
-      while (p < a.size() && p < b.size() && a[p] == b[p]) ++p;
-      while (q < a.size() - p && q < b.size() - p && a[a.size() - 1 - q] == b[b.size() - 1 - q]) ++q;
-      at.insert(p);
-      if (a.size() > q) at.insert(a.size() - 1 - q);
+    if (const auto it = done.find(names[i]); it != done.end()) {
+      tried[i] = tried[it->second];
+      continue;
     }
-    const std::string t = elideAround(names[i], std::vector<size_t>(at.begin(), at.end()), width);
+    done[names[i]] = i;
+    const std::string t = elideAround(names[i], at[i], width);
     if (!t.empty()) tried[i] = t;
   }
   // A name whose new text another name's text equals keeps elideDistinct()'s (they differ by it), then
@@ -169,7 +209,8 @@ std::vector<std::string> NameColumn::cells(size_t cap) const {
     for (const auto& n : names) shown.push_back(ellipsize(n, width));
   } else {
     shown = elideDistinct(names, width);
-    narrowDistinct(names, shown, width);
+    if (!differ_at) differ_at = std::make_shared<std::vector<std::vector<size_t>>>(differences(names));
+    narrowDistinct(names, *differ_at, shown, width);
   }
   for (size_t i = 0; i < shown.size(); ++i)
     shown[i] = (i < prefix.size() ? prefix[i] : std::string()) + shown[i] + (i < suffix.size() ? suffix[i] : std::string());

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct NameColumn {
   std::vector<std::string> suffix;       // marks after a name ("~")
   size_t widest = kMaxNameColumn;        // names are never shown wider than this (display columns)
   bool cut_end = false;                  // a list: cut at its end (ellipsize), not in the middle (elideDistinct)
+  /// Where each name differs from the names most like it, found once for all the widths tried (shared by
+  /// copies; set by cells()).
+  mutable std::shared_ptr<const std::vector<std::vector<size_t>>> differ_at;
 
   /// The column's cells (row order) with each name at most min(`cap`, widest) display columns: cut in the
   /// middle together (elideDistinct(), so different names stay different; a name that would then be wider
