@@ -421,7 +421,7 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
                      time(r.kb, b.gpu_time),
                      gpu ? durationChange(ga, gb) : std::string("-")});
   }
-  // Kept at any width: same/only, the kernel, GPU time's change (docs/usage.md, "Fitting the width").
+  // Kept at any width: same/only, the kernel, GPU time's change (docs/usage.md, "Fitting --width").
   size_t left = 3;  // "", category, kernel: left-aligned
   if (!full_names) {
     const DroppedColumns dropped = fitColumns(cells, 1, {kernel_names}, 2, max_width, {0, 3, 0, 2, 2, 1, 1, 0},
@@ -1266,7 +1266,7 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     paths.names.push_back(r.path == kOverall ? std::string() : shownPath(a, b, r.path));
   }
   // Kept at any width: the range and GPU time's A, B and change; the other columns dropped in the order of
-  // their ranks, a change's three columns together (docs/usage.md, "Fitting the width").
+  // their ranks, a change's three columns together (docs/usage.md, "Fitting --width").
   const std::vector<std::vector<std::string>> all_cells = cells;  // for the notes: every column's changes
   if (!full_names) {
     const DroppedColumns dropped =

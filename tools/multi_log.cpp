@@ -323,7 +323,7 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   bool unknown_median = false;
   for (size_t k = 1; k < rows.size(); ++k) unknown_median = unknown_median || rows[k][rows[k].size() - 3] == kUnknownMedian;
   // Kept at any width: the range and total; dropped first: in logs, min, max, median, then the logs' own
-  // columns, the last log's first (docs/usage.md, "Fitting the width").
+  // columns, the last log's first (docs/usage.md, "Fitting --width").
   std::vector<unsigned> drop{0};
   for (size_t i = 0; i < logs.size(); ++i) drop.push_back(static_cast<unsigned>(i + 1));
   const auto n = static_cast<unsigned>(logs.size());

@@ -1742,7 +1742,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     t.rows.push_back(std::move(row));
   }
   if (!opt.full_names) t.fit.push_back(std::move(labels));
-  // Kept at any width: the range, launches, kernels, GPU time (docs/usage.md, "Fitting the width").
+  // Kept at any width: the range, launches, kernels, GPU time (docs/usage.md, "Fitting --width").
   t.dropOrder({tree ? "top kernels (self)" : "top kernels", "verdict", "kernels/inst", "kernels/launch", "mem GPU",
                "mem ops", "launch CPU", "CPU time", "other GPU", "GEMM GPU", "self", "instances"});
   t.print(out);
@@ -2242,7 +2242,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     t.rows.push_back(std::move(row));
   }
   if (!full_names) t.fit.push_back(std::move(ranges));
-  // Kept at any width: the log, kernel, count, GPU total (docs/usage.md, "Fitting the width").
+  // Kept at any width: the log, kernel, count, GPU total (docs/usage.md, "Fitting --width").
   t.dropOrder({"epilogue", "layout", "stages", "cluster", "tile", "dtype", "fused ops", "library", "block", "grid",
                "ranges", "GPU avg", "category"});
   t.print(out);

@@ -186,7 +186,7 @@ void printSeries(std::ostream& out, const LoadedLog& l, size_t max_width) {
                       formatDuration(r.launch_api_ns)});
   }
   // The range paths narrowed, then columns dropped, to fit (fitColumns()); kept at any width: t (s), range,
-  // launches, kernels, GPU time (docs/usage.md, "Fitting the width").
+  // launches, kernels, GPU time (docs/usage.md, "Fitting --width").
   std::vector<std::string> shown_head = head;
   std::vector<size_t> kept(head.size());
   for (size_t i = 0; i < kept.size(); ++i) kept[i] = i;
