@@ -29,6 +29,24 @@ inline CLI::Validator wholeNumber(long long lo, long long hi) {
   return v;
 }
 
+/// --width's values: 0 (no limit) or a whole number from `lo` (the narrowest a table fits) to `hi`. Otherwise
+/// "--width: Value 40 is not 0 nor a whole number from 60 to 100000" (usage error, exit 2).
+inline CLI::Validator widthNumber(long long lo, long long hi) {
+  const std::string range = "0 or from " + std::to_string(lo) + " to " + std::to_string(hi);
+  CLI::Validator v(
+      [lo, hi](std::string& in) -> std::string {
+        long long value = 0;
+        const char* end = in.data() + in.size();
+        const auto [p, ec] = std::from_chars(in.data(), end, value);
+        if (ec != std::errc() || p != end || (value != 0 && (value < lo || value > hi)))
+          return "Value " + in + " is not 0 (no limit) nor a whole number from " + std::to_string(lo) + " to " +
+                 std::to_string(hi) + " (the narrowest width the tables fit is " + std::to_string(lo) + ")";
+        return {};
+      },
+      range);
+  return v;
+}
+
 /// Accepts a decimal number (integer or fraction, e.g. "0.5") greater than 0 and at most `hi`. Otherwise
 /// "Value X is not a number more than 0 and at most HI" (usage error, exit 2).
 inline CLI::Validator positiveDecimal(double hi) {

@@ -21,14 +21,23 @@ struct CheckCommand {
   CLI::App* check = nullptr;
   std::vector<std::string> paths;
   bool salvage = false;
+  long long width = -1;  // --width; -1: not given (the terminal's width, tableWidth())
 
   void declare(CLI::App& app) {
     check = app.add_subcommand("check", "validate logs: exit 0 clean, 1 incomplete, lossy (records dropped) or without totals, 2 damaged");
     check->add_option("logs", paths, "log files")->required();
     check->add_flag("--salvage", salvage, "also print the summary of the intact part (exit status unchanged)");
+    addWidthOption(check, width);
   }
 
   int execute() {
+    int rc = 0;
+    printFitted(tableWidth(width), [&](std::ostream& out) { rc = report(out); });
+    return rc;
+  }
+
+  /// Prints each log's report on `out`; returns the exit status.
+  int report(std::ostream& out) {
     int rc = 0;
     // Each file is opened once: read whole first (records not kept), then which parts of each file's
     // rotated run are among the files given and which files repeat an earlier one (the same file, or a
@@ -57,7 +66,7 @@ struct CheckCommand {
     for (size_t i = 0; i < paths.size(); ++i) {
       const std::string& p = paths[i];
       if (!why_not[i].empty()) {
-        std::cout << "== " << kc::displayText(p) << '\n'
+        out << "== " << kc::displayText(p) << '\n'
                   << (cannot_read[i] ? "CANNOT READ: " : "NOT A LOG FILE: ") << why_not[i] << '\n';
         rc = 2;
         continue;
@@ -76,13 +85,14 @@ struct CheckCommand {
                                                   "recording counts twice; give one of them\n"
                                                 : ": summary, kernels, diff, export and report read it once\n"));
         }
-      std::cout << text;
+      out << text;
       if (salvage && l.data.chunks_read > 0) {
         if (kc::windowsShown(l.data)) kc::addWindowTotals(l, JoinOptions{});
-        std::cout << "intact part:\n";
+        out << "intact part:\n";
         kc::SummaryOptions opt;
         opt.list_issues = false;  // listed above, in the check's report
-        kc::printSummaryTable(std::cout, l, opt);
+        opt.width = tableWidth(width);
+        kc::printSummaryTable(out, l, opt);
       }
     }
     return rc;

@@ -54,7 +54,7 @@ struct DiffCommand {
                                        "the range column shows it)")
         ->excludes(all_flag);
     diff->add_flag("--salvage", salvage, "compare the intact part of damaged logs (exit 0 if any)");
-    diff->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
+    addWidthOption(diff, width);
   }
 
   /// diff's arity before its paths: `kcount diff a b c` is a usage error (2), not three missing files.
@@ -115,8 +115,10 @@ struct DiffCommand {
       kc::writeDiffCsv(std::cout, a, b, states_a, states_b);
     else
       try {
-        kc::printDiff(std::cout, a, b, states_a, states_b, tableWidth(width), full_names,
-                      kc::DiffLayout{.all = all, .range = range});
+        printFitted(full_names ? 0 : tableWidth(width), [&](std::ostream& out) {
+          kc::printDiff(out, a, b, states_a, states_b, tableWidth(width), full_names,
+                        kc::DiffLayout{.all = all, .range = range});
+        });
       } catch (const std::invalid_argument& e) {  // --range names no range of A or B
         std::cerr << "kcount: diff: " << e.what() << '\n';
         return 2;

@@ -40,7 +40,7 @@ struct KernelsCommand {
                         "row order: gpu (GPU total time, largest first; the default), count (kernels), avg (GPU time "
                         "per kernel) or name (A to Z); csv and json follow it")
         ->check(CLI::IsMember({"gpu", "count", "avg", "name"}));
-    kernels->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
+    addWidthOption(kernels, width);
   }
 
   int execute() {
@@ -100,7 +100,9 @@ struct KernelsCommand {
     else if (format == "csv")
       kc::printKernelsCsv(std::cout, logs, full_names, sort);
     else
-      kc::printKernelsTable(std::cout, logs, full_names, sort, tableWidth(width));
+      printFitted(full_names ? 0 : tableWidth(width), [&](std::ostream& out) {
+        kc::printKernelsTable(out, logs, full_names, sort, tableWidth(width));
+      });
     printIntactIssues(logs);
     warnStates(logs, /*no_totals=*/true);
     // A log that lists no kernel is named with the reason it gives, as a log without totals is; the exit

@@ -75,7 +75,7 @@ struct SummaryCommand {
         ->check(kc::wholeNumber(0, UINT32_MAX));
     summary->add_flag("--series", series,
                       "summary-mode logs: per range, the change between consecutive snapshots (--format table, csv or json)");
-    summary->add_option("--width", width, kWidthHelp)->check(kc::wholeNumber(0, kMaxWidth));
+    addWidthOption(summary, width);
   }
 
   /// Keeps of each log the capture window --segment names (its records summarized again); 2 with an
@@ -136,16 +136,19 @@ struct SummaryCommand {
     if (format == "json") {
       kc::writeSeriesJson(std::cout, logs);
     } else {
-      bool first = true;
-      for (const auto& l : logs) {
-        if (format == "csv") {
-          kc::printSeriesCsv(std::cout, l, first);
-        } else {
-          if (!first) std::cout << '\n';
-          kc::printSeries(std::cout, l, opt.width);
+      // The table format: its other long lines wrapped at the width too (printFitted()).
+      printFitted(format == "table" ? opt.width : 0, [&](std::ostream& out) {
+        bool first = true;
+        for (const auto& l : logs) {
+          if (format == "csv") {
+            kc::printSeriesCsv(out, l, first);
+          } else {
+            if (!first) out << '\n';
+            kc::printSeries(out, l, opt.width);
+          }
+          first = false;
         }
-        first = false;
-      }
+      });
     }
     return rc;
   }
@@ -221,21 +224,25 @@ struct SummaryCommand {
     if (format == "json") {
       kc::writeSummaryJson(std::cout, logs);
     } else {
-      bool first = true;
-      for (const auto& l : logs) {
-        if (format == "csv") {
-          kc::printSummaryCsv(std::cout, l, first, opt);
-        } else {
-          if (!first) std::cout << '\n';
-          kc::printSummaryTable(std::cout, l, opt);
+      // The table format: its other long lines wrapped at the width too (printFitted()); --full-names keeps
+      // every line whole.
+      printFitted(format == "table" && !full_names ? opt.width : 0, [&](std::ostream& out) {
+        bool first = true;
+        for (const auto& l : logs) {
+          if (format == "csv") {
+            kc::printSummaryCsv(out, l, first, opt);
+          } else {
+            if (!first) out << '\n';
+            kc::printSummaryTable(out, l, opt);
+          }
+          first = false;
         }
-        first = false;
-      }
-      if (format == "table" && logs.size() > 1) {
-        std::cout << '\n';
-        kc::printAcrossLogs(std::cout, logs, kc::parseAcrossMetric(metric).value_or(kc::AcrossMetric::kGpuNs),
-                            opt.width);
-      }
+        if (format == "table" && logs.size() > 1) {
+          out << '\n';
+          kc::printAcrossLogs(out, logs, kc::parseAcrossMetric(metric).value_or(kc::AcrossMetric::kGpuNs),
+                              full_names ? 0 : opt.width);
+        }
+      });
     }
     return rc;
   }

@@ -4,10 +4,26 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <sstream>
 
+#include "tools/cli_checks.h"
 #include "tools/table_width.h"
 
 namespace kc {
+
+void addWidthOption(CLI::App* cmd, long long& width) {
+  cmd->add_option("--width", width, kWidthHelp)->check(widthNumber(static_cast<long long>(kMinWidth), kMaxWidth));
+}
+
+void printFitted(size_t width, const std::function<void(std::ostream&)>& print) {
+  if (width == 0) {
+    print(std::cout);
+    return;
+  }
+  std::ostringstream text;
+  print(text);
+  std::cout << wrapText(text.str(), width);
+}
 
 size_t tableWidth(long long given) { return given >= 0 ? static_cast<size_t>(given) : kc::terminalWidth(); }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,20 @@ struct Command {
 
 /// Widest `--width` accepted (display columns).
 inline constexpr long long kMaxWidth = 100000;
-/// --help of summary's, kernels' and diff's --width.
+/// --help of summary's, kernels', check's and diff's --width.
 inline constexpr const char* kWidthHelp =
-    "display columns the tables fit by shortening their range and kernel names, never the numbers (0: no limit; "
-    "default: the terminal's width when output is a terminal, else no limit)";
+    "display columns every line of the text output fits: names shortened, then whole columns left out (the "
+    "least important first, named above the table; numbers are never cut), other long lines wrapped; 0: no "
+    "limit, every column; at least 60 otherwise. Default: the terminal's width when output is a terminal, else "
+    "no limit (output to a file or pipe is never fitted unless --width is given)";
+
+/// Adds `--width` (kWidthHelp; 0 or kMinWidth to kMaxWidth) to `cmd`, into `width`.
+void addWidthOption(CLI::App* cmd, long long& width);
+
+/// Runs `print` on standard output; with `width` > 0, every line it prints longer than `width` display
+/// columns wrapped with a hanging indent (wrapText(): the tables fit already, so this reaches the other
+/// lines: headers, notes, footers).
+void printFitted(size_t width, const std::function<void(std::ostream&)>& print);
 
 /// Display columns the text tables fit: --width when given (`given` >= 0; 0: no limit), else
 /// kc::terminalWidth() (0, no limit, when standard output is not a terminal).

@@ -442,8 +442,15 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
                      time(r.kb, b.gpu_time),
                      gpu ? durationChange(ga, gb) : std::string("-")});
   }
-  if (!full_names) fitTable(cells, 1, {kernel_names}, 2, max_width);
-  printCells(out, cells, 3, "  ", false);
+  // Kept at any width: same/only, the kernel, GPU time's change (docs/usage.md, "Fitting --width").
+  size_t left = 3;  // "", category, kernel: left-aligned
+  if (!full_names) {
+    const DroppedColumns dropped = fitColumns(cells, 1, {kernel_names}, 2, max_width, {0, 3, 0, 2, 2, 1, 1, 0},
+                                              {"", "", "", "count A/B", "count A/B", "GPU A/B", "GPU A/B", ""});
+    for (size_t c : dropped.columns) left -= c < 3 ? 1 : 0;
+    if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
+  }
+  printCells(out, cells, left, "  ", false);
 }
 
 }  // namespace
@@ -1283,9 +1290,19 @@ void printRangeTable(std::ostream& out, const DiffText& t, const std::vector<siz
     paths.prefix.push_back(r.path == kOverall ? r.path : std::string());
     paths.names.push_back(r.path == kOverall ? std::string() : shownPath(a, b, r.path));
   }
-  if (!t.full_names) fitTable(cells, 1, {paths}, 0, max_width);
+  // Kept at any width: the range and GPU time's A, B and change; the other columns dropped in the order of
+  // their ranks, a change's three columns together (docs/usage.md, "Fitting --width").
+  const std::vector<std::vector<std::string>> all_cells = cells;  // for the notes: every column's changes
+  if (!t.full_names) {
+    const DroppedColumns dropped =
+        fitColumns(cells, 1, {paths}, 0, max_width, {0, 7, 7, 5, 5, 5, 4, 4, 4, 0, 0, 0, 6, 6, 6, 8, 8, 8, 10, 10, 10, 9, 9, 9},
+                   {"", "inst A/B", "inst A/B", "launches", "launches", "launches", "kernels", "kernels", "kernels", "",
+                    "", "", "CPU", "CPU", "CPU", "launch CPU", "launch CPU", "launch CPU", "mem ops", "mem ops",
+                    "mem ops", "mem GPU", "mem GPU", "mem GPU"});
+    if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
+  }
   printCells(out, cells, 1, "", true);
-  printDiffTableNotes(out, cells, a, b);
+  printDiffTableNotes(out, all_cells, a, b);
 }
 
 /// Under --all: every range whose children differ and every path on one side only, then a blank line.

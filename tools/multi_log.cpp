@@ -320,8 +320,17 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   NameColumn names;  // the range paths, narrowed to fit max_width
   names.widest = std::numeric_limits<size_t>::max();
   for (size_t k = 1; k < rows.size(); ++k) names.names.push_back(rows[k][0]);
-  fitTable(rows, 1, {names}, 0, max_width);
-  std::vector<size_t> w(head.size(), 0);
+  bool unknown_median = false;
+  for (size_t k = 1; k < rows.size(); ++k) unknown_median = unknown_median || rows[k][rows[k].size() - 3] == kUnknownMedian;
+  // Kept at any width: the range and total; dropped first: in logs, min, max, median, then the logs' own
+  // columns, the last log's first (docs/usage.md, "Fitting --width").
+  std::vector<unsigned> drop{0};
+  for (size_t i = 0; i < logs.size(); ++i) drop.push_back(static_cast<unsigned>(i + 1));
+  const auto n = static_cast<unsigned>(logs.size());
+  for (unsigned r : {0u, n + 3, n + 1, n + 2, n + 4}) drop.push_back(r);  // total, min, median, max, in logs
+  const DroppedColumns dropped = fitColumns(rows, 1, {names}, 0, max_width, drop);
+  if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
+  std::vector<size_t> w(rows.front().size(), 0);
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
   for (size_t k = 0; k < rows.size(); ++k) {
@@ -333,8 +342,6 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     out << line << '\n';
     if (k == 0) out << std::string(displayWidth(line), '-') << '\n';
   }
-  bool unknown_median = false;
-  for (size_t k = 1; k < rows.size(); ++k) unknown_median = unknown_median || rows[k][rows[k].size() - 3] == kUnknownMedian;
   if (unknown_median)
     out << kUnknownMedian << ": a median of two values, one held at 2^64 - 1 (its true value is larger; only "
            "implausible records give one, see the warnings)\n";

@@ -37,18 +37,33 @@ constexpr size_t kMaxCommandShown = 400;
 
 /// Plain-text table: columns padded to their widest cell, numbers right-aligned. Cells of the columns
 /// marked in `elide` are shortened to kMaxNameColumn display columns (elideDistinct). With `max_width`,
-/// the `elide` columns and the `fit` columns are narrowed further so that every line fits in it
-/// (fitTable()), when they can be.
+/// the table is fitted to it (fitColumns()): the `elide` and `fit` columns narrowed, then columns dropped
+/// by their `drop` rank, a line above the table naming those dropped.
 struct Table {
   std::vector<std::string> head;
   std::vector<bool> right;
   std::vector<std::vector<std::string>> rows;
   std::vector<size_t> elide;    // column indexes
   std::vector<NameColumn> fit;  // other name columns that may be narrowed, their names whole
+  std::vector<unsigned> drop;   // per column: 0 kept, else dropped to fit max_width, the highest first
   size_t max_width = 0;         // display columns; 0: no limit
 
+  /// Sets the drop rank of the column headed `heading` (when there is one).
+  void dropRank(const std::string& heading, unsigned rank) {
+    const auto at = std::find(head.begin(), head.end(), heading);
+    if (at == head.end()) return;
+    drop.resize(head.size(), 0);
+    drop[static_cast<size_t>(at - head.begin())] = rank;
+  }
+
+  /// Drop ranks from a list of headings, the first dropped first (headings not in the table skipped).
+  void dropOrder(const std::vector<std::string>& first_dropped_first) {
+    unsigned rank = static_cast<unsigned>(first_dropped_first.size());
+    for (const auto& h : first_dropped_first) dropRank(h, rank--);
+  }
+
   void print(std::ostream& out) {
-    fitTo(shortenNames());
+    fitTo(shortenNames(), out);
     std::vector<size_t> w(head.size(), 0);
     for (size_t i = 0; i < head.size(); ++i) w[i] = displayWidth(head[i]);
     for (const auto& r : rows)
@@ -91,13 +106,23 @@ struct Table {
     return narrow;
   }
 
-  /// Narrows the columns `narrow` so that the lines fit in max_width (fitTable()); nothing when they fit or
-  /// cannot.
-  void fitTo(const std::vector<NameColumn>& narrow) {
-    if (max_width == 0 || narrow.empty()) return;
+  /// Fits the table to max_width (fitColumns()): the columns `narrow` narrowed, then columns dropped, named
+  /// on a line of `out` (the table follows it). Nothing when max_width is 0 or the table fits.
+  void fitTo(const std::vector<NameColumn>& narrow, std::ostream& out) {
+    if (max_width == 0) return;
     std::vector<std::vector<std::string>> all{head};
     all.insert(all.end(), rows.begin(), rows.end());
-    if (fitTable(all, 1, narrow, 0, max_width)) rows.assign(all.begin() + 1, all.end());
+    const DroppedColumns dropped = fitColumns(all, 1, narrow, 0, max_width, drop);
+    if (!dropped.empty()) {
+      std::vector<bool> kept_right;
+      for (size_t c = 0; c < right.size(); ++c)
+        if (std::find(dropped.columns.begin(), dropped.columns.end(), c) == dropped.columns.end())
+          kept_right.push_back(right[c]);
+      right = std::move(kept_right);
+      out << droppedColumnsLine(dropped, max_width) << '\n';
+    }
+    head = all.front();
+    rows.assign(all.begin() + 1, all.end());
   }
 };
 
@@ -1717,6 +1742,9 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     t.rows.push_back(std::move(row));
   }
   if (!opt.full_names) t.fit.push_back(std::move(labels));
+  // Kept at any width: the range, launches, kernels, GPU time (docs/usage.md, "Fitting --width").
+  t.dropOrder({tree ? "top kernels (self)" : "top kernels", "verdict", "kernels/inst", "kernels/launch", "mem GPU",
+               "mem ops", "launch CPU", "CPU time", "other GPU", "GEMM GPU", "self", "instances"});
   t.print(out);
   if (placeholders) out << kPlaceholderNote << '\n';
   if (dropped_rows) out << tallyDroppedNote(l) << '\n';
@@ -2214,6 +2242,9 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     t.rows.push_back(std::move(row));
   }
   if (!full_names) t.fit.push_back(std::move(ranges));
+  // Kept at any width: the log, kernel, count, GPU total (docs/usage.md, "Fitting --width").
+  t.dropOrder({"epilogue", "layout", "stages", "cluster", "tile", "dtype", "fused ops", "library", "block", "grid",
+               "ranges", "GPU avg", "category"});
   t.print(out);
   if (!t.rows.empty())
     out << "-: not in the kernel name (nothing is guessed; docs/kernel-names.md)\n";

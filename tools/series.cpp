@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <ostream>
@@ -184,29 +185,38 @@ void printSeries(std::ostream& out, const LoadedLog& l, size_t max_width) {
                       gpuTimeRecorded(l.data) ? formatDuration(r.gpu_ns) : "-", formatDuration(r.cpu_ns),
                       formatDuration(r.launch_api_ns)});
   }
-  if (max_width > 0) {  // the range paths narrowed to fit
+  // The range paths narrowed, then columns dropped, to fit (fitColumns()); kept at any width: t (s), range,
+  // launches, kernels, GPU time (docs/usage.md, "Fitting --width").
+  std::vector<std::string> shown_head = head;
+  std::vector<size_t> kept(head.size());
+  for (size_t i = 0; i < kept.size(); ++i) kept[i] = i;
+  if (max_width > 0) {
     NameColumn paths;
     paths.index = 2;
     paths.widest = std::numeric_limits<size_t>::max();
     for (const auto& r : rows) paths.names.push_back(r[2]);
     rows.insert(rows.begin(), head);
-    fitTable(rows, 1, {paths}, 0, max_width);
+    const DroppedColumns dropped =
+        fitColumns(rows, 1, {paths}, 0, max_width, {0, 4, 0, 3, 0, 0, 0, 5, 6});
+    shown_head = rows.front();
     rows.erase(rows.begin());
+    for (size_t c : dropped.columns) kept.erase(std::find(kept.begin(), kept.end(), c));
+    if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
   }
-  std::vector<size_t> w(head.size());
-  for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+  std::vector<size_t> w(shown_head.size());
+  for (size_t i = 0; i < shown_head.size(); ++i) w[i] = displayWidth(shown_head[i]);
   // Widths by code points ("µs" is two bytes, one column).
   for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
   auto line = [&](const std::vector<std::string>& r) {
     std::string s;
-    for (size_t i = 0; i < r.size(); ++i) {
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) {
       const std::string pad(w[i] - displayWidth(r[i]), ' ');
-      s += (i == 2 ? r[i] + pad : pad + r[i]) + (i + 1 < r.size() ? "  " : "");
+      s += (kept[i] == 2 ? r[i] + pad : pad + r[i]) + (i + 1 < r.size() ? "  " : "");
     }
     out << s << '\n';
   };
-  line(head);
+  line(shown_head);
   size_t total = 0;
   for (size_t x : w) total += x + 2;
   out << std::string(total - 2, '-') << '\n';

@@ -2,6 +2,7 @@
 // tables fitted to a width by narrowing their name columns.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,4 +131,82 @@ TEST_CASE("fitTable: a list column is cut at its end, prefixes and suffixes kept
   CHECK(rows[2][0].starts_with("  "));
   CHECK(rows[2][0].ends_with("1 ~"));
   CHECK(rows[3][0] == "    " + times("名", 10) + "2");  // 25 columns: not the widest, not cut
+}
+
+TEST_CASE("fitColumns: columns dropped by rank, highest first, a rank's columns together; numbers whole") {
+  // range, launches, GPU A, GPU B, GPU change, CPU time: ranks 0, 1, 0, 0, 0, 2.
+  std::vector<std::vector<std::string>> rows{{"range", "launches", "GPU A", "B", "change", "CPU time"}};
+  kc::NameColumn names;
+  names.index = 0;
+  for (int i = 0; i < 3; ++i) {
+    names.names.push_back("range_" + std::string(30, char('a' + i)));
+    rows.push_back({names.names.back(), "123456", "1.25 ms", "2.50 ms", "+100%", "999.9 ms"});
+  }
+  const auto original = rows;
+  const std::vector<unsigned> ranks{0, 1, 0, 0, 0, 2};
+  auto all = original;
+  CHECK(kc::fitColumns(all, 1, {names}, 0, 0, ranks).empty());  // 0: no limit
+  CHECK(all == original);
+  // Wide enough with names shortened: nothing dropped.
+  all = original;
+  CHECK(kc::fitColumns(all, 1, {names}, 0, 75, ranks).empty());
+  CHECK(all[0].size() == 6);
+  // 60: CPU time alone goes.
+  all = original;
+  CHECK(kc::fitColumns(all, 1, {names}, 0, 60, ranks).columns == std::vector<size_t>{5});
+  // 50: CPU time (rank 2) goes, then launches (rank 1); GPU A, B, change stay whole.
+  all = original;
+  const kc::DroppedColumns d = kc::fitColumns(all, 1, {names}, 0, 50, ranks, {"", "launches", "", "", "", "CPU"});
+  CHECK(d.columns == std::vector<size_t>{5, 1});
+  CHECK(d.labels == std::vector<std::string>{"CPU", "launches"});
+  REQUIRE(all[0] == std::vector<std::string>{"range", "GPU A", "B", "change"});
+  for (size_t r = 1; r < all.size(); ++r) {
+    CHECK(all[r][1] == "1.25 ms");
+    CHECK(all[r][3] == "+100%");
+    size_t line = 3 * 2;
+    for (const auto& c : all[r]) line += kc::displayWidth(c);
+    CHECK(line <= 50);
+  }
+  CHECK(all[1][0] != all[2][0]);  // names still different
+  const std::string note = kc::droppedColumnsLine(d, 60);
+  CHECK(note.find("CPU, launches") != std::string::npos);
+  CHECK(note.find("--width 0") != std::string::npos);
+}
+
+TEST_CASE("fitColumns: names like each other narrowed around their difference at the last resort") {
+  std::vector<std::vector<std::string>> rows{{"range", "n"}};
+  kc::NameColumn names;
+  names.index = 0;
+  for (const char* v : {"geglu", "swiglu"})
+    for (const char* a : {"sdpa", "none"}) {
+      names.names.push_back(std::string("block norm=rms mlp=") + v + " attn=" + a + " dtype=bf16 t=4096 h=2048 i=5504");
+      rows.push_back({names.names.back(), "1"});
+    }
+  kc::fitColumns(rows, 1, {names}, 0, 40, {0, 0});
+  std::set<std::string> shown;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    CHECK(kc::displayWidth(rows[r][0]) + 2 + 1 <= 40);
+    shown.insert(rows[r][0]);
+  }
+  CHECK(shown.size() == 4);
+}
+
+TEST_CASE("wrapLine: at spaces with a hanging indent; a word longer than a line cut; blanks kept inside a line") {
+  CHECK(kc::wrapLine("short line", 80) == "short line");
+  CHECK(kc::wrapLine("aaaa bbbb cccc dddd", 0) == "aaaa bbbb cccc dddd");
+  CHECK(kc::wrapLine("aaaa bbbb cccc dddd", 10) == "aaaa bbbb\n    cccc\n    dddd");
+  CHECK(kc::wrapLine("  x:  aaaa bbbb", 12) == "  x:  aaaa\n      bbbb");
+  CHECK(kc::wrapLine(std::string(25, 'z'), 10) == std::string(10, 'z') + "\n    " + std::string(6, 'z') + "\n    " +
+                                                     std::string(6, 'z') + "\n    " + std::string(3, 'z'));
+  for (const auto& line : {std::string("前向传播 前向传播 前向传播"), std::string(40, 'q') + " r"}) {
+    const std::string w = kc::wrapLine(line, 12);
+    size_t at = 0;
+    while (at <= w.size()) {
+      const size_t nl = w.find('\n', at);
+      CHECK(kc::displayWidth(w.substr(at, nl == std::string::npos ? std::string::npos : nl - at)) <= 12);
+      if (nl == std::string::npos) break;
+      at = nl + 1;
+    }
+  }
+  CHECK(kc::wrapText("a\nbbbb cccc\n", 8) == "a\nbbbb\n    cccc\n");
 }
