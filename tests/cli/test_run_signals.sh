@@ -45,7 +45,7 @@ EOS
 done
 # A signal sent while kcount run starts is never lost: either kcount itself ends by it (not yet passing
 # signals on) or the command gets it; kcount run exits 143 and the command does not run to its end. Sent 0-9 ms
-# after the start, 40 times: signals that came between fork() and kcount knowing the command's pid used
+# after kcount's exec, 40 times: signals that came between fork() and kcount knowing the command's pid used
 # to be dropped (about 1 try in 7 here, the command then ran its full 2 s).
 # (The EXIT trap is off meanwhile: a background job killed before it execs would run it and remove $work.)
 trap - EXIT
@@ -54,6 +54,12 @@ lost=0
 for i in $(seq 40); do
   "$kcount" run -- sh -c "sleep 2; touch '$work/ran-$i'" 2>/dev/null &
   kpid=$!
+  # Counted from kcount's exec (/proc/PID/comm): before it, the signal reaches this script's forked
+  # child, whose signal handling is bash's, not kcount's.
+  for _ in $(seq 20000); do
+    comm=""; read -r comm <"/proc/$kpid/comm" 2>/dev/null
+    [[ $comm == kcount ]] && break
+  done
   sleep "0.00$((RANDOM % 10))"
   kill -TERM "$kpid" 2>/dev/null
   wait "$kpid"
