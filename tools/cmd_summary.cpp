@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct SummaryCommand {
   long long segment = -1;
   bool series = false;
   long long width = -1;  // --width; -1: not given (the terminal's width, tableWidth())
+  SummaryFocus focus;    // --all, --depth, --range
 
   void declare(CLI::App& app) {
     summary = app.add_subcommand("summary", "per-range table of launches, kernels and time");
@@ -76,6 +78,28 @@ struct SummaryCommand {
     summary->add_flag("--series", series,
                       "summary-mode logs: per range, the change between consecutive snapshots (--format table, csv or json)");
     addWidthOption(summary, width);
+    summary->add_flag("--all", focus.all,
+                      "every range in the table (default: in a tree of more than 40 ranges, the most repeated range "
+                      "and its children, the 10 ranges of most GPU time and the 10 of most launches of their own, "
+                      "with their parents; a line under the table says how many are hidden)");
+    summary->add_option("--depth", focus.depth, "the ranges at most N levels deep (1: the top level)")
+        ->check(kc::wholeNumber(0, UINT32_MAX));
+    summary->add_option("--range", focus.range,
+                        "that range (its path as the verdict lines show it, e.g. step/attn), its subtree and parents");
+  }
+
+  /// 2 with an error on stderr when --range names no range of a log; else 0.
+  int checkFocus(const std::vector<LoadedLog>& logs) const {
+    if (focus.range.empty()) return 0;
+    for (const auto& l : logs) {
+      try {
+        kc::focusScopes(l.data, l.summary, kc::shownScopes(l.data, l.summary), focus);
+      } catch (const std::invalid_argument& e) {
+        std::cerr << "kcount: summary: " << kc::shownPath(l.path) << ": " << e.what() << '\n';
+        return 2;
+      }
+    }
+    return 0;
   }
 
   /// Keeps of each log the capture window --segment names (its records summarized again); 2 with an
@@ -183,6 +207,15 @@ struct SummaryCommand {
                   << ": summary-mode log: kernels are credited to the range around the launch (--graph-view "
                      "capture needs a trace-mode log)\n";
     if (series) return printSeriesOf(logs, opt, rc);
+    opt.focus = focus;
+    if (format != "table") {
+      for (const char* o : {"--all", "--depth", "--range"})
+        if (summary->get_option(o)->count() > 0)
+          std::cerr << "kcount: " << o << " chooses the rows of the table format: no effect with --format " << format
+                    << " (every range)\n";
+    } else if (const int focus_rc = checkFocus(logs); focus_rc != 0) {
+      return focus_rc;
+    }
     // A summary-mode log without a complete snapshot has no numbers (null in JSON, no row in CSV, "no
     // totals" across logs): named on stderr, as a log that is not whole is, unless its table's footer
     // (one log, table format) says so. The exit status stays that of the log's state (0 if not damaged).

@@ -596,15 +596,6 @@ std::string rowPath(const LogData& d, uint32_t id) {
   return id == kRootScope ? d.scopePath(id) : displayPath(d, id);
 }
 
-/// Each scope's parent by Summary::children, indexed by scope id (one per range of s.inclusive):
-/// kRootScope for the root and for a scope no children list names.
-std::vector<uint32_t> scopeParents(const Summary& s) {
-  std::vector<uint32_t> parent(s.inclusive.size(), kRootScope);
-  for (size_t p = 0; p < s.children.size(); ++p)
-    for (uint32_t c : s.children[p])
-      if (c < parent.size()) parent[c] = static_cast<uint32_t>(p);
-  return parent;
-}
 
 /// Rows of a summary (table, CSV, JSON): the shown scopes, with the row of records of unknown range
 /// (kUnresolvedRow) right after the root's. ex: exclusive numbers (the root's without the unresolved
@@ -1324,6 +1315,14 @@ std::string displayPath(const LogData& log, uint32_t scope_id, bool domains) {
   return path;
 }
 
+std::vector<uint32_t> scopeParents(const Summary& s) {
+  std::vector<uint32_t> parent(s.inclusive.size(), kRootScope);
+  for (size_t p = 0; p < s.children.size(); ++p)
+    for (uint32_t c : s.children[p])
+      if (c < parent.size()) parent[c] = static_cast<uint32_t>(p);
+  return parent;
+}
+
 std::vector<uint32_t> scopeDepths(const Summary& s) {
   std::vector<uint32_t> depth(s.children.size(), 0);
   for (uint32_t id : s.children_order)
@@ -1657,6 +1656,9 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   const auto depth = scopeDepths(s);
   RangeStats no_range;
   std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
+  // The ranges that matter (SummaryOptions::focus); the root and unknown-range rows always.
+  const FocusedScopes focused = focusScopes(d, s, shownScopes(d, s), opt.focus);
+  std::erase_if(rows, [&](const SummaryRow& r) { return !r.unresolved && r.id < focused.keep.size() && !focused.keep[r.id]; });
   sortSummaryRows(rows, s, opt);
   // Labels and verdict-line paths shortened together, so that different ranges stay distinguishable.
   std::vector<std::string> names, paths;
@@ -1750,6 +1752,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   if (dropped_rows) out << tallyDroppedNote(l) << '\n';
   if (lost_rows) out << kLostRangeNote << '\n';
   if (unclosed_rows) out << kUnclosedNote << '\n';
+  if (const std::string hidden = focusNote(focused, opt.focus); !hidden.empty()) out << hidden << '\n';
   if (!notes.empty()) {
     out << (tree || opt.view == SummaryView::kInnermost ? "verdicts, top kernels (self):\n" : "verdicts, top kernels:\n");
     for (const auto& n : notes) out << n << '\n';

@@ -14,6 +14,7 @@
 #include "collector/analysis.h"
 #include "collector/counted.h"
 #include "collector/log_reader.h"
+#include "tools/summary_focus.h"
 #include "collector/run_files.h"
 #include "collector/stream_summary.h"
 #include "tools/json_writer.h"
@@ -236,6 +237,9 @@ struct SummaryOptions {
   /// The footer lists the reader's issues under its state line; false where they were printed above the
   /// table (kcount check --salvage), which the state line then points at.
   bool list_issues = true;
+  /// The ranges the table shows (summary_focus.h): by default, in a large tree, the ones that matter.
+  /// CSV and JSON carry every range whatever it says.
+  SummaryFocus focus;
 };
 
 /// Scope ids shown by the summary, in depth-first order: the root, then every scope with an instance,
@@ -271,6 +275,9 @@ inline constexpr std::string_view kLostRangeNote =
     "definition lost to damage)";
 /// Depth of each scope in the (repaired) range tree; the root is 0, a top-level range 1.
 std::vector<uint32_t> scopeDepths(const Summary& s);
+/// Each scope's parent by Summary::children, indexed by scope id (one per range of s.inclusive):
+/// kRootScope for the root and for a scope no children list names.
+std::vector<uint32_t> scopeParents(const Summary& s);
 
 /// The three layers of one range (CPU in the range, CPU inside launch calls, GPU in kernels), for one view
 /// (inclusive or innermost numbers).

@@ -213,7 +213,7 @@ def main():
             check(f"report of {runs} run(s): the chart has a block for step/gate", 'data-path="step/gate"' in dom)
 
         # ---- long range names shortened so rows stay distinguishable (sweep-eager)
-        rc, out, err = kcount("summary", SWEEP, "--view", "inclusive")
+        rc, out, err = kcount("summary", "--all", SWEEP, "--view", "inclusive")
         lines = out.splitlines()
         rule = next(i for i, l in enumerate(lines) if l.startswith("---"))
         labels = []
@@ -223,7 +223,7 @@ def main():
             labels.append(re.split(r"\s{2,}", l.strip())[0])
         check("sweep-eager: every range row label differs", len(labels) > 5 and len(set(labels)) == len(labels),
               [x for x in labels if labels.count(x) > 1])
-        rc, out, err = kcount("summary", SWEEP)  # tree view: the top ranges are the five sweep blocks
+        rc, out, err = kcount("summary", "--all", SWEEP)  # tree view: the top ranges are the five sweep blocks
         blocks = [re.split(r"\s{2,}", l)[0] for l in out.splitlines() if l.startswith("block ")]
         check("sweep-eager tree view: the five block rows differ", len(blocks) == 5 and len(set(blocks)) == 5, blocks)
         check("sweep-eager: the colliding names (attn=sdpa, attn=none) keep their differing part",
@@ -231,7 +231,7 @@ def main():
         notes = [l.split(": ")[0] for l in lines if l.startswith("  ") and ": " in l]
         check("sweep-eager: verdict lines distinguishable", len(set(notes)) == len(notes),
               [x for x in notes if notes.count(x) > 1])
-        rc, out, err = kcount("summary", SWEEP)
+        rc, out, err = kcount("summary", "--all", SWEEP)
         lines = out.splitlines()
         notes = [l.split(": ")[0] for l in lines if l.startswith("  ") and ": " in l]
         check("sweep-eager tree view: verdict lines distinguishable", notes and len(set(notes)) == len(notes),

@@ -107,15 +107,15 @@ def test_shipped(work):
         check(f"{name}: summary csv: (overall) splits the whole GPU time into GEMM and other",
               over["path"] == "(overall)" and over["excl_gemm_gpu_ns"] == "" and over["incl_gemm_gpu_ns"] != ""
               and int(over["incl_gemm_gpu_ns"]) + int(over["incl_other_gpu_ns"]) == int(over["incl_gpu_ns"]), over)
-        mem_seen |= compare(name, "inclusive", "incl_", kcount_out("summary", "--view", "inclusive", log), rows)
-        compare(name, "innermost", "excl_", kcount_out("summary", "--view", "innermost", log), rows)
+        mem_seen |= compare(name, "inclusive", "incl_", kcount_out("summary", "--all", "--view", "inclusive", log), rows)
+        compare(name, "innermost", "excl_", kcount_out("summary", "--all", "--view", "innermost", log), rows)
 
         for view in ("inclusive", "innermost"):
-            wide = kcount_out("summary", "--wide", "--view", view, log)
+            wide = kcount_out("summary", "--all", "--wide", "--view", view, log)
             trailing = [l for l in wide.splitlines() if l.endswith(" ")]
             check(f"{name}: summary --wide --view {view}: no line ends in blanks", not trailing, trailing[:2])
         # The reserved scope: nowhere unless the table shows it.
-        shown = RESERVED in kcount_out("summary", log)
+        shown = RESERVED in kcount_out("summary", "--all", log)
         check(f"{name}: the table has no '{RESERVED}' row (the log's tables never filled)", not shown)
         js = json.loads(kcount_out("summary", "--format", "json", log))["logs"][0]
         check(f"{name}: summary json agrees", all(RESERVED not in r["path"] for r in js["ranges"]) == (not shown))
@@ -167,7 +167,7 @@ def test_made(work):
     over = rows["(overall)"]
     check("made log: (overall) carries every memory operation in incl_*, excl_* empty",
           (over["incl_mem_ops"], over["incl_mem_gpu_ns"], over["excl_mem_ops"]) == ("2", "12000", ""), over)
-    compare("copies.kcount", "inclusive", "incl_", kcount_out("summary", "--view", "inclusive", log),
+    compare("copies.kcount", "inclusive", "incl_", kcount_out("summary", "--all", "--view", "inclusive", log),
             list(csv.DictReader(io.StringIO(kcount_out("summary", "--format", "csv", log)))))
 
     check("made log: warmup's copies apart in excl_/incl_memcpy_* (count, bytes, GPU ns), no memset",
