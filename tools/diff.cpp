@@ -938,16 +938,39 @@ std::vector<std::string> verdictLines(const DiffParts& d, const std::string& p) 
 std::vector<const Regrouping*> regroupsOf(const DiffParts& d, const std::vector<Regrouping>& all,
                                           const std::string& p);
 
+/// The lines a verdict of unit `p` opens with, one per regrouping of `regroups` and its kernels (the
+/// second of each pair true for a kernels line); a regrouping under another range than `p` is prefixed
+/// "under PATH: ", PATH as `path` shows it.
+template <typename ShowPath>
+std::vector<std::pair<std::string, bool>> regroupVerdictLines(const DiffParts& d,
+                                                              const std::vector<const Regrouping*>& regroups,
+                                                              const std::string& p, ShowPath&& path) {
+  std::vector<std::pair<std::string, bool>> lines;
+  for (const Regrouping* r : regroups) {
+    std::string line = regroupLine(*r, r->parent == kOverall ? std::string("the whole run") : unitName(d.a, r->parent));
+    if (r->parent != p) line = "under " + path(r->parent) + ": " + line;
+    lines.emplace_back(std::move(line), false);
+    for (auto& k : regroupKernelsLines(*r)) lines.emplace_back(std::move(k), true);
+  }
+  return lines;
+}
+
 /// The element of "verdicts" for unit `p`: its lines, and the ranges nested differently that its text
 /// compares as one ("regrouped", regroupJson(); "under" the common range's path key).
 json verdictJson(const DiffParts& d, const std::string& p) {
   json regrouped = json::array();
-  for (const Regrouping* r : regroupsOf(d, d.regroups, p)) {
+  const std::vector<const Regrouping*> regroups = regroupsOf(d, d.regroups, p);
+  for (const Regrouping* r : regroups) {
     json e = regroupJson(*r);
     e["under"] = jsonPathKey(r->parent);
     regrouped.push_back(std::move(e));
   }
-  return json{{"unit", jsonPathKey(p)}, {"lines", verdictLines(d, p)}, {"regrouped", std::move(regrouped)}};
+  // The lines as the text verdict has them: the regroupings first.
+  std::vector<std::string> lines;
+  for (auto& [line, kernels] : regroupVerdictLines(d, regroups, p, [](const std::string& x) { return jsonPathKey(x); }))
+    lines.push_back(std::move(line));
+  for (auto& line : verdictLines(d, p)) lines.push_back(std::move(line));
+  return json{{"unit", jsonPathKey(p)}, {"lines", std::move(lines)}, {"regrouped", std::move(regrouped)}};
 }
 
 /// "steady_state": the range printed first when it repeats (the steady state a comparison is about), or
@@ -1357,13 +1380,8 @@ void printVerdict(std::ostream& out, const DiffText& t, const std::string& p,
     // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
     for (const auto& l : wrapLine(displayText(line), max_width, indent, 4)) out << l << '\n';
   };
-  for (const Regrouping* r : regroups) {
-    const std::string unit = r->parent == kOverall ? "the whole run" : unitName(d.a, r->parent);
-    std::string line = regroupLine(*r, unit);
-    if (r->parent != p) line = "under " + t.shortPath(r->parent) + ": " + line;
-    put(line, "  ");
-    for (const auto& k : regroupKernelsLines(*r)) put(k, "    ");
-  }
+  for (const auto& [line, kernels] : regroupVerdictLines(d, regroups, p, [&](const std::string& x) { return t.shortPath(x); }))
+    put(line, kernels ? "    " : "  ");
   for (const auto& line : verdictLines(d, p)) put(line, "  ");
 }
 
@@ -1393,6 +1411,7 @@ std::vector<RowChange> rangeChanges(const DiffText& t) {
     RowChange c;
     if (gpu) c.gpu = diff(x.present ? x.gpu_ns : 0, y.present ? y.gpu_ns : 0);
     c.count = diff(x.present ? x.launches : 0, y.present ? y.launches : 0);
+    c.both = x.present && y.present;
     out.push_back(c);
   }
   return out;
@@ -1424,12 +1443,16 @@ void printAnswerFirst(std::ostream& out, const DiffText& t, const std::vector<Re
   }
   std::vector<size_t> ranges{0};  // (overall), then the ranges with the largest changes
   for (size_t i : largestChanges(rangeChanges(t), kLargestChanges)) ranges.push_back(i + 1);
-  out << fmt::format("largest changes: the {} of {} ranges whose {} changed most, in table order\n", ranges.size() - 1,
+  out << fmt::format("largest changes: the {} of {} ranges whose {} changed most (ranges of both runs first), in table order\n", ranges.size() - 1,
                      t.rows.size() - 1, d.a.gpu_time && d.b.gpu_time ? "GPU time" : "launches");
   printRangeTable(out, t, ranges, max_width);
   out << '\n';
   const std::vector<RowChange> kc = kernelChanges(d);
   const std::vector<size_t> kernels = largestChanges(kc, kLargestChanges);
+  // Whole-run kernel counts and times of runs that did different work differ by that work too.
+  if (d.work.any())
+    out << "(whole-run counts: the runs did different work, see the whole run's verdict; compare a range's "
+           "kernels with --range PATH)\n";
   printKernels(out, d.kernels, d.a, d.b, max_width, t.full_names, &kernels);
   if (const std::string line = notShownLine(verdicts.size(), d.order.size(), ranges.size() - 1, t.rows.size() - 1,
                                             kernels.size(), kc.size());

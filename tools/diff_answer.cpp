@@ -16,6 +16,7 @@ std::vector<size_t> largestChanges(const std::vector<RowChange>& rows, size_t n)
   std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
     const RowChange& a = rows[x];
     const RowChange& b = rows[y];
+    if (a.both != b.both) return a.both;  // a range of one side only is no change of the same work
     if (a.gpu.has_value() != b.gpu.has_value()) return a.gpu.has_value();
     if (a.gpu && *a.gpu != *b.gpu) return *a.gpu > *b.gpu;
     return a.count > b.count;

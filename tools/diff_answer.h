@@ -29,10 +29,11 @@ inline constexpr size_t kVerdictWrap = 120;
 struct RowChange {
   std::optional<uint64_t> gpu;  // |B - A| of GPU time, ns
   uint64_t count = 0;           // |B - A| of launches or kernels
+  bool both = true;             // the row is on both sides (a row of one side only ranks after those)
 };
 
-/// Indices of the (at most) `n` rows with the largest change (GPU time first; rows without a GPU time change
-/// by their count change after those that have one), in their original order. Ties keep the earlier row.
+/// Indices of the (at most) `n` rows with the largest change (rows on both sides first; GPU time first; rows
+/// without a GPU time change by their count change after those that have one), in their original order. Ties keep the earlier row.
 /// Pure; never throws but std::bad_alloc.
 std::vector<size_t> largestChanges(const std::vector<RowChange>& rows, size_t n);
 
