@@ -220,8 +220,10 @@ std::vector<std::string> NameColumn::cells(size_t cap) const {
 namespace {
 
 /// fitTable() with names cut no narrower than `min_cap`.
+/// With `scan` and `widen`, the narrowest cap that fits is then widened by bisection (the widest cap found
+/// that fits; widths are not monotonic in the cap, so it is one that fits, not always the widest).
 bool fitNames(std::vector<std::vector<std::string>>& rows, size_t headings, const std::vector<NameColumn>& fit,
-              size_t indent, size_t max_width, size_t min_cap, bool scan = false) {
+              size_t indent, size_t max_width, size_t min_cap, bool scan = false, bool widen = false) {
   if (max_width == 0 || fit.empty()) return false;
   const std::vector<size_t> w = columnWidths(rows);
   const size_t total = lineWidth(w, indent);
@@ -241,7 +243,8 @@ bool fitNames(std::vector<std::vector<std::string>>& rows, size_t headings, cons
     size_t cap = min_cap + 1;
     while (cap <= widest && widthAt(rows, headings, fit, other, cap, best) > max_width) ++cap;
     if (cap > widest) return false;
-    scanned = true;
+    scanned = !widen;
+    min_cap = cap;
   }
   for (size_t lo = min_cap, hi = widest; lo < hi && !scanned;) {
     const size_t mid = lo + (hi - lo + 1) / 2;
@@ -319,14 +322,13 @@ DroppedColumns fitColumns(std::vector<std::vector<std::string>>& rows, size_t he
     if (fits(kept, indent, max_width) || highest == 0) {
       if (!fits(kept, indent, max_width)) {  // only columns never dropped left: names as narrow as can be
         kept = keepColumns(rows, keep, fit, kept_fit);
-        if (fitNames(kept, headings, kept_fit, indent, max_width, kLastResortNameColumn, /*scan=*/true) &&
-            !dropped.empty()) {
+        if (fitNames(kept, headings, kept_fit, indent, max_width, kLastResortNameColumn, /*scan=*/true)) {
           // Names that fit only at a cap wider than the narrowest: columns dropped while they were measured
           // at the narrowest come back, the last dropped first, while the table fits.
           std::vector<std::vector<std::string>> named = rows;
           for (const auto& c : kept_fit)
             for (size_t r = headings; r < kept.size(); ++r) named[r][keep[c.index]] = kept[r][c.index];
-          for (size_t g = dropped.labels.size(); g-- > 0;) {
+          for (size_t g = dropped.labels.size(); g-- > 0 && !dropped.empty();) {
             std::vector<size_t> back = keep, group;
             for (size_t c : dropped.columns)
               if (labelOf(c) == dropped.labels[g]) group.push_back(c);
@@ -338,7 +340,9 @@ DroppedColumns fitColumns(std::vector<std::vector<std::string>>& rows, size_t he
             for (size_t c : group) std::erase(dropped.columns, c);
             dropped.labels.erase(dropped.labels.begin() + static_cast<long>(g));
           }
-          kept = keepColumns(named, keep, {}, kept_fit);
+          // The names then take the room left by the columns that stayed out.
+          kept = keepColumns(rows, keep, fit, kept_fit);
+          fitNames(kept, headings, kept_fit, indent, max_width, kLastResortNameColumn, /*scan=*/true, /*widen=*/true);
         }
       }
       rows = std::move(kept);

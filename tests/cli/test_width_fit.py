@@ -100,6 +100,12 @@ r = kcount("kernels", LOGS["geglu-compiled"], "--width", "120")
 head = (tables(r.out) or [[""]])[0][0]
 check("dropped: kernels geglu-compiled --width 120: kernel, count, GPU total kept; the rest named",
       all(h in head for h in ("kernel", "count", "GPU total")) and "columns left out" in r.out, r.out)
+# Columns left out leave room: the names take it (a table of shortened names is not left 40 columns
+# narrower than the width).
+r = kcount("kernels", LOGS["geglu-eager"], "--width", "100")
+table = (tables(r.out) or [[]])[0]
+check("names widen: kernels geglu-eager --width 100: names shortened only as far as needed (table 90-100 wide)",
+      table and any("…" in x for x in table) and 90 <= max(width(x) for x in table) <= 100, r.out)
 r = kcount("kernels", LOGS["geglu-compiled"], "--width", "0")
 check("dropped: kernels --width 0: every column, no line naming columns left out",
       "epilogue" in r.out and "columns left out" not in r.out, r.out)
