@@ -233,6 +233,12 @@ def diff_verdicts_and_rows(kcount, exe, work, build):
     print(f"  diff page at 1400 px: {wrapped} of {rows} table rows wrap (taller than 1.5x a one-line row)"
           + (f": {html.unescape(attrs.get('tall-rows', ''))}" if wrapped != "0" else ""))
     check(f"diff page: no table row wraps at 1400 px ({wrapped} of {rows} rows)", rows >= 20 and wrapped == "0")
+    one = os.path.join(work, "one-rows.html")
+    subprocess.run([kcount, "report", EAGER, "-o", one], check=True)
+    one_attrs = status_attrs(browser(exe, "file://" + one + "#check-rows", "--dump-dom", work=work))
+    check(f"one log: no table row wraps at 1400 px ({one_attrs.get('wrapped-rows')} of {one_attrs.get('rows')} rows; "
+          f"{html.unescape(one_attrs.get('tall-rows', ''))})",
+          int(one_attrs.get("rows", "0")) >= 10 and one_attrs.get("wrapped-rows") == "0")
     # The check can fail: with the verdict cells of the old page (text wrapped in a column 28-52em wide) rows wrap.
     with open(page, encoding="utf-8") as f:
         old = f.read().replace("</head>", "<style>td.verdict { white-space: normal !important; min-width: 28em; "
