@@ -1364,17 +1364,25 @@ std::vector<const Regrouping*> regroupsOf(const DiffParts& d, const std::vector<
   return out;
 }
 
-/// The verdict of unit `p`: its heading, the regroupings under it (regroupLine() and regroupKernelsLines()),
-/// then its verdict lines, each wrapped at `max_width` (kVerdictWrap when 0) with a hanging indent.
-void printVerdict(std::ostream& out, const DiffText& t, const std::string& p,
-                  const std::vector<const Regrouping*>& regroups, size_t max_width) {
-  const DiffParts& d = t.d;
-  std::string head = "verdict for " + (p == kOverall ? std::string("the whole run") : t.shortPath(p));
+/// The heading of unit `p`'s verdict, without its colon: "verdict for the whole run", or "verdict for PATH"
+/// (PATH: `shown`, the path as the output shows it), with "(most repeated range: N instances in A, M in B)"
+/// after the steady-state range.
+std::string verdictHeading(const DiffParts& d, const std::string& p, const std::string& shown) {
+  std::string head = "verdict for " + (p == kOverall ? std::string("the whole run") : shown);
   if (p == steadyState(d)) {
     const DiffUnit& ua = d.a.units.at(p);
     const DiffUnit& ub = d.b.units.at(p);
     head += fmt::format(" (most repeated range: {} in A, {} in B)", counted(ua.instances, "instance"), ub.instances);
   }
+  return head;
+}
+
+/// The verdict of unit `p`: its heading, the regroupings under it (regroupLine() and regroupKernelsLines()),
+/// then its verdict lines, each wrapped at `max_width` (kVerdictWrap when 0) with a hanging indent.
+void printVerdict(std::ostream& out, const DiffText& t, const std::string& p,
+                  const std::vector<const Regrouping*>& regroups, size_t max_width) {
+  const DiffParts& d = t.d;
+  const std::string head = verdictHeading(d, p, p == kOverall ? std::string() : t.shortPath(p));
   for (const auto& l : wrapLine(head + ":", max_width, "", 6)) out << l << '\n';
   auto put = [&](const std::string& line, const std::string& indent) {
     // The lines name kernels and ranges as recorded: escaped here (JSON keeps them raw).
@@ -1530,6 +1538,17 @@ void printDiff(std::ostream& out, const std::vector<LoadedLog>& la, const std::v
     out << '\n';
     printVerdict(out, t, p, regroupsOf(d, regroups, p), max_width);
   }
+}
+
+json answerVerdictsJson(const std::vector<LoadedLog>& la, const std::vector<LoadedLog>& lb) {
+  const DiffParts d = diffParts(la, lb, logStates(la), logStates(lb));
+  json out = json::array();
+  for (const auto& p : answerVerdicts(d)) {
+    json v = verdictJson(d, p);
+    v["heading"] = verdictHeading(d, p, p);
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 }  // namespace kc

@@ -148,6 +148,11 @@ std::string mixedCommandLines(const std::vector<LoadedLog>& logs, const std::str
 ///  Schema: docs/usage.md. printDiff() writes the same as text: the kernels section one row per kernel,
 ///  largest GPU time first. Pure functions of the logs (thread-safe for distinct outputs).
 nlohmann::json diffJson(const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
+/// The verdicts the default text diff shows (its answer: the kMaxAnswerVerdicts most repeated ranges, then
+/// the whole run), in its order: elements of diffJson()'s "verdicts" ({"unit", "lines", "regrouped"}) with
+/// "heading", the text's heading line without its colon ("verdict for step (most repeated range: 20
+/// instances in A, 20 in B)", "verdict for the whole run"; the path whole). Lines as recorded, not escaped.
+nlohmann::json answerVerdictsJson(const std::vector<LoadedLog>& a, const std::vector<LoadedLog>& b);
 /// Writes `kcount diff --format json`'s document, diffJson(a, b), to `out`, followed by a newline: the text
 /// dumpJson() writes for it, written an element at a time (JsonWriter) for its lists that grow with the
 /// logs ("ranges", "verdicts", the kernels' "same", "only_a", "only_b"), so that memory does not grow with

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/diff.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
@@ -175,7 +176,14 @@ json htmlReportData(const std::vector<LoadedLog>& logs) {
   json runs = json::array();
   const std::vector<std::string> labels = fileLabels(logs);
   for (size_t i = 0; i < logs.size(); ++i) runs.push_back(runJson(logs[i], labels[i]));
-  return {{"generator", std::string("kcount ") + KCOUNT_VERSION}, {"runs", std::move(runs)}};
+  json out = {{"generator", std::string("kcount ") + KCOUNT_VERSION}, {"runs", std::move(runs)}};
+  if (logs.size() == 2) {
+    // The answer of `kcount diff A B` (its default text): the verdicts of the most repeated ranges and of the
+    // whole run, chosen as the diff chooses them.
+    const std::vector<LoadedLog> a(logs.begin(), logs.begin() + 1), b(logs.begin() + 1, logs.end());
+    out["diff"] = {{"verdicts", answerVerdictsJson(a, b)}};
+  }
+  return out;
 }
 
 void writeHtmlReport(std::ostream& out, const std::vector<LoadedLog>& logs) {

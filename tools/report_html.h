@@ -28,6 +28,9 @@ namespace kc {
 ///               its excl the "(no range)" launches
 ///    "kernels": [{"name": as recorded, "short": shortKernelNameUncut() (never cut), "demangled", "count", "gpu_ns", "grid": [x,y,z],
 ///                 "block": [x,y,z] (of the first record), "ranges": {path: count}, "decoded": decodedJson()}]}
+/// For two logs, also "diff": {"verdicts": answerVerdictsJson(A, B)} (tools/diff.h): the verdicts `kcount
+/// diff A B` prints first (most repeated ranges, at most kMaxAnswerVerdicts, then the whole run), each
+/// {"unit", "heading", "lines", "regrouped"}; the page shows them before its tables.
 /// COUNTS = {"launches", "kernels", "gpu_ns", "launch_api_ns"}. Times in ns. Kernels whose correlation id
 /// matches no launch are listed with range "(unmatched)".
 nlohmann::json htmlReportData(const std::vector<LoadedLog>& logs);

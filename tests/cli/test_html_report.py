@@ -23,6 +23,12 @@
 8. Logs with nothing to chart by a metric say why in place of the chart: GPU time of a log recorded with
    KCOUNT_GPU_TIME=0, kernels of a log with NVTX ranges only; such a log opens on a metric it has (kernel
    counts; CPU time in ranges, whose blocks are drawn).
+9. Two logs (geglu-eager vs geglu-compiled): the page opens with the verdicts `kcount diff` answers with
+   (before the first table: "GEMM kernels identical", the regrouping of gate, up, act, down as mlp), the
+   same units and lines as its JSON; at 1400 px no table row wraps: the page's own "#check-rows" script
+   counts, in Chromium, the rows taller than 1.5x a one-line row of their table, and the same count on the
+   page with the old verdict column style (wrapped text) is not 0, so the check can fail. A 1400 px wide
+   screenshot is kept: BUILD_DIR/test-artifacts/report-diff-1400.png.
 
 A missing chromium is a failure, not a skip: scripts/install_deps.sh installs it.
 Usage: test_html_report.py BUILD_DIR
@@ -55,11 +61,11 @@ def chromium():
     return None
 
 
-def browser(exe, url, *mode, work):
+def browser(exe, url, *mode, work, size="1400,900"):
     profile = tempfile.mkdtemp(dir=work)
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + profile,
-           "--window-size=1400,900", *mode, url]
+           "--window-size=" + size, *mode, url]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
 
 
@@ -186,7 +192,75 @@ def main():
             names_order_labels(kcount, exe, work)
             verdicts(kcount, exe, work)
             empty_charts(kcount, exe, work)
+            diff_verdicts_and_rows(kcount, exe, work, os.path.abspath(sys.argv[1]))
     return exit_status()
+
+
+def status_attrs(dom):
+    status = re.search(r'<div id="kc-status"([^>]*)>', dom)
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', status.group(1))) if status else {}
+
+
+def diff_verdicts_and_rows(kcount, exe, work, build):
+    """Two logs: the diff's verdicts open the page; no table row wraps at 1400 px; a 1400 px screenshot."""
+    page = os.path.join(work, "diff.html")
+    subprocess.run([kcount, "report", EAGER, COMPILED, "-o", page], check=True)
+    want = json.loads(subprocess.run([kcount, "diff", "--format", "json", EAGER, COMPILED], check=True,
+                                     capture_output=True, text=True).stdout)["verdicts"]
+    dom = browser(exe, "file://" + page + "#check-rows", "--dump-dom", work=work)
+    attrs = status_attrs(dom)
+    check(f"diff page: rendered ({ {k: v for k, v in attrs.items() if k != 'tall-rows'} })", attrs.get("state") == "ok")
+    first_table = dom.find("<table")
+    head = dom[:first_table] if first_table >= 0 else ""
+    items = [html.unescape(t) for t in re.findall(r"<li[^>]*>([^<]*)</li>", head)]
+    units = [html.unescape(t) for t in re.findall(r'<div class="verdict-unit">([^<]*)</div>', head)]
+    text = " ".join(items)
+    check(f"diff page: a Verdicts section before the first table ({units})",
+          "Verdicts" in head and units and units[-1] == "verdict for the whole run")
+    check("diff page: \"GEMM kernels identical\" before the first table", "GEMM kernels identical" in text)
+    regroup = [t for t in items if all(re.search(r"\b%s\b" % w, t) for w in ("gate", "up", "act", "down", "mlp"))]
+    check(f"diff page: the regrouping line of gate, up, act, down as mlp before the first table ({regroup[:1]})",
+          bool(regroup) and any(" ran as " in t for t in regroup))
+    # The units and lines are those of the diff's JSON (the default text's choice: most repeated, then overall).
+    by_unit = {v["unit"]: v["lines"] for v in want}
+    data = embedded_data(open(page, encoding="utf-8").read())
+    shown = (data.get("diff") or {}).get("verdicts", []) if data else []
+    check(f"diff page: each verdict's lines are diff JSON's ({[v['unit'] for v in shown]})",
+          shown and len(shown) <= 4 and shown[-1]["unit"] == "(overall)" and
+          all(v["lines"] == by_unit.get(v["unit"]) for v in shown) and
+          items == [line for v in shown for line in v["lines"]])
+    rows, wrapped = int(attrs.get("rows", "0")), attrs.get("wrapped-rows")
+    print(f"  diff page at 1400 px: {wrapped} of {rows} table rows wrap (taller than 1.5x a one-line row)"
+          + (f": {html.unescape(attrs.get('tall-rows', ''))}" if wrapped != "0" else ""))
+    check(f"diff page: no table row wraps at 1400 px ({wrapped} of {rows} rows)", rows >= 20 and wrapped == "0")
+    one = os.path.join(work, "one-rows.html")
+    subprocess.run([kcount, "report", EAGER, "-o", one], check=True)
+    one_attrs = status_attrs(browser(exe, "file://" + one + "#check-rows", "--dump-dom", work=work))
+    check(f"one log: no table row wraps at 1400 px ({one_attrs.get('wrapped-rows')} of {one_attrs.get('rows')} rows; "
+          f"{html.unescape(one_attrs.get('tall-rows', ''))})",
+          int(one_attrs.get("rows", "0")) >= 10 and one_attrs.get("wrapped-rows") == "0")
+    # The check can fail: with the verdict cells of the old page (text wrapped in a column 28-52em wide) rows wrap.
+    with open(page, encoding="utf-8") as f:
+        old = f.read().replace("</head>", "<style>td.verdict { white-space: normal !important; min-width: 28em; "
+                                          "max-width: 52em !important; }</style></head>", 1)
+    old_page = os.path.join(work, "diff-old-style.html")
+    with open(old_page, "w", encoding="utf-8") as f:
+        f.write(old)
+    old_wrapped = int(status_attrs(browser(exe, "file://" + old_page + "#check-rows", "--dump-dom", work=work)).get("wrapped-rows", "0"))
+    print(f"  the same page with the old verdict column style: {old_wrapped} rows wrap")
+    check(f"diff page: the row check counts wrapped rows of the old verdict style ({old_wrapped})", old_wrapped > 0)
+    # Screenshot kept as a test artifact.
+    out_dir = os.path.join(build, "test-artifacts")
+    os.makedirs(out_dir, exist_ok=True)
+    png = os.path.join(out_dir, "report-diff-1400.png")
+    if os.path.exists(png):
+        os.remove(png)
+    browser(exe, "file://" + page, "--screenshot=" + png, work=work, size="1400,2000")
+    check(f"diff page: screenshot written ({png})", os.path.exists(png))
+    if os.path.exists(png):
+        width, height, _ = decode_png(png)
+        print(f"  screenshot of the diff page at 1400 px: {png} ({width}x{height})")
+        check(f"diff page: screenshot is 1400 px wide ({width})", width == 1400)
 
 
 def small_changes(kcount, exe, work):
@@ -370,7 +444,9 @@ def names_order_labels(kcount, exe, work):
     data = embedded_data(page)
     labels = [r["label"] for r in data["runs"]] if data else []
     check(f"(c) logs of one file name labelled by their folders ({labels})", labels == ["run1/kcount", "run2/kcount"])
-    check("(a) no CSS cut at the end of names", "text-overflow" not in page)
+    # Names are shortened in the middle; CSS cuts (text-overflow) only verdicts and the kernels' ranges and ops.
+    cut = {sel.strip() for rule in re.findall(r"([^{}]*)\{[^}]*text-overflow", re.sub(r"/\*.*?\*/", "", page, flags=re.S)) for sel in rule.split(",")}
+    check(f"(a) no CSS cut at the end of names (cut: {sorted(cut)})", cut <= {"td.verdict", "td.clip"})
 
     # (a) the kernels table: names shortened in the middle, the full name in the tooltip
     dom = browser(exe, "file://" + one, "--dump-dom", work=work)

@@ -7,6 +7,7 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
+#include "tools/diff.h"
 #include "tools/report_html.h"
 #include "tests/support/loaded_log.h"
 
@@ -158,4 +159,59 @@ TEST_CASE("report page: runs labelled by file name, folders added only to tell e
   logs.push_back(logAt("runs/./x.kcount", "6"));
   logs.push_back(logAt("x.log", "8"));
   CHECK(labels(logs) == std::vector<std::string>{"runs/x (pid 5)", "runs/x (pid 6)", "x.log"});
+}
+
+TEST_CASE("report page: two logs carry the verdicts kcount diff answers with; one log none") {
+  // A log of `steps` instances of range "step", each one kernel "k" of `ns` ns.
+  auto logOf = [](const std::string& path, int steps, uint64_t ns) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink);
+    w.writeMetadata("pid", "7");
+    w.writeString(1, "step");
+    w.writeString(3, "k");
+    w.writeScope({1, 0, 1, 0});
+    for (int i = 0; i < steps; ++i) {
+      const uint64_t t = 1000 * static_cast<uint64_t>(i);
+      kc::LaunchBody l{};
+      l.correlation_id = static_cast<uint64_t>(i + 1);
+      l.scope_id = 1;
+      l.enter_ns = t + 1;
+      l.exit_ns = t + 2;
+      w.writeLaunch(l);
+      kc::KernelBody k{};
+      k.correlation_id = static_cast<uint64_t>(i + 1);
+      k.name_id = 3;
+      k.start_ns = t + 10;
+      k.end_ns = t + 10 + ns;
+      w.writeKernel(k);
+      w.writeRange({t, t + 900, 1, 7, 7, 0});
+    }
+    w.writeEnd();
+    w.flush();
+    return kc::test::loaded(sink.bytes, path);
+  };
+  std::vector<kc::LoadedLog> logs;
+  logs.push_back(logOf("a.kcount", 4, 100));
+  CHECK_FALSE(kc::htmlReportData(logs).contains("diff"));
+  logs.push_back(logOf("b.kcount", 4, 50));
+  const nlohmann::json data = kc::htmlReportData(logs);
+  REQUIRE(data.contains("diff"));
+  const nlohmann::json& shown = data["diff"]["verdicts"];
+  REQUIRE(shown.size() == 2);
+  CHECK(shown[0]["unit"] == "step");
+  CHECK(shown[0]["heading"] == "verdict for step (most repeated range: 4 instances in A, 4 in B)");
+  CHECK(shown[1]["unit"] == "(overall)");
+  CHECK(shown[1]["heading"] == "verdict for the whole run");
+  // The same lines as diff JSON's verdicts of those units.
+  const nlohmann::json diff = kc::diffJson({logs[0]}, {logs[1]});
+  for (const auto& v : shown) {
+    bool found = false;
+    for (const auto& d : diff["verdicts"])
+      if (d["unit"] == v["unit"]) {
+        found = true;
+        CHECK(d["lines"] == v["lines"]);
+        CHECK(!v["lines"].empty());
+      }
+    CHECK(found);
+  }
 }
