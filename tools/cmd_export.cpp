@@ -208,6 +208,28 @@ struct ExportCommand {
         return 2;
       }
     }
+    writeOutput(logs);
+    // What was written, one line per file (nothing for standard output): its size on disk.
+    if (output != "-") {
+      std::vector<std::string> files;
+      if (format == "csv")
+        for (const std::string& t : csv_table.empty() ? kc::csvTableNames() : std::vector<std::string>{csv_table})
+          files.push_back((std::filesystem::path(output) / (t + ".csv")).string());
+      else
+        files.push_back(output);
+      for (const std::string& f : files) {
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(f, ec);
+        std::cerr << "kcount export: wrote " << kc::shownPath(f) << " ("
+                  << (ec ? std::string("size unknown: ") + ec.message() : kc::counted(bytes, "byte")) << ", " << format
+                  << ")\n";
+      }
+    }
+    return rc;
+  }
+
+  /// Writes `logs` in the format asked to the output asked.
+  void writeOutput(const std::vector<kc::LoadedLog>& logs) {
     if (format == "sqlite") {
       kc::writeSqlite(output, logs);
     } else if (format == "csv") {
@@ -222,7 +244,6 @@ struct ExportCommand {
       else kc::writeJsonRecords(out, logs);
       closeOutput(out, output);
     }
-    return rc;
   }
 };
 
