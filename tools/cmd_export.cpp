@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,32 @@
 
 namespace kc {
 namespace {
+
+/// Rows of the CSV file `path` below its header: record ends ('\n' outside a quoted field, RFC 4180) less
+/// one, a last record without its line end counted too; nullopt if it cannot be read.
+std::optional<uint64_t> csvRows(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  uint64_t records = 0;
+  bool quoted = false, open = false;  // inside a quoted field; a record begun and not ended
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize k = 0; k < in.gcount(); ++k) {
+      const char c = buf[k];
+      if (c == '"') quoted = !quoted;  // "" inside a quoted field toggles twice
+      if (c == '\n' && !quoted) {
+        ++records;
+        open = false;
+      } else {
+        open = true;
+      }
+    }
+    if (!in) break;
+  }
+  if (in.bad()) return std::nullopt;
+  records += open ? 1 : 0;
+  return records > 0 ? records - 1 : 0;
+}
 
 /// Default `export --max-mb`: the Chrome trace size above which export refuses without --force.
 /// chrome://tracing and the Perfetto UI load a JSON trace into the browser's memory; traces of a few
@@ -220,7 +247,9 @@ struct ExportCommand {
       for (const std::string& f : files) {
         std::error_code ec;
         const auto bytes = std::filesystem::file_size(f, ec);
+        const std::optional<uint64_t> rows = format == "csv" ? csvRows(f) : std::nullopt;
         std::cerr << "kcount export: wrote " << kc::shownPath(f) << " ("
+                  << (rows ? kc::counted(*rows, "row") + ", " : std::string())
                   << (ec ? std::string("size unknown: ") + ec.message() : kc::counted(bytes, "byte")) << ", " << format
                   << ")\n";
       }

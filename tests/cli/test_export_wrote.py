@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """`kcount export` names what it wrote on stderr (docs/usage.md, "kcount export"): one line per file,
-`kcount export: wrote FILE (N bytes, FORMAT)`, N the file's size; every table's file for --format csv (the
+`kcount export: wrote FILE (N bytes, FORMAT)`, N the file's size (a CSV file's line also gives its rows
+below the header: `(N rows, N bytes, csv)`); every table's file for --format csv (the
 one --table names with it); nothing for -o - (standard output).
 
 Usage: test_export_wrote.py BUILD_DIR
 """
+import csv
 import os
 import sys
 import tempfile
@@ -31,10 +33,14 @@ def main():
         r = kcount("export", "--format", "csv", "-o", folder, LOG)
         lines = wrote_lines(r.err)
         files = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
-        check("export --format csv: one line per table's file, each with its size",
+        def rows(f):  # data rows below the header, as a CSV reader counts them
+            with open(os.path.join(folder, f), newline="") as fh:
+                return sum(1 for _ in csv.reader(fh)) - 1
+        check("export --format csv: one line per table's file, each with its rows and size",
               r.rc == 0 and len(lines) == len(files) == 7
-              and all(f"kcount export: wrote {os.path.join(folder, f)} ({os.path.getsize(os.path.join(folder, f))} bytes, csv)"
-                      in lines for f in files), (files, r.err))
+              and all(f"kcount export: wrote {os.path.join(folder, f)} ({rows(f)} row{'' if rows(f) == 1 else 's'}, "
+                      f"{os.path.getsize(os.path.join(folder, f))} bytes, csv)" in lines for f in files), (files, r.err))
+        check("export --format csv: kernels.csv has rows (the log's kernels)", "kernels.csv" in files and rows("kernels.csv") > 0)
         one = os.path.join(tmp, "one")
         r = kcount("export", "--format", "csv", "--table", "kernels", "-o", one, LOG)
         check("export --format csv --table kernels: one line, kernels.csv",
