@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,32 @@
 
 namespace kc {
 namespace {
+
+/// Rows of the CSV file `path` below its header: record ends ('\n' outside a quoted field, RFC 4180) less
+/// one, a last record without its line end counted too; nullopt if it cannot be read.
+std::optional<uint64_t> csvRows(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  uint64_t records = 0;
+  bool quoted = false, open = false;  // inside a quoted field; a record begun and not ended
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize k = 0; k < in.gcount(); ++k) {
+      const char c = buf[k];
+      if (c == '"') quoted = !quoted;  // "" inside a quoted field toggles twice
+      if (c == '\n' && !quoted) {
+        ++records;
+        open = false;
+      } else {
+        open = true;
+      }
+    }
+    if (!in) break;
+  }
+  if (in.bad()) return std::nullopt;
+  records += open ? 1 : 0;
+  return records > 0 ? records - 1 : 0;
+}
 
 /// Default `export --max-mb`: the Chrome trace size above which export refuses without --force.
 /// chrome://tracing and the Perfetto UI load a JSON trace into the browser's memory; traces of a few
@@ -208,6 +235,30 @@ struct ExportCommand {
         return 2;
       }
     }
+    writeOutput(logs);
+    // What was written, one line per file (nothing for standard output): its size on disk.
+    if (output != "-") {
+      std::vector<std::string> files;
+      if (format == "csv")
+        for (const std::string& t : csv_table.empty() ? kc::csvTableNames() : std::vector<std::string>{csv_table})
+          files.push_back((std::filesystem::path(output) / (t + ".csv")).string());
+      else
+        files.push_back(output);
+      for (const std::string& f : files) {
+        std::error_code ec;
+        const auto bytes = std::filesystem::file_size(f, ec);
+        const std::optional<uint64_t> rows = format == "csv" ? csvRows(f) : std::nullopt;
+        std::cerr << "kcount export: wrote " << kc::shownPath(f) << " ("
+                  << (rows ? kc::counted(*rows, "row") + ", " : std::string())
+                  << (ec ? std::string("size unknown: ") + ec.message() : kc::counted(bytes, "byte")) << ", " << format
+                  << ")\n";
+      }
+    }
+    return rc;
+  }
+
+  /// Writes `logs` in the format asked to the output asked.
+  void writeOutput(const std::vector<kc::LoadedLog>& logs) {
     if (format == "sqlite") {
       kc::writeSqlite(output, logs);
     } else if (format == "csv") {
@@ -222,7 +273,6 @@ struct ExportCommand {
       else kc::writeJsonRecords(out, logs);
       closeOutput(out, output);
     }
-    return rc;
   }
 };
 

@@ -33,6 +33,7 @@ struct SummaryCommand {
   bool salvage = false;
   bool wide = false;
   std::string metric = "gpu";
+  bool sum = false;  // --sum: the across-logs table's total column
   std::string sort = "run";
   std::string graph_view = "launch";
   JoinOptions join;  // set by --graph-view
@@ -60,6 +61,8 @@ struct SummaryCommand {
     sort_words.insert(sort_words.end(), metric_words.begin(), metric_words.end());
     summary->add_option("--metric", metric, "with several logs: the number compared across logs")
         ->check(CLI::IsMember(metric_words));
+    summary->add_flag("--sum", sum,
+                      "with several logs: a total column in the across-logs table (the logs' numbers added up)");
     summary->add_option("--sort", sort,
                         "row order of the table and CSV: run (depth first, as the ranges were first seen) or the "
                         "larger first by gpu, kernels, launches, cpu or launch-cpu (among siblings in the tree view, "
@@ -149,7 +152,7 @@ struct SummaryCommand {
       }
     if (any_trace) return 2;
     // The series is the same for every view and layout: the table's options have no effect on it.
-    for (const char* o : {"--metric", "--view", "--top", "--wide", "--sort"})
+    for (const char* o : {"--metric", "--sum", "--view", "--top", "--wide", "--sort"})
       if (summary->get_option(o)->count() > 0)
         std::cerr << "kcount: " << o << " shapes the summary table: no effect with --series (per range, the "
                      "change of its inclusive numbers between snapshots)\n";
@@ -233,6 +236,11 @@ struct SummaryCommand {
     if (summary->get_option("--metric")->count() > 0 && (format != "table" || logs.size() < 2))
       std::cerr << "kcount: --metric chooses the number of the across-logs table, printed for several logs "
                    "in the table format: no effect here\n";
+    if (sum && (format != "table" || logs.size() < 2))
+      std::cerr << "kcount: --sum adds a total column to the across-logs table, printed for several logs in the "
+                   "table format: no effect here"
+                << (format == "json" && logs.size() > 1 ? " (the JSON's across_logs has \"total\" per range)" : "")
+                << "\n";
     // --wide shapes the table only; --top the table and the CSV's top-kernels column (JSON lists them all).
     if (format != "table" && summary->get_option("--wide")->count() > 0)
       std::cerr << "kcount: --wide lays out the table format's verdict and top-kernel lines: no effect with "
@@ -273,7 +281,7 @@ struct SummaryCommand {
         if (format == "table" && logs.size() > 1) {
           out << '\n';
           kc::printAcrossLogs(out, logs, kc::parseAcrossMetric(metric).value_or(kc::AcrossMetric::kGpuNs),
-                              full_names ? 0 : opt.width);
+                              full_names ? 0 : opt.width, sum);
         }
       });
     }

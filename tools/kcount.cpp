@@ -3,6 +3,7 @@
 // See docs/usage.md.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -74,7 +75,85 @@ int answerHelp(const CLI::App& app, int argc, char** argv, const std::string& co
   return 0;
 }
 
+/// Splits CLI11's list of arguments ("a b c") at spaces.
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < s.size();) {
+    const size_t end = std::min(s.find(' ', at), s.size());
+    if (end > at) out.push_back(s.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+/// 'a', 'b' and 'c'.
+std::string quotedList(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + ("'" + v[i] + "'");
+  return out;
+}
+
+/// CLI11's message for a usage error in kcount's words: an unknown option or an unexpected argument named
+/// as such, a missing value or a value not among the choices said plainly; any other message as CLI11 words
+/// it, its first letter in lower case.
+std::string usageMessage(const CLI::ParseError& e, int argc, char** argv) {
+  const std::string what = e.what();
+  auto starts = [&](std::string_view p) { return what.starts_with(p); };
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    // "The following argument(s) was/were not expected: A B"
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos) {
+      // In command-line order (CLI11 lists them in either order, depending on where it found them).
+      std::vector<std::string> given = words(what.substr(colon + 2));
+      auto at = [&](const std::string& w) { return std::find(argv, argv + argc, w) - argv; };
+      std::stable_sort(given.begin(), given.end(), [&](const auto& a, const auto& b) { return at(a) < at(b); });
+      std::vector<std::string> options, others;
+      for (std::string& w : given)
+        (w.size() > 1 && w[0] == '-' ? options : others).push_back(std::move(w));
+      std::string out;
+      if (!options.empty()) out += (options.size() > 1 ? "unknown options " : "unknown option ") + quotedList(options);
+      if (!others.empty())
+        out += (out.empty() ? "" : "; ") + std::string(others.size() > 1 ? "unexpected arguments " : "unexpected argument ") +
+               quotedList(others);
+      if (!out.empty()) return out;
+    }
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    // "--format: 1 required TEXT missing"
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos && what.ends_with(" missing") && what.find(" required ", colon) != std::string::npos) {
+      const std::string n = what.substr(colon + 2, what.find(' ', colon + 2) - colon - 2);
+      return what.substr(0, colon) + " needs " + (n == "1" ? std::string("a value") : n + " values");
+    }
+  }
+  if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
+    // IsMember's "--format: xml not in {table,csv,json}"
+    const size_t colon = what.find(": "), not_in = what.rfind(" not in {");
+    if (colon != std::string::npos && not_in != std::string::npos && not_in > colon && what.ends_with("}")) {
+      std::vector<std::string> choices;
+      const std::string set = what.substr(not_in + 9, what.size() - not_in - 10);
+      for (size_t at = 0; at <= set.size();) {
+        const size_t end = std::min(set.find(',', at), set.size());
+        choices.push_back(set.substr(at, end - at));
+        at = end + 1;
+      }
+      std::string list;
+      for (size_t i = 0; i < choices.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+      return what.substr(0, colon) + ": '" + what.substr(colon + 2, not_in - colon - 2) + "' is not " + list;
+    }
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && starts("logs is required")) return "no log file given";
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && starts("A subcommand")) return "no command given";
+  std::string out = what;
+  if (!out.empty() && out[0] >= 'A' && out[0] <= 'Z' && !(out.size() > 1 && out[1] >= 'A' && out[1] <= 'Z'))
+    out[0] = static_cast<char>(out[0] - 'A' + 'a');
+  return out;
+}
+
 /// A usage error from CLI11's parser, said and given its exit status: 0 for --help and --version, else 2.
+/// Said as kcount's own messages are: "kcount summary: unknown option '--foo' (kcount summary --help)".
 int usageError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv, const std::string& command_names) {
   // An unknown command: named, with the commands there are (CLI11 says only "A subcommand is required").
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
@@ -85,7 +164,11 @@ int usageError(CLI::App& app, const CLI::ParseError& e, int argc, char** argv, c
     return 2;
   }
   // --help and --version exit 0; every usage error exits 2, as documented (CLI11's own codes vary).
-  if (app.exit(e) == 0) return 0;
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  // The command the error is in: the one parsed (CLI11 marks it before reading its options), else none.
+  std::string who = "kcount";
+  for (const CLI::App* sub : app.get_subcommands()) who += " " + sub->get_name();
+  std::cerr << who << ": " << usageMessage(e, argc, argv) << " (" << who << " --help)\n";
   // A file whose name starts with '-' is read as an option (its letters as short flags): say how to
   // name it.
   for (int i = 2; i < argc; ++i) {

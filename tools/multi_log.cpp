@@ -261,7 +261,8 @@ void writeAcrossLogsJson(JsonWriter& w, const std::vector<LoadedLog>& logs) {
                                                  }}});
 }
 
-void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric, size_t max_width) {
+void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric, size_t max_width,
+                     bool sum) {
   std::vector<std::string> paths;
   std::map<std::string, std::vector<std::optional<Cell>>> cells;
   std::map<std::string, RawPath> raw;
@@ -285,12 +286,13 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head{"range"};
   for (const auto& l : labelsOf(logs)) head.push_back(l);
-  for (const char* h : {"total", "min", "median", "max", "in logs"}) head.push_back(h);
+  if (sum) head.push_back("total");
+  for (const char* h : {"min", "median", "max", "in logs"}) head.push_back(h);
   rows.push_back(head);
   for (const auto& p : paths) {
     std::vector<std::string> r{p};
     std::vector<uint64_t> present;
-    uint64_t sum = 0;  // held at 2^64 - 1, as each log's sums
+    uint64_t total = 0;  // held at 2^64 - 1, as each log's sums
     size_t in = 0;
     const auto& row = cells.at(p);
     for (size_t i = 0; i < row.size(); ++i) {
@@ -306,11 +308,11 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
       }
       r.push_back(fmtv(c->v[m]));
       present.push_back(c->v[m]);
-      satAdd(sum, c->v[m]);
+      satAdd(total, c->v[m]);
     }
     const Spread s = spreadOf(present);
     const bool none = present.empty();  // GPU time recorded, or CPU time measured, by no log with the range
-    r.push_back(none ? "-" : fmtv(sum));
+    if (sum) r.push_back(none ? "-" : fmtv(total));
     r.push_back(none ? "-" : fmtv(s.min));
     r.push_back(none ? "-" : fmtMedian(s));
     r.push_back(none ? "-" : fmtv(s.max));
@@ -322,12 +324,13 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
   for (size_t k = 1; k < rows.size(); ++k) names.names.push_back(rows[k][0]);
   bool unknown_median = false;
   for (size_t k = 1; k < rows.size(); ++k) unknown_median = unknown_median || rows[k][rows[k].size() - 3] == kUnknownMedian;
-  // Kept at any width: the range and total; dropped first: in logs, min, max, median, then the logs' own
-  // columns, the last log's first (docs/usage.md, "Fitting --width").
+  // Kept at any width: the range and total (--sum); dropped first: in logs, min, max, median, then the logs'
+  // own columns, the last log's first (docs/usage.md, "Fitting --width").
   std::vector<unsigned> drop{0};
   for (size_t i = 0; i < logs.size(); ++i) drop.push_back(static_cast<unsigned>(i + 1));
   const auto n = static_cast<unsigned>(logs.size());
-  for (unsigned r : {0u, n + 3, n + 1, n + 2, n + 4}) drop.push_back(r);  // total, min, median, max, in logs
+  if (sum) drop.push_back(0);                                           // total
+  for (unsigned r : {n + 3, n + 1, n + 2, n + 4}) drop.push_back(r);  // min, median, max, in logs
   const DroppedColumns dropped = fitColumns(rows, 1, {names}, 0, max_width, drop);
   if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
   std::vector<size_t> w(rows.front().size(), 0);
@@ -351,19 +354,22 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     if (noSnapshotNumbers(logs[i])) unknown += (unknown.empty() ? "" : ", ") + labels[i];
   if (!unknown.empty())
     out << kNoTotals << ": " << unknown
-        << " (summary-mode log without a complete snapshot, so without numbers): left out of total, spread and "
-           "in logs\n";
+        << " (summary-mode log without a complete snapshot, so without numbers): left out of "
+        << (sum ? "total, " : "") << "spread and in logs\n";
   std::string off;
   for (size_t i = 0; i < logs.size(); ++i)
     if (!gpuTimeRecorded(logs[i].data)) off += (off.empty() ? "" : ", ") + labels[i];
   if (!off.empty())
     out << "GPU time: not recorded in " << off << " (KCOUNT_GPU_TIME=0)"
-        << (m == 2 ? ": '-', left out of total and spread\n" : "\n");
+        << (m == 2 ? (sum ? ": '-', left out of total and spread\n" : ": '-', left out of the spread\n") : "\n");
   std::string sampled;
   for (size_t i = 0; i < logs.size(); ++i)
     if (const uint64_t n = launchTimingSample(logs[i].data); n > 1)
       sampled += (sampled.empty() ? "" : ", ") + labels[i] + " (1 in " + std::to_string(n) + ")";
   if (!sampled.empty()) out << "launch CPU: estimated in " << sampled << " (KCOUNT_LAUNCH_TIMING)\n";
+  if (!sum)
+    out << "not added up: each log's " << kTitles[m]
+        << " in its own column; --sum adds a total column (the logs' sum per range)\n";
 }
 
 }  // namespace kc

@@ -1,5 +1,6 @@
 // Several logs at once (ranks of one job, or runs): per range path, each log's numbers side by side, their
-// total, and the spread across logs (min/median/max). Behind `kcount summary` with more than one log.
+// total (in the table only with --sum), and the spread across logs (min/median/max). Behind `kcount summary`
+// with more than one log.
 #pragma once
 
 #include <cstdint>
@@ -45,11 +46,13 @@ nlohmann::json acrossLogsJson(const std::vector<LoadedLog>& logs);
 /// time. Thread-safe for distinct writers and logs not being changed.
 void writeAcrossLogsJson(JsonWriter& w, const std::vector<LoadedLog>& logs);
 
-/// Table of one metric (inclusive; "(no range)" exclusive, as in the summary): range, one column per log,
-/// total, min, median, max, and "in k/N logs". A log without numbers (noSnapshotNumbers()) reads "no
-/// totals" in each row, is left out of total, spread and in logs, and is named in a note under the table.
-/// The range column is narrowed so that the lines fit `max_width` display columns when it can (fitTable();
-/// 0: no limit).
-void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric, size_t max_width = 0);
+/// Table of one metric (inclusive; "(no range)" exclusive, as in the summary): range, one column per log side
+/// by side, min, median, max, and "in k/N logs". The logs are not added up unless `sum` (--sum): then a total
+/// column follows the logs' columns; without it a line under the table says how to get it. A log without
+/// numbers (noSnapshotNumbers()) reads "no totals" in each row, is left out of total, spread and in logs,
+/// and is named in a note under the table. The range column is narrowed so that the lines fit `max_width`
+/// display columns when it can (fitTable(); 0: no limit).
+void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, AcrossMetric metric, size_t max_width = 0,
+                     bool sum = false);
 
 }  // namespace kc

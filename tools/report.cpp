@@ -436,6 +436,31 @@ std::string statsShortfall(const LoadedLog& l, bool fewer_only = false);  // bel
 
 namespace {
 
+/// For a damaged trace-mode log whose Stats record was read (it is in the final chunk, with the End record):
+/// how many records of each kind the library wrote and how many the intact chunks hold, "; missing with
+/// the damage: 65 of 129 launch records, 65 of 129 kernel records (the Stats record's counts less those
+/// read)"; "" when nothing is missing, or without those numbers (no Stats or End record read, a
+/// summary-mode log, rotated parts: the run's records are not known, and nothing is said).
+std::string damagedShortfall(const LoadedLog& l) {
+  const LogData& d = l.data;
+  if (d.intact() || !d.has_stats || !d.complete || !d.snapshots.empty() || d.meta("mode") == "summary" ||
+      !l.files.empty() || d.rotationPart() != 0 || d.continuedInPart() != 0)
+    return {};
+  const StatsBody& st = d.stats;
+  const LogData::FileRecords file = d.fileRecords();
+  std::string out;
+  auto add = [&](uint64_t taken, uint64_t kept_out, uint64_t read, const char* what) {
+    const uint64_t written = taken >= kept_out ? taken - kept_out : 0;
+    if (read >= written) return;
+    out += fmt::format("{}{} of {}", out.empty() ? "" : ", ", written - read,
+                       counted(written, std::string(what) + " record"));
+  };
+  add(st.launches, st.not_written_launches, file.launches, "launch");
+  add(st.kernels, st.not_written_kernels, file.kernels, "kernel");
+  add(st.ranges, st.not_written_ranges, file.ranges, "range");
+  return out.empty() ? out : "; missing with the damage: " + out + " (the Stats record's counts less those read)";
+}
+
 /// The footer's one-line state of the log: complete (clean or lossy), incomplete, salvaged from damage, or
 /// followed by bytes after its end record. A log that is not intact is never called complete; its line
 /// points at the reader's errors, `errors_at` saying where they are ("listed below": the footer prints
@@ -446,8 +471,8 @@ std::string logStateOnly(const LoadedLog& l, std::string_view errors_at) {
   const std::string lossy = loss.any() ? "; LOSSY: " + loss.text() : "";
   if (!d.intact())
     // Without End record the damage may have taken it: "no intact end record", not "no end record".
-    return fmt::format("log DAMAGED: numbers are from the intact part only (salvaged; see the errors {}){}{}",
-                       errors_at, d.complete ? "" : "; no intact end record", lossy);
+    return fmt::format("log DAMAGED: numbers are from the intact part only (salvaged; see the errors {}){}{}{}",
+                       errors_at, d.complete ? "" : "; no intact end record", damagedShortfall(l), lossy);
   if (d.dataAfterEnd())
     return fmt::format("log complete up to byte {}; the {} after its end record {} not read{}{}",
                        d.after_end_offset, counted(d.after_end_bytes, "byte"), d.after_end_bytes == 1 ? "is" : "are",

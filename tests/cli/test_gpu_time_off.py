@@ -88,9 +88,15 @@ def main():
         off_cells = [re.split(r"\s{2,}", l)[2] for l in across.splitlines()[3:] if len(re.split(r"\s{2,}", l)) > 3]
         check("summary A B: across table shows '-' for the log without GPU times, and a note",
               rc == 0 and across and "not recorded in" in across and off_cells and set(off_cells) == {"-"}, across)
+        check("summary A B: not added up by default, the note says so",
+              "(KCOUNT_GPU_TIME=0): '-', left out of the spread" in across and "\nnot added up: " in across
+              and " total " not in across.splitlines()[1], across)
+        rc, out, err = kcount("summary", "--sum", on, off)
+        across = out[out.index("== across"):] if "== across" in out else ""
         row = next((l for l in across.splitlines() if l.startswith("step ")), "")
-        check("summary A B: '-' cell, total of the recorded log",
-              re.search(r"30\.6 ms\s+-\s+30\.6 ms", row) is not None, row)
+        check("summary --sum A B: '-' cell, total of the recorded log",
+              re.search(r"30\.6 ms\s+-\s+30\.6 ms", row) is not None
+              and "(KCOUNT_GPU_TIME=0): '-', left out of total and spread" in across, across)
         rc, out, err = kcount("summary", on, off, "--format", "json")
 
         # ---- kernels: text, CSV, JSON

@@ -72,7 +72,13 @@ def across_logs(held, plain):
     r = kcount("summary", held, plain)
     table = r.out[r.out.find("== across 2 logs"):]
     step = next((l for l in table.splitlines() if l.startswith("step")), "")
-    check("summary A B: the across-logs row shows the held sum as held, its total held, the median unknown",
+    check("summary A B: the across-logs row shows the held sum as held, the median unknown, no total",
+          step.split() == ["step", "≥18446744074", "s", "3.00", "µs", "3.00", "µs", "unknown",
+                           "≥18446744074", "s", "2/2"] and "\nunknown: a median of two values" in table, table)
+    r = kcount("summary", "--sum", held, plain)
+    table = r.out[r.out.find("== across 2 logs"):]
+    step = next((l for l in table.splitlines() if l.startswith("step")), "")
+    check("summary --sum A B: the across-logs row shows the held sum as held, its total held, the median unknown",
           step.split() == ["step", "≥18446744074", "s", "3.00", "µs", "≥18446744074", "s", "3.00", "µs", "unknown",
                            "≥18446744074", "s", "2/2"] and "\nunknown: a median of two values" in table, table)
     r = kcount("summary", "--format", "json", held, plain)

@@ -32,7 +32,7 @@ def make_log(tool, path, script):
 
 
 def across_cpu():
-    text = kcount_out("summary", "--metric", "cpu", *LOGS)
+    text = kcount_out("summary", "--metric", "cpu", "--sum", *LOGS)
     across = text[text.index("== across "):]  # after each log's own table
     row = next((l for l in across.splitlines() if l.startswith("(no range) ")), "")
     cells = row.split()[2:]  # after "(no range)": 2 logs, total, min, median, max, in logs

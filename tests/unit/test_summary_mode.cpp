@@ -332,24 +332,42 @@ TEST_CASE("across logs: a summary-mode log without a snapshot has no totals, not
   }
   CHECK(step_seen);
 
-  std::ostringstream table;
-  kc::printAcrossLogs(table, {full, none}, kc::AcrossMetric::kLaunches);
-  const std::string t = table.str();
-  INFO(t);
-  CHECK(has(t, "no totals: killed (summary-mode log without a complete snapshot, so without numbers): left out of "
-               "total, spread and in logs\n"));
-  // Cells are separated by two spaces or more: step's row is range, full, killed, total, min, median, max, in logs.
-  std::istringstream lines(t);
-  std::vector<std::string> step;
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with("step ")) continue;
-    for (size_t at = 0; at < line.size();) {
-      const size_t gap = line.find("  ", at);
-      step.push_back(line.substr(at, gap == std::string::npos ? std::string::npos : gap - at));
-      at = gap == std::string::npos ? line.size() : line.find_first_not_of(' ', gap);
+  // Cells are separated by two spaces or more.
+  auto stepRow = [](const std::string& t) {
+    std::istringstream lines(t);
+    std::vector<std::string> step;
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with("step ")) continue;
+      for (size_t at = 0; at < line.size();) {
+        const size_t gap = line.find("  ", at);
+        step.push_back(line.substr(at, gap == std::string::npos ? std::string::npos : gap - at));
+        at = gap == std::string::npos ? line.size() : line.find_first_not_of(' ', gap);
+      }
     }
+    return step;
+  };
+  {
+    // Not added up by default: step's row is range, full, killed, min, median, max, in logs.
+    std::ostringstream table;
+    kc::printAcrossLogs(table, {full, none}, kc::AcrossMetric::kLaunches);
+    const std::string t = table.str();
+    INFO(t);
+    CHECK(has(t, "no totals: killed (summary-mode log without a complete snapshot, so without numbers): left out of "
+                 "spread and in logs\n"));
+    CHECK(has(t, "not added up: each log's launches in its own column; --sum adds a total column"));
+    CHECK(stepRow(t) == std::vector<std::string>{"step", "300", "no totals", "300", "300", "300", "1/2"});
   }
-  CHECK(step == std::vector<std::string>{"step", "300", "no totals", "300", "300", "300", "300", "1/2"});
+  {
+    // --sum: range, full, killed, total, min, median, max, in logs.
+    std::ostringstream table;
+    kc::printAcrossLogs(table, {full, none}, kc::AcrossMetric::kLaunches, 0, /*sum=*/true);
+    const std::string t = table.str();
+    INFO(t);
+    CHECK(has(t, "no totals: killed (summary-mode log without a complete snapshot, so without numbers): left out of "
+                 "total, spread and in logs\n"));
+    CHECK_FALSE(has(t, "not added up"));
+    CHECK(stepRow(t) == std::vector<std::string>{"step", "300", "no totals", "300", "300", "300", "300", "1/2"});
+  }
 }
 
 TEST_CASE("a trace-mode log is not taken for a summary-mode one by its metadata") {
