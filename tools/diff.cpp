@@ -803,6 +803,11 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
                               a.kernels, b.kernels, countChange(a.kernels, b.kernels), gpu, mem,
                               formatDuration(a.launch_api_ns), formatDuration(b.launch_api_ns),
                               percentOrUnknown(a.launch_api_ns, b.launch_api_ns)));
+  // The wall time in the range (host clock): a CPU-bound range can get slower while its launch calls and
+  // GPU time shrink.
+  if (cpuMeasured(a) && cpuMeasured(b))
+    lines.back() += fmt::format(", time in the range {} -> {} ({})", formatDuration(a.cpu_ns), formatDuration(b.cpu_ns),
+                                percentOrUnknown(a.cpu_ns, b.cpu_ns));
   return lines;
 }
 
