@@ -34,8 +34,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kOverall = "(overall)";
-
 void addStats(DiffUnit& u, const LogData& d, const RangeStats& r, uint64_t instances, uint64_t cpu_ns,
               std::unordered_map<uint32_t, DecodedKernel>& cache) {
   // Sums over a side's logs are held at kSaturated, as each log's own (collector/saturating.h).

@@ -18,6 +18,9 @@
 
 namespace kc {
 
+/// The DiffSide key and table label of the whole run.
+inline constexpr const char* kOverall = "(overall)";
+
 /// The change B - A of a count or ns sum, as diff's JSON, CSV and text give it: std::nullopt (JSON null,
 /// an empty CSV field, kUnknownChange in text) when either sum is held at 2^64 - 1 (kSaturated: its true
 /// value is larger, so the change is not known) or when the change lies beyond ±(2^63 - 1) (292 years of

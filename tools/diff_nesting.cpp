@@ -13,8 +13,6 @@ namespace {
 
 std::string compactName(const std::string& s);
 
-constexpr const char* kOverall = "(overall)";
-
 bool presentIn(const DiffSide& side, const std::string& p) {
   auto it = side.units.find(p);
   return it != side.units.end() && it->second.present;
