@@ -29,13 +29,17 @@ import torch
 
 
 def parse_args(description, min_compile_warmup=0, argv=None):
-    """Arguments shared by all examples: --steps, --warmup, --compile, --torch-profiler PATH."""
+    """Arguments shared by all examples: --steps, --warmup, --compile [--compile-mode MODE],
+    --torch-profiler PATH."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--steps", type=int, default=20, help="measured steps (default 20)")
     p.add_argument("--warmup", type=int, default=5,
                    help="warm-up steps, all inside the NVTX range 'warmup' (default 5)")
     p.add_argument("--compile", action="store_true",
                    help="run the model through torch.compile (default mode)")
+    p.add_argument("--compile-mode", metavar="MODE", default=None,
+                   help="torch.compile's mode with --compile, e.g. reduce-overhead (Inductor's CUDA graph "
+                        "trees: each step replays a graph)")
     p.add_argument("--torch-profiler", metavar="PATH", default=None,
                    help="profile the measured steps with torch.profiler (run WITHOUT kcount: CUPTI "
                         "allows one subscriber) and write kernel counts as JSON to PATH")
@@ -44,6 +48,8 @@ def parse_args(description, min_compile_warmup=0, argv=None):
         p.error("--steps must be at least 1")
     if args.warmup < 0:
         p.error("--warmup must not be negative")
+    if args.compile_mode and not args.compile:
+        p.error("--compile-mode needs --compile")
     if args.compile and args.warmup < min_compile_warmup:
         p.error(f"--compile needs --warmup >= {min_compile_warmup} so that compilation and "
                 f"autotuning happen inside the 'warmup' range")

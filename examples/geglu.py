@@ -7,7 +7,7 @@ is step/mlp around the compiled call; expected 4 kernels (3 GEMMs + 1 fused Trit
 Warm-up steps (at least 3 with --compile, so compilation and autotuning happen there) are inside the
 range 'warmup'.
 
-    kcount run -- python3 examples/geglu.py [--steps 20] [--warmup 5] [--compile]
+    kcount run -- python3 examples/geglu.py [--steps 20] [--warmup 5] [--compile [--compile-mode reduce-overhead]]
     python3 examples/geglu.py --torch-profiler out.json      # without kcount
 """
 
@@ -40,7 +40,7 @@ def main():
     x = torch.randn(8, 512, 4096, device=device, dtype=dtype)
 
     if args.compile:
-        compiled = torch.compile(mlp)
+        compiled = torch.compile(mlp, mode=args.compile_mode)
 
         def step():
             with nvtx_range("mlp"):

@@ -22,7 +22,7 @@ def main():
     model = nn.Linear(4096, 4096, bias=True, device=device, dtype=dtype)
     model.eval()
     x = torch.randn(8, 512, 4096, device=device, dtype=dtype)
-    forward = torch.compile(model) if args.compile else model
+    forward = torch.compile(model, mode=args.compile_mode) if args.compile else model
 
     def step():
         with nvtx_range("linear"):

@@ -138,6 +138,7 @@ bool CuptiApi::load(const std::string& configured_path, std::string* error) {
   need(getCallbackName, "cuptiGetCallbackName");
   need(getGraphNodeId, "cuptiGetGraphNodeId");
   need(getGraphId, "cuptiGetGraphId");
+  need(getGraphExecId, "cuptiGetGraphExecId", false);
   if (!ok) {
     *error = path + " lacks:" + missing;
     return false;

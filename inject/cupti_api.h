@@ -36,6 +36,7 @@ struct CuptiApi {
   decltype(&cuptiGetCallbackName) getCallbackName = nullptr;
   decltype(&cuptiGetGraphNodeId) getGraphNodeId = nullptr;
   decltype(&cuptiGetGraphId) getGraphId = nullptr;
+  decltype(&cuptiGetGraphExecId) getGraphExecId = nullptr;  // optional: graph kernels without activity
 
   /// Finds and loads libcupti. Order: a libcupti already mapped in the process; KCOUNT_CUPTI_PATH;
   /// the folder of an already-loaded CUDA wheel library (site-packages/nvidia/cu13/lib, where PyTorch's

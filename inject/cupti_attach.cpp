@@ -12,6 +12,7 @@
 #include "inject/cuda_driver.h"
 #include "inject/cupti_api.h"
 #include "inject/cupti_detach.h"
+#include "inject/cupti_graphs.h"
 #include "inject/cupti_trampolines.h"
 #include "inject/log.h"
 #include "inject/session.h"
@@ -133,6 +134,9 @@ bool subscribeAndEnable() {
   if ((r = api.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) !=
       CUPTI_SUCCESS)
     return failAttach(r, "cuptiEnableCallback(GRAPHNODE_CLONED)");
+  // KCOUNT_GPU_TIME=0: a graph launch's kernels are read from the graph (inject/cupti_graphs.h).
+  if (!Session::get().config().gpu_time && (r = enableGraphExecCallbacks(g_subscriber)) != CUPTI_SUCCESS)
+    return failAttach(r, "cuptiEnableCallback(graph exec)");
   return true;
 }
 
@@ -157,6 +161,8 @@ bool attachCupti() {
     }
     registerTimestampCallback();
   }
+  // What changed in a graph exec while CUPTI was detached is unknown: graphs are read again from here on.
+  if (g_ever_attached.load()) Session::get().forgetGraphExecs();
   if (!subscribeAndEnable()) return false;
   // KCOUNT_GPU_TIME=0: no activity at all (kernels are named at their launch callbacks); kernel activity
   // is most of CUPTI's cost per launch, and all of it for graph replays (docs/performance.md, Run 5).

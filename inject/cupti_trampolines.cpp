@@ -8,6 +8,7 @@
 #include "inject/callbacks.h"
 #include "inject/cupti_api.h"
 #include "inject/cupti_detach.h"
+#include "inject/cupti_graphs.h"
 #include "inject/session.h"
 
 namespace kc::inject {
@@ -75,10 +76,15 @@ void CUPTIAPI onCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cb
       return;
     }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-      onLaunchCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
-    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
-               (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) {
-      onGraphResource(cbid, static_cast<const CUpti_ResourceData*>(data));
+      if (domain == CUPTI_CB_DOMAIN_DRIVER_API && isGraphExecEdit(cbid)) [[unlikely]]
+        onGraphExecEdit(cbid, static_cast<const CUpti_CallbackData*>(data));
+      else
+        onLaunchCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
+        onGraphResource(cbid, static_cast<const CUpti_ResourceData*>(data));
+      else if (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING)
+        onGraphExecResource(cbid, static_cast<const CUpti_ResourceData*>(data));
     }
   } catch (...) {
   }

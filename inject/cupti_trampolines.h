@@ -28,8 +28,9 @@ void CUPTIAPI onBufferRequested(uint8_t** buffer, size_t* size, size_t* max_reco
 /// pool if it is one of the pool's.
 void CUPTIAPI onBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t size, size_t valid);
 
-/// The subscriber callback: runtime and driver API calls go to onLaunchCallback, graph node creation and
-/// cloning to onGraphNode; while a detach is pending, a runtime or driver API exit finalizes CUPTI instead
+/// The subscriber callback: runtime and driver API calls go to onLaunchCallback (the calls that change a
+/// graph exec to onGraphExecEdit), graph node creation and cloning to onGraphNode, graph exec creation and
+/// destruction to onGraphExecResource; while a detach is pending, a runtime or driver API exit finalizes CUPTI instead
 /// (cupti_detach.h) and nothing of the call is recorded. Application threads; the launch hot path.
 void CUPTIAPI onCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 

@@ -12,6 +12,7 @@
 
 #include "collector/clock.h"
 #include "collector/host_buffer.h"
+#include "inject/cupti_graphs.h"
 #include "inject/launch_sampling.h"
 #include "inject/session.h"
 #include "inject/thread_state.h"
@@ -117,12 +118,12 @@ inline void exitLaunch(ThreadState* ts, const CUpti_CallbackData* data) {
   if constexpr (Path::kStop == Stop::kAfterOpenLaunches) return;
   const ApiSlot* table = l.domain == static_cast<uint8_t>(ApiDomain::kRuntime) ? g_runtime : g_driver;
   const ApiSlot slot = l.cbid < kMaxCbid ? table[l.cbid] : ApiSlot{0, false, false};
-  // KCOUNT_GPU_TIME=0: the kernel a direct launch runs, named at the call (graph launches, memory
-  // operations and captured launches run no kernel of their own here).
-  const uint32_t kernel_name = g_launch_names.load(std::memory_order_relaxed) && !slot.memory && !slot.graph &&
-                                       (l.flags & kLaunchCaptured) == 0
-                                   ? kernelNameId(ts, data->symbolName)
-                                   : 0;
+  // KCOUNT_GPU_TIME=0: the kernel a direct launch runs, named at the call; for a graph launch, the key of
+  // the graph exec whose kernels the writer reads from graphExecs() (memory operations and captured
+  // launches run no kernel of their own here).
+  uint32_t kernel_name = 0;
+  if (g_launch_names.load(std::memory_order_relaxed) && !slot.memory && (l.flags & kLaunchCaptured) == 0)
+    kernel_name = slot.graph ? graphExecKey(data) : kernelNameId(ts, data->symbolName);
   const uint64_t exit_ticks = (l.flags & kLaunchUntimed) != 0 ? 0 : hostTicks();
   if constexpr (Path::kStop == Stop::kBeforeRecord) {
     asm volatile("" : : "r"(exit_ticks), "r"(kernel_name));  // timestamps taken, no record

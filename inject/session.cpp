@@ -16,6 +16,7 @@
 #include "collector/clock.h"
 #include "collector/shown_value.h"
 #include "inject/control.h"
+#include "inject/graph_execs.h"
 #include "inject/launch_sampling.h"
 #include "inject/log.h"
 #include "inject/settings.h"
@@ -392,6 +393,7 @@ void Session::drainLocked(bool final_chunk) {
   }
 
   uint64_t kernels_written = 0;
+  const uint64_t graph_drain = graphExecs().drainBegins();  // execs destroyed before it are forgotten after it
   size_t next = 0;
   do {
     scratch_events_.clear();
@@ -412,6 +414,7 @@ void Session::drainLocked(bool final_chunk) {
       kernels_written += writeEventsLocked();
     }
   } while (next < takes.size());
+  graphExecs().drainEnded(graph_drain);
 
   scratch_kernels_.clear();
   scratch_mem_ops_.clear();
@@ -477,10 +480,11 @@ uint64_t Session::writeEventsLocked() {
       writer_->writeLaunch(e.launch);
       counters_.launches.fetch_add(1, std::memory_order_relaxed);
       if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
-      if (e.reserved != 0) {
-        writer_->writeKernel(kernelAtLaunch(e));
-        ++kernels_written;
-      }
+      if (e.reserved != 0 || unknownGraphLaunch(e))
+        kernels_written += kernelsAtLaunchLocked(e, [&](const KernelBody& k) {
+          writer_->writeKernel(k);
+          if (writer_->chunkFull()) writer_->flush();
+        });
     } else if (e.kind == HostEvent::kRange) {
       writer_->writeRange(e.range);
       counters_.ranges.fetch_add(1, std::memory_order_relaxed);
@@ -535,6 +539,49 @@ void Session::renumberActivityLocked() {
   for (MemOpBody& m : scratch_mem_ops_) m.correlation_id = renumbered(m.correlation_id, corr_offset_, corr_max_);
 }
 
+template <typename Fn>
+uint64_t Session::kernelsAtLaunchLocked(const HostEvent& e, Fn&& fn) {
+  KernelBody k = kernelAtLaunch(e);
+  if (!e.launch.is_graph_launch) {
+    fn(k);
+    return 1;
+  }
+  // A graph launch: e.reserved is its exec's key (graphExecKey), its correlation id CUPTI's + corr_offset_.
+  const uint64_t cupti_id = e.launch.correlation_id - std::min(corr_offset_, e.launch.correlation_id);
+  const auto program = e.reserved != 0 ? graphExecs().find(e.reserved - 1, cupti_id) : nullptr;
+  if (program == nullptr || !program->known) {
+    if (!said_unknown_graph_) {
+      said_unknown_graph_ = true;
+      std::string value =
+          "a graph was launched whose kernels kcount could not read (instantiated before recording began, or "
+          "holding a conditional or replaced child graph node); its launches count as launches without kernel "
+          "(first: correlation id " + std::to_string(e.launch.correlation_id) + ")";
+      writer_->writeMetadata("graph_launch_unknown", value);
+      all_metadata_.emplace_back("graph_launch_unknown", std::move(value));
+    }
+    return 0;
+  }
+  k.graph_id = program->graph_id;
+  uint64_t n = 0;
+  for (const GraphKernelNode& node : program->kernels) {
+    if (!node.enabled) continue;
+    k.name_id = node.name_id;
+    k.graph_node_id = node.node_id;
+    fn(k);
+    ++n;
+  }
+  return n;
+}
+
+void Session::forgetGraphExecs() noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(writer_mutex_);
+    drainLocked(false);
+    graphExecs().clear();
+  } catch (...) {
+  }
+}
+
 void Session::beginCorrelationNumbering() noexcept {
   try {
     std::lock_guard<std::mutex> lock(writer_mutex_);
@@ -561,10 +608,10 @@ void Session::aggregateEventsLocked() {
         aggregator_->addLaunch(e.launch, now);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
         if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
-        if (e.reserved != 0) {
-          aggregator_->addKernel(kernelAtLaunch(e), now);
-          counters_.kernels.fetch_add(1, std::memory_order_relaxed);
-        }
+        if (e.reserved != 0 || unknownGraphLaunch(e))
+          counters_.kernels.fetch_add(
+              kernelsAtLaunchLocked(e, [&](const KernelBody& k) { aggregator_->addKernel(k, now); }),
+              std::memory_order_relaxed);
       } else if (e.kind == HostEvent::kRange) {
         aggregator_->addRange(e.range);
         counters_.ranges.fetch_add(1, std::memory_order_relaxed);

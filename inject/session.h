@@ -211,6 +211,12 @@ class Session {
   /// a CUPTI callback. Never throws.
   void beginCorrelationNumbering() noexcept;
 
+  /// KCOUNT_GPU_TIME=0: CUPTI attaches anew; what changed in graph execs while it was detached is unknown.
+  /// Takes what the thread buffers hold (launches of the known execs), then forgets every graph exec
+  /// (graphExecs(), inject/graph_execs.h): launches of execs instantiated earlier then count as launches
+  /// without kernel. Same locking rules as beginCorrelationNumbering(). Never throws.
+  void forgetGraphExecs() noexcept;
+
  private:
   Session();
   static Config loadConfig();
@@ -281,6 +287,16 @@ class Session {
   void renumberEventsLocked();
   /// Same for the activity records taken from the queues (scratch_kernels_, scratch_mem_ops_).
   void renumberActivityLocked();
+  /// KCOUNT_GPU_TIME=0: calls fn(KernelBody) for each kernel the launch event `e` ran, named at its call (a
+  /// direct launch) or read from its graph exec (a graph launch: graphExecs()); no GPU time. Returns how
+  /// many. Requires writer_mutex_, after renumberEventsLocked().
+  template <typename Fn>
+  uint64_t kernelsAtLaunchLocked(const HostEvent& e, Fn&& fn);
+  /// KCOUNT_GPU_TIME=0: a graph launch (not captured) whose exec CUPTI could not name at the call.
+  bool unknownGraphLaunch(const HostEvent& e) const {
+    return !config_.gpu_time && e.reserved == 0 && e.launch.is_graph_launch && !(e.launch.flags & kLaunchCaptured);
+  }
+  bool said_unknown_graph_ = false;  // the metadata line on a graph launch of unknown content is written
   uint64_t corr_offset_ = 0;  // see beginCorrelationNumbering()
   uint64_t corr_max_ = 0;     // largest correlation id taken, offset included
   TickConverter ticks_;  // hostTicks() -> ns; started in the constructor, anchored at each drain

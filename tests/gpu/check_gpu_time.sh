@@ -11,12 +11,20 @@
 # Rows ("NAME  PASS|FAIL  details"), table last; exit 1 if any row failed:
 #   g1 C++ launch paths   tests/gpu/launches.cu (runtime <<<>>>, cuLaunchKernel, stream capture, graph
 #                         replay, 4 threads, exit without sync): per (range, kernel name) the kernel count
-#                         equals trace mode's count of kernels whose launch is not a graph launch; launches
-#                         equal; graph launches have no kernel; exported GPU fields NULL, metadata gpu_time=off
+#                         equals trace mode's, graph replays' kernels included (read from the graph exec);
+#                         launches equal; exported GPU fields NULL, metadata gpu_time=off
 #   g2 geglu eager        examples/geglu.py --steps 20: the same comparison (cuBLAS nvjet GEMMs, ATen kernels)
 #   g3 geglu compiled     examples/geglu.py --compile --steps 20: the same (Triton kernels via cuLaunchKernel)
 #   g4 summary mode       geglu eager with KCOUNT_MODE=summary KCOUNT_GPU_TIME=0: summary totals and per-range
 #                         kernels equal g2's KCOUNT_GPU_TIME=0 trace log
+#   g5 graph changed      tests/gpu/graph_update.cu: a graph's kernel node given another kernel, the exec
+#                         updated from another graph, a node disabled: per range and name as trace mode's,
+#                         and fixed counts (before 40, params 40, updated 40, disabled 30)
+#   g6 graphs (k1)        tests/gpu/cases/graphs.py: the replays' 500 kernels in `rep`; g6c: with
+#                         --graph-view capture, 502 in `cap` and 0 in `rep` in both logs
+#   g7 graphs summary     graphs.py with KCOUNT_MODE=summary KCOUNT_GPU_TIME=0: equal to g6's off log
+#   g8 reduce-overhead    examples/geglu.py --compile --compile-mode reduce-overhead (Inductor's CUDA graph
+#                         trees): the g1 comparison
 set -u
 
 BUILD_DIR=${1:?usage: check_gpu_time.sh BUILD_DIR}
@@ -99,6 +107,34 @@ if run_one geglu-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 -- "$PY" "$RE
 else
   row "g4 summary mode" FAIL "run failed or no g2 log"
 fi
+
+GU_BIN=$OUTDIR/graph_update
+if nvcc -O2 -arch=sm_90 "$REPO/tests/gpu/graph_update.cu" -o "$GU_BIN" >"$OUTDIR/nvcc-graph-update.txt" 2>&1; then
+  pair "g5 graph changed" graph-update --expect capture=0 before=40 params=40 updated=40 disabled=30 -- "$GU_BIN"
+else
+  row "g5 graph changed" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc-graph-update.txt")"
+fi
+pair "g6 graphs (k1)" graphs --expect rep=500 cap=2 -- "$PY" "$REPO/tests/gpu/cases/graphs.py"
+if [[ -f $OUTDIR/graphs-off.kcount && -f $OUTDIR/graphs-trace.kcount ]]; then
+  details=()
+  ok=1
+  for tag in graphs-trace graphs-off; do
+    "$KCOUNT" summary --format json --graph-view capture "$OUTDIR/$tag.kcount" >"$OUTDIR/$tag-capture.json"
+    d=$("$PY" "$REPO/tests/gpu/check_summary.py" expect "$OUTDIR/$tag-capture.json" cap:exclusive.kernels=502 \
+        rep:exclusive.kernels=0 rep:exclusive.launches=100 2>&1) || ok=0
+    details+=("$tag: $(tail -n 1 <<<"$d")")
+  done
+  if [[ $ok -eq 1 ]]; then row "g6c capture view" PASS "${details[*]}"; else row "g6c capture view" FAIL "${details[*]}"; fi
+  if run_one graphs-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 -- "$PY" "$REPO/tests/gpu/cases/graphs.py"; then
+    detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/graphs-off.kcount" \
+             "$OUTDIR/graphs-summary-off.kcount" --expect rep=500 cap=2 2>"$OUTDIR/graphs-summary-compare.stderr.txt")
+    if [[ $? -eq 0 ]]; then row "g7 graphs summary" PASS "$detail"; else row "g7 graphs summary" FAIL "$detail"; fi
+  else
+    row "g7 graphs summary" FAIL "run failed"
+  fi
+fi
+"$PY" "$REPO/examples/geglu.py" --compile --compile-mode reduce-overhead --steps 2 >"$OUTDIR/geglu-ro-cache.txt" 2>&1
+pair "g8 reduce-overhead" geglu-ro -- "$PY" "$REPO/examples/geglu.py" --compile --compile-mode reduce-overhead --steps 20
 
 echo
 echo "---- check_gpu_time.sh: table"

@@ -1,6 +1,7 @@
 // KCOUNT_GPU_TIME=0 through the library's real handlers (no GPU): kernels named at their launch callbacks
-// from CUpti_CallbackData::symbolName, without activity records, in trace and in summary mode
-// (KC_GPU_TIME_SUMMARY). One session per process: everything is in one test, in order.
+// from CUpti_CallbackData::symbolName, and a graph launch's kernels read from its graph exec, without
+// activity records, in trace and in summary mode (KC_GPU_TIME_SUMMARY). One session per process: everything
+// is in one test, in order.
 #include <cupti.h>
 #include <doctest/doctest.h>
 
@@ -13,6 +14,9 @@
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
 #include "inject/callbacks.h"
+#include "inject/cupti_api.h"
+#include "inject/cupti_graphs.h"
+#include "inject/graph_execs.h"
 #include "inject/session.h"
 #include "tests/support/fake_nvtx.h"
 #include "tests/support/launch_calls.h"
@@ -28,6 +32,28 @@ using namespace kc::test;
 void launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint32_t corr, const char* symbol,
             bool nested_driver = false) {
   launchCall(domain, cbid, corr, symbol, nested_driver);
+}
+
+// A cudaGraphLaunch of the exec whose CUPTI id is `exec` (the stub below hands the handle's value back).
+void graphLaunch(uint32_t corr, uintptr_t exec) {
+  cudaGraphLaunch_v10000_params params{reinterpret_cast<cudaGraphExec_t>(exec), nullptr};
+  CUpti_CallbackData d{};
+  d.correlationId = corr;
+  d.functionParams = &params;
+  d.callbackSite = CUPTI_API_ENTER;
+  onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, &d);
+  d.callbackSite = CUPTI_API_EXIT;
+  onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, &d);
+}
+
+// Graph exec and node ids as CUPTI would give them: here the handle's value itself.
+CUptiResult stubExecId(CUgraphExec exec, uint32_t* id) {
+  *id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(exec));
+  return CUPTI_SUCCESS;
+}
+CUptiResult stubNodeId(CUgraphNode node, uint64_t* id) {
+  *id = reinterpret_cast<uintptr_t>(node);
+  return CUPTI_SUCCESS;
 }
 
 }  // namespace
@@ -65,6 +91,28 @@ TEST_CASE("KCOUNT_GPU_TIME=0: each direct launch is one kernel named at its call
     d.callbackSite = CUPTI_API_EXIT;
     onLaunchCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &d);
   }
+  {  // Graph exec 42 as the GRAPHEXEC_CREATED callback leaves it: three kernel nodes, read from its graph.
+    cupti().getGraphExecId = &stubExecId;
+    cupti().getGraphNodeId = &stubNodeId;
+    GraphProgram p;
+    p.graph_id = 5;
+    for (const auto& [node, name] : {std::pair<uint64_t, const char*>{0x101, "_Z2g1v"}, {0x102, "_Z2g2v"}, {0x103, "_Z2g3v"}})
+      p.kernels.push_back(GraphKernelNode{node, session.strings().intern(name), true});
+    graphExecs().instantiated(42, p);
+    graphLaunch(20, 42);  // 3 kernels
+    // cuGraphNodeSetEnabled(exec 42, node 0x102, 0), the driver call with correlation id 21: the launches
+    // after it run 2 kernels, even those the writer takes after a later change.
+    cuGraphNodeSetEnabled_params off{reinterpret_cast<CUgraphExec>(uintptr_t{42}), reinterpret_cast<CUgraphNode>(uintptr_t{0x102}), 0};
+    CUresult ok = CUDA_SUCCESS;
+    CUpti_CallbackData d{};
+    d.callbackSite = CUPTI_API_EXIT;
+    d.correlationId = 21;
+    d.functionParams = &off;
+    d.functionReturnValue = &ok;
+    onGraphExecEdit(CUPTI_DRIVER_TRACE_CBID_cuGraphNodeSetEnabled, &d);
+    graphLaunch(22, 42);  // 2 kernels
+    graphLaunch(23, 99);  // an exec kcount never saw instantiated: unknown, no kernel
+  }
   CHECK(pop() == 0);
 
   // Four threads, 3,000 launches each over three names, more names than one cache slot holds.
@@ -87,10 +135,12 @@ TEST_CASE("KCOUNT_GPU_TIME=0: each direct launch is one kernel named at its call
   CHECK(log.complete);
   CHECK(log.summary_mode == g_summary_mode);
   const Summary s = summarize(log);
-  CHECK(s.launches == 8 + 4 * kPerThread);  // memcpy calls are not launches
-  CHECK(s.kernels == 6 + 4 * kPerThread);   // all but the graph launch and the captured one
+  CHECK(s.launches == 11 + 4 * kPerThread);  // memcpy calls are not launches
+  CHECK(s.kernels == 6 + 5 + 4 * kPerThread);  // all but the captured launch and two graph launches; 3 + 2 graph kernels
   CHECK(s.unmatched_kernels == 0);
-  CHECK(s.launches_without_kernel == 1);  // the graph launch: its kernels are not known without activity
+  // The graph launches of unknown content: no functionParams (7), an exec never seen instantiated (23).
+  CHECK(s.launches_without_kernel == 2);
+  CHECK(log.meta("graph_launch_unknown").find("correlation id 7") != std::string::npos);
   CHECK(s.captured_launches == 1);
   CHECK(s.kernel_gpu_ns == 0);
 
@@ -103,9 +153,12 @@ TEST_CASE("KCOUNT_GPU_TIME=0: each direct launch is one kernel named at its call
   CHECK(by_name["second_kernel"] == 1);
   CHECK(by_name["(kernel name not given at launch)"] == 1);
   CHECK(by_name.count("_Z8capturedv") == 0);
+  CHECK(by_name["_Z2g1v"] == 2);
+  CHECK(by_name["_Z2g2v"] == 1);  // disabled after the first launch
+  CHECK(by_name["_Z2g3v"] == 2);
   for (const char* n : kNames) CHECK(by_name[n] == 4 * kPerThread / 3);
   if (!g_summary_mode) {  // trace mode: one kernel record per launch, same correlation id, no GPU time
-    CHECK(log.kernels.size() == 6 + 4 * kPerThread);
+    CHECK(log.kernels.size() == 6 + 5 + 4 * kPerThread);
     for (const KernelBody& k : log.kernels) CHECK(k.end_ns == k.start_ns);
   }
 }
