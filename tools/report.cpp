@@ -529,7 +529,10 @@ void printFooter(std::ostream& out, const LoadedLog& l, bool list_issues = true)
   if (!noSnapshotNumbers(l)) out << joinCaveat(l);
   if (!gpuTimeRecorded(l.data))
     out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
-           "the launch; kernels inside graph launches are not known (those launches count as without kernel)\n";
+           "the launch; a graph launch's kernels were read from the graph when it was instantiated (a graph kcount "
+           "could not read counts as a launch without kernel)\n";
+  if (const std::string unknown = l.data.meta("graph_launch_unknown"); !unknown.empty())
+    out << "graph launches without kernel: " << unknown << '\n';
   if (const std::string note = launchTimingNote(l.data); !note.empty()) out << note << '\n';
   out << snapshotLine(l);
   if (l.data.summary_mode && s.snapshot >= 0 && static_cast<size_t>(s.snapshot) < l.data.snapshots.size())

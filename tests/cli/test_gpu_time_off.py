@@ -4,7 +4,8 @@ start == end, device/stream/grid/block 0) in every output of the kcount tool: GP
 recorded ('-' in text tables, null in JSON, an empty CSV field, a note line), never as 0 ns; `diff` gives
 no GPU-time change when a side lacks GPU times; the Chrome trace has no GPU track; the HTML report's
 chart defaults to kernel counts. Also: long range names shortened in the middle stay distinguishable
-(examples/logs/sweep-eager.kcount).
+(examples/logs/sweep-eager.kcount); graph launches' kernels read from the graph in the example server's
+count-only summary log recorded on an H100 (examples/logs/serve-count-only.kcount).
 
 Logs are written by kc_make_log (tests/programs/make_log.cpp): the same script with and without
 "meta gpu_time off". Usage: test_gpu_time_off.py BUILD_DIR KC_MAKE_LOG"""
@@ -22,6 +23,7 @@ from checks import check, failures, kcount
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SWEEP = os.path.join(ROOT, "examples", "logs", "sweep-eager.kcount")
+SERVE = os.path.join(ROOT, "examples", "logs", "serve-count-only.kcount")
 KERNEL = "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_TNN"
 
 
@@ -248,6 +250,26 @@ def main():
         check("sweep-eager: only colliding names are wider",
               all("…" in x or re.fullmatch(r"block [^/]*attn=(sdpa|none)[^/]*", x) for x in wide)
               and len(wide) < len(labels), [x for x in wide if "…" not in x][:5])
+    # ---- graph kernels without activity: examples/serve.py's decode step is one replay of a CUDA graph of
+    # 239 kernel nodes (serve.py's startup line, cuGraphGetNodes), recorded with KCOUNT_MODE=summary
+    # KCOUNT_GPU_TIME=0 from the start (so the graph was instantiated while kcount recorded).
+    rc, out, err = kcount("summary", "--format", "json", SERVE)
+    log = json.loads(out)["logs"][0] if rc == 0 else {}
+    ranges = {r["path"]: r for r in log.get("ranges", [])}
+    dec = ranges.get("request/decode", {})
+    ex = dec.get("exclusive", {})
+    check("serve-count-only: request/decode is 155 graph launches of 239 kernels each",
+          (dec.get("instances"), ex.get("launches"), ex.get("graph_launches"), ex.get("kernels"),
+           dec.get("kernels_per_instance")) == (155, 155, 155, 155 * 239, 239.0), (rc, err, dec and ex))
+    nvjet = {k["name"]: k["count"] for k in dec.get("kernels", [])}.get("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT")
+    check("serve-count-only: graph kernels named (20 of one GEMM kernel per decode step)", nvjet == 20 * 155, nvjet)
+    check("serve-count-only: no launch without kernel, GPU time not recorded",
+          log.get("totals", {}).get("launches_without_kernel") == 0 and log.get("gpu_time") is False,
+          log.get("totals"))
+    rc, out, err = kcount("summary", SERVE)
+    check("serve-count-only: the note says graph kernels were read from the graph",
+          "read from the graph" in out and "not known" not in out, out[-600:])
+
     if failures:
         print(f"{len(failures)} FAILED")
         sys.exit(1)
