@@ -63,6 +63,8 @@ CONFIG_INFO = {
     "kcount-summary": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary",
     "kcount-paused": "LD_PRELOAD=libkcount.so, KCOUNT_START=paused (never started)",
     "kcount-summary-nogpu": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 (no activity records)",
+    "kcount-paused-nogpu": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 KCOUNT_START=paused "
+                           "(never started: only the graph watch's CUPTI subscriber)",
     "torch-profiler": "torch.profiler.profile(CPU, CUDA) around the timed repeats (Python only)",
 }
 FLOOR_ENV = {
@@ -80,9 +82,11 @@ KCOUNT_ENV = {
     "kcount-summary": {"KCOUNT_MODE": "summary"},
     "kcount-paused": {"KCOUNT_START": "paused"},
     "kcount-summary-nogpu": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"},
+    "kcount-paused-nogpu": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0", "KCOUNT_START": "paused"},
 }
 # The environment variable a kcount configuration needs libkcount.so to know (detected from its strings).
-KCOUNT_NEEDS = {"kcount-summary": "KCOUNT_MODE", "kcount-paused": "KCOUNT_START", "kcount-summary-nogpu": "KCOUNT_GPU_TIME"}
+KCOUNT_NEEDS = {"kcount-summary": "KCOUNT_MODE", "kcount-paused": "KCOUNT_START", "kcount-summary-nogpu": "KCOUNT_GPU_TIME",
+                "kcount-paused-nogpu": "KCOUNT_GPU_TIME"}
 
 JOB_WORKLOADS = {
     "cpp": ["runtime", "driver", "graph"],
@@ -325,7 +329,9 @@ def job_configs(job, mode, support, selected):
         floors += ["floor-no-activity", "floor-no-callbacks", "floor-driver-ids", "floor-buffer-32mb",
                    "floor-graph-trace"]
     if selected is not None:
-        pool = ["none"] + list(FLOOR_ENV) + ["kcount-trace"] + summary + paused
+        # kcount-paused-nogpu (the graph watch of a paused count-only process) runs only when asked for.
+        nogpu_paused = ["kcount-paused-nogpu"] if paused and support.get("KCOUNT_GPU_TIME") else []
+        pool = ["none"] + list(FLOOR_ENV) + ["kcount-trace"] + summary + paused + nogpu_paused
         if job != "cpp":
             pool.append("torch-profiler")
         return [c for c in pool if c in selected]
@@ -550,7 +556,7 @@ class Runner:
             dropped = {k: v for k, v in totals.items() if k.startswith("dropped") and v}
             if dropped:
                 run["notes"].append(f"kcount dropped records: {dropped}")
-            if config == "kcount-paused" and kernels > 0:
+            if config in ("kcount-paused", "kcount-paused-nogpu") and kernels > 0:
                 run["notes"].append(f"paused run recorded {kernels} kernels (KCOUNT_START=paused not honored?)")
             if config == "kcount-trace" and kernels == 0:
                 run["problems"].append("kcount log has no kernels")

@@ -43,6 +43,7 @@ void startWithCupti(Session& s) {
   s.setCaptureHooks(&attachCupti, &detachCupti);
   s.applyStartConfig();
   if (s.state() == SessionState::kDisabled) return;
+  if (!s.config().gpu_time && !s.windowOpen()) watchGraphs();  // paused or waiting for a capture range
   if (s.config().control != "off") startControlServer();
 }
 

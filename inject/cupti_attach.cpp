@@ -14,6 +14,7 @@
 #include "inject/cupti_detach.h"
 #include "inject/cupti_graphs.h"
 #include "inject/cupti_trampolines.h"
+#include "inject/graph_execs.h"
 #include "inject/log.h"
 #include "inject/session.h"
 
@@ -25,6 +26,7 @@ CUpti_SubscriberHandle g_subscriber = nullptr;  // set while attached; attach/de
 std::atomic<bool> g_cupti_active{false};        // attached: subscribed, callbacks and activity enabled
 std::atomic<bool> g_reregister{true};           // activity callbacks to (re)register at the next attach
 std::atomic<bool> g_ever_attached{false};       // for cuptiState()
+std::atomic<bool> g_graph_watch{false};  // KCOUNT_GPU_TIME=0, no window: subscribed with graph exec callbacks only
 thread_local bool t_keep_cupti = false;  // detach without finalizing (another subscriber is about to take CUPTI)
 // Memory API callbacks found by name at the first attach, enabled at each attach.
 std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>* g_memory_apis =
@@ -64,6 +66,23 @@ void undoAttach() {
     cupti().unsubscribe(g_subscriber);
   }
   g_subscriber = nullptr;
+  g_graph_watch.store(false);
+}
+
+// The callbacks of a window (launches, memory APIs, graph nodes) on or off; the graph exec callbacks of
+// KCOUNT_GPU_TIME=0 stay as they are.
+CUptiResult enableWindowCallbacks(uint32_t on) {
+  const CuptiApi& api = cupti();
+  CUptiResult r = CUPTI_SUCCESS;
+  size_t n = 0;
+  const LaunchApi* apis = launchApis(&n);
+  for (size_t i = 0; i < n; ++i)
+    if ((r = api.enableCallback(on, g_subscriber, apis[i].domain, apis[i].cbid)) != CUPTI_SUCCESS) return r;
+  for (const auto& [domain, cbid] : *g_memory_apis)
+    if ((r = api.enableCallback(on, g_subscriber, domain, cbid)) != CUPTI_SUCCESS) return r;
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})
+    if ((r = api.enableCallback(on, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid)) != CUPTI_SUCCESS) return r;
+  return r;
 }
 
 // Before an attach: cancels a pending finalize (the subscriber is still there: undone, then attached as
@@ -112,28 +131,17 @@ bool failAttach(CUptiResult r, const char* call) {
   return false;
 }
 
-// Subscribes and enables every callback kcount takes (launches, memory APIs, graph nodes).
+// Subscribes (unless the graph watch already holds the subscriber) and enables every callback kcount takes
+// (launches, memory APIs, graph nodes).
 bool subscribeAndEnable() {
   const CuptiApi& api = cupti();
-  CUptiResult r = api.subscribe(&g_subscriber, &onCallback, nullptr);
-  if (r != CUPTI_SUCCESS) {
+  CUptiResult r = CUPTI_SUCCESS;
+  if (g_subscriber == nullptr && (r = api.subscribe(&g_subscriber, &onCallback, nullptr)) != CUPTI_SUCCESS) {
     g_subscriber = nullptr;
     return failAttach(r, "cuptiSubscribe");
   }
-  size_t n = 0;
-  const LaunchApi* apis = launchApis(&n);
-  for (size_t i = 0; i < n; ++i)
-    if ((r = api.enableCallback(1, g_subscriber, apis[i].domain, apis[i].cbid)) != CUPTI_SUCCESS)
-      return failAttach(r, "cuptiEnableCallback");
-  for (const auto& [domain, cbid] : *g_memory_apis)
-    if ((r = api.enableCallback(1, g_subscriber, domain, cbid)) != CUPTI_SUCCESS)
-      return failAttach(r, "cuptiEnableCallback(memory API)");
-  if ((r = api.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) !=
-      CUPTI_SUCCESS)
-    return failAttach(r, "cuptiEnableCallback(GRAPHNODE_CREATED)");
-  if ((r = api.enableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)) !=
-      CUPTI_SUCCESS)
-    return failAttach(r, "cuptiEnableCallback(GRAPHNODE_CLONED)");
+  g_graph_watch.store(false);
+  if ((r = enableWindowCallbacks(1)) != CUPTI_SUCCESS) return failAttach(r, "cuptiEnableCallback");
   // KCOUNT_GPU_TIME=0: a graph launch's kernels are read from the graph (inject/cupti_graphs.h).
   if (!Session::get().config().gpu_time && (r = enableGraphExecCallbacks(g_subscriber)) != CUPTI_SUCCESS)
     return failAttach(r, "cuptiEnableCallback(graph exec)");
@@ -161,8 +169,9 @@ bool attachCupti() {
     }
     registerTimestampCallback();
   }
-  // What changed in a graph exec while CUPTI was detached is unknown: graphs are read again from here on.
-  if (g_ever_attached.load()) Session::get().forgetGraphExecs();
+  // What changed in a graph exec while CUPTI was detached is unknown: graphs are read again from here on
+  // (not after a graph watch: it kept them true).
+  if (g_ever_attached.load() && !g_graph_watch.load()) Session::get().forgetGraphExecs();
   if (!subscribeAndEnable()) return false;
   // KCOUNT_GPU_TIME=0: no activity at all (kernels are named at their launch callbacks); kernel activity
   // is most of CUPTI's cost per launch, and all of it for graph replays (docs/performance.md, Run 5).
@@ -182,6 +191,13 @@ void detachCupti() {
   for (CUpti_ActivityKind k : kActivityKinds) api.activityDisable(k);
   api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_cupti_active.store(false);
+  // KCOUNT_GPU_TIME=0: no activity was enabled; the subscriber stays with the graph exec callbacks only, so
+  // a graph instantiated before the next window is known in it.
+  if (!Session::get().config().gpu_time && !t_keep_cupti && g_subscriber != nullptr &&
+      enableWindowCallbacks(0) == CUPTI_SUCCESS) {
+    g_graph_watch.store(true);
+    return;
+  }
   const bool finalize = api.finalize != nullptr && !t_keep_cupti && g_subscriber != nullptr &&
                         Session::get().config().cupti_finalize;
   if (finalize && api.enableDomain(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS &&
@@ -194,6 +210,33 @@ void detachCupti() {
 }
 
 bool cuptiAttached() noexcept { return g_cupti_active.load(); }
+
+bool watchGraphs() {
+  if (g_cupti_active.load() || g_graph_watch.load() || Session::get().config().gpu_time) return g_graph_watch.load();
+  if (!settleDetach()) return false;
+  prepareCuptiOnce();
+  const CuptiApi& api = cupti();
+  CUptiResult r = api.subscribe(&g_subscriber, &onCallback, nullptr);
+  if (r == CUPTI_SUCCESS) r = enableGraphExecCallbacks(g_subscriber);
+  if (r != CUPTI_SUCCESS) {
+    KC_LOG(debug, "graph watch not started: {}", failure(r, "cuptiSubscribe/cuptiEnableCallback"));
+    undoAttach();
+    return false;
+  }
+  g_graph_watch.store(true);
+  return true;
+}
+
+bool releaseGraphWatch() noexcept {
+  try {
+    if (g_cupti_active.load() || !g_graph_watch.exchange(false)) return false;
+    undoAttach();
+    graphExecs().clear();  // what happens to graphs from here on is not seen
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
 
 void keepCuptiAtDetach(bool keep) noexcept { t_keep_cupti = keep; }
 
@@ -218,6 +261,7 @@ const char* cuptiState() noexcept {
     default: break;
   }
   if (g_cupti_active.load()) return "attached";
+  if (g_graph_watch.load()) return "watching graphs (KCOUNT_GPU_TIME=0)";
   if (cupti().handle == nullptr) return "not loaded";
   return g_ever_attached.load() ? "unsubscribed" : "not initialized";
 }

@@ -49,7 +49,14 @@ void afterOtherLeft() {
 bool yieldToOther(const char* what) {
   try {
     Session& s = Session::get();
-    if (!s.config().yield || !cuptiAttached() || !s.windowOpen()) return false;
+    if (!s.config().yield) return false;
+    if (!cuptiAttached() || !s.windowOpen()) {
+      // No window: only the graph watch of KCOUNT_GPU_TIME=0 may hold CUPTI; it steps aside for good.
+      if (releaseGraphWatch())
+        KC_LOG(warn, "another CUPTI client (e.g. torch.profiler) calls {}: kcount stops watching CUDA graphs "
+                     "(KCOUNT_YIELD); graphs instantiated before later windows count as launches without kernel", what);
+      return false;
+    }
     KC_LOG(warn, "another CUPTI client (e.g. torch.profiler) calls {}: kcount stops recording until it "
                  "unsubscribes (KCOUNT_YIELD)", what);
     std::string error;

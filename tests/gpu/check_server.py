@@ -1,7 +1,8 @@
 """GPU check of the example inference server (examples/serve.py) under kcount. Run by check_server.sh.
 
-The server is started twice under `kcount run --paused`, with KCOUNT_MODE=summary and with
-KCOUNT_MODE=trace (the environment's other KCOUNT_* settings, KCOUNT_GPU_TIME say, pass through to both).
+The server is started three times under `kcount run --paused`: with KCOUNT_MODE=summary, with
+KCOUNT_MODE=trace (the environment's other KCOUNT_* settings pass through), and "count": KCOUNT_MODE=summary
+KCOUNT_GPU_TIME=0 (no kernel activity: the decode graph, captured while paused, is read by the graph watch).
 Each time: WARMUP requests while paused, `kcount ctl PID start`, K requests of M new tokens, `kcount ctl
 PID stop`, one more request (not recorded), after which the server exits by itself (--max-requests).
 A request of M new tokens runs one prefill, M samples and M - 1 decode steps, each decode step one replay
@@ -13,8 +14,12 @@ Rows:
   requests         every request answered 200 with exactly M tokens; both servers exited 0; one log each
   exact MODE       in the window (the whole log: nothing is recorded outside it): request x K, prefill x K,
                    sample x K*M, decode x K*(M-1) instances; decode: K*(M-1) launches, all graph launches,
-                   K*(M-1)*G kernels (G kernels per decode instance); no kernel outside `request`; no
-                   unmatched kernel, no launch without kernel; one segment, opened and closed by ctl
+                   K*(M-1)*(G+D) kernels (G+D per decode instance; D: the graph's memcpy/memset nodes that
+                   the driver ran as kernels of its own, seen with activity only); no kernel outside
+                   `request`; no unmatched kernel, no launch without kernel; one segment, opened and closed
+                   by ctl (MODE summary, trace, count)
+  count = summary  per range: instances, launches, graph launches and kernels by name of the count-only log
+                   equal the summary log's, apart from the driver's copy kernels
   trace segment    trace mode: `--segment 0` gives the same per-range numbers as the whole log
   trace = summary  per range: instances, launches, graph launches, kernels and kernels by name equal
   exporter         if `kcount help exporter` exits 0: `kcount exporter --once LOG` (the summary-mode log)
@@ -97,7 +102,11 @@ def run_server(mode):
     for f in os.listdir(OUT):
         if f.startswith(f"server-{mode}") and f.endswith(".kcount"):
             os.unlink(os.path.join(OUT, f))
-    env = dict(os.environ, KCOUNT_MODE=mode, PYTHONUNBUFFERED="1")
+    # "count": summary mode without kernel activity (KCOUNT_GPU_TIME=0): the decode graph, captured while
+    # paused, is read by the graph watch and each replay credited with its kernel nodes.
+    env = dict(os.environ, KCOUNT_MODE="summary" if mode == "count" else mode, PYTHONUNBUFFERED="1")
+    if mode == "count":
+        env["KCOUNT_GPU_TIME"] = "0"
     cmd = [KCOUNT, "run", "--paused", "--output", log, "--", PY, os.path.join(REPO, "examples", "serve.py"),
            "--port", "0", "--max-requests", str(WARMUP + K + 1), *SERVER_ARGS]
     print(f"\n+ KCOUNT_MODE={mode} {' '.join(cmd)}", flush=True)
@@ -216,6 +225,28 @@ def check_agree(trace, summ):
         f"{len(a)} ranges equal (instances, launches, graph launches, kernels, kernels by name)")
 
 
+def check_count_agree(summ, count):
+    """Row `count = summary`: the count-only log (no kernel activity) against the summary log with activity,
+    per range: instances, launches, graph launches, kernels by name, apart from the driver's copy kernels
+    of the graph's memcpy nodes (memcpy*/memset*), which only activity reports."""
+    if summ is None:
+        row("count = summary", False, "no summary-mode run to compare with")
+        return
+    def numbers(r):
+        names = sorted((k["name"], k["count"]) for k in r.get("kernels") or [] if not re.match(r"mem(cpy|set)", k["name"]))
+        return {"instances": r["instances"], "launches": r["exclusive"]["launches"],
+                "graph_launches": r["exclusive"]["graph_launches"], "kernel_names": names}
+    a, b = by_path(summ["summary"]), by_path(count["summary"])
+    diffs = [f"{p}: summary {numbers(a[p]) if p in a else None} vs count {numbers(b[p]) if p in b else None}"
+             for p in sorted(set(a) | set(b)) if (numbers(a[p]) if p in a else None) != (numbers(b[p]) if p in b else None)]
+    gpu = count["summary"].get("gpu_time")
+    if gpu is not False:
+        diffs.append(f"count-only log has gpu_time {gpu!r}")
+    row("count = summary", not diffs, "; ".join(diffs)[:600] if diffs else
+        f"{len(a)} ranges equal (instances, launches, graph launches, kernels by name; driver copy kernels apart), "
+        f"window {count['tokens_per_s'] or 0:.0f} tokens/s without activity, {summ['tokens_per_s'] or 0:.0f} with")
+
+
 def check_segment(trace):
     seg = by_path(summary(trace["log"], "--segment", "0"))
     whole = by_path(trace["summary"])
@@ -241,11 +272,18 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     t0 = time.time()
     runs = {}
-    for mode in ("summary", "trace"):
+    for mode in ("summary", "trace", "count"):
         try:
             runs[mode] = run_server(mode)
         except Exception as exc:
             row(f"server {mode}", False, f"{type(exc).__name__}: {exc}")
+    if "count" in runs:
+        count = runs.pop("count")
+        for fn, args in ((check_exact, (count,)), (check_count_agree, (runs.get("summary"), count))):
+            try:
+                fn(*args)
+            except Exception as exc:
+                row(f"{fn.__name__} count", False, f"{type(exc).__name__}: {exc}")
     if len(runs) == 2:
         gs = [runs[m]["graph_kernels"] for m in runs]
         row("startup", gs[0] == gs[1] and (gs[0] or 0) > 0, f"graph kernel nodes G: summary {gs[0]}, trace {gs[1]}")

@@ -1,7 +1,9 @@
 // InitializeInjection's settings wiring, read from the environment (cupti_settings/main.cpp) rather than set
-// through the handlers' setters: KCOUNT_START=paused leaves CUPTI untouched until a window opens,
-// KCOUNT_GPU_TIME=0 enables no activity and names kernels at their launch, KCOUNT_LAUNCH_TIMING=4 times one
-// launch call in four, KCOUNT_CUPTI_FINALIZE=0 unsubscribes without finalizing. A stub CUPTI (no GPU).
+// through the handlers' setters: KCOUNT_START=paused with KCOUNT_GPU_TIME=0 subscribes for the graph exec
+// callbacks only (the graph watch) until a window opens, KCOUNT_GPU_TIME=0 enables no activity and names
+// kernels at their launch, KCOUNT_LAUNCH_TIMING=4 times one launch call in four; the window's close returns
+// to the graph watch (neither finalizing nor unsubscribing, whatever KCOUNT_CUPTI_FINALIZE=0 says), and
+// KCOUNT_YIELD's release of the watch unsubscribes. A stub CUPTI (no GPU).
 #include <cupti.h>
 #include <doctest/doctest.h>
 #include <nvtx3/nvToolsExt.h>
@@ -12,6 +14,7 @@
 
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
+#include "inject/callbacks.h"
 #include "inject/cupti_attach.h"
 #include "inject/launch_path.h"
 #include "inject/session.h"
@@ -25,15 +28,31 @@ using namespace kc;
 using namespace kc::inject;
 using namespace kc::test;
 
-TEST_CASE("KCOUNT_START=paused: InitializeInjection loads CUPTI but does not initialize it") {
+// The (domain, cbid) pairs the stub has enabled that are launch callbacks of kcount's table.
+size_t launchCallbacksEnabled() {
+  size_t n = 0, on = 0;
+  const LaunchApi* apis = launchApis(&n);
+  for (size_t i = 0; i < n; ++i) on += g_stub.callbacks_enabled.count({apis[i].domain, apis[i].cbid});
+  return on;
+}
+bool graphExecCallbacksEnabled() {
+  return g_stub.callbacks_enabled.count({CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED}) == 1 &&
+         g_stub.callbacks_enabled.count({CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING}) == 1 &&
+         g_stub.callbacks_enabled.count({CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2}) == 1;
+}
+
+TEST_CASE("KCOUNT_START=paused, KCOUNT_GPU_TIME=0: InitializeInjection subscribes for graph exec callbacks only") {
   CHECK(InitializeInjection() == 1);
   CHECK(g_stub.loads == 1);
   CHECK(g_stub.configured_path.empty());  // no KCOUNT_CUPTI_PATH
   Session& s = Session::get();
   CHECK(s.recording());
   CHECK_FALSE(Session::recordingNow());
-  CHECK(std::string(cuptiState()) == "not initialized");
-  CHECK(g_stub.subscribes == 0);
+  CHECK(std::string(cuptiState()) == "watching graphs (KCOUNT_GPU_TIME=0)");
+  CHECK(g_stub.subscribes == 1);
+  CHECK(graphExecCallbacksEnabled());
+  CHECK(launchCallbacksEnabled() == 0);  // a paused process's launches reach no kcount callback
+  CHECK(g_stub.activity_kinds.empty());
   CHECK(g_stub.registrations == 0);
   CHECK(launch_path::g_timing_threshold.load() == UINT32_MAX / 4);  // KCOUNT_LAUNCH_TIMING=4
   CHECK(launch_path::g_launch_names.load());                        // KCOUNT_GPU_TIME=0
@@ -44,7 +63,9 @@ TEST_CASE("KCOUNT_GPU_TIME=0: a window subscribes without activity; kernels are 
   std::string error;
   REQUIRE(s.startCapture("ctl", 0, &error));
   CHECK(std::string(cuptiState()) == "attached");
-  CHECK(g_stub.subscribes == 1);
+  CHECK(g_stub.subscribes == 1);  // the graph watch's subscriber
+  CHECK(launchCallbacksEnabled() > 0);
+  CHECK(graphExecCallbacksEnabled());
   CHECK(g_stub.activity_kinds.empty());
   REQUIRE(installFakeNvtx() == 1);
   CHECK(pushA("layer") == 0);
@@ -52,12 +73,18 @@ TEST_CASE("KCOUNT_GPU_TIME=0: a window subscribes without activity; kernels are 
   CHECK(pop() == 0);
 }
 
-TEST_CASE("KCOUNT_CUPTI_FINALIZE=0: the window's close unsubscribes without finalizing") {
+TEST_CASE("KCOUNT_GPU_TIME=0: the window's close returns to the graph watch; KCOUNT_YIELD releases it") {
   Session& s = Session::get();
   std::string error;
   REQUIRE(s.stopCapture("ctl", &error));
-  CHECK(g_stub.unsubscribes == 1);
+  CHECK(g_stub.unsubscribes == 0);
   CHECK(g_stub.finalizes == 0);
+  CHECK(std::string(cuptiState()) == "watching graphs (KCOUNT_GPU_TIME=0)");
+  CHECK(launchCallbacksEnabled() == 0);
+  CHECK(graphExecCallbacksEnabled());
+  CHECK(releaseGraphWatch());  // another CUPTI client subscribes (KCOUNT_YIELD)
+  CHECK(g_stub.unsubscribes == 1);
+  CHECK_FALSE(releaseGraphWatch());
   CHECK(std::string(cuptiState()) == "unsubscribed");
 }
 
