@@ -109,7 +109,7 @@ else
 fi
 
 GU_BIN=$OUTDIR/graph_update
-if nvcc -O2 -arch=sm_90 "$REPO/tests/gpu/graph_update.cu" -o "$GU_BIN" >"$OUTDIR/nvcc-graph-update.txt" 2>&1; then
+if nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/graph_update.cu" -o "$GU_BIN" >"$OUTDIR/nvcc-graph-update.txt" 2>&1; then
   pair "g5 graph changed" graph-update --expect capture=0 before=40 params=40 updated=40 disabled=30 -- "$GU_BIN"
 else
   row "g5 graph changed" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc-graph-update.txt")"

@@ -1,6 +1,6 @@
 // A CUDA graph changed after instantiation, for tests/gpu/check_gpu_time.sh (row g5): kcount's kernel counts
 // and names per range must follow each change, with and without kernel activity records.
-// Built on the GPU machine: nvcc -O2 -arch=sm_90 graph_update.cu -o graph_update
+// Built on the GPU machine, from the repository root: nvcc -O2 -arch=sm_90 -I. tests/gpu/graph_update.cu -o graph_update
 //
 // Ranges and the kernels each must show (10 graph launches each):
 //   capture   ka, ka, ka, kb captured into one graph (4 captured launches, no kernel runs)
@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "tests/gpu/cuda_check.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -21,14 +23,6 @@ __global__ void kb(float* x) { x[threadIdx.x] += 2; }
 __global__ void kc(float* x) { x[threadIdx.x] += 3; }
 __global__ void kd(float* x) { x[threadIdx.x] += 4; }
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    auto err = (x);                                                                         \
-    if (err != 0) {                                                                         \
-      std::fprintf(stderr, "%s:%d: %s failed with %d\n", __FILE__, __LINE__, #x, int(err)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
 
 namespace {
 cudaGraph_t capture(cudaStream_t s, float* x, bool update) {

@@ -17,6 +17,8 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include "tests/gpu/cuda_check.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -26,14 +28,6 @@ __global__ void empty_kernel(int* p) {
   if (p != nullptr && threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(p, 1);
 }
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    auto err = (x);                                                                         \
-    if (err != 0) {                                                                         \
-      std::fprintf(stderr, "%s:%d: %s failed with %d\n", __FILE__, __LINE__, #x, int(err)); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
 
 int main() {
   int* counter = nullptr;
