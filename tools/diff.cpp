@@ -1199,7 +1199,8 @@ void printDiffTableNotes(std::ostream& out, const std::vector<std::vector<std::s
     out << "unknown: a change where a side's sum is held at 2^64 - 1 (its true value is larger) or that passes "
            "2^63 - 1 ns; only implausible records give one (see the warnings)\n";
   if (!a.gpu_time || !b.gpu_time)
-    out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls); "
+    out << fmt::format("GPU time: not recorded in {} (KCOUNT_GPU_TIME=0: kernels counted at their launch calls or read "
+                       "from their graph); "
                        "no GPU-time change is given, the verdicts compare kernel counts\n",
                        !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
   if (a.launch_timing_sample > 1 || b.launch_timing_sample > 1) {

@@ -1772,9 +1772,16 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     t.rows.push_back(std::move(row));
   }
   if (!opt.full_names) t.fit.push_back(std::move(labels));
-  // Kept at any width: the range, launches, kernels, GPU time (docs/usage.md, "Fitting --width").
-  t.dropOrder({tree ? "top kernels (self)" : "top kernels", "verdict", "kernels/inst", "kernels/launch", "mem GPU",
-               "mem ops", "launch CPU", "CPU time", "other GPU", "GEMM GPU", "self", "instances"});
+  // Kept at any width: the range, launches, kernels, GPU time (docs/usage.md, "Fitting --width"). In a log
+  // without GPU times (KCOUNT_GPU_TIME=0) the GPU columns, all '-', go first and kernels per instance, the
+  // answer such a log gives, goes last but for self and instances.
+  const char* top = tree ? "top kernels (self)" : "top kernels";
+  if (gpuTimeRecorded(l.data))
+    t.dropOrder({top, "verdict", "kernels/inst", "kernels/launch", "mem GPU", "mem ops", "launch CPU", "CPU time",
+                 "other GPU", "GEMM GPU", "self", "instances"});
+  else
+    t.dropOrder({"GEMM GPU", "other GPU", "GPU time", top, "verdict", "kernels/launch", "mem GPU", "mem ops",
+                 "launch CPU", "CPU time", "kernels/inst", "self", "instances"});
   t.print(out);
   if (placeholders) out << kPlaceholderNote << '\n';
   if (dropped_rows) out << tallyDroppedNote(l) << '\n';
@@ -2284,7 +2291,8 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
            "more); --format csv/json: distinct_grids, distinct_blocks\n";
   for (const auto& who : no_gpu)
     out << "GPU time: not recorded in " << who
-        << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls; GPU time, grid and block are '-')\n";
+        << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls or read from their graph; GPU time, grid "
+           "and block are '-')\n";
   for (const auto& who : no_shape)
     out << "grid, block: not recorded in " << who
         << " (KCOUNT_MODE=summary: kernels tallied by name, without their records; grid and block are '-')\n";

@@ -30,11 +30,14 @@ def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _column(values):
-    """A column of JSON values: nullable Int64 when every value is an int (or null) that fits in it;
+def _column(values, numeric=False):
+    """A column of JSON values: nullable Int64 when every value is an int (or null) that fits in it, or
+    when every value is null in a `numeric` column (GPU ns of a log without GPU times: <NA>, not objects);
     nullable Float64 for numbers with a fraction (kernels_per_instance); else object (text, booleans,
     lists, and ints past Int64), the values as the JSON gave them."""
     present = [v for v in values if v is not None]
+    if not present and numeric:
+        return pd.array(values, dtype="Int64")
     if present and all(_is_int(v) for v in present):
         if all(-2 ** 63 <= v < 2 ** 63 for v in present):
             return pd.array(values, dtype="Int64")
@@ -46,7 +49,8 @@ def _column(values):
 
 def frame_from_rows(rows, columns):
     """A DataFrame of `rows` (dicts) with exactly `columns`, in that order, typed column by column."""
-    return pd.DataFrame({c: _column([r.get(c) for r in rows]) for c in columns}, columns=list(columns))
+    return pd.DataFrame({c: _column([r.get(c) for r in rows], numeric=c.endswith("_ns")) for c in columns},
+                        columns=list(columns))
 
 
 def _range_columns():

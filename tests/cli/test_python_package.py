@@ -182,6 +182,12 @@ def load_checks():
               ints(log.segments["kernels"]) == [s["kernels"] for s in data["logs"][0]["segments"]])
         range_checks(name, log, data)
         kernel_checks(name, log, data, names)
+        if data["logs"][0].get("gpu_time") is False:  # KCOUNT_GPU_TIME=0: not measured is <NA>, a number column
+            cols = [c for c in log.ranges.columns if c.endswith("gpu_ns")] + ["gpu_ns"]
+            check("%s: GPU ns columns of a log without GPU times are Int64, all <NA>" % name,
+                  all(str(log.ranges[c].dtype) == "Int64" and log.ranges[c].isna().all() for c in cols if c in log.ranges)
+                  and str(log.kernels["gpu_ns"].dtype) == "Int64" and log.kernels["gpu_ns"].isna().all(),
+                  {c: str(log.ranges[c].dtype) for c in cols if c in log.ranges})
     examples = [os.path.join(SOURCE, "examples", "logs", n + ".kcount") for n in ("geglu-eager", "geglu-compiled",
                                                                                  "linear-eager")]
     both = kcount.load(examples, tool=KCOUNT)
