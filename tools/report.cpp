@@ -521,8 +521,12 @@ void printFooter(std::ostream& out, const LoadedLog& l, bool list_issues = true)
   if (noSnapshotNumbers(l))
     out << "totals: not known (no complete snapshot)\n";
   else
-    out << fmt::format("totals: {} ({}), {}, {}, {}, GPU time {}\n", counted(s.launches, "launch", "launches"),
-                       counted(graph, "graph launch", "graph launches"), counted(s.kernels, "kernel"),
+    out << fmt::format("totals: {} ({}{}), {}, {}, {}, GPU time {}\n", counted(s.launches, "launch", "launches"),
+                       counted(graph, "graph launch", "graph launches"),
+                       // Captured launches run nothing: said, so that kernels/launch below 1 is explained.
+                       s.captured_launches == 0 ? std::string()
+                                                : ", " + std::to_string(s.captured_launches) + " captured into graphs",
+                       counted(s.kernels, "kernel"),
                        counted(s.unmatched_kernels, "unmatched kernel"),
                        counted(s.launches_without_kernel, "launch without kernel", "launches without kernel"),
                        !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));

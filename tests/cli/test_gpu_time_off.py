@@ -267,6 +267,8 @@ def main():
           log.get("totals", {}).get("launches_without_kernel") == 0 and log.get("gpu_time") is False,
           log.get("totals"))
     rc, out, err = kcount("summary", SERVE)
+    check("serve-count-only: the totals line names the launches captured into the graph (they run nothing)",
+          "(169 graph launches, 239 captured into graphs)" in out, [l for l in out.splitlines() if "totals" in l])
     check("serve-count-only: the note says graph kernels were read from the graph",
           "read from the graph" in out and "not known" not in out, out[-600:])
 
