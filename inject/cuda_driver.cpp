@@ -19,6 +19,11 @@ using CuCtxPopCurrent = int (*)(void**);
 void* libcuda() { return dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD); }
 }  // namespace
 
+void* cudaDriverSymbol(const char* name) noexcept {
+  void* cuda = libcuda();
+  return cuda != nullptr ? dlsym(cuda, name) : nullptr;
+}
+
 std::string cudaDriverVersion() noexcept {
   try {
     if (void* cuda = libcuda()) {

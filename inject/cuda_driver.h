@@ -9,6 +9,9 @@ namespace kc::inject {
 
 class Session;
 
+/// The driver function `name` (e.g. "cuGraphGetNodes") of the libcuda.so.1 the process already loaded,
+/// or null without a loaded driver or when it lacks the symbol. Any thread; never throws.
+void* cudaDriverSymbol(const char* name) noexcept;
 /// The driver's version (cuDriverGetVersion), "" without a loaded driver or on failure. Any thread.
 std::string cudaDriverVersion() noexcept;
 /// Adds metadata "gpu.N" = device name for each device (at most 64). Any thread; never throws.

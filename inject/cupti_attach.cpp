@@ -212,7 +212,8 @@ void detachCupti() {
 bool cuptiAttached() noexcept { return g_cupti_active.load(); }
 
 bool watchGraphs() {
-  if (g_cupti_active.load() || g_graph_watch.load() || Session::get().config().gpu_time) return g_graph_watch.load();
+  if (Session::get().config().gpu_time || g_cupti_active.load()) return false;
+  if (g_graph_watch.load()) return true;
   if (!settleDetach()) return false;
   prepareCuptiOnce();
   const CuptiApi& api = cupti();

@@ -1,9 +1,9 @@
 #include "inject/cupti_graphs.h"
 
-#include <dlfcn.h>
-
+#include <type_traits>
 #include <vector>
 
+#include "inject/cuda_driver.h"
 #include "inject/cupti_api.h"
 #include "inject/graph_execs.h"
 #include "inject/session.h"
@@ -12,7 +12,7 @@ namespace kc::inject {
 
 namespace {
 
-// The driver calls that read a graph, found in the libcuda.so.1 the process loaded (no link to CUDA).
+// The driver calls that read a graph (cudaDriverSymbol: the libcuda.so.1 the process loaded, no link).
 struct GraphDriver {
   CUresult (*getNodes)(CUgraph, CUgraphNode*, size_t*) = nullptr;
   CUresult (*nodeType)(CUgraphNode, CUgraphNodeType*) = nullptr;
@@ -26,9 +26,9 @@ struct GraphDriver {
 const GraphDriver& driver() {
   static const GraphDriver d = [] {
     GraphDriver g;
-    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (cuda == nullptr) return g;
-    auto sym = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(cuda, name)); };
+    auto sym = [](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(cudaDriverSymbol(name));
+    };
     sym(g.getNodes, "cuGraphGetNodes");
     sym(g.nodeType, "cuGraphNodeGetType");
     sym(g.kernelParams, "cuGraphKernelNodeGetParams_v2");
@@ -176,9 +176,10 @@ void onGraphExecEdit(CUpti_CallbackId cbid, const CUpti_CallbackData* data) noex
       }
       case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams: {
         const auto* p = static_cast<const cuGraphExecNodeSetParams_params*>(data->functionParams);
-        if (execId(p->hGraphExec, &exec) && p->nodeParams != nullptr && p->nodeParams->type == CU_GRAPH_NODE_TYPE_KERNEL)
+        if (!execId(p->hGraphExec, &exec) || p->nodeParams == nullptr) break;
+        if (p->nodeParams->type == CU_GRAPH_NODE_TYPE_KERNEL)
           setNodeKernel(exec, corr, p->hNode, p->nodeParams->kernel.func, p->nodeParams->kernel.kern);
-        else if (exec != 0 && p->nodeParams != nullptr && p->nodeParams->type == CU_GRAPH_NODE_TYPE_GRAPH)
+        else if (p->nodeParams->type == CU_GRAPH_NODE_TYPE_GRAPH)
           graphExecs().changed(exec, corr, [](GraphProgram& g) { g.known = false; });
         break;
       }

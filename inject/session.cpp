@@ -480,11 +480,10 @@ uint64_t Session::writeEventsLocked() {
       writer_->writeLaunch(e.launch);
       counters_.launches.fetch_add(1, std::memory_order_relaxed);
       if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
-      if (e.reserved != 0 || unknownGraphLaunch(e))
-        kernels_written += kernelsAtLaunchLocked(e, [&](const KernelBody& k) {
-          writer_->writeKernel(k);
-          if (writer_->chunkFull()) writer_->flush();
-        });
+      kernels_written += kernelsAtLaunchLocked(e, [&](const KernelBody& k) {
+        writer_->writeKernel(k);
+        if (writer_->chunkFull()) writer_->flush();
+      });
     } else if (e.kind == HostEvent::kRange) {
       writer_->writeRange(e.range);
       counters_.ranges.fetch_add(1, std::memory_order_relaxed);
@@ -541,8 +540,10 @@ void Session::renumberActivityLocked() {
 
 template <typename Fn>
 uint64_t Session::kernelsAtLaunchLocked(const HostEvent& e, Fn&& fn) {
+  if (config_.gpu_time || (e.launch.flags & kLaunchCaptured) != 0) return 0;  // kernels come from activity
   KernelBody k = kernelAtLaunch(e);
   if (!e.launch.is_graph_launch) {
+    if (e.reserved == 0) return 0;  // a memory call (or a launch not named): no kernel of its own
     fn(k);
     return 1;
   }
@@ -608,10 +609,9 @@ void Session::aggregateEventsLocked() {
         aggregator_->addLaunch(e.launch, now);
         counters_.launches.fetch_add(1, std::memory_order_relaxed);
         if ((e.launch.flags & kLaunchMemOp) != 0) counters_.mem_calls.fetch_add(1, std::memory_order_relaxed);
-        if (e.reserved != 0 || unknownGraphLaunch(e))
-          counters_.kernels.fetch_add(
-              kernelsAtLaunchLocked(e, [&](const KernelBody& k) { aggregator_->addKernel(k, now); }),
-              std::memory_order_relaxed);
+        counters_.kernels.fetch_add(
+            kernelsAtLaunchLocked(e, [&](const KernelBody& k) { aggregator_->addKernel(k, now); }),
+            std::memory_order_relaxed);
       } else if (e.kind == HostEvent::kRange) {
         aggregator_->addRange(e.range);
         counters_.ranges.fetch_add(1, std::memory_order_relaxed);

@@ -289,13 +289,10 @@ class Session {
   void renumberActivityLocked();
   /// KCOUNT_GPU_TIME=0: calls fn(KernelBody) for each kernel the launch event `e` ran, named at its call (a
   /// direct launch) or read from its graph exec (a graph launch: graphExecs()); no GPU time. Returns how
-  /// many. Requires writer_mutex_, after renumberEventsLocked().
+  /// many: 0 with kernel activity (its records bring the kernels), for a captured launch or a memory call.
+  /// Requires writer_mutex_, after renumberEventsLocked().
   template <typename Fn>
   uint64_t kernelsAtLaunchLocked(const HostEvent& e, Fn&& fn);
-  /// KCOUNT_GPU_TIME=0: a graph launch (not captured) whose exec CUPTI could not name at the call.
-  bool unknownGraphLaunch(const HostEvent& e) const {
-    return !config_.gpu_time && e.reserved == 0 && e.launch.is_graph_launch && !(e.launch.flags & kLaunchCaptured);
-  }
   bool said_unknown_graph_ = false;  // the metadata line on a graph launch of unknown content is written
   uint64_t corr_offset_ = 0;  // see beginCorrelationNumbering()
   uint64_t corr_max_ = 0;     // largest correlation id taken, offset included
