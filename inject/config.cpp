@@ -259,6 +259,11 @@ Config readAll(std::string* problems) {
     if (sv == "monotonic") c.host_clock_auto = false;
     else if (sv != "auto") problem(problems, "KCOUNT_HOST_CLOCK", v, "not 'auto' or 'monotonic'", "auto");
   }
+  if (const char* v = env("KCOUNT_LAUNCH_CALLBACKS")) {
+    const std::string_view sv(v);
+    if (sv == "driver" || sv == "all") c.driver_launch_callbacks = sv == "driver";
+    else problem(problems, "KCOUNT_LAUNCH_CALLBACKS", v, "not 'all' or 'driver'", "all");
+  }
   uint64_t sample = 1;
   readNumber("KCOUNT_LAUNCH_TIMING", 1, kMaxLaunchTimingSample, "launch calls per timed call", 1, &sample, problems);
   c.launch_timing = static_cast<uint32_t>(sample);

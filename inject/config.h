@@ -53,6 +53,8 @@ struct Config {
   uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)
   bool host_clock_auto = true;  // KCOUNT_HOST_CLOCK=auto|monotonic: launch and range timestamps from the TSC
                                 // where the kernel keeps time with it (collector/clock.h), or clock_gettime always
+  bool driver_launch_callbacks = false;  // KCOUNT_LAUNCH_CALLBACKS=driver: subscribe to the driver API's launch
+                                        // callbacks only (a runtime launch is seen through the driver call inside it)
   uint32_t launch_timing = 1;   // KCOUNT_LAUNCH_TIMING=N (summary mode): one launch call in N is timed, at
                                 // random, and counts N times in the launch CPU sums; 1..1024
 };

@@ -37,6 +37,7 @@ void startWithCupti(Session& s) {
     setLaunchNames(true);
     s.addMetadata("gpu_time", "off");
   }
+  if (s.config().driver_launch_callbacks) s.addMetadata("launch_callbacks", "driver");
   // CUPTI is set up and attached (subscribed, callbacks and activity enabled) only while a capture
   // window is open: now for KCOUNT_START=on, later for KCOUNT_START=paused, a capture range or
   // `kcount ctl`. Until then nothing initializes CUPTI.

@@ -70,14 +70,18 @@ void undoAttach() {
 }
 
 // The callbacks of a window (launches, memory APIs, graph nodes) on or off; the graph exec callbacks of
-// KCOUNT_GPU_TIME=0 stay as they are.
+// KCOUNT_GPU_TIME=0 stay as they are. KCOUNT_LAUNCH_CALLBACKS=driver: the runtime's launch ids are left
+// off (a runtime launch calls a driver launch, whose callbacks carry the same correlation id and symbol).
 CUptiResult enableWindowCallbacks(uint32_t on) {
   const CuptiApi& api = cupti();
   CUptiResult r = CUPTI_SUCCESS;
   size_t n = 0;
   const LaunchApi* apis = launchApis(&n);
-  for (size_t i = 0; i < n; ++i)
+  const bool driver_only = Session::get().config().driver_launch_callbacks;
+  for (size_t i = 0; i < n; ++i) {
+    if (driver_only && apis[i].domain == CUPTI_CB_DOMAIN_RUNTIME_API) continue;
     if ((r = api.enableCallback(on, g_subscriber, apis[i].domain, apis[i].cbid)) != CUPTI_SUCCESS) return r;
+  }
   for (const auto& [domain, cbid] : *g_memory_apis)
     if ((r = api.enableCallback(on, g_subscriber, domain, cbid)) != CUPTI_SUCCESS) return r;
   for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED})

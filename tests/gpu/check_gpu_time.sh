@@ -25,6 +25,9 @@
 #   g7 graphs summary     graphs.py with KCOUNT_MODE=summary KCOUNT_GPU_TIME=0: equal to g6's off log
 #   g8 reduce-overhead    examples/geglu.py --compile --compile-mode reduce-overhead (Inductor's CUDA graph
 #                         trees): the g1 comparison
+#
+# GPU_TIME_OFF_ENV (e.g. "KCOUNT_LAUNCH_CALLBACKS=driver", check_launch_callbacks.sh): more environment for
+# every KCOUNT_GPU_TIME=0 run (trace runs keep the defaults); OFF_META: metadata those logs must carry.
 set -u
 
 BUILD_DIR=${1:?usage: check_gpu_time.sh BUILD_DIR}
@@ -32,6 +35,7 @@ BUILD_DIR=$(cd "$BUILD_DIR" && pwd)
 KCOUNT=$BUILD_DIR/bin/kcount
 PY=${PYTHON:-python3}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+read -r -a OFF_ENV <<<"${GPU_TIME_OFF_ENV:-}"
 OUTDIR=${OUT:-/tmp/kcount-gpu-time}
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
@@ -77,7 +81,7 @@ pair() {
   while [[ $# -gt 0 && $1 != -- ]]; do expect+=("$1"); shift; done
   shift
   if ! run_one "$tag-trace" KCOUNT_MODE=trace -- "$@"; then row "$name" FAIL "trace run failed"; return; fi
-  if ! run_one "$tag-off" KCOUNT_MODE=trace KCOUNT_GPU_TIME=0 -- "$@"; then
+  if ! run_one "$tag-off" KCOUNT_MODE=trace KCOUNT_GPU_TIME=0 "${OFF_ENV[@]}" -- "$@"; then
     row "$name" FAIL "KCOUNT_GPU_TIME=0 run failed"
     return
   fi
@@ -99,7 +103,7 @@ pair "g2 geglu eager" geglu "${GEGLU_EXPECT[@]}" -- "$PY" "$REPO/examples/geglu.
 "$PY" "$REPO/examples/geglu.py" --compile --steps 2 >"$OUTDIR/geglu-compiled-cache.txt" 2>&1
 pair "g3 geglu compiled" geglu-compiled -- "$PY" "$REPO/examples/geglu.py" --compile --steps 20
 
-if run_one geglu-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 -- "$PY" "$REPO/examples/geglu.py" --steps 20 &&
+if run_one geglu-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 "${OFF_ENV[@]}" -- "$PY" "$REPO/examples/geglu.py" --steps 20 &&
    [[ -f $OUTDIR/geglu-off.kcount ]]; then
   detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/geglu-off.kcount" \
            "$OUTDIR/geglu-summary-off.kcount" "${GEGLU_EXPECT[@]}" 2>"$OUTDIR/summary-compare.stderr.txt")
@@ -125,7 +129,7 @@ if [[ -f $OUTDIR/graphs-off.kcount && -f $OUTDIR/graphs-trace.kcount ]]; then
     details+=("$tag: $(tail -n 1 <<<"$d")")
   done
   if [[ $ok -eq 1 ]]; then row "g6c capture view" PASS "${details[*]}"; else row "g6c capture view" FAIL "${details[*]}"; fi
-  if run_one graphs-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 -- "$PY" "$REPO/tests/gpu/cases/graphs.py"; then
+  if run_one graphs-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 "${OFF_ENV[@]}" -- "$PY" "$REPO/tests/gpu/cases/graphs.py"; then
     detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/graphs-off.kcount" \
              "$OUTDIR/graphs-summary-off.kcount" --expect rep=500 cap=2 2>"$OUTDIR/graphs-summary-compare.stderr.txt")
     if [[ $? -eq 0 ]]; then row "g7 graphs summary" PASS "$detail"; else row "g7 graphs summary" FAIL "$detail"; fi

@@ -10,6 +10,9 @@ Expected: per (range path, kernel name), the OFF log's kernel count equals the T
 kernels included: without activity they are read from the graph exec at instantiation), apart from kernels
 the driver runs for a graph's memcpy/memset nodes (names memcpy*/memset*), which are not kernel nodes; the
 launch counts per range are equal; every OFF kernel has start == end; metadata gpu_time=off in OFF only.
+With OFF_META=KEY=VALUE in the environment (check_launch_callbacks.sh: launch_callbacks=driver), the OFF log
+also has that metadata and the TRACE log not; with launch_callbacks=driver every OFF launch is a driver API
+call (apiDomain 'driver'): the runtime's launches were seen through the driver call inside them.
 """
 import json
 import os
@@ -78,11 +81,28 @@ def compare_trace(kcount, trace_log, off_log):
             problems.append(f"gpu_time=0 log: {unmatched} unmatched kernels, {timed} with GPU fields not NULL")
         if meta(o, "gpu_time") != "off" or meta(t, "gpu_time") is not None:
             problems.append(f"metadata gpu_time: trace {meta(t, 'gpu_time')!r}, off {meta(o, 'gpu_time')!r}")
+        problems += off_meta_problems(t, o)
         copies = sum(kernels_by_range_and_name(t, False).values()) - sum(want.values())
         detail = (f"{sum(got.values())} kernels = trace's ({len(got)} (range, name) pairs; {graph_launch_kernels} of "
                   f"them from {graph_launches} graph launches, read from the graph; {copies} driver copy kernels of "
                   f"graph memcpy/memset nodes not counted); launches {sum(lo.values())} = {sum(lt.values())}")
     return problems, detail
+
+
+def off_meta_problems(t, o):
+    """OFF_META (KEY=VALUE): metadata the OFF log must have and the TRACE log must not."""
+    want = os.environ.get("OFF_META", "")
+    if not want:
+        return []
+    key, value = want.split("=", 1)
+    problems = []
+    if meta(o, key) != value or meta(t, key) is not None:
+        problems.append(f"metadata {key}: trace {meta(t, key)!r}, off {meta(o, key)!r} (want {value!r})")
+    if want == "launch_callbacks=driver":
+        domains = dict(o.execute("SELECT apiDomain, count(*) FROM launches GROUP BY 1").fetchall())
+        if set(domains) != {"driver"}:
+            problems.append(f"launch_callbacks=driver log: launches by API domain {domains}")
+    return problems
 
 
 def summary_json(kcount, log):

@@ -30,13 +30,16 @@
 #        ab-floor      tests/gpu/check_ab_floor.sh       same-process kcount vs floor switching, exact counts
 #        host-clock    tests/gpu/check_host_clock.sh     TSC timestamps: counts as with clock_gettime, no kernel before its launch
 #        server        tests/gpu/check_server.sh         example inference server, paused + ctl window: decode kernels = graph nodes
+#        launch-callbacks tests/gpu/check_launch_callbacks.sh KCOUNT_LAUNCH_CALLBACKS=driver: gpu-time's rows, exact
+#        profiler-graphs  tests/gpu/check_profiler_graphs.sh  count-only graph kernels per range and name = torch.profiler's
 #
 # GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
-# above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server". Each feature script writes into $OUT/<name>/.
+# above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server
+# launch-callbacks profiler-graphs". Each feature script writes into $OUT/<name>/.
 
 set -u
 
-GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server}
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server launch-callbacks profiler-graphs}
 want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
@@ -506,6 +509,8 @@ feature_row rotation check_rotation.sh
 feature_row ab-floor check_ab_floor.sh
 feature_row host-clock check_host_clock.sh
 feature_row server check_server.sh
+feature_row launch-callbacks check_launch_callbacks.sh
+feature_row profiler-graphs check_profiler_graphs.sh
 
 # ---- table
 print_table_and_exit

@@ -385,6 +385,20 @@ TEST_CASE("KCOUNT_LAUNCH_TIMING: 1 to 1024 in summary mode; elsewhere, or out of
   }
 }
 
+TEST_CASE("KCOUNT_LAUNCH_CALLBACKS: all (the default) or driver; anything else one warning and all") {
+  CHECK_FALSE(kc::inject::readConfig(nullptr).driver_launch_callbacks);
+  for (const auto& [value, driver] : std::vector<std::pair<const char*, bool>>{{"all", false}, {"driver", true}}) {
+    EnvVar v("KCOUNT_LAUNCH_CALLBACKS", value);
+    std::string problems;
+    CHECK(kc::inject::readConfig(&problems).driver_launch_callbacks == driver);
+    CHECK(problems.empty());
+  }
+  EnvVar v("KCOUNT_LAUNCH_CALLBACKS", "runtime");
+  std::string problems;
+  CHECK_FALSE(kc::inject::readConfig(&problems).driver_launch_callbacks);
+  CHECK(problems == "ignoring KCOUNT_LAUNCH_CALLBACKS=runtime: not 'all' or 'driver'; using all");
+}
+
 TEST_CASE("KCOUNT_INTERVAL and KCOUNT_MAX_KEYS in trace mode: one warning each, as KCOUNT_LAUNCH_TIMING") {
   const kc::inject::Config d;
   for (const char* mode : {"", "trace"}) {  // unset: trace is the default

@@ -237,6 +237,20 @@ inline void runtimeLaunch(uint32_t corr, const char* symbol = nullptr) {
   apiCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, corr, CUPTI_API_EXIT, symbol);
 }
 
+/// runtimeLaunch's four callbacks, each delivered only if kcount enabled it (as CUPTI does): with
+/// KCOUNT_LAUNCH_CALLBACKS=driver, only the cuLaunchKernel pair arrives.
+inline void runtimeLaunchAsEnabled(uint32_t corr, const char* symbol = nullptr) {
+  const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> rt{CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                             CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
+  const std::pair<CUpti_CallbackDomain, CUpti_CallbackId> drv{CUPTI_CB_DOMAIN_DRIVER_API,
+                                                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel};
+  const bool r = g_stub.callbacks_enabled.count(rt) == 1, d = g_stub.callbacks_enabled.count(drv) == 1;
+  if (r) apiCallback(rt.first, rt.second, corr, CUPTI_API_ENTER, symbol);
+  if (d) apiCallback(drv.first, drv.second, corr, CUPTI_API_ENTER, symbol);
+  if (d) apiCallback(drv.first, drv.second, corr, CUPTI_API_EXIT, symbol);
+  if (r) apiCallback(rt.first, rt.second, corr, CUPTI_API_EXIT, symbol);
+}
+
 /// A graph node resource callback (GRAPHNODE_CREATED or _CLONED) for kernel node `node` of graph `graph`.
 inline void graphNodeCallback(CUpti_CallbackId cbid, uint64_t node, uint32_t graph, uint64_t original = 0) {
   CUpti_GraphData g{};

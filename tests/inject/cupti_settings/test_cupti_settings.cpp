@@ -1,7 +1,8 @@
 // InitializeInjection's settings wiring, read from the environment (cupti_settings/main.cpp) rather than set
 // through the handlers' setters: KCOUNT_START=paused with KCOUNT_GPU_TIME=0 subscribes for the graph exec
 // callbacks only (the graph watch) until a window opens, KCOUNT_GPU_TIME=0 enables no activity and names
-// kernels at their launch, KCOUNT_LAUNCH_TIMING=4 times one launch call in four; the window's close returns
+// kernels at their launch, KCOUNT_LAUNCH_TIMING=4 times one launch call in four, KCOUNT_LAUNCH_CALLBACKS=driver
+// enables the driver's launch ids only; the window's close returns
 // to the graph watch (neither finalizing nor unsubscribing, whatever KCOUNT_CUPTI_FINALIZE=0 says), and
 // KCOUNT_YIELD's release of the watch unsubscribes. A stub CUPTI (no GPU).
 #include <cupti.h>
@@ -28,12 +29,21 @@ using namespace kc;
 using namespace kc::inject;
 using namespace kc::test;
 
-// The (domain, cbid) pairs the stub has enabled that are launch callbacks of kcount's table.
-size_t launchCallbacksEnabled() {
+// The (domain, cbid) pairs the stub has enabled that are launch callbacks of kcount's table (of `domain`
+// only, unless it is CUPTI_CB_DOMAIN_INVALID).
+size_t launchCallbacksEnabled(CUpti_CallbackDomain domain = CUPTI_CB_DOMAIN_INVALID) {
   size_t n = 0, on = 0;
   const LaunchApi* apis = launchApis(&n);
-  for (size_t i = 0; i < n; ++i) on += g_stub.callbacks_enabled.count({apis[i].domain, apis[i].cbid});
+  for (size_t i = 0; i < n; ++i)
+    if (domain == CUPTI_CB_DOMAIN_INVALID || apis[i].domain == domain)
+      on += g_stub.callbacks_enabled.count({apis[i].domain, apis[i].cbid});
   return on;
+}
+size_t launchApisOf(CUpti_CallbackDomain domain) {
+  size_t n = 0, of = 0;
+  const LaunchApi* apis = launchApis(&n);
+  for (size_t i = 0; i < n; ++i) of += apis[i].domain == domain ? 1 : 0;
+  return of;
 }
 bool graphExecCallbacksEnabled() {
   return g_stub.callbacks_enabled.count({CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED}) == 1 &&
@@ -64,12 +74,14 @@ TEST_CASE("KCOUNT_GPU_TIME=0: a window subscribes without activity; kernels are 
   REQUIRE(s.startCapture("ctl", 0, &error));
   CHECK(std::string(cuptiState()) == "attached");
   CHECK(g_stub.subscribes == 1);  // the graph watch's subscriber
-  CHECK(launchCallbacksEnabled() > 0);
+  // KCOUNT_LAUNCH_CALLBACKS=driver: every driver launch id, no runtime one.
+  CHECK(launchCallbacksEnabled(CUPTI_CB_DOMAIN_DRIVER_API) == launchApisOf(CUPTI_CB_DOMAIN_DRIVER_API));
+  CHECK(launchCallbacksEnabled(CUPTI_CB_DOMAIN_RUNTIME_API) == 0);
   CHECK(graphExecCallbacksEnabled());
   CHECK(g_stub.activity_kinds.empty());
   REQUIRE(installFakeNvtx() == 1);
   CHECK(pushA("layer") == 0);
-  for (uint32_t c = 1; c <= 400; ++c) runtimeLaunch(c, c % 2 == 0 ? "_Z4evenv" : "_Z3oddv");
+  for (uint32_t c = 1; c <= 400; ++c) runtimeLaunchAsEnabled(c, c % 2 == 0 ? "_Z4evenv" : "_Z3oddv");
   CHECK(pop() == 0);
 }
 
@@ -96,6 +108,7 @@ TEST_CASE("the log: summary mode, GPU time off, every launch counted and its ker
   REQUIRE_FALSE(log.damaged());
   CHECK(log.summary_mode);
   CHECK(log.meta("gpu_time") == "off");
+  CHECK(log.meta("launch_callbacks") == "driver");
   CHECK(log.meta("cupti_path") == "/stub/libcupti.so.13");
   const Summary sum = summarize(log);
   CHECK(sum.launches == 400);
