@@ -13,6 +13,12 @@ Workloads (each prints one JSON object on its own line of stdout):
                         MLP 4096 with GELU, causal scaled_dot_product_attention, bf16, x [8, 512, 1024]),
                         forward + backward per step. Unit: ms per step.
   transformer_compiled  the same under torch.compile.
+  transformer_reduce_overhead
+                        the same under torch.compile(mode="reduce-overhead"): Inductor's CUDA graph trees,
+                        forward and backward each replayed as CUDA graphs; at least 3 warm-up steps (compile
+                        and the trees' own warm-up run, recording, a first replay) whatever --warmup-steps
+                        says. The result also gives `cudagraph_skips`: Inductor's count of graphs it did not
+                        record as CUDA graphs (0 when every compiled graph replays).
 
 Timing: warm-up first (--warmup-steps steps, or --add-warmup iterations; with torch.compile the first
 warm-up step compiles and autotunes), then --repeats timed repeats; each repeat is
@@ -37,7 +43,11 @@ import sys
 import tempfile
 import time
 
-WORKLOADS = ("add_loop", "geglu_eager", "geglu_compiled", "transformer_eager", "transformer_compiled")
+WORKLOADS = ("add_loop", "geglu_eager", "geglu_compiled", "transformer_eager", "transformer_compiled",
+             "transformer_reduce_overhead")
+# torch.compile(mode="reduce-overhead"): the first step compiles (and runs the CUDA graph trees' warm-up),
+# the second records the graphs, the third replays them; timing starts after at least this many steps.
+MIN_WARMUP_REDUCE_OVERHEAD = 3
 
 
 def parse_args(argv=None):
@@ -183,7 +193,18 @@ def main(argv=None):
             x = torch.randn(8, 512, 1024, device=device, dtype=torch.bfloat16)
         if name.endswith("_compiled"):
             model = torch.compile(model)
-        return training_step_fn(model, x)
+        elif name.endswith("_reduce_overhead"):
+            model = torch.compile(model, mode="reduce-overhead")
+        step = training_step_fn(model, x)
+        if not name.endswith("_reduce_overhead"):
+            return step
+
+        def graph_tree_step():
+            # A new iteration of the CUDA graph trees (the previous step's outputs may be overwritten).
+            torch.compiler.cudagraph_mark_step_begin()
+            step()
+
+        return graph_tree_step
 
     # ---- torch.profiler -----------------------------------------------------------------------------
     def profiled(fn):
@@ -303,10 +324,22 @@ def main(argv=None):
             return {"unit": "us/iter", "scale": 1e6, "iters": n}, lambda: ab_repeats(body, n, settle)
         return {"unit": "us/iter", "scale": 1e6, "iters": n}, lambda: timed_repeats(body, n)
 
+    def cudagraph_skips():
+        """Inductor's count of compiled graphs not run as CUDA graphs (None where torch has no such counter)."""
+        try:
+            from torch._dynamo.utils import counters
+            return int(counters["inductor"]["cudagraph_skips"])
+        except Exception:
+            return None
+
     def run_steps(name):
         step = make_step(name)
+        warmup_steps = args.warmup_steps
+        if name.endswith("_reduce_overhead"):
+            warmup_steps = max(warmup_steps, MIN_WARMUP_REDUCE_OVERHEAD)
+        skips_before = cudagraph_skips()
         t0 = time.perf_counter()
-        for _ in range(args.warmup_steps):
+        for _ in range(warmup_steps):
             push("warmup_step")
             step()
             pop()
@@ -326,8 +359,11 @@ def main(argv=None):
                 step()
                 pop()
 
-        meta = {"unit": "ms/step", "scale": 1e3, "steps": steps, "warmup_steps": args.warmup_steps,
+        meta = {"unit": "ms/step", "scale": 1e3, "steps": steps, "warmup_steps": warmup_steps,
                 "warmup_s": warmup_s}
+        if name.endswith("_reduce_overhead"):
+            skips = cudagraph_skips()
+            meta["cudagraph_skips"] = None if skips is None or skips_before is None else skips - skips_before
         if args.ab_control or args.ab_torch_profiler:
             return meta, lambda: ab_repeats(body, steps, settle)
         return meta, lambda: timed_repeats(body, steps)
