@@ -36,6 +36,8 @@ KCOUNT=$BUILD_DIR/bin/kcount
 PY=${PYTHON:-python3}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 read -r -a OFF_ENV <<<"${GPU_TIME_OFF_ENV:-}"
+# GPU_TIME_ROWS: the rows to run ("g1 g3 g8"; g2 includes g4, g6 includes g6c and g7); default all.
+want_row() { [[ -z ${GPU_TIME_ROWS:-} || " $GPU_TIME_ROWS " == *" $1 "* ]]; }
 OUTDIR=${OUT:-/tmp/kcount-gpu-time}
 mkdir -p "$OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
@@ -91,54 +93,68 @@ pair() {
   if [[ $? -eq 0 ]]; then row "$name" PASS "$detail"; else row "$name" FAIL "$detail $(tail -c 300 "$OUTDIR/$tag-compare.stderr.txt")"; fi
 }
 
-LAUNCHES_BIN=$OUTDIR/launches
-if nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launches.cu" -lcuda -o "$LAUNCHES_BIN" >"$OUTDIR/nvcc.txt" 2>&1; then
-  pair "g1 C++ launch paths" launches -- "$LAUNCHES_BIN"
-else
-  row "g1 C++ launch paths" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc.txt")"
-fi
-pair "g2 geglu eager" geglu "${GEGLU_EXPECT[@]}" -- "$PY" "$REPO/examples/geglu.py" --steps 20
-# torch.compile's first run in a fresh machine autotunes inside the warmup range (300 launches there against
-# 20 once the Inductor cache is warm): one run without kcount first, so that both runs compared find it warm.
-"$PY" "$REPO/examples/geglu.py" --compile --steps 2 >"$OUTDIR/geglu-compiled-cache.txt" 2>&1
-pair "g3 geglu compiled" geglu-compiled -- "$PY" "$REPO/examples/geglu.py" --compile --steps 20
-
-if run_one geglu-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 "${OFF_ENV[@]}" -- "$PY" "$REPO/examples/geglu.py" --steps 20 &&
-   [[ -f $OUTDIR/geglu-off.kcount ]]; then
-  detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/geglu-off.kcount" \
-           "$OUTDIR/geglu-summary-off.kcount" "${GEGLU_EXPECT[@]}" 2>"$OUTDIR/summary-compare.stderr.txt")
-  if [[ $? -eq 0 ]]; then row "g4 summary mode" PASS "$detail"; else row "g4 summary mode" FAIL "$detail"; fi
-else
-  row "g4 summary mode" FAIL "run failed or no g2 log"
-fi
-
-GU_BIN=$OUTDIR/graph_update
-if nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/graph_update.cu" -o "$GU_BIN" >"$OUTDIR/nvcc-graph-update.txt" 2>&1; then
-  pair "g5 graph changed" graph-update --expect capture=0 before=40 params=40 updated=40 disabled=30 -- "$GU_BIN"
-else
-  row "g5 graph changed" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc-graph-update.txt")"
-fi
-pair "g6 graphs (k1)" graphs --expect rep=500 cap=2 -- "$PY" "$REPO/tests/gpu/cases/graphs.py"
-if [[ -f $OUTDIR/graphs-off.kcount && -f $OUTDIR/graphs-trace.kcount ]]; then
-  details=()
-  ok=1
-  for tag in graphs-trace graphs-off; do
-    "$KCOUNT" summary --format json --graph-view capture "$OUTDIR/$tag.kcount" >"$OUTDIR/$tag-capture.json"
-    d=$("$PY" "$REPO/tests/gpu/check_summary.py" expect "$OUTDIR/$tag-capture.json" cap:exclusive.kernels=502 \
-        rep:exclusive.kernels=0 rep:exclusive.launches=100 2>&1) || ok=0
-    details+=("$tag: $(tail -n 1 <<<"$d")")
-  done
-  if [[ $ok -eq 1 ]]; then row "g6c capture view" PASS "${details[*]}"; else row "g6c capture view" FAIL "${details[*]}"; fi
-  if run_one graphs-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 "${OFF_ENV[@]}" -- "$PY" "$REPO/tests/gpu/cases/graphs.py"; then
-    detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/graphs-off.kcount" \
-             "$OUTDIR/graphs-summary-off.kcount" --expect rep=500 cap=2 2>"$OUTDIR/graphs-summary-compare.stderr.txt")
-    if [[ $? -eq 0 ]]; then row "g7 graphs summary" PASS "$detail"; else row "g7 graphs summary" FAIL "$detail"; fi
+if want_row g1; then
+  LAUNCHES_BIN=$OUTDIR/launches
+  if nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launches.cu" -lcuda -o "$LAUNCHES_BIN" >"$OUTDIR/nvcc.txt" 2>&1; then
+    pair "g1 C++ launch paths" launches -- "$LAUNCHES_BIN"
   else
-    row "g7 graphs summary" FAIL "run failed"
+    row "g1 C++ launch paths" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc.txt")"
   fi
 fi
-"$PY" "$REPO/examples/geglu.py" --compile --compile-mode reduce-overhead --steps 2 >"$OUTDIR/geglu-ro-cache.txt" 2>&1
-pair "g8 reduce-overhead" geglu-ro -- "$PY" "$REPO/examples/geglu.py" --compile --compile-mode reduce-overhead --steps 20
+if want_row g2; then
+  pair "g2 geglu eager" geglu "${GEGLU_EXPECT[@]}" -- "$PY" "$REPO/examples/geglu.py" --steps 20
+fi
+if want_row g3; then
+  # torch.compile's first run in a fresh machine autotunes inside the warmup range (300 launches there against
+  # 20 once the Inductor cache is warm): one run without kcount first, so that both runs compared find it warm.
+  "$PY" "$REPO/examples/geglu.py" --compile --steps 2 >"$OUTDIR/geglu-compiled-cache.txt" 2>&1
+  pair "g3 geglu compiled" geglu-compiled -- "$PY" "$REPO/examples/geglu.py" --compile --steps 20
+fi
+
+if want_row g2; then
+  if run_one geglu-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 "${OFF_ENV[@]}" -- "$PY" "$REPO/examples/geglu.py" --steps 20 &&
+     [[ -f $OUTDIR/geglu-off.kcount ]]; then
+    detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/geglu-off.kcount" \
+             "$OUTDIR/geglu-summary-off.kcount" "${GEGLU_EXPECT[@]}" 2>"$OUTDIR/summary-compare.stderr.txt")
+    if [[ $? -eq 0 ]]; then row "g4 summary mode" PASS "$detail"; else row "g4 summary mode" FAIL "$detail"; fi
+  else
+    row "g4 summary mode" FAIL "run failed or no g2 log"
+  fi
+fi
+
+if want_row g5; then
+  GU_BIN=$OUTDIR/graph_update
+  if nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/graph_update.cu" -o "$GU_BIN" >"$OUTDIR/nvcc-graph-update.txt" 2>&1; then
+    pair "g5 graph changed" graph-update --expect capture=0 before=40 params=40 updated=40 disabled=30 -- "$GU_BIN"
+  else
+    row "g5 graph changed" FAIL "nvcc failed: $(tail -c 300 "$OUTDIR/nvcc-graph-update.txt")"
+  fi
+fi
+if want_row g6; then
+  pair "g6 graphs (k1)" graphs --expect rep=500 cap=2 -- "$PY" "$REPO/tests/gpu/cases/graphs.py"
+  if [[ -f $OUTDIR/graphs-off.kcount && -f $OUTDIR/graphs-trace.kcount ]]; then
+    details=()
+    ok=1
+    for tag in graphs-trace graphs-off; do
+      "$KCOUNT" summary --format json --graph-view capture "$OUTDIR/$tag.kcount" >"$OUTDIR/$tag-capture.json"
+      d=$("$PY" "$REPO/tests/gpu/check_summary.py" expect "$OUTDIR/$tag-capture.json" cap:exclusive.kernels=502 \
+          rep:exclusive.kernels=0 rep:exclusive.launches=100 2>&1) || ok=0
+      details+=("$tag: $(tail -n 1 <<<"$d")")
+    done
+    if [[ $ok -eq 1 ]]; then row "g6c capture view" PASS "${details[*]}"; else row "g6c capture view" FAIL "${details[*]}"; fi
+    if run_one graphs-summary-off KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 "${OFF_ENV[@]}" -- "$PY" "$REPO/tests/gpu/cases/graphs.py"; then
+      detail=$("$PY" "$REPO/tests/gpu/compare_gpu_time.py" --summary "$KCOUNT" "$OUTDIR/graphs-off.kcount" \
+               "$OUTDIR/graphs-summary-off.kcount" --expect rep=500 cap=2 2>"$OUTDIR/graphs-summary-compare.stderr.txt")
+      if [[ $? -eq 0 ]]; then row "g7 graphs summary" PASS "$detail"; else row "g7 graphs summary" FAIL "$detail"; fi
+    else
+      row "g7 graphs summary" FAIL "run failed"
+    fi
+  fi
+fi
+if want_row g8; then
+  "$PY" "$REPO/examples/geglu.py" --compile --compile-mode reduce-overhead --steps 2 >"$OUTDIR/geglu-ro-cache.txt" 2>&1
+  pair "g8 reduce-overhead" geglu-ro -- "$PY" "$REPO/examples/geglu.py" --compile --compile-mode reduce-overhead --steps 20
+fi
 
 echo
 echo "---- check_gpu_time.sh: table"
