@@ -2,7 +2,7 @@
 // libkcount_bench_cbN.so in place of inject/launch_callbacks.cpp (bench/CMakeLists.txt), never into
 // libkcount.so. KCOUNT_BENCH_LAUNCH_PATH selects one:
 //   0 the launch callbacks return at once (kcount's CUPTI subscription and activity, none of its launch work);
-//   1 the open-launch bookkeeping only (no timestamps, no record);
+//   1 the open-launch bookkeeping only (no timestamps, no record, no count of kcount's own callbacks);
 //   2 everything but the record (timestamps taken);
 //   4 everything, each launch written in the two-slot HostEvent form (64 bytes) instead of one 32-byte slot;
 //   5 everything, the slot written with two non-temporal 16-byte stores and an sfence before it is published.
@@ -24,6 +24,7 @@ using launch_path::Stop;
 struct BookkeepingOnly : FullPath {
   static constexpr Stop kStop = Stop::kAfterOpenLaunches;
   static constexpr bool kTimestamps = false;
+  static constexpr bool kSelfCost = false;
 };
 
 struct NoRecord : FullPath {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collector/log_format.h"
+#include "collector/self_cost.h"
 
 namespace kc {
 
@@ -262,6 +263,9 @@ class ThreadBuffer {
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   /// Set by the owning thread when it exits (pthread key destructor); the writer then frees it.
   std::atomic<bool> exited{false};
+  /// kcount's own callbacks on the producer thread (collector/self_cost.h): written by the producer only,
+  /// summed by the session when it closes the log or frees the buffer.
+  CallbackTally callbacks;
 
  private:
   /// `slots` free slots in the tail block (a new block when the tail has too few; its unused rest is

@@ -52,6 +52,12 @@ inline constexpr char kMetaSnapshotsSkipped[] = "snapshots_skipped";
 /// itself: "SIGTERM", "SIGINT" or "SIGHUP" (absent after a normal exit). The last window's end reason is
 /// the same text, and ranges still open then were closed at the signal (flag kRangeUnclosed).
 inline constexpr char kMetaEndSignal[] = "end_signal";
+/// Metadata keys in the final chunk (collector/self_cost.h): the callbacks the library handled on the
+/// program's threads while the log was open, how many of them were timed (a random sample, about 1 in 64),
+/// and the sum of the timed ones' durations in ns. Absent in logs written before them.
+inline constexpr char kMetaSelfCallbacks[] = "kcount_callbacks";
+inline constexpr char kMetaSelfTimed[] = "kcount_callbacks_timed";
+inline constexpr char kMetaSelfTimedNs[] = "kcount_callback_timed_ns";
 
 /// The library's writer thread drains the per-thread buffers (and, in summary mode, writes a snapshot when
 /// one is due) every 100 ms: snapshots of a summary-mode log (metadata interval_ns, KCOUNT_INTERVAL)

@@ -10,6 +10,7 @@
 
 #include "collector/clock.h"
 #include "inject/launch_path.h"
+#include "inject/self_cost.h"
 #include "inject/session.h"
 #include "inject/thread_state.h"
 
@@ -148,6 +149,7 @@ void onGraphNode(GraphNodeBody node, bool created) noexcept {
   if (!Session::recordingNow()) return;
   ThreadState* ts = threadState();
   if (ts == nullptr) return;
+  const CallbackCostScope cost(ts);
   node.thread_id = ts->thread_id;
   if (created) {
     node.scope_id = ts->currentScope();

@@ -14,6 +14,7 @@
 #include "collector/host_buffer.h"
 #include "inject/cupti_graphs.h"
 #include "inject/launch_sampling.h"
+#include "inject/self_cost.h"
 #include "inject/session.h"
 #include "inject/thread_state.h"
 
@@ -56,6 +57,7 @@ struct FullPath {
   static constexpr Stop kStop = Stop::kNever;
   static constexpr bool kTimestamps = true;   // KCOUNT_LAUNCH_TIMING's draw and the host clock reads
   static constexpr bool kWideRecord = false;  // every launch in the 64-byte HostEvent form
+  static constexpr bool kSelfCost = true;     // each callback counted, a sample timed (inject/self_cost.h)
   /// Writes every byte of the slot `e` (then committed by the caller).
   static void writeSlot(LaunchSlot* e, const OpenLaunch& l, uint8_t slot_flags, uint32_t duration, uint32_t api_id,
                         uint32_t kernel_name) {
@@ -145,10 +147,20 @@ inline void exitLaunch(ThreadState* ts, const CUpti_CallbackData* data) {
   ts->buffer->commit();
 }
 
+/// The enter or exit of `data` on this thread (ts: its state).
+template <typename Path>
+inline void onLaunchOf(ThreadState* ts, uint32_t gate, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData* data) {
+  if (data->callbackSite == CUPTI_API_ENTER)
+    enterLaunch<Path>(ts, gate, domain, cbid, data);
+  else
+    exitLaunch<Path>(ts, data);
+}
+
 /// onLaunchCallback along `Path`. Windows: a launch is recorded when its API enter falls inside a window
 /// (the gate word carries the window's epoch). Its exit is completed even if the window closed meanwhile
 /// (CUPTI is detached only after the gate closed), so a launch is never half recorded. Enter: one atomic
-/// load of the gate.
+/// load of the gate. Each enter and exit that reaches the thread's state counts in kcount's own cost.
 template <typename Path>
 inline void onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) noexcept {
   const uint32_t gate = Session::gateNow();
@@ -160,10 +172,12 @@ inline void onLaunch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   }
   ThreadState* ts = threadState();
   if (ts == nullptr) return;
-  if (data->callbackSite == CUPTI_API_ENTER)
-    enterLaunch<Path>(ts, gate, domain, cbid, data);
-  else
-    exitLaunch<Path>(ts, data);
+  if constexpr (Path::kSelfCost) {
+    const CallbackCostScope cost(ts);
+    onLaunchOf<Path>(ts, gate, domain, cbid, data);
+  } else {
+    onLaunchOf<Path>(ts, gate, domain, cbid, data);
+  }
 }
 
 }  // namespace kc::inject::launch_path

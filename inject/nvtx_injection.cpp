@@ -16,6 +16,7 @@
 #include "inject/nvtx_injection.h"
 #include "inject/preload.h"
 #include "inject/recording.h"
+#include "inject/self_cost.h"
 #include "inject/session.h"
 #include "inject/thread_state.h"
 
@@ -105,6 +106,7 @@ uint32_t scopeFor(ThreadState* ts, uint32_t parent, uint32_t domain, const Messa
 int push(uint32_t domain, Message m) {
   ThreadState* ts = recordingThread();
   if (ts == nullptr) return -1;
+  const CallbackCostScope cost(ts);
   const uint32_t level = ts->depth;
   if (ts->depth < ThreadState::kMaxDepth) {
     // The stack is kept while no window is open too, so launches of a window that opens inside a range
@@ -148,6 +150,7 @@ int pop(uint32_t domain) {
   // As a push does, the process's first NVTX call starts the session: a pop before any push is counted.
   ThreadState* ts = recordingThread();
   if (ts == nullptr) return -1;
+  const CallbackCostScope cost(ts);
   Session& s = Session::get();
   if (ts->depth > ThreadState::kMaxDepth) {
     // A range pushed past the thread's stack (kMaxDepth deep) was not tracked: inside a window its record
@@ -195,6 +198,7 @@ uint64_t g_next_range_id = 1;
 nvtxRangeId_t start(uint32_t domain, const Message& m) {
   ThreadState* ts = recordingThread();
   if (ts == nullptr) return 0;
+  const CallbackCostScope cost(ts);
   try {
     Session& s = Session::get();
     const uint32_t name_id = m.text != nullptr ? s.strings().intern(std::string_view(m.text, m.length)) : m.registered_id;
@@ -211,6 +215,7 @@ nvtxRangeId_t start(uint32_t domain, const Message& m) {
 void end(nvtxRangeId_t id) {
   ThreadState* ts = threadState();
   if (ts == nullptr || !Session::get().recording()) return;
+  const CallbackCostScope cost(ts);
   StartedRange r{};
   try {
     std::lock_guard<std::mutex> lock(g_started_mutex);

@@ -14,11 +14,13 @@
 #include <new>
 
 #include "collector/clock.h"
+#include "collector/saturating.h"
 #include "collector/shown_value.h"
 #include "inject/control.h"
 #include "inject/graph_execs.h"
 #include "inject/launch_sampling.h"
 #include "inject/log.h"
+#include "inject/self_cost.h"
 #include "inject/settings.h"
 #include "inject/thread_state.h"
 
@@ -450,6 +452,7 @@ void Session::drainLocked(bool final_chunk) {
     std::lock_guard<std::mutex> lock(registry_mutex_);
     for (ThreadBuffer* b : gone) {
       counters_.dropped_host_records.fetch_add(b->dropped(), std::memory_order_relaxed);
+      exited_callbacks_ += b->callbacks.read();
       b->releaseAll();
       std::erase(threads_, b);
       delete b;
@@ -718,6 +721,22 @@ std::string Session::unwrittenReason() {
   return "recording was on, but the process made no kernel launch, memory copy or NVTX range while it was";
 }
 
+SelfCost Session::selfCostLocked(CallbackCounts ticks) {
+  // The durations are in hostTicks() units: converted at the run's rate, taken from a fresh anchor (the last
+  // drain took one only if it had host records). Without a rate (the TSC line has one anchor), the sample
+  // is left out rather than given a wrong scale.
+  if (ticks_.source() != HostClockSource::kMonotonic) ticks_.anchor(takeAnchor());
+  const double ns_per_tick = ticks_.nsPerTick();
+  if (ns_per_tick <= 0.0) {
+    ticks.timed = 0;
+    ticks.timed_time = 0;
+  } else {
+    const double ns = static_cast<double>(ticks.timed_time) * ns_per_tick;
+    ticks.timed_time = ns >= 1.8e19 ? kSaturated : static_cast<uint64_t>(ns + 0.5);
+  }
+  return selfCostFromNs(ticks);
+}
+
 void Session::finish(void (*flush_activity)()) noexcept {
   if (finishing_.exchange(true)) return;
   // A window being started or stopped (CUPTI attach/detach) completes first; a stuck one does not hold
@@ -759,9 +778,13 @@ void Session::finish(void (*flush_activity)()) noexcept {
     stats.kernels = counters_.kernels.load();
     stats.ranges = counters_.ranges.load();
     uint64_t dropped_host = counters_.dropped_host_records.load();
+    CallbackCounts callbacks = exited_callbacks_;
     {
       std::lock_guard<std::mutex> rl(registry_mutex_);
-      for (ThreadBuffer* b : threads_) dropped_host += b->dropped();
+      for (ThreadBuffer* b : threads_) {
+        dropped_host += b->dropped();
+        callbacks += b->callbacks.read();
+      }
     }
     stats.dropped_host_records = dropped_host;
     stats.dropped_activity_records =
@@ -780,6 +803,7 @@ void Session::finish(void (*flush_activity)()) noexcept {
       if (end_signal_.load(std::memory_order_relaxed) != 0) writer_->writeMetadata(kMetaEndSignal, end_reason);
       if (aggregator_ && aggregator_->skippedSnapshots() > 0)
         writer_->writeMetadata(kMetaSnapshotsSkipped, std::to_string(aggregator_->skippedSnapshots()));
+      for (const auto& [key, value] : selfCostMetadata(selfCostLocked(callbacks))) writer_->writeMetadata(key, value);
       stats.not_written_launches = cut.launches;
       stats.not_written_mem_calls = cut.mem_calls;
       stats.not_written_kernels = cut.kernels;
@@ -1044,6 +1068,7 @@ ThreadState* threadState() noexcept {
     if (ts == nullptr) return nullptr;
     ts->thread_id = static_cast<uint32_t>(syscall(SYS_gettid));
     ts->timing_draw = launchTimingSeed(ts->thread_id);
+    ts->cost_draw = selfCostSeed(ts->thread_id);
     ts->buffer = s.registerThread(ts->thread_id);
     if (ts->buffer == nullptr) {
       delete ts;

@@ -293,6 +293,11 @@ class Session {
   /// Requires writer_mutex_, after renumberEventsLocked().
   template <typename Fn>
   uint64_t kernelsAtLaunchLocked(const HostEvent& e, Fn&& fn);
+  /// kcount's own callbacks on the threads whose buffers were freed (timed_time in hostTicks() units).
+  CallbackCounts exited_callbacks_;
+  /// The SelfCost of `ticks` (the callbacks of every thread, timed_time in hostTicks() units), its durations
+  /// converted to ns at the run's tick rate. Requires writer_mutex_ (anchors ticks_).
+  SelfCost selfCostLocked(CallbackCounts ticks);
   bool said_unknown_graph_ = false;  // the metadata line on a graph launch of unknown content is written
   uint64_t corr_offset_ = 0;  // see beginCorrelationNumbering()
   uint64_t corr_max_ = 0;     // largest correlation id taken, offset included

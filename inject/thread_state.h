@@ -67,6 +67,8 @@ struct ThreadState {
   const void* context = nullptr;   // CUDA context of this thread's last launch
   uint32_t timing_draw = 1;        // xorshift32 state choosing the launch calls timed (KCOUNT_LAUNCH_TIMING);
                                    // never 0, seeded from the thread id
+  uint32_t cost_draw = 1;          // xorshift32 state choosing the callbacks timed for kcount's own cost
+                                   // (inject/self_cost.h); never 0, seeded from the thread id
   ScopeCacheEntry cache[kCacheSlots];
   KernelNameCacheEntry kernel_names[kKernelNameSlots];
 

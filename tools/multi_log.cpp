@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "tools/kernel_names.h"
+#include "tools/self_cost.h"
 #include "tools/table_width.h"
 
 namespace kc {
@@ -232,10 +233,14 @@ json acrossLogsJsonWithoutRanges(const std::vector<LoadedLog>& logs) {
   for (const auto& l : logs) launch_timing.push_back(launchTimingSample(l.data));
   json totals_known = json::array();  // per log: false for a summary-mode log without a snapshot (all null)
   for (const auto& l : logs) totals_known.push_back(!noSnapshotNumbers(l));
+  size_t with_cost = 0;  // logs that state kcount's own cost: summed
+  json cost = selfCostJson(selfCostOfLogs(logs, &with_cost));
+  if (!cost.is_null()) cost["logs"] = with_cost;
   return json{{"logs", labelsOf(logs)},
               {"gpu_time", gpu_time},
               {"launch_timing_sample", launch_timing},
               {"totals_known", totals_known},
+              {"kcount_cost", cost},
               {"ranges", nullptr}};
 }
 
@@ -367,6 +372,9 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     if (const uint64_t n = launchTimingSample(logs[i].data); n > 1)
       sampled += (sampled.empty() ? "" : ", ") + labels[i] + " (1 in " + std::to_string(n) + ")";
   if (!sampled.empty()) out << "launch CPU: estimated in " << sampled << " (KCOUNT_LAUNCH_TIMING)\n";
+  size_t with_cost = 0;
+  const std::optional<SelfCost> cost = selfCostOfLogs(logs, &with_cost);
+  out << selfCostFooterLine(cost, fmt::format("kcount's own cost, {} of {} logs added up", with_cost, logs.size()));
   if (!sum)
     out << "not added up: each log's " << kTitles[m]
         << " in its own column; --sum adds a total column (the logs' sum per range)\n";

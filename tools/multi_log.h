@@ -36,7 +36,8 @@ struct Spread {
 Spread spreadOf(std::vector<uint64_t> v);
 
 /// {"logs": [labels (labelsOf())], "gpu_time": [bool per log], "launch_timing_sample": [N per log],
-///  "totals_known": [bool per log], "ranges": [{"path", "domain" (null: the default NVTX domain), "in_logs", "per_log": {metric: [value|null]},
+///  "totals_known": [bool per log], "kcount_cost": (selfCostJson() of the logs that state it, added up, with
+///  "logs": how many; null if none does), "ranges": [{"path", "domain" (null: the default NVTX domain), "in_logs", "per_log": {metric: [value|null]},
 ///  "total": {metric: N}, "spread": {metric: {"min", "median", "max"}}}]}; metrics: launches, kernels,
 /// gpu_ns, cpu_ns, launch_api_ns. Spread is over the logs that have the range. A summary-mode log without
 /// a complete snapshot (noSnapshotNumbers()) has no numbers: totals_known false, null in every per_log

@@ -25,6 +25,7 @@
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
+#include "tools/self_cost.h"
 #include "tools/table_width.h"
 
 namespace kc {
@@ -553,6 +554,7 @@ void printFooter(std::ostream& out, const LoadedLog& l, bool list_issues = true)
     out << "dropped: unknown (the log has no stats record)\n";
   // Records kept out of the log at the size cap (KCOUNT_MAX_BYTES): the library's count, by kind.
   if (const std::string cut = l.data.meta("records_not_written"); !cut.empty()) out << "records " << cut << '\n';
+  out << selfCostFooterLine(selfCostOf(l.data));
   if (windowsShown(l.data)) {
     const auto segs = windowTotals(l);
     auto duration = [](const SegmentBody& sg) {
@@ -1545,6 +1547,7 @@ json summaryJsonWithoutRanges(const LoadedLog& l) {
   if (!gpuTimeRecorded(d)) nullGpuTimes(out);
   // KCOUNT_LAUNCH_TIMING=N: launch_api_ns are estimates (one call in N timed, counted N times).
   out["launch_timing_sample"] = launchTimingSample(d);
+  out["kcount_cost"] = selfCostJson(selfCostOf(d));  // null: a log written before the library counted it
   {
     const LogLosses loss = logLosses(l);
     json counters = json::object();
@@ -2540,6 +2543,7 @@ void printCheckRecords(std::ostream& out, const LoadedLog& l, std::string& impla
     } else {
       out << "stats: none (the log has no stats record)\n";
     }
+    out << selfCostCheckLine(selfCostOf(d));
     // A summary-mode log's join counts come from its snapshot: without one, they are not known.
     if (!noSnapshotNumbers(l))
       out << fmt::format("join: {}, {}\n", counted(s.unmatched_kernels, "unmatched kernel"),

@@ -224,7 +224,9 @@ TEST_CASE("summary JSON has exactly the documented keys and numbers") {
   std::set<std::string> keys;
   for (const auto& [k, _] : log.items()) keys.insert(k);
   CHECK(keys == std::set<std::string>{"path", "metadata", "complete", "intact", "issues", "totals", "overall", "ranges",
-                                      "segments", "mode", "state", "lossy", "drops", "gpu_time", "launch_timing_sample"});
+                                      "segments", "mode", "state", "lossy", "drops", "gpu_time", "launch_timing_sample",
+                                      "kcount_cost"});
+  CHECK(log["kcount_cost"].is_null());  // a log that does not state kcount's own cost
   CHECK(log["mode"] == "trace");
   CHECK(log["gpu_time"] == true);
   CHECK(log["launch_timing_sample"] == 1);

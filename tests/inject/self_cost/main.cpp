@@ -1,0 +1,4 @@
+// Test driver for kcount's own cost (trace mode, no GPU): its own process, as the session reads KCOUNT_* once.
+#include "tests/support/session_test_main.h"
+
+int main(int argc, char** argv) { return runSessionTests(argc, argv, "/tmp/kcount-self-cost.XXXXXX", "test.kcount"); }

@@ -1,0 +1,36 @@
+// kcount's own cost as the tools show it (collector/self_cost.h: what the library wrote): one line in
+// `kcount check`, one in the summary footer, an object in the summary JSON, and the sum under the table
+// across several logs. A log without the keys (written before them) shows nothing, and null in JSON.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collector/self_cost.h"
+#include "tools/report.h"
+
+namespace kc {
+
+/// `kcount check`'s line, with its newline: "kcount's own cost: N callbacks on the program's threads; T
+/// timed: mean M, about E in all (estimated from the sample)"; when none was timed, "...; none timed (one in
+/// about 64 is, at random)". "" for nullopt. Pure.
+std::string selfCostCheckLine(const std::optional<SelfCost>& cost);
+
+/// The summary footer's line, with its newline: "kcount's own cost: about E on the program's threads (N
+/// callbacks, mean M over T timed)"; "" for nullopt. `what` replaces "kcount's own cost" (the across-logs
+/// line names how many logs it sums). Pure.
+std::string selfCostFooterLine(const std::optional<SelfCost>& cost, std::string_view what = "kcount's own cost");
+
+/// {"callbacks", "timed", "timed_ns", "mean_ns", "estimated_ns"} (the last two null when nothing was timed),
+/// or null for nullopt. Pure.
+nlohmann::json selfCostJson(const std::optional<SelfCost>& cost);
+
+/// The sum of the logs' own costs (selfCostOf() of each; logs without one add nothing), and in `with` how
+/// many logs had one; nullopt if none had. Pure.
+std::optional<SelfCost> selfCostOfLogs(const std::vector<LoadedLog>& logs, size_t* with);
+
+}  // namespace kc
