@@ -103,7 +103,8 @@ void Scraper::writeRanges(const std::string& key, const LogTallies& t, const Met
     counter("kcount_range_kernels_total", r.kernels, 1);
     counter("kcount_range_launches_total", r.launches, 1);
     counter("kcount_range_instances_total", r.instances, 1);
-    counter("kcount_range_gpu_seconds_total", r.gpu_ns, 1e9);
+    // A log without GPU times (KCOUNT_GPU_TIME=0) serves none: not recorded is not 0 s.
+    if (t.gpu_time) counter("kcount_range_gpu_seconds_total", r.gpu_ns, 1e9);
     counter("kcount_range_launch_cpu_seconds_total", r.launch_api_ns, 1e9);
   };
   for (const RangeCounters& r : t.ranges) {

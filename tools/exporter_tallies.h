@@ -29,6 +29,7 @@ struct LogTallies {
   std::string error;
   bool has_tallies = false;       // a complete snapshot was read (a damaged log may still hold one)
   bool summary_mode = false;      // a KCOUNT_MODE=summary log
+  bool gpu_time = true;           // false: recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time=off), no GPU times
   bool complete = false;          // the newest part read has an End record: the process closed the log
   std::string host, pid, rank, command, run;  // metadata; command: the program's base name; run: runIdentity()
   std::vector<RangeCounters> ranges;  // one per range path with any number, in scope id order

@@ -30,6 +30,7 @@ from checks import check, exit_status
 BUILD = os.path.abspath(sys.argv[1])
 WRITER = os.path.abspath(sys.argv[2])
 KCOUNT = os.path.join(BUILD, "bin", "kcount")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(BUILD, "lib", "libkcount.so")
 SERVER = os.path.join(BUILD, "bin", "nvtx_server")
 PROMETHEUS = shutil.which("prometheus")
@@ -228,6 +229,12 @@ try:
                 f'min_over_time(kcount_range_kernels_total{{range="step/layer",pid="{writer.pid}"}}[1m])')
     check("prometheus saw the counter grow while the writer ran (scraped before the end)",
           isinstance(got, float) and got > 0, got)
+
+    # ---- a count-only log (KCOUNT_GPU_TIME=0, recorded on a GPU): kernels served, no GPU seconds (not 0)
+    rc, out, err = once(os.path.join(REPO, "examples", "logs", "serve-count-only.kcount"))
+    check("--once on a count-only log: decode's kernels, no kcount_range_gpu_seconds_total sample",
+          rc == 0 and value(out, "kcount_range_kernels_total", range="request/decode") == 155 * 239
+          and "\nkcount_range_gpu_seconds_total{" not in out, (rc, out[-1500:], err))
 
     # ---- --once gives the same numbers; counters held when the log goes back to an earlier snapshot.
     rc, out, err = once(live_log)
