@@ -2287,9 +2287,18 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     t.rows.push_back(std::move(row));
   }
   if (!full_names) t.fit.push_back(std::move(ranges));
-  // Kept at any width: the log, kernel, count, GPU total (docs/usage.md, "Fitting --width").
-  t.dropOrder({"epilogue", "layout", "stages", "cluster", "tile", "dtype", "fused ops", "library", "block", "grid",
-               "ranges", "GPU avg", "category"});
+  // Kept at any width: the log, kernel, count, GPU total (docs/usage.md, "Fitting --width"). Columns that are
+  // '-' in every row (GPU times of logs without them, grid and block of summary-mode logs) go first.
+  const bool any_gpu =
+      std::any_of(rows.begin(), rows.end(), [](const LogKernelRow& k) { return gpuTimeRecorded(k.loaded->data); });
+  const bool any_shape = std::any_of(rows.begin(), rows.end(), [](const LogKernelRow& k) { return k.row.shape_known; });
+  std::vector<std::string> order;
+  if (!any_gpu) order.insert(order.end(), {"GPU total", "GPU avg"});
+  if (!any_shape) order.insert(order.end(), {"block", "grid"});
+  for (const char* h : {"epilogue", "layout", "stages", "cluster", "tile", "dtype", "fused ops", "library", "block",
+                        "grid", "ranges", "GPU avg", "category"})
+    if (std::find(order.begin(), order.end(), h) == order.end()) order.emplace_back(h);
+  t.dropOrder(order);
   t.print(out);
   if (!t.rows.empty())
     out << "-: not in the kernel name (nothing is guessed; docs/kernel-names.md)\n";

@@ -271,6 +271,11 @@ def main():
           "(169 graph launches, 239 captured into graphs)" in out, [l for l in out.splitlines() if "totals" in l])
     check("serve-count-only: the note says graph kernels were read from the graph",
           "read from the graph" in out and "not known" not in out, out[-600:])
+    rc, out, err = kcount("kernels", SERVE, "--width", "100")
+    head = next((l for l in out.splitlines() if l.startswith("kernel ")), "")
+    check("serve-count-only: kernels --width 100 leaves out the all-'-' GPU and grid/block columns first, keeps ranges",
+          rc == 0 and "ranges" in head and "GPU total" not in head and "grid" not in head
+          and "columns left out to fit 100 display columns: GPU total, GPU avg, block, grid" in out, (rc, out[:400]))
 
     if failures:
         print(f"{len(failures)} FAILED")
