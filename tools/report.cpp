@@ -2553,6 +2553,12 @@ void printCheckRecords(std::ostream& out, const LoadedLog& l, std::string& impla
       out << "stats: none (the log has no stats record)\n";
     }
     out << selfCostCheckLine(selfCostOf(d));
+    if (!gpuTimeRecorded(d))
+      out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels counted at their launch calls, a graph launch's "
+             "read from its graph"
+          << (d.meta("launch_callbacks") == "driver" ? "; driver launch callbacks only (KCOUNT_LAUNCH_CALLBACKS=driver)"
+                                                      : "")
+          << '\n';
     // A summary-mode log's join counts come from its snapshot: without one, they are not known.
     if (!noSnapshotNumbers(l))
       out << fmt::format("join: {}, {}\n", counted(s.unmatched_kernels, "unmatched kernel"),

@@ -271,6 +271,10 @@ def main():
           "(169 graph launches, 239 captured into graphs)" in out, [l for l in out.splitlines() if "totals" in l])
     check("serve-count-only: the note says graph kernels were read from the graph",
           "read from the graph" in out and "not known" not in out, out[-600:])
+    rc, out, err = kcount("check", SERVE)
+    check("serve-count-only: check says GPU time was not recorded and where the kernels come from",
+          "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels counted at their launch calls, a graph launch's read "
+          "from its graph\n" in out, out[-800:])
     rc, out, err = kcount("kernels", SERVE, "--width", "100")
     head = next((l for l in out.splitlines() if l.startswith("kernel ")), "")
     check("serve-count-only: kernels --width 100 leaves out the all-'-' GPU and grid/block columns first, keeps ranges",
