@@ -92,8 +92,9 @@ class Log:
     def __repr__(self):
         states = ", ".join("%s: %s" % (os.path.basename(str(p)), s)
                            for p, s in self.check[["log", "state"]].itertuples(index=False))
-        return "<kcount.Log %s; %d ranges, %d kernel rows, %d windows>" % (
-            states, len(self.ranges), len(self.kernels), len(self.segments))
+        windows = len(self.segments)
+        return "<kcount.Log %s; %d ranges, %d kernel rows, %d window%s>" % (
+            states, len(self.ranges), len(self.kernels), windows, "" if windows == 1 else "s")
 
 
 def load(path_or_paths, tool=None, salvage=False):
