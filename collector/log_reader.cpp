@@ -225,6 +225,8 @@ std::string LogData::meta(std::string_view key) const {
   return {};
 }
 
+bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
+
 std::string_view LogData::str(uint32_t id) const {
   if (id == kNoString) return {};
   if (stringDefined(id)) return strings[id];

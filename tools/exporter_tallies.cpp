@@ -83,7 +83,7 @@ std::string baseName(const std::string& command_line) {
 
 void fillMetadata(const LogData& log, LogTallies& t) {
   t.summary_mode = log.summary_mode;
-  t.gpu_time = log.meta("gpu_time") != "off";
+  t.gpu_time = gpuTimeRecorded(log);
   t.complete = log.complete;
   t.host = log.meta("host");
   t.pid = log.meta("pid");

@@ -880,8 +880,6 @@ std::string elideMiddle(std::string_view s, size_t max_width) {
   return std::string(s.substr(0, headBytes(s, head))) + "…" + std::string(s.substr(tailStart(s, tail)));
 }
 
-bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
-
 bool memOpsRecorded(const LogData& d) { return gpuTimeRecorded(d) && !(d.major == 1 && d.minor == 0); }
 
 uint64_t launchTimingSample(const LogData& d) {

@@ -155,12 +155,6 @@ std::string scopePathWithDomains(const LogData& log, uint32_t scope_id);
 /// id that the log does not define. JSON's "domain" (null for nullopt).
 std::optional<std::string> rangeDomain(const LogData& log, uint32_t scope_id);
 
-/// False for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time = "off"): its kernels were counted
-/// at their launch calls, so every GPU time in it (kernel start/end, gpu_ns) and its kernels' device,
-/// stream, grid and block are unknown (written as 0). Outputs show them as not recorded ('-', null, an
-/// empty CSV field), never as 0 ns.
-bool gpuTimeRecorded(const LogData& d);
-
 /// False for a log whose memory operations (memcpy, memset run on the GPU) were not recorded, so their
 /// counts and times are not known rather than 0: one recorded with KCOUNT_GPU_TIME=0 (no activity records)
 /// or a format 1.0 log (written before memory operation records). Outputs show them as not recorded.
