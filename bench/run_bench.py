@@ -78,6 +78,8 @@ CONFIG_INFO = {
                            "(never started: only the graph watch's CUPTI subscriber)",
     "kcount-summary-nogpu-driver": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary KCOUNT_GPU_TIME=0 "
                                    "KCOUNT_LAUNCH_CALLBACKS=driver (driver API launch callbacks only)",
+    "kcount-summary-graphs": "LD_PRELOAD=libkcount.so, KCOUNT_MODE=summary KCOUNT_GPU_TIME=graphs (count-only launches "
+                             "plus GRAPH_TRACE activity: one GPU span per graph launch)",
     "floor-no-activity-driver": "floor with CUPTI_FLOOR_ACTIVITY=0 CUPTI_FLOOR_CALLBACKS=driver (driver API launch "
                                 "callbacks only, no activity: the floor of kcount-summary-nogpu-driver)",
     "torch-profiler": "torch.profiler.profile(CPU, CUDA) around the timed repeats (Python workloads only)",
@@ -100,14 +102,18 @@ KCOUNT_ENV = {
     "kcount-summary-nogpu": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"},
     "kcount-paused-nogpu": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0", "KCOUNT_START": "paused"},
     "kcount-summary-nogpu-driver": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0", "KCOUNT_LAUNCH_CALLBACKS": "driver"},
+    "kcount-summary-graphs": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "graphs"},
 }
 # The environment variable a kcount configuration needs libkcount.so to know (detected from its strings).
 KCOUNT_NEEDS = {"kcount-summary": "KCOUNT_MODE", "kcount-paused": "KCOUNT_START", "kcount-summary-nogpu": "KCOUNT_GPU_TIME",
-                "kcount-paused-nogpu": "KCOUNT_GPU_TIME", "kcount-summary-nogpu-driver": "KCOUNT_LAUNCH_CALLBACKS"}
-KNOWN_VARIABLES = ("KCOUNT_START", "KCOUNT_MODE", "KCOUNT_GPU_TIME", "KCOUNT_LAUNCH_CALLBACKS")
+                "kcount-paused-nogpu": "KCOUNT_GPU_TIME", "kcount-summary-nogpu-driver": "KCOUNT_LAUNCH_CALLBACKS",
+                "kcount-summary-graphs": "GRAPH_TRACE"}
+# GRAPH_TRACE: a word of the message of a failed cuptiActivityEnable(GRAPH_TRACE), in libraries that know
+# KCOUNT_GPU_TIME=graphs.
+KNOWN_VARIABLES = ("KCOUNT_START", "KCOUNT_MODE", "KCOUNT_GPU_TIME", "KCOUNT_LAUNCH_CALLBACKS", "GRAPH_TRACE")
 # Configurations that run only when named with --configs; the dry run adds these to its plan so that
 # they are exercised (where a job can run them).
-DRY_RUN_EXTRA = ["floor-no-activity-driver", "kcount-summary-nogpu-driver"]
+DRY_RUN_EXTRA = ["floor-no-activity-driver", "kcount-summary-nogpu-driver", "kcount-summary-graphs"]
 
 JOB_WORKLOADS = {
     "cpp": ["runtime", "driver", "graph"],
@@ -476,12 +482,14 @@ def job_configs(job, mode, support, selected):
         floors += ["floor-no-activity", "floor-no-callbacks", "floor-driver-ids", "floor-buffer-32mb",
                    "floor-graph-trace"]
     if selected is not None:
-        # kcount-paused-nogpu (the graph watch of a paused count-only process) and kcount-summary-nogpu-driver
-        # (driver launch callbacks only) run only when asked for.
+        # kcount-paused-nogpu (the graph watch of a paused count-only process), kcount-summary-nogpu-driver
+        # (driver launch callbacks only) and kcount-summary-graphs (GRAPH_TRACE spans) run only when asked for.
         nogpu_paused = ["kcount-paused-nogpu"] if paused and support.get("KCOUNT_GPU_TIME") else []
         nogpu_driver = (["kcount-summary-nogpu-driver"] if "kcount-summary-nogpu" in summary
                         and support.get("KCOUNT_LAUNCH_CALLBACKS") else [])
-        pool = ["none"] + list(FLOOR_ENV) + ["kcount-trace"] + summary + nogpu_driver + paused + nogpu_paused
+        graphs = (["kcount-summary-graphs"] if "kcount-summary-nogpu" in summary and support.get("GRAPH_TRACE")
+                  else [])
+        pool = ["none"] + list(FLOOR_ENV) + ["kcount-trace"] + summary + nogpu_driver + graphs + paused + nogpu_paused
         if job in ("py", "py-compiled"):  # serve.py has no torch.profiler switch
             pool.append("torch-profiler")
         return [c for c in pool if c in selected]

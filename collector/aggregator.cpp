@@ -293,8 +293,9 @@ void Aggregator::addMemOp(const MemOpBody& m, uint64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
   dirty_ = true;
   ++t_.mem_ops;
-  const uint8_t kind = m.kind == static_cast<uint8_t>(MemOpKind::kMemset) ? m.kind
-                                                                          : static_cast<uint8_t>(MemOpKind::kMemcpy);
+  const uint8_t kind = m.kind == static_cast<uint8_t>(MemOpKind::kMemset) || m.kind == static_cast<uint8_t>(MemOpKind::kGraph)
+                           ? m.kind
+                           : static_cast<uint8_t>(MemOpKind::kMemcpy);
   const Waiting w{m.correlation_id, span(m.start_ns, m.end_ns), m.bytes, now_ns_, flushes_, 0, kind};
   if (InFlight* e = inflight_.find(m.correlation_id))
     apply(*e, w);

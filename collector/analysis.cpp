@@ -88,6 +88,8 @@ RangeStats noRangeStats(const Summary& s) {
   r.memset_count = less(r.memset_count, u.memset_count);
   r.memset_bytes = less(r.memset_bytes, u.memset_bytes);
   r.memset_ns = less(r.memset_ns, u.memset_ns);
+  r.graph_gpu_launches = less(r.graph_gpu_launches, u.graph_gpu_launches);
+  r.graph_gpu_ns = less(r.graph_gpu_ns, u.graph_gpu_ns);
   for (const auto& [name, t] : u.by_kernel) {
     auto it = r.by_kernel.find(name);
     if (it == r.by_kernel.end()) continue;
@@ -110,7 +112,7 @@ uint64_t saturatedIn(const RangeStats& r) {
   uint64_t n = 0;
   for (uint64_t v : {r.instances, r.cpu_ns, r.launches, r.graph_launches, r.launch_api_ns, r.kernels, r.gpu_ns,
                      r.captured_launches, r.memcpy_count, r.memcpy_bytes, r.memcpy_ns, r.memset_count,
-                     r.memset_bytes, r.memset_ns})
+                     r.memset_bytes, r.memset_ns, r.graph_gpu_launches, r.graph_gpu_ns})
     n += v == kSaturated ? 1 : 0;
   for (const auto& [name, t] : r.by_kernel) n += saturatedIn(t);
   return n;

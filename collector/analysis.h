@@ -43,6 +43,9 @@ struct RangeStats {
   uint64_t captured_launches = 0;  // of `launches`, issued during stream capture (recorded, not run)
   uint64_t memcpy_count = 0, memcpy_bytes = 0, memcpy_ns = 0;  // GPU memory copies (format 1.1)
   uint64_t memset_count = 0, memset_bytes = 0, memset_ns = 0;  // GPU memsets (format 1.1)
+  // Graph launches with a whole-graph GPU span (MemOpKind::kGraph, KCOUNT_GPU_TIME=graphs; format 1.3) and
+  // the sum of those spans (first node's start to last node's end, gaps between nodes included).
+  uint64_t graph_gpu_launches = 0, graph_gpu_ns = 0;
   std::map<uint32_t, KernelTally> by_kernel;  // kernel name id -> tally
 };
 
@@ -333,6 +336,8 @@ void addCountFields(RangeStats& r, const Row& row) {
   satAdd(r.memset_count, row.memset_count);
   satAdd(r.memset_bytes, row.memset_bytes);
   satAdd(r.memset_ns, row.memset_ns);
+  satAdd(r.graph_gpu_launches, row.graph_gpu_launches);
+  satAdd(r.graph_gpu_ns, row.graph_gpu_ns);
 }
 
 /// `r` += one range's tallies `row` (saturating): instances and CPU time, then addCountFields().

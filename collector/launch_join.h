@@ -64,9 +64,15 @@ void addKernelNs(Tally& t, uint64_t ns) {
 }
 
 /// Adds one GPU memory operation (`kind` a MemOpKind, its bytes and GPU ns) to the memcpy or memset numbers
-/// of `r`: a RangeStats, or any row with the same memcpy_*/memset_* fields.
+/// of `r`, or a graph launch's GPU span (MemOpKind::kGraph) to its graph_gpu_* numbers: `r` a RangeStats,
+/// or any row with the same memcpy_*/memset_*/graph_gpu_* fields.
 template <typename Row>
 void addMemOp(Row& r, uint8_t kind, uint64_t bytes, uint64_t ns) {
+  if (kind == static_cast<uint8_t>(MemOpKind::kGraph)) {
+    satAdd(r.graph_gpu_launches, 1);
+    satAdd(r.graph_gpu_ns, ns);
+    return;
+  }
   const bool memset = kind == static_cast<uint8_t>(MemOpKind::kMemset);
   ++(memset ? r.memset_count : r.memcpy_count);
   satAdd(memset ? r.memset_bytes : r.memcpy_bytes, bytes);
@@ -181,8 +187,10 @@ struct JoinRules {
     creditKernel(scope, name_id, ns);
   }
   /// A memory operation (MemOpKind `kind`, bytes, GPU ns) joins a launch held with `flags` in range `scope`.
+  /// A graph launch's GPU span (kGraph) adds GPU time only: its kernels are what makes it a launch with
+  /// kernels (a graph kcount could not read stays a launch without kernel).
   void memOp(uint8_t& flags, uint32_t scope, uint8_t kind, uint64_t bytes, uint64_t ns) {
-    flags |= kHeldMatched;
+    if (kind != static_cast<uint8_t>(MemOpKind::kGraph)) flags |= kHeldMatched;
     ranges.credit(Credit::kMemOp, scope, [&](auto& r) { addMemOp(r, kind, bytes, ns); });
   }
   void memOp(uint8_t& flags, uint32_t scope, const MemOpBody& m) {

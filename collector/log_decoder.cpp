@@ -50,7 +50,7 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kMemOp: return sizeof(MemOpBody);
     case RecordType::kSegment: return sizeof(SegmentBody);
     case RecordType::kSnapshotBegin: return kSnapshotBeginBytesV12;  // the dropped-tally detail came later
-    case RecordType::kSnapshotScope: return sizeof(SnapshotScopeBody);
+    case RecordType::kSnapshotScope: return kSnapshotScopeBytesV12;  // the graph GPU fields came later
     case RecordType::kSnapshotKernel: return sizeof(SnapshotKernelBody);
     case RecordType::kSnapshotEnd: return sizeof(SnapshotEndBody);
     case RecordType::kLaunchBatch:
@@ -64,6 +64,15 @@ template <typename T>
 T prefix(std::span<const uint8_t> body) {
   T out{};
   std::memcpy(&out, body.data(), sizeof(T));  // caller checked body.size() >= sizeof(T)
+  return out;
+}
+
+/// The first bytes of `body` as a T whose later fields an older writer did not write (0 then); the
+/// caller checked body.size() >= knownBodyBytes().
+template <typename T>
+T prefixOf(std::span<const uint8_t> body) {
+  T out{};
+  std::memcpy(&out, body.data(), std::min(body.size(), sizeof(T)));
   return out;
 }
 
@@ -468,7 +477,7 @@ inline void RecordDecoder::decodeRecord(uint16_t type, const At& r, std::span<co
     case RecordType::kSegment: decodeSegment(body); break;
     case RecordType::kSnapshotBegin: snapshotBegin(r, body); break;
     case RecordType::kSnapshotScope:
-      if (snap_open_) snap_.scopes.push_back(prefix<SnapshotScopeBody>(body));
+      if (snap_open_) snap_.scopes.push_back(prefixOf<SnapshotScopeBody>(body));
       break;
     case RecordType::kSnapshotKernel:
       if (snap_open_) snap_.kernels.push_back(prefix<SnapshotKernelBody>(body));

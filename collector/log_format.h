@@ -19,8 +19,9 @@ namespace kc {
 
 inline constexpr char kLogMagic[8] = {'K', 'C', 'O', 'U', 'N', 'T', 'L', 'G'};
 inline constexpr uint16_t kLogMajor = 1;  // incompatible changes
-inline constexpr uint16_t kLogMinor = 2;  // additions readers may ignore (1.1: graph nodes, memory ops;
-                                          // 1.2: segments, snapshots, packed chunks, compact batches)
+inline constexpr uint16_t kLogMinor = 3;  // additions readers may ignore (1.1: graph nodes, memory ops;
+                                          // 1.2: segments, snapshots, packed chunks, compact batches;
+                                          // 1.3: graph GPU spans, MemOpKind::kGraph)
 inline constexpr uint32_t kChunkMagic = 0x4b484b43;  // "CKHK" little-endian bytes 'C','K','H','K'
 /// Magic of a packed chunk (1.2): "CKHZ", bytes 'C','K','H','Z'. A reader of 1.0/1.1 finds no chunk
 /// magic it knows and reports damage; it never skips a packed chunk silently.
@@ -258,14 +259,17 @@ struct GraphNodeBody {
 };
 static_assert(sizeof(GraphNodeBody) == 40);
 
-enum class MemOpKind : uint8_t { kMemcpy = 1, kMemset = 2 };
+/// What a MemOp record spans on the GPU. kGraph (1.3, KCOUNT_GPU_TIME=graphs): one whole graph launch,
+/// from CUPTI's GRAPH_TRACE activity record: its first node's start to its last node's end.
+enum class MemOpKind : uint8_t { kMemcpy = 1, kMemset = 2, kGraph = 3 };
 
-/// One memory operation executed on the GPU (CUPTI MEMCPY or MEMSET activity record).
+/// One memory operation executed on the GPU (CUPTI MEMCPY or MEMSET activity record), or (1.3) the GPU
+/// span of one graph launch (MemOpKind::kGraph, CUPTI GRAPH_TRACE).
 struct MemOpBody {
-  uint64_t correlation_id;  // matches the LaunchBody (flag kLaunchMemOp) of the API call that issued it
+  uint64_t correlation_id;  // matches the LaunchBody (flag kLaunchMemOp, or a graph launch) of the API call
   uint64_t start_ns;        // GPU start, host clock (CLOCK_MONOTONIC ns)
   uint64_t end_ns;          // GPU end, same clock
-  uint64_t bytes;           // bytes copied or set
+  uint64_t bytes;           // bytes copied or set; 0 for kGraph
   uint32_t device_id;
   uint32_t stream_id;
   uint8_t kind;             // MemOpKind
@@ -357,8 +361,13 @@ struct SnapshotScopeBody {
   uint64_t gpu_ns;             // sum of their (end - start)
   uint64_t memcpy_count, memcpy_bytes, memcpy_ns;
   uint64_t memset_count, memset_bytes, memset_ns;
+  // 1.3, appended (a 120-byte body, kSnapshotScopeBytesV12, from earlier writers reads as 0): graph
+  // launches with a GPU span (MemOpKind::kGraph) and the sum of those spans.
+  uint64_t graph_gpu_launches, graph_gpu_ns;
 };
-static_assert(sizeof(SnapshotScopeBody) == 120);
+static_assert(sizeof(SnapshotScopeBody) == 136);
+inline constexpr size_t kSnapshotScopeBytesV12 = 120;
+static_assert(offsetof(SnapshotScopeBody, graph_gpu_launches) == kSnapshotScopeBytesV12);
 
 enum SnapshotKernelFlags : uint32_t {
   kSnapshotKernelUnmatched = 1u << 0,  // kernels of this name no launch matched; scope_id is 0 and meaningless

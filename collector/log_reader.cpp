@@ -225,7 +225,12 @@ std::string LogData::meta(std::string_view key) const {
   return {};
 }
 
-bool gpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") != "off"; }
+bool gpuTimeRecorded(const LogData& d) {
+  const std::string_view v = d.meta("gpu_time");
+  return v != "off" && v != "graphs";
+}
+
+bool graphGpuTimeRecorded(const LogData& d) { return d.meta("gpu_time") == "graphs"; }
 
 std::string_view LogData::str(uint32_t id) const {
   if (id == kNoString) return {};

@@ -234,11 +234,15 @@ struct LogData {
   std::vector<uint32_t> joined_parts;
 };
 
-/// False for a log recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time = "off"): its kernels were counted
+/// False for a log recorded with KCOUNT_GPU_TIME=0 or =graphs (metadata gpu_time = "off", "graphs"): its kernels were counted
 /// at their launch calls, so every GPU time in it (kernel start/end, gpu_ns) and its kernels' device,
 /// stream, grid and block are unknown (written as 0). Outputs show them as not recorded ('-', null, an
 /// empty CSV field), never as 0 ns. Pure; thread-safe.
 bool gpuTimeRecorded(const LogData& d);
+
+/// Whether the log was recorded with KCOUNT_GPU_TIME=graphs (metadata gpu_time = graphs): no kernel GPU
+/// times (gpuTimeRecorded() false), but the GPU span of each graph launch (RangeStats::graph_gpu_*).
+bool graphGpuTimeRecorded(const LogData& d);
 
 /// Receives records in write order while the reader decodes them: file order, but for chunks moved (their
 /// sequence numbers out of file order), which are decoded by their numbers where the chunks with the numbers

@@ -116,7 +116,7 @@ struct Pending {
 struct ScopeAcc {
   uint64_t instances = 0, cpu_ns = 0, launches = 0, graph_launches = 0, launch_api_ns = 0, kernels = 0,
            gpu_ns = 0, captured_launches = 0, memcpy_count = 0, memcpy_bytes = 0, memcpy_ns = 0,
-           memset_count = 0, memset_bytes = 0, memset_ns = 0;
+           memset_count = 0, memset_bytes = 0, memset_ns = 0, graph_gpu_launches = 0, graph_gpu_ns = 0;
   uint64_t unclosed = 0;  // of instances: still open when the log closed (kRangeUnclosed)
 };
 

@@ -205,6 +205,10 @@ MemOpBody toMemOpBody(const CUpti_Activity& a) noexcept {
     const auto& r = reinterpret_cast<const CUpti_ActivityMemset4&>(a);
     m = MemOpBody{r.correlationId, r.start, r.end, r.bytes, r.deviceId, r.streamId,
                   static_cast<uint8_t>(MemOpKind::kMemset), 0, {}};
+  } else if (a.kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
+    const auto& r = reinterpret_cast<const CUpti_ActivityGraphTrace2&>(a);
+    m = MemOpBody{r.correlationId, r.start, r.end, 0, r.deviceId, r.streamId,
+                  static_cast<uint8_t>(MemOpKind::kGraph), 0, {}};
   }
   return m;
 }
@@ -229,7 +233,8 @@ void onActivityRecords(const CUpti_Activity* const* records, size_t count) noexc
                                  : names        ? cachedNameId(names.get(), ThreadState::kKernelNameSlots, k.name)
                                                 : s.strings().intern(k.name);
         kernels.push_back(toKernelBody(k, name_id));
-      } else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY || a->kind == CUPTI_ACTIVITY_KIND_MEMSET)
+      } else if (a->kind == CUPTI_ACTIVITY_KIND_MEMCPY || a->kind == CUPTI_ACTIVITY_KIND_MEMSET ||
+                 a->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE)
         mem_ops.push_back(toMemOpBody(*a));
     }
     s.addKernels(kernels.data(), kernels.size());

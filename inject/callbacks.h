@@ -68,10 +68,10 @@ const void* lastLaunchContext() noexcept;
 /// interns names through a cache keyed by the name's address). Pure.
 KernelBody toKernelBody(const CUpti_ActivityKernel10& record, uint32_t name_id) noexcept;
 
-/// Converts one CUPTI memcpy or memset activity record.
+/// Converts one CUPTI memcpy, memset or graph trace (MemOpKind::kGraph: a graph launch's GPU span) activity record.
 MemOpBody toMemOpBody(const CUpti_Activity& record) noexcept;
 
-/// Converts the kernel (CONCURRENT_KERNEL/KERNEL) and memory (MEMCPY/MEMSET) records among `records`
+/// Converts the kernel (CONCURRENT_KERNEL/KERNEL), memory (MEMCPY/MEMSET) and graph (GRAPH_TRACE) records among `records`
 /// and hands them to the session. Records of other kinds are ignored. Called on CUPTI's buffer thread.
 void onActivityRecords(const CUpti_Activity* const* records, size_t count) noexcept;
 

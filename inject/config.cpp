@@ -50,6 +50,21 @@ void readSwitch(SettingName name, bool* out, std::string* problems) {
   }
 }
 
+// KCOUNT_GPU_TIME: a switch, or `graphs` (count-only launches plus the GPU span of each graph launch).
+void readGpuTime(Config* c, std::string* problems) {
+  const char* v = env("KCOUNT_GPU_TIME");
+  if (v == nullptr) return;
+  if (std::string_view(v) == "graphs") {
+    c->gpu_time = false;
+    c->graph_gpu_time = true;
+  } else if (const std::optional<bool> on = parseSwitch(v)) {
+    c->gpu_time = *on;
+  } else {
+    problem(problems, "KCOUNT_GPU_TIME", v, "not a switch or 'graphs' (allowed: 1, on, yes, true, 0, off, no, false, graphs)",
+            "1");
+  }
+}
+
 // A whole number from `min` to `max` (in `unit`s), stored times `scale`. True if the setting is set and
 // its value was taken.
 bool readNumber(SettingName name, uint64_t min, uint64_t max, const char* unit, uint64_t scale, uint64_t* out,
@@ -251,7 +266,7 @@ Config readAll(std::string* problems) {
   readSwitch("KCOUNT_YIELD", &c.yield, problems);
   readSwitch("KCOUNT_CUPTI_FINALIZE", &c.cupti_finalize, problems);
   readSwitch("KCOUNT_SIGTERM", &c.sigterm, problems);
-  readSwitch("KCOUNT_GPU_TIME", &c.gpu_time, problems);
+  readGpuTime(&c, problems);
   readSwitch("KCOUNT_SIGINT", &c.sigint, problems);
   readSwitch("KCOUNT_SIGHUP", &c.sighup, problems);
   if (const char* v = env("KCOUNT_HOST_CLOCK")) {

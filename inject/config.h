@@ -48,6 +48,8 @@ struct Config {
   bool cupti_finalize = true;                  // KCOUNT_CUPTI_FINALIZE=0: a closed window only unsubscribes
   bool gpu_time = true;  // KCOUNT_GPU_TIME=0: no kernel/memcpy/memset activity; each kernel launch counts as one
                          // kernel named from the launch callback (CUpti_CallbackData::symbolName), no GPU time
+  bool graph_gpu_time = false;  // KCOUNT_GPU_TIME=graphs: as 0 (gpu_time false), plus CUPTI's GRAPH_TRACE
+                                // activity: the GPU span of each graph launch, no per-kernel records
   RecordMode mode = RecordMode::kTrace;        // KCOUNT_MODE=trace|summary
   uint64_t interval_ns = 10'000'000'000ull;    // KCOUNT_INTERVAL: summary snapshot period ("10s", "500ms", "2")
   uint64_t max_keys = 65536;                   // KCOUNT_MAX_KEYS: summary tally rows (range, kernel name)

@@ -35,7 +35,7 @@ void startWithCupti(Session& s) {
   setLaunchTiming(s.config().launch_timing);
   if (!s.config().gpu_time) {
     setLaunchNames(true);
-    s.addMetadata("gpu_time", "off");
+    s.addMetadata("gpu_time", s.config().graph_gpu_time ? "graphs" : "off");
   }
   if (s.config().driver_launch_callbacks) s.addMetadata("launch_callbacks", "driver");
   // CUPTI is set up and attached (subscribed, callbacks and activity enabled) only while a capture

@@ -35,6 +35,10 @@ std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>* g_memory_apis =
 constexpr CUpti_ActivityKind kActivityKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                                  CUPTI_ACTIVITY_KIND_MEMSET};
 
+// KCOUNT_GPU_TIME=graphs: one GRAPH_TRACE record per graph launch. CUPTI traces only graphs instantiated
+// while it is enabled, so it stays enabled through the graph watch of a paused process.
+bool graphTraceWanted() { return Session::get().config().graph_gpu_time; }
+
 std::string failure(CUptiResult r, const char* call) {
   std::string hint;
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
@@ -60,6 +64,7 @@ void findMemoryApis(Session& s) {
 
 void undoAttach() {
   for (CUpti_ActivityKind k : kActivityKinds) cupti().activityDisable(k);
+  if (graphTraceWanted()) cupti().activityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   if (g_subscriber != nullptr) {
     for (CUpti_CallbackDomain d : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RESOURCE})
       cupti().enableDomain(0, g_subscriber, d);
@@ -129,6 +134,21 @@ void registerTimestampCallback() {
   }
 }
 
+// After a finalize (and at the first attach): the buffer and timestamp callbacks, process-wide settings
+// gone after cuptiFinalize (a subscriber kcount yielded to may have replaced them). CUPTI's correlation ids
+// start again then, so the session renumbers them to stay unique in the log.
+CUptiResult registerActivityCallbacks() {
+  if (!g_reregister.exchange(false)) return CUPTI_SUCCESS;
+  if (g_ever_attached.load()) Session::get().beginCorrelationNumbering();
+  const CUptiResult r = cupti().activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted);
+  if (r != CUPTI_SUCCESS) {
+    g_reregister.store(true);
+    return r;
+  }
+  registerTimestampCallback();
+  return r;
+}
+
 bool failAttach(CUptiResult r, const char* call) {
   KC_LOG(error, "cannot start recording: {}", failure(r, call));
   undoAttach();
@@ -162,17 +182,7 @@ bool attachCupti() {
   }
   prepareCuptiOnce();
   CUptiResult r;
-  if (g_reregister.exchange(false)) {
-    // CUPTI was finalized (or may have been, by the client kcount yielded to): its correlation ids
-    // start again, so the session renumbers them to stay unique in the log.
-    if (g_ever_attached.load()) Session::get().beginCorrelationNumbering();
-    // Process-wide settings, gone after cuptiFinalize; a subscriber kcount yielded to may have replaced them.
-    if ((r = cupti().activityRegisterCallbacks(&onBufferRequested, &onBufferCompleted)) != CUPTI_SUCCESS) {
-      g_reregister.store(true);
-      return failAttach(r, "cuptiActivityRegisterCallbacks");
-    }
-    registerTimestampCallback();
-  }
+  if ((r = registerActivityCallbacks()) != CUPTI_SUCCESS) return failAttach(r, "cuptiActivityRegisterCallbacks");
   // What changed in a graph exec while CUPTI was detached is unknown: graphs are read again from here on
   // (not after a graph watch: it kept them true).
   if (g_ever_attached.load() && !g_graph_watch.load()) Session::get().forgetGraphExecs();
@@ -182,6 +192,8 @@ bool attachCupti() {
   if (Session::get().config().gpu_time)
     for (CUpti_ActivityKind k : kActivityKinds)
       if ((r = cupti().activityEnable(k)) != CUPTI_SUCCESS) return failAttach(r, "cuptiActivityEnable");
+  if (graphTraceWanted() && (r = cupti().activityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE)) != CUPTI_SUCCESS)
+    return failAttach(r, "cuptiActivityEnable(GRAPH_TRACE)");
   g_cupti_active.store(true);
   g_ever_attached.store(true);
   return true;
@@ -195,6 +207,8 @@ void detachCupti() {
   for (CUpti_ActivityKind k : kActivityKinds) api.activityDisable(k);
   api.activityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_cupti_active.store(false);
+  // KCOUNT_GPU_TIME=graphs: GRAPH_TRACE stays enabled with the graph watch below (records of graph launches
+  // while paused are discarded and counted); undoAttach() disables it.
   // KCOUNT_GPU_TIME=0: no activity was enabled; the subscriber stays with the graph exec callbacks only, so
   // a graph instantiated before the next window is known in it.
   if (!Session::get().config().gpu_time && !t_keep_cupti && g_subscriber != nullptr &&
@@ -223,6 +237,8 @@ bool watchGraphs() {
   const CuptiApi& api = cupti();
   CUptiResult r = api.subscribe(&g_subscriber, &onCallback, nullptr);
   if (r == CUPTI_SUCCESS) r = enableGraphExecCallbacks(g_subscriber);
+  if (r == CUPTI_SUCCESS && graphTraceWanted() && (r = registerActivityCallbacks()) == CUPTI_SUCCESS)
+    r = api.activityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   if (r != CUPTI_SUCCESS) {
     KC_LOG(debug, "graph watch not started: {}", failure(r, "cuptiSubscribe/cuptiEnableCallback"));
     undoAttach();

@@ -234,6 +234,13 @@ std::string memcpyName(uint8_t copy_kind) {
   return "memcpy";
 }
 
+/// What a MemOp record spans: "graph" (a graph launch's GPU span, KCOUNT_GPU_TIME=graphs), "memset" or
+/// "memcpy".
+std::string_view gpuOpKind(const MemOpBody& m) {
+  if (m.kind == static_cast<uint8_t>(MemOpKind::kGraph)) return "graph";
+  return m.kind == static_cast<uint8_t>(MemOpKind::kMemset) ? "memset" : "memcpy";
+}
+
 /// Thread ids of extra lanes: above every Linux thread id (at most 2^22).
 uint32_t laneTid(uint32_t tid, uint32_t lane) { return lane == 0 ? tid : tid + (lane << 22); }
 
@@ -545,10 +552,10 @@ void writeLogEvents(std::ostream& out, const LogIndex& ix, uint32_t cpu_pid, boo
       case kMemSlice: {
         const auto& m = d.mem_ops[e.index];
         auto call = ix.launchOfMemOp(e.index);
-        const bool memset = m.kind == static_cast<uint8_t>(MemOpKind::kMemset);
+        const bool graph = m.kind == static_cast<uint8_t>(MemOpKind::kGraph);
         emit(fmt::format(
-            R"({{"ph":"X","cat":"memory","name":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"correlation id":{},"range":{},"copy kind":{}}}}})",
-            memset ? "memset" : memcpyName(m.copy_kind), gpuPid(m.device_id), laneTid(m.stream_id, e.lane),
+            R"({{"ph":"X","cat":"{}","name":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"bytes":{},"correlation id":{},"range":{},"copy kind":{}}}}})",
+            graph ? "graph" : "memory", gpuOpKind(m) == "memcpy" ? memcpyName(m.copy_kind) : std::string(gpuOpKind(m)), gpuPid(m.device_id), laneTid(m.stream_id, e.lane),
             micros(e.ts), micros(e.dur), m.bytes, m.correlation_id,
             call ? jsonQuote(ix.scopePath(d.launches[*call].scope_id)) : "null", m.copy_kind));
         break;
@@ -823,9 +830,8 @@ void emitTables(const std::vector<LogIndex>& logs, TableSink& sink) {
         start = u64(l.enter_ns);
         end = u64(l.exit_ns);
       }
-      const bool memset = m.kind == static_cast<uint8_t>(MemOpKind::kMemset);
       c = {int64_t(ix.index()), ix.globalPid(), u64(m.correlation_id), u64(m.start_ns), u64(m.end_ns),
-           int64_t(m.device_id), int64_t(m.stream_id), std::string_view(memset ? "memset" : "memcpy"),
+           int64_t(m.device_id), int64_t(m.stream_id), gpuOpKind(m),
            int64_t(m.copy_kind), u64(m.bytes), scope, path, tid, name, start, end, ix.memOpSegment(j)};
       sink.row(c);
     }

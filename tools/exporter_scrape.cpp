@@ -41,6 +41,10 @@ void declareFamilies(MetricsText& m) {
   m.family("kcount_range_launches_total", "counter", "Kernel launch calls made while the range was innermost");
   m.family("kcount_range_instances_total", "counter", "Instances of the range closed");
   m.family("kcount_range_gpu_seconds_total", "counter", "GPU time of the kernels launched while the range was innermost");
+  m.family("kcount_range_graph_gpu_seconds_total", "counter",
+           "GPU span of the graph launches made while the range was innermost (KCOUNT_GPU_TIME=graphs)");
+  m.family("kcount_range_graph_gpu_launches_total", "counter",
+           "Graph launches with a GPU span made while the range was innermost (KCOUNT_GPU_TIME=graphs)");
   m.family("kcount_range_launch_cpu_seconds_total", "counter",
            "CPU time inside the launch calls made while the range was innermost");
   m.family("kcount_range_kernels_per_instance", "gauge",
@@ -105,6 +109,10 @@ void Scraper::writeRanges(const std::string& key, const LogTallies& t, const Met
     counter("kcount_range_instances_total", r.instances, 1);
     // A log without GPU times (KCOUNT_GPU_TIME=0) serves none: not recorded is not 0 s.
     if (t.gpu_time) counter("kcount_range_gpu_seconds_total", r.gpu_ns, 1e9);
+    if (t.graph_gpu_time) {
+      counter("kcount_range_graph_gpu_seconds_total", r.graph_gpu_ns, 1e9);
+      counter("kcount_range_graph_gpu_launches_total", r.graph_gpu_launches, 1);
+    }
     counter("kcount_range_launch_cpu_seconds_total", r.launch_api_ns, 1e9);
   };
   for (const RangeCounters& r : t.ranges) {
@@ -123,6 +131,8 @@ void Scraper::writeRanges(const std::string& key, const LogTallies& t, const Met
     other.instances += r.instances;
     other.gpu_ns += r.gpu_ns;
     other.launch_api_ns += r.launch_api_ns;
+    other.graph_gpu_launches += r.graph_gpu_launches;
+    other.graph_gpu_ns += r.graph_gpu_ns;
   }
   if (any_other) serve(other);
   if (!t.most_repeated.empty()) {

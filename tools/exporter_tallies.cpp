@@ -84,6 +84,7 @@ std::string baseName(const std::string& command_line) {
 void fillMetadata(const LogData& log, LogTallies& t) {
   t.summary_mode = log.summary_mode;
   t.gpu_time = gpuTimeRecorded(log);
+  t.graph_gpu_time = graphGpuTimeRecorded(log);
   t.complete = log.complete;
   t.host = log.meta("host");
   t.pid = log.meta("pid");
@@ -113,6 +114,8 @@ void fillFrom(const StreamedLog& sl, int max_depth, LogTallies& t) {
     c.instances += r.instances;
     c.gpu_ns += r.gpu_ns;
     c.launch_api_ns += r.launch_api_ns;
+    c.graph_gpu_launches += r.graph_gpu_launches;
+    c.graph_gpu_ns += r.graph_gpu_ns;
     if (id != kRootScope && r.instances > most && id < sum.inclusive.size()) {
       most = r.instances;
       t.most_repeated = log.scopePath(id);

@@ -19,6 +19,7 @@ namespace kc {
 struct RangeCounters {
   std::string path;  // LogData::scopePath(): names joined by '/', "(no range)" for the root
   uint64_t kernels = 0, launches = 0, instances = 0, gpu_ns = 0, launch_api_ns = 0;
+  uint64_t graph_gpu_launches = 0, graph_gpu_ns = 0;  // KCOUNT_GPU_TIME=graphs: graph launches' GPU spans
 };
 
 /// What one log says of its process. Filled by readLogTallies(); `error` empty means the log was read and
@@ -30,6 +31,7 @@ struct LogTallies {
   bool has_tallies = false;       // a complete snapshot was read (a damaged log may still hold one)
   bool summary_mode = false;      // a KCOUNT_MODE=summary log
   bool gpu_time = true;           // false: recorded with KCOUNT_GPU_TIME=0 (metadata gpu_time=off), no GPU times
+  bool graph_gpu_time = false;    // recorded with KCOUNT_GPU_TIME=graphs: graph launches' GPU spans only
   bool complete = false;          // the newest part read has an End record: the process closed the log
   std::string host, pid, rank, command, run;  // metadata; command: the program's base name; run: runIdentity()
   std::vector<RangeCounters> ranges;  // one per range path with any number, in scope id order

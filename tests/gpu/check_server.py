@@ -106,8 +106,8 @@ def run_server(mode):
     # "count": summary mode without kernel activity (KCOUNT_GPU_TIME=0): the decode graph, captured while
     # paused, is read by the graph watch and each replay credited with its kernel nodes.
     env = dict(os.environ, KCOUNT_MODE="summary" if mode == "count" else mode, PYTHONUNBUFFERED="1")
-    if mode == "count":
-        env["KCOUNT_GPU_TIME"] = "0"
+    if mode == "count":  # SERVER_COUNT_GPU_TIME=graphs: also each graph launch's GPU span (GRAPH_TRACE)
+        env["KCOUNT_GPU_TIME"] = os.environ.get("SERVER_COUNT_GPU_TIME", "0")
     cmd = [KCOUNT, "run", "--paused", "--output", log, "--", PY, os.path.join(REPO, "examples", "serve.py"),
            "--port", "0", "--max-requests", str(WARMUP + K + 1), *SERVER_ARGS]
     print(f"\n+ KCOUNT_MODE={mode} {' '.join(cmd)}", flush=True)
@@ -248,10 +248,21 @@ def check_count_agree(summ, count):
     gpu = count["summary"].get("gpu_time")
     if gpu is not False:
         diffs.append(f"count-only log has gpu_time {gpu!r}")
+    spans = ""
+    if os.environ.get("SERVER_COUNT_GPU_TIME") == "graphs":  # one GPU span per graph launch, in its range
+        for path, r in b.items():
+            ex = r["exclusive"]
+            if ex.get("graph_gpu_launches") != ex["graph_launches"]:
+                diffs.append(f"{path}: {ex.get('graph_gpu_launches')} graph spans, {ex['graph_launches']} graph launches")
+        dec = b.get("request/decode", {}).get("exclusive", {})
+        if dec.get("graph_gpu_launches"):
+            spans = (f"; decode: {dec['graph_gpu_launches']} graph spans, "
+                     f"{dec['graph_gpu_ns'] / dec['graph_gpu_launches'] / 1000:.1f} us GPU per replay")
     row("count = summary", not diffs, "; ".join(diffs)[:600] if diffs else
         f"{len(a)} ranges equal (instances, launches, graph launches, kernels, kernels by name; driver copy kernels "
         f"apart), "
-        f"window {count['tokens_per_s'] or 0:.0f} tokens/s without activity, {summ['tokens_per_s'] or 0:.0f} with")
+        f"window {count['tokens_per_s'] or 0:.0f} tokens/s without activity, {summ['tokens_per_s'] or 0:.0f} with"
+        + spans)
 
 
 def check_segment(trace):

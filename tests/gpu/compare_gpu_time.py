@@ -9,7 +9,8 @@ Prints one line of details; exit 0 if every comparison holds, 1 otherwise (the d
 Expected: per (range path, kernel name), the OFF log's kernel count equals the TRACE log's (graph launches'
 kernels included: without activity they are read from the graph exec at instantiation), apart from kernels
 the driver runs for a graph's memcpy/memset nodes (names memcpy*/memset*), which are not kernel nodes; the
-launch counts per range are equal; every OFF kernel has start == end; metadata gpu_time=off in OFF only.
+launch counts per range are equal; every OFF kernel has start == end; metadata gpu_time=off in OFF only
+(OFF_GPU_TIME=graphs in the environment: gpu_time=graphs, check_graph_gpu_time.sh).
 With OFF_META=KEY=VALUE in the environment (check_launch_callbacks.sh: launch_callbacks=driver), the OFF log
 also has that metadata and the TRACE log not; with launch_callbacks=driver every OFF launch is a driver API
 call (apiDomain 'driver'): the runtime's launches were seen through the driver call inside them.
@@ -79,7 +80,7 @@ def compare_trace(kcount, trace_log, off_log):
         graph_launches = sum(n for (p, g), n in lo.items() if g)
         if unmatched or timed:
             problems.append(f"gpu_time=0 log: {unmatched} unmatched kernels, {timed} with GPU fields not NULL")
-        if meta(o, "gpu_time") != "off" or meta(t, "gpu_time") is not None:
+        if meta(o, "gpu_time") != os.environ.get("OFF_GPU_TIME", "off") or meta(t, "gpu_time") is not None:
             problems.append(f"metadata gpu_time: trace {meta(t, 'gpu_time')!r}, off {meta(o, 'gpu_time')!r}")
         problems += off_meta_problems(t, o)
         copies = sum(kernels_by_range_and_name(t, False).values()) - sum(want.values())

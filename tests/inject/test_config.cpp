@@ -210,6 +210,14 @@ TEST_CASE("switches take 1/on/yes/true and 0/off/no/false; anything else is one 
   CHECK(c.gpu_time);
   CHECK(problemsFor("KCOUNT_GPU_TIME", "0", &c).empty());
   CHECK_FALSE(c.gpu_time);
+  CHECK_FALSE(c.graph_gpu_time);
+  CHECK(problemsFor("KCOUNT_GPU_TIME", "graphs", &c).empty());
+  CHECK_FALSE(c.gpu_time);
+  CHECK(c.graph_gpu_time);
+  p = problemsFor("KCOUNT_GPU_TIME", "graph", &c);
+  CHECK(c.gpu_time);  // the default kept
+  CHECK_FALSE(c.graph_gpu_time);
+  CHECK(p.find("KCOUNT_GPU_TIME=graph: not a switch or 'graphs'") != std::string::npos);
 }
 
 TEST_CASE("KCOUNT_START=paused with KCOUNT_CONTROL=off says that nothing can start recording") {

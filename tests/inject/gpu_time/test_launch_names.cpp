@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "collector/analysis.h"
@@ -114,6 +115,23 @@ TEST_CASE("KCOUNT_GPU_TIME=0: each direct launch is one kernel named at its call
     graphLaunch(23, 99);  // an exec kcount never saw instantiated: unknown, no kernel
   }
   CHECK(pop() == 0);
+  if (session.config().graph_gpu_time) {
+    // KCOUNT_GPU_TIME=graphs: CUPTI's GRAPH_TRACE record of each graph launch (the unknown graph's too: its
+    // GPU span is known though its kernels are not), and one whose launch was never seen.
+    std::vector<CUpti_ActivityGraphTrace2> traces;
+    for (const auto& [corr, start, end] : {std::tuple<uint32_t, uint64_t, uint64_t>{20, 1000, 1700}, {22, 2000, 2500},
+                                           {23, 3000, 3100}, {999, 4000, 4050}}) {
+      CUpti_ActivityGraphTrace2 g{};
+      g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+      g.correlationId = corr;
+      g.start = start;
+      g.end = end;
+      traces.push_back(g);
+    }
+    std::vector<const CUpti_Activity*> records;
+    for (const auto& g : traces) records.push_back(reinterpret_cast<const CUpti_Activity*>(&g));
+    onActivityRecords(records.data(), records.size());
+  }
 
   // Four threads, 3,000 launches each over three names, more names than one cache slot holds.
   constexpr uint32_t kPerThread = 3000;
@@ -143,6 +161,20 @@ TEST_CASE("KCOUNT_GPU_TIME=0: each direct launch is one kernel named at its call
   CHECK(log.meta("graph_launch_unknown").find("correlation id 7") != std::string::npos);
   CHECK(s.captured_launches == 1);
   CHECK(s.kernel_gpu_ns == 0);
+  // The graph launches' GPU spans, in the range around them; none without KCOUNT_GPU_TIME=graphs.
+  const bool graphs = session.config().graph_gpu_time;
+  uint64_t graph_gpu_launches = 0, graph_gpu_ns = 0;
+  for (uint32_t id = 0; id < log.scopes.size(); ++id) {
+    graph_gpu_launches += s.exclusive[id].graph_gpu_launches;
+    graph_gpu_ns += s.exclusive[id].graph_gpu_ns;
+    if (graphs && log.str(log.scopes[id].name_id) == "step") {
+      CHECK(s.exclusive[id].graph_gpu_launches == 3);
+      CHECK(s.exclusive[id].graph_gpu_ns == 700 + 500 + 100);
+    }
+  }
+  CHECK(graph_gpu_launches == (graphs ? 3 : 0));
+  CHECK(graph_gpu_ns == (graphs ? 1300 : 0));
+  CHECK(s.unmatched_mem_ops == (graphs ? 1 : 0));  // correlation id 999
 
   std::map<std::string, uint64_t> by_name;
   for (uint32_t id = 0; id < log.scopes.size(); ++id)
