@@ -131,8 +131,10 @@ const char* severityName(ReadIssue::Severity s) {
   return s == ReadIssue::Severity::kError ? "error" : "warning";
 }
 
-json countsJson(const RangeStats& r) {
-  return json{{"launches", r.launches},
+/// A COUNTS object of `summary --format json`; `graph_spans` (a KCOUNT_GPU_TIME=graphs log): with the
+/// graph launches' GPU spans, graph_gpu_launches and graph_gpu_ns.
+json countsJson(const RangeStats& r, bool graph_spans) {
+  json j{{"launches", r.launches},
               {"graph_launches", r.graph_launches},
               {"captured_launches", r.captured_launches},
               {"kernels", r.kernels},
@@ -140,6 +142,11 @@ json countsJson(const RangeStats& r) {
               {"launch_api_ns", r.launch_api_ns},
               {"memcpy", {{"count", r.memcpy_count}, {"bytes", r.memcpy_bytes}, {"gpu_ns", r.memcpy_ns}}},
               {"memset", {{"count", r.memset_count}, {"bytes", r.memset_bytes}, {"gpu_ns", r.memset_ns}}}};
+  if (graph_spans) {
+    j["graph_gpu_launches"] = r.graph_gpu_launches;
+    j["graph_gpu_ns"] = r.graph_gpu_ns;
+  }
+  return j;
 }
 
 /// by_kernel sorted by count (descending), then by name.
@@ -533,7 +540,7 @@ void printFooter(std::ostream& out, const LoadedLog& l, bool list_issues = true)
                        !gpuTimeRecorded(l.data) ? std::string("not recorded") : formatDuration(s.kernel_gpu_ns));
   if (!noSnapshotNumbers(l)) out << joinCaveat(l);
   if (!gpuTimeRecorded(l.data))
-    out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels were counted at their launch calls, named from "
+    out << "GPU time: " << noKernelGpuTimeText(l.data) << ": kernels were counted at their launch calls, named from "
            "the launch; a graph launch's kernels were read from the graph when it was instantiated (a graph kcount "
            "could not read counts as a launch without kernel)\n";
   if (const std::string unknown = l.data.meta("graph_launch_unknown"); !unknown.empty())
@@ -881,6 +888,11 @@ std::string elideMiddle(std::string_view s, size_t max_width) {
 }
 
 bool memOpsRecorded(const LogData& d) { return gpuTimeRecorded(d) && !(d.major == 1 && d.minor == 0); }
+
+std::string noKernelGpuTimeText(const LogData& d) {
+  return graphGpuTimeRecorded(d) ? "graph launches' GPU spans only (KCOUNT_GPU_TIME=graphs)"
+                                 : "not recorded (KCOUNT_GPU_TIME=0)";
+}
 
 uint64_t launchTimingSample(const LogData& d) {
   const std::optional<uint64_t> n = parseUnsigned(d.meta("launch_timing_sample"));
@@ -1422,6 +1434,7 @@ void forEachRangeJson(const LoadedLog& l, F&& f) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
   const bool gpu_time = gpuTimeRecorded(d);
+  const bool graph_spans = graphGpuTimeRecorded(d);
   const auto depth = scopeDepths(s);
   RangeStats no_range;
   for (const SummaryRow& row : summaryRows(d, s, no_range)) {
@@ -1469,8 +1482,8 @@ void forEachRangeJson(const LoadedLog& l, F&& f) {
            // No instance (the "(no range)" row, a range never pushed in a window): no CPU
            // time, null as in kernels_per_instance (the table prints "-", CSV leaves it empty).
            {"cpu_ns", instances > 0 ? json(own.cpu_ns) : json(nullptr)},
-           {"exclusive", countsJson(ex)},
-           {"inclusive", countsJson(in)},
+           {"exclusive", countsJson(ex, graph_spans)},
+           {"inclusive", countsJson(in, graph_spans)},
            {"kernels_per_instance", per_instance},
            {"kernels", kernels},
            {"gemm_gpu_ns", flat["gemm_gpu_ns"]},
@@ -1532,7 +1545,9 @@ json summaryJsonWithoutRanges(const LoadedLog& l) {
                             {"ranges", count(t.ranges)},
                             {"mem_ops", count(t.mem_ops)}});
   // The whole process: every matched launch, kernel and memory operation, ranges or not.
-  json overall = s.inclusive.empty() ? countsJson(RangeStats{}) : countsJson(s.inclusive[kRootScope]);
+  const bool graph_spans = graphGpuTimeRecorded(d);
+  json overall = s.inclusive.empty() ? countsJson(RangeStats{}, graph_spans)
+                                     : countsJson(s.inclusive[kRootScope], graph_spans);
   json out{{"path", l.path},   {"metadata", meta}, {"complete", d.complete}, {"intact", d.intact()}, {"issues", issues},
            {"totals", totals}, {"overall", overall}, {"ranges", nullptr}, {"segments", segments}};
   if (noSnapshotNumbers(l)) {
@@ -1542,6 +1557,7 @@ json summaryJsonWithoutRanges(const LoadedLog& l) {
   }
   out["mode"] = d.summary_mode ? "summary" : "trace";
   out["gpu_time"] = gpuTimeRecorded(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
+  if (graph_spans) out["graph_gpu_time"] = true;  // KCOUNT_GPU_TIME=graphs: COUNTS have graph_gpu_*
   if (!gpuTimeRecorded(d)) nullGpuTimes(out);
   // KCOUNT_LAUNCH_TIMING=N: launch_api_ns are estimates (one call in N timed, counted N times).
   out["launch_timing_sample"] = launchTimingSample(d);
@@ -1649,6 +1665,15 @@ void printSummaryHeader(std::ostream& out, const LoadedLog& l) {
 }
 }  // namespace
 
+/// The line under the summary table of a KCOUNT_GPU_TIME=graphs log: what `graph GPU` is, and how many of the
+/// graph launches that ran had a span (a graph instantiated before kcount attached has none).
+static std::string graphSpansNote(const Summary& s) {
+  const RangeStats r = s.inclusive.empty() ? RangeStats{} : s.inclusive[kRootScope];
+  return fmt::format("graph GPU: GPU span of each graph launch, first node's start to last node's end "
+                     "(KCOUNT_GPU_TIME=graphs): {} of {} graph launches; other launches have no GPU time",
+                     r.graph_gpu_launches, r.graph_launches);
+}
+
 void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptions& opt) {
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -1669,6 +1694,8 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     t.head.push_back(h);
   if (mem)
     for (const char* h : {"mem ops", "mem GPU"}) t.head.push_back(h);
+  const bool graph_spans = graphGpuTimeRecorded(d);  // KCOUNT_GPU_TIME=graphs: the graph launches' GPU spans
+  if (graph_spans) t.head.push_back("graph GPU");
   if (opt.wide) {
     t.head.push_back("verdict");
     t.head.push_back(tree ? "top kernels (self)" : "top kernels");
@@ -1763,6 +1790,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(std::to_string(r.memcpy_count + r.memset_count));
       row.push_back(formatDuration(r.memcpy_ns + r.memset_ns));
     }
+    if (graph_spans) row.push_back(r.graph_gpu_launches ? formatDuration(r.graph_gpu_ns) : "-");
     const std::string verdict = ly.verdict.empty() ? "-" : ly.verdict;
     const std::string top = topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names, true);
     if (opt.wide) {
@@ -1788,6 +1816,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     t.dropOrder({"GEMM GPU", "other GPU", "GPU time", top, "verdict", "kernels/launch", "mem GPU", "mem ops",
                  "launch CPU", "CPU time", "kernels/inst", "self", "instances"});
   t.print(out);
+  if (graph_spans) out << graphSpansNote(s) << '\n';
   if (placeholders) out << kPlaceholderNote << '\n';
   if (dropped_rows) out << tallyDroppedNote(l) << '\n';
   if (lost_rows) out << kLostRangeNote << '\n';
@@ -2552,7 +2581,7 @@ void printCheckRecords(std::ostream& out, const LoadedLog& l, std::string& impla
     }
     out << selfCostCheckLine(selfCostOf(d));
     if (!gpuTimeRecorded(d))
-      out << "GPU time: not recorded (KCOUNT_GPU_TIME=0): kernels counted at their launch calls, a graph launch's "
+      out << "GPU time: " << noKernelGpuTimeText(d) << ": kernels counted at their launch calls, a graph launch's "
              "read from its graph"
           << (d.meta("launch_callbacks") == "driver" ? "; driver launch callbacks only (KCOUNT_LAUNCH_CALLBACKS=driver)"
                                                       : "")

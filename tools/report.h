@@ -160,6 +160,10 @@ std::optional<std::string> rangeDomain(const LogData& log, uint32_t scope_id);
 /// or a format 1.0 log (written before memory operation records). Outputs show them as not recorded.
 bool memOpsRecorded(const LogData& d);
 
+/// How a log without kernel GPU times (gpuTimeRecorded() false) says so: "not recorded (KCOUNT_GPU_TIME=0)",
+/// or for a KCOUNT_GPU_TIME=graphs log "graph launches' GPU spans only (KCOUNT_GPU_TIME=graphs)". Pure.
+std::string noKernelGpuTimeText(const LogData& d);
+
 /// N of KCOUNT_LAUNCH_TIMING=N (metadata launch_timing_sample, summary mode): one launch call in N was
 /// timed, at random, and counted N times, so every launch_api_ns of the log is an estimate. 1 when the
 /// key is absent or not a number from 2 to 1024 (every call timed).

@@ -7,7 +7,9 @@ integers held in pandas' nullable Int64 (a JSON null, "not measured", is <NA>, n
 import pandas as pd
 
 # The COUNTS object of summary JSON, flattened: memcpy/memset sub-objects become memcpy_count, ...
-_COUNT_KEYS = ("launches", "graph_launches", "captured_launches", "kernels", "gpu_ns", "launch_api_ns")
+# graph_gpu_*: only in logs recorded with KCOUNT_GPU_TIME=graphs (the graph launches' GPU spans); <NA> otherwise.
+_COUNT_KEYS = ("launches", "graph_launches", "captured_launches", "kernels", "gpu_ns", "launch_api_ns",
+               "graph_gpu_launches", "graph_gpu_ns")
 _MEM_KEYS = ("count", "bytes", "gpu_ns")
 _RANGE_KEYS = ("path", "name", "domain", "depth", "scope_id", "parent_scope_id", "unknown_range", "lost_range",
                "placeholder", "tally_dropped", "instances", "unclosed_instances", "cpu_ns")
@@ -49,7 +51,7 @@ def _column(values, numeric=False):
 
 def frame_from_rows(rows, columns):
     """A DataFrame of `rows` (dicts) with exactly `columns`, in that order, typed column by column."""
-    return pd.DataFrame({c: _column([r.get(c) for r in rows], numeric=c.endswith("_ns")) for c in columns},
+    return pd.DataFrame({c: _column([r.get(c) for r in rows], numeric=c.endswith(("_ns", "graph_gpu_launches"))) for c in columns},
                         columns=list(columns))
 
 

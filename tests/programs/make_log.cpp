@@ -18,6 +18,9 @@
 //   block X Y Z              their block (default 128 1 1)
 //   launch                   one launch (cuLaunchKernelEx) in the innermost range without kernel record
 //   graph                    one cudaGraphLaunch call in the innermost range, without kernel records
+//   graphrun NS N NAME...    one cudaGraphLaunch call in the innermost range as KCOUNT_GPU_TIME=graphs records
+//                            it: N kernel records of NAME counted at the launch (start == end) and the
+//                            graph's GPU span (a MemOp record of kind graph), NS ns long
 //   memcpy NS BYTES          one cudaMemcpy call (a launch record with kLaunchMemOp) in the innermost range
 //                            and its memory operation (host to device), NS ns long
 //   dropped host|activity N  the Stats record counts N host (or activity) records dropped
@@ -158,6 +161,26 @@ class Builder {
     if (w_->chunkFull()) w_->flush();
   }
 
+  void graphRun(uint64_t ns, uint64_t kernels, const std::string& name) {
+    const uint64_t corr = ++correlation_;
+    const uint64_t t = tick();
+    writeLaunch(corr, t, "cudaGraphLaunch", 311, kc::ApiDomain::kRuntime, 0, true);
+    kc::KernelBody k{};
+    k.correlation_id = corr;
+    k.start_ns = k.end_ns = t + 500;
+    k.name_id = str(name);
+    for (uint64_t i = 0; i < kernels; ++i) w_->writeKernel(k);
+    stats_.kernels += kernels;
+    kc::MemOpBody m{};
+    m.correlation_id = corr;
+    m.start_ns = t + 600;
+    m.end_ns = t + 600 + ns;
+    m.stream_id = 7;
+    m.kind = static_cast<uint8_t>(kc::MemOpKind::kGraph);
+    w_->writeMemOp(m);
+    if (w_->chunkFull()) w_->flush();
+  }
+
   void shape(bool grid, const uint32_t (&v)[3]) { std::copy(std::begin(v), std::end(v), grid ? grid_ : block_); }
 
   bool forget() {
@@ -283,6 +306,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kc_make_log: line %zu: forget with no range pushed\n", n);
         return 2;
       }
+    } else if (op == "graphrun") {
+      uint64_t ns = 0, kernels = 0;
+      int used = 0;
+      if (std::sscanf(rest(line, 1).c_str(), "%lu %lu %n", &ns, &kernels, &used) != 2 || rest(line, 1).size() <= size_t(used)) {
+        std::fprintf(stderr, "kc_make_log: line %zu: graphrun NS N NAME expected\n", n);
+        return 2;
+      }
+      b.graphRun(ns, kernels, rest(line, 1).substr(used));
     } else if (op == "memcpy") {
       uint64_t ns = 0, bytes = 0;
       if (std::sscanf(rest(line, 1).c_str(), "%lu %lu", &ns, &bytes) != 2) {
