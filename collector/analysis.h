@@ -156,7 +156,7 @@ struct Summary {
   int64_t first_repeated_chunk = -1;
   /// Where replayed CUDA graph kernels were credited (JoinOptions::graph_view of the join that built this
   /// summary; kLaunch for a summary-mode snapshot). Under kCapturePath a range's graph launches and the
-  /// replayed kernels they ran are in different ranges, which the verdicts say (tools/report.h).
+  /// replayed kernels they ran are in different ranges, which the verdicts say (tools/verdict.h).
   GraphView graph_view = GraphView::kLaunch;
   std::vector<uint32_t> children_order; // scope ids in depth-first order of first appearance (root first)
   std::vector<std::vector<uint32_t>> children;  // children[scope] = child scope ids, in id order

@@ -123,7 +123,7 @@ struct LogData {
   /// The whole file's launch, kernel and range records: the *_records above of the log as read. A LogData
   /// that holds a part of the log's records (selectSegment(), selectTimeWindow(), collector/analysis.h)
   /// keeps them here, since its own *_records count only the part (or nothing) and the Stats record's
-  /// counts are the whole run's: the two compare only whole (statsShortfall() in tools/report.cpp).
+  /// counts are the whole run's: the two compare only whole (statsShortfall() in tools/log_state.cpp).
   struct FileRecords {
     uint64_t launches = 0, kernels = 0, ranges = 0;
   };

@@ -9,9 +9,12 @@
 #include <sstream>
 
 #include "collector/shown_value.h"
+#include "tools/check_output.h"
 #include "tools/command.h"
 #include "tools/given_logs.h"
-#include "tools/report.h"
+#include "tools/loaded_log.h"
+#include "tools/summary_output.h"
+#include "tools/text.h"
 
 namespace kc {
 namespace {

@@ -21,7 +21,6 @@
 #include "tools/diff.h"
 #include "tools/given_logs.h"
 #include "tools/multi_log.h"
-#include "tools/report.h"
 
 namespace kc {
 namespace {

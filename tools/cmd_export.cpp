@@ -20,8 +20,9 @@
 #include "tools/command.h"
 #include "tools/export.h"
 #include "tools/given_logs.h"
+#include "tools/loaded_log.h"
 #include "tools/output_file.h"
-#include "tools/report.h"
+#include "tools/text.h"
 
 namespace kc {
 namespace {

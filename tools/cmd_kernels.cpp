@@ -10,7 +10,7 @@
 #include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "tools/given_logs.h"
-#include "tools/report.h"
+#include "tools/kernels_output.h"
 
 namespace kc {
 namespace {

@@ -12,9 +12,12 @@
 #include "tools/cli_checks.h"
 #include "tools/command.h"
 #include "tools/given_logs.h"
+#include "tools/loaded_log.h"
+#include "tools/log_state.h"
 #include "tools/multi_log.h"
-#include "tools/report.h"
+#include "tools/range_tree.h"
 #include "tools/series.h"
+#include "tools/summary_output.h"
 
 namespace kc {
 namespace {

@@ -17,9 +17,17 @@
 #include "tools/diff_answer.h"
 #include "tools/diff_nesting.h"
 #include "tools/export.h"
+#include "tools/json_writer.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
+#include "tools/log_state.h"
+#include "tools/name_elision.h"
+#include "tools/range_names.h"
+#include "tools/range_tree.h"
 #include "tools/table_width.h"
+#include "tools/text.h"
+#include "collector/analysis.h"
+#include "collector/counted.h"
 
 namespace kc {
 

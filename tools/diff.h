@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/diff_answer.h"
-#include "tools/report.h"
+#include "tools/loaded_log.h"
 
 namespace kc {
 

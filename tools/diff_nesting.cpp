@@ -6,7 +6,7 @@
 #include <map>
 
 #include "collector/counted.h"
-#include "tools/report.h"
+#include "tools/name_elision.h"
 
 namespace kc {
 namespace {

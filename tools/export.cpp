@@ -24,6 +24,8 @@
 #include "collector/shown_value.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
+#include "tools/range_names.h"
+#include "tools/text.h"
 
 namespace kc {
 namespace {
@@ -996,7 +998,7 @@ COMMIT;)sql");
 // ---------------------------------------------------------------------------------------------------
 // CSV and JSON records
 
-// csvField(): tools/report.h; writeCsvRow(): below, also written by `kcount diff --format csv`.
+// csvField(): tools/text.h; writeCsvRow(): below, also written by `kcount diff --format csv`.
 
 void writeCsvHeader(std::ostream& out, const ExportTable& t) {
   for (size_t i = 0; i < t.columns.size(); ++i) out << (i ? "," : "") << t.columns[i].name;

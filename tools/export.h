@@ -12,8 +12,8 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+#include "tools/loaded_log.h"
 
-#include "tools/report.h"
 
 namespace kc {
 

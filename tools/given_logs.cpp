@@ -1,5 +1,7 @@
 // The logs given to a reading command (tools/given_logs.h).
 #include "tools/given_logs.h"
+#include "tools/log_state.h"
+#include "tools/text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +20,9 @@
 #include <fmt/format.h>
 
 #include "collector/counted.h"
+#include "collector/run_files.h"
 #include "collector/shown_value.h"
+#include "collector/stream_summary.h"
 
 namespace kc {
 namespace {

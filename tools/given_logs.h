@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collector/analysis.h"
-#include "tools/report.h"
+#include "tools/loaded_log.h"
 
 namespace kc {
 

@@ -74,4 +74,6 @@ void JsonWriter::beginArray() { open(/*object=*/false); }
 
 void JsonWriter::end() { close(); }
 
+std::string jsonString(const std::string& s) { return nlohmann::json(s).dump(); }
+
 }  // namespace kc

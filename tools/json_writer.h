@@ -61,4 +61,7 @@ class JsonWriter {
   std::vector<Level> open_;  // the containers open, outermost first
 };
 
+/// `s` (valid UTF-8) as a JSON string: quoted, with '"', '\\' and control characters escaped.
+std::string jsonString(const std::string& s);
+
 }  // namespace kc

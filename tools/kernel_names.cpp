@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <vector>
+#include "tools/text.h"
+
 
 namespace kc {
 namespace {
@@ -268,6 +270,11 @@ std::string shortKernelName(std::string_view name) { return ellipsize(shortKerne
 
 std::string displayKernelName(std::string_view name, bool full) {
   return full ? demangleKernelName(name) : shortKernelName(name);
+}
+
+std::string kernelNameFor(std::string_view name, bool full, bool text) {
+  if (text) return displayText(displayKernelName(name, full));
+  return full ? demangleKernelName(name) : shortKernelNameUncut(name);
 }
 
 }  // namespace kc

@@ -35,6 +35,11 @@ std::string shortKernelNameUncut(std::string_view name);
 /// The name a table shows: the full demangled name when full is true, else shortKernelName().
 std::string displayKernelName(std::string_view name, bool full);
 
+/// A kernel name as an output shows it. Text (tables, sentences): displayKernelName() (the short name cut at
+/// kMaxShortName characters unless `full`) escaped by displayText(). Machine-readable (CSV, JSON): the full
+/// demangled name, or the short name uncut (shortKernelNameUncut()), bytes as recorded.
+std::string kernelNameFor(std::string_view name, bool full, bool text);
+
 /// Cuts `s` to at most `max_columns` display columns (displayWidth()), ending with "…" when cut; a wide
 /// character is never split (the result may then be a column narrower).
 std::string ellipsize(std::string_view s, size_t max_columns);

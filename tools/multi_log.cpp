@@ -10,9 +10,16 @@
 #include <optional>
 #include <ostream>
 
+#include "tools/json_writer.h"
 #include "tools/kernel_names.h"
+#include "tools/log_state.h"
+#include "tools/range_names.h"
+#include "tools/range_tree.h"
 #include "tools/self_cost.h"
+#include "tools/summary_output.h"
 #include "tools/table_width.h"
+#include "tools/text.h"
+#include "collector/analysis.h"
 
 namespace kc {
 namespace {

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include "tools/json_writer.h"
+#include "tools/loaded_log.h"
+#include "tools/summary_output.h"
 
-#include "tools/report.h"
 
 namespace kc {
 

@@ -11,7 +11,12 @@
 #include "tools/diff.h"
 #include "tools/kernel_decode.h"
 #include "tools/kernel_names.h"
+#include "tools/log_state.h"
 #include "tools/multi_log.h"
+#include "tools/range_names.h"
+#include "tools/range_tree.h"
+#include "tools/text.h"
+#include "tools/verdict.h"
 
 namespace kc {
 namespace {

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include "tools/loaded_log.h"
 
-#include "tools/report.h"
 
 namespace kc {
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/self_cost.h"
-#include "tools/report.h"
+#include "tools/loaded_log.h"
 
 namespace kc {
 

@@ -8,8 +8,13 @@
 #include <ostream>
 #include <string>
 
+#include "tools/json_writer.h"
 #include "tools/kernel_names.h"
+#include "tools/log_state.h"
+#include "tools/range_names.h"
 #include "tools/table_width.h"
+#include "tools/text.h"
+#include "collector/analysis.h"
 
 namespace kc {
 namespace {

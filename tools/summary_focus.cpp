@@ -6,7 +6,8 @@
 #include <fmt/format.h>
 
 #include "collector/counted.h"
-#include "tools/report.h"
+#include "tools/range_names.h"
+#include "tools/range_tree.h"
 
 namespace kc {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "collector/parse.h"
 #include "tools/kernel_names.h"
+#include "tools/name_elision.h"
 
 namespace kc {
 namespace {

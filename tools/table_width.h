@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+#include "tools/name_elision.h"
 
-#include "tools/report.h"
 
 namespace kc {
 

@@ -288,7 +288,7 @@ SWEEP = ["sweep point attn=sdpa dtype=bf16 tokens=4096 hidden=2048 intermediate=
 
 
 def elide(s, width):
-    """kc::elideMiddle (tools/report.cpp): `width` characters, the "…" in the middle."""
+    """kc::elideMiddle (tools/name_elision.cpp): `width` characters, the "…" in the middle."""
     if len(s) <= width:
         return s
     keep = width - 1

@@ -19,8 +19,12 @@
 #include "collector/log_format.h"
 #include "collector/log_reader.h"
 #include "collector/stream_summary.h"
-#include "tools/report.h"
+#include "tools/check_output.h"
+#include "tools/json_writer.h"
+#include "tools/kernels_output.h"
+#include "tools/loaded_log.h"
 #include "tools/series.h"
+#include "tools/summary_output.h"
 
 namespace {
 

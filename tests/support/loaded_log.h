@@ -8,7 +8,7 @@
 
 #include "collector/analysis.h"
 #include "collector/log_reader.h"
-#include "tools/report.h"
+#include "tools/loaded_log.h"
 
 namespace kc::test {
 

@@ -1,9 +1,9 @@
-// VerdictInputs for tests of layerVerdict() (tools/report.h): a range of kernels without memory operations.
+// VerdictInputs for tests of layerVerdict() (tools/verdict.h): a range of kernels without memory operations.
 #pragma once
 
 #include <cstdint>
 
-#include "tools/report.h"
+#include "tools/verdict.h"
 
 namespace kc::test {
 

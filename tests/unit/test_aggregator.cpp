@@ -17,9 +17,12 @@
 #include "collector/saturating.h"
 #include "collector/log_writer.h"
 #include "tools/diff.h"
+#include "tools/kernels_output.h"
+#include "tools/loaded_log.h"
+#include "tools/range_tree.h"
 #include "tools/report_html.h"
-#include "tools/report.h"
 #include "tools/series.h"
+#include "tools/summary_output.h"
 #include "tests/support/records.h"
 
 namespace {

@@ -10,7 +10,8 @@
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
 #include "tests/support/records.h"
-#include "tools/report.h"
+#include "tools/loaded_log.h"
+#include "tools/summary_output.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "collector/log_writer.h"
 #include "tools/diff.h"
 #include "tools/kernel_decode.h"
-#include "tools/report.h"
+#include "tools/loaded_log.h"
 #include "tests/support/loaded_log.h"
 
 namespace {

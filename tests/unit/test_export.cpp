@@ -17,6 +17,8 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "tools/export.h"
+#include "tools/loaded_log.h"
+#include "tools/summary_output.h"
 #include "tests/support/loaded_log.h"
 
 namespace {

@@ -8,7 +8,9 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "tools/diff.h"
+#include "tools/loaded_log.h"
 #include "tools/report_html.h"
+#include "tools/summary_output.h"
 #include "tests/support/loaded_log.h"
 
 TEST_CASE("report page: a range named </script> stays inside the data; ranges depth first") {

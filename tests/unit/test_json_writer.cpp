@@ -10,9 +10,11 @@
 
 #include "tools/diff.h"
 #include "tools/json_writer.h"
+#include "tools/kernels_output.h"
+#include "tools/loaded_log.h"
 #include "tools/multi_log.h"
-#include "tools/report.h"
 #include "tools/series.h"
+#include "tools/summary_output.h"
 
 namespace {
 

@@ -458,11 +458,14 @@ TEST_CASE("JSON form of decoded fields") {
   CHECK(j["fused"] == "_unsafe_view_gelu_mul");
 }
 
-// ---- The three layers per range (tools/report.h, layerVerdict).
+// ---- The three layers per range (tools/verdict.h, layerVerdict).
 #include <map>
 
 #include "tests/support/verdict_inputs.h"
-#include "tools/report.h"
+#include "tools/kernels_output.h"
+#include "tools/loaded_log.h"
+#include "tools/summary_output.h"
+#include "tools/verdict.h"
 
 namespace {
 /// The source tree's root: KC_SOURCE_DIR from CMake (__FILE__ is relative when ccache rewrites paths

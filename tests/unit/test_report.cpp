@@ -14,18 +14,27 @@
 #include <unistd.h>
 
 #include "collector/analysis.h"
+#include "collector/counted.h"
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
 #include "tests/support/capped_log.h"
 #include "tests/support/records.h"
 #include "tests/support/verdict_inputs.h"
+#include "tools/check_output.h"
 #include "tools/diff.h"
+#include "tools/kernels_output.h"
+#include "tools/loaded_log.h"
+#include "tools/log_state.h"
+#include "tools/range_names.h"
+#include "tools/range_tree.h"
 #include "tools/report_html.h"
 #include "tools/kernel_names.h"
 #include "tools/multi_log.h"
-#include "tools/report.h"
 #include "tools/series.h"
+#include "tools/summary_output.h"
+#include "tools/text.h"
+#include "tools/verdict.h"
 #include "tests/support/loaded_log.h"
 
 namespace {

@@ -17,11 +17,15 @@
 #include "collector/log_reader.h"
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
+#include "tools/check_output.h"
+#include "tools/kernels_output.h"
+#include "tools/loaded_log.h"
+#include "tools/log_state.h"
 #include "tools/multi_log.h"
 #include "tools/report_html.h"
-#include "tools/report.h"
 #include "tools/run.h"
 #include "tools/series.h"
+#include "tools/summary_output.h"
 #include "tests/support/loaded_log.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tools/kernel_names.h"
-#include "tools/report.h"
+#include "tools/name_elision.h"
 #include "tools/table_width.h"
 
 namespace {

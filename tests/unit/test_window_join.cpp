@@ -21,9 +21,10 @@
 #include "collector/log_writer.h"
 #include "collector/stream_summary.h"
 #include "tests/support/loaded_log.h"
+#include "tools/check_output.h"
 #include "tools/export.h"
+#include "tools/loaded_log.h"
 #include "tools/report_html.h"
-#include "tools/report.h"
 
 namespace {
 
