@@ -31,7 +31,8 @@ def export(kcount, log, tmp):
 
 def graph_launches(con):
     """correlation id -> range path of each graph launch that ran (not captured)."""
-    rows = con.execute("SELECT DISTINCT correlationId, path FROM launches WHERE isGraphLaunch = 1 AND captured = 0")
+    rows = con.execute("SELECT DISTINCT l.correlationId, s.path FROM launches l JOIN scopes s USING (processId, scopeId) "
+                       "WHERE l.isGraphLaunch = 1 AND l.captured = 0")
     return {c: p for c, p in rows}
 
 
@@ -50,7 +51,8 @@ def main():
         if meta is None or meta[0] != "graphs":
             problems.append(f"metadata gpu_time of the graphs log: {meta!r}, want 'graphs'")
         launches = graph_launches(g)
-        spans = g.execute("SELECT correlationId, path, end - start FROM memops WHERE kind = 'graph'").fetchall()
+        spans = g.execute("SELECT m.correlationId, s.path, m.end - m.start FROM memops m "
+                          "JOIN scopes s USING (processId, scopeId) WHERE m.kind = 'graph'").fetchall()
         per_corr = Counter(c for c, _, _ in spans)
         missing = [c for c in launches if per_corr[c] != 1]
         stray = [c for c in per_corr if c not in launches]
