@@ -236,6 +236,15 @@ try:
           rc == 0 and value(out, "kcount_range_kernels_total", range="request/decode") == 155 * 239
           and "\nkcount_range_gpu_seconds_total{" not in out, (rc, out[-1500:], err))
 
+    # ---- a KCOUNT_GPU_TIME=graphs log (recorded on a GPU): the decode replays' GPU spans served in seconds
+    rc, out, err = once(os.path.join(REPO, "examples", "logs", "serve-graphs.kcount"))
+    decode = summary_ranges(os.path.join(REPO, "examples", "logs", "serve-graphs.kcount"))["request/decode"]["exclusive"]
+    check("--once on a graphs log: decode's graph spans and their seconds, no kcount_range_gpu_seconds_total",
+          rc == 0 and value(out, "kcount_range_graph_gpu_launches_total", range="request/decode") == 248 ==
+          decode["graph_gpu_launches"]
+          and value(out, "kcount_range_graph_gpu_seconds_total", range="request/decode") == decode["graph_gpu_ns"] / 1e9
+          and "\nkcount_range_gpu_seconds_total{" not in out, (rc, out[-1500:], err))
+
     # ---- --once gives the same numbers; counters held when the log goes back to an earlier snapshot.
     rc, out, err = once(live_log)
     check("--once on the final log: exit 0, the kernels of step/layer",

@@ -183,11 +183,17 @@ def load_checks():
         range_checks(name, log, data)
         kernel_checks(name, log, data, names)
         if data["logs"][0].get("gpu_time") is False:  # KCOUNT_GPU_TIME=0: not measured is <NA>, a number column
-            cols = [c for c in log.ranges.columns if c.endswith("gpu_ns")] + ["gpu_ns"]
+            # graph_gpu_*: the graph launches' GPU spans of a KCOUNT_GPU_TIME=graphs log, measured (below).
+            cols = [c for c in log.ranges.columns if c.endswith("gpu_ns") and "graph_gpu" not in c] + ["gpu_ns"]
             check("%s: GPU ns columns of a log without GPU times are Int64, all <NA>" % name,
                   all(str(log.ranges[c].dtype) == "Int64" and log.ranges[c].isna().all() for c in cols if c in log.ranges)
                   and str(log.kernels["gpu_ns"].dtype) == "Int64" and log.kernels["gpu_ns"].isna().all(),
                   {c: str(log.ranges[c].dtype) for c in cols if c in log.ranges})
+        if data["logs"][0].get("graph_gpu_time"):  # KCOUNT_GPU_TIME=graphs: spans per range as the JSON's
+            want = [r["exclusive"]["graph_gpu_ns"] for r in data["logs"][0]["ranges"]]
+            check("%s: self_graph_gpu_ns per range = the JSON's (%d ns in all)" % (name, sum(want)),
+                  str(log.ranges["self_graph_gpu_ns"].dtype) == "Int64" and ints(log.ranges["self_graph_gpu_ns"]) == want
+                  and sum(want) > 0, list(log.ranges["self_graph_gpu_ns"]))
     examples = [os.path.join(SOURCE, "examples", "logs", n + ".kcount") for n in ("geglu-eager", "geglu-compiled",
                                                                                  "linear-eager")]
     both = kcount.load(examples, tool=KCOUNT)
