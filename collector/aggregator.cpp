@@ -292,7 +292,7 @@ void Aggregator::addKernel(const KernelBody& k, uint64_t now_ns) {
 void Aggregator::addMemOp(const MemOpBody& m, uint64_t now_ns) {
   now_ns_ = std::max(now_ns_, now_ns);
   dirty_ = true;
-  ++t_.mem_ops;
+  if (isMemoryOperation(m)) ++t_.mem_ops;
   const uint8_t kind = m.kind == static_cast<uint8_t>(MemOpKind::kMemset) || m.kind == static_cast<uint8_t>(MemOpKind::kGraph)
                            ? m.kind
                            : static_cast<uint8_t>(MemOpKind::kMemcpy);

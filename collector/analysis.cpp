@@ -248,7 +248,7 @@ Summary summarize(const LogData& log, const JoinOptions& options) {
     noteTime(s, sg.start_ns);
     noteTime(s, sg.stop_ns);
   }
-  s.mem_ops = log.mem_ops.size();
+  s.mem_ops = static_cast<uint64_t>(std::count_if(log.mem_ops.begin(), log.mem_ops.end(), isMemoryOperation));
   for (const RangeBody& rb : log.ranges) rules.range(rb, [&] { return rangeCpuNs(s, rb); });
   buildRangeTree(log, s);
   return s;
@@ -550,7 +550,7 @@ std::vector<SegmentTotals> segmentTotals(const LogData& log) {
     if (!launched.contains({w, k.correlation_id})) ++t->unmatched_kernels;
   }
   for (size_t i = 0; i < log.mem_ops.size(); ++i)
-    if (SegmentTotals* t = at(windows.ofMemOp(i))) ++t->mem_ops;
+    if (SegmentTotals* t = at(windows.ofMemOp(i)); t != nullptr && isMemoryOperation(log.mem_ops[i])) ++t->mem_ops;
   const SegmentIndex index(log.segments);
   for (const RangeBody& r : log.ranges) {
     const size_t i = index.byRangeEnd(r.end_ns);

@@ -278,6 +278,10 @@ struct MemOpBody {
 };
 static_assert(sizeof(MemOpBody) == 48);
 
+/// Whether MemOp record `m` is a memory operation (memcpy, memset), counted in the memory operation totals;
+/// a graph launch's GPU span (MemOpKind::kGraph) is not.
+inline bool isMemoryOperation(const MemOpBody& m) { return m.kind != static_cast<uint8_t>(MemOpKind::kGraph); }
+
 /// One capture window: the span of time during which the library recorded (KCOUNT_START, `kcount ctl
 /// start/stop`, KCOUNT_CAPTURE_RANGE/DURATION). Written when the window closes, after every record of the
 /// window. Launch, kernel and memory-operation records of the window have correlation ids in

@@ -397,8 +397,10 @@ void StreamSummarizer::kernels(std::span<const KernelBody> v) {
 
 void StreamSummarizer::memOp(const MemOpBody& m) {
   State& s = *s_;
-  ++s.out.mem_ops;
-  if (SegmentTotals* t = s.segNow()) ++t->mem_ops;
+  if (isMemoryOperation(m)) {
+    ++s.out.mem_ops;
+    if (SegmentTotals* t = s.segNow()) ++t->mem_ops;
+  }
   if (!s.join(m.correlation_id, [&](uint8_t& flags, uint32_t*, uint32_t scope) { s.rules().memOp(flags, scope, m); }))
     s.wait(m.correlation_id, Waiting{false, 0, 0, 0, m});
 }

@@ -638,6 +638,12 @@ void Session::aggregateLocked(bool final_chunk) {
   }
   for (const MemOpBody& m : scratch_mem_ops_) {
     try {
+      // KCOUNT_GPU_TIME=graphs: GRAPH_TRACE stays on while paused, so spans of graph launches made outside
+      // the window come too: taken only for the window's launches (the rule of admitActivity()).
+      if (!isMemoryOperation(m) && !inWindowLocked(m.correlation_id)) {
+        counters_.activity_outside_windows.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       aggregator_->addMemOp(m, now);
     } catch (...) {
       counters_.dropped_kernel_records.fetch_add(1, std::memory_order_relaxed);
@@ -875,6 +881,10 @@ bool Session::admitActivity(const Record& r, std::vector<Record>& held) {
     return false;
   }
   return true;
+}
+
+bool Session::inWindowLocked(uint64_t correlation_id) const {
+  return seg_first_ != 0 && correlation_id >= seg_first_ && (seg_open_ || correlation_id <= seg_last_);
 }
 
 void Session::openSegmentLocked(uint32_t reason_id, uint64_t start_ns) {

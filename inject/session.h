@@ -228,6 +228,9 @@ class Session {
   void closeSegmentLocked(const std::string& end_reason, uint64_t stop_ns, bool at_exit);
   template <typename Record>
   bool admitActivity(const Record& r, std::vector<Record>& held);
+  /// Whether an activity record of this correlation id belongs to the open window, or to the last one
+  /// closed: between the first and last launch recorded in it (no upper bound while it is open).
+  bool inWindowLocked(uint64_t correlation_id) const;
   static void writePreamble(LogWriter& writer, void* session);
   /// Summary mode: tallies the kernels and memory operations taken by a drain, settles the aggregator and
   /// writes the snapshots due. Requires writer_mutex_.

@@ -503,10 +503,12 @@ DiffSide diffSide(const std::vector<LoadedLog>& logs) {
     }
   }
   for (const auto& l : logs) side.gpu_time = side.gpu_time && gpuTimeRecorded(l.data);
+  for (const auto& l : logs) side.graph_spans = side.graph_spans || graphGpuTimeRecorded(l.data);
   for (const auto& l : logs) side.mem_ops_recorded = side.mem_ops_recorded && memOpsRecorded(l.data);
   for (const auto& l : logs) side.launch_timing_sample = std::max(side.launch_timing_sample, launchTimingSample(l.data));
   for (auto& [path, u] : side.units) {
     u.gpu_time = side.gpu_time;
+    u.graph_spans = side.graph_spans;
     u.mem_ops_recorded = side.mem_ops_recorded;
     auto c = children.find(path);
     if (c != children.end()) u.children.assign(c->second.begin(), c->second.end());
@@ -792,8 +794,9 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
       a.gpu_time && b.gpu_time
           ? fmt::format("GPU time {} -> {} ({})", formatDuration(a.gpu_ns), formatDuration(b.gpu_ns),
                         percentOrUnknown(a.gpu_ns, b.gpu_ns))
-          : fmt::format("GPU time not recorded in {} (KCOUNT_GPU_TIME=0; compare kernel counts)",
-                        !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
+          : fmt::format("GPU time not recorded in {} ({}; compare kernel counts)",
+                        !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B",
+                        a.graph_spans || b.graph_spans ? "KCOUNT_GPU_TIME=0 or graphs" : "KCOUNT_GPU_TIME=0");
   // Memory operations (copies, memsets) are GPU work apart from the kernels' GPU time: named beside it
   // when their number changed or they take 1% of a side's GPU work (kernels and memory operations) or more,
   // as summary's verdicts name them, so a range whose GPU work is mostly copies does not read as kernels
@@ -1211,6 +1214,9 @@ void printDiffTableNotes(std::ostream& out, const std::vector<std::vector<std::s
                        "from their graph); "
                        "no GPU-time change is given, the verdicts compare kernel counts\n",
                        !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
+  if (a.graph_spans || b.graph_spans)
+    out << "graph GPU: the graph launches' GPU spans of " << (a.graph_spans && b.graph_spans ? "A and B" : a.graph_spans ? "A" : "B")
+        << " (KCOUNT_GPU_TIME=graphs) are not compared here: `kcount summary` shows them per range (graph GPU)\n";
   if (a.launch_timing_sample > 1 || b.launch_timing_sample > 1) {
     auto side = [](const char* name, uint64_t n) {
       return n > 1 ? fmt::format("{} (1 in {} calls timed)", name, n) : std::string();

@@ -52,6 +52,7 @@ struct DiffUnit {
   std::map<std::string, DiffKernel> by_identity;
   std::vector<std::string> children;  // names of child ranges (sorted)
   bool gpu_time = true;  // false: a log of this side has no GPU times (gpuTimeRecorded()); gpu_ns is not known
+  bool graph_spans = false;  // a log of this side has graph launches' GPU spans (KCOUNT_GPU_TIME=graphs)
   bool mem_ops_recorded = true;  // false: a log of this side did not record memory operations (memOpsRecorded())
 };
 
@@ -68,6 +69,7 @@ struct DiffSide {
   std::map<std::string, std::string> shown;  // path -> path as text tables show it (the path itself)
   std::map<std::string, std::string> parents;  // path -> its parent's path; "(overall)" for a top-level range
   bool gpu_time = true;  // every log of this side recorded GPU times (gpuTimeRecorded())
+  bool graph_spans = false;  // a log of this side has graph launches' GPU spans (KCOUNT_GPU_TIME=graphs), not compared
   bool mem_ops_recorded = true;  // every log of this side recorded memory operations (memOpsRecorded())
   uint64_t launch_timing_sample = 1;  // largest launchTimingSample() of its logs: > 1, launch_api_ns are estimates
 };

@@ -411,7 +411,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     t.max_width = max_width;
   }
   auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times
+  std::vector<std::string> no_gpu;  // labels (or paths) of logs without GPU times, and " (KCOUNT_GPU_TIME=0" or "=graphs"
   std::vector<std::string> no_shape;  // ... of logs with GPU times but without grid and block (summary mode)
   bool varies = false;  // a row's kernel ran with several grids or blocks
   const auto rows = kernelRowsPerLog(logs, sort);
@@ -436,7 +436,8 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
     // grid and block are not known (tallies, no kernel records): '-'.
     const bool gpu = gpuTimeRecorded(l->data);
     const std::string who = label.empty() ? l->path : label;
-    if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), who) == no_gpu.end()) no_gpu.push_back(who);
+    const std::string no_gpu_note = who + (graphGpuTimeRecorded(l->data) ? " (KCOUNT_GPU_TIME=graphs" : " (KCOUNT_GPU_TIME=0");
+    if (!gpu && std::find(no_gpu.begin(), no_gpu.end(), no_gpu_note) == no_gpu.end()) no_gpu.push_back(no_gpu_note);
     if (gpu && !r.shape_known && std::find(no_shape.begin(), no_shape.end(), who) == no_shape.end())
       no_shape.push_back(who);
     varies = varies || (r.shape_known && (r.grids.size() > 1 || r.blocks.size() > 1));
@@ -473,8 +474,7 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
            "more); --format csv/json: distinct_grids, distinct_blocks\n";
   for (const auto& who : no_gpu)
     out << "GPU time: not recorded in " << who
-        << " (KCOUNT_GPU_TIME=0: kernels counted at their launch calls or read from their graph; GPU time, grid "
-           "and block are '-')\n";
+        << ": kernels counted at their launch calls or read from their graph; GPU time, grid and block are '-')\n";
   for (const auto& who : no_shape)
     out << "grid, block: not recorded in " << who
         << " (KCOUNT_MODE=summary: kernels tallied by name, without their records; grid and block are '-')\n";

@@ -583,7 +583,7 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   if (mem)
     for (const char* h : {"mem ops", "mem GPU"}) t.head.push_back(h);
   const bool graph_spans = graphGpuTimeRecorded(d);  // KCOUNT_GPU_TIME=graphs: the graph launches' GPU spans
-  if (graph_spans) t.head.push_back("graph GPU");
+  if (graph_spans) t.head.insert(t.head.end(), {"graph GPU", "graph GPU/inst"});
   if (opt.wide) {
     t.head.push_back("verdict");
     t.head.push_back(tree ? "top kernels (self)" : "top kernels");
@@ -678,7 +678,9 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
       row.push_back(std::to_string(r.memcpy_count + r.memset_count));
       row.push_back(formatDuration(r.memcpy_ns + r.memset_ns));
     }
-    if (graph_spans) row.push_back(r.graph_gpu_launches ? formatDuration(r.graph_gpu_ns) : "-");
+    if (graph_spans)
+      row.insert(row.end(), {r.graph_gpu_launches ? formatDuration(r.graph_gpu_ns) : "-",
+                             r.graph_gpu_launches && instances ? formatDuration(r.graph_gpu_ns / instances) : "-"});
     const std::string verdict = ly.verdict.empty() ? "-" : ly.verdict;
     const std::string top = topKernels(d, opt.view == SummaryView::kInclusive ? r : ex, opt.top_kernels, opt.full_names, true);
     if (opt.wide) {
