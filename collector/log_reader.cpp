@@ -226,7 +226,7 @@ std::string LogData::meta(std::string_view key) const {
 }
 
 bool gpuTimeRecorded(const LogData& d) {
-  const std::string_view v = d.meta("gpu_time");
+  const std::string v = d.meta("gpu_time");
   return v != "off" && v != "graphs";
 }
 
