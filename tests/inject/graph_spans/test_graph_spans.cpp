@@ -2,10 +2,7 @@
 // stays on while paused, so CUPTI delivers the GPU spans of graph launches made outside any window too;
 // only the window's reach the tallies, the others are counted as activity outside windows, and no span is
 // a memory operation in the totals. One session per process: everything is in one test, in order.
-#define DOCTEST_CONFIG_IMPLEMENT
 #include <cupti.h>
-#include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -18,14 +15,13 @@
 #include "inject/graph_execs.h"
 #include "inject/session.h"
 #include "tests/support/fake_nvtx.h"
+#include "tests/support/session_test_main.h"
 
 namespace {
 
 using namespace kc;
 using namespace kc::inject;
 using namespace kc::test;
-
-std::string g_log_path;
 
 CUptiResult stubExecId(CUgraphExec exec, uint32_t* id) {
   *id = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(exec));
@@ -112,18 +108,8 @@ TEST_CASE("KCOUNT_GPU_TIME=graphs, paused: only the window's graph spans are tal
 }
 
 int main(int argc, char** argv) {
-  char dir[] = "/tmp/kcount-graph-spans.XXXXXX";
-  if (mkdtemp(dir) == nullptr) return 2;
-  g_log_path = std::string(dir) + "/test.kcount";
-  setenv("KCOUNT_OUTPUT", g_log_path.c_str(), 1);
-  setenv("KCOUNT_LOG_LEVEL", "warn", 1);
   setenv("KCOUNT_START", "paused", 1);
   setenv("KCOUNT_CONTROL", "off", 1);
-  setenv("KCOUNT_MODE", "summary", 1);
   setenv("KCOUNT_GPU_TIME", "graphs", 1);
-  doctest::Context ctx(argc, argv);
-  const int rc = ctx.run();
-  unlink(g_log_path.c_str());
-  rmdir(dir);
-  return rc;
+  return runSessionTests(argc, argv, "/tmp/kcount-graph-spans.XXXXXX", "test.kcount", /*summary_mode=*/true);
 }
