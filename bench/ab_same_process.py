@@ -14,6 +14,8 @@ medians of the step times. Configurations (each in --processes fresh processes, 
   null            both sides unrecorded ('status' instead of 'start'): the method's own noise
   summary         KCOUNT_MODE=summary
   summary-nogpu   KCOUNT_MODE=summary KCOUNT_GPU_TIME=0
+  summary-nogpu-driver  as summary-nogpu, plus KCOUNT_LAUNCH_CALLBACKS=driver (driver launch callbacks only)
+  summary-graphs  KCOUNT_MODE=summary KCOUNT_GPU_TIME=graphs (count-only plus one GPU span per graph launch)
   trace           KCOUNT_MODE=trace (the default)
   torch-profiler  no kcount: the "on" side runs inside torch.profiler.profile(CPU, CUDA), started before
                   the settle steps and stopped after the timed repeat (post-processing not timed): the
@@ -37,6 +39,8 @@ CONFIGS = {
     "null": {},
     "summary": {"KCOUNT_MODE": "summary"},
     "summary-nogpu": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0"},
+    "summary-nogpu-driver": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "0", "KCOUNT_LAUNCH_CALLBACKS": "driver"},
+    "summary-graphs": {"KCOUNT_MODE": "summary", "KCOUNT_GPU_TIME": "graphs"},
     "trace": {},
     "torch-profiler": {},
 }
@@ -123,7 +127,7 @@ def budget_lines(rows):
     paired), as "BUDGET PASS|FAIL WORKLOAD: ..." lines:
     - the dispatch-bound `add_` loop: each kcount configuration (not null) against a torch-profiler row of
       the same workload: PASS when kcount's median added time is at most half of torch.profiler's;
-    - realistic steps (every other workload): kcount summary (`summary`, `summary-nogpu`): PASS when the
+    - realistic steps (every other workload): every kcount configuration but trace: PASS when the
       median of the paired on/off ratios adds at most 1 %; the null row's median, when measured, follows
       as the method's own noise. (Half of torch.profiler's added time says nothing for a GPU-bound step,
       where both are inside the noise: Run 19's GeGLU, +0.052 against +0.003 ms.)"""
@@ -139,7 +143,7 @@ def budget_lines(rows):
             lines.append(f"BUDGET {'PASS' if ok else 'FAIL'} {r['workload']}: kcount {r['config']} added <= 1/2 of "
                          f"torch.profiler's (same process, paired): {r['added_median']:+.3f} vs "
                          f"{peer['added_median']:+.3f} {r['unit']}")
-        elif r["config"] in ("summary", "summary-nogpu"):
+        elif r["config"] != "trace":
             ok = r["added_pct_median"] <= 1.0
             null = next((p for p in rows if p["workload"] == r["workload"] and p["config"] == "null"), None)
             noise = f" (null {null['added_pct_median']:+.2f} %)" if null is not None else ""
