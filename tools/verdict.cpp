@@ -35,6 +35,20 @@ std::string gpuWorkWhat(uint64_t kernels, uint64_t memcpy_count, uint64_t memset
   return out + ")";
 }
 
+/// The verdict of `r` (rangeLayers()): kernel GPU times where the log has them, else the graph launches'
+/// GPU spans where they are all of the range's GPU work, else "".
+std::string verdictOf(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns,
+                      GraphView graph_view) {
+  VerdictInputs v = verdictInputs(r, instances, cpu_ns, launchTimingSample(log), graph_view);
+  if (gpuTimeRecorded(log)) return layerVerdict(v);
+  const bool spans_only = r.launches != 0 && r.graph_gpu_launches == r.launches && r.memcpy_count == 0 &&
+                          r.memset_count == 0;
+  if (!graphGpuTimeRecorded(log) || !spans_only) return {};
+  v.kernel_gpu_ns = r.graph_gpu_ns;
+  v.graph_spans = true;
+  return layerVerdict(v);
+}
+
 }  // namespace
 
 VerdictInputs verdictInputs(const RangeStats& r, uint64_t instances, uint64_t cpu_ns, uint64_t launch_timing_sample,
@@ -68,7 +82,9 @@ std::string layerVerdict(const VerdictInputs& v) {
   // Memory operations are named where they matter: without kernels, or at 1% of the GPU work and more
   // (cuBLAS workspace memsets of a few µs beside ms of GEMMs are not worth a word on every line).
   const bool name_mem = v.kernels == 0 || v.mem_gpu_ns >= gpu_ns / 100;
-  const std::string what = name_mem ? gpuWorkWhat(v.kernels, v.memcpy_count, v.memset_count) : std::string();
+  const std::string what = v.graph_spans ? std::string(" (graph spans)")
+                           : name_mem    ? gpuWorkWhat(v.kernels, v.memcpy_count, v.memset_count)
+                                         : std::string();
   if (instances == 0) return {};
   const bool sampled = launch_timing_sample > 1;
   if (sampled) launch_api_ns = std::min(launch_api_ns, cpu_ns);  // an estimate can overshoot; the calls cannot
@@ -146,9 +162,7 @@ RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instan
     if (decodeKernelName(log.str(name_id)).category == KernelCategory::kGemm) y.gemm_gpu_ns += t.gpu_ns;
   y.other_gpu_ns = r.gpu_ns > y.gemm_gpu_ns ? r.gpu_ns - y.gemm_gpu_ns : 0;
   y.kernels_per_launch = r.launches ? static_cast<double>(r.kernels) / static_cast<double>(r.launches) : 0.0;
-  // Without GPU times (KCOUNT_GPU_TIME=0) there is nothing to weigh CPU time against: no verdict.
-  if (gpuTimeRecorded(log))
-    y.verdict = layerVerdict(verdictInputs(r, instances, cpu_ns, launchTimingSample(log), graph_view));
+  y.verdict = verdictOf(log, r, instances, cpu_ns, graph_view);
   return y;
 }
 
@@ -156,10 +170,8 @@ std::string innermostVerdict(const LogData& log, const RangeStats& ex, const Ran
                              uint64_t cpu_ns, GraphView graph_view) {
   const bool child_work = in.launches != ex.launches || in.kernels != ex.kernels ||
                           in.memcpy_count != ex.memcpy_count || in.memset_count != ex.memset_count;
-  if (!gpuTimeRecorded(log)) return {};  // as rangeLayers(): nothing to weigh CPU time against
-  const uint64_t n = launchTimingSample(log);
-  if (!child_work) return layerVerdict(verdictInputs(ex, instances, cpu_ns, n, graph_view));
-  const std::string v = layerVerdict(verdictInputs(in, instances, cpu_ns, n, graph_view));
+  if (!child_work) return verdictOf(log, ex, instances, cpu_ns, graph_view);
+  const std::string v = verdictOf(log, in, instances, cpu_ns, graph_view);
   return v.empty() ? v : std::string(kWithChildRanges) + v;
 }
 

@@ -36,6 +36,9 @@ struct VerdictInputs {
   bool capture_view = false;
   uint64_t graph_launches = 0;     // of `launches`, cudaGraphLaunch/cuGraphLaunch calls
   uint64_t captured_launches = 0;  // of `launches`, issued during stream capture (recorded, not run)
+  /// kernel_gpu_ns holds the GPU spans of the range's graph launches (KCOUNT_GPU_TIME=graphs: first node's
+  /// start to last node's end), not its kernels' own GPU time: the verdict names them ("(graph spans)").
+  bool graph_spans = false;
 };
 
 /// VerdictInputs of `r` (inclusive or exclusive stats of one range) whose range has `instances`
@@ -75,8 +78,11 @@ inline constexpr uint64_t kMinTimedLaunchesForVerdict = 8;
 
 /// Layers of `r` (inclusive or exclusive stats of one range) whose range has `instances` instances and
 /// `cpu_ns` wall time, in a summary joined with `graph_view` (Summary::graph_view). GEMM classification
-/// decodes each kernel name of r.by_kernel; the verdict is layerVerdict(verdictInputs(...)), none for a
-/// log without GPU times (KCOUNT_GPU_TIME=0).
+/// decodes each kernel name of r.by_kernel; the verdict is layerVerdict(verdictInputs(...)) where the log
+/// has kernel GPU times; in a log with graph GPU spans only (KCOUNT_GPU_TIME=graphs) it weighs the spans
+/// (VerdictInputs::graph_spans) for a range whose every launch is a graph launch with a span and that ran
+/// no memory operation (a decode step replayed as one graph), and is "" for any other range, as for every
+/// range of a log without GPU times (KCOUNT_GPU_TIME=0).
 RangeLayers rangeLayers(const LogData& log, const RangeStats& r, uint64_t instances, uint64_t cpu_ns,
                         GraphView graph_view = GraphView::kLaunch);
 

@@ -38,6 +38,12 @@ def main():
     check("summary: sample has no graph GPU and no GPU time", sample.split()[-1] == "-" or " - " in sample, sample)
     check("summary: the note says what graph GPU is and how many launches had a span",
           "graph GPU: GPU span of each graph launch" in table and "11 of 11 graph launches" in table, table)
+    verdicts = table.splitlines()
+    decode_v = next((l for l in verdicts if l.strip().startswith("decode:")), "")
+    check("summary: decode (graph launches only) gets a verdict from its graph spans",
+          "-bound: " in decode_v and "(graph spans)" in decode_v and "50.0 µs" in decode_v, decode_v)
+    sample_v = next((l for l in verdicts if l.strip().startswith("sample:")), "")
+    check("summary: sample (a direct launch, no GPU time) gets no verdict", "-bound" not in sample_v, sample_v)
 
     j = json.loads(kcount_out("summary", log, "--format", "json"))
     lg = j["logs"][0]
