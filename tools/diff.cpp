@@ -604,9 +604,20 @@ std::vector<std::string> verdictOrder(const DiffSide& a, const DiffSide& b) {
     if (ib == b.units.end() || !ib->second.present) continue;
     if (ia->second.kernels > 0 && ib->second.kernels > 0) ranges.push_back(p);
   }
+  // Most repeated first (the fewer instances of A and B), ranges about as repeated as the most
+  // (amongMostRepeated()) together in the logs' order, and the one of them with the most kernels (the
+  // unit of work: a server's decode step, not its sampling) before the others.
   auto repeats = [&](const std::string& p) { return std::min(a.units.at(p).instances, b.units.at(p).instances); };
+  uint64_t most = 0;
+  for (const auto& p : ranges) most = std::max(most, repeats(p));
+  auto banded = [&](const std::string& p) { return amongMostRepeated(repeats(p), most) ? most : repeats(p); };
   std::stable_sort(ranges.begin(), ranges.end(),
-                   [&](const std::string& x, const std::string& y) { return repeats(x) > repeats(y); });
+                   [&](const std::string& x, const std::string& y) { return banded(x) > banded(y); });
+  auto kernels = [&](const std::string& p) { return std::max(a.units.at(p).kernels, b.units.at(p).kernels); };
+  const auto band_end = std::find_if(ranges.begin(), ranges.end(), [&](const auto& p) { return banded(p) != most; });
+  const auto steady = std::max_element(ranges.begin(), band_end,
+                                       [&](const auto& x, const auto& y) { return kernels(x) < kernels(y); });
+  if (steady != band_end) std::rotate(ranges.begin(), steady, steady + 1);
   ranges.push_back(kOverall);
   return ranges;
 }
@@ -726,6 +737,46 @@ std::string mixedCommandLines(const std::vector<LoadedLog>& logs, const std::str
   return s;
 }
 
+namespace {
+
+/// The mean of `total` over `n` instances as the totals line shows a count: "3", "2.50".
+std::string meanCount(uint64_t total, uint64_t n) {
+  return total % n == 0 ? std::to_string(total / n) : fmt::format("{:.2f}", double(total) / double(n));
+}
+
+/// The change of a per-instance mean, A's total `x` over `na` instances to B's `y` over `nb`: "+10%",
+/// "-4%", "0%", "new" (as percentChange()).
+std::string meanChange(uint64_t x, uint64_t na, uint64_t y, uint64_t nb) {
+  const double ma = double(x) / double(na), mb = double(y) / double(nb);
+  if (ma == mb) return "0%";
+  if (ma == 0) return "new";
+  return fmt::format("{:+.0f}%", 100.0 * (mb - ma) / ma);
+}
+
+/// diffVerdicts()' totals line for a range repeated a different number of times in A and B: its totals
+/// would compare the repeats, not the work, so each number is per instance. Both sides have instances.
+std::string perInstanceTotals(const DiffUnit& a, const DiffUnit& b) {
+  const uint64_t na = a.instances, nb = b.instances;
+  auto count = [&](uint64_t x, uint64_t y) {
+    return fmt::format("{} -> {} ({})", meanCount(x, na), meanCount(y, nb), meanChange(x, na, y, nb));
+  };
+  auto time = [&](uint64_t x, uint64_t y) {
+    return fmt::format("{} -> {} ({})", formatMeanDuration(x, na), formatMeanDuration(y, nb), meanChange(x, na, y, nb));
+  };
+  std::string s = fmt::format("per instance ({} in A, {} in B): launches {}, kernels {}", na, nb,
+                              count(a.launches, b.launches), count(a.kernels, b.kernels));
+  if (a.gpu_time && b.gpu_time) s += ", GPU time " + time(a.gpu_ns, b.gpu_ns);
+  if (a.mem_ops_recorded && b.mem_ops_recorded && (a.mem_ops != 0 || b.mem_ops != 0))
+    s += ", memory ops " + count(a.mem_ops, b.mem_ops) + ", memory GPU time " + time(a.mem_gpu_ns, b.mem_gpu_ns);
+  s += ", launch calls " + time(a.launch_api_ns, b.launch_api_ns);
+  if (cpuMeasured(a) && cpuMeasured(b)) s += ", time in the range " + time(a.cpu_ns, b.cpu_ns);
+  if (!a.gpu_time || !b.gpu_time)
+    s += fmt::format("; GPU time not recorded in {}", !a.gpu_time && !b.gpu_time ? "A and B" : !a.gpu_time ? "A" : "B");
+  return s;
+}
+
+}  // namespace
+
 std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, const std::string& unit) {
   std::vector<std::string> lines;
   // GEMM: distinct identities, and kernels per instance (or in total).
@@ -787,6 +838,11 @@ std::vector<std::string> diffVerdicts(const DiffUnit& a, const DiffUnit& b, cons
       lines.push_back(
           kernelLine(head, {{"; only in A: ", &a, byCost(a, oa)}, {"; only in B: ", &b, byCost(b, ob)}}, "; " + runs));
     }
+  }
+  // A range repeated a different number of times in A and B: per instance (its totals compare repeats).
+  if (a.instances > 0 && b.instances > 0 && a.instances != b.instances) {
+    lines.push_back(perInstanceTotals(a, b));
+    return lines;
   }
   // GPU time compared only when both sides recorded it (KCOUNT_GPU_TIME=0 logs have none): the kernel
   // counts above and here are the comparison then.
@@ -1417,10 +1473,11 @@ std::vector<std::string> answerVerdicts(const DiffParts& d) {
   auto repeats = [&](const std::string& p) {
     return p == kOverall ? uint64_t{0} : std::min(d.a.units.at(p).instances, d.b.units.at(p).instances);
   };
-  const uint64_t most = repeats(d.order.front());
+  uint64_t most = 0;
+  for (const auto& p : d.order) most = std::max(most, repeats(p));
   std::vector<std::string> out;
   for (const auto& p : d.order)
-    if (p != kOverall && repeats(p) == most && out.size() < kMaxAnswerVerdicts) out.push_back(p);
+    if (p != kOverall && amongMostRepeated(repeats(p), most) && out.size() < kMaxAnswerVerdicts) out.push_back(p);
   out.push_back(kOverall);
   return out;
 }

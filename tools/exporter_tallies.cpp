@@ -14,6 +14,7 @@
 #include "collector/file_sink.h"
 #include "collector/log_format.h"
 #include "collector/stream_summary.h"
+#include "tools/range_tree.h"
 
 namespace kc {
 namespace {
@@ -116,11 +117,21 @@ void fillFrom(const StreamedLog& sl, int max_depth, LogTallies& t) {
     c.launch_api_ns += r.launch_api_ns;
     c.graph_gpu_launches += r.graph_gpu_launches;
     c.graph_gpu_ns += r.graph_gpu_ns;
-    if (id != kRootScope && r.instances > most && id < sum.inclusive.size()) {
-      most = r.instances;
-      t.most_repeated = log.scopePath(id);
-      t.kernels_per_instance = static_cast<double>(sum.inclusive[id].kernels) / static_cast<double>(r.instances);
-    }
+    if (id != kRootScope) most = std::max(most, r.instances);
+  }
+  // The most repeated range: of those about as repeated as the most (amongMostRepeated()), the one with the
+  // most kernels (a server's decode step, not its sampling).
+  uint32_t steady = kRootScope;
+  for (uint32_t id = 1; id < sum.exclusive.size() && id < sum.inclusive.size(); ++id) {
+    const uint64_t n = sum.exclusive[id].instances;
+    if (n != 0 && amongMostRepeated(n, most) &&
+        (steady == kRootScope || sum.inclusive[id].kernels > sum.inclusive[steady].kernels))
+      steady = id;
+  }
+  if (steady != kRootScope) {
+    t.most_repeated = log.scopePath(steady);
+    t.kernels_per_instance = static_cast<double>(sum.inclusive[steady].kernels) /
+                             static_cast<double>(sum.exclusive[steady].instances);
   }
   for (auto& [id, c] : folded) {
     // A folded range keeps its own instances: those of the ranges inside it are other ranges' instances.

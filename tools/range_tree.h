@@ -22,6 +22,13 @@ bool isPlaceholder(const Summary& s, uint32_t scope_id);
 /// kTallyDroppedMark, explained once under the table (tallyDroppedNote()).
 bool tallyDropped(const Summary& s, uint32_t scope_id);
 
+/// True for a range with `instances` instances when the most repeated range has `most`: at least 9 in 10
+/// of them count as "most repeated", the steady state the tools put first (summary's focus, diff's
+/// verdicts, the exporter's kernels per instance), so that near-equal repeats are not told apart by one
+/// instance: an inference server's sample and decode ranges (256 and 248 in one run) are both its steady
+/// state, and the one with more work (kernels, GPU time) is the unit users ask about. Pure.
+inline bool amongMostRepeated(uint64_t instances, uint64_t most) { return instances >= most - most / 10; }
+
 /// Depth of each scope in the (repaired) range tree; the root is 0, a top-level range 1.
 std::vector<uint32_t> scopeDepths(const Summary& s);
 /// Each scope's parent by Summary::children, indexed by scope id (one per range of s.inclusive):

@@ -24,15 +24,21 @@ std::vector<uint32_t> largest(std::vector<uint32_t> ids, size_t n, Key key) {
   return out;
 }
 
-/// The most repeated range: most instances, then most inclusive GPU time, then launches; none (root) when
-/// no range has more than one instance.
+/// The most repeated range: among those with about the most instances (amongMostRepeated()), the most
+/// inclusive GPU time, then kernels, then launches, then instances; none (root) when no range has more
+/// than one instance.
 uint32_t mostRepeated(const Summary& s, const std::vector<uint32_t>& ranges) {
+  uint64_t most = 0;
+  for (uint32_t id : ranges) most = std::max(most, s.inclusive[id].instances);
   uint32_t best = kRootScope;
   auto rank = [&](uint32_t id) {
-    return std::tuple(s.inclusive[id].instances, s.inclusive[id].gpu_ns, s.inclusive[id].launches);
+    const RangeStats& r = s.inclusive[id];
+    return std::tuple(r.gpu_ns, r.kernels, r.launches, r.instances);
   };
   for (uint32_t id : ranges)
-    if (s.inclusive[id].instances > 1 && (best == kRootScope || rank(id) > rank(best))) best = id;
+    if (s.inclusive[id].instances > 1 && amongMostRepeated(s.inclusive[id].instances, most) &&
+        (best == kRootScope || rank(id) > rank(best)))
+      best = id;
   return best;
 }
 
