@@ -368,11 +368,18 @@ void printAcrossLogs(std::ostream& out, const std::vector<LoadedLog>& logs, Acro
     out << kNoTotals << ": " << unknown
         << " (summary-mode log without a complete snapshot, so without numbers): left out of "
         << (sum ? "total, " : "") << "spread and in logs\n";
+  // The logs without kernel GPU times, by setting: "a, b (KCOUNT_GPU_TIME=0), c (KCOUNT_GPU_TIME=graphs)".
   std::string off;
-  for (size_t i = 0; i < logs.size(); ++i)
-    if (!gpuTimeRecorded(logs[i].data)) off += (off.empty() ? "" : ", ") + labels[i];
+  for (const bool graphs : {false, true}) {
+    std::string these;
+    for (size_t i = 0; i < logs.size(); ++i)
+      if (!gpuTimeRecorded(logs[i].data) && graphGpuTimeRecorded(logs[i].data) == graphs)
+        these += (these.empty() ? "" : ", ") + labels[i];
+    if (!these.empty())
+      off += (off.empty() ? "" : ", ") + these + (graphs ? " (KCOUNT_GPU_TIME=graphs)" : " (KCOUNT_GPU_TIME=0)");
+  }
   if (!off.empty())
-    out << "GPU time: not recorded in " << off << " (KCOUNT_GPU_TIME=0)"
+    out << "GPU time: not recorded in " << off
         << (m == 2 ? (sum ? ": '-', left out of total and spread\n" : ": '-', left out of the spread\n") : "\n");
   std::string sampled;
   for (size_t i = 0; i < logs.size(); ++i)
