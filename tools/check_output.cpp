@@ -61,10 +61,14 @@ void printCheckRecords(std::ostream& out, const LoadedLog& l, std::string& impla
     const auto defined = [](size_t table, const std::vector<bool>& missing) {
       return static_cast<uint64_t>(table - 1 - std::count(missing.begin(), missing.end(), true));
     };
-    out << fmt::format("records: {}, {}, {}, {}, {}\n", counted(defined(d.strings.size(), d.strings_missing), "string"),
+    // A summary-mode log holds tallies in snapshots, not one record per launch: its 0 launches is said so.
+    out << fmt::format("records: {}, {}, {}, {}, {}{}\n", counted(defined(d.strings.size(), d.strings_missing), "string"),
                        counted(defined(d.scopes.size(), d.scopes_missing), "scope"),
                        launchesText(d.launch_records - mem_calls, mem_calls),
-                       counted(d.kernel_records, "kernel"), counted(d.range_records, "range"));
+                       counted(d.kernel_records, "kernel"), counted(d.range_records, "range"),
+                       d.summary_mode ? fmt::format(" (summary mode: tallies in {}, no record per launch, kernel or range)",
+                                                    counted(d.snapshots.size(), "snapshot"))
+                                      : std::string());
     if (d.has_stats) {
       const StatsBody& st = d.stats;
       // The library's counts of records handed to its writer: launch records include memcpy/memset calls,
