@@ -250,6 +250,7 @@ size_t keepKernelsOfRange(LoadedLog& log, std::string_view path) {
     else ex[id].by_kernel.clear();
   }
   log.summary.unmatched_by_kernel.clear();
+  log.kernels_of_one_range = true;
   return matched;
 }
 
@@ -469,9 +470,12 @@ void printKernelsTable(std::ostream& out, const std::vector<LoadedLog>& logs, bo
   t.print(out);
   if (!t.rows.empty())
     out << "-: not in the kernel name (nothing is guessed; docs/kernel-names.md)\n";
+  const bool one_range = std::any_of(logs.begin(), logs.end(), [](const LoadedLog& l) { return l.kernels_of_one_range; });
   if (varies)
     out << "grid, block 'AxBxC (1 of N)': the first record's, of N different ones the kernel ran with (16+: 16 or "
-           "more); --format csv/json: distinct_grids, distinct_blocks\n";
+           "more)"
+        << (one_range ? " in the whole log, not only in --range's range" : "")
+        << "; --format csv/json: distinct_grids, distinct_blocks\n";
   for (const auto& who : no_gpu)
     out << "GPU time: not recorded in " << who
         << ": kernels counted at their launch calls or read from their graph; GPU time, grid and block are '-')\n";

@@ -25,6 +25,9 @@ struct LoadedLog {
   /// The messages of the warnings noteImplausible() added to data.issues, so that they are told from the
   /// reader's exactly (isImplausibleIssue()): check prints them itself, and noteImplausible() replaces them.
   std::vector<std::string> implausible_issues;
+  /// Set by keepKernelsOfRange() (`kcount kernels --range`): the summary's per-kernel tallies are that
+  /// range's, while its kernel shapes (first grid and block, distinct ones) are still the whole log's.
+  bool kernels_of_one_range = false;
 };
 
 /// For `d`, read from `path` alone, a file of a rotated run without End record and not closed for
