@@ -125,7 +125,6 @@ class BlockPool {
   HostEventBlock* acquire() noexcept;
   void release(HostEventBlock* block) noexcept;
   size_t blocksAllocated() const;
-  size_t maxBlocks() const { return max_blocks_; }
 
  private:
   mutable std::mutex mutex_;

@@ -244,7 +244,6 @@ class LogWriter {
   const RecordCounts& writtenRecords() const { return written_records_; }
   /// 0-based number of the file the first chunk kept out at the size cap was meant for (-1 if none).
   int64_t firstDropFile() const { return first_drop_file_; }
-  uint32_t chunksWritten() const { return sequence_; }
   LogEncoding encoding() const { return encoding_; }
 
  private:

@@ -24,13 +24,6 @@ class ScopeTree {
   uint32_t size() const;
   /// Node of a scope id; the root for ids out of range.
   ScopeBody node(uint32_t scope_id) const;
-  /// Calls fn(const ScopeBody&) for ids in [from, size()) under the lock; returns size().
-  template <typename Fn>
-  uint32_t forEachFrom(uint32_t from, Fn&& fn) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (uint32_t id = from; id < nodes_.size(); ++id) fn(nodes_[id]);
-    return static_cast<uint32_t>(nodes_.size());
-  }
   static constexpr uint32_t overflowScope() { return 1; }  // kOverflowScope (collector/log_format.h)
 
  private:

@@ -175,7 +175,6 @@ struct StreamSummarizer::State {
   FlatMap<Pending> pending;
   size_t peak_pending = 0;
   std::unordered_multimap<uint64_t, Waiting> waiting;
-  size_t peak_waiting = 0;
   std::vector<ScopeAcc> dense;
   std::unordered_map<uint32_t, ScopeAcc> sparse;
   FlatMap<KernelTally> tallies;  // (scope << 32 | name) -> tally
@@ -345,7 +344,6 @@ struct StreamSummarizer::State {
 
   void wait(uint64_t corr, const Waiting& w) {
     waiting.emplace(corr, w);
-    peak_waiting = std::max(peak_waiting, waiting.size());
     if (waiting.size() > window) {
       // Too many records waiting for launches that have not come: they count as unmatched now.
       for (const auto& [c, x] : waiting) {
@@ -439,7 +437,6 @@ void StreamSummarizer::graphNode(const GraphNodeBody& g) {
 }
 
 size_t StreamSummarizer::peakPendingLaunches() const { return s_->ring.size() + s_->peak_pending; }
-size_t StreamSummarizer::peakWaiting() const { return s_->peak_waiting; }
 
 Summary StreamSummarizer::finish(const LogData& log) {
   State& st = *s_;

@@ -72,9 +72,8 @@ class StreamSummarizer final : public RecordVisitor {
   /// After finish(): the per-window totals of setSegments() (empty if it was not called).
   std::vector<SegmentTotals> takeSegmentTotals();
 
-  /// Most launches held at once so far (pending table entries), and most kernels/operations waiting.
+  /// Most launches held at once so far (pending table entries).
   size_t peakPendingLaunches() const;
-  size_t peakWaiting() const;
 
  private:
   struct State;

@@ -28,13 +28,6 @@ class StringTable {
   const std::string* lookup(uint32_t id) const;
   /// Number of ids handed out, including 0 and the overflow id: valid ids are [0, size()).
   uint32_t size() const;
-  /// Calls fn(id, text) for ids in [from, size()) under the lock; returns size().
-  template <typename Fn>
-  uint32_t forEachFrom(uint32_t from, Fn&& fn) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (uint32_t id = from; id < storage_.size(); ++id) fn(id, std::string_view(storage_[id]));
-    return static_cast<uint32_t>(storage_.size());
-  }
   static constexpr uint32_t overflowId() { return 1; }  // kOverflowString (collector/log_format.h)
   uint64_t refused() const;
 

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string_view>
 
 #include <unistd.h>  // environ
@@ -25,7 +26,6 @@ const char* env(SettingName name) {
   return (v != nullptr && *v != '\0') ? v : nullptr;
 }
 
-// One problem line: "ignoring NAME=VALUE: ALLOWED; using USED".
 // One more line of `problems` (nullptr: not collected).
 void addLine(std::string* problems, const std::string& line) {
   if (problems == nullptr) return;
@@ -33,6 +33,7 @@ void addLine(std::string* problems, const std::string& line) {
   *problems += line;
 }
 
+// One problem line: "ignoring NAME=VALUE: ALLOWED; using USED".
 void problem(std::string* problems, const char* name, const char* value, const std::string& allowed,
              const std::string& used) {
   addLine(problems, std::string("ignoring ") + name + "=" + shownSettingValue(value) + ": " + allowed + "; using " + used);
@@ -48,6 +49,17 @@ void readSwitch(SettingName name, bool* out, std::string* problems) {
     problem(problems, name.c_str(), v, "not a switch (allowed: 1, on, yes, true, 0, off, no, false)",
             *out ? "1" : "0");
   }
+}
+
+// A setting that takes one of `words`: its value, or nullptr when it is not set or is another word (with
+// a warning: "ignoring NAME=VALUE: ALLOWED; using USED").
+const char* readWord(SettingName name, std::initializer_list<std::string_view> words, const char* allowed,
+                     const char* used, std::string* problems) {
+  const char* v = env(name);
+  if (v == nullptr) return nullptr;
+  if (std::find(words.begin(), words.end(), std::string_view(v)) != words.end()) return v;
+  problem(problems, name.c_str(), v, allowed, used);
+  return nullptr;
 }
 
 // KCOUNT_GPU_TIME: a switch, or `graphs` (count-only launches plus the GPU span of each graph launch).
@@ -144,10 +156,68 @@ void misspelledSettings(std::string* problems) {
         best = s;
       }
     if (best.empty()) continue;
-    if (!problems->empty()) *problems += '\n';
-    *problems += "ignoring " + std::string(name) + "=" + kc::shownSettingValue(entry.substr(eq + 1)) +
-                 ": not a kcount setting (did you mean " + std::string(best) + "?)";
+    addLine(problems, "ignoring " + std::string(name) + "=" + kc::shownSettingValue(entry.substr(eq + 1)) +
+                          ": not a kcount setting (did you mean " + std::string(best) + "?)");
   }
+}
+
+// KCOUNT_MAX_BYTES: a size, 0 for no cap, raised to kMinMaxFileBytes. A cap that does not parse is not
+// replaced by no cap: the library records nothing (a mistyped disk limit must not let a log fill the disk
+// of a production host).
+void readMaxBytes(Config* c, std::string* problems) {
+  const char* v = env("KCOUNT_MAX_BYTES");
+  if (v == nullptr) return;
+  const std::optional<uint64_t> n = parseBytes(v);
+  if (!n) {
+    c->refused = "KCOUNT_MAX_BYTES=" + shownSettingValue(v) +
+                 (tooLargeBytes(v) ? " is too large (the largest size is 18446744073709551615 bytes, 16 EiB - 1: "
+                                     "16777215T)"
+                                   : fmt::format(" is not a size ({}; 0: no cap)", kBytesAccepted));
+    addLine(problems, c->refused + ": kcount records nothing in this process rather than write a log without "
+                                   "the size cap asked for (fix the value, or set 0 for no cap)");
+  } else if (*n != 0 && *n < kMinMaxFileBytes)
+    problem(problems, "KCOUNT_MAX_BYTES", v,
+            "below the minimum of " + std::to_string(kMinMaxFileBytes) + " bytes (room for a log's header and metadata)",
+            std::to_string(kMinMaxFileBytes));
+  c->max_file_bytes = !n ? 0 : (*n != 0 && *n < kMinMaxFileBytes) ? kMinMaxFileBytes : *n;
+}
+
+// KCOUNT_FILE_MODE: octal permission bits from 0 to 0777 that let the log's owner read it.
+void readFileMode(Config* c, std::string* problems) {
+  const char* v = env("KCOUNT_FILE_MODE");
+  if (v == nullptr) return;
+  const std::optional<uint64_t> mode = parseUnsigned(v, 8);
+  if (mode && *mode <= 0777 && (*mode & 0400) == 0)
+    problem(problems, "KCOUNT_FILE_MODE", v,
+            "no read permission for the log's owner (0400): kcount could not read the log back", "the default 0600");
+  else if (mode && *mode <= 0777)
+    c->file_mode = static_cast<unsigned>(*mode);
+  else
+    problem(problems, "KCOUNT_FILE_MODE", v,
+            mode || tooLargeUnsigned(v, 8) ? "out of range (permission bits from 0 to 0777)" : "not an octal file mode (digits 0-7, e.g. 0640)",
+            "the default 0600");
+}
+
+// KCOUNT_MAX_FILES, read after KCOUNT_MAX_BYTES: it counts only under a size cap.
+void readMaxFiles(Config* c, std::string* problems) {
+  uint64_t files = c->max_files;
+  std::string files_problem;
+  const bool files_taken = readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, &files_problem);
+  if (!files_problem.empty() && c->max_file_bytes != 0 && c->refused.empty()) {
+    // Under a size cap, the file count is the other half of the disk limit: a mistyped one is not replaced
+    // by the default (8 files where 1 was meant is 8 times the disk asked for), as a mistyped cap is not.
+    c->refused = "KCOUNT_MAX_FILES=" + shownSettingValue(env("KCOUNT_MAX_FILES")) +
+                 " is not a file count (a whole number from 1 to 100000)";
+    addLine(problems, c->refused + ": kcount records nothing in this process rather than keep a number of log files "
+                                   "other than the one asked for with KCOUNT_MAX_BYTES (fix the value)");
+  } else if (!files_problem.empty()) {
+    addLine(problems, files_problem);
+  } else if (files_taken && c->max_file_bytes == 0 && c->refused.empty()) {
+    addLine(problems, "KCOUNT_MAX_FILES=" + shownSettingValue(env("KCOUNT_MAX_FILES")) +
+                          " has no effect without KCOUNT_MAX_BYTES: a log continues in a new file only when one "
+                          "reaches its size cap, and without a cap it is one file of any size");
+  }
+  c->max_files = static_cast<uint32_t>(files);
 }
 
 // Everything readConfig() checks, without the KCOUNT_WARNED filter.
@@ -180,69 +250,17 @@ Config readAll(std::string* problems) {
   readNumber("KCOUNT_MAX_HOST_MB", 1, 1u << 20, "MiB", 1ull << 20, &c.max_host_bytes, problems);
   readNumber("KCOUNT_ACTIVITY_BUFFER_MB", 1, 1024, "MiB", 1ull << 20, &c.activity_buffer_bytes, problems);
   readNumber("KCOUNT_MAX_ACTIVITY_MB", 1, 1u << 20, "MiB", 1ull << 20, &c.max_activity_bytes, problems);
-  if (const char* v = env("KCOUNT_MAX_BYTES")) {
-    const std::optional<uint64_t> n = parseBytes(v);
-    // A cap that does not parse is not replaced by no cap: the library records nothing (a mistyped disk
-    // limit must not let a log fill the disk of a production host).
-    if (!n) {
-      c.refused = "KCOUNT_MAX_BYTES=" + shownSettingValue(v) +
-                  (tooLargeBytes(v) ? " is too large (the largest size is 18446744073709551615 bytes, 16 EiB - 1: "
-                                      "16777215T)"
-                                    : fmt::format(" is not a size ({}; 0: no cap)", kBytesAccepted));
-      addLine(problems, c.refused + ": kcount records nothing in this process rather than write a log without "
-                                    "the size cap asked for (fix the value, or set 0 for no cap)");
-    } else if (*n != 0 && *n < kMinMaxFileBytes)
-      problem(problems, "KCOUNT_MAX_BYTES", v,
-              "below the minimum of " + std::to_string(kMinMaxFileBytes) + " bytes (room for a log's header and metadata)",
-              std::to_string(kMinMaxFileBytes));
-    c.max_file_bytes = !n ? 0 : (*n != 0 && *n < kMinMaxFileBytes) ? kMinMaxFileBytes : *n;
-  }
-  if (const char* v = env("KCOUNT_FILE_MODE")) {
-    const std::optional<uint64_t> mode = parseUnsigned(v, 8);
-    if (mode && *mode <= 0777 && (*mode & 0400) == 0)
-      problem(problems, "KCOUNT_FILE_MODE", v,
-              "no read permission for the log's owner (0400): kcount could not read the log back", "the default 0600");
-    else if (mode && *mode <= 0777)
-      c.file_mode = static_cast<unsigned>(*mode);
-    else
-      problem(problems, "KCOUNT_FILE_MODE", v,
-              mode || tooLargeUnsigned(v, 8) ? "out of range (permission bits from 0 to 0777)" : "not an octal file mode (digits 0-7, e.g. 0640)",
-              "the default 0600");
-  }
-  if (const char* v = env("KCOUNT_MODE")) {
-    const std::string_view m(v);
-    if (m == "summary") c.mode = RecordMode::kSummary;
-    else if (m == "trace") c.mode = RecordMode::kTrace;
-    else problem(problems, "KCOUNT_MODE", v, "not trace or summary", "trace");
-  }
+  readMaxBytes(&c, problems);
+  readFileMode(&c, problems);
+  if (const char* m = readWord("KCOUNT_MODE", {"summary", "trace"}, "not trace or summary", "trace", problems))
+    c.mode = std::string_view(m) == "summary" ? RecordMode::kSummary : RecordMode::kTrace;
   const bool interval_set = readDuration("KCOUNT_INTERVAL", "the default 10s", &c.interval_ns, problems);
   const bool max_keys_set = readNumber("KCOUNT_MAX_KEYS", 1, UINT32_MAX, "rows", 1, &c.max_keys, problems);
   if (c.activity_buffer_bytes < (64u << 10)) c.activity_buffer_bytes = 64u << 10;
-  uint64_t files = c.max_files;
-  std::string files_problem;
-  const bool files_taken = readNumber("KCOUNT_MAX_FILES", 1, 100000, "files", 1, &files, &files_problem);
-  if (!files_problem.empty() && c.max_file_bytes != 0 && c.refused.empty()) {
-    // Under a size cap, the file count is the other half of the disk limit: a mistyped one is not replaced
-    // by the default (8 files where 1 was meant is 8 times the disk asked for), as a mistyped cap is not.
-    c.refused = "KCOUNT_MAX_FILES=" + shownSettingValue(env("KCOUNT_MAX_FILES")) +
-                " is not a file count (a whole number from 1 to 100000)";
-    addLine(problems, c.refused + ": kcount records nothing in this process rather than keep a number of log files "
-                                  "other than the one asked for with KCOUNT_MAX_BYTES (fix the value)");
-  } else if (!files_problem.empty()) {
-    addLine(problems, files_problem);
-  } else if (files_taken && c.max_file_bytes == 0 && c.refused.empty()) {
-    addLine(problems, "KCOUNT_MAX_FILES=" + shownSettingValue(env("KCOUNT_MAX_FILES")) +
-                          " has no effect without KCOUNT_MAX_BYTES: a log continues in a new file only when one "
-                          "reaches its size cap, and without a cap it is one file of any size");
-  }
-  c.max_files = static_cast<uint32_t>(files);
-  bool start_on_set = false;
-  if (const char* v = env("KCOUNT_START")) {
-    const std::string_view sv(v);
-    if (sv == "paused") c.start_paused = true;
-    else if (sv != "on") problem(problems, "KCOUNT_START", v, "not 'on' or 'paused'", "on");
-    start_on_set = sv == "on";
-  }
+  readMaxFiles(&c, problems);
+  const char* start = readWord("KCOUNT_START", {"on", "paused"}, "not 'on' or 'paused'", "on", problems);
+  if (start != nullptr && std::string_view(start) == "paused") c.start_paused = true;
+  const bool start_on_set = start != nullptr && std::string_view(start) == "on";
   if (const char* v = env("KCOUNT_CAPTURE_RANGE")) c.capture_range = v;
   if (start_on_set && !c.capture_range.empty())
     addLine(problems, "KCOUNT_START=on with KCOUNT_CAPTURE_RANGE=" + shownSettingValue(c.capture_range.c_str()) +
@@ -251,12 +269,10 @@ Config readAll(std::string* problems) {
   readNumber("KCOUNT_CAPTURE_SKIP", 0, UINT64_MAX, "occurrences", 1, &c.capture_skip, problems);
   readNumber("KCOUNT_CAPTURE_COUNT", 1, UINT64_MAX, "occurrences", 1, &c.capture_count, problems);
   readDuration("KCOUNT_CAPTURE_DURATION", "no limit", &c.capture_duration_ns, problems);
-  if (const char* v = env("KCOUNT_CONTROL")) {
+  if (const char* v = readWord("KCOUNT_CONTROL", {"off", "0", "cuda", "on", "1"}, "not 'off', 'cuda' or 'on'", "cuda",
+                               problems)) {
     const std::string_view sv(v);
-    if (sv == "off" || sv == "0" || sv == "cuda" || sv == "on" || sv == "1")
-      c.control = (sv == "0") ? "off" : (sv == "1") ? "on" : std::string(sv);
-    else
-      problem(problems, "KCOUNT_CONTROL", v, "not 'off', 'cuda' or 'on'", "cuda");
+    c.control = (sv == "0") ? "off" : (sv == "1") ? "on" : std::string(sv);
   }
   if (c.start_paused && c.control == "off" && c.capture_range.empty())
     addLine(problems, "KCOUNT_START=paused with KCOUNT_CONTROL=off and no KCOUNT_CAPTURE_RANGE: nothing can start "
@@ -269,16 +285,10 @@ Config readAll(std::string* problems) {
   readGpuTime(&c, problems);
   readSwitch("KCOUNT_SIGINT", &c.sigint, problems);
   readSwitch("KCOUNT_SIGHUP", &c.sighup, problems);
-  if (const char* v = env("KCOUNT_HOST_CLOCK")) {
-    const std::string_view sv(v);
-    if (sv == "monotonic") c.host_clock_auto = false;
-    else if (sv != "auto") problem(problems, "KCOUNT_HOST_CLOCK", v, "not 'auto' or 'monotonic'", "auto");
-  }
-  if (const char* v = env("KCOUNT_LAUNCH_CALLBACKS")) {
-    const std::string_view sv(v);
-    if (sv == "driver" || sv == "all") c.driver_launch_callbacks = sv == "driver";
-    else problem(problems, "KCOUNT_LAUNCH_CALLBACKS", v, "not 'all' or 'driver'", "all");
-  }
+  if (const char* v = readWord("KCOUNT_HOST_CLOCK", {"auto", "monotonic"}, "not 'auto' or 'monotonic'", "auto", problems))
+    c.host_clock_auto = std::string_view(v) == "auto";
+  if (const char* v = readWord("KCOUNT_LAUNCH_CALLBACKS", {"all", "driver"}, "not 'all' or 'driver'", "all", problems))
+    c.driver_launch_callbacks = std::string_view(v) == "driver";
   uint64_t sample = 1;
   readNumber("KCOUNT_LAUNCH_TIMING", 1, kMaxLaunchTimingSample, "launch calls per timed call", 1, &sample, problems);
   c.launch_timing = static_cast<uint32_t>(sample);

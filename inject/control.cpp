@@ -241,10 +241,6 @@ void controlAfterFork() noexcept {
 
 bool ownsControlSocket() noexcept { return g_owner_pid.load() != 0 && g_owner_pid.load() == getpid(); }
 
-std::string controlSocketPath() { return g_owner_pid.load() != 0 ? std::string(g_socket_path) : std::string(); }
-
-uint64_t controlRefusals() noexcept { return g_refusals.load(); }
-
 std::string handleControlRequest(const std::string& request) noexcept {
   try {
     json req;

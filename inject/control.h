@@ -27,12 +27,6 @@ void controlAfterFork() noexcept;
 /// True if this process created the control socket (not a fork child). Async-signal-safe, no allocation.
 bool ownsControlSocket() noexcept;
 
-/// Path of the socket, "" if none was created.
-std::string controlSocketPath();
-
-/// Connections refused because the peer was another user (not root).
-uint64_t controlRefusals() noexcept;
-
 /// Answers one request (a JSON object: {"cmd": "start"|"stop"|"status"|"flush", "duration_ns": N,
 /// "range": NAME, "skip": N, "count": M}) with a one-line JSON reply: {"ok": true|false, "error": TEXT,
 /// "status": {...}}. Never throws. Thread-safe; called on the control thread (and by tests).

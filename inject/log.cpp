@@ -92,7 +92,6 @@ void captureStderr() noexcept {
   }
 }
 
-int capturedStderrFd() noexcept { return g_err_fd.load(std::memory_order_acquire); }
 
 bool isLogLevel(const std::string& level) noexcept {
   try {

@@ -19,8 +19,6 @@ namespace kc::inject {
 /// (at load; for a library dlopen()ed through CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH that is at
 /// cuInit or the first NVTX call) and by the logger's creation. Thread-safe; no exception.
 void captureStderr() noexcept;
-/// The duplicate made by captureStderr(), -1 if none (fd 2 was closed at load, or not captured yet).
-int capturedStderrFd() noexcept;
 /// True if `level` names a level of KCOUNT_LOG_LEVEL: off, error, warn, info, debug, and spdlog's names
 /// trace, critical, warning, err. readConfig() reports any other value and keeps info. No exception.
 bool isLogLevel(const std::string& level) noexcept;

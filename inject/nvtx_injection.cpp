@@ -257,78 +257,49 @@ namespace {
 // ---- NVTX API handlers (signatures from nvtxDetail/nvtxTypes.h) ------------------------------------
 constexpr size_t kWideBuf = 1024;
 
-int NVTX_API rangePushA(const char* message) {
+// Runs `f` and returns what it returns, or `failed` when it throws: no exception leaves an NVTX handler.
+template <class R, class F>
+R orFailed(R failed, F&& f) noexcept {
   try {
-    Message m{message, message != nullptr ? std::strlen(message) : 0, 0};
-    return push(0, m);
+    return f();
   } catch (...) {
-    return -1;
+    return failed;
   }
+}
+
+Message textMessage(const char* text) { return Message{text, text != nullptr ? std::strlen(text) : 0, 0}; }
+
+int NVTX_API rangePushA(const char* message) {
+  return orFailed(-1, [&] { return push(0, textMessage(message)); });
 }
 int NVTX_API rangePushW(const wchar_t* message) {
-  try {
-    char buf[kWideBuf];
-    Message m{toUtf8(message, buf, sizeof(buf)), 0, 0};
-    m.length = std::strlen(m.text);
-    return push(0, m);
-  } catch (...) {
-    return -1;
-  }
+  char buf[kWideBuf];
+  return orFailed(-1, [&] { return push(0, textMessage(toUtf8(message, buf, sizeof(buf)))); });
 }
 int NVTX_API rangePushEx(const nvtxEventAttributes_t* attr) {
-  try {
-    char buf[kWideBuf];
-    return push(0, messageOf(attr, buf, sizeof(buf)));
-  } catch (...) {
-    return -1;
-  }
+  char buf[kWideBuf];
+  return orFailed(-1, [&] { return push(0, messageOf(attr, buf, sizeof(buf))); });
 }
 int NVTX_API rangePop() {
-  try {
-    return pop(0);
-  } catch (...) {
-    return -1;
-  }
+  return orFailed(-1, [] { return pop(0); });
 }
 int NVTX_API domainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
-  try {
-    char buf[kWideBuf];
-    return push(domainId(domain), messageOf(attr, buf, sizeof(buf)));
-  } catch (...) {
-    return -1;
-  }
+  char buf[kWideBuf];
+  return orFailed(-1, [&] { return push(domainId(domain), messageOf(attr, buf, sizeof(buf))); });
 }
 int NVTX_API domainRangePop(nvtxDomainHandle_t domain) {
-  try {
-    return pop(domainId(domain));
-  } catch (...) {
-    return -1;
-  }
+  return orFailed(-1, [&] { return pop(domainId(domain)); });
 }
 nvtxRangeId_t NVTX_API rangeStartA(const char* message) {
-  try {
-    return start(0, Message{message, message != nullptr ? std::strlen(message) : 0, 0});
-  } catch (...) {
-    return 0;
-  }
+  return orFailed(nvtxRangeId_t{0}, [&] { return start(0, textMessage(message)); });
 }
 nvtxRangeId_t NVTX_API rangeStartW(const wchar_t* message) {
-  try {
-    char buf[kWideBuf];
-    Message m{toUtf8(message, buf, sizeof(buf)), 0, 0};
-    m.length = std::strlen(m.text);
-    return start(0, m);
-  } catch (...) {
-    return 0;
-  }
+  char buf[kWideBuf];
+  return orFailed(nvtxRangeId_t{0}, [&] { return start(0, textMessage(toUtf8(message, buf, sizeof(buf)))); });
 }
 nvtxRangeId_t NVTX_API rangeStartEx(const nvtxEventAttributes_t* attr) {
-  try {
-    char buf[kWideBuf];
-    return start(0, messageOf(attr, buf, sizeof(buf)));
-  } catch (...) {
-    return 0;
-  }
+  char buf[kWideBuf];
+  return orFailed(nvtxRangeId_t{0}, [&] { return start(0, messageOf(attr, buf, sizeof(buf))); });
 }
 void NVTX_API rangeEnd(nvtxRangeId_t id) {
   try {
@@ -337,21 +308,14 @@ void NVTX_API rangeEnd(nvtxRangeId_t id) {
   }
 }
 nvtxRangeId_t NVTX_API domainRangeStartEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
-  try {
-    char buf[kWideBuf];
-    return start(domainId(domain), messageOf(attr, buf, sizeof(buf)));
-  } catch (...) {
-    return 0;
-  }
+  char buf[kWideBuf];
+  return orFailed(nvtxRangeId_t{0}, [&] { return start(domainId(domain), messageOf(attr, buf, sizeof(buf))); });
 }
 void NVTX_API domainRangeEnd(nvtxDomainHandle_t, nvtxRangeId_t id) { rangeEnd(id); }
 
 nvtxDomainHandle_t NVTX_API domainCreateA(const char* name) {
-  try {
-    return domainHandle(Session::get().strings().intern(name != nullptr ? name : ""));
-  } catch (...) {
-    return nullptr;
-  }
+  return orFailed(nvtxDomainHandle_t{nullptr},
+                  [&] { return domainHandle(Session::get().strings().intern(name != nullptr ? name : "")); });
 }
 nvtxDomainHandle_t NVTX_API domainCreateW(const wchar_t* name) {
   char buf[kWideBuf];
@@ -359,11 +323,9 @@ nvtxDomainHandle_t NVTX_API domainCreateW(const wchar_t* name) {
 }
 void NVTX_API domainDestroy(nvtxDomainHandle_t) {}
 nvtxStringHandle_t NVTX_API domainRegisterStringA(nvtxDomainHandle_t, const char* text) {
-  try {
+  return orFailed(nvtxStringHandle_t{nullptr}, [&] {
     return reinterpret_cast<nvtxStringHandle_t>(uintptr_t{Session::get().strings().intern(text != nullptr ? text : "")});
-  } catch (...) {
-    return nullptr;
-  }
+  });
 }
 nvtxStringHandle_t NVTX_API domainRegisterStringW(nvtxDomainHandle_t d, const wchar_t* text) {
   char buf[kWideBuf];

@@ -132,9 +132,7 @@ struct SummaryCommand {
       }
       l.data = kc::selectSegment(l.data, static_cast<size_t>(found - l.data.segments.data()));
       l.summary = kc::summarize(l.data, join);
-      kc::noteSaturatedSums(l);
-      kc::noteRepeatedIds(l);
-      kc::noteImplausible(l);
+      kc::noteSummaryIssues(l);
       l.segments.reset();  // the selected window's totals, from its records
     }
     return 0;

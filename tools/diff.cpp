@@ -26,6 +26,7 @@
 #include "tools/range_tree.h"
 #include "tools/table_width.h"
 #include "tools/text.h"
+#include "tools/text_table.h"
 #include "collector/analysis.h"
 #include "collector/counted.h"
 
@@ -333,27 +334,6 @@ std::string shownPath(const DiffSide& a, const DiffSide& b, const std::string& p
   return path;
 }
 
-/// Prints `cells` (first row: the heading) as a text table: columns padded to their widest cell and
-/// separated by two spaces, the first `left` columns left-aligned, the others right-aligned; every line
-/// starts with `indent`; with `rule`, a line of '-' under the heading.
-void printCells(std::ostream& out, const std::vector<std::vector<std::string>>& cells, size_t left,
-                const std::string& indent, bool rule) {
-  std::vector<size_t> w(cells[0].size(), 0);
-  for (const auto& row : cells)
-    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], displayWidth(row[i]));
-  for (size_t r = 0; r < cells.size(); ++r) {
-    std::string line = indent;
-    for (size_t i = 0; i < cells[r].size(); ++i) {
-      const std::string pad(w[i] - displayWidth(cells[r][i]), ' ');
-      if (i > 0) line += "  ";
-      line += i < left ? cells[r][i] + pad : pad + cells[r][i];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << line << '\n';
-    if (r == 0 && rule) out << std::string(line.size(), '-') << '\n';
-  }
-}
-
 /// One kernel identity of the whole run on both sides (the diff's kernels section, a CSV kernel row).
 struct KernelRow {
   const char* in;          // "same", "only A", "only B"
@@ -423,8 +403,11 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
     kernel_names.names = names;
     names = elideDistinct(names);
   }
-  std::vector<std::vector<std::string>> cells{
-      {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"}};
+  Table t;
+  t.head = {"", "category", "kernel", "count A", "B", "GPU A", "B", "change"};
+  t.right = {false, false, false, true, true, true, true, true};  // "", category, kernel: left-aligned
+  t.indent = 2;
+  t.rule = Table::Rule::kNone;
   const bool gpu = a.gpu_time && b.gpu_time;
   if (shown) {  // the rows shown, their names as shortened among all rows
     std::vector<std::string> some, whole;
@@ -444,19 +427,18 @@ void printKernels(std::ostream& out, const KernelMatch& k, const DiffSide& a, co
       return x && recorded ? formatDuration(x->gpu_ns) : std::string("-");
     };
     const uint64_t ga = r.ka ? r.ka->gpu_ns : 0, gb = r.kb ? r.kb->gpu_ns : 0;
-    cells.push_back({r.in, (r.ka ? r.ka : r.kb)->category, names[i], count(r.ka), count(r.kb), time(r.ka, a.gpu_time),
+    t.rows.push_back({r.in, (r.ka ? r.ka : r.kb)->category, names[i], count(r.ka), count(r.kb), time(r.ka, a.gpu_time),
                      time(r.kb, b.gpu_time),
                      gpu ? durationChange(ga, gb) : std::string("-")});
   }
   // Kept at any width: same/only, the kernel, GPU time's change (docs/usage.md, "Fitting --width").
-  size_t left = 3;  // "", category, kernel: left-aligned
   if (!full_names) {
-    const DroppedColumns dropped = fitColumns(cells, 1, {kernel_names}, 2, max_width, {0, 3, 0, 2, 2, 1, 1, 0},
-                                              {"", "", "", "count A/B", "count A/B", "GPU A/B", "GPU A/B", ""});
-    for (size_t c : dropped.columns) left -= c < 3 ? 1 : 0;
-    if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
+    t.max_width = max_width;
+    t.fit.push_back(std::move(kernel_names));
+    t.drop = {0, 3, 0, 2, 2, 1, 1, 0};
+    t.labels = {"", "", "", "count A/B", "count A/B", "GPU A/B", "GPU A/B", ""};
   }
-  printCells(out, cells, left, "  ", false);
+  t.print(out);
 }
 
 }  // namespace
@@ -1257,11 +1239,10 @@ void writeDiffCsv(std::ostream& out, const std::vector<LoadedLog>& la, const std
 namespace {
 /// The notes under diff's table: changes not known (sums held at 2^64 - 1), GPU time not recorded by a side,
 /// launch CPU estimated from sampled calls.
-void printDiffTableNotes(std::ostream& out, const std::vector<std::vector<std::string>>& cells, const DiffSide& a,
+void printDiffTableNotes(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const DiffSide& a,
                          const DiffSide& b) {
   bool unknown = false;
-  for (size_t k = 1; k < cells.size() && !unknown; ++k)
-    unknown = std::find(cells[k].begin(), cells[k].end(), kUnknownChange) != cells[k].end();
+  for (const auto& row : rows) unknown = unknown || std::find(row.begin(), row.end(), kUnknownChange) != row.end();
   if (unknown)
     out << "unknown: a change where a side's sum is held at 2^64 - 1 (its true value is larger) or that passes "
            "2^63 - 1 ns; only implausible records give one (see the warnings)\n";
@@ -1374,32 +1355,35 @@ void printRangeTable(std::ostream& out, const DiffText& t, const std::vector<siz
   const DiffSide &a = t.d.a, &b = t.d.b;
   // mem ops and mem GPU when either run has memory operations (as summary's table).
   const bool mem_columns = a.units.at(kOverall).mem_ops != 0 || b.units.at(kOverall).mem_ops != 0;
-  std::vector<std::vector<std::string>> cells;
-  cells.push_back({"range", "inst A", "inst B", "launches A", "B", "change", "kernels A", "B", "change", "GPU A", "B",
-                   "change", "CPU A", "B", "change", "launch CPU A", "B", "change"});
+  Table table;
+  table.head = {"range", "inst A", "inst B", "launches A", "B", "change", "kernels A", "B", "change", "GPU A", "B",
+                "change", "CPU A", "B", "change", "launch CPU A", "B", "change"};
   if (mem_columns)
-    for (const char* h : {"mem ops A", "B", "change", "mem GPU A", "B", "change"}) cells.back().push_back(h);
+    for (const char* h : {"mem ops A", "B", "change", "mem GPU A", "B", "change"}) table.head.push_back(h);
+  table.right.assign(table.head.size(), true);
+  table.right.front() = false;
+  table.rule = Table::Rule::kFull;
   // The range column narrowed to fit max_width: the paths whole, "(overall)" never cut.
   NameColumn paths;
   for (size_t i : shown) {
     const DiffText::Row& r = t.rows[i];
-    cells.push_back(rangeCells(t, r, mem_columns));
+    table.rows.push_back(rangeCells(t, r, mem_columns));
     paths.prefix.push_back(r.path == kOverall ? r.path : std::string());
     paths.names.push_back(r.path == kOverall ? std::string() : shownPath(a, b, r.path));
   }
   // Kept at any width: the range and GPU time's A, B and change; the other columns dropped in the order of
   // their ranks, a change's three columns together (docs/usage.md, "Fitting --width").
-  const std::vector<std::vector<std::string>> all_cells = cells;  // for the notes: every column's changes
+  const std::vector<std::vector<std::string>> all_rows = table.rows;  // for the notes: every column's changes
   if (!t.full_names) {
-    const DroppedColumns dropped =
-        fitColumns(cells, 1, {paths}, 0, max_width, {0, 7, 7, 5, 5, 5, 4, 4, 4, 0, 0, 0, 6, 6, 6, 8, 8, 8, 10, 10, 10, 9, 9, 9},
-                   {"", "inst A/B", "inst A/B", "launches", "launches", "launches", "kernels", "kernels", "kernels", "",
-                    "", "", "CPU", "CPU", "CPU", "launch CPU", "launch CPU", "launch CPU", "mem ops", "mem ops",
-                    "mem ops", "mem GPU", "mem GPU", "mem GPU"});
-    if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
+    table.max_width = max_width;
+    table.fit.push_back(std::move(paths));
+    table.drop = {0, 7, 7, 5, 5, 5, 4, 4, 4, 0, 0, 0, 6, 6, 6, 8, 8, 8, 10, 10, 10, 9, 9, 9};
+    table.labels = {"", "inst A/B", "inst A/B", "launches", "launches", "launches", "kernels", "kernels", "kernels",
+                    "", "", "", "CPU", "CPU", "CPU", "launch CPU", "launch CPU", "launch CPU", "mem ops", "mem ops",
+                    "mem ops", "mem GPU", "mem GPU", "mem GPU"};
   }
-  printCells(out, cells, 1, "", true);
-  printDiffTableNotes(out, all_cells, a, b);
+  table.print(out);
+  printDiffTableNotes(out, all_rows, a, b);
 }
 
 /// Under --all: every range whose children differ and every path on one side only, then a blank line.

@@ -1100,8 +1100,6 @@ int64_t exportGlobalPid(uint32_t process_index, uint32_t pid) {
   return (int64_t(process_index & 0x7F) << 48) | (int64_t(pid & 0xFFFFFF) << 24);
 }
 
-const std::vector<ExportTable>& exportTableDefinitions() { return tables(); }
-
 void exportTables(const std::vector<LoadedLog>& logs, TableSink& sink) { emitTables(indexLogs(logs), sink); }
 
 void writeChromeTrace(std::ostream& out, const std::vector<LoadedLog>& logs) {

@@ -118,9 +118,6 @@ class TableSink {
 /// 1.1, are in memops), as in `kcount summary`.
 void exportTables(const std::vector<LoadedLog>& logs, TableSink& sink);
 
-/// The table definitions, in the order exportTables emits them.
-const std::vector<ExportTable>& exportTableDefinitions();
-
 /// Nsight Systems' serialized process id: (processId << 48) | (pid << 24). Thread ids: globalPid | tid,
 /// so that globalTid / 0x1000000 % 0x1000000 is the pid and globalTid % 0x1000000 the thread id.
 int64_t exportGlobalPid(uint32_t process_index, uint32_t pid);

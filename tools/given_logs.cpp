@@ -258,9 +258,7 @@ LoadedLog loadParts(const std::vector<std::string>& paths, const JoinOptions& jo
   l.data = joinRotatedParts(std::move(parts), paths);
   compactScopes(l.data);
   l.summary = summarize(l.data, join);
-  noteSaturatedSums(l);
-  noteRepeatedIds(l);
-  noteImplausible(l);
+  noteSummaryIssues(l);
   return l;
 }
 
@@ -272,19 +270,10 @@ LoadedLog streamParts(const std::vector<std::string>& paths, const JoinOptions& 
   l.files = paths;
   l.data = std::move(s.data);
   l.summary = std::move(s.summary);
-  noteSaturatedSums(l);
-  noteRepeatedIds(l);
-  noteImplausible(l);
+  noteSummaryIssues(l);
   return l;
 }
 
-/// Warns when diff's two sides hold the same files (every difference is zero), when one side holds a file of
-/// the other among files of its own (each difference is those files' numbers: a side sums its logs), or
-/// when they share some files (their numbers cancel out); and, for logs that share no file, when they are
-/// copies of one recording (same host, pid, start_ns and rotated part numbers: the diff compares a run with
-/// itself) or parts of one rotated run (same host, pid and start_ns, other part numbers): a diff compares
-/// two runs, so the result would only show how the parts differ.
-/// `states_a[i]` is kc::logState() of a[i], `states_b` of b's (the caller holds them).
 void warnSameRun(const std::vector<kc::LoadedLog>& a, const std::vector<kc::LoadedLog>& b,
                  const std::vector<std::string>& states_a, const std::vector<std::string>& states_b) {
   auto filesOf = [](const kc::LoadedLog& l) { return l.files.empty() ? std::vector<std::string>{l.path} : l.files; };

@@ -129,6 +129,12 @@ void noteRepeatedIds(LoadedLog& l) {
   }
 }
 
+void noteSummaryIssues(LoadedLog& l) {
+  noteSaturatedSums(l);
+  noteRepeatedIds(l);
+  noteImplausible(l);
+}
+
 LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   LoadedLog l;
   l.path = path;
@@ -136,9 +142,7 @@ LoadedLog loadLog(const std::string& path, const JoinOptions& join) {
   compactScopes(l.data);
   noteLaterPartOnDisk(path, l.data);
   l.summary = summarize(l.data, join);
-  noteSaturatedSums(l);
-  noteRepeatedIds(l);
-  noteImplausible(l);
+  noteSummaryIssues(l);
   return l;
 }
 
@@ -150,9 +154,7 @@ LoadedLog streamLog(const std::string& path, const JoinOptions& join, bool segme
   noteLaterPartOnDisk(path, l.data);
   l.summary = std::move(s.summary);
   if (segment_totals) l.segments = std::move(s.segments);
-  noteSaturatedSums(l);
-  noteRepeatedIds(l);
-  noteImplausible(l);
+  noteSummaryIssues(l);
   return l;
 }
 

@@ -40,7 +40,7 @@ void noteLaterPartOnDisk(const std::string& path, LogData& d);
 /// Start of the warning noteSaturatedSums() adds ("sums held at 2^64 - 1").
 inline constexpr const char* kSaturatedIssue = "sums held at 2^64 - 1";
 /// Adds to l.data.issues one warning (offset ReadIssue::kNoOffset, chunk -1) if saturatedSums(l.summary) > 0, replacing
-/// one added before (call again after l.summary is recomputed). Done by loadLog, streamLog, loadParts and streamParts.
+/// one added before (call again after l.summary is recomputed). Done by noteSummaryIssues().
 /// No exception beyond std::bad_alloc.
 void noteSaturatedSums(LoadedLog& l);
 
@@ -51,7 +51,7 @@ inline constexpr const char* kRepeatedIdsIssue = "the correlation id of an earli
 /// the span of an earlier capture window's (Summary::launches_in_earlier_window_ids: joined within their window) and
 /// one for launches that repeat an id within a window (Summary::repeated_launch_ids: the first, its launch record
 /// number, id and, from the streaming join, its chunk and byte offset), replacing those added before (call again after
-/// l.summary is recomputed). Done where noteSaturatedSums() is. No exception beyond std::bad_alloc.
+/// l.summary is recomputed). No exception beyond std::bad_alloc.
 void noteRepeatedIds(LoadedLog& l);
 
 /// Adds to l.data.issues one warning (offset ReadIssue::kNoOffset, chunk -1) per kind of implausible record that
@@ -59,8 +59,12 @@ void noteRepeatedIds(LoadedLog& l);
 /// than the log, direct launches joined by several kernels; replacing those added before (call again
 /// after l.summary is recomputed). So summary (its footer, JSON "issues", CSV on stderr), kernels, diff,
 /// export and report warn of them as of the reader's warnings; check prints them once, with its counts.
-/// Done where noteSaturatedSums() is. No exception beyond std::bad_alloc.
+/// No exception beyond std::bad_alloc.
 void noteImplausible(LoadedLog& l);
+
+/// noteSaturatedSums(), noteRepeatedIds() and noteImplausible(): what every reading of a log does after
+/// l.summary is computed (or recomputed). No exception beyond std::bad_alloc.
+void noteSummaryIssues(LoadedLog& l);
 
 /// Reads and joins a log, every record kept in memory (export, diff, kernels, report). `join` picks where
 /// replayed CUDA graph kernels are credited.

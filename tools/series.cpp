@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <ostream>
@@ -12,8 +11,8 @@
 #include "tools/kernel_names.h"
 #include "tools/log_state.h"
 #include "tools/range_names.h"
-#include "tools/table_width.h"
 #include "tools/text.h"
+#include "tools/text_table.h"
 #include "collector/analysis.h"
 
 namespace kc {
@@ -179,54 +178,31 @@ void printSeries(std::ostream& out, const LoadedLog& l, size_t max_width) {
     return;
   }
   const uint64_t start = startNs(l.data);
-  std::vector<std::vector<std::string>> rows;
-  const std::vector<std::string> head{"t (s)", "snapshot", "range", "instances", "launches", "kernels",
-                                      "GPU time", "CPU time", "launch CPU"};
-  for (const auto& iv : snapshotSeries(l)) {
-    for (const auto& [id, r] : iv.ranges)
-      rows.push_back({fmt::format("{:.3f}", static_cast<double>(minus(iv.end_ns, start)) / 1e9),
-                      std::to_string(iv.sequence) + (iv.final_snapshot ? " (final)" : ""), displayPath(l.data, id),
-                      std::to_string(r.instances), std::to_string(r.launches), std::to_string(r.kernels),
-                      gpuTimeRecorded(l.data) ? formatDuration(r.gpu_ns) : "-", formatDuration(r.cpu_ns),
-                      formatDuration(r.launch_api_ns)});
-  }
+  Table t;
+  t.head = {"t (s)", "snapshot", "range", "instances", "launches", "kernels", "GPU time", "CPU time", "launch CPU"};
+  t.right.assign(t.head.size(), true);
+  t.right[2] = false;  // range
+  t.rule = Table::Rule::kFull;
   // The range paths narrowed, then columns dropped, to fit (fitColumns()); kept at any width: t (s), range,
   // launches, kernels, GPU time (docs/usage.md, "Fitting --width").
-  std::vector<std::string> shown_head = head;
-  std::vector<size_t> kept(head.size());
-  for (size_t i = 0; i < kept.size(); ++i) kept[i] = i;
-  if (max_width > 0) {
-    NameColumn paths;
-    paths.index = 2;
-    paths.widest = std::numeric_limits<size_t>::max();
-    for (const auto& r : rows) paths.names.push_back(r[2]);
-    rows.insert(rows.begin(), head);
-    const DroppedColumns dropped =
-        fitColumns(rows, 1, {paths}, 0, max_width, {0, 4, 0, 3, 0, 0, 0, 5, 6});
-    shown_head = rows.front();
-    rows.erase(rows.begin());
-    for (size_t c : dropped.columns) kept.erase(std::find(kept.begin(), kept.end(), c));
-    if (!dropped.empty()) out << droppedColumnsLine(dropped, max_width) << '\n';
-  }
-  std::vector<size_t> w(shown_head.size());
-  for (size_t i = 0; i < shown_head.size(); ++i) w[i] = displayWidth(shown_head[i]);
-  // Widths by code points ("µs" is two bytes, one column).
-  for (const auto& r : rows)
-    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
-  auto line = [&](const std::vector<std::string>& r) {
-    std::string s;
-    for (size_t i = 0; i < r.size() && i < w.size(); ++i) {
-      const std::string pad(w[i] - displayWidth(r[i]), ' ');
-      s += (kept[i] == 2 ? r[i] + pad : pad + r[i]) + (i + 1 < r.size() ? "  " : "");
+  t.max_width = max_width;
+  t.drop = {0, 4, 0, 3, 0, 0, 0, 5, 6};
+  NameColumn paths;
+  paths.index = 2;
+  paths.widest = std::numeric_limits<size_t>::max();
+  for (const auto& iv : snapshotSeries(l)) {
+    for (const auto& [id, r] : iv.ranges) {
+      paths.names.push_back(displayPath(l.data, id));
+      t.rows.push_back({fmt::format("{:.3f}", static_cast<double>(minus(iv.end_ns, start)) / 1e9),
+                        std::to_string(iv.sequence) + (iv.final_snapshot ? " (final)" : ""), paths.names.back(),
+                        std::to_string(r.instances), std::to_string(r.launches), std::to_string(r.kernels),
+                        gpuTimeRecorded(l.data) ? formatDuration(r.gpu_ns) : "-", formatDuration(r.cpu_ns),
+                        formatDuration(r.launch_api_ns)});
     }
-    out << s << '\n';
-  };
-  line(shown_head);
-  size_t total = 0;
-  for (size_t x : w) total += x + 2;
-  out << std::string(total - 2, '-') << '\n';
-  for (const auto& r : rows) line(r);
-  if (rows.empty()) out << "(no complete snapshot with changes)\n";
+  }
+  t.fit.push_back(std::move(paths));
+  t.print(out);
+  if (t.rows.empty()) out << "(no complete snapshot with changes)\n";
   if (const std::string note = launchTimingNote(l.data); !note.empty()) out << note << '\n';
 }
 

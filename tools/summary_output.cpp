@@ -560,6 +560,41 @@ void printSummaryHeader(std::ostream& out, const LoadedLog& l) {
         << '\n';
   }
 }
+/// The summary table without rows: its column heads, their alignment (the range and the free text of
+/// --wide left-aligned, numbers right-aligned) and the order they are dropped in to fit a width. Memory
+/// operation columns with `mem`, the graph launches' GPU spans with `graph_spans`.
+Table summaryTableColumns(const LogData& d, const SummaryOptions& opt, bool mem, bool graph_spans) {
+  const bool tree = opt.view == SummaryView::kTree;
+  const char* top = tree ? "top kernels (self)" : "top kernels";
+  Table t;
+  t.head = {"range", "instances", "launches", "kernels"};
+  if (tree) t.head.push_back("self");
+  for (const char* h : {"kernels/inst", "GPU time", "GEMM GPU", "other GPU", "CPU time", "launch CPU", "kernels/launch"})
+    t.head.push_back(h);
+  if (mem)
+    for (const char* h : {"mem ops", "mem GPU"}) t.head.push_back(h);
+  if (graph_spans) t.head.insert(t.head.end(), {"graph GPU", "graph GPU/inst"});
+  if (opt.wide) {
+    t.head.push_back("verdict");
+    t.head.push_back(top);
+  }
+  t.right.assign(t.head.size(), true);
+  t.right.front() = false;
+  if (opt.wide) {
+    t.right.back() = false;
+    t.right[t.head.size() - 2] = false;  // verdict
+  }
+  // Kept at any width: the range, launches, kernels, GPU time (docs/usage.md, "Fitting --width"). In a log
+  // without GPU times (KCOUNT_GPU_TIME=0) the GPU columns, all '-', go first and kernels per instance, the
+  // answer such a log gives, goes last but for self and instances.
+  if (gpuTimeRecorded(d))
+    t.dropOrder({top, "verdict", "kernels/inst", "kernels/launch", "mem GPU", "mem ops", "launch CPU", "CPU time",
+                 "other GPU", "GEMM GPU", "self", "instances"});
+  else
+    t.dropOrder({"GEMM GPU", "other GPU", "GPU time", top, "verdict", "kernels/launch", "mem GPU", "mem ops",
+                 "launch CPU", "CPU time", "kernels/inst", "self", "instances"});
+  return t;
+}
 }  // namespace
 
 void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptions& opt) {
@@ -575,25 +610,8 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
   const bool tree = opt.view == SummaryView::kTree;
   // Memory operations get columns only in logs that have them (format 1.1 and later, with copies).
   const bool mem = !s.inclusive.empty() && (s.inclusive[kRootScope].memcpy_count + s.inclusive[kRootScope].memset_count) > 0;
-  Table t;
-  t.head = {"range", "instances", "launches", "kernels"};
-  if (tree) t.head.push_back("self");
-  for (const char* h : {"kernels/inst", "GPU time", "GEMM GPU", "other GPU", "CPU time", "launch CPU", "kernels/launch"})
-    t.head.push_back(h);
-  if (mem)
-    for (const char* h : {"mem ops", "mem GPU"}) t.head.push_back(h);
   const bool graph_spans = graphGpuTimeRecorded(d);  // KCOUNT_GPU_TIME=graphs: the graph launches' GPU spans
-  if (graph_spans) t.head.insert(t.head.end(), {"graph GPU", "graph GPU/inst"});
-  if (opt.wide) {
-    t.head.push_back("verdict");
-    t.head.push_back(tree ? "top kernels (self)" : "top kernels");
-  }
-  t.right.assign(t.head.size(), true);
-  t.right.front() = false;
-  if (opt.wide) {
-    t.right.back() = false;
-    t.right[t.head.size() - 2] = false;  // verdict
-  }
+  Table t = summaryTableColumns(d, opt, mem, graph_spans);
   // Without --wide, each range's verdict and top kernels follow the table, one line each, so the table
   // itself stays narrow enough for a terminal.
   std::vector<std::string> notes;
@@ -695,16 +713,6 @@ void printSummaryTable(std::ostream& out, const LoadedLog& l, const SummaryOptio
     t.rows.push_back(std::move(row));
   }
   if (!opt.full_names) t.fit.push_back(std::move(labels));
-  // Kept at any width: the range, launches, kernels, GPU time (docs/usage.md, "Fitting --width"). In a log
-  // without GPU times (KCOUNT_GPU_TIME=0) the GPU columns, all '-', go first and kernels per instance, the
-  // answer such a log gives, goes last but for self and instances.
-  const char* top = tree ? "top kernels (self)" : "top kernels";
-  if (gpuTimeRecorded(l.data))
-    t.dropOrder({top, "verdict", "kernels/inst", "kernels/launch", "mem GPU", "mem ops", "launch CPU", "CPU time",
-                 "other GPU", "GEMM GPU", "self", "instances"});
-  else
-    t.dropOrder({"GEMM GPU", "other GPU", "GPU time", top, "verdict", "kernels/launch", "mem GPU", "mem ops",
-                 "launch CPU", "CPU time", "kernels/inst", "self", "instances"});
   t.print(out);
   if (graph_spans) out << graphSpansNote(s) << '\n';
   if (placeholders) out << kPlaceholderNote << '\n';

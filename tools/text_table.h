@@ -1,5 +1,4 @@
-// The plain-text table of `kcount summary` and `kcount kernels` (Table), fitted to a width. Internal to
-// tools/.
+// The plain-text tables of kcount's text output (Table), fitted to a width. Internal to tools/.
 #pragma once
 
 #include <algorithm>
@@ -18,13 +17,20 @@ namespace kc {
 /// the table is fitted to it (fitColumns()): the `elide` and `fit` columns narrowed, then columns dropped
 /// by their `drop` rank, a line above the table naming those dropped.
 struct Table {
+  /// The line of '-' under the heading: up to the last column's heading (the last column is free text),
+  /// across every column, or none.
+  enum class Rule { kToLastHeading, kFull, kNone };
+
   std::vector<std::string> head;
   std::vector<bool> right;
   std::vector<std::vector<std::string>> rows;
-  std::vector<size_t> elide;    // column indexes
-  std::vector<NameColumn> fit;  // other name columns that may be narrowed, their names whole
-  std::vector<unsigned> drop;   // per column: 0 kept, else dropped to fit max_width, the highest first
-  size_t max_width = 0;         // display columns; 0: no limit
+  std::vector<size_t> elide;        // column indexes
+  std::vector<NameColumn> fit;      // other name columns that may be narrowed, their names whole
+  std::vector<unsigned> drop;       // per column: 0 kept, else dropped to fit max_width, the highest first
+  std::vector<std::string> labels;  // per column: its name in the dropped-columns line (fitColumns())
+  size_t max_width = 0;             // display columns; 0: no limit
+  size_t indent = 0;                // blanks before every line
+  Rule rule = Rule::kToLastHeading;
 
   /// Sets the drop rank of the column headed `heading` (when there is one).
   void dropRank(const std::string& heading, unsigned rank) {
@@ -47,7 +53,7 @@ struct Table {
     for (const auto& r : rows)
       for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], displayWidth(r[i]));
     auto line = [&](const std::vector<std::string>& r) {
-      std::string s;
+      std::string s(indent, ' ');
       for (size_t i = 0; i < r.size() && i < w.size(); ++i) {
         const std::string pad(w[i] - displayWidth(r[i]), ' ');
         const bool last = i + 1 == r.size();
@@ -59,11 +65,12 @@ struct Table {
       out << s << '\n';
     };
     line(head);
-    // The rule spans the columns up to the last one's heading (the last column is free text).
-    size_t total = 0;
-    for (size_t i = 0; i + 1 < w.size(); ++i) total += w[i] + 2;
-    if (!head.empty()) total += displayWidth(head.back());
-    out << std::string(total, '-') << '\n';
+    if (rule != Rule::kNone) {
+      size_t total = indent;
+      for (size_t i = 0; i + 1 < w.size(); ++i) total += w[i] + 2;
+      if (!head.empty()) total += rule == Rule::kFull ? w.back() : displayWidth(head.back());
+      out << std::string(total, '-') << '\n';
+    }
     for (const auto& r : rows) line(r);
   }
 
@@ -90,7 +97,7 @@ struct Table {
     if (max_width == 0) return;
     std::vector<std::vector<std::string>> all{head};
     all.insert(all.end(), rows.begin(), rows.end());
-    const DroppedColumns dropped = fitColumns(all, 1, narrow, 0, max_width, drop);
+    const DroppedColumns dropped = fitColumns(all, 1, narrow, indent, max_width, drop, labels);
     if (!dropped.empty()) {
       std::vector<bool> kept_right;
       for (size_t c = 0; c < right.size(); ++c)
