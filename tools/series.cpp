@@ -37,13 +37,13 @@ RangeStats change(const RangeStats& now, const RangeStats* before) {
                  &RangeStats::launch_api_ns, &RangeStats::kernels, &RangeStats::gpu_ns,
                  &RangeStats::captured_launches, &RangeStats::memcpy_count, &RangeStats::memcpy_bytes,
                  &RangeStats::memcpy_ns, &RangeStats::memset_count, &RangeStats::memset_bytes,
-                 &RangeStats::memset_ns})
+                 &RangeStats::memset_ns, &RangeStats::graph_gpu_launches, &RangeStats::graph_gpu_ns})
     f(m);
   return d;
 }
 
 bool changed(const RangeStats& d) {
-  return d.instances || d.cpu_ns || d.launches || d.kernels || d.gpu_ns || d.launch_api_ns;
+  return d.instances || d.cpu_ns || d.launches || d.kernels || d.gpu_ns || d.launch_api_ns || d.graph_gpu_ns;
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ namespace {
 /// The element of an interval's "ranges" for range `id` of `l` and its change `r`.
 json seriesRangeJson(const LoadedLog& l, uint32_t id, const RangeStats& r) {
   const bool gpu = gpuTimeRecorded(l.data);
-  return json{{"path", l.data.scopePath(id)},
+  json j{{"path", l.data.scopePath(id)},
               {"domain", rangeDomain(l.data, id) ? json(*rangeDomain(l.data, id)) : json(nullptr)},
               {"instances", r.instances},
               {"cpu_ns", r.cpu_ns},
@@ -93,6 +93,11 @@ json seriesRangeJson(const LoadedLog& l, uint32_t id, const RangeStats& r) {
               {"kernels", r.kernels},
               {"gpu_ns", gpu ? json(r.gpu_ns) : json(nullptr)},  // null: KCOUNT_GPU_TIME=0
               {"launch_api_ns", r.launch_api_ns}};
+  if (graphGpuTimeRecorded(l.data)) {  // KCOUNT_GPU_TIME=graphs: the graph launches' GPU spans
+    j["graph_gpu_launches"] = r.graph_gpu_launches;
+    j["graph_gpu_ns"] = r.graph_gpu_ns;
+  }
+  return j;
 }
 
 /// An element of "intervals" with "ranges" null: seriesRangeJson() gives its elements.
@@ -159,15 +164,17 @@ void writeSeriesJson(std::ostream& out, const std::vector<LoadedLog>& logs) {
 void printSeriesCsv(std::ostream& out, const LoadedLog& l, bool header) {
   if (header)
     out << "log,sequence,final,begin_ns,end_ns,offset_ns,path,instances,cpu_ns,launches,graph_launches,kernels,"
-           "gpu_ns,launch_api_ns\n";
+           "gpu_ns,launch_api_ns,graph_gpu_launches,graph_gpu_ns\n";
   const uint64_t start = startNs(l.data);
+  const bool spans = graphGpuTimeRecorded(l.data);  // else the graph GPU fields are empty: not recorded
   for (const auto& iv : snapshotSeries(l))
     for (const auto& [id, r] : iv.ranges)
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path), iv.sequence,
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path), iv.sequence,
                          iv.final_snapshot ? 1 : 0, iv.begin_ns, iv.end_ns, minus(iv.end_ns, start),
                          csvField(displayPath(l.data, id)), r.instances, r.cpu_ns, r.launches, r.graph_launches,
                          r.kernels, gpuTimeRecorded(l.data) ? std::to_string(r.gpu_ns) : std::string(),  // empty: not recorded
-                         r.launch_api_ns);
+                         r.launch_api_ns,
+                         spans ? fmt::format("{},{}", r.graph_gpu_launches, r.graph_gpu_ns) : std::string(","));
 }
 
 void printSeries(std::ostream& out, const LoadedLog& l, size_t max_width) {
@@ -187,6 +194,12 @@ void printSeries(std::ostream& out, const LoadedLog& l, size_t max_width) {
   // launches, kernels, GPU time (docs/usage.md, "Fitting --width").
   t.max_width = max_width;
   t.drop = {0, 4, 0, 3, 0, 0, 0, 5, 6};
+  const bool spans = graphGpuTimeRecorded(l.data);  // KCOUNT_GPU_TIME=graphs: a graph GPU column
+  if (spans) {
+    t.head.push_back("graph GPU");
+    t.right.push_back(true);
+    t.drop.push_back(1);
+  }
   NameColumn paths;
   paths.index = 2;
   paths.widest = std::numeric_limits<size_t>::max();
@@ -198,6 +211,7 @@ void printSeries(std::ostream& out, const LoadedLog& l, size_t max_width) {
                         std::to_string(r.instances), std::to_string(r.launches), std::to_string(r.kernels),
                         gpuTimeRecorded(l.data) ? formatDuration(r.gpu_ns) : "-", formatDuration(r.cpu_ns),
                         formatDuration(r.launch_api_ns)});
+      if (spans) t.rows.back().push_back(r.graph_gpu_launches ? formatDuration(r.graph_gpu_ns) : "-");
     }
   }
   t.fit.push_back(std::move(paths));

@@ -746,7 +746,8 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
            "kernels_per_instance,top_kernels,excl_gemm_gpu_ns,excl_other_gpu_ns,excl_mem_ops,excl_mem_gpu_ns,"
            "incl_gemm_gpu_ns,incl_other_gpu_ns,incl_mem_ops,incl_mem_gpu_ns,kernels_per_launch,domain,"
            "excl_memcpy_ops,excl_memcpy_bytes,excl_memcpy_gpu_ns,excl_memset_ops,excl_memset_bytes,excl_memset_gpu_ns,"
-           "incl_memcpy_ops,incl_memcpy_bytes,incl_memcpy_gpu_ns,incl_memset_ops,incl_memset_bytes,incl_memset_gpu_ns\n";
+           "incl_memcpy_ops,incl_memcpy_bytes,incl_memcpy_gpu_ns,incl_memset_ops,incl_memset_bytes,incl_memset_gpu_ns,"
+           "excl_graph_gpu_launches,excl_graph_gpu_ns,incl_graph_gpu_launches,incl_graph_gpu_ns\n";
   if (noSnapshotNumbers(l)) return;  // no numbers, so no row (not rows of zeros); kcount warns on stderr
   const LogData& d = l.data;
   const Summary& s = l.summary;
@@ -770,6 +771,11 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
   auto perLaunch = [](const RangeStats& r) {
     return r.launches ? fmt::format("{:.3f}", double(r.kernels) / double(r.launches)) : std::string();
   };
+  // Graph launches' GPU spans and how many had one: only a KCOUNT_GPU_TIME=graphs log records them.
+  const bool graph_spans = graphGpuTimeRecorded(d);
+  auto graphFields = [&](const RangeStats& r) {
+    return graph_spans ? fmt::format("{},{}", r.graph_gpu_launches, r.graph_gpu_ns) : std::string(",");
+  };
   std::vector<SummaryRow> rows = summaryRows(d, s, no_range);
   sortSummaryRows(rows, s, opt);
   for (const SummaryRow& row : rows) {
@@ -780,7 +786,7 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
     // a placeholder, records of an unknown range), which the table shows as '-'.
     const auto domain = unresolved ? std::nullopt : rangeDomain(d, id);
     const uint64_t instances = unresolved ? 0 : own.instances;  // as in JSON: not one range's instances
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csvField(l.path),
                        csvField(rowPath(d, id)), unresolved ? 1 : depth[id], instances,
                        instances ? std::to_string(own.cpu_ns) : std::string(), ex.launches, ex.graph_launches,
                        ex.kernels, gpuField(ex.gpu_ns), ex.launch_api_ns, in.launches, in.graph_launches, in.kernels,
@@ -788,15 +794,15 @@ void printSummaryCsv(std::ostream& out, const LoadedLog& l, bool header, const S
                        instances ? fmt::format("{:.3f}", double(in.kernels) / double(instances)) : "",
                        csvField(topKernels(d, ex, opt.top_kernels, opt.full_names, false)), layerFields(ex),
                        layerFields(in), perLaunch(in), domain ? csvField(*domain) : std::string(),
-                       memSplitFields(ex, mem), memSplitFields(in, mem));
+                       memSplitFields(ex, mem), memSplitFields(in, mem), graphFields(ex), graphFields(in));
   }
   // The whole process, named as such: every matched launch and kernel, ranges or not. Its depth, instances,
   // CPU time and exclusive fields are empty (it is no range), so sums of a column over a log's ranges stay
   // what the ranges hold.
   const RangeStats all = s.inclusive.empty() ? RangeStats{} : s.inclusive[kRootScope];
-  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{},,,,,,,,{}\n", csvField(l.path), kOverallRow,
+  out << fmt::format("{},{},,,,,,,,,{},{},{},{},{},,,,,,,{},{},,,,,,,,{},,,{}\n", csvField(l.path), kOverallRow,
                      all.launches, all.graph_launches, all.kernels, gpuField(all.gpu_ns), all.launch_api_ns,
-                     layerFields(all), perLaunch(all), memSplitFields(all, mem));
+                     layerFields(all), perLaunch(all), memSplitFields(all, mem), graphFields(all));
 }
 
 std::string_view acrossMetricName(AcrossMetric metric) {

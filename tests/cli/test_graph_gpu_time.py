@@ -6,6 +6,8 @@ kernel GPU times still not recorded, `check`'s GPU-time line, the SQLite export'
 the Chrome trace's graph slices.
 
 Usage: test_graph_gpu_time.py BUILD_DIR KC_MAKE_LOG"""
+import csv
+import io
 import json
 import os
 import sqlite3
@@ -56,6 +58,26 @@ def main():
     check("json: decode's 30 kernels counted at the launches", ex["kernels"] == 30, ex)
     check("json: overall graph_gpu_ns 507000", lg["overall"].get("graph_gpu_ns") == 507000, lg["overall"])
     check("json: no memcpy counted for the spans", ex["memcpy"]["count"] == 0, ex["memcpy"])
+
+    rows = list(csv.DictReader(io.StringIO(kcount_out("summary", log, "--format", "csv"))))
+    dec = next((r for r in rows if r["path"] == "decode"), {})
+    check("csv: decode's graph GPU fields, 10 spans of 500 us in all",
+          dec.get("excl_graph_gpu_launches") == "10" and dec.get("excl_graph_gpu_ns") == "500000"
+          and dec.get("incl_graph_gpu_ns") == "500000", dec)
+    overall = next((r for r in rows if r["path"] == "(overall)"), {})
+    check("csv: (overall) incl_graph_gpu_ns 507000, excl empty",
+          overall.get("incl_graph_gpu_ns") == "507000" and overall.get("excl_graph_gpu_ns") == "", overall)
+
+    # --series of the example server recorded with KCOUNT_GPU_TIME=graphs (summary mode, on the GPU).
+    shipped = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "logs",
+                           "serve-graphs.kcount")
+    series = kcount_out("summary", "--series", shipped, "--width", "200")
+    check("series: a graph GPU column", "graph GPU" in series.splitlines()[1], series)
+    srows = list(csv.DictReader(io.StringIO(kcount_out("summary", "--series", "--format", "csv", shipped))))
+    sdec = [r for r in srows if r["path"] == "request/decode"]
+    check("series csv: decode's 248 spans, 136169653 ns in all",
+          sum(int(r["graph_gpu_launches"]) for r in sdec) == 248
+          and sum(int(r["graph_gpu_ns"]) for r in sdec) == 136169653, sdec)
 
     out = kcount_out("check", log)
     check("check: the GPU-time line names graphs mode",
