@@ -309,15 +309,26 @@ std::string tallyDroppedNote(const LoadedLog& l) {
                      kTallyDroppedMark, max_keys > 0 ? "=" + std::to_string(max_keys) : std::string());
 }
 
-/// Sets every GPU-time member of `j` (keys gpu_ns, gemm_gpu_ns, other_gpu_ns, at any depth) to null: the
-/// JSON of a log recorded with KCOUNT_GPU_TIME=0, whose GPU times are 0 because they were not measured.
-static void nullGpuTimes(json& j) {
+/// Sets to null, at any depth of `j`, what the log did not measure (its 0s are not zeros): without `gpu`
+/// (KCOUNT_GPU_TIME=0 or graphs) every GPU time (keys gpu_ns, gemm_gpu_ns, other_gpu_ns); without `mem`
+/// (memOpsRecorded() false: no activity records, or a 1.0 log) the memory operations' numbers (the
+/// count and bytes of "memcpy" and "memset", "mem_ops", "unmatched_mem_ops").
+static void nullUnrecorded(json& j, bool gpu, bool mem) {
   if (j.is_array()) {
-    for (auto& e : j) nullGpuTimes(e);
-  } else if (j.is_object()) {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (it.key() == "gpu_ns" || it.key() == "gemm_gpu_ns" || it.key() == "other_gpu_ns") it.value() = nullptr;
-      else if (!(it.key() == "ranges" && it.value().is_object())) nullGpuTimes(it.value());  // not a path -> count map
+    for (auto& e : j) nullUnrecorded(e, gpu, mem);
+    return;
+  }
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (!gpu && (k == "gpu_ns" || k == "gemm_gpu_ns" || k == "other_gpu_ns")) {
+      it.value() = nullptr;
+    } else if (!mem && (k == "mem_ops" || k == "unmatched_mem_ops")) {
+      it.value() = nullptr;
+    } else if (!mem && (k == "memcpy" || k == "memset") && it.value().is_object()) {
+      for (auto& [_, v] : it.value().items()) v = nullptr;
+    } else if (!(k == "ranges" && it.value().is_object())) {  // not a path -> count map
+      nullUnrecorded(it.value(), gpu, mem);
     }
   }
 }
@@ -388,7 +399,7 @@ void forEachRangeJson(const LoadedLog& l, F&& f) {
            {"kernels_per_launch", flat["kernels_per_launch"]},
            {"verdict", flat["verdict"]},
            {"layers", layers}};
-    if (!gpu_time) nullGpuTimes(r);
+    nullUnrecorded(r, gpu_time, memOpsRecorded(d));
     f(std::move(r));
   }
 }
@@ -455,7 +466,7 @@ json summaryJsonWithoutRanges(const LoadedLog& l) {
   out["mode"] = d.summary_mode ? "summary" : "trace";
   out["gpu_time"] = gpuTimeRecorded(d);  // false: KCOUNT_GPU_TIME=0: every GPU time is null (not measured)
   if (graph_spans) out["graph_gpu_time"] = true;  // KCOUNT_GPU_TIME=graphs: COUNTS have graph_gpu_*
-  if (!gpuTimeRecorded(d)) nullGpuTimes(out);
+  nullUnrecorded(out, gpuTimeRecorded(d), memOpsRecorded(d));
   // KCOUNT_LAUNCH_TIMING=N: launch_api_ns are estimates (one call in N timed, counted N times).
   out["launch_timing_sample"] = launchTimingSample(d);
   out["kcount_cost"] = selfCostJson(selfCostOf(d));  // null: a log written before the library counted it
