@@ -182,7 +182,7 @@ def test_made(work):
     step = next(r for r in rows if r["path"] == "step")
     fields = [k for k in step if k.endswith(("gpu_ns", "mem_ops")) or "memcpy" in k or "memset" in k]
     check("KCOUNT_GPU_TIME=0: every GPU-time and memory-operation field is empty (not measured), counts kept",
-          len(fields) == 22 and all(step[k] == "" for k in fields) and step["incl_kernels"] == "1",
+          len(fields) == 24 and all(step[k] == "" for k in fields) and step["incl_kernels"] == "1",
           {k: step[k] for k in fields})
 
 
@@ -193,9 +193,11 @@ def test_memcpy_memset_apart():
     log = os.path.join(ROOT, "tests", "data", "launches.kcount")
     text = kcount_out("summary", "--format", "csv", log)
     lines = list(csv.reader(io.StringIO(text)))
-    check("summary csv: the memcpy/memset columns after domain, the old ones in place; every row as wide",
+    check("summary csv: the memcpy/memset columns after domain, then the graph spans', the old ones in place; "
+          "every row as wide",
           lines[0][26:] == ["domain"] + [f"{v}_{op}_{q}" for v in ("excl", "incl") for op in ("memcpy", "memset")
                                          for q in ("ops", "bytes", "gpu_ns")]
+          + [f"{v}_graph_gpu_{q}" for v in ("excl", "incl") for q in ("launches", "ns")]
           and all(len(l) == len(lines[0]) for l in lines), lines[0])
     rows = {r["path"]: r for r in csv.DictReader(io.StringIO(text))}
     j = json.loads(kcount_out("summary", "--format", "json", log))["logs"][0]
