@@ -55,9 +55,9 @@ def main():
 
         rc, out, err = kcount("check", ranged)
         want = ["  by range (self: callbacks inside the range but not its child ranges), most first:",
-                "    decode: 2480 callbacks, about 211 µs (38 timed, mean 85 ns)",
+                "    request/decode: 2480 callbacks, about 211 µs (38 timed, mean 85 ns)",
                 "    request: 620 callbacks, about 92.0 µs (12 timed, mean 148 ns)",
-                "    prefill: 900 callbacks, about 90.0 µs (10 timed, mean 100 ns)",
+                "    request/prefill: 900 callbacks, about 90.0 µs (10 timed, mean 100 ns)",
                 "    tail: 64 callbacks, about 3.20 µs (1 timed, mean 50 ns)",
                 "    more: 3 callbacks, about 120 ns (1 timed, mean 40 ns)"]
         check("check: after the log's own-cost line, the 5 ranges with the most self time, one line each",
@@ -68,8 +68,8 @@ def main():
         check("check: exit 0", rc == 0, (rc, err[-500:]))
 
         rc, out, err = kcount("summary", ranged)
-        want = ("kcount's own cost by range (self): decode about 211 µs (2480 callbacks), request about 92.0 µs "
-                "(620 callbacks), prefill about 90.0 µs (900 callbacks)")
+        want = ("kcount's own cost by range (self): request/decode about 211 µs (2480 callbacks), request about 92.0 µs "
+                "(620 callbacks), request/prefill about 90.0 µs (900 callbacks)")
         check("summary footer: one line naming the 3 ranges with the most self time", footer_lines(out) == [want],
               footer_lines(out) or out[-1500:])
 
@@ -77,7 +77,7 @@ def main():
         cost = json.loads(out)["logs"][0]["kcount_cost"]
         by_range = cost.get("by_range")
         check("summary JSON: by_range, most estimated self time first, ranges without a sample last",
-              by_range is not None and [r["path"] for r in by_range] == ["decode", "request", "prefill", "tail",
+              by_range is not None and [r["path"] for r in by_range] == ["request/decode", "request", "request/prefill", "tail",
                                                                           "more", "idle"],
               by_range)
         check("summary JSON: a range's inclusive and self counts and its estimate",
@@ -95,7 +95,7 @@ def main():
         check("check of a damaged record: the error names it", "range callbacks record" in out + err and
               "is damaged (scope 2, 10 callbacks, 11 timed); skipped" in out + err, (out + err)[-1500:])
         check("check of a damaged record: the other ranges' lines", by_range_lines(out)[1:2] ==
-              ["    decode: 2480 callbacks, about 211 µs (38 timed, mean 85 ns)"], by_range_lines(out))
+              ["    request/decode: 2480 callbacks, about 211 µs (38 timed, mean 85 ns)"], by_range_lines(out))
         check("check of a damaged record: exit status says the log is damaged", rc != 0, rc)
 
         # Logs without the records: nothing of it, and no by_range key.
