@@ -870,7 +870,7 @@ TEST_CASE("segments: written, read back, and select their own records") {
   w.flush();
   const kc::LogData d = kc::readLog(sink.bytes);
   REQUIRE(d.intact());
-  CHECK(d.minor == 3);
+  CHECK(d.minor == kc::kLogMinor);
   REQUIRE(d.segments.size() == 2);
   CHECK(d.segments[1].index == 1);
   CHECK(d.str(d.segments[1].end_reason_id) == "duration");
