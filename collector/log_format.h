@@ -136,7 +136,7 @@ enum class RecordType : uint16_t {
   kKernelBatch = 17,  // 1.2: kernels, compact columns
   kRangeBatch = 18,   // 1.2: ranges, compact columns
   // 19: reserved for a further compact encoding.
-  kRangeCallbacks = 20,  // 1.4: kcount's own callbacks inside one range (RangeCallbacksBody), final chunk
+  kRangeCallbacks = 20,  // 1.4: kcount's own callbacks inside one range (RangeCallbacksBody), at the close
 };
 
 struct RecordHeader {
@@ -399,7 +399,8 @@ struct SnapshotEndBody {
 };
 static_assert(sizeof(SnapshotEndBody) == 8);
 
-/// kcount's own cost inside one range (1.4), written once per range (scope) in the final chunk: the callbacks
+/// kcount's own cost inside one range (1.4), written once per range (scope) with a callback inside, at the
+/// close, just before the final chunk: the callbacks
 /// the library handled on the range's thread while an instance of it was open, summed over the instances
 /// recorded (those of the capture windows, as Range records), its child ranges' included (inclusive); the
 /// push and pop callbacks of the range itself are not (those of its child ranges are). `timed` of them were

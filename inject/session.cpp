@@ -758,9 +758,12 @@ void Session::noteRangeCallbacksLocked(const HostRange& r) noexcept {
 }
 
 void Session::writeRangeCallbacksLocked() {
+  if (range_callbacks_.empty()) return;
+  if (ticks_.source() != HostClockSource::kMonotonic) ticks_.anchor(takeAnchor());  // as selfCostLocked()
   std::vector<uint32_t> scopes;
   scopes.reserve(range_callbacks_.size());
-  for (const auto& [scope, counts] : range_callbacks_) scopes.push_back(scope);
+  for (const auto& [scope, counts] : range_callbacks_)
+    if (counts.callbacks > 0) scopes.push_back(scope);  // a range with none inside adds nothing to any count
   std::sort(scopes.begin(), scopes.end());
   for (const uint32_t scope : scopes) {
     const CallbackCounts ns = callbacksInNsLocked(range_callbacks_[scope]);
@@ -798,6 +801,11 @@ void Session::finish(void (*flush_activity)()) noexcept {
     std::lock_guard<std::mutex> lock(writer_mutex_);
     if (seg_open_) seg_closing_ = true;
     drainLocked(/*final_chunk=*/true);  // switches to kFinished: later activity records count as late
+    // Before the final chunk (which the last Segment record opens): they are as many as the ranges with a
+    // callback inside, too many for the writer's tail reserve. Not under KCOUNT_MAX_BYTES: coming after
+    // every range, with the definitions of their scopes, they would fill parts of their own (a rotated
+    // log) or be kept out (one file).
+    if (writer_ && has_records_ && !log_refused_ && config_.max_file_bytes == 0) writeRangeCallbacksLocked();
     const char* end_reason = endReasonOfSignal(end_signal_.load(std::memory_order_relaxed));
     if (seg_open_) {
       closeSegmentLocked(end_reason, nowNs(), /*at_exit=*/true);
@@ -835,7 +843,6 @@ void Session::finish(void (*flush_activity)()) noexcept {
       if (aggregator_ && aggregator_->skippedSnapshots() > 0)
         writer_->writeMetadata(kMetaSnapshotsSkipped, std::to_string(aggregator_->skippedSnapshots()));
       for (const auto& [key, value] : selfCostMetadata(selfCostLocked(callbacks))) writer_->writeMetadata(key, value);
-      writeRangeCallbacksLocked();
       stats.not_written_launches = cut.launches;
       stats.not_written_mem_calls = cut.mem_calls;
       stats.not_written_kernels = cut.kernels;
