@@ -319,6 +319,7 @@ LogData definitionsOf(const LogData& log) {
   out.scope_log_ids = log.scope_log_ids;
   out.scope_id_end = log.scope_id_end;
   out.graph_nodes = log.graph_nodes;
+  out.range_callbacks = log.range_callbacks;
   out.stats = log.stats;
   out.has_stats = log.has_stats;
   out.whole_file_records = log.fileRecords();

@@ -8,12 +8,33 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "collector/log_format.h"
 #include "collector/self_cost.h"
 
 namespace kc {
+
+/// A range as the library hands it to the writer: the Range record and kcount's own callbacks on the range's
+/// thread while it was open (collector/self_cost.h), in the 16 bytes the union of HostEvent has beyond a
+/// RangeBody. Which callbacks count: inject/nvtx_injection.cpp (rangeCallbacksSince). The writer sums them
+/// per scope (RangeCallbacks records); the Range record itself carries only the RangeBody.
+struct HostRange : RangeBody {
+  uint32_t callbacks;    // held at UINT32_MAX
+  uint32_t timed;        // of them, timed (at most callbacks)
+  uint64_t timed_ticks;  // the timed ones' summed duration, hostTicks() units
+
+  /// The range `b` with no callbacks counted (process-wide ranges, tests).
+  HostRange& operator=(const RangeBody& b) noexcept {
+    static_cast<RangeBody&>(*this) = b;
+    callbacks = 0;
+    timed = 0;
+    timed_ticks = 0;
+    return *this;
+  }
+};
+static_assert(sizeof(HostRange) == 48 && std::is_trivially_copyable_v<HostRange>);
 
 /// One host-side record as the writer takes it from a thread buffer (ThreadBuffer::drain). Its times
 /// (launch enter/exit, range begin/end) are hostTicks() values (collector/clock.h) until the writer
@@ -25,7 +46,7 @@ struct HostEvent {
                       // (KCOUNT_GPU_TIME=0, inject/callbacks.h), else 0
   union {
     LaunchBody launch;
-    RangeBody range;
+    HostRange range;
     GraphNodeBody graph_node;
   };
 };

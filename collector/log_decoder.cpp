@@ -56,6 +56,7 @@ size_t knownBodyBytes(uint16_t type) {
     case RecordType::kLaunchBatch:
     case RecordType::kKernelBatch:
     case RecordType::kRangeBatch: return 0;  // variable length, checked by the batch decoder
+    case RecordType::kRangeCallbacks: return 0;  // checked by its decoder: a short one costs only itself
   }
   return 0;
 }
@@ -217,6 +218,7 @@ const char* recordTypeName(uint16_t type) {
     case RecordType::kLaunchBatch: return "launch batch";
     case RecordType::kKernelBatch: return "kernel batch";
     case RecordType::kRangeBatch: return "range batch";
+    case RecordType::kRangeCallbacks: return "range callbacks";
   }
   return "unknown";
 }
@@ -483,6 +485,7 @@ inline void RecordDecoder::decodeRecord(uint16_t type, const At& r, std::span<co
       if (snap_open_) snap_.kernels.push_back(prefix<SnapshotKernelBody>(body));
       break;
     case RecordType::kSnapshotEnd: snapshotEnd(body); break;
+    case RecordType::kRangeCallbacks: decodeRangeCallbacks(r, body); break;
     // Packed chunks put their compact batches after the other records: records may follow the End
     // record inside its chunk and still belong to the log.
     case RecordType::kEnd: log_.complete = true; break;
@@ -602,6 +605,27 @@ void RecordDecoder::decodeGraphNode(std::span<const uint8_t> body) {
   markScopeRef(g.scope_id);
   ++log_.graph_node_records;
   if (opt_.visitor) opt_.visitor->graphNode(g);
+}
+
+// A record whose body is short or whose numbers cannot be (more timed callbacks than callbacks, a scope id
+// past kMaxIds) is an error and skipped alone: its header framed it, so the records after it are intact.
+void RecordDecoder::decodeRangeCallbacks(const At& r, std::span<const uint8_t> body) {
+  const std::string where = "range callbacks record in chunk " + std::to_string(r.chunk) + " at " + r.text();
+  if (body.size() < sizeof(RangeCallbacksBody)) {
+    error(log_, r.issueAt(), r.chunk,
+          where + " has a body of " + std::to_string(body.size()) + " bytes, needs " +
+              std::to_string(sizeof(RangeCallbacksBody)) + "; skipped (kcount's own cost of that range is not known)");
+    return;
+  }
+  const RangeCallbacksBody b = prefix<RangeCallbacksBody>(body);
+  if (b.timed > b.callbacks || b.scope_id >= kIdLimit) {
+    error(log_, r.issueAt(), r.chunk,
+          where + " is damaged (scope " + std::to_string(b.scope_id) + ", " + std::to_string(b.callbacks) +
+              " callbacks, " + std::to_string(b.timed) + " timed); skipped");
+    return;
+  }
+  markScopeRef(b.scope_id);
+  log_.range_callbacks.push_back(b);
 }
 
 void RecordDecoder::decodeMemOp(std::span<const uint8_t> body) {

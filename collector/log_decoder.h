@@ -160,6 +160,7 @@ class RecordDecoder {
   void decodeScope(const At& r, std::span<const uint8_t> body);
   void decodeGraphNode(std::span<const uint8_t> body);
   void decodeMemOp(std::span<const uint8_t> body);
+  void decodeRangeCallbacks(const At& r, std::span<const uint8_t> body);
   void decodeBatch(uint16_t type, const At& r, std::span<const uint8_t> body);
   void decodeStats(std::span<const uint8_t> body);
   void decodeSegment(std::span<const uint8_t> body);

@@ -19,9 +19,10 @@ namespace kc {
 
 inline constexpr char kLogMagic[8] = {'K', 'C', 'O', 'U', 'N', 'T', 'L', 'G'};
 inline constexpr uint16_t kLogMajor = 1;  // incompatible changes
-inline constexpr uint16_t kLogMinor = 3;  // additions readers may ignore (1.1: graph nodes, memory ops;
+inline constexpr uint16_t kLogMinor = 4;  // additions readers may ignore (1.1: graph nodes, memory ops;
                                           // 1.2: segments, snapshots, packed chunks, compact batches;
-                                          // 1.3: graph GPU spans, MemOpKind::kGraph)
+                                          // 1.3: graph GPU spans, MemOpKind::kGraph;
+                                          // 1.4: kcount's own callbacks per range, RangeCallbacks)
 inline constexpr uint32_t kChunkMagic = 0x4b484b43;  // "CKHK" little-endian bytes 'C','K','H','K'
 /// Magic of a packed chunk (1.2): "CKHZ", bytes 'C','K','H','Z'. A reader of 1.0/1.1 finds no chunk
 /// magic it knows and reports damage; it never skips a packed chunk silently.
@@ -135,6 +136,7 @@ enum class RecordType : uint16_t {
   kKernelBatch = 17,  // 1.2: kernels, compact columns
   kRangeBatch = 18,   // 1.2: ranges, compact columns
   // 19: reserved for a further compact encoding.
+  kRangeCallbacks = 20,  // 1.4: kcount's own callbacks inside one range (RangeCallbacksBody), at the close
 };
 
 struct RecordHeader {
@@ -396,6 +398,22 @@ struct SnapshotEndBody {
   uint32_t rows;
 };
 static_assert(sizeof(SnapshotEndBody) == 8);
+
+/// kcount's own cost inside one range (1.4), written once per range (scope) with a callback inside, at the
+/// close, just before the final chunk: the callbacks
+/// the library handled on the range's thread while an instance of it was open, summed over the instances
+/// recorded (those of the capture windows, as Range records), its child ranges' included (inclusive); the
+/// push and pop callbacks of the range itself are not (those of its child ranges are). `timed` of them were
+/// timed (the library's random sample, about 1 in 64), `timed_ns` their summed duration. Process-wide ranges
+/// (nvtxRangeStart/End) count nothing. A reader sums records that name the same scope.
+struct RangeCallbacksBody {
+  uint32_t scope_id;   // the range's node in the range tree (its full path)
+  uint32_t reserved;   // 0
+  uint64_t callbacks;  // callbacks handled inside the range's instances
+  uint64_t timed;      // of them, timed (at most callbacks)
+  uint64_t timed_ns;   // the timed ones' summed duration, ns
+};
+static_assert(sizeof(RangeCallbacksBody) == 32);
 
 static_assert(std::is_trivially_copyable_v<LaunchBody> && std::is_trivially_copyable_v<KernelBody> &&
               std::is_trivially_copyable_v<RangeBody> && std::is_trivially_copyable_v<ScopeBody>);

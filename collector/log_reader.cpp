@@ -165,6 +165,7 @@ LogData joinRotatedParts(std::vector<LogData> parts, const std::vector<std::stri
     append(out.graph_nodes, p.graph_nodes);
     append(out.mem_ops, p.mem_ops);
     append(out.segments, p.segments);
+    append(out.range_callbacks, p.range_callbacks);
     for (LogData::RecordMark m : p.segment_marks)
       out.segment_marks.push_back({m.launches + out.launch_records, m.kernels + out.kernel_records,
                                    m.mem_ops + out.mem_op_records});
@@ -295,6 +296,7 @@ void compactScopes(LogData& log, size_t min_dropped) {
   for (auto& l : log.launches) l.scope_id = map(l.scope_id);
   for (auto& r : log.ranges) r.scope_id = map(r.scope_id);
   for (auto& g : log.graph_nodes) g.scope_id = map(g.scope_id);
+  for (auto& c : log.range_callbacks) c.scope_id = map(c.scope_id);
   for (auto& sd : log.snapshots) {
     for (auto& r : sd.scopes) r.scope_id = map(r.scope_id);
     for (auto& r : sd.kernels)

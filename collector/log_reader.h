@@ -85,6 +85,10 @@ struct LogData {
   std::vector<GraphNodeBody> graph_nodes;  // format 1.1
   std::vector<MemOpBody> mem_ops;          // format 1.1
   std::vector<SegmentBody> segments;       // format 1.2: capture windows, in write order (see RecordVisitor)
+  /// Format 1.4: kcount's own callbacks per range, as written (final chunk; a scope may repeat in logs joined
+  /// from parts: rangeCallbacksOf() in collector/self_cost.h sums them). Whole-run numbers, like the metadata:
+  /// kept whatever ReadOptions::keep_records says, and by a selection (selectSegment()).
+  std::vector<RangeCallbacksBody> range_callbacks;
   /// Launch, kernel and memory-operation records that lie before a Segment record's window ends: counts of
   /// records decoded (LogData::launch_records, ...) at the end of the chunk that holds it (the library ends
   /// a chunk after a Segment record, and a packed chunk decodes its record batches after its other

@@ -284,6 +284,11 @@ void LogWriter::writeSnapshotKernel(const SnapshotKernelBody& k) {
   room_made_ = false;
 }
 void LogWriter::writeSnapshotEnd(const SnapshotEndBody& e) { append(RecordType::kSnapshotEnd, &e, sizeof(e)); }
+void LogWriter::writeRangeCallbacks(const RangeCallbacksBody& r) {
+  beginRecord(sizeof(RecordHeader) + sizeof(r), {{false, r.scope_id}});
+  append(RecordType::kRangeCallbacks, &r, sizeof(r));
+  room_made_ = false;
+}
 void LogWriter::writeEnd() { append(RecordType::kEnd, nullptr, 0); }
 
 void LogWriter::beginFinalChunk() {

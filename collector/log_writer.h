@@ -176,6 +176,8 @@ class LogWriter {
   void writeSnapshotScope(const SnapshotScopeBody& s);
   void writeSnapshotKernel(const SnapshotKernelBody& k);
   void writeSnapshotEnd(const SnapshotEndBody& e);
+  /// kcount's own callbacks inside one range (1.4; the library writes them in the final chunk).
+  void writeRangeCallbacks(const RangeCallbacksBody& r);
   /// Marks the log complete. Call last, then flush(). The chunk holding it may use kTailReserve.
   void writeEnd();
 

@@ -1,5 +1,8 @@
 #include "collector/self_cost.h"
 
+#include <algorithm>
+#include <map>
+
 #include "collector/log_reader.h"
 #include "collector/parse.h"
 #include "collector/saturating.h"
@@ -53,6 +56,36 @@ std::optional<SelfCost> selfCostOf(const LogData& log) {
   const std::optional<uint64_t> timed_ns = parseUnsigned(log.meta(kMetaSelfTimedNs));
   if (!callbacks || !timed || !timed_ns || *timed > *callbacks) return std::nullopt;
   return selfCostFromNs(CallbackCounts{*callbacks, *timed, *timed_ns});
+}
+
+std::vector<RangeCallbackCost> rangeCallbackCostsOf(const LogData& log) {
+  std::map<uint32_t, CallbackCounts> inclusive;  // by scope id, summed
+  for (const RangeCallbacksBody& r : log.range_callbacks)
+    inclusive[r.scope_id] += CallbackCounts{r.callbacks, r.timed, r.timed_ns};
+  std::map<uint32_t, CallbackCounts> children;  // by parent scope id: its child scopes' inclusive counts
+  for (const auto& [id, counts] : inclusive)
+    if (id != kRootScope && log.scopeDefined(id) && id < log.scopes.size())
+      children[log.scopes[id].parent_id] += counts;
+  auto less = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+  std::vector<RangeCallbackCost> out;
+  out.reserve(inclusive.size());
+  for (const auto& [id, counts] : inclusive) {
+    RangeCallbackCost c{id, counts, counts};
+    if (auto it = children.find(id); it != children.end()) {
+      c.self.callbacks = less(counts.callbacks, it->second.callbacks);
+      c.self.timed = less(counts.timed, it->second.timed);
+      c.self.timed_time = less(counts.timed_time, it->second.timed_time);
+      c.self.timed = std::min(c.self.timed, c.self.callbacks);
+    }
+    out.push_back(c);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RangeCallbackCost& a, const RangeCallbackCost& b) {
+    const SelfCost x = a.selfCost(), y = b.selfCost();
+    if (x.estimated_ns.has_value() != y.estimated_ns.has_value()) return x.estimated_ns.has_value();
+    if (x.estimated_ns != y.estimated_ns) return x.estimated_ns > y.estimated_ns;
+    return x.callbacks > y.callbacks;
+  });
+  return out;
 }
 
 }  // namespace kc

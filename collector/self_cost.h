@@ -79,6 +79,26 @@ SelfCost selfCostFromNs(const CallbackCounts& counts) noexcept;
 /// The three metadata entries (key, decimal value) that state `cost`, in the order written. Pure.
 std::vector<std::pair<std::string, std::string>> selfCostMetadata(const SelfCost& cost);
 
+/// kcount's own cost inside one range (format 1.4, RangeCallbacks records): inclusive (every callback on the
+/// range's thread while an instance of it was open, its child ranges' included; not its own push and pop) and
+/// self (the inclusive counts less its child ranges' inclusive counts, each field held at 0: the callbacks
+/// inside the range but in none of its child ranges, the child ranges' own push and pop among them).
+/// timed_time in ns.
+struct RangeCallbackCost {
+  uint32_t scope_id = 0;  // the range (LogData's scope table index)
+  CallbackCounts inclusive;
+  CallbackCounts self;
+  /// The self counts as a SelfCost: estimated_ns = self callbacks x (self timed_ns / self timed), nullopt
+  /// when none of them was timed.
+  SelfCost selfCost() const noexcept { return selfCostFromNs(self); }
+};
+
+/// Per range of `log` that has a RangeCallbacks record (records naming the same scope summed), ordered by
+/// estimated self time, most first (ranges without one after those with one, by self callbacks), then by
+/// scope id. Empty for a log without the records (written before 1.4, or cut before its final chunk).
+/// Pure; thread-safe.
+std::vector<RangeCallbackCost> rangeCallbackCostsOf(const LogData& log);
+
 /// kcount's own cost as `log` states it: nullopt for a log without the three keys (written before them, or
 /// cut before its final chunk), or with a value that is not a decimal number or more timed callbacks than
 /// callbacks (damage). Pure; thread-safe.

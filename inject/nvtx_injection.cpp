@@ -103,9 +103,8 @@ uint32_t scopeFor(ThreadState* ts, uint32_t parent, uint32_t domain, const Messa
   return scope;
 }
 
-int push(uint32_t domain, Message m) {
-  ThreadState* ts = recordingThread();
-  if (ts == nullptr) return -1;
+// The push handler's work, counted as one callback; returns the range's level (ts->depth before it).
+int pushCounted(ThreadState* ts, uint32_t domain, Message m) {
   const CallbackCostScope cost(ts);
   const uint32_t level = ts->depth;
   if (ts->depth < ThreadState::kMaxDepth) {
@@ -127,14 +126,35 @@ int push(uint32_t domain, Message m) {
   return static_cast<int>(level);
 }
 
-void emitRange(ThreadState* ts, uint64_t begin, uint32_t scope, uint32_t begin_thread, uint32_t flags) {
+int push(uint32_t domain, Message m) {
+  ThreadState* ts = recordingThread();
+  if (ts == nullptr) return -1;
+  const int level = pushCounted(ts, domain, m);
+  // Read once the push's own CallbackCostScope has closed: the push is counted (and timed) before it, so
+  // the range's callbacks start after it (rangeCallbacksSince).
+  if (static_cast<uint32_t>(level) < ThreadState::kMaxDepth) ts->stack[level].at_push = ts->buffer->callbacks.read();
+  return level;
+}
+
+// Writes a range ending now. `at_push`: the thread's callback tally at its push, for a range of this thread's
+// stack popped by this handler (the pop's own count taken off); nullptr: no callbacks counted (process-wide
+// ranges, which may end on another thread and overlap anything).
+void emitRange(ThreadState* ts, uint64_t begin, uint32_t scope, uint32_t begin_thread, uint32_t flags,
+               const CallbackCounts* at_push = nullptr) {
   const uint64_t end = hostTicks();
   // Written in place (ThreadBuffer::reserveEvent: no copy through the stack).
   HostEvent* e = ts->buffer->reserveEvent();
   if (e == nullptr) return;  // the buffer counted the drop
   e->kind = HostEvent::kRange;
   e->reserved = 0;
-  RangeBody& r = e->range;
+  HostRange& r = e->range;
+  if (at_push != nullptr) {
+    rangeCallbacksSince(ts->buffer->callbacks.read(), *at_push, /*own=*/1, &r);
+  } else {
+    r.callbacks = 0;
+    r.timed = 0;
+    r.timed_ticks = 0;
+  }
   r.begin_ns = begin;
   r.end_ns = end;
   r.scope_id = scope;
@@ -171,7 +191,8 @@ int pop(uint32_t domain) {
   const OpenRange r = ts->stack[at];
   // Written only inside a window; one that began before the window opened is flagged.
   if (const uint32_t epoch = Session::gateNow() & kGateEpochMask; epoch != 0)
-    emitRange(ts, r.begin_ticks, r.scope_id, ts->thread_id, (r.epoch & kGateEpochMask) == epoch ? 0u : uint32_t{kRangeBeganOutsideWindow});
+    emitRange(ts, r.begin_ticks, r.scope_id, ts->thread_id,
+              (r.epoch & kGateEpochMask) == epoch ? 0u : uint32_t{kRangeBeganOutsideWindow}, &r.at_push);
   for (uint32_t j = at; j + 1 < ts->depth; ++j) {
     ts->stack[j] = ts->stack[j + 1];
     const uint32_t parent = j == 0 ? kRootScope : ts->stack[j - 1].scope_id;

@@ -489,6 +489,7 @@ uint64_t Session::writeEventsLocked() {
       });
     } else if (e.kind == HostEvent::kRange) {
       writer_->writeRange(e.range);
+      noteRangeCallbacksLocked(e.range);
       counters_.ranges.fetch_add(1, std::memory_order_relaxed);
     } else if (e.kind == HostEvent::kGraphNode) {
       writer_->writeGraphNode(e.graph_node);
@@ -617,6 +618,7 @@ void Session::aggregateEventsLocked() {
             std::memory_order_relaxed);
       } else if (e.kind == HostEvent::kRange) {
         aggregator_->addRange(e.range);
+        noteRangeCallbacksLocked(e.range);
         counters_.ranges.fetch_add(1, std::memory_order_relaxed);
       }  // graph nodes serve the capture-path view of trace logs only
     } catch (...) {
@@ -729,9 +731,13 @@ std::string Session::unwrittenReason() {
 
 SelfCost Session::selfCostLocked(CallbackCounts ticks) {
   // The durations are in hostTicks() units: converted at the run's rate, taken from a fresh anchor (the last
-  // drain took one only if it had host records). Without a rate (the TSC line has one anchor), the sample
-  // is left out rather than given a wrong scale.
+  // drain took one only if it had host records).
   if (ticks_.source() != HostClockSource::kMonotonic) ticks_.anchor(takeAnchor());
+  return selfCostFromNs(callbacksInNsLocked(ticks));
+}
+
+CallbackCounts Session::callbacksInNsLocked(CallbackCounts ticks) const {
+  // Without a rate (the TSC line has one anchor), the sample is left out rather than given a wrong scale.
   const double ns_per_tick = ticks_.nsPerTick();
   if (ns_per_tick <= 0.0) {
     ticks.timed = 0;
@@ -740,7 +746,29 @@ SelfCost Session::selfCostLocked(CallbackCounts ticks) {
     const double ns = static_cast<double>(ticks.timed_time) * ns_per_tick;
     ticks.timed_time = ns >= 1.8e19 ? kSaturated : static_cast<uint64_t>(ns + 0.5);
   }
-  return selfCostFromNs(ticks);
+  return ticks;
+}
+
+void Session::noteRangeCallbacksLocked(const HostRange& r) noexcept {
+  if ((r.flags & kRangeProcessWide) != 0) return;
+  try {
+    range_callbacks_[r.scope_id] += CallbackCounts{r.callbacks, r.timed, r.timed_ticks};
+  } catch (...) {
+  }
+}
+
+void Session::writeRangeCallbacksLocked() {
+  if (range_callbacks_.empty()) return;
+  if (ticks_.source() != HostClockSource::kMonotonic) ticks_.anchor(takeAnchor());  // as selfCostLocked()
+  std::vector<uint32_t> scopes;
+  scopes.reserve(range_callbacks_.size());
+  for (const auto& [scope, counts] : range_callbacks_)
+    if (counts.callbacks > 0) scopes.push_back(scope);  // a range with none inside adds nothing to any count
+  std::sort(scopes.begin(), scopes.end());
+  for (const uint32_t scope : scopes) {
+    const CallbackCounts ns = callbacksInNsLocked(range_callbacks_[scope]);
+    writer_->writeRangeCallbacks(RangeCallbacksBody{scope, 0, ns.callbacks, ns.timed, ns.timed_time});
+  }
 }
 
 void Session::finish(void (*flush_activity)()) noexcept {
@@ -773,6 +801,11 @@ void Session::finish(void (*flush_activity)()) noexcept {
     std::lock_guard<std::mutex> lock(writer_mutex_);
     if (seg_open_) seg_closing_ = true;
     drainLocked(/*final_chunk=*/true);  // switches to kFinished: later activity records count as late
+    // Before the final chunk (which the last Segment record opens): they are as many as the ranges with a
+    // callback inside, too many for the writer's tail reserve. Not under KCOUNT_MAX_BYTES: coming after
+    // every range, with the definitions of their scopes, they would fill parts of their own (a rotated
+    // log) or be kept out (one file).
+    if (writer_ && has_records_ && !log_refused_ && config_.max_file_bytes == 0) writeRangeCallbacksLocked();
     const char* end_reason = endReasonOfSignal(end_signal_.load(std::memory_order_relaxed));
     if (seg_open_) {
       closeSegmentLocked(end_reason, nowNs(), /*at_exit=*/true);
@@ -1051,12 +1084,16 @@ void writeUnclosedRanges(bool from_signal_handler) noexcept { writeUnclosedRange
 void writeUnclosedRanges(ThreadState* ts, bool from_signal_handler) noexcept {
   if (ts == nullptr || ts->buffer == nullptr) return;
   const uint64_t now = hostTicks();
+  // Each range's callbacks up to now (no pop: nothing to take off); ranges pushed past kMaxDepth are not
+  // tracked and not written.
+  const CallbackCounts tally = ts->buffer->callbacks.read();
   const uint32_t d = ts->depth < ThreadState::kMaxDepth ? ts->depth : ThreadState::kMaxDepth;
   for (uint32_t i = d; i-- > 0;) {
     HostEvent e;
     e.kind = HostEvent::kRange;
     e.reserved = 0;
     e.range = RangeBody{ts->stack[i].begin_ticks, now, ts->stack[i].scope_id, ts->thread_id, ts->thread_id, kRangeUnclosed};
+    rangeCallbacksSince(tally, ts->stack[i].at_push, /*own=*/0, &e.range);
     if (from_signal_handler) {
       ts->buffer->appendNoGrow(e);
     } else {

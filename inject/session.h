@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -301,6 +302,20 @@ class Session {
   /// The SelfCost of `ticks` (the callbacks of every thread, timed_time in hostTicks() units), its durations
   /// converted to ns at the run's tick rate. Requires writer_mutex_ (anchors ticks_).
   SelfCost selfCostLocked(CallbackCounts ticks);
+  /// `ticks` with timed_time converted from hostTicks() units to ns at the run's tick rate as ticks_ has it
+  /// now (timed and timed_time 0 without a rate). Requires writer_mutex_.
+  CallbackCounts callbacksInNsLocked(CallbackCounts ticks) const;
+  /// kcount's own callbacks inside the ranges handed to the writer, summed per scope (timed_time in
+  /// hostTicks() units); written as RangeCallbacks records at the close, just before the final chunk. One
+  /// entry per scope, so bounded by the scope tree. Requires writer_mutex_.
+  std::unordered_map<uint32_t, CallbackCounts> range_callbacks_;
+  /// Adds the range `r`'s callbacks to range_callbacks_ (process-wide ranges count none and are left out).
+  /// Out of memory: that range's callbacks are lost, nothing else. Requires writer_mutex_.
+  void noteRangeCallbacksLocked(const HostRange& r) noexcept;
+  /// Writes range_callbacks_ as RangeCallbacks records, by scope id, in ns (from a fresh anchor), those with
+  /// at least one callback: after the final drain, before the final chunk (under KCOUNT_MAX_BYTES they may
+  /// be kept out, counted as any record). Requires writer_mutex_.
+  void writeRangeCallbacksLocked();
   bool said_unknown_graph_ = false;  // the metadata line on a graph launch of unknown content is written
   uint64_t corr_offset_ = 0;  // see beginCorrelationNumbering()
   uint64_t corr_max_ = 0;     // largest correlation id taken, offset included

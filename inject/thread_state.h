@@ -17,7 +17,26 @@ struct OpenRange {
   uint32_t name_id;
   uint32_t domain_id;  // kNoString for the default domain
   uint32_t epoch;      // window epoch at push (0: paused); bit kRangeEndsWindow: its pop closes the window
+  /// The thread's CallbackTally (kcount's own callbacks, inject/self_cost.h) as read at the end of the push
+  /// handler, after the push's own count and timing: its pop takes the difference (rangeCallbacksSince).
+  CallbackCounts at_push;
 };
+
+/// kcount's own callbacks on this thread between a range's push and `now` (the tally read now, every field
+/// at least `at_push`'s), into `r`: the callbacks counted since the push handler ended, less `own` (1 when
+/// `now` was read inside the pop handler, whose own count is already in the tally while its timing is not:
+/// the pop is left out whole, as the push is), and the timed ones with their ticks. So a range's counts
+/// hold every callback strictly between its push and its pop on its thread, its child ranges' push and pop
+/// included, its own push and pop not. Counts are held at UINT32_MAX. Loads and stores only.
+inline void rangeCallbacksSince(const CallbackCounts& now, const CallbackCounts& at_push, uint64_t own,
+                                HostRange* r) noexcept {
+  auto diff = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+  const uint64_t callbacks = diff(now.callbacks, at_push.callbacks + own);
+  const uint64_t timed = diff(now.timed, at_push.timed);
+  r->callbacks = callbacks > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(callbacks);
+  r->timed = timed > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(timed);
+  r->timed_ticks = diff(now.timed_time, at_push.timed_time);
+}
 
 /// One launch API call between its enter and exit callbacks.
 struct OpenLaunch {

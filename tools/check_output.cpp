@@ -85,7 +85,7 @@ void printCheckRecords(std::ostream& out, const LoadedLog& l, std::string& impla
     } else {
       out << "stats: none (the log has no stats record)\n";
     }
-    out << selfCostCheckLine(selfCostOf(d));
+    out << selfCostCheckLine(selfCostOf(d)) << rangeCostCheckLines(d);
     if (!gpuTimeRecorded(d))
       out << "GPU time: " << noKernelGpuTimeText(d) << ": kernels counted at their launch calls, a graph launch's "
              "read from its graph"

@@ -146,7 +146,7 @@ void printFooter(std::ostream& out, const LoadedLog& l, bool list_issues = true)
     out << "dropped: unknown (the log has no stats record)\n";
   // Records kept out of the log at the size cap (KCOUNT_MAX_BYTES): the library's count, by kind.
   if (const std::string cut = l.data.meta("records_not_written"); !cut.empty()) out << "records " << cut << '\n';
-  out << selfCostFooterLine(selfCostOf(l.data));
+  out << selfCostFooterLine(selfCostOf(l.data)) << rangeCostFooterLine(l.data);
   if (windowsShown(l.data)) {
     const auto segs = windowTotals(l);
     auto duration = [](const SegmentBody& sg) {
@@ -470,6 +470,8 @@ json summaryJsonWithoutRanges(const LoadedLog& l) {
   // KCOUNT_LAUNCH_TIMING=N: launch_api_ns are estimates (one call in N timed, counted N times).
   out["launch_timing_sample"] = launchTimingSample(d);
   out["kcount_cost"] = selfCostJson(selfCostOf(d));  // null: a log written before the library counted it
+  if (const auto by_range = rangeCostJson(d); by_range && out["kcount_cost"].is_object())
+    out["kcount_cost"]["by_range"] = *by_range;  // format 1.4 logs only
   {
     const LogLosses loss = logLosses(l);
     json counters = json::object();

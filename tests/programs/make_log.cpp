@@ -28,6 +28,8 @@
 //                            start) to now, holding the launches made in it (index 0, 1, ...); it ends
 //                            the chunk, as the library does
 //   snapshot                 a summary-mode snapshot (final, no rows): makes the log a summary-mode log
+//   rangecost N T NS         a RangeCallbacks record (format 1.4) for the innermost open range: N callbacks
+//                            inside it, T of them timed, NS ns in all (written as given, even T > N)
 // Blank lines and lines starting with '#' are skipped. The log ends with a Stats and an End record.
 // Exit status: 0, or 2 with a message for an unknown line, a pop with nothing pushed, or a write error.
 #include <algorithm>
@@ -89,6 +91,13 @@ class Builder {
     w_->writeRange(r);
     ++stats_.ranges;
     stack_.pop_back();
+    return true;
+  }
+
+  /// kcount's own callbacks inside the innermost open range (false when none is open).
+  bool rangeCost(uint64_t callbacks, uint64_t timed, uint64_t timed_ns) {
+    if (stack_.empty()) return false;
+    w_->writeRangeCallbacks(kc::RangeCallbacksBody{stack_.back().scope, 0, callbacks, timed, timed_ns});
     return true;
   }
 
@@ -340,6 +349,16 @@ int main(int argc, char** argv) {
       b.shape(op == "grid", v);
     } else if (op == "segment") {
       b.segment();
+    } else if (op == "rangecost") {
+      uint64_t callbacks = 0, timed = 0, ns = 0;
+      if (std::sscanf(rest(line, 1).c_str(), "%lu %lu %lu", &callbacks, &timed, &ns) != 3) {
+        std::fprintf(stderr, "kc_make_log: line %zu: rangecost N T NS expected\n", n);
+        return 2;
+      }
+      if (!b.rangeCost(callbacks, timed, ns)) {
+        std::fprintf(stderr, "kc_make_log: line %zu: rangecost with no range pushed\n", n);
+        return 2;
+      }
     } else if (op == "snapshot") {
       b.snapshot();
     } else {

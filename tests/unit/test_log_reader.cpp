@@ -619,6 +619,56 @@ TEST_CASE("record bodies: short is an error, long keeps the known prefix, unknow
   CHECK(d.chunks_skipped == 1);
 }
 
+TEST_CASE("RangeCallbacks records (1.4): read back; a short or impossible one is an error and skipped alone") {
+  std::vector<uint8_t> payload;
+  const char name[] = "step";
+  const kc::StringBody str{1};
+  std::vector<uint8_t> string_body(sizeof(str) + 4);
+  std::memcpy(string_body.data(), &str, sizeof(str));
+  std::memcpy(string_body.data() + sizeof(str), name, 4);
+  appendRecord(payload, kc::RecordType::kString, string_body.data(), static_cast<uint32_t>(string_body.size()));
+  const kc::ScopeBody scope{1, 0, 1, 0};
+  appendRecord(payload, kc::RecordType::kScope, &scope, sizeof(scope));
+  const kc::RangeCallbacksBody good{1, 0, 1000, 16, 1600};
+  appendRecord(payload, kc::RecordType::kRangeCallbacks, &good, sizeof(good));
+  appendRecord(payload, kc::RecordType::kRangeCallbacks, &good, 20);  // cut: 20 of 32 bytes
+  const kc::RangeCallbacksBody impossible{1, 0, 10, 11, 1100};         // more timed than callbacks
+  appendRecord(payload, kc::RecordType::kRangeCallbacks, &impossible, sizeof(impossible));
+  const kc::RangeCallbacksBody again{1, 0, 24, 1, 90};  // the same scope again (joined parts): summed
+  appendRecord(payload, kc::RecordType::kRangeCallbacks, &again, sizeof(again));
+  appendRecord(payload, kc::RecordType::kEnd, nullptr, 0);
+  const kc::LogData d = kc::readLog(rawLog(payload, 7));
+  CHECK(d.damaged());
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "range callbacks record in chunk 0 at byte "));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "has a body of 20 bytes, needs 32; skipped"));
+  CHECK(hasIssue(d, ReadIssue::Severity::kError, "is damaged (scope 1, 10 callbacks, 11 timed); skipped"));
+  CHECK(d.issues.size() == 2);
+  // The records around the bad ones are read: the chunk is not given up.
+  CHECK(d.complete);
+  CHECK(d.chunks_skipped == 0);
+  REQUIRE(d.range_callbacks.size() == 2);
+  CHECK(d.range_callbacks[0].callbacks == 1000);
+  CHECK(d.range_callbacks[1].callbacks == 24);
+  CHECK(d.scopePath(d.range_callbacks[0].scope_id) == "step");
+
+  // Through LogWriter, plain and packed, in the final chunk: read back as written, no issue.
+  for (const auto encoding : {kc::LogEncoding::kPlain, kc::LogEncoding::kCompact}) {
+    kc::MemorySink sink;
+    kc::LogWriter w(&sink, encoding);
+    w.writeString(1, "step");
+    w.writeScope({1, 0, 1, 0});
+    w.writeRange({50, 500, 1, 7, 7, 0});
+    w.writeRangeCallbacks(good);
+    w.writeEnd();
+    w.flush();
+    const kc::LogData r = kc::readLog(sink.bytes);
+    CHECK(r.issues.empty());
+    CHECK(r.minor == kc::kLogMinor);
+    REQUIRE(r.range_callbacks.size() == 1);
+    CHECK(r.range_callbacks[0].timed_ns == 1600);
+  }
+}
+
 TEST_CASE("Stats: the 72-byte body of earlier logs and the body with the not_written_* fields") {
   kc::StatsBody st{};
   st.ranges = 100;
@@ -820,7 +870,7 @@ TEST_CASE("segments: written, read back, and select their own records") {
   w.flush();
   const kc::LogData d = kc::readLog(sink.bytes);
   REQUIRE(d.intact());
-  CHECK(d.minor == 3);
+  CHECK(d.minor == kc::kLogMinor);
   REQUIRE(d.segments.size() == 2);
   CHECK(d.segments[1].index == 1);
   CHECK(d.str(d.segments[1].end_reason_id) == "duration");

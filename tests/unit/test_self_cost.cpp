@@ -2,8 +2,10 @@
 // tools/self_cost.h): the estimate from the sample, sums over logs, keys that do not add up.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collector/log_reader.h"
 #include "collector/saturating.h"
@@ -78,4 +80,70 @@ TEST_CASE("kcount's own cost: check's line, the footer's line, JSON; nothing for
   CHECK(kc::selfCostJson(std::nullopt).is_null());
   CHECK(kc::selfCostFooterLine(kc::selfCostFromNs({1, 0, 0})) ==
         "kcount's own cost: 1 callback on the program's threads (none timed)\n");
+}
+
+namespace {
+
+// A log with ranges req (1), req/decode (2), req/prefill (3), req/prefill/attn (4), idle (5) and the
+// RangeCallbacks records `records` (format 1.4).
+kc::LogData rangeLog(std::vector<kc::RangeCallbacksBody> records) {
+  kc::LogData d;
+  d.strings = {"", "req", "decode", "prefill", "attn", "idle"};
+  d.scopes = {{0, 0, 0, 0}, {1, 0, 1, 0}, {2, 1, 2, 0}, {3, 1, 3, 0}, {4, 3, 4, 0}, {5, 0, 5, 0}};
+  d.range_callbacks = std::move(records);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("kcount's own cost per range: self is inclusive less the child ranges', held at 0; most first") {
+  const kc::LogData d = rangeLog({{1, 0, 5000, 80, 8000},  // req: 5000 inclusive
+                                  {2, 0, 3000, 50, 4500},  // req/decode
+                                  {3, 0, 1200, 20, 2400},  // req/prefill
+                                  {4, 0, 1500, 30, 3000},  // req/prefill/attn: more than its parent (held at 0)
+                                  {5, 0, 7, 0, 0},         // idle: none timed
+                                  {2, 0, 100, 0, 0}});     // req/decode again: summed
+  const std::vector<kc::RangeCallbackCost> c = kc::rangeCallbackCostsOf(d);
+  REQUIRE(c.size() == 5);
+  std::map<uint32_t, kc::RangeCallbackCost> by;
+  for (const auto& r : c) by[r.scope_id] = r;
+  CHECK(by[2].inclusive.callbacks == 3100);
+  CHECK(by[2].self.callbacks == 3100);
+  CHECK(by[1].self.callbacks == 5000 - 3100 - 1200);
+  CHECK(by[1].self.timed == 80 - 50 - 20);
+  CHECK(by[1].self.timed_time == 8000 - 4500 - 2400);
+  CHECK(by[3].self.callbacks == 0);
+  CHECK(by[3].self.timed == 0);
+  CHECK(by[3].self.timed_time == 0);
+  // Estimated self time: decode 3100 x 90 ns, attn 1500 x 100 ns, req 700 x 110 ns; idle none timed, after.
+  CHECK(c[0].scope_id == 2);
+  CHECK(*c[0].selfCost().estimated_ns == 279000);
+  CHECK(c[1].scope_id == 4);
+  CHECK(c[2].scope_id == 1);
+  CHECK(*c[2].selfCost().estimated_ns == 77000);
+  CHECK(c[3].scope_id == 5);
+  CHECK_FALSE(c[3].selfCost().estimated_ns.has_value());
+  CHECK(kc::rangeCallbackCostsOf(kc::LogData{}).empty());
+
+  CHECK(kc::rangeCostCheckLines(d) ==
+        "  by range (self: callbacks inside the range but not its child ranges), most first:\n"
+        "    req/decode: 3100 callbacks, about 279 µs (50 timed, mean 90 ns)\n"
+        "    req/prefill/attn: 1500 callbacks, about 150 µs (30 timed, mean 100 ns)\n"
+        "    req: 700 callbacks, about 77.0 µs (10 timed, mean 110 ns)\n"
+        "    idle: 7 callbacks (none timed)\n");
+  CHECK(kc::rangeCostFooterLine(d) ==
+        "kcount's own cost by range (self): req/decode about 279 µs (3100 callbacks), req/prefill/attn about 150 µs "
+        "(1500 callbacks), req about 77.0 µs (700 callbacks)\n");
+  const auto json = kc::rangeCostJson(d);
+  REQUIRE(json.has_value());
+  REQUIRE(json->size() == 5);
+  CHECK((*json)[0] == nlohmann::json{{"path", "req/decode"}, {"callbacks", 3100}, {"timed", 50}, {"timed_ns", 4500},
+                                     {"self_callbacks", 3100}, {"self_timed", 50}, {"self_timed_ns", 4500},
+                                     {"estimated_ns", 279000}});
+  CHECK((*json)[4]["path"] == "req/prefill");
+  CHECK((*json)[4]["estimated_ns"].is_null());
+  // A log without the records shows nothing.
+  CHECK(kc::rangeCostCheckLines(kc::LogData{}).empty());
+  CHECK(kc::rangeCostFooterLine(kc::LogData{}).empty());
+  CHECK_FALSE(kc::rangeCostJson(kc::LogData{}).has_value());
 }

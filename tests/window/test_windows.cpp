@@ -280,7 +280,7 @@ TEST_CASE("capture windows: only records of launches inside a window reach the l
 
   const LogData log = readLogFile(g_log_path);
   REQUIRE_FALSE(log.damaged());
-  CHECK(log.minor == 3);
+  CHECK(log.minor == kc::kLogMinor);
   REQUIRE(log.segments.size() == 8);
   for (uint32_t i = 0; i < 8; ++i) CHECK(log.segments[i].index == i);
 
