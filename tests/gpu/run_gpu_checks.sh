@@ -33,14 +33,15 @@
 #        launch-callbacks tests/gpu/check_launch_callbacks.sh KCOUNT_LAUNCH_CALLBACKS=driver: gpu-time's rows, exact
 #        profiler-graphs  tests/gpu/check_profiler_graphs.sh  count-only graph kernels per range and name = torch.profiler's
 #        graph-gpu-time   tests/gpu/check_graph_gpu_time.sh   KCOUNT_GPU_TIME=graphs: exact counts, one GPU span per graph launch
+#        range-cost       tests/gpu/check_range_cost.sh       kcount's own callbacks per range, exact (trace/summary, all/driver)
 #
 # GPU_CHECKS selects parts (a device call has a time limit): "core" (rows a..k10) and the feature names
 # above; default "core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server
-# launch-callbacks profiler-graphs graph-gpu-time". Each feature script writes into $OUT/<name>/.
+# launch-callbacks profiler-graphs graph-gpu-time range-cost". Each feature script writes into $OUT/<name>/.
 
 set -u
 
-GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server launch-callbacks profiler-graphs graph-gpu-time}
+GPU_CHECKS=${GPU_CHECKS:-core control summary-mode gpu-time torch-modules run-edges rotation ab-floor host-clock server launch-callbacks profiler-graphs graph-gpu-time range-cost}
 want_part() { [[ " $GPU_CHECKS " == *" $1 "* ]]; }
 BUILD_DIR=${1:-build}
 OUTDIR=${OUT:-/tmp/kcount-gpu}
@@ -513,6 +514,7 @@ feature_row server check_server.sh
 feature_row launch-callbacks check_launch_callbacks.sh
 feature_row profiler-graphs check_profiler_graphs.sh
 feature_row graph-gpu-time check_graph_gpu_time.sh
+feature_row range-cost check_range_cost.sh
 
 # ---- table
 print_table_and_exit
