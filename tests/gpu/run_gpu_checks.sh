@@ -16,7 +16,7 @@
 #   f  --inject cuda         (b) again through CUDA_INJECTION64_PATH: step subtree identical to (b)
 #   g  one libcupti          only one libcupti file mapped in a profiled PyTorch process
 #   i  C++ launch paths    runtime, cuLaunchKernel, graph replay, 4 threads, exit without sync: exact
-#   l  packed log format 1.3 the log of (i) is format 1.3, every chunk packed (zstd), under 16 bytes per kernel
+#   l  packed log format 1.4 the log of (i) is format 1.4, every chunk packed (zstd), under 16 bytes per kernel
 #   h  no GPU work           LD_PRELOAD on python3 -c 'print(1)' and /bin/true: same output, no log file
 #   j  one log per run       no run above left a second log (e.g. from torch.compile's worker processes)
 #   k1..k10                  attribution cases (tests/gpu/cases/, docs/attribution.md)
@@ -261,7 +261,7 @@ if run_cmd nvcc-launches nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launche
   check_row "i C++ launch paths (--inject cuda)" "$RUN_ERR" expect "$OUTDIR/launches-inject-cuda.json" \
     runtime:exclusive.kernels=1000 driver:exclusive.kernels=500 replay:exclusive.kernels=500 \
     worker:exclusive.kernels=8000 exit:exclusive.kernels=50
-  # ---- l: the library writes format 1.3 (packed zstd chunks and compact batches since 1.2); a few bytes per kernel
+  # ---- l: the library writes format 1.4 (packed zstd chunks and compact batches since 1.2); a few bytes per kernel
   l_log=$OUTDIR/launches.kcount
   if [[ -f $l_log ]]; then
     "$KCOUNT" check "$l_log" >"$OUTDIR/launches-check.txt" 2>&1
@@ -270,14 +270,14 @@ if run_cmd nvcc-launches nvcc -O2 -arch=sm_90 -I"$REPO" "$REPO/tests/gpu/launche
     read -r l_ver l_bytes l_chunks l_packed <<<"$l_head"
     l_kernels=$(sed -n 's/^records: .* \([0-9]*\) kernels, .*/\1/p' "$OUTDIR/launches-check.txt")
     l_bpk=$(awk -v b="${l_bytes:-0}" -v k="${l_kernels:-0}" 'BEGIN { if (k > 0) printf "%.2f", b / k; else print "inf" }')
-    if [[ $l_rc -eq 0 && $l_ver == 1.3 && ${l_chunks:-0} -gt 0 && $l_packed == "$l_chunks" ]] &&
+    if [[ $l_rc -eq 0 && $l_ver == 1.4 && ${l_chunks:-0} -gt 0 && $l_packed == "$l_chunks" ]] &&
        awk -v x="$l_bpk" 'BEGIN { exit !(x < 16) }'; then
-      add_row "l packed log format 1.3" PASS "$l_chunks chunks all packed, $l_bytes bytes for $l_kernels kernels: $l_bpk B/kernel (launches and ranges included)"
+      add_row "l packed log format 1.4" PASS "$l_chunks chunks all packed, $l_bytes bytes for $l_kernels kernels: $l_bpk B/kernel (launches and ranges included)"
     else
-      add_row "l packed log format 1.3" FAIL "check exit $l_rc, version ${l_ver:-?}, chunks ${l_chunks:-?} (${l_packed:-?} packed), $l_bpk B/kernel (want 1.3, all packed, < 16)"
+      add_row "l packed log format 1.4" FAIL "check exit $l_rc, version ${l_ver:-?}, chunks ${l_chunks:-?} (${l_packed:-?} packed), $l_bpk B/kernel (want 1.4, all packed, < 16)"
     fi
   else
-    add_row "l packed log format 1.3" FAIL "no log $l_log"
+    add_row "l packed log format 1.4" FAIL "no log $l_log"
   fi
 else
   add_row "i C++ launch paths" FAIL "nvcc failed"
