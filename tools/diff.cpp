@@ -726,13 +726,10 @@ std::string meanCount(uint64_t total, uint64_t n) {
   return total % n == 0 ? std::to_string(total / n) : fmt::format("{:.2f}", double(total) / double(n));
 }
 
-/// The change of a per-instance mean, A's total `x` over `na` instances to B's `y` over `nb`: "+10%",
-/// "-4%", "0%", "new" (as percentChange()).
+/// The change of a per-instance mean, A's total `x` over `na` instances to B's `y` over `nb`
+/// (meanPercentChange()).
 std::string meanChange(uint64_t x, uint64_t na, uint64_t y, uint64_t nb) {
-  const double ma = double(x) / double(na), mb = double(y) / double(nb);
-  if (ma == mb) return "0%";
-  if (ma == 0) return "new";
-  return fmt::format("{:+.0f}%", 100.0 * (mb - ma) / ma);
+  return meanPercentChange(double(x) / double(na), double(y) / double(nb));
 }
 
 /// diffVerdicts()' totals line for a range repeated a different number of times in A and B: its totals

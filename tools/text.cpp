@@ -68,14 +68,14 @@ std::string launchesText(uint64_t launches, uint64_t mem_calls) {
          (mem_calls > 0 ? " (+" + counted(mem_calls, "memcpy/memset call") + ")" : std::string());
 }
 
-std::string percentChange(uint64_t a, uint64_t b) {
-  if (a == b) return "0%";
-  if (a == 0) return "new";
-  const double p = 100.0 * (static_cast<double>(b) - static_cast<double>(a)) / static_cast<double>(a);
+namespace {
+/// percentChange()'s text for a != b, a > 0.
+std::string changeText(double a, double b) {
+  const double p = 100.0 * (b - a) / a;
   const double mag = p < 0 ? -p : p;
   // Ten times as much and more: a factor reads at a glance where "+504862%" does not.
   if (p >= 900) {
-    const double factor = static_cast<double>(b) / static_cast<double>(a);
+    const double factor = b / a;
     // One decimal below 100, judged on the rounded value: 99.949 is ×99.9, 99.96 is ×100.
     const std::string one = fmt::format("{:.1f}", factor);
     return "×" + (one.size() < 5 ? one : fmt::format("{:.0f}", factor));
@@ -83,6 +83,19 @@ std::string percentChange(uint64_t a, uint64_t b) {
   if (mag >= 0.95) return fmt::format("{:+.0f}%", p);  // rounds to 1% or more: whole percent
   if (mag >= 0.05) return fmt::format("{:+.1f}%", p);
   return "<0.1%";  // not zero, but below what one decimal shows: no sign to misread as a direction
+}
+}  // namespace
+
+std::string percentChange(uint64_t a, uint64_t b) {
+  if (a == b) return "0%";
+  if (a == 0) return "new";
+  return changeText(static_cast<double>(a), static_cast<double>(b));
+}
+
+std::string meanPercentChange(double a, double b) {
+  if (a == b) return "0%";
+  if (a == 0) return "new";
+  return changeText(a, b);
 }
 
 namespace {

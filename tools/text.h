@@ -33,6 +33,9 @@ std::string launchesText(uint64_t launches, uint64_t mem_calls);
 /// "0%" when a == b; "new" when a == 0 < b; a factor from ten times a on ("×10.0", "×5037": b / a, one
 /// decimal below 100). Never "-0%".
 std::string percentChange(uint64_t a, uint64_t b);
+/// percentChange() of two values that need not be whole (per-instance means, a, b >= 0): the same text.
+/// Pure.
+std::string meanPercentChange(double a, double b);
 
 /// One CSV field (RFC 4180): quoted, with '"' doubled, if it holds a comma, a quote or a line break.
 /// Always valid UTF-8: each byte of `s` that is not part of a valid UTF-8 character is written "\xHH"
